@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+import pytest
+
+from toolmgmt_core import (
+    BrowseError,
+    CatalogError,
+    DuplicateToolError,
+    InvalidToolError,
+    SearchError,
+    Tool,
+    ToolCatalog,
+    UnknownToolError,
+)
+
+
+def send_email(to: list[str], subject: str, body: str = "") -> dict:
+    """Send an email message to one or more recipients.
+
+    Args:
+        to: Recipient email addresses.
+        subject: The subject line.
+        body: The message body.
+    """
+    return {"sent": True, "to": to}
+
+
+@pytest.fixture
+def catalog() -> ToolCatalog:
+    cat = ToolCatalog()
+    cat.add_function(send_email, domain="email", group="messages")
+    cat.add_schemas(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "book_flight",
+                    "description": "Book a flight ticket between two airports.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"origin": {"type": "string"}, "dest": {"type": "string"}},
+                        "required": ["origin", "dest"],
+                    },
+                },
+            },
+            {
+                "name": "getWeatherForecast",
+                "description": "Get the weather forecast for a city.",
+                "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+            {
+                "type": "function",
+                "name": "cancel_booking",
+                "description": "Cancel a travel booking.",
+                "parameters": {"type": "object", "properties": {"booking_id": {"type": "string"}}},
+            },
+            {
+                "name": "list_hotels",
+                "description": "List hotels in a city.",
+                "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+                "annotations": {"readOnlyHint": True},
+            },
+        ],
+        domain="travel",
+        group="trips",
+    )
+    return cat
+
+
+def test_function_schema_from_hints_and_docstring(catalog: ToolCatalog) -> None:
+    tool = catalog.get("send_email")
+    props = tool.parameters["properties"]
+    assert props["to"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Recipient email addresses.",
+    }
+    assert tool.required == ("to", "subject")
+    assert tool.description == "Send an email message to one or more recipients."
+
+
+def test_every_accepted_shape_is_ingested(catalog: ToolCatalog) -> None:
+    assert len(catalog) == 5
+    assert catalog.get("list_hotels").annotations.read_only is True
+    assert catalog.get("book_flight").required == ("origin", "dest")
+
+
+def test_bad_input_changes_nothing(catalog: ToolCatalog) -> None:
+    version = catalog.version
+    with pytest.raises(DuplicateToolError, match="already in the catalog"):
+        catalog.add(Tool(name="book_flight"))
+    with pytest.raises(CatalogError, match="#1"):
+        catalog.add_schemas(
+            [{"name": "ok_tool"}, {"name": "bad", "parameters": {"type": "string"}}]
+        )
+    with pytest.raises(InvalidToolError, match="non-empty"):
+        Tool(name="")
+    with pytest.raises(InvalidToolError, match="callable"):
+        Tool(name="x", handler="not callable")  # type: ignore[arg-type]
+    assert catalog.version == version
+    assert "ok_tool" not in catalog
+
+
+def test_skip_mode_reports_bad_definitions(catalog: ToolCatalog) -> None:
+    report = catalog.add_schemas(
+        [{"name": "fine"}, {"name": "broken", "parameters": {"type": 3}}], on_error="skip"
+    )
+    assert report.added == ["fine"]
+    assert report.skipped[0][0] == "broken"
+
+
+def test_search_ranks_the_right_tool_first(catalog: ToolCatalog) -> None:
+    assert catalog.search("book a flight")[0].name == "book_flight"
+    assert catalog.search("weather forecast")[0].name == "getWeatherForecast"
+
+
+def test_multi_query_covers_each_need(catalog: ToolCatalog) -> None:
+    names = [h.name for h in catalog.search(["book a flight", "email the itinerary"], limit=2)]
+    assert names == ["book_flight", "send_email"]
+
+
+def test_search_scoped_and_filtered(catalog: ToolCatalog) -> None:
+    assert all(h.domain == "email" for h in catalog.search("send", domain="email"))
+    hits = catalog.search("flight booking", where=lambda t: t.name != "book_flight")
+    assert "book_flight" not in [h.name for h in hits]
+    with pytest.raises(BrowseError, match="Valid domains: email, travel"):
+        catalog.search("x", domain="nope")
+    with pytest.raises(SearchError):
+        catalog.search("   ")
+
+
+def test_regex_search_bounds(catalog: ToolCatalog) -> None:
+    assert [h.name for h in catalog.search_regex("^get")] == ["getWeatherForecast"]
+    with pytest.raises(SearchError, match="does not compile"):
+        catalog.search_regex("(unclosed")
+    with pytest.raises(SearchError, match="at most 200"):
+        catalog.search_regex("a" * 201)
+
+
+def test_suggest_and_unknown(catalog: ToolCatalog) -> None:
+    assert catalog.suggest("send_emial")[0] == "send_email"
+    with pytest.raises(UnknownToolError, match="send_email"):
+        catalog.get("send_emial")
+
+
+def test_browse_tree(catalog: ToolCatalog) -> None:
+    toc = catalog.browse()
+    assert [(d.name, d.tool_count) for d in toc] == [("email", 1), ("travel", 4)]
+    assert {e.name for e in catalog.browse("travel", "trips")} == {
+        "book_flight",
+        "getWeatherForecast",
+        "cancel_booking",
+        "list_hotels",
+    }
+    with pytest.raises(BrowseError, match="Valid groups: trips"):
+        catalog.browse("travel", "nope")
+
+
+def test_adding_many_tools_builds_index_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolmgmt_core.search import index as index_module
+
+    builds = []
+    real = index_module.BM25Index.build.__func__  # type: ignore[attr-defined]
+
+    def counting(cls, tools, **kw):  # type: ignore[no-untyped-def]
+        builds.append(len(tools))
+        return real(cls, tools, **kw)
+
+    monkeypatch.setattr(index_module.BM25Index, "build", classmethod(counting))
+    cat = ToolCatalog()
+    for i in range(2000):
+        cat.add(Tool(name=f"tool_{i}", description=f"does thing number {i}"))
+    cat.search("thing")
+    cat.search("number")
+    assert builds == [2000]

@@ -1,0 +1,65 @@
+"""toolmgmt: let an LLM agent work with hundreds of tools without drowning in them.
+
+The framework-free core. Adapters for LangChain, PydanticAI, LiteLLM and MCP live in their own
+packages (``toolmgmt_langchain``, ...) and are never imported from here.
+"""
+
+from __future__ import annotations
+
+from toolmgmt_core.catalog import DomainSummary, IngestReport, SearchHit, ToolCatalog, ToolEntry
+from toolmgmt_core.errors import (
+    ApprovalDeniedError,
+    BrowseError,
+    CatalogError,
+    ConfigError,
+    DuplicateToolError,
+    InvalidArgumentsError,
+    InvalidToolError,
+    ProviderError,
+    SearchError,
+    TokenizerUnavailableError,
+    ToolCallError,
+    ToolDeniedError,
+    ToolExecutionError,
+    ToolmgmtError,
+    ToolNotFoundError,
+    ToolNotLoadedError,
+    ToolTimeoutError,
+    ToolUnavailableError,
+    UnknownToolError,
+)
+from toolmgmt_core.tokens import count_tokens, get_encoding
+from toolmgmt_core.tool import Tool, ToolAnnotations
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ApprovalDeniedError",
+    "BrowseError",
+    "CatalogError",
+    "ConfigError",
+    "DomainSummary",
+    "DuplicateToolError",
+    "IngestReport",
+    "InvalidArgumentsError",
+    "InvalidToolError",
+    "ProviderError",
+    "SearchError",
+    "SearchHit",
+    "TokenizerUnavailableError",
+    "Tool",
+    "ToolAnnotations",
+    "ToolCallError",
+    "ToolCatalog",
+    "ToolDeniedError",
+    "ToolEntry",
+    "ToolExecutionError",
+    "ToolNotFoundError",
+    "ToolNotLoadedError",
+    "ToolTimeoutError",
+    "ToolUnavailableError",
+    "ToolmgmtError",
+    "UnknownToolError",
+    "count_tokens",
+    "get_encoding",
+]

@@ -1,0 +1,537 @@
+"""``ToolCatalog``: every tool an agent could use, organised domain -> group -> tool."""
+
+from __future__ import annotations
+
+import difflib
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import regex
+
+from toolmgmt_core.errors import (
+    BrowseError,
+    CatalogError,
+    DuplicateToolError,
+    SearchError,
+    UnknownToolError,
+)
+from toolmgmt_core.schema import tool_from_dict
+from toolmgmt_core.search.index import BM25Index
+from toolmgmt_core.tokens import DEFAULT_ENCODING, count_tokens
+from toolmgmt_core.tool import Tool
+
+__all__ = [
+    "MAX_REGEX_LENGTH",
+    "DomainSummary",
+    "IngestReport",
+    "SearchHit",
+    "ToolCatalog",
+    "ToolEntry",
+    "normalize_name",
+]
+
+MAX_REGEX_LENGTH = 200
+"""Longest regex pattern ``search_regex`` accepts."""
+
+REGEX_TIME_LIMIT = 0.25
+"""Seconds a regex search may take over the whole catalog before it is stopped."""
+
+ToolFilter = Callable[[Tool], bool]
+
+
+def normalize_name(name: str) -> str:
+    """A name folded for forgiving lookup: NFKC (unicode look-alikes), casefold, trimmed."""
+    folded = unicodedata.normalize("NFKC", name).strip().casefold()
+    return folded.replace("-", "_").replace(" ", "_")
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """A tool in a listing: what browsing shows."""
+
+    name: str
+    """The tool's name."""
+    domain: str
+    """Its domain."""
+    group: str
+    """Its group within the domain."""
+    description: str
+    """The first sentence of its description."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "group": self.group, "description": self.description}
+
+
+@dataclass(frozen=True)
+class SearchHit(ToolEntry):
+    """A tool found by a search, with its score (higher is better)."""
+
+    score: float = 0.0
+    """Relevance; comparable within one search only."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "domain": self.domain,
+            "group": self.group,
+            "description": self.description,
+            "score": round(self.score, 3),
+        }
+
+
+@dataclass(frozen=True)
+class DomainSummary:
+    """A domain in the table of contents."""
+
+    name: str
+    """The domain's name."""
+    tool_count: int
+    """How many (visible) tools it holds."""
+    groups: tuple[str, ...]
+    """Its groups, sorted."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"domain": self.name, "tools": self.tool_count, "groups": list(self.groups)}
+
+
+@dataclass
+class IngestReport:
+    """What a batch ingestion added and what it skipped (with the reason)."""
+
+    added: list[str] = field(default_factory=list)
+    """Names of the tools added."""
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """(name or position, reason) for each definition left out."""
+
+    def __bool__(self) -> bool:
+        return bool(self.added)
+
+
+class ToolCatalog:
+    """A catalog of tools with search and browsing.
+
+    Usage::
+
+        catalog = ToolCatalog()
+        catalog.add_function(send_email, domain="email", group="messages")
+        catalog.add_schemas(openai_tools, domain="crm")
+        catalog.search("email the itinerary")
+        catalog.browse("email")
+
+    The search index is built lazily on the first search after a change, so adding thousands
+    of tools one by one costs one build, not thousands.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        encoding: str = DEFAULT_ENCODING,
+        embedder: Any = None,
+    ) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._folded: dict[str, str] = {}
+        self._lock = threading.RLock()
+        self._index: BM25Index | None = None
+        self._version = 0
+        self.encoding = encoding
+        self.embedder = embedder
+        self.add_many(tools)
+
+    # -- contents -------------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """Increases on every change; caches key on it."""
+        return self._version
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def names(self) -> list[str]:
+        """Every tool name, in insertion order."""
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool:
+        """The tool named ``name``.
+
+        Raises:
+            UnknownToolError: with the closest names.
+        """
+        tool = self._tools.get(name)
+        if tool is None:
+            raise UnknownToolError(name, self.suggest(name))
+        return tool
+
+    def find(self, name: str) -> Tool | None:
+        """The tool named ``name``, forgiving case, surrounding space and unicode look-alikes."""
+        tool = self._tools.get(name)
+        if tool is None:
+            real = self._folded.get(normalize_name(name))
+            tool = self._tools.get(real) if real else None
+        return tool
+
+    def _changed(self) -> None:
+        self._index = None
+        self._version += 1
+
+    def _check_new(self, tool: Tool, pending: Mapping[str, Tool] = {}) -> None:
+        if not isinstance(tool, Tool):
+            raise CatalogError(
+                f"Expected a Tool, got {type(tool).__name__}. Use add_function() for a function "
+                "or add_schemas() for dict definitions."
+            )
+        if tool.name in self._tools or tool.name in pending:
+            raise DuplicateToolError(
+                f"A tool named {tool.name!r} is already in the catalog (domain "
+                f"{(self._tools.get(tool.name) or pending[tool.name]).domain!r}). Tool names "
+                "must be unique: remove the old one first or choose another name."
+            )
+
+    def add(self, tool: Tool) -> Tool:
+        """Add one tool.
+
+        Raises:
+            DuplicateToolError: the name is taken; the catalog is unchanged.
+        """
+        with self._lock:
+            self._check_new(tool)
+            self._tools[tool.name] = tool
+            self._folded.setdefault(normalize_name(tool.name), tool.name)
+            self._changed()
+        return tool
+
+    def add_many(self, tools: Iterable[Tool]) -> list[Tool]:
+        """Add several tools at once: all of them, or (on any error) none."""
+        tools = list(tools)
+        with self._lock:
+            pending: dict[str, Tool] = {}
+            for tool in tools:
+                self._check_new(tool, pending)
+                pending[tool.name] = tool
+            if not pending:
+                return []
+            for tool in tools:
+                self._tools[tool.name] = tool
+                self._folded.setdefault(normalize_name(tool.name), tool.name)
+            self._changed()
+        return tools
+
+    def add_function(self, fn: Callable[..., Any], **fields: Any) -> Tool:
+        """Add a Python function as a tool; its schema comes from type hints and docstring.
+
+        ``fields`` sets any :class:`Tool` field (name, domain, group, keywords, ...).
+        """
+        return self.add(Tool.from_function(fn, **fields))
+
+    def add_schemas(
+        self,
+        definitions: Iterable[Mapping[str, Any]],
+        *,
+        on_error: Literal["raise", "skip"] = "raise",
+        handlers: Mapping[str, Callable[..., Any]] | None = None,
+        **defaults: Any,
+    ) -> IngestReport:
+        """Add tools from dict definitions in any accepted shape (see :mod:`toolmgmt_core.schema`).
+
+        Args:
+            definitions: plain, OpenAI Chat/Responses, Anthropic or MCP tool dicts.
+            on_error: ``"raise"`` adds nothing when any definition is bad; ``"skip"`` adds the
+                good ones and reports the bad ones in the returned :class:`IngestReport`.
+            handlers: handlers by tool name.
+            defaults: fields for every tool the dicts do not set (``domain``, ``group``, ...).
+        """
+        if on_error not in ("raise", "skip"):
+            raise CatalogError(f"on_error must be 'raise' or 'skip', got {on_error!r}.")
+        report = IngestReport()
+        tools: list[Tool] = []
+        seen: dict[str, Tool] = {}
+        for position, definition in enumerate(definitions):
+            label = (
+                str(definition.get("name") or (definition.get("function") or {}).get("name"))
+                if isinstance(definition, Mapping)
+                else f"#{position}"
+            )
+            try:
+                extra = dict(defaults)
+                if handlers and label in handlers:
+                    extra["handler"] = handlers[label]
+                tool = tool_from_dict(definition, **extra)
+                self._check_new(tool, seen)
+            except CatalogError as exc:
+                if on_error == "raise":
+                    raise CatalogError(f"Definition #{position} ({label}): {exc}") from exc
+                report.skipped.append((label, str(exc)))
+                continue
+            seen[tool.name] = tool
+            tools.append(tool)
+        self.add_many(tools)
+        report.added = [t.name for t in tools]
+        return report
+
+    def remove(self, name: str) -> Tool:
+        """Remove and return the tool named ``name``.
+
+        Raises:
+            UnknownToolError: with the closest names.
+        """
+        with self._lock:
+            tool = self.get(name)
+            del self._tools[name]
+            folded = normalize_name(name)
+            if self._folded.get(folded) == name:
+                del self._folded[folded]
+                for other in self._tools:
+                    if normalize_name(other) == folded:
+                        self._folded[folded] = other
+                        break
+            self._changed()
+        return tool
+
+    def replace(self, tool: Tool) -> Tool:
+        """Put ``tool`` in place of the tool of the same name (or add it)."""
+        with self._lock:
+            if tool.name in self._tools:
+                self._tools[tool.name] = tool
+                self._changed()
+                return tool
+            return self.add(tool)
+
+    # -- search ---------------------------------------------------------------------------
+
+    def _get_index(self) -> tuple[BM25Index, list[Tool]]:
+        with self._lock:
+            tools = list(self._tools.values())
+            if self._index is None:
+                self._index = BM25Index.build(tools)
+            return self._index, tools
+
+    @staticmethod
+    def _mask(
+        tools: Sequence[Tool], domain: str | None, group: str | None, where: ToolFilter | None
+    ) -> np.ndarray | None:
+        if domain is None and group is None and where is None:
+            return None
+        return np.fromiter(
+            (
+                (domain is None or t.domain == domain)
+                and (group is None or t.group == group)
+                and (where is None or where(t))
+                for t in tools
+            ),
+            dtype=bool,
+            count=len(tools),
+        )
+
+    def search(
+        self,
+        query: str | Sequence[str],
+        limit: int = 5,
+        *,
+        domain: str | None = None,
+        group: str | None = None,
+        where: ToolFilter | None = None,
+    ) -> list[SearchHit]:
+        """Tools matching ``query``, best first.
+
+        Args:
+            query: words describing the need, or a list of such queries: a request that needs
+                several tools is searched need by need and the results merged so each is covered.
+            limit: at most this many hits.
+            domain, group: search only there.
+            where: only tools for which this returns True (a policy view).
+
+        Raises:
+            SearchError: an empty query or a limit below 1.
+        """
+        queries = [query] if isinstance(query, str) else [q for q in query if isinstance(q, str)]
+        queries = [q for q in queries if q.strip()]
+        if not queries:
+            raise SearchError("The query is empty: give words describing the tool you need.")
+        if limit < 1:
+            raise SearchError(f"limit must be at least 1, got {limit}.")
+        self._check_scope(domain, group)
+        index, tools = self._get_index()
+        mask = self._mask(tools, domain, group, where)
+        rankings = [index.top(index.scores(q), limit, mask) for q in queries]
+        merged = _interleave(rankings, limit)
+        return [self._hit(tools[i], score) for i, score in merged]
+
+    def search_regex(
+        self,
+        pattern: str,
+        limit: int = 20,
+        *,
+        domain: str | None = None,
+        group: str | None = None,
+        where: ToolFilter | None = None,
+    ) -> list[SearchHit]:
+        """Tools whose name, description, domain or group match ``pattern`` (case-insensitive).
+
+        Names matching score 2, other fields 1; ties keep catalog order.
+
+        Raises:
+            SearchError: the pattern is empty, over 200 characters, does not compile, or takes
+                longer than the time limit (a pathological pattern).
+        """
+        if not pattern:
+            raise SearchError("The regex pattern is empty.")
+        if len(pattern) > MAX_REGEX_LENGTH:
+            raise SearchError(
+                f"The regex pattern is {len(pattern)} characters; at most {MAX_REGEX_LENGTH} "
+                "are allowed. Use a shorter pattern or a keyword search."
+            )
+        try:
+            compiled = regex.compile(pattern, regex.IGNORECASE)
+        except regex.error as exc:
+            raise SearchError(f"The regex pattern {pattern!r} does not compile: {exc}.") from exc
+        self._check_scope(domain, group)
+        deadline = time.monotonic() + REGEX_TIME_LIMIT
+        hits: list[SearchHit] = []
+        for tool in list(self._tools.values()):
+            if domain is not None and tool.domain != domain:
+                continue
+            if group is not None and tool.group != group:
+                continue
+            if where is not None and not where(tool):
+                continue
+            remaining = deadline - time.monotonic()
+            try:
+                if remaining <= 0:
+                    raise TimeoutError
+                if compiled.search(tool.name, timeout=remaining):
+                    score = 2.0
+                elif compiled.search(
+                    f"{tool.description}\n{tool.domain}\n{tool.group}", timeout=remaining
+                ):
+                    score = 1.0
+                else:
+                    continue
+            except TimeoutError as exc:
+                raise SearchError(
+                    f"The regex pattern {pattern!r} took longer than {REGEX_TIME_LIMIT}s and was "
+                    "stopped; simplify it (avoid nested repetition such as (a+)+)."
+                ) from exc
+            hits.append(self._hit(tool, score))
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]
+
+    def suggest(self, name: str, limit: int = 3, *, where: ToolFilter | None = None) -> list[str]:
+        """The names closest to ``name`` (for a misspelled tool), best first."""
+        candidates = [t.name for t in self._tools.values() if where is None or where(t)]
+        folded = {normalize_name(c): c for c in reversed(candidates)}
+        key = normalize_name(name)
+        if key in folded:
+            return [folded[key]]
+        close = difflib.get_close_matches(key, list(folded), n=limit, cutoff=0.6)
+        out = [folded[c] for c in close]
+        if len(out) < limit and len(key) >= 3:
+            out.extend(folded[c] for c in folded if key in c and folded[c] not in out)
+        return out[:limit]
+
+    # -- browse ---------------------------------------------------------------------------
+
+    def _check_scope(self, domain: str | None, group: str | None) -> None:
+        tools = list(self._tools.values())
+        if domain is not None:
+            domains = sorted({t.domain for t in tools})
+            if domain not in domains:
+                raise BrowseError(
+                    f"Unknown domain {domain!r}. Valid domains: {', '.join(domains) or '(none)'}."
+                )
+        if group is not None:
+            groups = sorted({t.group for t in tools if domain is None or t.domain == domain})
+            if group not in groups:
+                where = f" in domain {domain!r}" if domain else ""
+                valid = ", ".join(groups) or "(none)"
+                raise BrowseError(f"Unknown group {group!r}{where}. Valid groups: {valid}.")
+
+    def domains(self, *, where: ToolFilter | None = None) -> list[DomainSummary]:
+        """The table of contents: every domain with its tool count and groups."""
+        counts: dict[str, int] = {}
+        groups: dict[str, set[str]] = {}
+        for tool in self._tools.values():
+            if where is not None and not where(tool):
+                continue
+            counts[tool.domain] = counts.get(tool.domain, 0) + 1
+            groups.setdefault(tool.domain, set()).add(tool.group)
+        return [
+            DomainSummary(name, counts[name], tuple(sorted(groups[name])))
+            for name in sorted(counts)
+        ]
+
+    def browse(
+        self,
+        domain: str | None = None,
+        group: str | None = None,
+        *,
+        where: ToolFilter | None = None,
+    ) -> list[DomainSummary] | list[ToolEntry]:
+        """Browse the tree.
+
+        ``browse()`` gives the domains (:class:`DomainSummary`); ``browse(domain)`` its tools;
+        ``browse(domain, group)`` the tools of one group (:class:`ToolEntry` each).
+
+        Raises:
+            BrowseError: an unknown domain or group, listing the valid ones.
+        """
+        if domain is None and group is None:
+            return self.domains(where=where)
+        self._check_scope(domain, group)
+        return [
+            self._entry(t)
+            for t in self._tools.values()
+            if (domain is None or t.domain == domain)
+            and (group is None or t.group == group)
+            and (where is None or where(t))
+        ]
+
+    # -- tokens ---------------------------------------------------------------------------
+
+    def definition_tokens(self, tools: Iterable[Tool] | None = None) -> int:
+        """Tokens the definitions (name, description, parameters) take when sent flat."""
+        import json
+
+        chosen = self._tools.values() if tools is None else tools
+        return sum(
+            count_tokens(json.dumps(t.to_dict(full=False), separators=(",", ":")), self.encoding)
+            for t in chosen
+        )
+
+    # -- helpers --------------------------------------------------------------------------
+
+    @staticmethod
+    def _entry(tool: Tool) -> ToolEntry:
+        return ToolEntry(tool.name, tool.domain, tool.group, tool.summary)
+
+    @staticmethod
+    def _hit(tool: Tool, score: float) -> SearchHit:
+        return SearchHit(tool.name, tool.domain, tool.group, tool.summary, score)
+
+
+def _interleave(rankings: list[list[tuple[int, float]]], limit: int) -> list[tuple[int, float]]:
+    """Merge rankings round-robin, so the best hits of every query come first."""
+    if len(rankings) == 1:
+        return rankings[0][:limit]
+    seen: set[int] = set()
+    merged: list[tuple[int, float]] = []
+    depth = max((len(r) for r in rankings), default=0)
+    for rank in range(depth):
+        for ranking in rankings:
+            if rank < len(ranking) and ranking[rank][0] not in seen:
+                seen.add(ranking[rank][0])
+                merged.append(ranking[rank])
+                if len(merged) >= limit:
+                    return merged
+    return merged

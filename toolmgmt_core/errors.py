@@ -1,0 +1,177 @@
+"""The exception tree of toolmgmt.
+
+Every error toolmgmt raises is a :class:`ToolmgmtError`. Errors that end up in front of a model
+(:class:`ToolCallError` and its children) carry a short, actionable ``message`` that names the
+valid options or the closest names, and a ``kind`` the model can tell apart ("gateway" errors are
+toolmgmt's own; "tool" errors come from the tool itself)::
+
+    ToolmgmtError
+    ├── CatalogError (ValueError)          bad input to the catalog
+    │   ├── InvalidToolError               a tool that is not valid (name, schema, handler)
+    │   ├── DuplicateToolError             a name already in the catalog
+    │   └── UnknownToolError (KeyError)    no tool by that name; carries ``suggestions``
+    ├── BrowseError (ValueError)           an unknown domain or group; lists the valid ones
+    ├── SearchError (ValueError)           a query that cannot run (bad regex, too long, ...)
+    ├── ConfigError (ValueError)           bad configuration: profiles, policies, files
+    ├── ProviderError (ValueError)         a tool that cannot be formatted for a provider
+    ├── TokenizerUnavailableError          no tiktoken encoding could be loaded offline
+    └── ToolCallError                      a call that failed; ``message`` is for the model
+        ├── ToolNotFoundError              gateway: unknown name (closest names given)
+        ├── ToolNotLoadedError             gateway: deferred tool called before it was loaded
+        ├── InvalidArgumentsError          gateway: arguments do not match the schema
+        ├── ToolDeniedError                gateway: policy refuses the tool
+        ├── ApprovalDeniedError            gateway: the approval callback said no
+        ├── ToolUnavailableError           gateway: no handler, upstream down, ...
+        ├── ToolTimeoutError               gateway: the handler took too long
+        └── ToolExecutionError             tool: the handler raised or reported an error
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "ApprovalDeniedError",
+    "BrowseError",
+    "CatalogError",
+    "ConfigError",
+    "DuplicateToolError",
+    "InvalidArgumentsError",
+    "InvalidToolError",
+    "ProviderError",
+    "SearchError",
+    "TokenizerUnavailableError",
+    "ToolCallError",
+    "ToolDeniedError",
+    "ToolExecutionError",
+    "ToolNotFoundError",
+    "ToolNotLoadedError",
+    "ToolTimeoutError",
+    "ToolUnavailableError",
+    "ToolmgmtError",
+    "UnknownToolError",
+]
+
+
+class ToolmgmtError(Exception):
+    """Base class of every toolmgmt error."""
+
+
+class CatalogError(ToolmgmtError, ValueError):
+    """Bad input to the catalog; the catalog is left unchanged."""
+
+
+class InvalidToolError(CatalogError):
+    """A tool definition that is not valid: empty name, bad schema, non-callable handler."""
+
+
+class DuplicateToolError(CatalogError):
+    """A tool name that the catalog already holds."""
+
+
+class UnknownToolError(CatalogError, KeyError):
+    """No tool by that name; ``suggestions`` holds the closest names."""
+
+    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+        self.name = name
+        self.suggestions = list(suggestions)
+        hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"Unknown tool {name!r}.{hint}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class BrowseError(ToolmgmtError, ValueError):
+    """An unknown domain or group; the message lists the valid ones."""
+
+
+class SearchError(ToolmgmtError, ValueError):
+    """A query that cannot run: a regex that does not compile or is too long, an empty query."""
+
+
+class ConfigError(ToolmgmtError, ValueError):
+    """Bad configuration: an unknown profile, an invalid policy file, a bad option."""
+
+
+class ProviderError(ToolmgmtError, ValueError):
+    """A tool or request that cannot be made valid for a provider."""
+
+
+class TokenizerUnavailableError(ToolmgmtError, RuntimeError):
+    """No tiktoken encoding could be loaded without the network."""
+
+
+class ToolCallError(ToolmgmtError):
+    """A tool call that failed. ``message`` is short and written for the model.
+
+    ``kind`` is ``"gateway"`` for toolmgmt's own refusals and ``"tool"`` for errors raised or
+    reported by the tool itself, so a model (and a log) can tell them apart.
+    """
+
+    kind = "gateway"
+    code = "error"
+
+    def __init__(self, message: str, *, tool_name: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.tool_name = tool_name
+
+    def to_dict(self) -> dict[str, str]:
+        """The error as the compact JSON object sent to a model."""
+        return {"error": self.code, "kind": self.kind, "message": self.message}
+
+
+class ToolNotFoundError(ToolCallError):
+    """No visible tool by that name; ``suggestions`` holds the closest visible names."""
+
+    code = "unknown_tool"
+
+    def __init__(
+        self, message: str, *, tool_name: str | None = None, suggestions: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message, tool_name=tool_name)
+        self.suggestions = list(suggestions)
+
+
+class ToolNotLoadedError(ToolCallError):
+    """A deferred tool called before it was loaded."""
+
+    code = "tool_not_loaded"
+
+
+class InvalidArgumentsError(ToolCallError):
+    """Arguments that do not match the tool's JSON Schema."""
+
+    code = "invalid_arguments"
+
+
+class ToolDeniedError(ToolCallError):
+    """A tool that policy does not allow here."""
+
+    code = "tool_denied"
+
+
+class ApprovalDeniedError(ToolCallError):
+    """A call the approval callback refused."""
+
+    code = "approval_denied"
+
+
+class ToolUnavailableError(ToolCallError):
+    """A tool that cannot run now: no handler, an upstream that is down."""
+
+    code = "tool_unavailable"
+
+
+class ToolTimeoutError(ToolCallError):
+    """A handler that did not finish within the tool's timeout."""
+
+    code = "timeout"
+
+
+class ToolExecutionError(ToolCallError):
+    """The tool itself failed: its handler raised or returned an error."""
+
+    kind = "tool"
+    code = "tool_error"
