@@ -1,0 +1,203 @@
+"""Retrieval quality on the BFCL dev split: toolmgmt's search against two BM25 baselines.
+
+Run: ``python bench/retrieval.py`` (``--details`` lists toolmgmt's misses).
+
+The whole pool (979 tools) is ranked for each of the 1,150 queries (the user turns). Figures,
+micro over all queries: R@k (a ground-truth tool in the top k), MRR (of the first ground-truth
+tool), and for the queries that need several tools all@k (every ground-truth tool in the top k).
+The two baselines are computed in the same run with the split's README tokenizer (lowercase
+words, snake_case / camelCase / dots split, nothing else):
+
+- ``rank_bm25 BM25Okapi`` over name + description;
+- ``bm25s`` over name + description + parameter names and descriptions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import BfclQuery, load_bfcl  # noqa: E402
+
+from toolmgmt_core import ToolCatalog  # noqa: E402
+
+REFERENCE = {
+    "rank_bm25 BM25Okapi (name+desc)": (69.9, 88.4, 92.7, 78.2, 38.7),
+    "bm25s (name+desc+params)": (78.0, 94.2, 96.2, 84.9, 54.5),
+}
+"""The split README's figures (R@1, R@5, R@10, MRR, all@5), printed beside this run's."""
+
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+Ranker = Callable[[str], Sequence[str]]
+
+
+def baseline_tokens(text: str) -> list[str]:
+    """The README's baseline tokenizer: words, snake_case / camelCase / dots split, lowercase."""
+    return [
+        w.lower() for chunk in re.findall(r"[A-Za-z0-9]+", text) for w in _CAMEL.split(chunk) if w
+    ]
+
+
+def _param_text(schema: Any) -> list[str]:
+    out: list[str] = []
+    if isinstance(schema, dict):
+        for name, prop in (schema.get("properties") or {}).items():
+            out.append(name)
+            if isinstance(prop, dict):
+                out.append(str(prop.get("description", "")))
+                out.extend(_param_text(prop))
+        if isinstance(schema.get("items"), dict):
+            out.extend(_param_text(schema["items"]))
+    return out
+
+
+def rank_bm25_ranker(pool: list[dict[str, Any]]) -> Ranker:
+    names = [t["name"] for t in pool]
+    engine = BM25Okapi([baseline_tokens(f"{t['name']} {t['description']}") for t in pool])
+
+    def rank(query: str) -> list[str]:
+        scores = engine.get_scores(baseline_tokens(query))
+        return [names[i] for i in np.argsort(-scores, kind="stable")]
+
+    return rank
+
+
+def bm25s_ranker(pool: list[dict[str, Any]]) -> Ranker:
+    names = [t["name"] for t in pool]
+    corpus = [
+        baseline_tokens(" ".join([t["name"], t["description"], *_param_text(t["parameters"])]))
+        for t in pool
+    ]
+    engine = bm25s.BM25()
+    engine.index(corpus, show_progress=False)
+    vocab = engine.vocab_dict
+
+    def rank(query: str) -> list[str]:
+        terms = [w for w in baseline_tokens(query) if w in vocab]
+        if not terms:
+            return names
+        scores = engine.get_scores(terms)
+        return [names[i] for i in np.argsort(-scores, kind="stable")]
+
+    return rank
+
+
+def toolmgmt_ranker(pool: list[dict[str, Any]], limit: int = 100) -> Ranker:
+    catalog = ToolCatalog()
+    catalog.add_schemas(pool)
+    catalog.search("warm up the index")
+
+    def rank(query: str) -> list[str]:
+        return [hit.name for hit in catalog.search(query, limit=limit)]
+
+    return rank
+
+
+def evaluate(rank: Ranker, queries: list[BfclQuery]) -> dict[str, Any]:
+    """Metrics (in percent) and latencies (ms) of ``rank`` over ``queries``."""
+    hits = {1: 0, 5: 0, 10: 0}
+    all_hits = {5: 0, 10: 0}
+    multi = 0
+    rr = 0.0
+    latencies: list[float] = []
+    misses: list[tuple[BfclQuery, list[str]]] = []
+    for q in queries:
+        start = time.perf_counter()
+        ranked = list(rank(q.text))
+        latencies.append((time.perf_counter() - start) * 1000)
+        positions = {name: i for i, name in enumerate(ranked)}
+        gt_pos = [positions.get(name, 10**9) for name in q.ground_truth]
+        first = min(gt_pos)
+        for k in hits:
+            hits[k] += first < k
+        rr += 1.0 / (first + 1) if first < 10**9 else 0.0
+        if len(q.ground_truth) > 1:
+            multi += 1
+            for k in all_hits:
+                all_hits[k] += max(gt_pos) < k
+            if max(gt_pos) >= 5:
+                misses.append((q, ranked[:5]))
+        elif first >= 1:
+            misses.append((q, ranked[:5]))
+    n = len(queries)
+    lat = np.array(latencies)
+    return {
+        "R@1": 100 * hits[1] / n,
+        "R@5": 100 * hits[5] / n,
+        "R@10": 100 * hits[10] / n,
+        "MRR": 100 * rr / n,
+        "all@5": 100 * all_hits[5] / max(multi, 1),
+        "all@10": 100 * all_hits[10] / max(multi, 1),
+        "p50": float(np.percentile(lat, 50)),
+        "p95": float(np.percentile(lat, 95)),
+        "multi": multi,
+        "misses": misses,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--details", action="store_true", help="list toolmgmt's misses")
+    parser.add_argument("--category", help="only this BFCL category")
+    args = parser.parse_args(argv)
+    pool, queries = load_bfcl()
+    if args.category:
+        queries = [q for q in queries if q.category == args.category]
+    rankers: dict[str, Callable[[], Ranker]] = {
+        "rank_bm25 BM25Okapi (name+desc)": lambda: rank_bm25_ranker(pool),
+        "bm25s (name+desc+params)": lambda: bm25s_ranker(pool),
+        "toolmgmt ToolCatalog.search": lambda: toolmgmt_ranker(pool),
+    }
+    results: dict[str, dict[str, Any]] = {}
+    for label, make in rankers.items():
+        start = time.perf_counter()
+        ranker = make()
+        build = time.perf_counter() - start
+        results[label] = evaluate(ranker, queries)
+        results[label]["build"] = build
+    multi = results["toolmgmt ToolCatalog.search"]["multi"]
+    print(f"BFCL dev: {len(pool)} tools, {len(queries)} queries ({multi} multi-tool)\n")
+    header = "| retriever | R@1 | R@5 | R@10 | MRR | all@5 | all@10 | build s | p50 ms | p95 ms |"
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for label, r in results.items():
+        print(
+            f"| {label} | {r['R@1']:.1f} | {r['R@5']:.1f} | {r['R@10']:.1f} | {r['MRR']:.1f} | "
+            f"{r['all@5']:.1f} | {r['all@10']:.1f} | {r['build']:.2f} | {r['p50']:.2f} | "
+            f"{r['p95']:.2f} |"
+        )
+        if label in REFERENCE:
+            ref = REFERENCE[label]
+            print(
+                f"| (README reference) | {ref[0]} | {ref[1]} | {ref[2]} | {ref[3]} | {ref[4]} "
+                "| | | | |"
+            )
+    ours = results["toolmgmt ToolCatalog.search"]
+    best = {
+        m: max(r[m] for label, r in results.items() if label != "toolmgmt ToolCatalog.search")
+        for m in ("R@1", "R@5", "R@10", "MRR", "all@5", "all@10")
+    }
+    beaten = [m for m in best if ours[m] > best[m]]
+    print(f"\ntoolmgmt above the best baseline on: {', '.join(beaten) or 'nothing'}")
+    print(f"all@5 on multi-tool queries: {ours['all@5']:.1f} (goal >= 70)")
+    if args.details:
+        for q, top in ours["misses"]:
+            print(f"\n[{q.id}] {q.text}\n  want {list(q.ground_truth)}\n  got  {top}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
