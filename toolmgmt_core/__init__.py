@@ -28,6 +28,9 @@ from toolmgmt_core.errors import (
     ToolUnavailableError,
     UnknownToolError,
 )
+from toolmgmt_core.execution import ToolResult
+from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.session import ToolSession, Usage
 from toolmgmt_core.tokens import count_tokens, get_encoding
 from toolmgmt_core.tool import Tool, ToolAnnotations
 
@@ -54,12 +57,16 @@ __all__ = [
     "ToolDeniedError",
     "ToolEntry",
     "ToolExecutionError",
+    "ToolManager",
     "ToolNotFoundError",
     "ToolNotLoadedError",
+    "ToolResult",
+    "ToolSession",
     "ToolTimeoutError",
     "ToolUnavailableError",
     "ToolmgmtError",
     "UnknownToolError",
+    "Usage",
     "count_tokens",
     "get_encoding",
 ]

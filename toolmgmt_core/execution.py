@@ -1,0 +1,347 @@
+"""Running one tool call safely: argument repair and validation, handlers, timeouts, results.
+
+Everything a model can get wrong or a handler can do badly ends here as a :class:`ToolCallError`
+(never an escaping exception):
+
+- arguments that are not an object, or do not match the tool's JSON Schema, become an
+  :class:`InvalidArgumentsError` naming the field, what was expected and what was given;
+- a JSON *string* where the schema wants an object or array (a common model slip, for the whole
+  arguments or a nested field) is parsed once, then validated;
+- a handler that raises, or returns an MCP-style ``{"isError": true, ...}`` result, becomes a
+  :class:`ToolExecutionError` (``kind="tool"``); a handler that raises a :class:`ToolCallError`
+  itself (an upstream that is down) passes through unchanged;
+- a handler that runs longer than its timeout becomes a :class:`ToolTimeoutError`. Sync handlers
+  run in a worker thread so a slow one never blocks the event loop; Python cannot kill a thread,
+  so a timed-out sync handler finishes in the background and its result is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import functools
+import inspect
+import json
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, relevance
+from pydantic_core import to_jsonable_python
+
+from toolmgmt_core.errors import (
+    InvalidArgumentsError,
+    ToolCallError,
+    ToolExecutionError,
+    ToolTimeoutError,
+    ToolUnavailableError,
+)
+from toolmgmt_core.tool import Tool
+
+__all__ = [
+    "MAX_REPORTED_ERRORS",
+    "ToolResult",
+    "dumps_compact",
+    "run_handler",
+    "run_sync",
+    "to_jsonable",
+    "validate_arguments",
+]
+
+MAX_REPORTED_ERRORS = 3
+"""At most this many schema violations are named in one error message."""
+
+_VALUE_CHARS = 60
+_T = TypeVar("_T")
+
+# Sync handlers run here rather than in the loop's default executor: ``asyncio.run`` waits for
+# its default executor on exit, so a hung handler would turn a timeout into a hang.
+_HANDLER_POOL = concurrent.futures.ThreadPoolExecutor(
+    max_workers=64, thread_name_prefix="toolmgmt-handler"
+)
+_SYNC_BRIDGE_POOL = concurrent.futures.ThreadPoolExecutor(
+    max_workers=16, thread_name_prefix="toolmgmt-sync"
+)
+
+
+@dataclass
+class ToolResult:
+    """The outcome of one call, ready to send back to the model."""
+
+    content: str
+    """The text sent to the model (JSON for structured values and for errors)."""
+    value: Any = None
+    """The result as a JSON-compatible value (for an error, the error object)."""
+    is_error: bool = False
+    """Whether the call failed (see ``error``)."""
+    error: ToolCallError | None = None
+    """The failure, when there was one; ``error.kind`` tells gateway from tool errors."""
+    tool_name: str = ""
+    """The tool that ran (the real tool for ``execute_tool``), or the name that was asked for."""
+    truncated: bool = False
+    """Whether ``content`` was cut to fit a budget."""
+    tokens: int = 0
+    """Tokens of ``content``."""
+    original_tokens: int = 0
+    """Tokens of the result before any truncation."""
+
+    def to_message(self) -> str:
+        """The text to put in the tool-result message for the model."""
+        return self.content
+
+
+def dumps_compact(value: Any) -> str:
+    """JSON without spaces: what a model reads most cheaply."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` as plain JSON types (pydantic models, dataclasses, sets, dates included)."""
+    return to_jsonable_python(value, fallback=str)
+
+
+# -- validation -------------------------------------------------------------------------------
+
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Draft202012Validator]] = {}
+
+
+def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+    cached = _VALIDATORS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    validator = Draft202012Validator(schema)
+    if len(_VALIDATORS) > 4096:
+        _VALIDATORS.clear()
+    _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+
+
+def _field(path: Any) -> str:
+    parts = list(path)
+    if not parts:
+        return "(arguments)"
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _describe(error: ValidationError) -> str:
+    """One violation in words a model can act on: field, expected, given."""
+    where = _field(error.absolute_path)
+    given = error.instance
+    kind = error.validator
+    if kind == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        prefix = f"{where}." if error.absolute_path else ""
+        return f"{prefix}{missing}: required field is missing"
+    if kind == "type":
+        expected = error.validator_value
+        expected_text = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        return f"{where}: expected {expected_text}, got {_json_type(given)} {_short(given)}"
+    if kind in ("enum", "const"):
+        options = error.validator_value if kind == "enum" else [error.validator_value]
+        valid = ", ".join(_short(o) for o in options)
+        return f"{where}: expected one of {valid}, got {_short(given)}"
+    if kind == "additionalProperties" and isinstance(given, Mapping):
+        allowed = list((error.schema.get("properties") or {}).keys())
+        extra = [k for k in given if k not in allowed]
+        valid = ", ".join(allowed) or "(none)"
+        return f"{where}: unexpected field(s) {', '.join(extra)}; valid fields: {valid}"
+    return f"{where}: {error.message} (given {_short(given)})"
+
+
+def _parse_json(text: str) -> tuple[bool, Any]:
+    try:
+        return True, json.loads(text)
+    except (ValueError, TypeError):
+        return False, None
+
+
+def _wants(schema: Any, json_kinds: tuple[str, ...]) -> bool:
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return kind in json_kinds
+    if isinstance(kind, list):
+        return any(k in json_kinds for k in kind) and "string" not in kind
+    return False
+
+
+def _set_at(container: Any, path: list[Any], value: Any) -> Any:
+    if not path:
+        return value
+    head, *rest = path
+    container[head] = _set_at(container[head], rest, value)
+    return container
+
+
+def _repair(arguments: dict[str, Any], validator: Draft202012Validator) -> dict[str, Any]:
+    """Parse, once, every JSON string sitting where the schema wants an object or array."""
+    for error in sorted(validator.iter_errors(arguments), key=lambda e: -len(e.absolute_path)):
+        if not isinstance(error.instance, str):
+            continue
+        if error.validator == "type":
+            branches = [error.schema]
+        elif error.validator in ("anyOf", "oneOf"):  # Optional[dict] and friends
+            branches = list(error.validator_value or ())
+        else:
+            continue
+        ok, parsed = _parse_json(error.instance)
+        kind = _json_type(parsed)
+        if ok and kind in ("object", "array") and any(_wants(b, (kind,)) for b in branches):
+            try:
+                arguments = _set_at(arguments, list(error.absolute_path), parsed)
+            except (KeyError, IndexError, TypeError):  # the path moved under an earlier repair
+                continue
+    return arguments
+
+
+def validate_arguments(
+    tool: Tool, arguments: Any, *, repair: bool = True, hint: str = ""
+) -> dict[str, Any]:
+    """``arguments`` checked against ``tool.parameters``; returns the (repaired) arguments.
+
+    Args:
+        tool: the tool being called.
+        arguments: what the model sent: a dict, None (no arguments), or a JSON string of one.
+        repair: parse JSON strings found where an object or array is wanted, once, first.
+        hint: appended to the error message (for example where to find the schema).
+
+    Raises:
+        InvalidArgumentsError: naming each bad field (at most three), what it expected and what
+            it got.
+    """
+    if arguments is None:
+        arguments = {}
+    if isinstance(arguments, str) and repair:
+        ok, parsed = _parse_json(arguments) if arguments.strip() else (True, {})
+        if ok:
+            arguments = parsed
+    if not isinstance(arguments, Mapping):
+        raise InvalidArgumentsError(
+            f"Arguments for {tool.name!r} must be a JSON object of named arguments, got "
+            f"{_json_type(arguments)} {_short(arguments)}.{hint}",
+            tool_name=tool.name,
+        )
+    arguments = json.loads(dumps_compact(arguments)) if repair else dict(arguments)
+    validator = _validator(tool.parameters)
+    if repair:
+        arguments = _repair(arguments, validator)
+    errors = sorted(validator.iter_errors(arguments), key=relevance)
+    if errors:
+        described = "; ".join(_describe(e) for e in errors[:MAX_REPORTED_ERRORS])
+        more = len(errors) - MAX_REPORTED_ERRORS
+        tail = f"; and {more} more" if more > 0 else ""
+        raise InvalidArgumentsError(
+            f"Invalid arguments for {tool.name!r}: {described}{tail}.{hint}",
+            tool_name=tool.name,
+        )
+    return arguments
+
+
+# -- handlers ---------------------------------------------------------------------------------
+
+
+def _is_async_callable(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+    )
+
+
+def _error_text(value: Mapping[str, Any]) -> str:
+    for key in ("message", "error", "content", "text"):
+        item = value.get(key)
+        if isinstance(item, str) and item:
+            return item
+        if isinstance(item, list):
+            texts = [c.get("text", "") for c in item if isinstance(c, Mapping)]
+            if any(texts):
+                return " ".join(t for t in texts if t)
+    return dumps_compact(value)
+
+
+async def run_handler(tool: Tool, arguments: Mapping[str, Any], timeout: float | None) -> Any:
+    """Run ``tool``'s handler with ``arguments`` as keyword arguments; return its value.
+
+    Raises:
+        ToolUnavailableError: the tool has no handler.
+        ToolTimeoutError: it took longer than ``timeout`` seconds.
+        ToolExecutionError: it raised, or returned ``{"isError": true, ...}``.
+        ToolCallError: whatever the handler raised of that family, unchanged.
+    """
+    handler = tool.handler
+    if handler is None:
+        raise ToolUnavailableError(
+            f"Tool {tool.name!r} has no handler here, so it cannot be run; use another tool.",
+            tool_name=tool.name,
+        )
+    try:
+        if _is_async_callable(handler):
+            value = await asyncio.wait_for(handler(**arguments), timeout)
+        else:
+            loop = asyncio.get_running_loop()
+            context = contextvars.copy_context()
+            call = functools.partial(context.run, handler, **arguments)
+            value = await asyncio.wait_for(loop.run_in_executor(_HANDLER_POOL, call), timeout)
+        if inspect.isawaitable(value):  # a sync callable that returned a coroutine
+            value = await asyncio.wait_for(value, timeout)
+    except (asyncio.TimeoutError, TimeoutError) as exc:
+        raise ToolTimeoutError(
+            f"Tool {tool.name!r} did not finish within {timeout:g}s and was stopped. Try "
+            "narrower arguments, or another tool.",
+            tool_name=tool.name,
+        ) from exc
+    except ToolCallError:
+        raise
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        detail = str(exc).strip() or "(no message)"
+        raise ToolExecutionError(
+            f"Tool {tool.name!r} failed: {type(exc).__name__}: {detail}", tool_name=tool.name
+        ) from exc
+    if isinstance(value, Mapping) and True in (value.get("isError"), value.get("is_error")):
+        raise ToolExecutionError(
+            f"Tool {tool.name!r} reported an error: {_error_text(value)}", tool_name=tool.name
+        )
+    return value
+
+
+def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``coroutine`` to completion from sync code, even when a loop is already running.
+
+    Inside a running loop (a notebook, an async framework calling sync code) it runs on a
+    fresh loop in a worker thread, since the running loop cannot be re-entered.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    return _SYNC_BRIDGE_POOL.submit(asyncio.run, coroutine).result()

@@ -1,0 +1,254 @@
+"""``ToolManager``: how an agent meets the catalog (mode, always-on tools, limits), shared by
+many concurrent sessions.
+
+A manager holds configuration only and is read-only once built; each conversation gets its own
+:class:`~toolmgmt_core.session.ToolSession` from :meth:`ToolManager.session`, so sessions on
+threads or asyncio tasks never share loaded tools or results.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from toolmgmt_core.catalog import ToolCatalog
+from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.execution import dumps_compact
+from toolmgmt_core.meta_tools import INSTRUCTIONS, meta_tools_for
+from toolmgmt_core.tokens import DEFAULT_ENCODING, count_tokens
+from toolmgmt_core.tool import EMPTY_PARAMETERS, Tool
+
+if TYPE_CHECKING:
+    from toolmgmt_core.session import ToolSession
+
+__all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "MODES",
+    "Mode",
+    "ToolManager",
+]
+
+Mode = Literal["search", "gateway", "lazy", "auto"]
+MODES: tuple[str, ...] = ("search", "gateway", "lazy", "auto")
+"""The modes a manager accepts."""
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+"""Context window assumed by ``auto`` mode when none is given (a common current size)."""
+
+_CALL_UNLOADED = ("error", "load")
+_LAZY_DESCRIPTIONS = ("summary", "full")
+
+
+@lru_cache(maxsize=65536)
+def _text_tokens(text: str, encoding: str) -> int:
+    return count_tokens(text, encoding)
+
+
+def definition_text(tool: Tool) -> str:
+    """The definition as sent flat (name, description, parameters), compact JSON."""
+    return dumps_compact(tool.to_dict(full=False))
+
+
+class ToolManager:
+    """Configuration for discovery sessions over one catalog.
+
+    Usage::
+
+        manager = ToolManager(catalog, mode="search", always_on=["get_time"])
+        session = manager.session()
+        request_tools = session.tools()              # meta-tools + always-on + loaded
+        result = await session.call("tool_search", {"query": "send an email"})
+        result = await session.call("send_email", {"to": ["a@b.c"], "subject": "Hi"})
+
+    Args:
+        catalog: the tools.
+        mode: ``"search"`` (a ``tool_search`` meta-tool; found tools join the list),
+            ``"gateway"`` (``discover_tools`` / ``get_tool_schema`` / ``execute_tool`` only),
+            ``"lazy"`` (every tool by name and description, parameters on request through
+            ``load_tool_schema``) or ``"auto"`` (every tool flat, unless their definitions
+            exceed the threshold below; then as ``"search"``).
+        always_on: names of tools always listed, in this order, in every mode. Tools whose
+            ``defer_loading`` is False are always listed too, after these.
+        max_results: tools a search returns (and loads) at most, per query.
+        max_active: most tools searches may add to a session's list; None for no cap.
+        min_score: search hits scoring below this are neither returned nor loaded (BM25 scores
+            are not normalised: pick a value from ``catalog.search`` output; regex hits score 2
+            on the name and 1 elsewhere).
+        auto_threshold_tokens: ``auto`` defers when definitions exceed this many tokens.
+        context_window: the model's context window, for ``auto_threshold_share``
+            (default :data:`DEFAULT_CONTEXT_WINDOW`).
+        auto_threshold_share: ``auto`` defers when definitions exceed this share of the
+            context window. When a token threshold is also given, the lower one applies.
+        call_unloaded: what a direct call of a tool that is not listed yet does: ``"error"``
+            (an actionable error saying how to find or run it) or ``"load"`` (load, then run).
+        default_timeout: seconds a call may take when the tool sets no ``timeout``; None for
+            no limit.
+        encoding: tiktoken encoding for token counts.
+        browse_limit: most tools one ``discover_tools`` listing shows before it asks the model
+            to narrow by group or query.
+        lazy_descriptions: in ``lazy`` mode, list each tool's first sentence (``"summary"``)
+            or its whole description (``"full"``).
+
+    Raises:
+        ConfigError: an unknown mode or option value, or an always-on name not in the catalog.
+    """
+
+    def __init__(
+        self,
+        catalog: ToolCatalog,
+        mode: Mode = "search",
+        *,
+        always_on: Iterable[str | Tool] = (),
+        max_results: int = 5,
+        max_active: int | None = None,
+        min_score: float = 0.0,
+        auto_threshold_tokens: int | None = None,
+        context_window: int | None = None,
+        auto_threshold_share: float = 0.10,
+        call_unloaded: Literal["error", "load"] = "error",
+        default_timeout: float | None = 30.0,
+        encoding: str = DEFAULT_ENCODING,
+        browse_limit: int = 50,
+        lazy_descriptions: Literal["summary", "full"] = "summary",
+    ) -> None:
+        if not isinstance(catalog, ToolCatalog):
+            raise ConfigError(
+                f"ToolManager needs a ToolCatalog, got {type(catalog).__name__}. Build one with "
+                "ToolCatalog(tools) or ToolCatalog().add_schemas(definitions)."
+            )
+        if mode not in MODES:
+            raise ConfigError(f"Unknown mode {mode!r}. Valid modes: {', '.join(MODES)}.")
+        if call_unloaded not in _CALL_UNLOADED:
+            raise ConfigError(f"call_unloaded must be 'error' or 'load', got {call_unloaded!r}.")
+        if lazy_descriptions not in _LAZY_DESCRIPTIONS:
+            raise ConfigError(
+                f"lazy_descriptions must be 'summary' or 'full', got {lazy_descriptions!r}."
+            )
+        _check_positive("max_results", max_results)
+        _check_positive("browse_limit", browse_limit)
+        if max_active is not None:
+            _check_positive("max_active", max_active)
+        if auto_threshold_tokens is not None:
+            _check_positive("auto_threshold_tokens", auto_threshold_tokens)
+        if context_window is not None:
+            _check_positive("context_window", context_window)
+        if not 0 < auto_threshold_share <= 1:
+            raise ConfigError(
+                f"auto_threshold_share must be a share in (0, 1], got {auto_threshold_share!r}."
+            )
+        if default_timeout is not None and not default_timeout > 0:
+            raise ConfigError(
+                f"default_timeout must be a positive number of seconds or None, got "
+                f"{default_timeout!r}."
+            )
+        self.catalog = catalog
+        self.mode: Mode = mode
+        self.always_on: tuple[str, ...] = self._check_always_on(always_on)
+        self.max_results = max_results
+        self.max_active = max_active
+        self.min_score = float(min_score)
+        self.auto_threshold_tokens = auto_threshold_tokens
+        self.context_window = context_window
+        self.auto_threshold_share = auto_threshold_share
+        self.call_unloaded = call_unloaded
+        self.default_timeout = default_timeout
+        self.encoding = encoding
+        self.browse_limit = browse_limit
+        self.lazy_descriptions = lazy_descriptions
+        self._meta = {
+            m: meta_tools_for(m, max_results=max_results) for m in ("search", "gateway", "lazy")
+        }
+        self._stubs: dict[tuple[Any, ...], Tool] = {}
+        self._auto: dict[tuple[int, tuple[str, ...]], bool] = {}
+        self._lock = threading.Lock()
+
+    def _check_always_on(self, always_on: Iterable[str | Tool]) -> tuple[str, ...]:
+        if isinstance(always_on, str | Tool):
+            always_on = [always_on]
+        names: list[str] = []
+        for item in always_on:
+            name = item.name if isinstance(item, Tool) else item
+            if not isinstance(name, str) or name not in self.catalog:
+                closest = self.catalog.suggest(str(name)) if isinstance(name, str) else []
+                hint = f" Closest: {', '.join(closest)}." if closest else ""
+                raise ConfigError(f"always_on names {name!r}, which is not in the catalog.{hint}")
+            if name not in names:
+                names.append(name)
+        return tuple(names)
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def session(self, state: Mapping[str, Any] | None = None) -> ToolSession:
+        """A new conversation's session, or one restored from ``ToolSession.to_json()`` state."""
+        from toolmgmt_core.session import ToolSession
+
+        if state is not None:
+            return ToolSession.from_json(self, state)
+        return ToolSession(self)
+
+    @property
+    def instructions(self) -> str:
+        """A short system-prompt text for this mode (``auto`` gives the search text)."""
+        return INSTRUCTIONS["search" if self.mode == "auto" else self.mode]
+
+    def meta_tools(self, mode: str | None = None) -> list[Tool]:
+        """The meta-tools of ``mode`` (default: this manager's; ``auto`` gives search's)."""
+        mode = mode or self.mode
+        return list(self._meta.get("search" if mode == "auto" else mode, []))
+
+    # -- tokens and thresholds ------------------------------------------------------------
+
+    def definition_tokens(self, tools: Iterable[Tool]) -> int:
+        """Tokens of ``tools``' definitions sent flat (cached per distinct definition)."""
+        return sum(_text_tokens(definition_text(t), self.encoding) for t in tools)
+
+    @property
+    def auto_threshold(self) -> int:
+        """Definition tokens above which ``auto`` mode defers tools."""
+        window = self.context_window or DEFAULT_CONTEXT_WINDOW
+        by_share = int(window * self.auto_threshold_share)
+        if self.auto_threshold_tokens is None:
+            return by_share
+        if self.context_window is None:
+            return self.auto_threshold_tokens
+        return min(self.auto_threshold_tokens, by_share)
+
+    def _auto_defers(self, candidates: Sequence[Tool]) -> bool:
+        """Whether ``auto`` mode defers these (listable) tools; cached per catalog version."""
+        key = (self.catalog.version, tuple(t.name for t in candidates))
+        cached = self._auto.get(key)
+        if cached is None:
+            cached = self.definition_tokens(candidates) > self.auto_threshold
+            with self._lock:
+                if len(self._auto) > 256:
+                    self._auto.clear()
+                self._auto[key] = cached
+        return cached
+
+    def _stub(self, tool: Tool) -> Tool:
+        """``tool`` with its description only and an empty schema (lazy mode's listing)."""
+        description = tool.summary if self.lazy_descriptions == "summary" else tool.description
+        key = (tool.name, description, tool.domain, tool.group, tool.annotations)
+        stub = self._stubs.get(key)
+        if stub is None:
+            stub = Tool(
+                name=tool.name,
+                description=description,
+                parameters=dict(EMPTY_PARAMETERS),
+                domain=tool.domain,
+                group=tool.group,
+                annotations=tool.annotations,
+                metadata={"lazy_stub": True},
+            )
+            with self._lock:
+                if len(self._stubs) > 65536:
+                    self._stubs.clear()
+                self._stubs[key] = stub
+        return stub
+
+
+def _check_positive(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{name} must be a positive whole number, got {value!r}.")

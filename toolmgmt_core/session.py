@@ -1,0 +1,732 @@
+"""``ToolSession``: one conversation's loaded tools, its tool list and its calls.
+
+What the model sees now is decided here, in one place (:meth:`ToolSession._layout`):
+
+    meta-tools (by mode)  ->  always-on tools  ->  listed tools  ->  loaded tools, in load order
+
+Loading only ever appends, so the serialised list before a load is a prefix of the list after it
+and a provider's prompt cache keeps holding. Every call goes through the same choke points:
+:meth:`~ToolSession._resolve` (which name was meant), :meth:`~ToolSession._execute` (policy,
+validation, approval, handler) and :meth:`~ToolSession._shape_result` (the result the model
+gets); policy fills :meth:`~ToolSession._visible` and :meth:`~ToolSession._present`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolmgmt_core import meta_tools as meta
+from toolmgmt_core.catalog import SearchHit, ToolEntry, normalize_name
+from toolmgmt_core.errors import (
+    ConfigError,
+    InvalidArgumentsError,
+    SearchError,
+    ToolCallError,
+    ToolNotFoundError,
+    ToolNotLoadedError,
+    ToolUnavailableError,
+)
+from toolmgmt_core.execution import (
+    ToolResult,
+    dumps_compact,
+    run_handler,
+    run_sync,
+    to_jsonable,
+    validate_arguments,
+)
+from toolmgmt_core.tokens import count_tokens
+from toolmgmt_core.tool import Tool
+
+if TYPE_CHECKING:
+    from toolmgmt_core.manager import ToolManager
+
+__all__ = ["STATE_VERSION", "ToolSession", "Usage"]
+
+STATE_VERSION = 1
+"""Version of the JSON state written by :meth:`ToolSession.to_json`."""
+
+logger = logging.getLogger("toolmgmt")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Definition tokens a session sends now, against sending every visible tool flat."""
+
+    definition_tokens: int
+    """Tokens of the definitions in ``session.tools()`` now."""
+    flat_tokens: int
+    """Tokens of every visible tool's full definition, as a flat tool list would send."""
+    listed_tools: int
+    """How many definitions ``session.tools()`` holds (meta-tools included)."""
+    visible_tools: int
+    """How many catalog tools the session may see."""
+    loaded_tools: int
+    """How many tools were loaded by search or schema requests."""
+
+    @property
+    def saved_tokens(self) -> int:
+        """Tokens not sent compared with the flat list (negative when the session costs more)."""
+        return self.flat_tokens - self.definition_tokens
+
+    @property
+    def share(self) -> float:
+        """``definition_tokens`` as a share of ``flat_tokens`` (0.0 for an empty catalog)."""
+        return self.definition_tokens / self.flat_tokens if self.flat_tokens else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figures as a JSON object."""
+        return {
+            "definition_tokens": self.definition_tokens,
+            "flat_tokens": self.flat_tokens,
+            "saved_tokens": self.saved_tokens,
+            "share": round(self.share, 4),
+            "listed_tools": self.listed_tools,
+            "visible_tools": self.visible_tools,
+            "loaded_tools": self.loaded_tools,
+        }
+
+
+@dataclass
+class _Layout:
+    """The tool list of one step, by section."""
+
+    mode: str
+    """Effective mode: search, gateway, lazy, or flat (``auto`` below its threshold)."""
+    visible: dict[str, Tool]
+    """Visible catalog tools by name (as in the catalog, not presented)."""
+    meta: list[Tool] = field(default_factory=list)
+    pinned: list[Tool] = field(default_factory=list)
+    listed: list[Tool] = field(default_factory=list)
+    appended: list[Tool] = field(default_factory=list)
+
+    @property
+    def tools(self) -> list[Tool]:
+        return [*self.meta, *self.pinned, *self.listed, *self.appended]
+
+    @property
+    def names(self) -> set[str]:
+        return {t.name for t in self.tools}
+
+
+class ToolSession:
+    """One conversation's discovery state over a :class:`~toolmgmt_core.manager.ToolManager`.
+
+    Usage::
+
+        session = manager.session()
+        tools = session.tools()                      # send these to the model
+        result = await session.call(name, arguments) # for each tool call it makes
+        message = result.to_message()
+        state = session.to_json()                    # keep it; manager.session(state) restores
+
+    A session is cheap; make one per conversation. Its methods are safe to call from several
+    threads or tasks (parallel tool calls), and sessions never share state.
+    """
+
+    def __init__(self, manager: ToolManager, *, loaded: Iterable[str] = ()) -> None:
+        self.manager = manager
+        self._loaded: list[str] = list(dict.fromkeys(loaded))
+        self._lock = threading.RLock()
+
+    # -- policy choke points (identity until a policy is wired) ---------------------------
+
+    def _visible(self, tool: Tool) -> bool:
+        """Whether this session may see and run ``tool`` (the policy view)."""
+        return True
+
+    def _present(self, tool: Tool) -> Tool:
+        """``tool`` as this session shows it (description overrides applied)."""
+        return tool
+
+    async def _approve(self, tool: Tool, arguments: Mapping[str, Any]) -> None:
+        """Raise :class:`~toolmgmt_core.errors.ApprovalDeniedError` to refuse this call."""
+
+    # -- what the model sees --------------------------------------------------------------
+
+    def _shadowed(self) -> set[str]:
+        return {t.name for t in self.manager.meta_tools()}
+
+    def _can_see(self, tool: Tool) -> bool:
+        """Visible, and not shadowed by a meta-tool of the same name."""
+        return tool.name not in self._shadowed() and self._visible(tool)
+
+    def _visible_raw(self) -> dict[str, Tool]:
+        shadowed = self._shadowed()
+        return {
+            t.name: t for t in self.manager.catalog if t.name not in shadowed and self._visible(t)
+        }
+
+    def _layout(self) -> _Layout:
+        manager = self.manager
+        visible = self._visible_raw()
+        pinned_names = [n for n in manager.always_on if n in visible]
+        pinned_names += [
+            n for n, t in visible.items() if t.defer_loading is False and n not in pinned_names
+        ]
+        pinned_set = set(pinned_names)
+        rest = [
+            t for n, t in visible.items() if n not in pinned_set and t.defer_loading is not True
+        ]
+        mode: str = manager.mode
+        if mode == "auto":
+            candidates = [visible[n] for n in pinned_names] + rest
+            mode = "search" if manager._auto_defers(candidates) else "flat"
+        layout = _Layout(mode=mode, visible=visible)
+        layout.pinned = [self._present(visible[n]) for n in pinned_names]
+        if mode == "flat":
+            layout.listed = [self._present(t) for t in rest]
+            if any(t.defer_loading is True for t in visible.values()):
+                layout.meta = manager.meta_tools("search")
+        else:
+            layout.meta = manager.meta_tools(mode)
+        if mode == "lazy":
+            layout.listed = [manager._stub(self._present(t)) for t in rest]
+        if mode != "gateway":
+            taken = pinned_set | {t.name for t in layout.listed}
+            with self._lock:
+                loaded = list(self._loaded)
+            layout.appended = [
+                self._present(visible[n]) for n in loaded if n in visible and n not in taken
+            ]
+        return layout
+
+    @property
+    def mode(self) -> str:
+        """The effective mode now: search, gateway, lazy, or flat (``auto`` below threshold)."""
+        return self._layout().mode
+
+    @property
+    def instructions(self) -> str:
+        """A short system-prompt text teaching this mode's workflow (empty for flat)."""
+        layout = self._layout()
+        if layout.mode == "flat":
+            return meta.INSTRUCTIONS["search"] if layout.meta else ""
+        return meta.INSTRUCTIONS[layout.mode]
+
+    def tools(self) -> list[Tool]:
+        """The definitions to send to the model now: meta-tools, always-on, then loaded tools."""
+        return self._layout().tools
+
+    def visible_tools(self) -> list[Tool]:
+        """Every catalog tool this session may see, fully defined (for native deferred loading)."""
+        return [self._present(t) for t in self._visible_raw().values()]
+
+    def loaded(self) -> list[str]:
+        """Names loaded by searches and schema requests, in load order."""
+        with self._lock:
+            return list(self._loaded)
+
+    def is_deferred(self, name: str) -> bool:
+        """Whether ``name`` is a visible tool that is not in :meth:`tools` now."""
+        layout = self._layout()
+        return name in layout.visible and name not in layout.names
+
+    def usage(self) -> Usage:
+        """Definition tokens now against the whole visible catalog flat."""
+        layout = self._layout()
+        tools = layout.tools
+        return Usage(
+            definition_tokens=self.manager.definition_tokens(tools),
+            flat_tokens=self.manager.definition_tokens(
+                self._present(t) for t in layout.visible.values()
+            ),
+            listed_tools=len(tools),
+            visible_tools=len(layout.visible),
+            loaded_tools=len(self.loaded()),
+        )
+
+    # -- state ----------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The session's state as plain JSON (store it in a framework's state or checkpoint)."""
+        return {"version": STATE_VERSION, "mode": self.manager.mode, "loaded": self.loaded()}
+
+    @classmethod
+    def from_json(cls, manager: ToolManager, data: Mapping[str, Any] | str) -> ToolSession:
+        """A session restored from :meth:`to_json` output (a dict, or its JSON text).
+
+        Loaded names no longer in the catalog are kept (they reappear if the tool comes back)
+        but never listed.
+
+        Raises:
+            ConfigError: ``data`` is not a session state.
+        """
+        if isinstance(data, str):
+            try:
+                data = json.loads(data)
+            except ValueError as exc:
+                raise ConfigError(f"Session state is not valid JSON: {exc}.") from exc
+        if not isinstance(data, Mapping):
+            raise ConfigError(
+                f"Session state must be a JSON object from ToolSession.to_json(), got "
+                f"{type(data).__name__}."
+            )
+        version = data.get("version", STATE_VERSION)
+        if version != STATE_VERSION:
+            raise ConfigError(
+                f"Session state version {version!r} is not supported; expected {STATE_VERSION}."
+            )
+        loaded = data.get("loaded", [])
+        if not isinstance(loaded, list) or not all(isinstance(n, str) for n in loaded):
+            raise ConfigError('Session state "loaded" must be a list of tool names.')
+        return cls(manager, loaded=loaded)
+
+    # -- loading --------------------------------------------------------------------------
+
+    def _load(self, names: Sequence[str], layout: _Layout) -> tuple[list[str], list[str]]:
+        """Record ``names`` as loaded, appending to the list where the mode lists loads.
+
+        Returns:
+            (newly loaded, refused because the ``max_active`` cap is reached).
+        """
+        added: list[str] = []
+        refused: list[str] = []
+        cap = self.manager.max_active
+        listed = layout.names
+        with self._lock:
+            appended = len(layout.appended)
+            for name in names:
+                if name in self._loaded:
+                    continue
+                if layout.mode in ("search", "flat") and name in listed:
+                    continue  # already in the list (always-on)
+                appends = layout.mode != "gateway" and name not in listed
+                if appends and cap is not None and appended >= cap:
+                    refused.append(name)
+                    continue
+                self._loaded.append(name)
+                added.append(name)
+                appended += appends
+        return added, refused
+
+    def _cap_message(self, refused: Sequence[str]) -> str:
+        return (
+            f"The active tool limit ({self.manager.max_active}) is reached, so "
+            f"{meta.names_hint(refused)} could not be added. Use the tools already in your list."
+        )
+
+    # -- calls ----------------------------------------------------------------------------
+
+    async def call(self, name: str, arguments: Any = None) -> ToolResult:
+        """Run a meta-tool or a tool as the model asked; never raises for the model's mistakes.
+
+        Args:
+            name: the tool name the model used (forgiving case, look-alikes and provider forms).
+            arguments: the arguments object (a dict, a JSON string of one, or None).
+
+        Returns:
+            The result; on failure ``is_error`` is set and ``error.kind`` says whether it was the
+            gateway ("gateway") or the tool ("tool").
+        """
+        try:
+            meta_tool = self._meta_tool(name)
+            if meta_tool is not None:
+                return await self._call_meta(meta_tool, arguments)
+            tool = self._resolve(name)
+            self._ensure_listed(tool)
+            return await self._execute(tool, arguments)
+        except ToolCallError as exc:
+            return self._error_result(exc.tool_name or str(name), exc)
+        except Exception as exc:  # a bug must not crash the agent's loop; log it loudly
+            logger.exception("toolmgmt: internal error while calling %r", name)
+            error = ToolUnavailableError(
+                f"Tool {name!r} could not be run because of an internal error "
+                f"({type(exc).__name__}); try another tool.",
+                tool_name=str(name),
+            )
+            return self._error_result(str(name), error)
+
+    def call_sync(self, name: str, arguments: Any = None) -> ToolResult:
+        """:meth:`call` for sync code (also works when an event loop is already running)."""
+        return run_sync(self.call(name, arguments))
+
+    def _meta_tool(self, name: Any) -> Tool | None:
+        if not isinstance(name, str):
+            return None
+        folded = normalize_name(name)
+        for tool in self._layout().meta:
+            if tool.name == name or tool.name == folded:
+                return tool
+        return None
+
+    def _find_hint(self, mode: str) -> str:
+        return {
+            "search": " Use tool_search to find tools.",
+            "gateway": " Use discover_tools to find tools.",
+            "lazy": " Pick a name from your tool list.",
+        }.get(mode, "")
+
+    def _resolve(self, name: str) -> Tool:
+        """The visible tool ``name`` stands for: exact, folded, then provider-shortened.
+
+        Raises:
+            ToolNotFoundError: with the closest visible names (hidden tools are never named).
+        """
+        catalog = self.manager.catalog
+        if not isinstance(name, str) or not name.strip():
+            raise ToolNotFoundError(
+                f"A tool name is required, got {name!r}.{self._find_hint(self.manager.mode)}",
+                tool_name=str(name),
+            )
+        tool = catalog.find(name)
+        if tool is not None and self._can_see(tool):
+            return tool
+        try:
+            from toolmgmt_core.providers.names import resolve_provider_name
+        except ImportError:  # providers land separately; resolution still works without them
+            resolve_provider_name = None  # type: ignore[assignment]
+        if resolve_provider_name is not None:
+            candidates = [t.name for t in catalog if self._can_see(t)]
+            real = resolve_provider_name(name, candidates)
+            if real is not None and real in catalog:
+                return catalog.get(real)
+        suggestions = catalog.suggest(name, where=self._can_see)
+        closest = f" Closest: {', '.join(suggestions)}." if suggestions else ""
+        mode = self.manager.mode if self.manager.mode != "auto" else "search"
+        raise ToolNotFoundError(
+            f"Unknown tool {name!r}.{closest}{self._find_hint(mode)}",
+            tool_name=name,
+            suggestions=suggestions,
+        )
+
+    def _ensure_listed(self, tool: Tool) -> None:
+        """Apply ``call_unloaded`` to a direct call of a tool not in the list now."""
+        layout = self._layout()
+        if tool.name in layout.names:
+            return
+        name = tool.name
+        if self.manager.call_unloaded == "load":
+            if layout.mode == "gateway":
+                return  # runs as through execute_tool; the list stays the three meta-tools
+            _, refused = self._load([name], layout)
+            if refused:
+                raise ToolNotLoadedError(self._cap_message(refused), tool_name=name)
+            return
+        if layout.mode == "gateway":
+            message = (
+                f"Tool {name!r} cannot be called directly: use execute_tool(tool_name={name!r}, "
+                "arguments={...}); get_tool_schema gives its parameters."
+            )
+        elif layout.mode == "lazy":
+            message = (
+                f"Tool {name!r} is not loaded yet: call load_tool_schema(tool_names=[{name!r}]) "
+                "first, then call it."
+            )
+        else:
+            message = (
+                f"Tool {name!r} is not loaded yet: call tool_search(query={name!r}) first; it "
+                "is then added to your tools."
+            )
+        raise ToolNotLoadedError(message, tool_name=name)
+
+    def _schema_hint(self, tool: Tool, mode: str) -> str:
+        if mode == "gateway":
+            return f" Call get_tool_schema(tool_name={tool.name!r}) for its parameters."
+        if mode == "lazy":
+            return f" Call load_tool_schema(tool_names=[{tool.name!r}]) for its parameters."
+        return ""
+
+    async def _execute(self, tool: Tool, arguments: Any) -> ToolResult:
+        """Policy check, validation, approval, handler and result shaping for one call."""
+        try:
+            if not self._can_see(tool):
+                self._resolve(tool.name)  # raises the same message as an unknown name
+            mode = self.manager.mode if self.manager.mode != "auto" else "search"
+            hint = self._schema_hint(tool, mode)
+            checked = validate_arguments(tool, arguments, hint=hint)
+            await self._approve(tool, checked)
+            timeout = tool.timeout if tool.timeout is not None else self.manager.default_timeout
+            value = await run_handler(tool, checked, timeout)
+        except ToolCallError as exc:
+            return self._error_result(tool.name, exc)
+        return self._shape_result(tool, value)
+
+    def _shape_result(self, tool: Tool, value: Any) -> ToolResult:
+        """The model-facing result of a successful call (budgets and truncation apply here)."""
+        value = to_jsonable(value)
+        content = value if isinstance(value, str) else dumps_compact(value)
+        tokens = count_tokens(content, self.manager.encoding)
+        return ToolResult(
+            content=content, value=value, tool_name=tool.name, tokens=tokens, original_tokens=tokens
+        )
+
+    def _meta_result(self, name: str, value: Any) -> ToolResult:
+        content = dumps_compact(value)
+        tokens = count_tokens(content, self.manager.encoding)
+        return ToolResult(
+            content=content, value=value, tool_name=name, tokens=tokens, original_tokens=tokens
+        )
+
+    def _error_result(self, name: str, error: ToolCallError) -> ToolResult:
+        value = error.to_dict()
+        content = dumps_compact(value)
+        tokens = count_tokens(content, self.manager.encoding)
+        return ToolResult(
+            content=content,
+            value=value,
+            is_error=True,
+            error=error,
+            tool_name=name,
+            tokens=tokens,
+            original_tokens=tokens,
+        )
+
+    # -- meta-tools -----------------------------------------------------------------------
+
+    async def _call_meta(self, tool: Tool, arguments: Any) -> ToolResult:
+        try:
+            arguments = _forgive_meta_arguments(tool.name, arguments)
+            args = validate_arguments(tool, arguments)
+            if tool.name == meta.EXECUTE_TOOL:
+                return await self._execute_tool(args)
+            handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
+                meta.TOOL_SEARCH: self._tool_search,
+                meta.DISCOVER_TOOLS: self._discover_tools,
+                meta.GET_TOOL_SCHEMA: self._get_tool_schema,
+                meta.LOAD_TOOL_SCHEMA: self._load_tool_schema,
+            }
+            return self._meta_result(tool.name, handlers[tool.name](args))
+        except ToolCallError as exc:
+            return self._error_result(tool.name, exc)
+
+    def _summary(self, name: str) -> str:
+        return self._present(self.manager.catalog.get(name)).summary
+
+    def _search(
+        self,
+        queries: list[str],
+        method: str,
+        *,
+        domain: str | None = None,
+        group: str | None = None,
+        caller: str,
+    ) -> list[SearchHit]:
+        catalog = self.manager.catalog
+        limit = self.manager.max_results * len(queries)
+        try:
+            if method == "regex":
+                hits: dict[str, SearchHit] = {}
+                for pattern in queries:
+                    for hit in catalog.search_regex(
+                        pattern,
+                        self.manager.max_results,
+                        domain=domain,
+                        group=group,
+                        where=self._can_see,
+                    ):
+                        hits.setdefault(hit.name, hit)
+                found = list(hits.values())
+            else:
+                found = catalog.search(
+                    queries, limit, domain=domain, group=group, where=self._can_see
+                )
+        except SearchError as exc:
+            raise InvalidArgumentsError(str(exc), tool_name=caller) from exc
+        return [h for h in found if h.score >= self.manager.min_score]
+
+    def _domains_note(self) -> str:
+        domains = [d.name for d in self.manager.catalog.domains(where=self._can_see)]
+        return f" Domains: {meta.names_hint(domains)}." if domains else ""
+
+    def _tool_search(self, args: dict[str, Any]) -> dict[str, Any]:
+        queries = [q for q in [args.get("query"), *(args.get("queries") or [])] if q]
+        queries = [q for q in queries if isinstance(q, str) and q.strip()]
+        if not queries:
+            raise InvalidArgumentsError(
+                'tool_search needs "query": a few words describing the tool you need (or '
+                '"queries": a list of them).',
+                tool_name=meta.TOOL_SEARCH,
+            )
+        hits = self._search(queries, args.get("method") or "keyword", caller=meta.TOOL_SEARCH)
+        if not hits:
+            return {
+                "found": {},
+                "note": f"No tool matched {' / '.join(queries)!r}. Try other words or "
+                f'method "regex".{self._domains_note()}',
+            }
+        layout = self._layout()
+        added, refused = self._load([h.name for h in hits], layout)
+        response: dict[str, Any] = {"found": {h.name: self._summary(h.name) for h in hits}}
+        if added:
+            response["added"] = added
+        if refused:
+            response["not_added"] = refused
+            response["note"] = self._cap_message(refused)
+        else:
+            response["note"] = "These tools are in your tool list now; call them directly."
+        return response
+
+    def _scope(self, domain: str | None, group: str | None) -> tuple[str | None, str | None]:
+        """``domain``/``group`` checked against what this session sees (forgiving case)."""
+        summaries = self.manager.catalog.domains(where=self._can_see)
+        if domain is not None:
+            by_fold = {normalize_name(d.name): d.name for d in summaries}
+            real = domain if domain in by_fold.values() else by_fold.get(normalize_name(domain))
+            if real is None:
+                valid = meta.names_hint([d.name for d in summaries], 30) or "(none)"
+                raise InvalidArgumentsError(
+                    f"Unknown domain {domain!r}. Valid domains: {valid}.",
+                    tool_name=meta.DISCOVER_TOOLS,
+                )
+            domain = real
+        if group is not None:
+            groups = sorted(
+                {g for d in summaries if domain is None or d.name == domain for g in d.groups}
+            )
+            by_fold = {normalize_name(g): g for g in groups}
+            real = group if group in groups else by_fold.get(normalize_name(group))
+            if real is None:
+                where = f" in domain {domain!r}" if domain else ""
+                raise InvalidArgumentsError(
+                    f"Unknown group {group!r}{where}. Valid groups: "
+                    f"{meta.names_hint(groups, 30) or '(none)'}.",
+                    tool_name=meta.DISCOVER_TOOLS,
+                )
+            group = real
+        return domain, group
+
+    def _discover_tools(self, args: dict[str, Any]) -> dict[str, Any]:
+        catalog = self.manager.catalog
+        domain = args.get("domain") or None
+        group = args.get("group") or None
+        query = args.get("query") or None
+        domain, group = self._scope(domain, group)
+        if query:
+            hits = self._search(
+                [query], "keyword", domain=domain, group=group, caller=meta.DISCOVER_TOOLS
+            )
+            response: dict[str, Any] = {"tools": {h.name: self._summary(h.name) for h in hits}}
+            if not hits:
+                response["note"] = (
+                    "Nothing matched; try other words, or discover_tools() to browse domains."
+                )
+            return response
+        if domain is None and group is None:
+            return {
+                "domains": {
+                    d.name: {"tools": d.tool_count, "groups": list(d.groups)}
+                    for d in catalog.domains(where=self._can_see)
+                }
+            }
+        listing = catalog.browse(domain, group, where=self._can_see)
+        entries = [e for e in listing if isinstance(e, ToolEntry)]
+        limit = self.manager.browse_limit
+        head: dict[str, Any] = {}
+        if domain is not None:
+            head["domain"] = domain
+        if group is not None:
+            head["group"] = group
+        if group is None and len(entries) > limit:
+            counts: dict[str, int] = {}
+            for entry in entries:
+                counts[entry.group] = counts.get(entry.group, 0) + 1
+            return {
+                **head,
+                "groups": counts,
+                "note": f"{len(entries)} tools: pass a group, or a query, to list them.",
+            }
+        if group is None:
+            grouped: dict[str, dict[str, str]] = {}
+            for entry in entries:
+                grouped.setdefault(entry.group, {})[entry.name] = self._summary(entry.name)
+            return {**head, "groups": grouped}
+        response = {**head, "tools": {e.name: self._summary(e.name) for e in entries[:limit]}}
+        if len(entries) > limit:
+            response["note"] = f"First {limit} of {len(entries)}; pass a query to narrow."
+        return response
+
+    def _schemas(self, names: Sequence[str], caller: str) -> dict[str, Any]:
+        entries: list[dict[str, Any]] = []
+        errors: dict[str, str] = {}
+        found: list[str] = []
+        suggestions: list[str] = []
+        for name in dict.fromkeys(names):
+            try:
+                tool = self._resolve(name)
+            except ToolNotFoundError as exc:
+                errors[name] = exc.message
+                suggestions.extend(exc.suggestions)
+                continue
+            if tool.name not in found:
+                found.append(tool.name)
+                entries.append(meta.schema_entry(self._present(tool)))
+        if not entries:
+            raise ToolNotFoundError(" ".join(errors.values()), suggestions=suggestions)
+        _, refused = self._load(found, self._layout())
+        response: dict[str, Any] = {"tools": entries}
+        if errors:
+            response["errors"] = errors
+        if refused:
+            response["note"] = self._cap_message(refused)
+        return response
+
+    def _get_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:
+        names = [n for n in [args.get("tool_name"), *(args.get("tool_names") or [])] if n]
+        if not names:
+            raise InvalidArgumentsError(
+                'get_tool_schema needs "tool_name" (or "tool_names", a list); find names with '
+                "discover_tools.",
+                tool_name=meta.GET_TOOL_SCHEMA,
+            )
+        response = self._schemas(names, meta.GET_TOOL_SCHEMA)
+        if len(response["tools"]) == 1 and len(response) == 1:
+            return dict(response["tools"][0])
+        return response
+
+    def _load_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self._schemas(args["tool_names"], meta.LOAD_TOOL_SCHEMA)
+
+    async def _execute_tool(self, args: dict[str, Any]) -> ToolResult:
+        name = args["tool_name"]
+        arguments = args.get("arguments")
+        if arguments is None:
+            # A common slip: the tool's arguments beside tool_name instead of inside arguments.
+            arguments = {k: v for k, v in args.items() if k != "tool_name"}
+        inner = self._meta_tool(name)
+        if inner is not None:
+            if inner.name == meta.EXECUTE_TOOL:
+                raise InvalidArgumentsError(
+                    "execute_tool runs a tool found with discover_tools; give that tool's name.",
+                    tool_name=meta.EXECUTE_TOOL,
+                )
+            return await self._call_meta(inner, arguments)
+        return await self._execute(self._resolve(name), arguments)
+
+
+def _forgive_meta_arguments(name: str, arguments: Any) -> Any:
+    """Fix the slips models make with meta-tool arguments before validating them."""
+    if isinstance(arguments, str):
+        text = arguments.strip()
+        try:
+            arguments = json.loads(text) if text else {}
+        except ValueError:
+            return arguments  # validation reports it
+    if not isinstance(arguments, Mapping):
+        return arguments
+    arguments = dict(arguments)
+    for key in ("tool_names", "queries"):
+        value = arguments.get(key)
+        if isinstance(value, str):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, list):
+                arguments[key] = [value]  # a single name where a list is wanted
+    if name == meta.LOAD_TOOL_SCHEMA and arguments.get("tool_names") == []:
+        raise InvalidArgumentsError(
+            'load_tool_schema got an empty "tool_names": name the tools whose parameters you '
+            'need, for example {"tool_names": ["first_tool", "second_tool"]}.',
+            tool_name=name,
+        )
+    if name == meta.LOAD_TOOL_SCHEMA and "tool_names" not in arguments:
+        for alias in ("tool_name", "names", "name"):
+            if isinstance(arguments.get(alias), str):
+                arguments["tool_names"] = [arguments.pop(alias)]
+                break
+    return arguments
