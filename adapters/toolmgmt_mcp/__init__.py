@@ -1,0 +1,50 @@
+"""toolmgmt MCP gateway: one MCP server with three meta-tools over many upstream MCP servers.
+
+Usage::
+
+    toolmgmt serve --config gateway.toml                 # stdio
+    toolmgmt serve --config gateway.toml --transport http --port 8765 --token "$TOKEN"
+
+or from Python::
+
+    from toolmgmt_mcp import Gateway, load_config
+
+    async with Gateway(load_config("gateway.toml")) as gateway:
+        async with mcp.Client(gateway.server) as client:   # in-process, for tests
+            await client.call_tool("discover_tools", {})
+
+The gateway exposes exactly ``discover_tools``, ``get_tool_schema`` and ``execute_tool`` (a
+:class:`toolmgmt_core.ToolManager` in gateway mode, one session per MCP client session); each
+upstream server is a domain whose tools keep their names behind it (``notes_delete_note``).
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        'The MCP gateway needs the MCP SDK: pip install "toolmgmt[mcp]" (mcp>=2.0).'
+    ) from exc
+
+from toolmgmt_mcp.config import (
+    GatewayConfig,
+    GatewaySettings,
+    PolicyConfig,
+    UpstreamConfig,
+    load_config,
+    parse_config,
+)
+from toolmgmt_mcp.upstreams import UpstreamManager, UpstreamStatus, result_value
+
+__all__ = [
+    "GatewayConfig",
+    "GatewaySettings",
+    "PolicyConfig",
+    "UpstreamConfig",
+    "UpstreamManager",
+    "UpstreamStatus",
+    "load_config",
+    "parse_config",
+    "result_value",
+]

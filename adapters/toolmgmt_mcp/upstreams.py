@@ -1,0 +1,517 @@
+"""Connections to upstream MCP servers, and their tools as catalog :class:`Tool` objects.
+
+Each upstream is one domain. Its connection lives in a task of the :class:`UpstreamManager`'s task
+group, so a crash, a hang or a failed start takes down that domain only: its calls fail with a
+:class:`~toolmgmt_core.errors.ToolUnavailableError` (or a ``ToolTimeoutError``) naming it, every
+other domain keeps working, and the next use reconnects it. The catalog follows the upstream's
+tool list: it is refreshed on ``notifications/tools/list_changed`` (or the 2026 protocol's
+``subscriptions/listen`` event) and on every reconnect.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import math
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx2
+import mcp.types as mcp_types
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from toolmgmt_core.catalog import ToolCatalog
+from toolmgmt_core.errors import (
+    CatalogError,
+    ToolExecutionError,
+    ToolTimeoutError,
+    ToolUnavailableError,
+)
+from toolmgmt_core.schema import tool_from_dict
+from toolmgmt_core.tool import Tool
+from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
+
+__all__ = ["UpstreamManager", "UpstreamStatus", "result_value"]
+
+logger = logging.getLogger("toolmgmt_mcp")
+
+_CONNECTION_CLOSED = -32000
+_REQUEST_TIMEOUT = -32001
+_TIMEOUT_GRACE = 2.0
+"""Seconds the core's own timeout waits beyond the upstream's, so ours fires first."""
+_PREFIX = re.compile(r"^([A-Za-z0-9]+)[_\-.]")
+
+
+@dataclass
+class UpstreamStatus:
+    """What the gateway knows about one upstream."""
+
+    name: str
+    """The upstream's name (its domain)."""
+    connected: bool = False
+    """Whether a live connection is open."""
+    error: str | None = None
+    """Why it is down, when it is."""
+    tools: list[str] = field(default_factory=list)
+    """Gateway names of its tools in the catalog."""
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """(upstream tool name, reason) for each tool left out (malformed schema, policy, clash)."""
+    protocol_version: str | None = None
+    """The protocol version negotiated with it."""
+
+
+def result_value(result: mcp_types.CallToolResult) -> Any:
+    """A JSON-compatible value for an upstream's successful ``CallToolResult``.
+
+    Structured content when the upstream sends it (it is the same data as the text, typed);
+    else the text (one block as a string); else the blocks, with images and binary resources
+    replaced by a short description.
+    """
+    if result.structured_content is not None:
+        return result.structured_content
+    parts: list[Any] = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
+            size = math.ceil(len(block.data) * 3 / 4)
+            parts.append(f"[{block.type} {block.mime_type}, {size} bytes, not shown]")
+        elif isinstance(block, mcp_types.EmbeddedResource):
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            parts.append(
+                {"resource": str(resource.uri), "text": text}
+                if text is not None
+                else f"[binary resource {resource.uri}, not shown]"
+            )
+        else:
+            parts.append(block.model_dump(mode="json", by_alias=True, exclude_none=True))
+    if all(isinstance(p, str) for p in parts):
+        return "\n".join(parts)
+    return parts
+
+
+def _error_text(result: mcp_types.CallToolResult) -> str:
+    texts = [b.text for b in result.content if isinstance(b, mcp_types.TextContent)]
+    return "\n".join(texts).strip() or "the tool reported an error without a message"
+
+
+class _Upstream:
+    """One upstream: its configuration, its live client (if any) and the task that owns it."""
+
+    def __init__(self, config: UpstreamConfig, manager: UpstreamManager) -> None:
+        self.config = config
+        self.manager = manager
+        self.status = UpstreamStatus(config.name)
+        self.client: Client | None = None
+        self._stop: anyio.Event | None = None
+        self._lock = anyio.Lock()
+        self._failed_at = -math.inf
+
+    # -- connection -------------------------------------------------------------------------
+
+    def _client(self) -> Client:
+        config = self.config
+        common: dict[str, Any] = {
+            "mode": config.mode,
+            "read_timeout_seconds": config.connect_timeout,
+            "message_handler": self._on_message,
+        }
+        if config.command:
+            params = StdioServerParameters(
+                command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
+            )
+            return Client(params, **common)
+        assert config.url is not None
+        http = httpx2.AsyncClient(
+            headers=dict(config.headers),
+            timeout=httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout)),
+        )
+        return Client(streamable_http_client(config.url, http_client=http), **common)
+
+    async def _run(
+        self,
+        stop: anyio.Event,
+        *,
+        task_status: anyio.abc.TaskStatus[Client] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Own the connection: open it, report it started, keep it until ``stop`` or a fault."""
+        started = False
+        try:
+            async with self._client() as client:
+                started = True
+                task_status.started(client)
+                async with anyio.create_task_group() as tasks:
+                    if self._wants_listen(client):
+                        tasks.start_soon(self._listen, client)
+                    await stop.wait()
+                    tasks.cancel_scope.cancel()
+        except Exception as exc:
+            if not started:
+                raise
+            # The connection died on its own (crash, closed pipe): only this domain goes down.
+            self._mark_down(f"connection lost: {_describe(exc)}")
+        finally:
+            if self._stop is stop:
+                self.client = None
+                self.status.connected = False
+
+    @staticmethod
+    def _wants_listen(client: Client) -> bool:
+        tools = client.server_capabilities.tools
+        return client.protocol_version in MODERN_PROTOCOL_VERSIONS and bool(
+            tools and tools.list_changed
+        )
+
+    async def _listen(self, client: Client) -> None:
+        """2026 protocol: tool-list changes arrive on a ``subscriptions/listen`` stream."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    await self.refresh()
+        except Exception as exc:  # a lost stream only stops refreshes, never the connection
+            logger.warning("upstream %r: tool-list subscription ended: %s", self.config.name, exc)
+
+    async def _on_message(self, message: Any) -> None:
+        """Handshake-era protocol: tool-list changes arrive as notifications."""
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self.manager._tasks_or_raise().start_soon(self.refresh)
+
+    async def connect(self) -> Client:
+        """The live client, connecting (and listing tools) first when there is none.
+
+        Raises:
+            ToolUnavailableError: the upstream cannot be started or reached; names it and why.
+        """
+        if self.client is not None:
+            return self.client
+        async with self._lock:
+            if self.client is not None:
+                return self.client
+            name = self.config.name
+            wait = self._failed_at + self.config.reconnect_delay - time.monotonic()
+            if wait > 0:
+                raise ToolUnavailableError(
+                    f"Upstream {name!r} is unavailable ({self.status.error}); retrying in "
+                    f"{wait:.1f}s. Tools of other domains still work."
+                )
+            stop = anyio.Event()
+            self._stop = stop
+            client: Client | None = None
+            error: str | None = None
+            with anyio.move_on_after(self.config.connect_timeout):
+                try:
+                    client = await self.manager._tasks_or_raise().start(self._run, stop)
+                except Exception as exc:
+                    error = f"failed to start: {_describe(exc)}"
+            if client is None:
+                stop.set()
+                self._mark_down(error or f"did not start within {self.config.connect_timeout:g}s")
+                raise ToolUnavailableError(
+                    f"Upstream {name!r} is unavailable: {self.status.error}. Tools of other "
+                    "domains still work."
+                )
+            self.client = client
+            self.status.connected = True
+            self.status.error = None
+            self.status.protocol_version = client.protocol_version
+            try:
+                await self._list_and_install(client)
+            except Exception as exc:
+                self._mark_down(f"listing its tools failed: {_describe(exc)}")
+                raise ToolUnavailableError(
+                    f"Upstream {name!r} is unavailable: {self.status.error}."
+                ) from exc
+            logger.info("upstream %r connected (%d tools)", name, len(self.status.tools))
+            return client
+
+    def _mark_down(self, error: str) -> None:
+        self.status.error = error
+        self.status.connected = False
+        self._failed_at = time.monotonic()
+        self.client = None
+        if self._stop is not None:
+            self._stop.set()
+        logger.warning("upstream %r is down: %s", self.config.name, error)
+
+    async def close(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        self.client = None
+
+    # -- tools ------------------------------------------------------------------------------
+
+    async def refresh(self) -> None:
+        """List the upstream's tools again and bring the catalog in line."""
+        client = self.client
+        if client is None:
+            return
+        try:
+            await self._list_and_install(client)
+        except Exception as exc:
+            logger.warning("upstream %r: refreshing its tools failed: %s", self.config.name, exc)
+
+    async def _list_and_install(self, client: Client) -> None:
+        tools: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        with anyio.fail_after(self.config.connect_timeout):
+            for _ in range(100):  # a paginator that never ends cannot hang us
+                page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        self.manager._install(self, tools)
+
+    def to_tools(self, listed: list[mcp_types.Tool]) -> tuple[list[Tool], list[tuple[str, str]]]:
+        """Catalog tools for the upstream's listed tools, and the ones skipped with the reason."""
+        config = self.config
+        prefixes: dict[str, int] = {}
+        for item in listed:
+            match = _PREFIX.match(item.name)
+            if match:
+                prefixes[match.group(1)] = prefixes.get(match.group(1), 0) + 1
+        tools: list[Tool] = []
+        skipped: list[tuple[str, str]] = []
+        for item in listed:
+            if config.policy.allow and not _matches(item.name, config.policy.allow):
+                skipped.append((item.name, "not in the upstream's allow list"))
+                continue
+            if _matches(item.name, config.policy.deny):
+                skipped.append((item.name, "in the upstream's deny list"))
+                continue
+            definition = {
+                "name": f"{config.name}_{item.name}",
+                "description": item.description or item.title or "",
+                "inputSchema": item.input_schema,
+                "outputSchema": item.output_schema,
+                "annotations": item.annotations.model_dump(by_alias=True, exclude_none=True)
+                if item.annotations
+                else None,
+            }
+            if item.title and not (item.annotations and item.annotations.title):
+                definition["annotations"] = {
+                    **(definition["annotations"] or {}),
+                    "title": item.title,
+                }
+            try:
+                tool = tool_from_dict(
+                    definition,
+                    domain=config.name,
+                    group=self._group(item.name, prefixes),
+                    profiles=config.profiles,
+                    max_result_tokens=config.max_result_tokens,
+                    timeout=config.timeout + _TIMEOUT_GRACE,
+                    handler=self._handler(item.name),
+                    metadata={"upstream": config.name, "upstream_tool": item.name},
+                )
+            except CatalogError as exc:
+                skipped.append((item.name, f"malformed tool definition: {exc}"))
+                continue
+            tools.append(tool)
+        return tools, skipped
+
+    def _group(self, tool_name: str, prefixes: Mapping[str, int]) -> str:
+        for group, patterns in self.config.groups.items():
+            if _matches(tool_name, patterns):
+                return group
+        if self.config.group_by_prefix:
+            match = _PREFIX.match(tool_name)
+            if match and prefixes.get(match.group(1), 0) > 1:
+                return match.group(1).lower()
+        return "general"
+
+    def _handler(self, tool_name: str) -> Callable[..., Any]:
+        async def call_upstream(**arguments: Any) -> Any:
+            return await self.call(tool_name, arguments)
+
+        call_upstream.__name__ = f"{self.config.name}_{tool_name}"
+        return call_upstream
+
+    async def call(self, tool_name: str, arguments: dict[str, Any]) -> Any:
+        """Call ``tool_name`` upstream; the result value, or a gateway or tool error.
+
+        Raises:
+            ToolUnavailableError: the upstream is down, or died during the call.
+            ToolTimeoutError: no answer within the upstream's timeout (it is restarted next use).
+            ToolExecutionError: the upstream tool reported an error (``isError``) or rejected
+                the call.
+        """
+        name = self.config.name
+        gateway_name = f"{name}_{tool_name}"
+        client = await self.connect()
+        timeout = self.config.timeout
+        try:
+            with anyio.fail_after(timeout):
+                result = await client.call_tool(tool_name, arguments, read_timeout_seconds=timeout)
+        except (TimeoutError, MCPError) as exc:
+            if isinstance(exc, TimeoutError) or exc.code == _REQUEST_TIMEOUT:
+                self._mark_down(f"a call to {tool_name!r} got no answer within {timeout:g}s")
+                raise ToolTimeoutError(
+                    f"Upstream {name!r} did not answer {gateway_name!r} within {timeout:g}s; the "
+                    "upstream is restarted on its next use. Tools of other domains still work.",
+                    tool_name=gateway_name,
+                ) from exc
+            if exc.code == _CONNECTION_CLOSED:
+                self._mark_down(f"the connection closed during a call to {tool_name!r}")
+                raise ToolUnavailableError(
+                    f"Upstream {name!r} stopped during {gateway_name!r} (connection closed); it "
+                    "is restarted on its next use. Tools of other domains still work.",
+                    tool_name=gateway_name,
+                ) from exc
+            raise ToolExecutionError(
+                f"Upstream {name!r} rejected {gateway_name!r}: {exc.error.message}",
+                tool_name=gateway_name,
+            ) from exc
+        except (
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+            anyio.EndOfStream,
+            OSError,
+            httpx2.HTTPError,
+        ) as exc:
+            self._mark_down(
+                f"the connection failed during a call to {tool_name!r}: {_describe(exc)}"
+            )
+            raise ToolUnavailableError(
+                f"Upstream {name!r} is unreachable ({_describe(exc)}); it is retried on its next "
+                "use. Tools of other domains still work.",
+                tool_name=gateway_name,
+            ) from exc
+        if result.is_error:
+            raise ToolExecutionError(_error_text(result), tool_name=gateway_name)
+        return result_value(result)
+
+
+class UpstreamManager:
+    """Every upstream of a gateway configuration, feeding one :class:`ToolCatalog`.
+
+    Usage::
+
+        catalog = ToolCatalog()
+        async with UpstreamManager(config, catalog) as upstreams:
+            print(upstreams.status())  # which are up, their tools, what was skipped
+            await catalog.get("notes_get_note").handler(title="x")
+
+    Entering connects every upstream concurrently; one that fails to start is reported in
+    :meth:`status` and retried on its next use, the others are ready.
+    """
+
+    def __init__(self, config: GatewayConfig, catalog: ToolCatalog) -> None:
+        self.config = config
+        self.catalog = catalog
+        self._upstreams = {u.name: _Upstream(u, self) for u in config.upstreams}
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._exit: Any = None
+
+    def _tasks_or_raise(self) -> anyio.abc.TaskGroup:
+        if self._tasks is None:
+            raise RuntimeError(
+                "UpstreamManager is not running; use 'async with UpstreamManager(...)'."
+            )
+        return self._tasks
+
+    async def __aenter__(self) -> UpstreamManager:
+        self._exit = anyio.create_task_group()
+        self._tasks = await self._exit.__aenter__()
+        async with anyio.create_task_group() as starting:
+            for upstream in self._upstreams.values():
+                starting.start_soon(self._connect_quietly, upstream)
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        for upstream in self._upstreams.values():
+            await upstream.close()
+        tasks, self._tasks = self._tasks, None
+        assert tasks is not None
+        tasks.cancel_scope.cancel()
+        await self._exit.__aexit__(*exc_info)
+
+    @staticmethod
+    async def _connect_quietly(upstream: _Upstream) -> None:
+        try:
+            await upstream.connect()
+        except ToolUnavailableError:
+            pass  # recorded in its status; retried on the next use
+
+    def status(self) -> list[UpstreamStatus]:
+        """The state of every upstream, in configuration order."""
+        return [u.status for u in self._upstreams.values()]
+
+    def names(self) -> list[str]:
+        """The upstream names (domains), in configuration order."""
+        return list(self._upstreams)
+
+    async def refresh(self, name: str) -> None:
+        """List one upstream's tools again (connecting it first if needed)."""
+        upstream = self._upstreams[name]
+        if upstream.client is None:
+            await upstream.connect()
+        else:
+            await upstream.refresh()
+
+    def revive_soon(self) -> None:
+        """Start reconnecting every upstream that is down and due, without waiting for it."""
+        now = time.monotonic()
+        for upstream in self._upstreams.values():
+            due = upstream._failed_at + upstream.config.reconnect_delay <= now
+            if upstream.client is None and due and not upstream._lock.locked():
+                self._tasks_or_raise().start_soon(self._connect_quietly, upstream)
+
+    async def ensure_for(self, tool_name: str) -> None:
+        """Before calling ``tool_name``: reconnect its upstream when it is down.
+
+        A tool whose upstream failed to start is not in the catalog yet; this finds the upstream
+        by the name's domain prefix and connects it, so the call either works or fails with an
+        error that names the upstream instead of "unknown tool".
+
+        Raises:
+            ToolUnavailableError: the upstream is still down.
+        """
+        if tool_name in self.catalog:
+            return
+        for name in sorted(self._upstreams, key=len, reverse=True):
+            upstream = self._upstreams[name]
+            if tool_name.startswith(f"{name}_") and upstream.client is None:
+                await upstream.connect()
+                return
+
+    def _install(self, upstream: _Upstream, listed: list[mcp_types.Tool]) -> None:
+        """Bring the catalog in line with ``upstream``'s listed tools."""
+        tools, skipped = upstream.to_tools(listed)
+        domain = upstream.config.name
+        new = {t.name for t in tools}
+        for old in [t.name for t in self.catalog if t.domain == domain]:
+            if old not in new:
+                self.catalog.remove(old)
+        kept: list[str] = []
+        for tool in tools:
+            existing = self.catalog.find(tool.name) if tool.name in self.catalog else None
+            if existing is not None and existing.domain != domain:
+                skipped.append((tool.name, f"name clash with a tool of domain {existing.domain!r}"))
+                continue
+            self.catalog.replace(tool)
+            kept.append(tool.name)
+        for item, reason in skipped:
+            logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)
+        upstream.status.tools = kept
+        upstream.status.skipped = skipped
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line description of ``exc``, unwrapping exception groups."""
+    while getattr(exc, "exceptions", None):  # an exception group: its first cause
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
