@@ -30,6 +30,8 @@ from toolmgmt_core.errors import (
 )
 from toolmgmt_core.execution import ToolResult
 from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.policy import ApprovalRequest, Explanation, Policy, PolicyView, load_policy_file
+from toolmgmt_core.profiles import Profile
 from toolmgmt_core.session import ToolSession, Usage
 from toolmgmt_core.tokens import count_tokens, get_encoding
 from toolmgmt_core.tool import Tool, ToolAnnotations
@@ -38,14 +40,19 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ApprovalDeniedError",
+    "ApprovalRequest",
     "BrowseError",
     "CatalogError",
     "ConfigError",
     "DomainSummary",
     "DuplicateToolError",
+    "Explanation",
     "IngestReport",
     "InvalidArgumentsError",
     "InvalidToolError",
+    "Policy",
+    "PolicyView",
+    "Profile",
     "ProviderError",
     "SearchError",
     "SearchHit",
@@ -69,4 +76,5 @@ __all__ = [
     "Usage",
     "count_tokens",
     "get_encoding",
+    "load_policy_file",
 ]
