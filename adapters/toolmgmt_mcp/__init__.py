@@ -35,9 +35,12 @@ from toolmgmt_mcp.config import (
     load_config,
     parse_config,
 )
+from toolmgmt_mcp.server import BearerTokenMiddleware, Gateway, serve, serve_async
 from toolmgmt_mcp.upstreams import UpstreamManager, UpstreamStatus, result_value
 
 __all__ = [
+    "BearerTokenMiddleware",
+    "Gateway",
     "GatewayConfig",
     "GatewaySettings",
     "PolicyConfig",
@@ -47,4 +50,6 @@ __all__ = [
     "load_config",
     "parse_config",
     "result_value",
+    "serve",
+    "serve_async",
 ]

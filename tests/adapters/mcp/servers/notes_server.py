@@ -11,6 +11,7 @@ import sys
 import time
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 if os.environ.get("NOTES_FAIL_IF_EXISTS") and os.path.exists(os.environ["NOTES_FAIL_IF_EXISTS"]):
@@ -32,7 +33,7 @@ def create_note(title: str, body: str) -> str:
 def get_note(title: str) -> dict[str, str]:
     """Read one note by its title."""
     if title not in NOTES:
-        raise ValueError(f"no note titled {title!r}")
+        raise ToolError(f"no note titled {title!r}")
     return {"title": title, "body": NOTES[title]}
 
 

@@ -1,0 +1,298 @@
+"""The gateway MCP server: ``discover_tools``, ``get_tool_schema`` and ``execute_tool`` over every
+upstream's tools.
+
+The server only translates: listing, search, policy, validation and truncation are the
+:class:`~toolmgmt_core.ToolSession`'s (gateway mode), one session per MCP client connection; the
+upstream calls are :mod:`toolmgmt_mcp.upstreams`'.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+import json
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import mcp.types as mcp_types
+from mcp import MCPError
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp_types import INVALID_PARAMS
+
+from toolmgmt_core.catalog import ToolCatalog
+from toolmgmt_core.errors import ConfigError, ToolCallError
+from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.session import ToolSession
+from toolmgmt_core.tool import Tool
+from toolmgmt_mcp.config import GatewayConfig
+from toolmgmt_mcp.upstreams import UpstreamManager
+
+__all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_async"]
+
+logger = logging.getLogger("toolmgmt_mcp")
+
+_SESSION_KEY = "toolmgmt.session"
+_EXECUTE = "execute_tool"
+_DISCOVER = "discover_tools"
+
+
+class Gateway:
+    """One MCP server over every upstream of a :class:`GatewayConfig`.
+
+    Usage::
+
+        async with Gateway(load_config("gateway.toml")) as gateway:
+            await gateway.run_stdio()                 # or: await gateway.run_http(port=8765)
+
+        async with Gateway(config) as gateway, mcp.Client(gateway.server) as client:
+            await client.call_tool("discover_tools", {})   # in-process (tests)
+
+    Entering connects the upstreams (one that fails is reported and retried on use); leaving
+    closes them. ``manager`` is a gateway-mode :class:`ToolManager` over ``catalog``;
+    ``manager_options`` are passed on to it (``browse_limit``, ``max_results``...).
+    """
+
+    def __init__(self, config: GatewayConfig, **manager_options: Any) -> None:
+        self.config = config
+        self.catalog = ToolCatalog()
+        options = {**self._manager_options(config), **manager_options}
+        self.manager = ToolManager(self.catalog, mode="gateway", **options)
+        self.upstreams = UpstreamManager(config, self.catalog)
+        self.server: Server[Any] = Server(
+            config.gateway.name,
+            version=_version(),
+            instructions=self.manager.instructions,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools("gateway")]
+
+    @staticmethod
+    def _manager_options(config: GatewayConfig) -> dict[str, Any]:
+        """Keyword arguments for the manager, passing only what this core's manager accepts."""
+        accepted = inspect.signature(ToolManager).parameters
+        options: dict[str, Any] = {"default_timeout": config.gateway.default_timeout}
+        if config.gateway.max_result_tokens is not None and "max_result_tokens" in accepted:
+            options["max_result_tokens"] = config.gateway.max_result_tokens
+        if config.policy:
+            if "policies" not in accepted:
+                raise ConfigError(
+                    f"{config.source}: [policy] needs a toolmgmt core with policies "
+                    "(ToolManager(policies=...)); upgrade toolmgmt."
+                )
+            from toolmgmt_core.policy import Policy
+
+            options["policies"] = [
+                Policy("gateway", allow=list(config.policy.allow), deny=list(config.policy.deny))
+            ]
+        return options
+
+    async def __aenter__(self) -> Gateway:
+        await self.upstreams.__aenter__()
+        domains = [s.name for s in self.upstreams.status()]
+        self.server.instructions = (
+            f"{self.manager.instructions} Domains are upstream servers: {', '.join(domains)}."
+        )
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.upstreams.__aexit__(*exc_info)
+
+    # -- MCP handlers -----------------------------------------------------------------------
+
+    def session_for(self, ctx: Any) -> ToolSession:
+        """The :class:`ToolSession` of the MCP connection ``ctx`` belongs to.
+
+        Handshake-era connections (stdio, stateful HTTP) keep one session for their lifetime;
+        the 2026 protocol has no connection state, so each of its requests gets a fresh one
+        (gateway mode needs none: ``execute_tool`` runs any visible tool).
+        """
+        connection = getattr(ctx.session, "_connection", None)
+        state = getattr(connection, "state", None)
+        if not isinstance(state, dict):
+            return self.manager.session()
+        session = state.get(_SESSION_KEY)
+        if session is None:
+            session = state[_SESSION_KEY] = self.manager.session()
+        return session
+
+    async def _list_tools(
+        self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListToolsResult:
+        return mcp_types.ListToolsResult(tools=self._mcp_tools)
+
+    async def _call_tool(
+        self, ctx: Any, params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
+        name = params.name
+        if name not in {t.name for t in self._mcp_tools}:
+            valid = ", ".join(t.name for t in self._mcp_tools)
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}. Valid: {valid}.")
+        arguments = params.arguments or {}
+        if name == _DISCOVER:
+            self.upstreams.revive_soon()
+        if name == _EXECUTE and isinstance(arguments.get("tool_name"), str):
+            try:
+                await self.upstreams.ensure_for(arguments["tool_name"])
+            except ToolCallError as exc:
+                return _error_result(exc)
+        result = await self.session_for(ctx).call(name, arguments)
+        return mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text=result.content)],
+            is_error=result.is_error,
+        )
+
+    # -- transports -------------------------------------------------------------------------
+
+    async def run_stdio(self) -> None:
+        """Serve over this process's stdin and stdout until the client closes them."""
+        async with stdio_server() as (read_stream, write_stream):
+            await self.server.run(
+                read_stream, write_stream, self.server.create_initialization_options()
+            )
+
+    def http_app(
+        self, *, path: str | None = None, host: str | None = None, token: str | None = None
+    ) -> Any:
+        """The streamable HTTP ASGI app, behind :class:`BearerTokenMiddleware` when ``token``."""
+        settings = self.config.gateway
+        app = self.server.streamable_http_app(
+            streamable_http_path=path or settings.path, host=host or settings.host
+        )
+        return BearerTokenMiddleware(app, token) if token else app
+
+    async def run_http(
+        self,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        token: str | None = None,
+        on_ready: Callable[[str], None] | None = None,
+    ) -> None:
+        """Serve streamable HTTP (127.0.0.1 by default) until cancelled.
+
+        Args:
+            host, port, token: override the configuration's ``[gateway]`` values; port 0 picks
+                a free port.
+            on_ready: called with the endpoint URL once the server listens.
+        """
+        import uvicorn
+
+        settings = self.config.gateway
+        host = host or settings.host
+        port = settings.port if port is None else port
+        token = token if token is not None else settings.token
+        app = self.http_app(host=host, token=token)
+        server = uvicorn.Server(
+            uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        )
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server.serve)
+            while not server.started:
+                if server.should_exit:
+                    return
+                await anyio.sleep(0.02)
+            bound = server.servers[0].sockets[0].getsockname()[1]
+            url = f"http://{host}:{bound}{settings.path}"
+            (on_ready or _announce)(url)
+
+
+class BearerTokenMiddleware:
+    """ASGI middleware refusing HTTP requests without ``Authorization: Bearer <token>`` (401)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        if not token:
+            raise ConfigError("The gateway's bearer token must not be empty.")
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = json.dumps(
+                    {"error": "unauthorized", "message": "A valid bearer token is required."}
+                ).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="toolmgmt-gateway"'),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+async def serve_async(
+    config: GatewayConfig,
+    *,
+    transport: str | None = None,
+    host: str | None = None,
+    port: int | None = None,
+    token: str | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Run the gateway until the client disconnects (stdio) or it is cancelled (HTTP).
+
+    Raises:
+        ConfigError: an unknown transport.
+    """
+    transport = transport or config.gateway.transport
+    if transport not in ("stdio", "http"):
+        raise ConfigError(f"transport must be 'stdio' or 'http', got {transport!r}.")
+    async with Gateway(config) as gateway:
+        for status in gateway.upstreams.status():
+            state = f"{len(status.tools)} tools" if status.connected else f"DOWN: {status.error}"
+            print(f"toolmgmt gateway: upstream {status.name}: {state}", file=sys.stderr)
+            for tool, reason in status.skipped:
+                print(f"  skipped {tool}: {reason}", file=sys.stderr)
+        if transport == "stdio":
+            await gateway.run_stdio()
+        else:
+            await gateway.run_http(host=host, port=port, token=token, on_ready=on_ready)
+
+
+def serve(config: GatewayConfig, **options: Any) -> None:
+    """Blocking :func:`serve_async` (``transport``, ``host``, ``port``, ``token``)."""
+    anyio.run(lambda: serve_async(config, **options))
+
+
+def _announce(url: str) -> None:
+    print(f"toolmgmt gateway: listening on {url}", file=sys.stderr, flush=True)
+
+
+def _to_mcp_tool(tool: Tool) -> mcp_types.Tool:
+    hints = tool.annotations.to_mcp()
+    return mcp_types.Tool(
+        name=tool.name,
+        title=hints.pop("title", None),
+        description=tool.description,
+        input_schema=dict(tool.parameters),
+        annotations=mcp_types.ToolAnnotations.model_validate(hints) if hints else None,
+    )
+
+
+def _error_result(error: ToolCallError) -> mcp_types.CallToolResult:
+    text = json.dumps(error.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    return mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(type="text", text=text)], is_error=True
+    )
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("toolmgmt")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return "0"
