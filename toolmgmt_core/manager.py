@@ -11,12 +11,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import ConfigError
 from toolmgmt_core.execution import dumps_compact
 from toolmgmt_core.meta_tools import INSTRUCTIONS, meta_tools_for
+from toolmgmt_core.policy import ApprovalCallback, Policy, PolicyFile, PolicyView
+from toolmgmt_core.profiles import Profile
 from toolmgmt_core.tokens import DEFAULT_ENCODING, count_tokens
 from toolmgmt_core.tool import EMPTY_PARAMETERS, Tool
 
@@ -90,6 +93,14 @@ class ToolManager:
             to narrow by group or query.
         lazy_descriptions: in ``lazy`` mode, list each tool's first sentence (``"summary"``)
             or its whole description (``"full"``).
+        profile: the tools this agent may use: ``"full"`` (default), ``"minimal"``,
+            ``"readonly"``, a custom profile's name, or a :class:`~toolmgmt_core.Profile`.
+        profiles: custom profiles known by name (for ``profile`` and ``session.set_profile``).
+        policies: policy steps applied after the profile, in order (:class:`~toolmgmt_core.Policy`
+            objects or mappings), or the path of a TOML/JSON policy file. A removed tool is
+            invisible and uncallable through every door; meta-tools are never removed.
+        approval: a sync or async callback deciding each call that needs approval (tools
+            annotated destructive, or matched by a step's ``require_approval``).
 
     Raises:
         ConfigError: an unknown mode or option value, or an always-on name not in the catalog.
@@ -112,6 +123,10 @@ class ToolManager:
         encoding: str = DEFAULT_ENCODING,
         browse_limit: int = 50,
         lazy_descriptions: Literal["summary", "full"] = "summary",
+        profile: str | Profile | None = None,
+        profiles: Mapping[str, Profile] | Iterable[Profile] | None = None,
+        policies: Iterable[Policy | Mapping[str, Any]] | str | Path | PolicyFile | None = None,
+        approval: ApprovalCallback | None = None,
     ) -> None:
         if not isinstance(catalog, ToolCatalog):
             raise ConfigError(
@@ -157,6 +172,8 @@ class ToolManager:
         self.encoding = encoding
         self.browse_limit = browse_limit
         self.lazy_descriptions = lazy_descriptions
+        self.policy = PolicyView(catalog, profile, policies, approval, profiles=profiles)
+        """The policy view sessions start with (``session.set_profile`` derives another)."""
         self._meta = {
             m: meta_tools_for(m, max_results=max_results) for m in ("search", "gateway", "lazy")
         }

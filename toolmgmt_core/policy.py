@@ -315,6 +315,10 @@ class PolicyView:
         self._state: _State | None = None
         self._lock = threading.Lock()
         self._warned: set[str] = set()
+        # Views over the other profiles, shared by the whole family so that many sessions
+        # switching to one profile share its cache.
+        self._family: dict[str, PolicyView] = {self.profile.name: self}
+        self._family_lock = threading.Lock()
 
     def with_profile(self, profile: str | Profile | Mapping[str, Any] | None) -> PolicyView:
         """The same policies and approval over another profile.
@@ -322,13 +326,18 @@ class PolicyView:
         Raises:
             ConfigError: an unknown profile name, listing the known ones.
         """
-        return PolicyView(
-            self.catalog,
-            get_profile(profile, self.known_profiles),
-            self.policies,
-            self.approval,
-            profiles=self.known_profiles,
-        )
+        chosen = get_profile(profile, self.known_profiles)
+        if chosen == self.profile:
+            return self
+        with self._family_lock:
+            derived = self._family.get(chosen.name)
+            if derived is None or derived.profile != chosen:
+                derived = PolicyView(
+                    self.catalog, chosen, self.policies, self.approval, profiles=self.known_profiles
+                )
+                derived._family, derived._family_lock = self._family, self._family_lock
+                self._family[chosen.name] = derived
+            return derived
 
     # -- decisions ------------------------------------------------------------------------
 

@@ -39,6 +39,8 @@ from toolmgmt_core.execution import (
     to_jsonable,
     validate_arguments,
 )
+from toolmgmt_core.policy import Explanation, PolicyView
+from toolmgmt_core.profiles import Profile
 from toolmgmt_core.tokens import count_tokens
 from toolmgmt_core.tool import Tool
 
@@ -133,18 +135,55 @@ class ToolSession:
         self._loaded: list[str] = list(dict.fromkeys(loaded))
         self._lock = threading.RLock()
 
-    # -- policy choke points (identity until a policy is wired) ---------------------------
+    # -- policy choke points: every listing, search, schema and call asks these ------------
+
+    _profile_view: PolicyView | None = None
+    """The view after :meth:`set_profile`; None uses the manager's."""
+
+    @property
+    def policy(self) -> PolicyView:
+        """The policy view in force: the manager's, or the one :meth:`set_profile` chose."""
+        return self._profile_view or self.manager.policy
 
     def _visible(self, tool: Tool) -> bool:
         """Whether this session may see and run ``tool`` (the policy view)."""
-        return True
+        return self.policy.allows(tool)
 
     def _present(self, tool: Tool) -> Tool:
         """``tool`` as this session shows it (description overrides applied)."""
-        return tool
+        return self.policy.present(tool)
 
     async def _approve(self, tool: Tool, arguments: Mapping[str, Any]) -> None:
         """Raise :class:`~toolmgmt_core.errors.ApprovalDeniedError` to refuse this call."""
+        await self.policy.check_approval(self._present(tool), arguments)
+
+    @property
+    def profile(self) -> str:
+        """The name of the profile in force."""
+        return self.policy.profile.name
+
+    def set_profile(self, profile: str | Profile) -> None:
+        """Switch this session to another profile; the next :meth:`tools` and every later call
+        use it (other sessions keep theirs). The choice is kept in :meth:`to_json` state.
+
+        Raises:
+            ConfigError: an unknown profile name; the message lists the known ones.
+        """
+        view = self.manager.policy.with_profile(profile)
+        with self._lock:
+            self._profile_view = None if view is self.manager.policy else view
+
+    def explain(self, name: str) -> Explanation:
+        """Why ``name`` is visible to this session or not, and which policy step decided it."""
+        meta_tool = self._meta_tool(name)
+        if meta_tool is not None:
+            return Explanation(
+                meta_tool.name,
+                True,
+                None,
+                f"{meta_tool.name!r} is a meta-tool; policies never remove meta-tools.",
+            )
+        return self.policy.explain(name)
 
     # -- what the model sees --------------------------------------------------------------
 
@@ -244,7 +283,18 @@ class ToolSession:
 
     def to_json(self) -> dict[str, Any]:
         """The session's state as plain JSON (store it in a framework's state or checkpoint)."""
-        return {"version": STATE_VERSION, "mode": self.manager.mode, "loaded": self.loaded()}
+        state: dict[str, Any] = {
+            "version": STATE_VERSION,
+            "mode": self.manager.mode,
+            "loaded": self.loaded(),
+        }
+        view = self._profile_view
+        if view is not None:
+            profile = view.profile
+            known = self.manager.policy.known_profiles.get(profile.name)
+            by_name = profile.builtin or known == profile
+            state["profile"] = profile.name if by_name else profile.to_dict()
+        return state
 
     @classmethod
     def from_json(cls, manager: ToolManager, data: Mapping[str, Any] | str) -> ToolSession:
@@ -274,7 +324,10 @@ class ToolSession:
         loaded = data.get("loaded", [])
         if not isinstance(loaded, list) or not all(isinstance(n, str) for n in loaded):
             raise ConfigError('Session state "loaded" must be a list of tool names.')
-        return cls(manager, loaded=loaded)
+        session = cls(manager, loaded=loaded)
+        if data.get("profile") is not None:
+            session.set_profile(data["profile"])
+        return session
 
     # -- loading --------------------------------------------------------------------------
 
