@@ -1,7 +1,388 @@
-"""Provider formatting: tools in the shape Anthropic, OpenAI and Gemini accept."""
+"""Provider formatting: tools in the shape Anthropic, OpenAI and Gemini accept.
+
+:func:`format_tools` takes a list of :class:`~toolmgmt_core.tool.Tool` (or a session) and returns
+the request parts for one provider::
+
+    request = format_tools(session, "anthropic", native=True)
+    client.messages.create(model=..., tools=request["tools"], messages=...)
+    tool = session_tool_name = request["report"].original_name(block.name)
+
+The formatter never decides visibility: it sends what it is given. With a session it sends
+``session.tools()``; in native mode it also sends the rest of ``session.visible_tools()`` marked
+deferred, with the provider's own tool search tool. One tool that cannot be made valid is left out
+and reported (``report.skipped``), never failing the request. Results are cached on the identity
+and content of the tools and the options, so formatting an unchanged step costs almost nothing.
+"""
 
 from __future__ import annotations
 
-from toolmgmt_core.providers.names import NameMap, build_name_map, resolve_provider_name
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["NameMap", "build_name_map", "resolve_provider_name"]
+from toolmgmt_core.errors import ProviderError
+from toolmgmt_core.providers.anthropic import assemble_anthropic, to_anthropic_tool
+from toolmgmt_core.providers.gemini import allowed_functions_config, to_gemini_declaration
+from toolmgmt_core.providers.names import NameMap, build_name_map, resolve_provider_name
+from toolmgmt_core.providers.openai import (
+    MAX_TOOLS,
+    allowed_tools_choice,
+    strip_strict_nulls,
+    to_openai_tool,
+)
+from toolmgmt_core.providers.report import FormatReport
+from toolmgmt_core.tool import Tool
+
+__all__ = [
+    "PROVIDERS",
+    "FormatReport",
+    "NameMap",
+    "Provider",
+    "SessionLike",
+    "build_name_map",
+    "clear_format_cache",
+    "format_for_anthropic",
+    "format_for_gemini",
+    "format_for_openai",
+    "format_tools",
+    "resolve_provider_name",
+    "strip_strict_nulls",
+]
+
+Provider = Literal["anthropic", "openai", "openai-responses", "gemini"]
+PROVIDERS: tuple[str, ...] = ("anthropic", "gemini", "openai", "openai-responses")
+"""Provider keys :func:`format_tools` accepts."""
+
+_NATIVE = frozenset({"anthropic", "openai-responses"})
+
+
+@runtime_checkable
+class SessionLike(Protocol):
+    """What the formatter needs of a session (a ``ToolSession`` fits)."""
+
+    def tools(self) -> list[Tool]:
+        """The tools to send now."""
+        ...
+
+    def visible_tools(self) -> list[Tool]:
+        """Every tool the session may see (deferred ones included)."""
+        ...
+
+
+class _LRU:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[Any, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self.lock:
+            value = self.data.get(key)
+            if value is not None:
+                self.data.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: Any) -> None:
+        with self.lock:
+            self.data[key] = value
+            self.data.move_to_end(key)
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.data.clear()
+
+
+_REQUESTS = _LRU(64)
+_BY_ID = _LRU(8192)
+_BY_CONTENT = _LRU(8192)
+
+
+def clear_format_cache() -> None:
+    """Forget every cached formatting result (for benchmarks and tests)."""
+    for cache in (_REQUESTS, _BY_ID, _BY_CONTENT):
+        cache.clear()
+
+
+@dataclass(frozen=True)
+class _Converted:
+    data: dict[str, Any] | None
+    notes: tuple[str, ...] = ()
+    fallback: str | None = None
+    error: str | None = None
+
+
+def _fingerprint(tool: Tool) -> str:
+    return json.dumps([tool.name, tool.description, tool.parameters], sort_keys=True, default=str)
+
+
+def _convert_uncached(tool: Tool, provider: str, name: str, options: tuple[Any, ...]) -> _Converted:
+    strict, json_schema = options
+    try:
+        if provider == "anthropic":
+            data, notes = to_anthropic_tool(tool, name)
+            return _Converted(data, tuple(notes))
+        if provider == "gemini":
+            data, notes = to_gemini_declaration(tool, name, json_schema=json_schema)
+            return _Converted(data, tuple(notes))
+        api: Literal["chat", "responses"] = (
+            "responses" if provider == "openai-responses" else "chat"
+        )
+        data, notes, fallback = to_openai_tool(tool, name, api=api, strict=strict)
+        return _Converted(data, tuple(notes), fallback)
+    except Exception as exc:  # one bad tool never fails the request
+        return _Converted(None, error=f"{type(exc).__name__}: {exc}")
+
+
+def _convert(tool: Tool, provider: str, name: str, options: tuple[Any, ...]) -> _Converted:
+    id_key = (provider, options, name, id(tool))
+    hit = _BY_ID.get(id_key)
+    if hit is not None and hit[0] is tool:
+        return hit[1]  # type: ignore[no-any-return]
+    content_key = (provider, options, name, _fingerprint(tool))
+    converted = _BY_CONTENT.get(content_key)
+    if converted is None:
+        converted = _convert_uncached(tool, provider, name, options)
+        _BY_CONTENT.put(content_key, converted)
+    _BY_ID.put(id_key, (tool, converted))
+    return converted  # type: ignore[no-any-return]
+
+
+def _gather(source: Any, native: bool) -> tuple[list[Tool], set[str]]:
+    if isinstance(source, Tool):
+        source = [source]
+    if callable(getattr(source, "visible_tools", None)) and callable(
+        getattr(source, "tools", None)
+    ):
+        loaded = list(source.tools())
+        if not native:
+            return loaded, set()
+        names = {t.name for t in loaded}
+        rest = [t for t in source.visible_tools() if t.name not in names]
+        return loaded + rest, {t.name for t in rest}
+    if isinstance(source, str | bytes) or not isinstance(source, Iterable):
+        raise TypeError(
+            "format_tools takes a list of Tool objects or a session (an object with tools() "
+            f"and visible_tools()), got {type(source).__name__}."
+        )
+    tools = list(source)
+    for tool in tools:
+        if not isinstance(tool, Tool):
+            raise TypeError(
+                f"format_tools takes Tool objects, got {type(tool).__name__}; build tools with "
+                "Tool(...), Tool.from_function(...) or a ToolCatalog."
+            )
+    deferred = {t.name for t in tools if t.defer_loading is True} if native else set()
+    return tools, deferred
+
+
+def _too_many(count: int) -> ProviderError:
+    return ProviderError(
+        f"{count} tools in one request; OpenAI accepts at most {MAX_TOOLS}. Send fewer: use a "
+        "ToolManager session in search or gateway mode, or "
+        "format_tools(..., provider='openai-responses', native=True) to defer the rest."
+    )
+
+
+def format_tools(
+    tools_or_session: Any,
+    provider: str,
+    *,
+    native: bool = False,
+    strict: bool = False,
+    allowed: Sequence[str] | None = None,
+    allowed_mode: Literal["auto", "required"] = "auto",
+    tool_search: Literal["bm25", "regex"] = "bm25",
+    cache_control: bool = False,
+    gemini_json_schema: bool = False,
+) -> dict[str, Any]:
+    """The request parts that send ``tools_or_session``'s tools to ``provider``.
+
+    Args:
+        tools_or_session: Tools (a list, a catalog) or a session with ``tools()`` and
+            ``visible_tools()``.
+        provider: ``anthropic``, ``openai`` (Chat Completions), ``openai-responses`` or
+            ``gemini``.
+        native: Use the provider's own deferred loading (Anthropic tool search, Responses
+            ``tool_search``): a session's visible but unloaded tools, or listed tools with
+            ``defer_loading=True``, are sent deferred. Providers without it leave deferred tools
+            out (reported).
+        strict: OpenAI strict mode; a tool that cannot be strict is sent non-strict and its
+            reason is in ``report.strict_fallbacks``.
+        allowed: Restrict this step to these tool names without changing the tool list (OpenAI
+            ``allowed_tools`` tool choice, Gemini ``allowed_function_names``).
+        allowed_mode: ``auto`` (may answer in text) or ``required`` (must call one).
+        tool_search: Anthropic's search kind in native mode: ``bm25`` or ``regex``.
+        cache_control: Anthropic: a cache breakpoint on the last tool loaded up front.
+        gemini_json_schema: Gemini: send ``parametersJsonSchema`` instead of ``parameters``.
+
+    Returns:
+        ``{"tools": [...], "report": FormatReport}``, plus ``tool_choice`` (OpenAI) or
+        ``tool_config`` (Gemini) when ``allowed`` is given. Treat it as read-only: it is shared
+        with the cache.
+
+    Raises:
+        ProviderError: an unknown provider, more tools than OpenAI accepts, an ``allowed`` name
+            that is not sent, or ``allowed`` for Anthropic (which has no such choice).
+    """
+    if provider not in PROVIDERS:
+        raise ProviderError(f"Unknown provider {provider!r}; valid: {', '.join(PROVIDERS)}.")
+    tools, deferred = _gather(tools_or_session, native)
+    allowed_key = tuple(allowed) if allowed is not None else None
+    key = (
+        provider,
+        native,
+        strict,
+        allowed_key,
+        allowed_mode,
+        tool_search,
+        cache_control,
+        gemini_json_schema,
+        tuple((t.name, id(t), t.name in deferred) for t in tools),
+    )
+    hit = _REQUESTS.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], tools, strict=True)):
+        result = hit[1]
+        return {
+            **result,
+            "tools": list(result["tools"]),
+            "report": replace(result["report"], cached=True),
+        }
+    result = _format(
+        tools,
+        deferred,
+        provider,
+        native=native,
+        strict=strict,
+        allowed=allowed_key,
+        allowed_mode=allowed_mode,
+        tool_search=tool_search,
+        cache_control=cache_control,
+        gemini_json_schema=gemini_json_schema,
+    )
+    _REQUESTS.put(key, (tuple(tools), result))
+    return {**result, "tools": list(result["tools"])}
+
+
+def _format(
+    tools: list[Tool],
+    deferred: set[str],
+    provider: str,
+    *,
+    native: bool,
+    strict: bool,
+    allowed: tuple[str, ...] | None,
+    allowed_mode: str,
+    tool_search: Literal["bm25", "regex"],
+    cache_control: bool,
+    gemini_json_schema: bool,
+) -> dict[str, Any]:
+    report = FormatReport(provider=provider)
+    if allowed is not None and provider == "anthropic":
+        raise ProviderError(
+            "Anthropic has no allowed-tools choice; send the subset as tools, or use "
+            "tool_choice={'type': 'tool', 'name': ...} to force one tool."
+        )
+    unique: list[Tool] = []
+    seen: set[str] = set()
+    for tool in tools:
+        if tool.name in seen:
+            report.skipped[tool.name] = "duplicate name: an earlier tool of the request has it"
+            continue
+        if tool.name in deferred and provider not in _NATIVE:
+            report.skipped[tool.name] = (
+                f"deferred, and {provider} has no native deferred loading; load it first"
+            )
+            continue
+        seen.add(tool.name)
+        unique.append(tool)
+    names = build_name_map([t.name for t in unique], provider)
+    options = (strict, gemini_json_schema)
+    entries: list[tuple[str, dict[str, Any], bool]] = []
+    for tool in unique:
+        pname = names.provider_name(tool.name)
+        converted = _convert(tool, provider, pname, options)
+        if converted.data is None:
+            report.skipped[tool.name] = converted.error or "could not be formatted"
+            continue
+        for note in converted.notes:
+            report.note(tool.name, note)
+        if converted.fallback:
+            report.strict_fallbacks[tool.name] = converted.fallback
+        report.name_map[pname] = tool.name
+        entries.append((tool.name, converted.data, tool.name in deferred))
+    result: dict[str, Any] = {"report": report}
+    if provider == "anthropic":
+        sent, report.deferred = assemble_anthropic(
+            entries, native=native, tool_search=tool_search, cache_control=cache_control
+        )
+        result["tools"] = sent
+    elif provider == "gemini":
+        declarations = [data for _, data, _ in entries]
+        result["tools"] = [{"function_declarations": declarations}] if declarations else []
+    else:
+        result["tools"] = _assemble_openai(entries, provider, native, report)
+    if allowed is not None:
+        missing = [n for n in allowed if n not in set(report.name_map.values())]
+        if missing:
+            raise ProviderError(
+                f"allowed names not in this request: {', '.join(missing)}; "
+                f"valid: {', '.join(sorted(report.name_map.values())[:20])}."
+            )
+        sent_names = [names.provider_name(n) for n in allowed]
+        if provider == "gemini":
+            result["tool_config"] = allowed_functions_config(sent_names, mode=allowed_mode)
+        else:
+            api: Literal["chat", "responses"] = "chat" if provider == "openai" else "responses"
+            result["tool_choice"] = allowed_tools_choice(sent_names, api=api, mode=allowed_mode)
+    return result
+
+
+def _assemble_openai(
+    entries: list[tuple[str, dict[str, Any], bool]],
+    provider: str,
+    native: bool,
+    report: FormatReport,
+) -> list[dict[str, Any]]:
+    if provider == "openai" or not native:
+        if len(entries) > MAX_TOOLS:
+            raise _too_many(len(entries))
+        return [data for _, data, _ in entries]
+    # Responses, native: defer what the session deferred, and whatever exceeds the limit
+    # (the first tools are meta-tools and always-on ones, so they stay loaded).
+    room = MAX_TOOLS - 1  # the tool_search tool takes one place
+    sent: list[dict[str, Any]] = []
+    loaded = 0
+    for original, data, is_deferred in entries:
+        if not is_deferred and loaded < room:
+            loaded += 1
+            sent.append(data)
+            continue
+        if not is_deferred:
+            report.note(original, f"deferred: more than {room} tools loaded up front")
+        sent.append({**data, "defer_loading": True})
+        report.deferred.append(original)
+    if report.deferred:
+        sent.insert(0, {"type": "tool_search"})
+    return sent
+
+
+def format_for_anthropic(tools_or_session: Any, **options: Any) -> dict[str, Any]:
+    """:func:`format_tools` for ``anthropic``."""
+    return format_tools(tools_or_session, "anthropic", **options)
+
+
+def format_for_openai(
+    tools_or_session: Any, *, responses: bool = False, **options: Any
+) -> dict[str, Any]:
+    """:func:`format_tools` for ``openai`` (or ``openai-responses`` with ``responses``)."""
+    return format_tools(tools_or_session, "openai-responses" if responses else "openai", **options)
+
+
+def format_for_gemini(tools_or_session: Any, **options: Any) -> dict[str, Any]:
+    """:func:`format_tools` for ``gemini``."""
+    return format_tools(tools_or_session, "gemini", **options)

@@ -6,9 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolmgmt_core.providers import names
 from toolmgmt_core.providers.names import (
-    NAME_RULES,
     build_name_map,
     provider_name,
     resolve_provider_name,
@@ -79,8 +77,3 @@ def test_name_maps_are_valid_unique_and_reversible(originals: list[str]) -> None
         assert [mapping.original(s) for s in sent] == originals
         for original, s in zip(originals, sent, strict=True):
             assert resolve_provider_name(s, originals) in (original, None)
-
-
-def test_exports_sorted() -> None:
-    assert names.__all__ == sorted(names.__all__)
-    assert set(NAME_RULES) == {"anthropic", "openai", "openai-responses", "gemini"}

@@ -1,0 +1,220 @@
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from toolmgmt_core import ProviderError, Tool, ToolCatalog
+from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.providers import (
+    PROVIDERS,
+    clear_format_cache,
+    format_tools,
+    strip_strict_nulls,
+)
+
+ALL = ["anthropic", "openai", "openai-responses", "gemini"]
+
+
+def _tool(name: str, **params: Any) -> Tool:
+    properties = params or {"query": {"type": "string", "description": "What to look for."}}
+    return Tool(
+        name=name,
+        description=f"{name} does a thing. Use it when asked.",
+        parameters={"type": "object", "properties": properties, "required": list(properties)[:1]},
+    )
+
+
+def _sent_names(provider: str, tools: list[dict[str, Any]]) -> list[str]:
+    if provider == "gemini":
+        return [d["name"] for t in tools for d in t["function_declarations"]]
+    if provider == "openai":
+        return [t["function"]["name"] for t in tools]
+    return [t["name"] for t in tools if "name" in t and not t.get("type", "").startswith("tool_s")]
+
+
+@pytest.mark.parametrize("provider", ALL)
+def test_every_provider_gets_valid_tools(provider: str, check_provider: Any) -> None:
+    tools = [_tool("search_docs"), _tool("crm.contacts.search"), _tool("x" * 90)]
+    out = format_tools(tools, provider)
+    check_provider(provider, out["tools"])
+    report = out["report"]
+    assert sorted(report.name_map.values()) == sorted(t.name for t in tools)
+    assert sorted(_sent_names(provider, out["tools"])) == sorted(report.name_map)
+    assert report.name_map["crm_contacts_search"] == "crm.contacts.search"
+    assert report.original_name("search_docs") == "search_docs"
+
+
+@pytest.mark.parametrize("provider", ALL)
+def test_one_bad_tool_is_reported_not_fatal(provider: str, check_provider: Any) -> None:
+    bad = Tool(
+        name="broken",
+        description="Has a dangling reference.",
+        parameters={"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}},
+    )
+    if provider == "anthropic":  # Anthropic takes $ref as is; break its top level instead
+        bad = Tool(
+            name="broken",
+            description="Top-level union of non-objects.",
+            parameters={"type": "object", "anyOf": [{"type": "string"}]},
+        )
+    out = format_tools([_tool("good_one"), bad], provider)
+    check_provider(provider, out["tools"])
+    assert _sent_names(provider, out["tools"]) == ["good_one"]
+    assert "broken" in out["report"].skipped and out["report"].skipped["broken"]
+
+
+def test_unknown_provider_names_valid_ones() -> None:
+    with pytest.raises(ProviderError, match="anthropic, gemini, openai, openai-responses"):
+        format_tools([_tool("a")], "mistral")
+    assert PROVIDERS == ("anthropic", "gemini", "openai", "openai-responses")
+
+
+def test_non_tools_are_refused_clearly() -> None:
+    with pytest.raises(TypeError, match="Tool objects"):
+        format_tools([{"name": "x"}], "openai")
+    with pytest.raises(TypeError, match="list of Tool objects or a session"):
+        format_tools(42, "openai")
+
+
+def test_duplicate_names_are_skipped() -> None:
+    out = format_tools([_tool("a"), _tool("a")], "openai")
+    assert len(out["tools"]) == 1 and "a" in out["report"].skipped
+
+
+def test_openai_limit_fails_clearly_and_responses_native_defers() -> None:
+    tools = [_tool(f"tool_{i}") for i in range(130)]
+    with pytest.raises(ProviderError, match=r"130 tools.*at most 128.*native=True"):
+        format_tools(tools, "openai")
+    with pytest.raises(ProviderError, match="130 tools"):
+        format_tools(tools, "openai-responses")
+    out = format_tools(tools, "openai-responses", native=True)
+    loaded = [t for t in out["tools"] if t["type"] == "function" and not t.get("defer_loading")]
+    assert len(loaded) == 127
+    assert out["tools"][0] == {"type": "tool_search"}
+    assert out["report"].deferred == ["tool_127", "tool_128", "tool_129"]
+
+
+def test_allowed_tools_choice_keeps_tool_list() -> None:
+    tools = [_tool("a"), _tool("b.c"), _tool("d")]
+    full = format_tools(tools, "openai")
+    out = format_tools(tools, "openai", allowed=["b.c"])
+    assert out["tools"] == full["tools"]
+    assert out["tool_choice"] == {
+        "type": "allowed_tools",
+        "allowed_tools": {
+            "mode": "auto",
+            "tools": [{"type": "function", "function": {"name": "b_c"}}],
+        },
+    }
+    resp = format_tools(tools, "openai-responses", allowed=["a", "d"], allowed_mode="required")
+    assert resp["tool_choice"]["tools"] == [
+        {"type": "function", "name": "a"},
+        {"type": "function", "name": "d"},
+    ]
+    assert resp["tool_choice"]["mode"] == "required"
+    gem = format_tools(tools, "gemini", allowed=["a"])
+    assert gem["tool_config"] == {
+        "function_calling_config": {"mode": "VALIDATED", "allowed_function_names": ["a"]}
+    }
+    with pytest.raises(ProviderError, match="not in this request: zzz"):
+        format_tools(tools, "openai", allowed=["zzz"])
+    with pytest.raises(ProviderError, match="Anthropic has no allowed-tools"):
+        format_tools(tools, "anthropic", allowed=["a"])
+
+
+def test_cache_hits_on_unchanged_tools_and_misses_on_changes() -> None:
+    clear_format_cache()
+    tools = [_tool(f"tool_{i}") for i in range(50)]
+    first = format_tools(tools, "gemini")
+    assert first["report"].cached is False
+    again = format_tools(list(tools), "gemini")
+    assert again["report"].cached is True
+    assert again["tools"] == first["tools"]
+    changed = [*tools[:-1], tools[-1].replace(description="Something else entirely.")]
+    third = format_tools(changed, "gemini")
+    assert third["report"].cached is False
+    decl = third["tools"][0]["function_declarations"][-1]
+    assert decl["description"] == "Something else entirely."
+    # an option is part of the key
+    assert format_tools(tools, "gemini", gemini_json_schema=True)["report"].cached is False
+
+
+def test_cached_step_is_much_cheaper() -> None:
+    clear_format_cache()
+    tools = [
+        _tool(f"tool_{i}", a={"type": ["string", "null"]}, b={"oneOf": [{"type": "integer"}]})
+        for i in range(200)
+    ]
+    start = time.perf_counter()
+    format_tools(tools, "openai-responses", strict=True, native=True)
+    cold = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(10):
+        format_tools(tools, "openai-responses", strict=True, native=True)
+    warm = (time.perf_counter() - start) / 10
+    assert warm * 10 < cold
+
+
+def test_results_do_not_leak_mutations_into_the_cache() -> None:
+    tools = [_tool("a")]
+    out = format_tools(tools, "openai")
+    out["tools"].append({"junk": True})
+    assert len(format_tools(tools, "openai")["tools"]) == 1
+
+
+def test_strip_strict_nulls_restores_left_out_optionals() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "q": {"type": "string"},
+            "limit": {"type": "integer"},
+            "cursor": {"type": ["string", "null"]},
+            "filter": {"type": "object", "properties": {"tag": {"type": "string"}}},
+        },
+        "required": ["q"],
+    }
+    args = {"q": "x", "limit": None, "cursor": None, "filter": {"tag": None}}
+    assert strip_strict_nulls(args, schema) == {"q": "x", "cursor": None, "filter": {}}
+
+
+def _catalog() -> ToolCatalog:
+    catalog = ToolCatalog()
+    for i in range(12):
+        catalog.add(_tool(f"crm.tool_{i}"))
+    return catalog
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai-responses"])
+def test_session_native_mode_defers_unloaded_tools(provider: str, check_provider: Any) -> None:
+    session = ToolManager(_catalog(), mode="search").session()
+    loaded = session.tools()
+    visible = session.visible_tools()
+    out = format_tools(session, provider, native=True)
+    check_provider(provider, out["tools"])
+    report = out["report"]
+    loaded_names = {t.name for t in loaded}
+    assert set(report.deferred) == {t.name for t in visible} - loaded_names
+    assert report.deferred  # the catalog tools are not loaded yet
+    search = out["tools"][0]
+    if provider == "anthropic":
+        assert search["type"] == "tool_search_tool_bm25_20251119"
+    else:
+        assert search == {"type": "tool_search"}
+    meta = [t for t in out["tools"] if t.get("name") in loaded_names]
+    assert meta and not any(t.get("defer_loading") for t in meta)
+
+
+def test_session_non_native_sends_only_tools() -> None:
+    session = ToolManager(_catalog(), mode="search").session()
+    out = format_tools(session, "openai")
+    assert sorted(out["report"].name_map.values()) == sorted(t.name for t in session.tools())
+    assert not out["report"].deferred
+
+
+def test_native_without_provider_support_leaves_deferred_out() -> None:
+    session = ToolManager(_catalog(), mode="search").session()
+    out = format_tools(session, "gemini", native=True)
+    assert "crm.tool_0" in out["report"].skipped
+    assert "native deferred loading" in out["report"].skipped["crm.tool_0"]
