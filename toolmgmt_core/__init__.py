@@ -32,6 +32,7 @@ from toolmgmt_core.execution import ToolResult
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.policy import ApprovalRequest, Explanation, Policy, PolicyView, load_policy_file
 from toolmgmt_core.profiles import Profile
+from toolmgmt_core.providers import FormatReport, format_tools
 from toolmgmt_core.session import ToolSession, Usage
 from toolmgmt_core.tokens import count_tokens, get_encoding
 from toolmgmt_core.tool import Tool, ToolAnnotations
@@ -47,6 +48,7 @@ __all__ = [
     "DomainSummary",
     "DuplicateToolError",
     "Explanation",
+    "FormatReport",
     "IngestReport",
     "InvalidArgumentsError",
     "InvalidToolError",
@@ -75,6 +77,7 @@ __all__ = [
     "UnknownToolError",
     "Usage",
     "count_tokens",
+    "format_tools",
     "get_encoding",
     "load_policy_file",
 ]
