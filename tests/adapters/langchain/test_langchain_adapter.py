@@ -1,0 +1,326 @@
+"""The LangChain adapter driven by a real ``create_agent`` graph and a scripted fake chat model."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from typing import Annotated, Any
+
+import pytest
+
+pytest.importorskip("langchain")
+
+import toolmgmt_langchain  # noqa: E402
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+from langchain_core.tools import InjectedToolArg, StructuredTool, tool  # noqa: E402
+from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from pydantic import Field  # noqa: E402
+
+from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
+
+try:  # DEV-SHIM
+    from toolmgmt_core.demo import demo_catalog  # noqa: E402
+except ImportError:  # DEV-SHIM
+    from toolmgmt_core.demo import calendar as _cal  # DEV-SHIM
+    from toolmgmt_core.demo import crm as _crm
+
+    def demo_catalog() -> ToolCatalog:  # DEV-SHIM
+        return ToolCatalog([*_crm.build_tools(), *_cal.build_tools()])  # DEV-SHIM
+
+
+from toolmgmt_langchain import (  # noqa: E402
+    STATE_KEY,
+    ToolManagerMiddleware,
+    add_langchain_tools,
+    arun_tool_calls,
+    bind_session_tools,
+    run_tool_calls,
+)
+
+
+class RecordingChatModel(BaseChatModel):
+    """Answers from a script and records the tool names bound at each call."""
+
+    script: list[AIMessage]
+    calls: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "recording-fake"
+
+    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: Any = None,
+        run_manager: Any = None,
+        tools: Any = (),
+        **kwargs: Any,
+    ) -> ChatResult:
+        step = len(self.calls)
+        self.calls.append(
+            {"tools": [t["function"]["name"] for t in tools], "messages": list(messages)}
+        )
+        if step >= len(self.script):
+            raise AssertionError(f"the agent asked the model a step too many ({step + 1})")
+        return ChatResult(generations=[ChatGeneration(message=self.script[step])])
+
+
+def _call(name: str, args: dict[str, Any], n: int) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{n}"}])
+
+
+MAX_RESULT_TOKENS = 300
+TRUNCATION = "max_result_tokens" in inspect.signature(ToolManager).parameters  # DEV-SHIM
+CATALOG = demo_catalog()  # built once: the demo backends and the search index take a while
+
+
+def _initial(manager: ToolManager) -> list[str]:
+    """What a fresh session lists: meta-tools, then always-on tools (no CRM tool)."""
+    return [t.name for t in manager.session().tools()]
+
+
+def _manager(**extra: Any) -> ToolManager:
+    return ToolManager(
+        CATALOG,
+        mode="search",
+        max_results=3,
+        policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
+        **({"max_result_tokens": MAX_RESULT_TOKENS} if TRUNCATION else {}),  # DEV-SHIM
+        **extra,
+    )
+
+
+SCRIPT = [
+    _call("tool_search", {"query": "search crm contacts by name"}, 1),
+    _call("crm_search_contacts", {"query": "patel", "limit": 2}, 2),
+    _call("tool_search", {"query": "export all contacts csv backup"}, 3),
+    _call("crm_export_contacts", {"format": "csv"}, 4),
+    _call("crm_delete_contact", {"contact_id": "con_0001"}, 5),
+    AIMessage(content="Done: found the contacts and exported them; deleting is not allowed."),
+]
+
+
+def _run(agent: Any, use_async: bool, config: dict[str, Any] | None = None) -> dict[str, Any]:
+    payload = {"messages": [HumanMessage("Find Patel, export contacts, delete con_0001.")]}
+    if use_async:
+        return asyncio.run(agent.ainvoke(payload, config))
+    return agent.invoke(payload, config)
+
+
+def _tool_messages(state: dict[str, Any]) -> dict[str, ToolMessage]:
+    return {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_full_agent_loop(use_async: bool) -> None:
+    manager = _manager()
+    model = RecordingChatModel(script=list(SCRIPT))
+    agent = create_agent(model, tools=[], middleware=[ToolManagerMiddleware(manager)])
+    state = _run(agent, use_async)
+
+    # The same calls through a plain session give the tool list the model must see each step.
+    reference = manager.session()
+    expected: list[list[str]] = []
+    for message in SCRIPT:
+        expected.append([t.name for t in reference.tools()])
+        for call in message.tool_calls:
+            reference.call_sync(call["name"], call["args"])
+    seen = [c["tools"] for c in model.calls]
+    assert seen == expected
+    assert seen[0][0] == "tool_search"
+    assert not any(name.startswith("crm_") for name in seen[0])
+    assert "crm_search_contacts" in seen[1] and "crm_export_contacts" not in seen[1]
+    assert "crm_export_contacts" in seen[3]
+    assert all(seen[i] == seen[i + 1][: len(seen[i])] for i in range(len(seen) - 1))
+    assert not any("crm_delete_contact" in names for names in seen)
+
+    results = _tool_messages(state)
+    assert "crm_search_contacts" in results["call_1"].content
+    found = json.loads(results["call_2"].content)
+    assert results["call_2"].status == "success" and "patel" in json.dumps(found).lower()
+    refused = results["call_5"]
+    assert refused.status == "error"
+    assert "crm_delete_contact" in refused.content
+    assert json.loads(refused.content)["kind"] == "gateway"
+    assert state["messages"][-1].content.startswith("Done")
+    # The system prompt carries the mode's instructions.
+    assert "tool_search" in model.calls[0]["messages"][0].content
+    # The session snapshot sits in the agent state.
+    snapshot = state[STATE_KEY]
+    assert snapshot["rev"] == 5
+    restored = manager.session(snapshot["session"])
+    assert [t.name for t in restored.tools()] == expected[-1]
+    if not TRUNCATION:  # DEV-SHIM
+        pytest.skip("truncation (max_result_tokens) is not wired into the session yet")
+    export = results["call_4"]
+    exporter = manager.catalog.get("crm_export_contacts")
+    budget = exporter.max_result_tokens or MAX_RESULT_TOKENS
+    full = exporter.handler(format="csv")
+    assert export.status == "success"
+    assert count_tokens(full) > 2 * budget
+    assert count_tokens(export.content) <= budget
+    assert export.content[:40] == full[:40]
+
+
+def test_checkpointer_restores_loaded_tools_across_invocations() -> None:
+    manager = _manager()
+    first = RecordingChatModel(script=[SCRIPT[0], AIMessage(content="ok")])
+    saver = InMemorySaver()
+    config = {"configurable": {"thread_id": "t1"}}
+    agent = create_agent(first, middleware=[ToolManagerMiddleware(manager)], checkpointer=saver)
+    _run(agent, False, config)
+    loaded = first.calls[1]["tools"]
+    assert "crm_search_contacts" in loaded
+
+    # A new agent (a new process, say) with the same checkpointer sees the loaded tools.
+    second = RecordingChatModel(
+        script=[_call("crm_get_contact", {"contact_id": "con_0001"}, 9), AIMessage(content="bye")]
+    )
+    agent2 = create_agent(second, middleware=[ToolManagerMiddleware(manager)], checkpointer=saver)
+    state = agent2.invoke({"messages": [HumanMessage("and con_0001?")]}, config)
+    assert second.calls[0]["tools"] == loaded
+    other = RecordingChatModel(script=[AIMessage(content="fresh")])
+    agent3 = create_agent(other, middleware=[ToolManagerMiddleware(manager)], checkpointer=saver)
+    agent3.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "t2"}})
+    assert other.calls[0]["tools"] == _initial(manager)
+    assert _tool_messages(state)["call_9"].status in ("success", "error")
+
+
+def test_parallel_searches_in_one_step_keep_every_load() -> None:
+    manager = _manager()
+    both = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "tool_search", "args": {"query": "search crm contacts"}, "id": "a"},
+            {"name": "tool_search", "args": {"query": "calendar events"}, "id": "b"},
+        ],
+    )
+    model = RecordingChatModel(script=[both, AIMessage(content="ok")])
+    agent = create_agent(model, middleware=[ToolManagerMiddleware(manager)])
+    state = agent.invoke({"messages": [HumanMessage("go")]})
+    session = manager.session()
+    session.call_sync("tool_search", {"query": "search crm contacts"})
+    session.call_sync("tool_search", {"query": "calendar events"})
+    assert set(model.calls[1]["tools"]) == {t.name for t in session.tools()}
+    assert state[STATE_KEY]["rev"] == 2
+
+
+def test_framework_tools_outside_the_catalog_stay_with_langchain() -> None:
+    @tool
+    def shout(text: str) -> str:
+        """Upper-case the text."""
+        return text.upper()
+
+    model = RecordingChatModel(script=[_call("shout", {"text": "hi"}, 1), AIMessage(content="ok")])
+    manager = _manager()
+    agent = create_agent(model, tools=[shout], middleware=[ToolManagerMiddleware(manager)])
+    state = agent.invoke({"messages": [HumanMessage("go")]})
+    assert model.calls[0]["tools"] == [*_initial(manager), "shout"]
+    assert _tool_messages(state)["call_1"].content == "HI"
+
+
+def test_unknown_tool_gets_closest_names() -> None:
+    model = RecordingChatModel(
+        script=[_call("crm_search_contact", {"query": "x"}, 1), AIMessage(content="ok")]
+    )
+    agent = create_agent(model, middleware=[ToolManagerMiddleware(_manager())])
+    message = _tool_messages(agent.invoke({"messages": [HumanMessage("go")]}))["call_1"]
+    assert message.status == "error"
+    assert "crm_search_contacts" in message.content
+
+
+def test_hand_written_bind_tools_loop() -> None:
+    manager = _manager()
+    session = manager.session()
+    model = RecordingChatModel(script=[SCRIPT[0], SCRIPT[1]])
+    first = bind_session_tools(model, session).invoke([HumanMessage("find patel")])
+    messages = run_tool_calls(session, first)
+    assert [m.tool_call_id for m in messages] == ["call_1"]
+    second = bind_session_tools(model, session).invoke(
+        [HumanMessage("find patel"), first, *messages]
+    )
+    assert model.calls[0]["tools"] == _initial(manager)
+    assert "crm_search_contacts" in model.calls[1]["tools"]
+    result = asyncio.run(arun_tool_calls(session, second))
+    assert result[0].status == "success" and "patel" in result[0].content.lower()
+
+
+# -- ingestion -------------------------------------------------------------------------------
+
+
+def test_add_langchain_tools_sync_async_and_mcp_shaped() -> None:
+    @tool
+    def add(a: int, b: int = 2) -> int:
+        """Add two integers."""
+        return a + b
+
+    async def _lookup(city: str) -> tuple[str, dict[str, Any]]:
+        return f"sunny in {city}", {"raw": True}
+
+    # langchain-mcp-adapters builds exactly this: async-only, JSON Schema args, content+artifact.
+    mcp_like = StructuredTool(
+        name="weather_lookup",
+        description="Look up the weather in a city.",
+        args_schema={
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+        coroutine=_lookup,
+        response_format="content_and_artifact",
+        metadata={"readOnlyHint": True, "openWorldHint": True},
+    )
+    catalog = ToolCatalog()
+    report = add_langchain_tools(catalog, [add, mcp_like], domain="misc")
+    assert report.added == ["add", "weather_lookup"]
+    added = catalog.get("add")
+    assert added.domain == "misc" and added.required == ("a",)
+    assert added.parameters["properties"]["b"]["default"] == 2
+    weather = catalog.get("weather_lookup")
+    assert weather.is_async and weather.annotations.read_only is True
+    assert weather.metadata["langchain_tool"] is mcp_like
+
+    session = ToolManager(catalog, mode="search", always_on=["add", "weather_lookup"]).session()
+    assert session.call_sync("add", {"a": 40}).content == "42"
+    assert "sunny in Oslo" in asyncio.run(session.call("weather_lookup", {"city": "Oslo"})).content
+    bad = session.call_sync("add", {"a": "forty"})
+    assert bad.is_error and "a" in bad.content
+
+
+def test_add_langchain_tools_refuses_injected_arguments_and_duplicates() -> None:
+    @tool
+    def needs_user(query: str, user_id: Annotated[str, InjectedToolArg]) -> str:
+        """Search as a user."""
+        return query
+
+    @tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    catalog = ToolCatalog()
+    with pytest.raises(ValueError, match="injected at run time"):
+        add_langchain_tools(catalog, [echo, needs_user])
+    assert len(catalog) == 0
+    report = add_langchain_tools(catalog, [echo, needs_user, echo], on_error="skip")
+    assert report.added == ["echo"]
+    assert [name for name, _ in report.skipped] == ["needs_user", "echo"]
+    with pytest.raises(ValueError, match="BaseTool"):
+        add_langchain_tools(catalog, [lambda: 1])
+
+
+def test_public_surface() -> None:
+    assert toolmgmt_langchain.__all__ == sorted(toolmgmt_langchain.__all__)
+    for name in toolmgmt_langchain.__all__:
+        assert hasattr(toolmgmt_langchain, name)
+    assert "Usage::" in (toolmgmt_langchain.__doc__ or "")
+    with pytest.raises(TypeError, match="ToolManager"):
+        ToolManagerMiddleware(ToolCatalog())  # type: ignore[arg-type]
