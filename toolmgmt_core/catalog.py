@@ -21,7 +21,9 @@ from toolmgmt_core.errors import (
     UnknownToolError,
 )
 from toolmgmt_core.schema import tool_from_dict
+from toolmgmt_core.search.fusion import Ranking, fuse_rankings
 from toolmgmt_core.search.index import BM25Index
+from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
 from toolmgmt_core.tokens import DEFAULT_ENCODING, count_tokens
 from toolmgmt_core.tool import Tool
 
@@ -312,27 +314,94 @@ class ToolCatalog:
 
     def _get_index(self) -> tuple[BM25Index, list[Tool]]:
         with self._lock:
-            tools = list(self._tools.values())
             if self._index is None:
-                self._index = BM25Index.build(tools)
-            return self._index, tools
+                self._index = BM25Index.build(list(self._tools.values()))
+            return self._index, self._index.tools
 
-    @staticmethod
     def _mask(
-        tools: Sequence[Tool], domain: str | None, group: str | None, where: ToolFilter | None
+        self,
+        index: BM25Index,
+        domain: str | None,
+        group: str | None,
+        where: ToolFilter | None,
     ) -> np.ndarray | None:
-        if domain is None and group is None and where is None:
-            return None
-        return np.fromiter(
-            (
-                (domain is None or t.domain == domain)
-                and (group is None or t.group == group)
-                and (where is None or where(t))
-                for t in tools
-            ),
-            dtype=bool,
-            count=len(tools),
-        )
+        """Which indexed tools a search may return (None: all of them).
+
+        Domain and group masks are cached with the index (so per catalog version). A ``where``
+        predicate is called once per in-scope tool on every search, because its answer may
+        change while the catalog does not (a policy granting a tool); a predicate that knows
+        when it changes may carry a hashable ``cache_key`` attribute, and its mask is then
+        cached per (catalog version, domain, group, cache_key).
+        """
+        scope = index.scope_mask(domain, group)
+        if where is None:
+            return scope
+        key: Any = getattr(where, "cache_key", None)
+        if key is not None:
+            try:
+                key = ("where", key, domain, group)
+                hash(key)
+            except TypeError:
+                key = None
+        if key is not None:
+            cached = index.cached_mask(key)
+            if cached is not None:
+                return cached
+        tools = index.tools
+        positions = range(len(tools)) if scope is None else np.flatnonzero(scope).tolist()
+        mask = np.zeros(len(tools), dtype=bool)
+        mask[[i for i in positions if where(tools[i])]] = True
+        return index.remember_mask(key, mask) if key is not None else mask
+
+    def _plan(self, query: str | Sequence[str], split: bool) -> tuple[list[str], bool]:
+        """The texts to rank for ``query``, and whether the first is the whole request.
+
+        A string is ranked whole and, when it holds several needs, clause by clause as well;
+        an explicit list of queries is ranked query by query, as given.
+        """
+        if isinstance(query, str):
+            if not query.strip():
+                raise SearchError("The query is empty: give words describing the tool you need.")
+            clauses = split_query(query) if split else [query]
+            return ([query, *clauses] if len(clauses) > 1 else [query]), True
+        if not isinstance(query, Sequence) or not all(isinstance(q, str) for q in query):
+            raise SearchError(
+                f"The query must be a string or a list of strings, got {type(query).__name__}."
+            )
+        queries = list(dict.fromkeys(q for q in query if q.strip()))
+        if not queries:
+            raise SearchError("The query is empty: give words describing the tool you need.")
+        return queries, False
+
+    def _rank_queries(
+        self,
+        index: BM25Index,
+        texts: Sequence[str],
+        *,
+        whole_first: bool,
+        depth: int,
+        mask: np.ndarray | None,
+    ) -> list[Ranking]:
+        """One ranking per text: (tool position, score) pairs, best first.
+
+        This is where each query is scored; :func:`fuse_rankings` merges the results. With
+        ``whole_first``, ``texts[0]`` is the whole request and the others its clauses: a
+        clause's scores get :data:`CLAUSE_CONTEXT_WEIGHT` times the whole request's, so that
+        a clause like "use the same function again" or "for the same day" still leans on what
+        the request is about, and ties between near-duplicate tools break towards the context.
+        (An embedding ranker fuses its own ranking of each text here, per text, before the
+        rankings of the clauses are merged.)
+        """
+        rankings: list[Ranking] = []
+        context: np.ndarray | None = None
+        for position, text in enumerate(texts):
+            scores = index.scores(text)
+            if whole_first and position == 0 and len(texts) > 1:
+                context = scores * CLAUSE_CONTEXT_WEIGHT
+            elif context is not None:
+                scores += context
+            rankings.append(index.top(scores, depth, mask))
+        return rankings
 
     def search(
         self,
@@ -342,30 +411,43 @@ class ToolCatalog:
         domain: str | None = None,
         group: str | None = None,
         where: ToolFilter | None = None,
+        split: bool = True,
     ) -> list[SearchHit]:
         """Tools matching ``query``, best first.
 
         Args:
-            query: words describing the need, or a list of such queries: a request that needs
-                several tools is searched need by need and the results merged so each is covered.
+            query: words describing the need, or a list of such queries. A request that
+                needs several tools ("book a flight and email the itinerary") is searched
+                whole and clause by clause (:func:`~toolmgmt_core.search.split_query`), and
+                the rankings merged so that each need is covered near the top; a list of
+                queries is searched query by query and merged the same way.
             limit: at most this many hits.
             domain, group: search only there.
-            where: only tools for which this returns True (a policy view).
+            where: only tools for which this returns True (a policy view); see
+                :meth:`_mask` for caching it.
+            split: set False to search a string as one query, without splitting it.
+
+        Returns:
+            Hits whose ``score`` is the best BM25 score the tool got for any part of the
+            request (0 for no matching term; tools without one are left out).
 
         Raises:
             SearchError: an empty query or a limit below 1.
+            BrowseError: an unknown domain or group, listing the valid ones.
         """
-        queries = [query] if isinstance(query, str) else [q for q in query if isinstance(q, str)]
-        queries = [q for q in queries if q.strip()]
-        if not queries:
-            raise SearchError("The query is empty: give words describing the tool you need.")
-        if limit < 1:
-            raise SearchError(f"limit must be at least 1, got {limit}.")
-        self._check_scope(domain, group)
+        texts, whole_first = self._plan(query, split)
+        if not isinstance(limit, int) or limit < 1:
+            raise SearchError(f"limit must be a whole number of at least 1, got {limit!r}.")
         index, tools = self._get_index()
-        mask = self._mask(tools, domain, group, where)
-        rankings = [index.top(index.scores(q), limit, mask) for q in queries]
-        merged = _interleave(rankings, limit)
+        if (domain is not None and domain not in index.domains) or (
+            group is not None and not index.has_group(group, domain)
+        ):
+            self._check_scope(domain, group)  # raises, naming the valid domains or groups
+        mask = self._mask(index, domain, group, where)
+        rankings = self._rank_queries(
+            index, texts, whole_first=whole_first, depth=max(2 * limit, 20), mask=mask
+        )
+        merged = fuse_rankings(rankings, limit)
         return [self._hit(tools[i], score) for i, score in merged]
 
     def search_regex(
@@ -518,20 +600,3 @@ class ToolCatalog:
     @staticmethod
     def _hit(tool: Tool, score: float) -> SearchHit:
         return SearchHit(tool.name, tool.domain, tool.group, tool.summary, score)
-
-
-def _interleave(rankings: list[list[tuple[int, float]]], limit: int) -> list[tuple[int, float]]:
-    """Merge rankings round-robin, so the best hits of every query come first."""
-    if len(rankings) == 1:
-        return rankings[0][:limit]
-    seen: set[int] = set()
-    merged: list[tuple[int, float]] = []
-    depth = max((len(r) for r in rankings), default=0)
-    for rank in range(depth):
-        for ranking in rankings:
-            if rank < len(ranking) and ranking[rank][0] not in seen:
-                seen.add(ranking[rank][0])
-                merged.append(ranking[rank])
-                if len(merged) >= limit:
-                    return merged
-    return merged

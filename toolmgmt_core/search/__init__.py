@@ -1,8 +1,24 @@
-"""Search over the catalog: tokenising, the BM25 index, and (optionally) fusion with embeddings."""
+"""Search over the catalog: tokenising, the BM25 index, query splitting and rank fusion."""
 
 from __future__ import annotations
 
-from toolmgmt_core.search.index import BM25Index, tool_terms
-from toolmgmt_core.search.tokenize import split_identifier, stem, tokenize
+from toolmgmt_core.search.fusion import RRF_K, Ranking, fuse_rankings
+from toolmgmt_core.search.index import FIELD_WEIGHTS, BM25Index, tool_terms
+from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, MAX_CLAUSES, split_query
+from toolmgmt_core.search.tokenize import STOPWORDS, split_identifier, stem, tokenize
 
-__all__ = ["BM25Index", "split_identifier", "stem", "tokenize", "tool_terms"]
+__all__ = [
+    "CLAUSE_CONTEXT_WEIGHT",
+    "FIELD_WEIGHTS",
+    "MAX_CLAUSES",
+    "RRF_K",
+    "STOPWORDS",
+    "BM25Index",
+    "Ranking",
+    "fuse_rankings",
+    "split_identifier",
+    "split_query",
+    "stem",
+    "tokenize",
+    "tool_terms",
+]
