@@ -6,6 +6,13 @@ packages (``toolmgmt_langchain``, ...) and are never imported from here.
 
 from __future__ import annotations
 
+from toolmgmt_core.budget import (
+    DefinitionPlan,
+    ResultBudget,
+    ResultRecord,
+    SessionBudget,
+    plan_definitions,
+)
 from toolmgmt_core.catalog import DomainSummary, IngestReport, SearchHit, ToolCatalog, ToolEntry
 from toolmgmt_core.errors import (
     ApprovalDeniedError,
@@ -36,6 +43,14 @@ from toolmgmt_core.providers import FormatReport, format_tools
 from toolmgmt_core.session import ToolSession, Usage
 from toolmgmt_core.tokens import count_tokens, get_encoding
 from toolmgmt_core.tool import Tool, ToolAnnotations
+from toolmgmt_core.truncation import (
+    McpTruncationResult,
+    TruncationResult,
+    render_result,
+    summarize_result,
+    truncate_mcp_result,
+    truncate_result,
+)
 
 __version__ = "0.1.0"
 
@@ -45,6 +60,7 @@ __all__ = [
     "BrowseError",
     "CatalogError",
     "ConfigError",
+    "DefinitionPlan",
     "DomainSummary",
     "DuplicateToolError",
     "Explanation",
@@ -52,12 +68,16 @@ __all__ = [
     "IngestReport",
     "InvalidArgumentsError",
     "InvalidToolError",
+    "McpTruncationResult",
     "Policy",
     "PolicyView",
     "Profile",
     "ProviderError",
+    "ResultBudget",
+    "ResultRecord",
     "SearchError",
     "SearchHit",
+    "SessionBudget",
     "TokenizerUnavailableError",
     "Tool",
     "ToolAnnotations",
@@ -74,10 +94,16 @@ __all__ = [
     "ToolTimeoutError",
     "ToolUnavailableError",
     "ToolmgmtError",
+    "TruncationResult",
     "UnknownToolError",
     "Usage",
     "count_tokens",
     "format_tools",
     "get_encoding",
     "load_policy_file",
+    "plan_definitions",
+    "render_result",
+    "summarize_result",
+    "truncate_mcp_result",
+    "truncate_result",
 ]
