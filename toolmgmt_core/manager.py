@@ -20,7 +20,7 @@ from toolmgmt_core.execution import dumps_compact
 from toolmgmt_core.meta_tools import INSTRUCTIONS, meta_tools_for
 from toolmgmt_core.policy import ApprovalCallback, Policy, PolicyFile, PolicyView
 from toolmgmt_core.profiles import Profile
-from toolmgmt_core.tokens import DEFAULT_ENCODING, count_tokens
+from toolmgmt_core.tokens import DEFAULT_ENCODING, count_tokens, get_encoding
 from toolmgmt_core.tool import EMPTY_PARAMETERS, Tool
 
 if TYPE_CHECKING:
@@ -177,9 +177,13 @@ class ToolManager:
         self._meta = {
             m: meta_tools_for(m, max_results=max_results) for m in ("search", "gateway", "lazy")
         }
+        self._shadowed = frozenset(t.name for t in self.meta_tools())
         self._stubs: dict[tuple[Any, ...], Tool] = {}
         self._auto: dict[tuple[int, tuple[str, ...]], bool] = {}
         self._lock = threading.Lock()
+        # Load the tokenizer now, once: sessions starting together on many threads would
+        # otherwise each load it on their first call.
+        get_encoding(encoding)
 
     def _check_always_on(self, always_on: Iterable[str | Tool]) -> tuple[str, ...]:
         if isinstance(always_on, str | Tool):

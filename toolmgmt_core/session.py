@@ -187,15 +187,12 @@ class ToolSession:
 
     # -- what the model sees --------------------------------------------------------------
 
-    def _shadowed(self) -> set[str]:
-        return {t.name for t in self.manager.meta_tools()}
-
     def _can_see(self, tool: Tool) -> bool:
         """Visible, and not shadowed by a meta-tool of the same name."""
-        return tool.name not in self._shadowed() and self._visible(tool)
+        return tool.name not in self.manager._shadowed and self._visible(tool)
 
     def _visible_raw(self) -> dict[str, Tool]:
-        shadowed = self._shadowed()
+        shadowed = self.manager._shadowed
         return {
             t.name: t for t in self.manager.catalog if t.name not in shadowed and self._visible(t)
         }
