@@ -9,6 +9,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     port = 8765
     token_env = "GATEWAY_TOKEN"    # or token = "..." (a bearer token every HTTP request must carry)
     max_result_tokens = 4000       # default budget for one tool result
+    profile = "full"               # a toolmgmt profile (built-in: minimal, readonly, full)
 
     [policy]
     allow = []
@@ -21,7 +22,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     timeout = 10                   # seconds per call
     groups = { write = ["create_*", "delete_*"] }   # else grouped by name prefix
     profile = "notes"
-    policy = { deny = ["purge_*"] }                 # patterns on the upstream's own tool names
+    policy = { deny = ["purge_*"] }                 # globs on the upstream's own tool names
     max_result_tokens = 1000
 
     [upstreams.search]
@@ -106,7 +107,7 @@ class UpstreamConfig:
     profiles: tuple[str, ...] = ()
     """Profiles this upstream's tools belong to."""
     policy: PolicyConfig = field(default_factory=PolicyConfig)
-    """Which of the upstream's own tool names the gateway takes in at all."""
+    """Globs on the upstream's own tool names (``delete_*``); a policy step for this domain."""
     max_result_tokens: int | None = None
     """Budget for one result of this upstream's tools; None uses the gateway default."""
     mode: Literal["auto", "legacy"] = "auto"
@@ -138,6 +139,8 @@ class GatewaySettings:
     """Default budget for one tool result; None uses the core's default."""
     default_timeout: float = 30.0
     """Seconds a call may take when its upstream sets no timeout."""
+    profile: str | None = None
+    """The core profile every client session starts with (``readonly``, ``full``...)."""
 
 
 @dataclass(frozen=True)
@@ -266,17 +269,28 @@ class _Reader:
 
     # -- sections -------------------------------------------------------------------------
 
-    def _policy(self, where: tuple[str, ...], body: Any) -> PolicyConfig:
+    def _policy(
+        self, where: tuple[str, ...], body: Any, *, globs_only: bool = False
+    ) -> PolicyConfig:
         body = self._table(where, body, {"allow", "deny"})
-        return PolicyConfig(
+        policy = PolicyConfig(
             allow=self._strings(where + ("allow",), body.get("allow", [])),
             deny=self._strings(where + ("deny",), body.get("deny", [])),
         )
+        for key in ("allow", "deny"):
+            for pattern in getattr(policy, key) if globs_only else ():
+                if ":" in pattern:
+                    raise self.fail(
+                        where + (key,),
+                        f"{pattern!r}: an upstream's policy takes globs on its own tool names "
+                        "(such as 'delete_*'); put domain:/group:/keyword: patterns in [policy].",
+                    )
+        return policy
 
     def _gateway(self, body: Any) -> GatewaySettings:
         where = ("gateway",)
         keys = {"name", "transport", "host", "port", "path", "token", "token_env"}
-        keys |= {"max_result_tokens", "default_timeout"}
+        keys |= {"max_result_tokens", "default_timeout", "profile"}
         body = self._table(where, body, keys)
         transport = body.get("transport", "stdio")
         if transport not in ("stdio", "http"):
@@ -304,6 +318,9 @@ class _Reader:
             path=path,
             token=token,
             max_result_tokens=self._optional_tokens(where, body),
+            profile=self._string(where + ("profile",), body["profile"])
+            if "profile" in body
+            else None,
             default_timeout=self._seconds(
                 where + ("default_timeout",), body.get("default_timeout", 30.0)
             ),
@@ -378,7 +395,7 @@ class _Reader:
             groups=groups,
             group_by_prefix=group_by == "prefix",
             profiles=self._strings(where + ("profile",), profiles),
-            policy=self._policy(where + ("policy",), body.get("policy", {})),
+            policy=self._policy(where + ("policy",), body.get("policy", {}), globs_only=True),
             max_result_tokens=self._optional_tokens(where, body),
             mode=mode,
         )

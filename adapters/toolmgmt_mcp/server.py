@@ -26,6 +26,7 @@ from mcp_types import INVALID_PARAMS
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import ConfigError, ToolCallError
 from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.policy import Policy
 from toolmgmt_core.session import ToolSession
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig
@@ -74,21 +75,13 @@ class Gateway:
     @staticmethod
     def _manager_options(config: GatewayConfig) -> dict[str, Any]:
         """Keyword arguments for the manager, passing only what this core's manager accepts."""
-        accepted = inspect.signature(ToolManager).parameters
+        accepted = inspect.signature(ToolManager).parameters  # budgets land in the core later
         options: dict[str, Any] = {"default_timeout": config.gateway.default_timeout}
         if config.gateway.max_result_tokens is not None and "max_result_tokens" in accepted:
             options["max_result_tokens"] = config.gateway.max_result_tokens
-        if config.policy:
-            if "policies" not in accepted:
-                raise ConfigError(
-                    f"{config.source}: [policy] needs a toolmgmt core with policies "
-                    "(ToolManager(policies=...)); upgrade toolmgmt."
-                )
-            from toolmgmt_core.policy import Policy
-
-            options["policies"] = [
-                Policy("gateway", allow=list(config.policy.allow), deny=list(config.policy.deny))
-            ]
+        if config.gateway.profile is not None:
+            options["profile"] = config.gateway.profile
+        options["policies"] = _policy_steps(config)
         return options
 
     async def __aenter__(self) -> Gateway:
@@ -265,6 +258,27 @@ async def serve_async(
 def serve(config: GatewayConfig, **options: Any) -> None:
     """Blocking :func:`serve_async` (``transport``, ``host``, ``port``, ``token``)."""
     anyio.run(lambda: serve_async(config, **options))
+
+
+def _policy_steps(config: GatewayConfig) -> list[Policy]:
+    """The core policy pipeline: ``[policy]`` first, then one step per upstream policy.
+
+    An upstream's globs name its own tools, so they get its domain prefix; its allow list lets
+    the other domains through untouched (a step only narrows its own domain).
+    """
+    steps: list[Policy] = []
+    if config.policy:
+        steps.append(Policy("gateway", allow=config.policy.allow, deny=config.policy.deny))
+    for upstream in config.upstreams:
+        if not upstream.policy:
+            continue
+        name = upstream.name
+        allow = [f"{name}_{p}" for p in upstream.policy.allow]
+        if allow:
+            allow += [f"domain:{u.name}" for u in config.upstreams if u.name != name]
+        deny = [f"{name}_{p}" for p in upstream.policy.deny]
+        steps.append(Policy(f"upstream:{name}", allow=allow, deny=deny))
+    return steps
 
 
 def _announce(url: str) -> None:

