@@ -1,0 +1,59 @@
+"""The whole BFCL dev pool formatted for every provider: every tool valid or reported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolmgmt_core.providers import format_tools
+from toolmgmt_core.schema import tool_from_dict
+from toolmgmt_core.tool import Tool
+
+POOL = Path("/work/shared/bench/bfcl_dev/bfcl_pool.json")
+
+pytestmark = pytest.mark.skipif(not POOL.exists(), reason="BFCL dev pool not available")
+
+
+@pytest.fixture(scope="module")
+def pool() -> list[Tool]:
+    data = json.loads(POOL.read_text())
+    return [tool_from_dict(entry) for entry in data["tools"]]
+
+
+def _chunks(tools: list[Tool], size: int = 100) -> list[list[Tool]]:
+    return [tools[i : i + size] for i in range(0, len(tools), size)]
+
+
+@pytest.mark.parametrize(
+    ("provider", "options"),
+    [
+        ("anthropic", {}),
+        ("gemini", {}),
+        ("gemini", {"gemini_json_schema": True}),
+        ("openai", {}),
+        ("openai", {"strict": True}),
+        ("openai-responses", {"strict": True}),
+    ],
+)
+def test_pool_formats_for_every_provider(
+    pool: list[Tool], provider: str, options: dict[str, Any], check_provider: Any
+) -> None:
+    sent = skipped = strict_fallbacks = 0
+    for chunk in _chunks(pool):
+        out = format_tools(chunk, provider, **options)
+        check_provider(provider, out["tools"])
+        report = out["report"]
+        assert set(report.name_map.values()) | set(report.skipped) == {t.name for t in chunk}
+        sent += len(report.name_map)
+        skipped += len(report.skipped)
+        strict_fallbacks += len(report.strict_fallbacks)
+        assert all(report.strict_fallbacks.values())
+    assert sent + skipped == len(pool)
+    # the pool is made of ordinary tools: nearly all must go through
+    assert skipped == 0
+    if options.get("strict"):
+        # untyped ("any") BFCL parameters cannot be strict; they fall back, with a reason
+        assert 0 < strict_fallbacks < len(pool) // 2
