@@ -520,7 +520,7 @@ def build_tools() -> list[Tool]:
         Tool(
             name="analytics_get_funnel",
             description=(
-                "Conversion funnel: how many users go through a sequence of events (e.g. "
+                "Conversion funnel: how many users go through a sequence of events (such as "
                 "signup -> checkout_started -> purchase) and where they drop off."
             ),
             parameters=obj(
@@ -587,7 +587,7 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_compare_periods",
-            description="Compare a metric between two periods (e.g. this month vs last month).",
+            description="Compare a metric between two periods, such as this month and last month.",
             parameters=obj(
                 {
                     "metric": metric,

@@ -531,7 +531,7 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_create_calendar",
-            description="Create a new calendar (e.g. for a project or a team).",
+            description="Create a new calendar, for a project or a team.",
             parameters=obj(
                 {
                     "name": string("Calendar name."),

@@ -831,7 +831,7 @@ def build_tools() -> list[Tool]:
         Tool(
             name="code_hosting_get_workflow_logs",
             description=(
-                "Get the full log text of a CI workflow run (or one step), e.g. to see why a "
+                "Get the full log text of a CI workflow run (or one step), to see why a "
                 "build failed. Logs are long."
             ),
             parameters=obj(

@@ -694,8 +694,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="crm_update_deal_stage",
             description=(
-                "Move a deal to another pipeline stage, e.g. mark it won or lost (a lost deal "
-                "needs a reason)."
+                "Move a deal to another pipeline stage, for example mark it won or lost (a lost "
+                "deal needs a reason)."
             ),
             parameters=obj(
                 {

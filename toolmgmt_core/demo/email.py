@@ -387,7 +387,7 @@ def build_tools() -> list[Tool]:
             handler=b.send_email,
             domain=DOMAIN,
             group="messages",
-            keywords=("mail", "write", "message", "notify"),
+            keywords=("mail", "write", "message", "notify", "email someone", "team"),
             annotations=SEND,
             defer_loading=False,
             input_examples=(
@@ -455,7 +455,7 @@ def build_tools() -> list[Tool]:
             handler=b.archive_email,
             domain=DOMAIN,
             group="messages",
-            keywords=("clean inbox", "inbox zero"),
+            keywords=("clean inbox", "inbox zero", "old emails", "tidy"),
             annotations=UPDATE,
         ),
         Tool(

@@ -574,7 +574,7 @@ def build_tools() -> list[Tool]:
             handler=b.share_file,
             domain=DOMAIN,
             group="sharing",
-            keywords=("permissions", "invite", "collaborate"),
+            keywords=("document", "colleague", "give access", "invite", "collaborate"),
             annotations=SEND,
             input_examples=(
                 {

@@ -354,7 +354,8 @@ def build_tools() -> list[Tool]:
             name="web_search_search_web",
             description=(
                 "Search the public web and return ranked results (title, URL, snippet). Use it "
-                "for current facts, documentation or anything outside the user's own data."
+                "for current facts, documentation, release notes, prices or anything outside "
+                "the user's own data."
             ),
             parameters=obj(
                 {
@@ -370,14 +371,22 @@ def build_tools() -> list[Tool]:
             handler=b.search_web,
             domain=DOMAIN,
             group="search",
-            keywords=("google", "bing", "internet", "look up", "research"),
+            keywords=(
+                "google",
+                "bing",
+                "internet",
+                "online",
+                "look up",
+                "research",
+                "find information",
+            ),
             annotations=READ_OPEN,
             defer_loading=False,
             input_examples=({"query": "python 3.13 release notes", "num_results": 5},),
         ),
         Tool(
             name="web_search_search_news",
-            description="Search recent news articles, by relevance or date.",
+            description="Search recent news articles and headlines, by relevance or date.",
             parameters=obj(
                 {
                     "query": query,
