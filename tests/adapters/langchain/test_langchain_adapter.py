@@ -20,19 +20,6 @@ from langchain_core.tools import InjectedToolArg, StructuredTool, tool  # noqa: 
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from pydantic import Field  # noqa: E402
-
-from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
-
-try:  # DEV-SHIM
-    from toolmgmt_core.demo import demo_catalog  # noqa: E402
-except ImportError:  # DEV-SHIM
-    from toolmgmt_core.demo import calendar as _cal  # DEV-SHIM
-    from toolmgmt_core.demo import crm as _crm
-
-    def demo_catalog() -> ToolCatalog:  # DEV-SHIM
-        return ToolCatalog([*_crm.build_tools(), *_cal.build_tools()])  # DEV-SHIM
-
-
 from toolmgmt_langchain import (  # noqa: E402
     STATE_KEY,
     ToolManagerMiddleware,
@@ -41,6 +28,9 @@ from toolmgmt_langchain import (  # noqa: E402
     bind_session_tools,
     run_tool_calls,
 )
+
+from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core.demo import demo_catalog  # noqa: E402
 
 
 class RecordingChatModel(BaseChatModel):

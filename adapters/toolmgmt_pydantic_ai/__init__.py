@@ -1,0 +1,328 @@
+"""PydanticAI adapter: a toolset whose tools, on every step, come from a toolmgmt session.
+
+Usage::
+
+    from pydantic_ai import Agent
+    from pydantic_ai.toolsets import FunctionToolset
+    from toolmgmt_core import ToolCatalog, ToolManager
+    from toolmgmt_pydantic_ai import ManagedToolset
+
+    managed = ManagedToolset(
+        ToolManager(ToolCatalog(), mode="search"),
+        toolsets={"crm": crm_toolset, "files": mcp_server},  # or a list: domain = toolset id
+    )
+    agent = Agent("openai:gpt-4.1", toolsets=[managed])  # instead of toolsets=[crm, mcp]
+    result = await agent.run("...")
+    managed.session_for(result.run_id).usage()
+
+The wrapped toolsets' tools join the manager's catalog on the first step of the first run (a
+``RunContext`` is needed to list them). Each agent run gets its own session (``for_run``),
+kept in ``sessions`` by run id; pass ``state=lambda ctx: ...`` to resume one from a saved
+``session.to_json()``. Calls go through the session (policy, validation, truncation), whose
+handlers call back into the wrapped toolset's ``call_tool``.
+
+Tool search: ``search="toolmgmt"`` (default) lists toolmgmt's meta-tools and never marks a tool
+deferred, so PydanticAI's own ``ToolSearch`` (auto-injected, active only when some tool is
+deferred) stays silent. ``search="pydantic_ai"`` lists every visible tool as
+``defer_loading=True`` (always-on tools as plain tools) and no meta-tools: PydanticAI's
+``search_tools`` or the provider's native search reveals them, and calls still go through the
+session (policy, validation, truncation); this needs ``ToolManager(call_unloaded="load")``.
+One search tool at a time: do not also mark tools outside this toolset ``defer_loading``
+in ``search="toolmgmt"`` mode.
+"""
+
+from __future__ import annotations
+
+from toolmgmt_core.compat import require_version
+
+MIN_PYDANTIC_AI_VERSION = "1.0"
+"""Oldest supported ``pydantic-ai-slim`` (the toolsets API)."""
+
+try:
+    from pydantic_ai import RunContext
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.toolsets import AbstractToolset
+    from pydantic_ai.toolsets.abstract import ToolsetTool
+    from pydantic_core import SchemaValidator, core_schema
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        'toolmgmt_pydantic_ai needs PydanticAI: pip install "toolmgmt[pydantic-ai]"'
+    ) from exc
+
+require_version("pydantic-ai-slim", MIN_PYDANTIC_AI_VERSION, "pydantic-ai")
+
+import asyncio  # noqa: E402
+import copy  # noqa: E402
+import threading  # noqa: E402
+from collections import OrderedDict  # noqa: E402
+from collections.abc import Callable, Mapping, Sequence  # noqa: E402
+from contextlib import AsyncExitStack  # noqa: E402
+from contextvars import ContextVar  # noqa: E402
+from typing import Any, Literal  # noqa: E402
+
+from toolmgmt_core import (  # noqa: E402
+    ConfigError,
+    DuplicateToolError,
+    Tool,
+    ToolAnnotations,
+    ToolUnavailableError,
+)
+from toolmgmt_core.manager import ToolManager  # noqa: E402
+from toolmgmt_core.session import ToolSession  # noqa: E402
+
+__all__ = ["MIN_PYDANTIC_AI_VERSION", "ManagedToolset"]
+
+_ANY_ARGS = SchemaValidator(core_schema.dict_schema())
+_KEPT_SESSIONS = 128
+_SEARCHES = ("toolmgmt", "pydantic_ai")
+
+_CURRENT: ContextVar[tuple[_Run, RunContext[Any]] | None] = ContextVar(
+    "toolmgmt_pydantic_ai_current", default=None
+)
+
+
+class _Run:
+    """One agent run: its session and the wrapped toolsets' run copies."""
+
+    def __init__(self, session: ToolSession, toolsets: list[tuple[str, AbstractToolset[Any]]]):
+        self.session = session
+        self.toolsets = toolsets
+        self.tools: dict[str, tuple[AbstractToolset[Any], ToolsetTool[Any]]] | None = None
+        self.plain: frozenset[str] | None = None
+        self.lock = asyncio.Lock()
+
+    async def listing(self, ctx: RunContext[Any]) -> dict[str, tuple[AbstractToolset[Any], Any]]:
+        async with self.lock:
+            if self.tools is None:
+                tools: dict[str, tuple[AbstractToolset[Any], ToolsetTool[Any]]] = {}
+                for _, toolset in self.toolsets:
+                    for name, tool in (await toolset.get_tools(ctx)).items():
+                        tools.setdefault(name, (toolset, tool))
+                self.tools = tools
+            return self.tools
+
+
+def _forward(name: str) -> Callable[..., Any]:
+    """The catalog handler of a wrapped tool: calls the wrapped toolset of the current run."""
+
+    async def call_wrapped(**arguments: Any) -> Any:
+        current = _CURRENT.get()
+        if current is None:
+            raise ToolUnavailableError(
+                f"{name!r} comes from a PydanticAI toolset and runs only inside an agent run "
+                "that uses its ManagedToolset.",
+                tool_name=name,
+            )
+        run, ctx = current
+        entry = (await run.listing(ctx)).get(name)
+        if entry is None:
+            raise ToolUnavailableError(
+                f"{name!r} is no longer offered by its toolset.", tool_name=name
+            )
+        toolset, tool = entry
+        arguments = tool.args_validator.validate_python(arguments)
+        return await toolset.call_tool(name, arguments, ctx, tool)
+
+    call_wrapped.__name__ = f"call_{name}"
+    return call_wrapped
+
+
+class ManagedToolset(AbstractToolset[Any]):
+    """A toolset that lists a toolmgmt session's tools and runs calls through the session.
+
+    Args:
+        manager: the catalog and its discovery configuration.
+        toolsets: PydanticAI toolsets (function toolsets, MCP servers, ...) whose tools join
+            the catalog; a mapping gives each one's domain, a list uses the toolset's ``id``
+            (or ``"general"``).
+        search: ``"toolmgmt"`` or ``"pydantic_ai"`` (see the module docstring).
+        state: ``ctx -> session state or None`` to resume a run's session from
+            ``session.to_json()`` saved earlier (for example in ``ctx.deps``).
+        instructions: add the mode's short instructions to the agent's instructions.
+        max_retries: PydanticAI retries per tool (errors reach the model as results anyway).
+        id: the toolset id (needed for durable execution).
+    """
+
+    def __init__(
+        self,
+        manager: ToolManager,
+        toolsets: Sequence[AbstractToolset[Any]] | Mapping[str, AbstractToolset[Any]] = (),
+        *,
+        search: Literal["toolmgmt", "pydantic_ai"] = "toolmgmt",
+        state: Callable[[RunContext[Any]], Mapping[str, Any] | None] | None = None,
+        instructions: bool = True,
+        max_retries: int = 1,
+        id: str | None = None,
+    ) -> None:
+        if not isinstance(manager, ToolManager):
+            raise TypeError(
+                f"ManagedToolset needs a ToolManager, got {type(manager).__name__}: "
+                "ManagedToolset(ToolManager(catalog, mode='search'), toolsets=[...])."
+            )
+        if search not in _SEARCHES:
+            raise ConfigError(f"search must be 'toolmgmt' or 'pydantic_ai', got {search!r}.")
+        if search == "pydantic_ai" and manager.call_unloaded != "load":
+            raise ConfigError(
+                "search='pydantic_ai' lets PydanticAI reveal tools the session has not listed, "
+                "so the session must run them: build the manager with call_unloaded='load'."
+            )
+        items = (
+            list(toolsets.items()) if isinstance(toolsets, Mapping) else list(enumerate(toolsets))
+        )
+        for key, toolset in items:
+            if not isinstance(toolset, AbstractToolset):
+                raise TypeError(
+                    f"toolsets[{key!r}] is a {type(toolset).__name__}, not a PydanticAI "
+                    "toolset; wrap functions in FunctionToolset([...])."
+                )
+        pairs = [(k if isinstance(k, str) else (t.id or "general"), t) for k, t in items]
+        self.manager = manager
+        self.toolsets = pairs
+        self.search = search
+        self.state = state
+        self.instructions = instructions
+        self.max_retries = max_retries
+        self.sessions: OrderedDict[str, ToolSession] = OrderedDict()
+        """Sessions of recent runs by run id (the latest ones are kept)."""
+        self._id = id
+        self._ingested = False
+        self._ingest_lock = threading.Lock()
+        self._run: _Run | None = None
+        self._origin = self
+        self._stack: AsyncExitStack | None = None
+
+    @property
+    def id(self) -> str | None:
+        return self._id
+
+    def session_for(self, run_id: str) -> ToolSession:
+        """The session of the run ``run_id`` (``result.run_id``)."""
+        try:
+            return self.sessions[run_id]
+        except KeyError:
+            raise KeyError(
+                f"No session for run {run_id!r}; recent: {list(self.sessions)}."
+            ) from None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def for_run(self, ctx: RunContext[Any]) -> ManagedToolset:
+        run_copy = copy.copy(self)
+        pairs = [(domain, await toolset.for_run(ctx)) for domain, toolset in self.toolsets]
+        saved = self.state(ctx) if self.state else None
+        run_copy._run = _Run(self.manager.session(saved), pairs)
+        run_copy._stack = None
+        if ctx.run_id:
+            self.sessions[ctx.run_id] = run_copy._run.session
+            while len(self.sessions) > _KEPT_SESSIONS:
+                self.sessions.popitem(last=False)
+        return run_copy
+
+    async def __aenter__(self) -> ManagedToolset:
+        async with AsyncExitStack() as stack:
+            for _, toolset in self._current().toolsets:
+                await stack.enter_async_context(toolset)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        if self._stack is not None:
+            await self._stack.aclose()
+            self._stack = None
+        return None
+
+    def _current(self) -> _Run:
+        if self._run is None:  # used outside Agent.run: one session for the toolset
+            self._run = _Run(self.manager.session(), list(self.toolsets))
+        return self._run
+
+    # -- ingestion ------------------------------------------------------------------------------
+
+    async def _ingest(self, run: _Run, ctx: RunContext[Any]) -> None:
+        origin = self._origin
+        if origin._ingested:
+            return
+        listing = await run.listing(ctx)
+        domains = {id(t): d for d, t in run.toolsets}
+        catalog = self.manager.catalog
+        with origin._ingest_lock:
+            if origin._ingested:
+                return
+            new: list[Tool] = []
+            for name, (toolset, tool) in listing.items():
+                existing = catalog.find(name)
+                if existing is not None:
+                    if existing.metadata.get("pydantic_ai"):
+                        continue
+                    raise DuplicateToolError(
+                        f"PydanticAI tool {name!r} clashes with catalog tool {name!r} (domain "
+                        f"{existing.domain!r}); rename one, e.g. toolset.prefixed('crm').",
+                    )
+                new.append(_convert(tool.tool_def, domains.get(id(toolset), "general")))
+            catalog.add_many(new)
+            origin._ingested = True
+
+    # -- listing and calls ----------------------------------------------------------------------
+
+    async def get_instructions(self, ctx: RunContext[Any]) -> str | None:
+        if not self.instructions or self.search != "toolmgmt":
+            return None
+        return self._current().session.instructions or None
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        run = self._current()
+        await self._ingest(run, ctx)
+        session = run.session
+        listed = session.tools()
+        if self.search == "toolmgmt":
+            return {t.name: self._toolset_tool(t, deferred=False) for t in listed}
+        if run.plain is None:  # always-on tools, listed plainly; fixed for the run
+            run.plain = frozenset(t.name for t in listed if not t.metadata.get("meta"))
+        return {
+            t.name: self._toolset_tool(t, deferred=t.name not in run.plain)
+            for t in session.visible_tools()
+        }
+
+    def _toolset_tool(self, tool: Tool, *, deferred: bool) -> ToolsetTool[Any]:
+        definition = ToolDefinition(
+            name=tool.name,
+            description=tool.description,
+            parameters_json_schema=dict(tool.parameters),
+            metadata={"toolmgmt": True, "annotations": tool.annotations.to_mcp()},
+            defer_loading=deferred,
+        )
+        return ToolsetTool(
+            toolset=self,
+            tool_def=definition,
+            max_retries=self.max_retries,
+            args_validator=_ANY_ARGS,
+        )
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        run = self._current()
+        token = _CURRENT.set((run, ctx))
+        try:
+            result = await run.session.call(name, tool_args)
+        finally:
+            _CURRENT.reset(token)
+        return result.content
+
+
+def _convert(definition: ToolDefinition, domain: str) -> Tool:
+    metadata = definition.metadata or {}
+    annotations = metadata.get("annotations")
+    return Tool(
+        name=definition.name,
+        description=definition.description or "",
+        parameters=definition.parameters_json_schema or {"type": "object", "properties": {}},
+        domain=domain,
+        defer_loading=True if definition.defer_loading else None,
+        annotations=ToolAnnotations.from_mapping(
+            annotations if isinstance(annotations, Mapping) else None
+        ),
+        timeout=definition.timeout,
+        handler=_forward(definition.name),
+        metadata={"pydantic_ai": True, "tool_definition": definition},
+    )

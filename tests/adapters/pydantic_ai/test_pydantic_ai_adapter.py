@@ -1,0 +1,243 @@
+"""The PydanticAI adapter driven by a real ``Agent`` and a scripted ``FunctionModel``."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pydantic_ai")
+
+import toolmgmt_pydantic_ai  # noqa: E402
+from pydantic_ai import Agent, RunContext  # noqa: E402
+from pydantic_ai.capabilities import ToolSearch  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
+from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
+
+from toolmgmt_core import ConfigError, ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core.demo import demo_catalog  # noqa: E402
+
+MAX_RESULT_TOKENS = 300
+TRUNCATION = "max_result_tokens" in inspect.signature(ToolManager).parameters  # DEV-SHIM
+DEMO = demo_catalog()  # built once (its backends take a while); each test copies the tool list
+
+
+class Script:
+    """A FunctionModel body: answers from a script, records the tools offered at each step."""
+
+    def __init__(self, steps: list[list[ToolCallPart] | str]) -> None:
+        self.steps = steps
+        self.seen: list[list[str]] = []
+        self.deferred: list[list[str]] = []
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.seen.append([t.name for t in info.function_tools])
+        self.deferred.append([t.name for t in info.function_tools if t.defer_loading])
+        step = self.steps[len(self.seen) - 1]
+        if isinstance(step, str):
+            return ModelResponse(parts=[TextPart(step)])
+        return ModelResponse(parts=list(step))
+
+
+def _call(name: str, args: dict[str, Any], n: int) -> list[ToolCallPart]:
+    return [ToolCallPart(name, args, tool_call_id=f"call_{n}")]
+
+
+def weather_toolset() -> FunctionToolset[Any]:
+    toolset: FunctionToolset[Any] = FunctionToolset(id="weather")
+
+    @toolset.tool
+    def get_forecast(ctx: RunContext[Any], city: str, days: int = 3) -> dict[str, Any]:
+        """Get the weather forecast for a city, day by day."""
+        return {"city": city, "days": days, "unit": ctx.deps or "C", "forecast": ["sun"] * days}
+
+    @toolset.tool_plain
+    def weather_alerts(region: str) -> list[str]:
+        """List active severe weather alerts for a region."""
+        return [f"storm warning in {region}"]
+
+    return toolset
+
+
+def _manager(**extra: Any) -> ToolManager:
+    return ToolManager(
+        ToolCatalog(list(DEMO)),
+        mode="search",
+        max_results=3,
+        policies=[{"label": "agent", "deny": ["crm_delete_*", "weather_alerts"]}],
+        **({"max_result_tokens": MAX_RESULT_TOKENS} if TRUNCATION else {}),  # DEV-SHIM
+        **extra,
+    )
+
+
+SCRIPT: list[list[ToolCallPart] | str] = [
+    _call("tool_search", {"query": "search crm contacts by name"}, 1),
+    _call("crm_search_contacts", {"query": "patel", "limit": 2}, 2),
+    _call("tool_search", {"queries": ["export all contacts csv backup", "weather forecast"]}, 3),
+    _call("crm_export_contacts", {"format": "csv"}, 4)
+    + _call("get_forecast", {"city": "Oslo", "days": 2}, 5),
+    _call("crm_delete_contact", {"contact_id": "con_0001"}, 6)
+    + _call("weather_alerts", {"region": "west"}, 7),
+    "Done.",
+]
+
+
+def _returns(messages: list[ModelMessage]) -> dict[str, ToolReturnPart]:
+    return {
+        part.tool_call_id: part
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    }
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_full_agent_loop(use_async: bool) -> None:
+    manager = _manager()
+    managed = ManagedToolset(manager, toolsets=[weather_toolset()])
+    script = Script(SCRIPT)
+    agent = Agent(FunctionModel(script), toolsets=[managed], deps_type=str)
+    if use_async:
+        result = asyncio.run(agent.run("go", deps="F"))
+    else:
+        result = agent.run_sync("go", deps="F")
+    assert result.output == "Done."
+
+    # The wrapped toolset's tools joined the catalog under its id as domain.
+    assert manager.catalog.get("get_forecast").domain == "weather"
+    # Replaying the searches on a plain session gives the list the model must see each step
+    # (only searches change it; the other calls run inside the agent run).
+    reference = manager.session()
+    expected = []
+    for step in SCRIPT:
+        expected.append([t.name for t in reference.tools()])
+        for part in step if not isinstance(step, str) else []:
+            if part.tool_name == "tool_search":
+                reference.call_sync(part.tool_name, part.args)
+    assert script.seen == expected
+    assert script.seen[0][0] == "tool_search"
+    assert not any(n.startswith(("crm_", "get_forecast")) for n in script.seen[0])
+    assert "crm_search_contacts" in script.seen[1]
+    assert {"crm_export_contacts", "get_forecast"} <= set(script.seen[3])
+    assert all(a == b[: len(a)] for a, b in zip(script.seen, script.seen[1:], strict=False))
+    assert not any("crm_delete_contact" in s or "weather_alerts" in s for s in script.seen)
+    assert not any(script.deferred)
+    assert "search_tools" not in {n for s in script.seen for n in s}
+
+    returns = _returns(result.all_messages())
+    assert "patel" in returns["call_2"].model_response_str().lower()
+    forecast = json.loads(returns["call_5"].model_response_str())
+    # The wrapped tool ran through its own toolset; deps reached it through RunContext.
+    assert forecast == {"city": "Oslo", "days": 2, "unit": "F", "forecast": ["sun", "sun"]}
+    # A name that is not listed never reaches the session: PydanticAI refuses it, naming the
+    # tools listed now (a denied tool is never among them).
+    for call_id, name in (("call_6", "crm_delete_contact"), ("call_7", "weather_alerts")):
+        refused = json.loads(returns[call_id].model_response_str())["error"]
+        assert refused.startswith(f"Unknown tool name: {name!r}. Available tools:")
+        assert "crm_search_contacts" in refused and "delete" not in refused.split("tools:")[1]
+    # Called directly, the session refuses them the same way as a name that does not exist.
+    for name in ("crm_delete_contact", "weather_alerts"):
+        direct = reference.call_sync(name, {})
+        assert direct.is_error and direct.error is not None and direct.error.kind == "gateway"
+    session = managed.session_for(result.run_id)
+    assert session.loaded()[: len(reference.loaded())] == reference.loaded()
+    if not TRUNCATION:  # DEV-SHIM
+        pytest.skip("truncation (max_result_tokens) is not wired into the session yet")
+    exporter = manager.catalog.get("crm_export_contacts")
+    budget = exporter.max_result_tokens or MAX_RESULT_TOKENS
+    export = returns["call_4"].model_response_str()
+    assert count_tokens(export) <= budget < count_tokens(exporter.handler(format="csv")) / 2
+
+
+def test_each_run_has_its_own_session_and_state_resumes_one() -> None:
+    manager = _manager()
+    saved: dict[str, Any] = {}
+    managed = ManagedToolset(
+        manager, toolsets={"meteo": weather_toolset()}, state=lambda ctx: saved.get("state")
+    )
+    first = Script([_call("tool_search", {"query": "weather forecast"}, 1), "ok"])
+    run1 = Agent(FunctionModel(first), toolsets=[managed]).run_sync("a")
+    assert manager.catalog.get("get_forecast").domain == "meteo"
+    assert "get_forecast" in first.seen[1]
+    second = Script(["ok"])
+    run2 = Agent(FunctionModel(second), toolsets=[managed]).run_sync("b")
+    assert "get_forecast" not in second.seen[0]
+    assert managed.session_for(run1.run_id) is not managed.session_for(run2.run_id)
+
+    saved["state"] = managed.session_for(run1.run_id).to_json()
+    third = Script([_call("get_forecast", {"city": "Rome"}, 1), "ok"])
+    run3 = Agent(FunctionModel(third), toolsets=[managed]).run_sync("c")
+    assert "get_forecast" in third.seen[0]
+    assert (
+        json.loads(_returns(run3.all_messages())["call_1"].model_response_str())["city"] == "Rome"
+    )
+    with pytest.raises(KeyError, match="recent"):
+        managed.session_for("nope")
+
+
+def test_toolmgmt_search_keeps_pydantic_ai_search_silent() -> None:
+    manager = _manager()
+    deferred = weather_toolset().defer_loading()
+    managed = ManagedToolset(manager, toolsets=[deferred])
+    script = Script([_call("tool_search", {"query": "forecast"}, 1), "ok"])
+    Agent(FunctionModel(script), toolsets=[managed]).run_sync("go")
+    names = {n for s in script.seen for n in s}
+    assert "search_tools" not in names and "tool_search" in names
+    assert manager.catalog.get("get_forecast").defer_loading is True
+
+
+def test_pydantic_ai_search_replaces_toolmgmt_search() -> None:
+    manager = _manager(call_unloaded="load")
+    managed = ManagedToolset(manager, toolsets=[weather_toolset()], search="pydantic_ai")
+    script = Script(
+        [
+            [ToolCallPart("search_tools", {"queries": ["forecast"]}, tool_call_id="s1")],
+            _call("get_forecast", {"city": "Oslo", "days": 1}, 2),
+            "ok",
+        ]
+    )
+    # PydanticAI picks the provider's native search where it can; FunctionModel claims it, so
+    # ask for the local ``search_tools`` explicitly, as a user would on such a model.
+    agent = Agent(
+        FunctionModel(script), toolsets=[managed], capabilities=[ToolSearch(strategy="keywords")]
+    )
+    result = agent.run_sync("go")
+    first = set(script.seen[0])
+    assert "search_tools" in first
+    assert not first & {"tool_search", "get_forecast", "crm_search_contacts"}
+    assert "weather_alerts" not in {n for s in script.seen for n in s}  # denied by policy
+    assert "get_forecast" in script.seen[1] and "get_forecast" in script.deferred[1]
+    returned = json.loads(_returns(result.all_messages())["call_2"].model_response_str())
+    assert returned["forecast"] == ["sun"]
+    assert "get_forecast" in managed.session_for(result.run_id).loaded()
+
+
+def test_configuration_errors() -> None:
+    with pytest.raises(ConfigError, match="call_unloaded='load'"):
+        ManagedToolset(_manager(), search="pydantic_ai")
+    with pytest.raises(ConfigError, match="'toolmgmt' or 'pydantic_ai'"):
+        ManagedToolset(_manager(), search="both")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="FunctionToolset"):
+        ManagedToolset(_manager(), toolsets=[lambda: 1])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="ToolManager"):
+        ManagedToolset(ToolCatalog())  # type: ignore[arg-type]
+
+
+def test_public_surface() -> None:
+    assert toolmgmt_pydantic_ai.__all__ == sorted(toolmgmt_pydantic_ai.__all__)
+    for name in toolmgmt_pydantic_ai.__all__:
+        assert hasattr(toolmgmt_pydantic_ai, name)
+    assert "Usage::" in (toolmgmt_pydantic_ai.__doc__ or "")
