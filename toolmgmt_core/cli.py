@@ -548,12 +548,36 @@ def _run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _register_serve(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the MCP gateway over upstream MCP servers (needs toolmgmt[mcp])",
+        description="Serve many MCP servers as one MCP server with three meta-tools "
+        "(discover_tools, get_tool_schema, execute_tool), over stdio or streamable HTTP.",
+    )
+    parser.add_argument("--config", required=True, help="gateway config file (TOML or JSON)")
+    parser.add_argument("--transport", choices=("stdio", "http"), help="override the config's")
+    parser.add_argument("--host", help="HTTP address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="HTTP port (0 picks a free one)")
+    parser.add_argument("--token", help="bearer token HTTP clients must send")
+    parser.set_defaults(run=_run_serve)
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    try:  # the adapter (and the mcp SDK) only when serving: the core imports no adapter
+        from toolmgmt_mcp.cli import run_serve
+    except ImportError as exc:
+        raise CliError(f'serving needs the MCP extra: pip install "toolmgmt[mcp]" ({exc})') from exc
+    return int(run_serve(args))
+
+
 # -- entry point --------------------------------------------------------------------------
 
 _BUILTIN_COMMANDS: tuple[Callable[[Any], None], ...] = (
     _register_search,
     _register_browse,
     _register_report,
+    _register_serve,
 )
 
 
