@@ -26,6 +26,7 @@ from toolmgmt_core.providers.schema_utils import (
     describe_keywords,
     inline_refs,
     merge_all_of,
+    resolve_pointer,
     to_json,
 )
 from toolmgmt_core.tool import Tool
@@ -301,27 +302,50 @@ def strip_strict_nulls(arguments: Any, parameters: Mapping[str, Any]) -> Any:
     """``arguments`` without the ``null`` values strict mode added for left-out optional fields.
 
     A key is dropped when its value is ``None``, the original schema does not require it and does
-    not accept ``null`` for it. Nested objects (and arrays of objects) are cleaned the same way.
+    not accept ``null`` for it. Nested objects (and arrays of objects) are cleaned the same way,
+    following local ``$ref``s.
     """
-    if isinstance(arguments, list):
-        items = parameters.get("items")
-        if isinstance(items, Mapping):
-            return [strip_strict_nulls(a, items) for a in arguments]
+    return _strip(arguments, parameters, parameters, 0)
+
+
+def _deref(schema: Any, root: Mapping[str, Any]) -> Any:
+    for _ in range(_MAX_DEPTH):
+        if not isinstance(schema, Mapping) or not isinstance(schema.get("$ref"), str):
+            break
+        schema = resolve_pointer(root, schema["$ref"])
+    return schema
+
+
+def _strip(arguments: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
+    schema = _deref(schema, root)
+    if not isinstance(schema, Mapping) or depth > 64:
         return arguments
+    if "properties" not in schema and "items" not in schema:
+        for key in ("anyOf", "oneOf", "allOf"):
+            for variant in schema.get(key, ()):
+                variant = _deref(variant, root)
+                if isinstance(variant, Mapping) and (
+                    ("properties" in variant and isinstance(arguments, dict))
+                    or ("items" in variant and isinstance(arguments, list))
+                ):
+                    return _strip(arguments, variant, root, depth + 1)
+    if isinstance(arguments, list):
+        return [_strip(a, schema.get("items"), root, depth + 1) for a in arguments]
     if not isinstance(arguments, dict):
         return arguments
-    properties = parameters.get("properties") or {}
-    required = set(parameters.get("required", []))
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required", []))
     out: dict[str, Any] = {}
     for key, value in arguments.items():
-        sub = properties.get(key)
-        if value is None and key not in required and not _accepts_null(sub):
+        sub = _deref(properties.get(key), root)
+        if value is None and key not in required and not _accepts_null(sub, root):
             continue
-        out[key] = strip_strict_nulls(value, sub) if isinstance(sub, Mapping) else value
+        out[key] = _strip(value, sub, root, depth + 1)
     return out
 
 
-def _accepts_null(schema: Any) -> bool:
+def _accepts_null(schema: Any, root: Mapping[str, Any]) -> bool:
+    schema = _deref(schema, root)
     if not isinstance(schema, Mapping):
         return schema is None
     kind = schema.get("type")
@@ -329,4 +353,4 @@ def _accepts_null(schema: Any) -> bool:
         return True
     if None in (schema.get("enum") or ()) or schema.get("nullable") is True:
         return True
-    return any(_accepts_null(v) for k in ("anyOf", "oneOf") for v in schema.get(k, ()))
+    return any(_accepts_null(v, root) for k in ("anyOf", "oneOf") for v in schema.get(k, ()))

@@ -22,6 +22,7 @@ __all__ = [
     "inline_refs",
     "map_subschemas",
     "merge_all_of",
+    "resolve_pointer",
     "to_json",
 ]
 
@@ -139,7 +140,8 @@ def describe_keywords(node: Mapping[str, Any], keys: set[str] | frozenset[str]) 
     return f"({'; '.join(parts)})" if parts else ""
 
 
-def _resolve_pointer(root: Mapping[str, Any], ref: str) -> Any:
+def resolve_pointer(root: Mapping[str, Any], ref: str) -> Any:
+    """What the local reference ``ref`` (``#`` or ``#/a/b``) points to in ``root``, or None."""
     if ref == "#":
         return root
     if not ref.startswith("#/"):
@@ -168,7 +170,7 @@ def check_refs(schema: Mapping[str, Any]) -> None:
         if isinstance(node, Mapping):
             ref = node.get("$ref")
             if isinstance(ref, str) and not isinstance(
-                _resolve_pointer(schema, ref), Mapping | bool
+                resolve_pointer(schema, ref), Mapping | bool
             ):
                 raise ProviderError(
                     f"Unresolvable $ref {ref!r}: only local references into the schema "
@@ -218,7 +220,7 @@ def inline_refs(
                 append_description(cut, str(siblings.get("description", "")))
                 append_description(cut, f"({note}).")
                 return cut
-            target = _resolve_pointer(root, ref)
+            target = resolve_pointer(root, ref)
             if not isinstance(target, dict | bool):
                 raise ProviderError(
                     f"Unresolvable $ref {ref!r}: only local references into the schema "
@@ -246,7 +248,7 @@ def inline_refs(
                 if ref in done or new_ref == "#":
                     done.add(ref)
                     continue
-                target = _resolve_pointer(root, ref)
+                target = resolve_pointer(root, ref)
                 body = walk(target, (ref,))
                 if isinstance(body, dict):
                     body = {k: v for k, v in body.items() if k not in ("$defs", "definitions")}

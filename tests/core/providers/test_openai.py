@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from toolmgmt_core import Tool
+from toolmgmt_core.providers import format_tools, strip_strict_nulls
+from toolmgmt_core.providers.openai import StrictModeUnsupported, to_strict_schema
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "minLength": 2, "description": "City name"},
+        "units": {"enum": ["c", "f"], "default": "c"},
+        "when": {"type": "string", "format": "date-time"},
+        "site": {"type": "string", "format": "uri"},
+        "filters": {
+            "type": "object",
+            "properties": {"tag": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+        },
+        "home": {"$ref": "#/$defs/Place", "description": "Where you live"},
+    },
+    "required": ["city"],
+    "$defs": {"Place": {"type": "object", "properties": {"name": {"type": "string"}}}},
+}
+
+
+def test_strict_rewrite_closes_objects_and_requires_everything() -> None:
+    schema, notes = to_strict_schema(SCHEMA)
+    props = schema["properties"]
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == list(props)
+    assert props["city"] == {"type": "string", "description": "City name. (at least 2 characters)"}
+    assert props["units"]["anyOf"] == [{"enum": ["c", "f"]}, {"type": "null"}]
+    assert "default" in props["units"]["description"]
+    assert props["when"]["format"] == "date-time"  # a supported format stays
+    assert "format" not in props["site"] and "uri" in props["site"]["description"]
+    inner = props["filters"]
+    assert inner["type"] == ["object", "null"] and inner["additionalProperties"] is False
+    assert "anyOf" in inner["properties"]["tag"] and "oneOf" not in str(inner)
+    # the non-recursive $ref was inlined, keeping its description
+    assert props["home"]["properties"]["name"] == {"type": ["string", "null"]}
+    assert props["home"]["description"] == "Where you live"
+    assert any("oneOf" in n for n in notes)
+
+
+def test_strict_output_accepts_what_a_strict_model_sends() -> None:
+    schema, _ = to_strict_schema(SCHEMA)
+    sent = {
+        "city": "Oslo",
+        "units": None,
+        "when": None,
+        "site": None,
+        "filters": None,
+        "home": {"name": None},
+    }
+    Draft202012Validator(schema).validate(sent)
+    restored = strip_strict_nulls(sent, SCHEMA)
+    assert restored == {"city": "Oslo", "home": {}}
+    Draft202012Validator(SCHEMA).validate(restored)
+
+
+def test_recursive_refs_stay_refs_without_siblings() -> None:
+    schema, _ = to_strict_schema(
+        {
+            "type": "object",
+            "properties": {"tree": {"$ref": "#/$defs/Node", "description": "Root node"}},
+            "required": ["tree"],
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "properties": {
+                        "value": {"type": "string"},
+                        "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                    },
+                    "required": ["value", "children"],
+                }
+            },
+        }
+    )
+    node = schema["$defs"]["Node"]
+    assert node["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert node["additionalProperties"] is False
+
+
+@pytest.mark.parametrize(
+    ("parameters", "reason"),
+    [
+        ({"type": "object", "properties": {"x": {}}}, "a value of any type"),
+        ({"type": "object", "properties": {"x": {"type": "object"}}}, "no declared properties"),
+        (
+            {
+                "type": "object",
+                "properties": {"m": {"type": "object", "additionalProperties": True}},
+            },
+            "free-form additional properties",
+        ),
+        ({"type": "object", "properties": {"l": {"type": "array"}}}, "without an items schema"),
+    ],
+)
+def test_unstrictable_schemas_fall_back_with_reason(
+    parameters: dict[str, Any], reason: str, check_provider: Any
+) -> None:
+    with pytest.raises(StrictModeUnsupported, match=reason):
+        to_strict_schema(parameters)
+    tool = Tool(name="loose", description="Loose.", parameters=parameters)
+    for provider in ("openai", "openai-responses"):
+        out = format_tools([tool], provider, strict=True)
+        check_provider(provider, out["tools"])
+        assert reason in out["report"].strict_fallbacks["loose"]
+        sent = out["tools"][0]
+        assert (sent.get("function") or sent)["strict"] is False
+
+
+def test_strict_flag_is_set_per_tool(check_provider: Any) -> None:
+    tool = Tool(name="t", description="T.", parameters=SCHEMA)
+    chat = format_tools([tool], "openai", strict=True)["tools"][0]
+    assert chat["function"]["strict"] is True
+    plain = format_tools([tool], "openai")["tools"][0]
+    assert "strict" not in plain["function"]
+    assert plain["function"]["parameters"]["properties"]["city"]["minLength"] == 2
+    resp = format_tools([tool], "openai-responses")["tools"][0]
+    assert resp["strict"] is False and resp["name"] == "t"
+    check_provider("openai-responses", [resp])
+
+
+def test_responses_native_defers_and_adds_tool_search(check_provider: Any) -> None:
+    tools = [
+        Tool(name="a", description="A."),
+        Tool(name="b", description="B.", defer_loading=True),
+    ]
+    out = format_tools(tools, "openai-responses", native=True)
+    check_provider("openai-responses", out["tools"])
+    assert out["tools"][0] == {"type": "tool_search"}
+    assert out["tools"][2]["defer_loading"] is True and "defer_loading" not in out["tools"][1]
