@@ -54,8 +54,8 @@ from toolmgmt_core.tokens import DEFAULT_ENCODING, ApproxEncoding, Encoding, get
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "MIN_RESULT_TOKENS",
-    "STRATEGIES",
     "McpTruncationResult",
+    "STRATEGIES",
     "Summarizer",
     "TruncationResult",
     "render_result",
@@ -635,14 +635,12 @@ def _fit(
 
 
 def _check_budget(max_tokens: Any, strategy: Any) -> None:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+    whole = isinstance(max_tokens, int) and not isinstance(max_tokens, bool)
+    if not whole or max_tokens < MIN_RESULT_TOKENS:
+        got = repr(max_tokens) if whole else f"{type(max_tokens).__name__} {max_tokens!r}"
         raise ConfigError(
-            f"max_tokens must be an integer number of tokens, got {type(max_tokens).__name__}."
-        )
-    if max_tokens < MIN_RESULT_TOKENS:
-        raise ConfigError(
-            f"max_tokens must be at least {MIN_RESULT_TOKENS} (room for a truncation marker), "
-            f"got {max_tokens}."
+            f"max_tokens must be a whole number of tokens of at least {MIN_RESULT_TOKENS} "
+            f"(room for a truncation marker), got {got}."
         )
     if strategy not in STRATEGIES:
         raise ConfigError(
@@ -1038,12 +1036,15 @@ async def summarize_result(
         text = source.text
     else:
         text = render_result(value)
-    try:
-        summary = await asyncio.wait_for(
-            _call_summarizer(summarizer, text, tool_name, goal), timeout
-        )
-    except asyncio.TimeoutError:
+    # asyncio.wait rather than wait_for: a TimeoutError the summariser raises itself is a
+    # failure like any other, not our timeout.
+    task = asyncio.ensure_future(_call_summarizer(summarizer, text, tool_name, goal))
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if not done:
+        task.cancel()
         return dataclasses.replace(fallback, note=f"SummaryFailed: timed out after {timeout:g} s")
+    try:
+        summary = task.result()
     except Exception as exc:  # a summariser is user code: any failure falls back
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return dataclasses.replace(fallback, note=f"SummaryFailed: {reason}")
