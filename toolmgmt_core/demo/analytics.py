@@ -633,6 +633,7 @@ def build_tools() -> list[Tool]:
             handler=b.list_dashboards,
             domain=DOMAIN,
             group="dashboards",
+            keywords=("reports", "charts"),
             annotations=READ,
         ),
         Tool(
@@ -649,6 +650,7 @@ def build_tools() -> list[Tool]:
             handler=b.create_dashboard,
             domain=DOMAIN,
             group="dashboards",
+            keywords=("new dashboard", "report"),
             annotations=CREATE,
         ),
         Tool(
@@ -668,6 +670,7 @@ def build_tools() -> list[Tool]:
                             "filters": filters,
                         },
                         ["title", "type", "metric"],
+                        description="What the chart shows and how.",
                     ),
                 },
                 ["dashboard_id", "chart"],
@@ -685,6 +688,7 @@ def build_tools() -> list[Tool]:
             handler=b.delete_dashboard,
             domain=DOMAIN,
             group="dashboards",
+            keywords=("remove dashboard",),
             annotations=DELETE,
         ),
         Tool(
@@ -742,6 +746,7 @@ def build_tools() -> list[Tool]:
             handler=b.list_segments,
             domain=DOMAIN,
             group="segments",
+            keywords=("audiences", "cohorts"),
             annotations=READ,
         ),
     ]

@@ -353,6 +353,7 @@ def build_tools() -> list[Tool]:
             handler=b.get_event,
             domain=DOMAIN,
             group="events",
+            keywords=("meeting details", "attendees"),
             annotations=READ,
         ),
         Tool(
@@ -527,6 +528,7 @@ def build_tools() -> list[Tool]:
             handler=b.list_calendars,
             domain=DOMAIN,
             group="calendars",
+            keywords=("my calendars",),
             annotations=READ,
         ),
         Tool(
@@ -545,6 +547,7 @@ def build_tools() -> list[Tool]:
             handler=b.create_calendar,
             domain=DOMAIN,
             group="calendars",
+            keywords=("new calendar", "project calendar"),
             annotations=CREATE,
         ),
         Tool(
@@ -575,6 +578,7 @@ def build_tools() -> list[Tool]:
             handler=b.delete_calendar,
             domain=DOMAIN,
             group="calendars",
+            keywords=("remove calendar",),
             annotations=DELETE,
         ),
         Tool(

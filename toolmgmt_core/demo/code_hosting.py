@@ -514,6 +514,7 @@ def build_tools() -> list[Tool]:
             handler=b.get_repository,
             domain=DOMAIN,
             group="repositories",
+            keywords=("repo details", "github"),
             annotations=READ,
         ),
         Tool(
@@ -550,6 +551,7 @@ def build_tools() -> list[Tool]:
             handler=b.delete_repository,
             domain=DOMAIN,
             group="repositories",
+            keywords=("remove repo",),
             annotations=DELETE,
             usage_notes="Irreversible. Only when the user explicitly asks to delete this exact "
             "repository; archive it instead when in doubt.",
@@ -627,6 +629,7 @@ def build_tools() -> list[Tool]:
             handler=b.create_branch,
             domain=DOMAIN,
             group="repositories",
+            keywords=("git branch", "checkout -b"),
             annotations=CREATE,
         ),
         Tool(
@@ -640,6 +643,7 @@ def build_tools() -> list[Tool]:
             domain=DOMAIN,
             group="repositories",
             input_examples=({"repository": "acme/api", "branch": "develop"},),
+            keywords=("remove branch", "cleanup"),
             annotations=DELETE,
         ),
         Tool(
@@ -807,7 +811,9 @@ def build_tools() -> list[Tool]:
             group="pull_requests",
             keywords=("land", "ship"),
             input_examples=({"repository": "acme/api", "number": 100},),
-            annotations=ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+            annotations=ToolAnnotations(
+                read_only=False, destructive=False, idempotent=False, open_world=False
+            ),
         ),
         Tool(
             name="code_hosting_list_workflow_runs",

@@ -625,6 +625,7 @@ def build_tools() -> list[Tool]:
             handler=b.update_company,
             domain=DOMAIN,
             group="companies",
+            keywords=("edit account", "rename company"),
             annotations=UPDATE,
         ),
         Tool(
@@ -718,6 +719,7 @@ def build_tools() -> list[Tool]:
             handler=b.delete_deal,
             domain=DOMAIN,
             group="deals",
+            keywords=("remove opportunity",),
             annotations=DELETE,
         ),
         Tool(

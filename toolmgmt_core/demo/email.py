@@ -508,20 +508,22 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_list_drafts",
-            description="List saved drafts.",
+            description="List saved email drafts that have not been sent yet.",
             parameters=obj({"limit": page()}),
             handler=b.list_drafts,
             domain=DOMAIN,
             group="drafts",
+            keywords=("unsent", "drafts folder"),
             annotations=READ,
         ),
         Tool(
             name="email_send_draft",
-            description="Send a saved draft.",
+            description="Send a saved email draft as it is.",
             parameters=obj({"draft_id": string("Draft id, e.g. 'drf_0001'.")}, ["draft_id"]),
             handler=b.send_draft,
             domain=DOMAIN,
             group="drafts",
+            keywords=("send prepared email",),
             annotations=SEND,
         ),
         Tool(
@@ -549,6 +551,7 @@ def build_tools() -> list[Tool]:
             handler=b.create_label,
             domain=DOMAIN,
             group="labels",
+            keywords=("new folder", "tag"),
             annotations=CREATE,
         ),
         Tool(

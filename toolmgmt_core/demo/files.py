@@ -399,7 +399,9 @@ def build_tools() -> list[Tool]:
             input_examples=(
                 {"path": "/notes/meeting-2026-03-04.md", "content": "# Notes\\n- ship v2\\n"},
             ),
-            annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=True),
+            annotations=ToolAnnotations(
+                read_only=False, destructive=True, idempotent=True, open_world=False
+            ),
         ),
         Tool(
             name="files_append_to_file",
@@ -415,7 +417,10 @@ def build_tools() -> list[Tool]:
             handler=b.append_to_file,
             domain=DOMAIN,
             group="files",
-            annotations=ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+            keywords=("add line", "log", "append"),
+            annotations=ToolAnnotations(
+                read_only=False, destructive=False, idempotent=False, open_world=False
+            ),
         ),
         Tool(
             name="files_delete_file",
@@ -651,6 +656,8 @@ def build_tools() -> list[Tool]:
             group="versions",
             keywords=("undo", "rollback", "revert"),
             input_examples=({"path": "/projects/roadmap.md", "version": 1},),
-            annotations=ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+            annotations=ToolAnnotations(
+                read_only=False, destructive=False, idempotent=False, open_world=False
+            ),
         ),
     ]

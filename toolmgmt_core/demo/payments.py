@@ -496,6 +496,7 @@ def build_tools() -> list[Tool]:
             domain=DOMAIN,
             group="charges",
             input_examples=({"charge_id": "ch_0001"},),
+            keywords=("authorization", "capture payment"),
             annotations=CHARGE_ANNOTATIONS,
         ),
         Tool(
@@ -531,6 +532,7 @@ def build_tools() -> list[Tool]:
             handler=b.list_refunds,
             domain=DOMAIN,
             group="charges",
+            keywords=("money back", "refund history"),
             annotations=READ,
         ),
         Tool(
@@ -587,6 +589,7 @@ def build_tools() -> list[Tool]:
             handler=b.get_customer,
             domain=DOMAIN,
             group="customers",
+            keywords=("payer details", "saved cards"),
             annotations=READ,
         ),
         Tool(
@@ -614,6 +617,7 @@ def build_tools() -> list[Tool]:
             handler=b.update_customer,
             domain=DOMAIN,
             group="customers",
+            keywords=("change billing email", "default card"),
             annotations=UPDATE,
         ),
         Tool(
@@ -623,6 +627,7 @@ def build_tools() -> list[Tool]:
             handler=b.delete_customer,
             domain=DOMAIN,
             group="customers",
+            keywords=("remove payer", "gdpr"),
             annotations=DELETE,
         ),
         Tool(
@@ -641,6 +646,7 @@ def build_tools() -> list[Tool]:
                             "brand": enum(["visa", "mc", "amex"], "Card brand."),
                         },
                         ["number", "exp_month", "exp_year"],
+                        description="The card to save.",
                     ),
                     "make_default": boolean("Use it by default.", False),
                 },
@@ -687,6 +693,7 @@ def build_tools() -> list[Tool]:
             handler=b.get_invoice,
             domain=DOMAIN,
             group="invoices",
+            keywords=("invoice details", "bill"),
             annotations=READ,
         ),
         Tool(
@@ -715,6 +722,7 @@ def build_tools() -> list[Tool]:
             handler=b.send_invoice,
             domain=DOMAIN,
             group="invoices",
+            keywords=("email invoice", "payment link"),
             annotations=SEND,
         ),
         Tool(
