@@ -1,0 +1,140 @@
+"""Property: listing and execution always agree, for random policies over random catalogs.
+
+A tool is callable (by its own name, directly or through ``execute_tool``) iff the session lists
+it as visible; whatever a call by any name runs is visible; and search, browse and ``explain``
+tell the same story.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolmgmt_core import Policy, Profile, Tool, ToolCatalog, ToolManager
+
+NAMES = [
+    "read_a",
+    "read_b",
+    "admin_x",
+    "Admin_Y",
+    "admin_y",
+    "crm.get",
+    "crm_get",
+    "delete_all",
+    "send mail",
+    "fetch-url",
+]
+PATTERNS = [
+    "read_a",
+    "admin_*",
+    "*_y",
+    "crm?get",
+    "name:crm.*",
+    "domain:fs",
+    "domain:c*",
+    "group:g1",
+    "group:crm/g2",
+    "keyword:k1",
+    "profile:p1",
+    "readonly",
+    "destructive",
+    "openworld",
+    "*",
+]
+flags = st.sampled_from([None, True, False])
+
+
+def _handler(name: str):
+    def run(**kwargs: Any) -> dict[str, str]:
+        return {"ran": name}
+
+    return run
+
+
+@st.composite
+def catalogs(draw) -> ToolCatalog:
+    chosen = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=8, unique=True))
+    tools = [
+        Tool(
+            name,
+            f"Tool {name} does a thing.",
+            domain=draw(st.sampled_from(["fs", "crm", "code"])),
+            group=draw(st.sampled_from(["g1", "g2"])),
+            keywords=tuple(draw(st.lists(st.sampled_from(["k1", "k2"]), max_size=2))),
+            profiles=tuple(draw(st.lists(st.sampled_from(["p1"]), max_size=1))),
+            annotations={
+                "read_only": draw(flags),
+                "destructive": draw(flags),
+                "open_world": draw(flags),
+            },
+            handler=_handler(name),
+        )
+        for name in chosen
+    ]
+    return ToolCatalog(tools)
+
+
+patterns = st.lists(st.sampled_from(PATTERNS), max_size=3)
+profiles = st.one_of(
+    st.sampled_from(["full", "minimal", "readonly"]),
+    st.builds(lambda i, e: Profile("custom", include=i, exclude=e), patterns, patterns),
+)
+policies = st.lists(
+    st.builds(
+        lambda i, a, d: Policy(f"step{i}", allow=a, deny=d), st.integers(), patterns, patterns
+    ),
+    max_size=3,
+    unique_by=lambda p: p.label,
+)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    catalog=catalogs(),
+    profile=profiles,
+    steps=policies,
+    mode=st.sampled_from(["search", "gateway", "lazy", "auto"]),
+)
+def test_listing_and_execution_always_agree(catalog, profile, steps, mode) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # patterns matching nothing are expected here
+        manager = ToolManager(catalog, mode, profile=profile, policies=steps, call_unloaded="load")
+        session = manager.session()
+        visible = {t.name for t in session.visible_tools()}
+        meta = {t.name for t in manager.meta_tools()}
+
+        # What is listed is visible (or a meta-tool), and explain agrees with the listing.
+        assert {t.name for t in session.tools()} <= visible | meta
+        for tool in catalog:
+            assert session.explain(tool.name).allowed == (tool.name in visible)
+
+        # Discovery only ever surfaces visible tools.
+        if mode == "gateway":
+            toc = session.call_sync("discover_tools", {}).value["domains"]
+            assert sum(d["tools"] for d in toc.values()) == len(visible)
+        elif "tool_search" in meta:
+            found = session.call_sync("tool_search", {"query": ".", "method": "regex"}).value
+            assert set(found["found"]) <= visible
+
+        for tool in catalog:
+            direct = session.call_sync(tool.name, {})
+            if tool.name in visible:
+                assert direct.value == {"ran": tool.name}, direct.content
+            else:
+                # Refused, or (a forgiving lookup) another tool that is visible itself.
+                assert direct.is_error or direct.value["ran"] in visible
+                assert direct.is_error or direct.value["ran"] != tool.name
+            if mode == "gateway":
+                via = session.call_sync("execute_tool", {"tool_name": tool.name, "arguments": {}})
+                assert (not via.is_error) == (direct.value == {"ran": tool.name})
+            for variant in (tool.name.upper(), f" {tool.name} ", tool.name.replace("a", "\u0430")):
+                result = session.call_sync(variant, {})
+                assert result.is_error or result.value["ran"] in visible
