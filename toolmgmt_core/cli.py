@@ -74,7 +74,7 @@ __all__ = [
     "report_rows",
 ]
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("toolmgmt_core.lint", "toolmgmt_core.diff")
 """Dotted names of modules that add subcommands through ``register(subparsers)``."""
 
 PROGRESS_THRESHOLD = 2000

@@ -79,6 +79,9 @@ _STRICT_KEYS = frozenset(
 )
 
 
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment"})
+
+
 class StrictModeUnsupported(ProviderError):
     """A schema that cannot be rewritten for OpenAI strict mode; the message says why."""
 
@@ -122,7 +125,7 @@ class _StrictWriter:
     def node(self, node: Any, path: str, depth: int) -> dict[str, Any]:
         if depth > _MAX_DEPTH:
             raise self.fail(path, f"nested deeper than {_MAX_DEPTH} levels")
-        if node is True or node == {}:
+        if node is True or (isinstance(node, dict) and not set(node) - _ANNOTATIONS):
             raise self.fail(path, "a value of any type (strict mode needs a type)")
         if not isinstance(node, dict):
             raise self.fail(path, "a schema that is not an object")
