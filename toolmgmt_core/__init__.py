@@ -14,6 +14,7 @@ from toolmgmt_core.budget import (
     plan_definitions,
 )
 from toolmgmt_core.catalog import DomainSummary, IngestReport, SearchHit, ToolCatalog, ToolEntry
+from toolmgmt_core.diff import Change, diff_catalogs
 from toolmgmt_core.errors import (
     ApprovalDeniedError,
     BrowseError,
@@ -36,6 +37,7 @@ from toolmgmt_core.errors import (
     UnknownToolError,
 )
 from toolmgmt_core.execution import ToolResult
+from toolmgmt_core.lint import Finding, lint
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.policy import ApprovalRequest, Explanation, Policy, PolicyView, load_policy_file
 from toolmgmt_core.profiles import Profile
@@ -59,11 +61,13 @@ __all__ = [
     "ApprovalRequest",
     "BrowseError",
     "CatalogError",
+    "Change",
     "ConfigError",
     "DefinitionPlan",
     "DomainSummary",
     "DuplicateToolError",
     "Explanation",
+    "Finding",
     "FormatReport",
     "IngestReport",
     "InvalidArgumentsError",
@@ -98,8 +102,10 @@ __all__ = [
     "UnknownToolError",
     "Usage",
     "count_tokens",
+    "diff_catalogs",
     "format_tools",
     "get_encoding",
+    "lint",
     "load_policy_file",
     "plan_definitions",
     "render_result",
