@@ -178,8 +178,9 @@ class ToolManager:
             m: meta_tools_for(m, max_results=max_results) for m in ("search", "gateway", "lazy")
         }
         self._shadowed = frozenset(t.name for t in self.meta_tools())
-        self._stubs: dict[tuple[Any, ...], Tool] = {}
+        self._stubs: dict[int, tuple[Tool, Tool]] = {}
         self._auto: dict[tuple[int, tuple[str, ...]], bool] = {}
+        self._pinned: tuple[int, list[str]] = (-1, [])
         self._lock = threading.Lock()
         # Load the tokenizer now, once: sessions starting together on many threads would
         # otherwise each load it on their first call.
@@ -236,6 +237,19 @@ class ToolManager:
             return self.auto_threshold_tokens
         return min(self.auto_threshold_tokens, by_share)
 
+    def _pinned_names(self) -> list[str]:
+        """Names always listed (always-on, then ``defer_loading=False``), cached per catalog
+        version."""
+        version, names = self._pinned
+        if version != self.catalog.version:
+            version = self.catalog.version
+            names = [n for n in self.always_on if n in self.catalog]
+            names += [
+                t.name for t in self.catalog if t.defer_loading is False and t.name not in names
+            ]
+            self._pinned = (version, names)
+        return list(names)
+
     def _auto_defers(self, candidates: Sequence[Tool]) -> bool:
         """Whether ``auto`` mode defers these (listable) tools; cached per catalog version."""
         key = (self.catalog.version, tuple(t.name for t in candidates))
@@ -250,23 +264,23 @@ class ToolManager:
 
     def _stub(self, tool: Tool) -> Tool:
         """``tool`` with its description only and an empty schema (lazy mode's listing)."""
+        cached = self._stubs.get(id(tool))
+        if cached is not None and cached[0] is tool:  # the same (immutable) tool object
+            return cached[1]
         description = tool.summary if self.lazy_descriptions == "summary" else tool.description
-        key = (tool.name, description, tool.domain, tool.group, tool.annotations)
-        stub = self._stubs.get(key)
-        if stub is None:
-            stub = Tool(
-                name=tool.name,
-                description=description,
-                parameters=dict(EMPTY_PARAMETERS),
-                domain=tool.domain,
-                group=tool.group,
-                annotations=tool.annotations,
-                metadata={"lazy_stub": True},
-            )
-            with self._lock:
-                if len(self._stubs) > 65536:
-                    self._stubs.clear()
-                self._stubs[key] = stub
+        stub = Tool(
+            name=tool.name,
+            description=description,
+            parameters=dict(EMPTY_PARAMETERS),
+            domain=tool.domain,
+            group=tool.group,
+            annotations=tool.annotations,
+            metadata={"lazy_stub": True},
+        )
+        with self._lock:
+            if len(self._stubs) > 65536:
+                self._stubs.clear()
+            self._stubs[id(tool)] = (tool, stub)
         return stub
 
 

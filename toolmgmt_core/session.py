@@ -99,8 +99,6 @@ class _Layout:
 
     mode: str
     """Effective mode: search, gateway, lazy, or flat (``auto`` below its threshold)."""
-    visible: dict[str, Tool]
-    """Visible catalog tools by name (as in the catalog, not presented)."""
     meta: list[Tool] = field(default_factory=list)
     pinned: list[Tool] = field(default_factory=list)
     listed: list[Tool] = field(default_factory=list)
@@ -197,9 +195,26 @@ class ToolSession:
             t.name: t for t in self.manager.catalog if t.name not in shadowed and self._visible(t)
         }
 
+    def _lookup(self, name: str) -> Tool | None:
+        """The catalog tool named exactly ``name``, when this session can see it."""
+        tool = self.manager.catalog.find(name)
+        if tool is None or tool.name != name or not self._can_see(tool):
+            return None
+        return tool
+
     def _layout(self) -> _Layout:
         manager = self.manager
-        visible = self._visible_raw()
+        mode: str = manager.mode
+        if mode in ("search", "gateway"):
+            # Only the pinned and loaded tools matter: never scan a 100k-tool catalog per call.
+            pinned_names = manager._pinned_names()
+            visible = {n: t for n in pinned_names if (t := self._lookup(n)) is not None}
+            if mode == "search":
+                for name in self.loaded():
+                    if name not in visible and (tool := self._lookup(name)) is not None:
+                        visible[name] = tool
+        else:
+            visible = self._visible_raw()
         pinned_names = [n for n in manager.always_on if n in visible]
         pinned_names += [
             n for n, t in visible.items() if t.defer_loading is False and n not in pinned_names
@@ -208,11 +223,10 @@ class ToolSession:
         rest = [
             t for n, t in visible.items() if n not in pinned_set and t.defer_loading is not True
         ]
-        mode: str = manager.mode
         if mode == "auto":
             candidates = [visible[n] for n in pinned_names] + rest
             mode = "search" if manager._auto_defers(candidates) else "flat"
-        layout = _Layout(mode=mode, visible=visible)
+        layout = _Layout(mode=mode)
         layout.pinned = [self._present(visible[n]) for n in pinned_names]
         if mode == "flat":
             layout.listed = [self._present(t) for t in rest]
@@ -224,10 +238,8 @@ class ToolSession:
             layout.listed = [manager._stub(self._present(t)) for t in rest]
         if mode != "gateway":
             taken = pinned_set | {t.name for t in layout.listed}
-            with self._lock:
-                loaded = list(self._loaded)
             layout.appended = [
-                self._present(visible[n]) for n in loaded if n in visible and n not in taken
+                self._present(visible[n]) for n in self.loaded() if n in visible and n not in taken
             ]
         return layout
 
@@ -259,20 +271,17 @@ class ToolSession:
 
     def is_deferred(self, name: str) -> bool:
         """Whether ``name`` is a visible tool that is not in :meth:`tools` now."""
-        layout = self._layout()
-        return name in layout.visible and name not in layout.names
+        return self._lookup(name) is not None and name not in self._layout().names
 
     def usage(self) -> Usage:
         """Definition tokens now against the whole visible catalog flat."""
-        layout = self._layout()
-        tools = layout.tools
+        tools = self.tools()
+        visible = self.visible_tools()
         return Usage(
             definition_tokens=self.manager.definition_tokens(tools),
-            flat_tokens=self.manager.definition_tokens(
-                self._present(t) for t in layout.visible.values()
-            ),
+            flat_tokens=self.manager.definition_tokens(visible),
             listed_tools=len(tools),
-            visible_tools=len(layout.visible),
+            visible_tools=len(visible),
             loaded_tools=len(self.loaded()),
         )
 
@@ -399,7 +408,8 @@ class ToolSession:
         if not isinstance(name, str):
             return None
         folded = normalize_name(name)
-        for tool in self._layout().meta:
+        metas = self._layout().meta if self.manager.mode == "auto" else self.manager.meta_tools()
+        for tool in metas:
             if tool.name == name or tool.name == folded:
                 return tool
         return None
@@ -446,6 +456,8 @@ class ToolSession:
 
     def _ensure_listed(self, tool: Tool) -> None:
         """Apply ``call_unloaded`` to a direct call of a tool not in the list now."""
+        if self.manager.mode == "lazy" and tool.defer_loading is not True:
+            return  # every such visible tool is listed (by name) in lazy mode
         layout = self._layout()
         if tool.name in layout.names:
             return
