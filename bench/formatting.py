@@ -1,0 +1,127 @@
+"""Provider formatting time per tool, cold and cached, on the BFCL dev pool (979 tools).
+
+Run: ``python bench/formatting.py`` (``--repeat N`` for more timing rounds).
+
+For each provider configuration the pool is formatted in requests of 100 tools (OpenAI accepts
+at most 128 per request), and three costs are measured:
+
+- cold: every cache cleared, every schema converted;
+- same content: new ``Tool`` objects with the same content (what a session that rebuilds its
+  tools each step sends): the request cache misses, the per-tool content cache hits;
+- cached: the same tool objects again (an unchanged step): one request-cache lookup.
+
+Reference, in the same run: ``copy.deepcopy`` of each tool's name, description and parameters,
+the least any uncached formatter must do. A native session step (a ``ToolManager`` over the whole
+pool in search mode, ``format_tools(session, "anthropic", native=True)``: the loaded tools plus
+979 deferred ones) is timed cold and cached too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._data import load_bfcl  # noqa: E402
+from toolmgmt_core import Tool, ToolCatalog  # noqa: E402
+from toolmgmt_core.manager import ToolManager  # noqa: E402
+from toolmgmt_core.providers import clear_format_cache, format_tools  # noqa: E402
+from toolmgmt_core.schema import tool_from_dict  # noqa: E402
+
+CONFIGS: list[tuple[str, str, dict[str, Any]]] = [
+    ("anthropic", "anthropic", {}),
+    ("anthropic native", "anthropic", {"native": True}),
+    ("openai", "openai", {}),
+    ("openai strict", "openai", {"strict": True}),
+    ("responses strict", "openai-responses", {"strict": True}),
+    ("gemini", "gemini", {}),
+    ("gemini json schema", "gemini", {"gemini_json_schema": True}),
+]
+CHUNK = 100
+
+
+def _chunks(tools: list[Tool]) -> list[list[Tool]]:
+    return [tools[i : i + CHUNK] for i in range(0, len(tools), CHUNK)]
+
+
+def _time(fn: Callable[[], Any], repeat: int, before: Callable[[], None] | None = None) -> float:
+    """Median seconds of ``fn`` over ``repeat`` runs (``before`` runs untimed first)."""
+    times = []
+    for _ in range(repeat):
+        if before:
+            before()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="timing rounds (median is shown)")
+    args = parser.parse_args(argv)
+
+    definitions, _ = load_bfcl()
+    tools = [tool_from_dict(d) for d in definitions]
+    twins = [t.replace() for t in tools]  # same content, new objects
+    n = len(tools)
+    chunks, twin_chunks = _chunks(tools), _chunks(twins)
+
+    reference = _time(
+        lambda: [copy.deepcopy([t.name, t.description, dict(t.parameters)]) for t in tools],
+        args.repeat,
+    )
+    print(f"BFCL pool: {n} tools, requests of {CHUNK} tools, median of {args.repeat} rounds\n")
+    header = f"{'configuration':<20} {'cold µs/tool':>13} {'same content':>13} {'cached':>9}"
+    header += f" {'cached µs/request':>18} {'cold/deepcopy':>14}"
+    print(header)
+    print("-" * len(header))
+    for label, provider, options in CONFIGS:
+
+        def run(parts: list[list[Tool]], provider: str = provider, options: dict = options) -> None:
+            for part in parts:
+                format_tools(part, provider, **options)
+
+        cold = _time(lambda: run(chunks), args.repeat, before=clear_format_cache)
+
+        def warm_content(run: Callable[..., None] = run) -> None:
+            clear_format_cache()
+            run(chunks)
+
+        same = _time(lambda: run(twin_chunks), args.repeat, before=warm_content)
+        run(chunks)
+        cached = _time(lambda: run(chunks), args.repeat)
+        print(
+            f"{label:<20} {cold / n * 1e6:>13.1f} {same / n * 1e6:>13.1f} "
+            f"{cached / n * 1e6:>9.2f} {cached / len(chunks) * 1e6:>18.1f} "
+            f"{cold / reference:>13.1f}x"
+        )
+    print(f"{'reference: deepcopy':<20} {reference / n * 1e6:>13.1f}")
+
+    catalog = ToolCatalog()
+    catalog.add_many(tools)
+    session = ToolManager(catalog, mode="search").session()
+    cold = _time(
+        lambda: format_tools(session, "anthropic", native=True),
+        args.repeat,
+        before=clear_format_cache,
+    )
+    cached = _time(lambda: format_tools(session, "anthropic", native=True), args.repeat)
+    out = format_tools(session, "anthropic", native=True)
+    print(
+        f"\nnative session step (anthropic, {len(out['tools'])} tools sent, "
+        f"{len(out['report'].deferred)} deferred): cold {cold * 1e3:.1f} ms, "
+        f"cached {cached * 1e3:.2f} ms ({cold / cached:.0f}x faster)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
