@@ -1,0 +1,271 @@
+"""LiteLLM adapter: the session's tools in every request, formatted for the target provider.
+
+Usage::
+
+    import litellm
+    from toolmgmt_core import ToolManager
+    from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
+
+    callback = ToolManagerCallback(ToolManager(catalog, mode="search", max_result_tokens=2000))
+    litellm.callbacks.append(callback)
+    session = callback.session("conversation-1")
+    while True:
+        response = await litellm.acompletion(
+            model="anthropic/claude-sonnet-4-5", messages=messages,
+            metadata={"toolmgmt_session": "conversation-1"},  # the callback sets the tools
+        )
+        messages.append(response.choices[0].message.model_dump())
+        if not response.choices[0].message.tool_calls:
+            break
+        messages += await arun_meta_tool_calls(session, response, all_tools=True)
+
+On the async path (``acompletion``) the callback replaces the request's tools with the session's
+(via ``format_tools``: Anthropic's own shape for Anthropic models, OpenAI's for every other
+provider, which LiteLLM translates) and cuts tool messages over the manager's result budget.
+Requests without ``metadata["toolmgmt_session"]`` are left alone; tools the app passes that are
+not in the catalog are kept. LiteLLM runs no request-changing hook on the sync path, so there
+use ``completion_with_tools(session, model=..., messages=...)``.
+``litellm_summarizer(model=...)`` writes summaries of large results through a small model.
+"""
+
+from __future__ import annotations
+
+from toolmgmt_core.compat import require_version
+
+MIN_LITELLM_VERSION = "1.70"
+"""Oldest supported ``litellm`` (``async_pre_call_deployment_hook`` on the client path)."""
+
+try:
+    import litellm
+    from litellm.integrations.custom_logger import CustomLogger
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError('toolmgmt_litellm needs LiteLLM: pip install "toolmgmt[litellm]"') from exc
+
+require_version("litellm", MIN_LITELLM_VERSION, "litellm")
+
+import threading  # noqa: E402
+from collections import OrderedDict  # noqa: E402
+from collections.abc import Awaitable, Callable, Mapping  # noqa: E402
+from typing import Any  # noqa: E402
+
+from toolmgmt_core.manager import ToolManager  # noqa: E402
+from toolmgmt_core.meta_tools import META_TOOL_NAMES  # noqa: E402
+from toolmgmt_core.providers import format_tools, resolve_provider_name  # noqa: E402
+from toolmgmt_core.session import ToolSession  # noqa: E402
+from toolmgmt_core.truncation import truncate_result  # noqa: E402
+
+__all__ = [
+    "MIN_LITELLM_VERSION",
+    "SESSION_KEY",
+    "ToolManagerCallback",
+    "arun_meta_tool_calls",
+    "completion_with_tools",
+    "litellm_summarizer",
+    "prepare_request",
+    "run_meta_tool_calls",
+]
+
+SESSION_KEY = "toolmgmt_session"
+"""The ``metadata`` key naming the session of a request."""
+
+_NATIVE_SHAPES = {"anthropic": "anthropic"}
+"""LiteLLM providers that take toolmgmt's own format as is; the rest get OpenAI's."""
+
+
+def _target(kwargs: Mapping[str, Any]) -> str:
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(
+            model=str(kwargs.get("model", "")),
+            custom_llm_provider=kwargs.get("custom_llm_provider"),
+        )
+    except Exception:  # an unknown model name: LiteLLM itself will report it
+        provider = str(kwargs.get("model", "")).partition("/")[0]
+    return _NATIVE_SHAPES.get(provider, "openai")
+
+
+def _tool_name(tool: Mapping[str, Any]) -> str:
+    function = tool.get("function")
+    return str((function or {}).get("name") if isinstance(function, Mapping) else tool.get("name"))
+
+
+def prepare_request(session: ToolSession, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` for ``litellm.(a)completion`` with the session's tools and cut tool messages.
+
+    Tools in ``kwargs["tools"]`` that the catalog does not hold stay (after the session's).
+    """
+    manager = session.manager
+    request = dict(kwargs)
+    managed = format_tools(session, _target(request))["tools"]
+    own = [
+        t
+        for t in request.get("tools") or []
+        if _tool_name(t) not in META_TOOL_NAMES and manager.catalog.find(_tool_name(t)) is None
+    ]
+    request["tools"] = [*managed, *own]
+    if not request["tools"]:
+        request.pop("tools")
+        request.pop("tool_choice", None)
+    budget = getattr(manager, "max_result_tokens", None)
+    if budget and request.get("messages"):
+        request["messages"] = [_cut(m, budget, manager) for m in request["messages"]]
+    return request
+
+
+def _cut(message: Any, budget: int, manager: ToolManager) -> Any:
+    if not isinstance(message, Mapping) or message.get("role") != "tool":
+        return message
+    content = message.get("content")
+    if not isinstance(content, str):
+        return message
+    strategy = getattr(manager, "truncation", None) or "smart"
+    cut = truncate_result(content, budget, strategy, encoding=manager.encoding)
+    return {**message, "content": cut.text} if cut.truncated else message
+
+
+class ToolManagerCallback(CustomLogger):
+    """A LiteLLM callback that sends each session's tools on the async path.
+
+    Args:
+        manager: the catalog and its discovery configuration.
+        max_sessions: sessions kept by id (the least recently used go first).
+    """
+
+    def __init__(self, manager: ToolManager, *, max_sessions: int = 1024) -> None:
+        super().__init__()
+        if not isinstance(manager, ToolManager):
+            raise TypeError(
+                f"ToolManagerCallback needs a ToolManager, got {type(manager).__name__}: "
+                "ToolManagerCallback(ToolManager(catalog, mode='search'))."
+            )
+        self.manager = manager
+        self.max_sessions = max_sessions
+        self.sessions: OrderedDict[str, ToolSession] = OrderedDict()
+        """Live sessions by id."""
+        self._lock = threading.Lock()
+
+    def session(self, session_id: str, state: Mapping[str, Any] | None = None) -> ToolSession:
+        """The session ``session_id`` (created, or restored from ``state``, when new)."""
+        if not isinstance(session_id, str) or not session_id:
+            raise TypeError(f"A session id is a non-empty string, got {session_id!r}.")
+        with self._lock:
+            session = self.sessions.get(session_id)
+            if session is None:
+                session = self.sessions[session_id] = self.manager.session(state)
+            self.sessions.move_to_end(session_id)
+            while len(self.sessions) > self.max_sessions:
+                self.sessions.popitem(last=False)
+            return session
+
+    def forget(self, session_id: str) -> None:
+        """Drop a finished conversation's session."""
+        with self._lock:
+            self.sessions.pop(session_id, None)
+
+    async def async_pre_call_deployment_hook(
+        self, kwargs: dict[str, Any], call_type: Any
+    ) -> dict[str, Any] | None:
+        metadata = kwargs.get("metadata")
+        session_id = metadata.get(SESSION_KEY) if isinstance(metadata, Mapping) else None
+        if session_id is None:
+            return None
+        return prepare_request(self.session(session_id), kwargs)
+
+
+def completion_with_tools(session: ToolSession, **kwargs: Any) -> Any:
+    """``litellm.completion`` with the session's tools (the sync path, where hooks cannot)."""
+    return litellm.completion(**prepare_request(session, kwargs))
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+
+def _knows(session: ToolSession, name: str) -> bool:
+    catalog = session.manager.catalog
+    if name in META_TOOL_NAMES or catalog.find(name) is not None:
+        return True
+    return resolve_provider_name(name, catalog.names()) is not None
+
+
+def _calls(session: ToolSession, response: Any, all_tools: bool) -> list[tuple[str, str, Any]]:
+    choices = _field(response, "choices")
+    message = _field(choices[0], "message") if choices else response
+    found = []
+    for call in _field(message, "tool_calls") or []:
+        function = _field(call, "function")
+        name = str(_field(function, "name"))
+        if name in META_TOOL_NAMES or (all_tools and _knows(session, name)):
+            found.append((str(_field(call, "id")), name, _field(function, "arguments")))
+    return found
+
+
+def _message(call_id: str, name: str, result: Any) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": result.content}
+
+
+def run_meta_tool_calls(
+    session: ToolSession, response: Any, *, all_tools: bool = False
+) -> list[dict[str, Any]]:
+    """Run a response's meta-tool calls (every call with ``all_tools``) through the session.
+
+    Args:
+        session: the conversation's session.
+        response: a LiteLLM ``ModelResponse`` (or its message, or their dict forms).
+        all_tools: also run calls of catalog tools (by exact, folded or provider-shortened
+            name), whether loaded or not: the session refuses what the model may not call.
+
+    Returns:
+        One ``{"role": "tool", ...}`` message per call run, in call order. Calls of names the
+        catalog does not hold (the app's own tools, or a misspelt name) are left out, for the
+        app to answer.
+    """
+    return [
+        _message(call_id, name, session.call_sync(name, arguments))
+        for call_id, name, arguments in _calls(session, response, all_tools)
+    ]
+
+
+async def arun_meta_tool_calls(
+    session: ToolSession, response: Any, *, all_tools: bool = False
+) -> list[dict[str, Any]]:
+    """Async :func:`run_meta_tool_calls`."""
+    return [
+        _message(call_id, name, await session.call(name, arguments))
+        for call_id, name, arguments in _calls(session, response, all_tools)
+    ]
+
+
+_SUMMARY_PROMPT = (
+    "You summarise a tool result for another AI agent. Keep every id, name, number, date and "
+    "error message it may need; drop repetition and boilerplate. Answer with the summary only."
+)
+
+
+def litellm_summarizer(
+    model: str, *, max_tokens: int = 500, **completion_kwargs: Any
+) -> Callable[..., Awaitable[str]]:
+    """A summariser for the manager's ``summarizer=``: large results through a small model.
+
+    Args:
+        model: any LiteLLM model name (``"openai/gpt-4.1-mini"``, ``"anthropic/claude-haiku-4-5"``).
+        max_tokens: the summary's length limit.
+        completion_kwargs: more ``litellm.acompletion`` arguments (``api_key``, ``timeout``, ...).
+    """
+
+    async def summarize(text: str, *, tool_name: str, goal: str | None = None) -> str:
+        task = f"Result of tool {tool_name!r}" + (f", for the goal: {goal}" if goal else "")
+        response = await litellm.acompletion(
+            model=model,
+            messages=[
+                {"role": "system", "content": _SUMMARY_PROMPT},
+                {"role": "user", "content": f"{task}\n\n{text}"},
+            ],
+            max_tokens=max_tokens,
+            **completion_kwargs,
+        )
+        content = response.choices[0].message.content
+        if not isinstance(content, str) or not content.strip():
+            raise ValueError(f"The summariser model {model!r} returned no text.")
+        return content.strip()
+
+    return summarize

@@ -1,0 +1,322 @@
+"""The LiteLLM adapter through real ``litellm`` calls; only the HTTP edge is faked."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("litellm")
+
+import httpx  # noqa: E402
+import litellm  # noqa: E402
+import toolmgmt_litellm  # noqa: E402
+from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler  # noqa: E402
+from openai import AsyncOpenAI, OpenAI  # noqa: E402
+from toolmgmt_litellm import (  # noqa: E402
+    ToolManagerCallback,
+    arun_meta_tool_calls,
+    completion_with_tools,
+    litellm_summarizer,
+    run_meta_tool_calls,
+)
+
+from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core.demo import demo_catalog  # noqa: E402
+from toolmgmt_core.truncation import summarize_result  # noqa: E402
+
+MAX_RESULT_TOKENS = 300
+TRUNCATION = "max_result_tokens" in inspect.signature(ToolManager).parameters  # DEV-SHIM
+DEMO = demo_catalog()
+
+APP_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "app_fetch_logs",
+        "description": "Fetch the application's own logs.",
+        "parameters": {"type": "object", "properties": {}},
+    },
+}
+
+
+def _manager(**extra: Any) -> ToolManager:
+    return ToolManager(
+        ToolCatalog(list(DEMO)),
+        mode="search",
+        max_results=3,
+        policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
+        **({"max_result_tokens": MAX_RESULT_TOKENS} if TRUNCATION else {}),  # DEV-SHIM
+        **extra,
+    )
+
+
+class FakeOpenAI:
+    """An OpenAI-compatible HTTP edge: answers from a script, records each request body."""
+
+    def __init__(self, script: list[list[tuple[str, dict[str, Any]]] | str]) -> None:
+        self.script = script
+        self.requests: list[dict[str, Any]] = []
+
+    def tools(self, step: int) -> list[str]:
+        return [t["function"]["name"] for t in self.requests[step].get("tools", [])]
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(json.loads(request.content))
+        step = self.script[len(self.requests) - 1]
+        if isinstance(step, str):
+            message: dict[str, Any] = {"role": "assistant", "content": step}
+            finish = "stop"
+        else:
+            calls = [
+                {
+                    "id": f"call_{len(self.requests)}_{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for i, (name, args) in enumerate(step)
+            ]
+            message = {"role": "assistant", "content": None, "tool_calls": calls}
+            finish = "tool_calls"
+        body = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        return httpx.Response(200, json=body)
+
+    def async_client(self) -> AsyncOpenAI:
+        return AsyncOpenAI(api_key="sk-test", http_client=httpx.AsyncClient(transport=self._t()))
+
+    def sync_client(self) -> OpenAI:
+        return OpenAI(api_key="sk-test", http_client=httpx.Client(transport=self._t()))
+
+    def _t(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self)
+
+
+@pytest.fixture
+def callbacks() -> Iterator[list[Any]]:
+    saved = list(litellm.callbacks)
+    yield litellm.callbacks
+    litellm.callbacks[:] = saved
+
+
+SCRIPT: list[list[tuple[str, dict[str, Any]]] | str] = [
+    [("tool_search", {"query": "search crm contacts by name"})],
+    [("crm_search_contacts", {"query": "patel", "limit": 2})],
+    [("tool_search", {"query": "export all contacts csv backup"})],
+    [("crm_export_contacts", {"format": "csv"}), ("app_fetch_logs", {})],
+    [("crm_delete_contact", {"contact_id": "con_0001"})],
+    "Done.",
+]
+
+
+def _expected_tools(manager: ToolManager) -> list[list[str]]:
+    reference = manager.session()
+    expected = []
+    for step in SCRIPT:
+        expected.append([t.name for t in reference.tools()] + ["app_fetch_logs"])
+        for name, args in step if not isinstance(step, str) else []:
+            if name == "tool_search":
+                reference.call_sync(name, args)
+    return expected
+
+
+def test_async_loop_with_callback(callbacks: list[Any]) -> None:
+    manager = _manager()
+    callback = ToolManagerCallback(manager)
+    callbacks.append(callback)
+    session = callback.session("conv-1")
+    fake = FakeOpenAI(SCRIPT)
+    client = fake.async_client()
+    big_logs = "\n".join(
+        f"2026-01-01 12:00:{i % 60:02d} worker-{i} request ok" for i in range(3000)
+    )
+
+    async def loop() -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Find Patel, export all."}]
+        for _ in SCRIPT:
+            response = await litellm.acompletion(
+                model="openai/gpt-4o-mini",
+                messages=messages,
+                tools=[APP_TOOL],
+                client=client,
+                metadata={"toolmgmt_session": "conv-1"},
+            )
+            message = response.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return messages
+            answered = await arun_meta_tool_calls(session, response, all_tools=True)
+            done = {m["tool_call_id"] for m in answered}
+            for call in message.tool_calls:  # the app answers its own tools
+                if call.id not in done:
+                    assert call.function.name == "app_fetch_logs"
+                    answered.append({"role": "tool", "tool_call_id": call.id, "content": big_logs})
+            messages += answered
+        raise AssertionError("the loop did not finish")
+
+    messages = asyncio.run(loop())
+    assert messages[-1]["content"] == "Done."
+    seen = [fake.tools(i) for i in range(len(SCRIPT))]
+    assert seen == _expected_tools(manager)
+    assert seen[0][0] == "tool_search" and "crm_search_contacts" in seen[1]
+    assert "crm_export_contacts" in seen[3]
+    assert not any("crm_delete_contact" in names for names in seen)
+
+    tool_messages = {m["tool_call_id"]: m for m in messages if m.get("role") == "tool"}
+    assert "crm_search_contacts" in tool_messages["call_1_0"]["content"]
+    assert "patel" in tool_messages["call_2_0"]["content"].lower()
+    refused = json.loads(tool_messages["call_5_0"]["content"])
+    assert refused["kind"] == "gateway" and "crm_delete_contact" in refused["message"]
+    # Every request went out through the callback: the session's state followed the loop.
+    assert "crm_export_contacts" in session.loaded()
+    if not TRUNCATION:  # DEV-SHIM
+        pytest.skip("truncation (max_result_tokens) is not wired into the session yet")
+    exporter = manager.catalog.get("crm_export_contacts")
+    budget = exporter.max_result_tokens or MAX_RESULT_TOKENS
+    assert count_tokens(tool_messages["call_4_0"]["content"]) <= budget
+    # The app's own oversized result was cut by the callback in the next request on the wire.
+    sent = [m for m in fake.requests[4]["messages"] if m.get("tool_call_id") == "call_4_1"]
+    assert count_tokens(sent[0]["content"]) <= MAX_RESULT_TOKENS < count_tokens(big_logs)
+
+
+def test_anthropic_target_gets_anthropic_tools(callbacks: list[Any]) -> None:
+    manager = _manager()
+    callbacks.append(ToolManagerCallback(manager))
+    bodies: list[dict[str, Any]] = []
+
+    def anthropic(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return httpx.Response(
+            200,
+            json={
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [{"type": "text", "text": "hi"}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            },
+        )
+
+    handler = AsyncHTTPHandler()
+    handler.client = httpx.AsyncClient(transport=httpx.MockTransport(anthropic))
+    asyncio.run(
+        litellm.acompletion(
+            model="anthropic/claude-sonnet-4-5",
+            messages=[{"role": "user", "content": "hi"}],
+            client=handler,
+            api_key="sk-ant-test",
+            metadata={"toolmgmt_session": "a"},
+        )
+    )
+    tools = bodies[0]["tools"]
+    assert [t["name"] for t in tools] == [t.name for t in manager.session().tools()]
+    assert all("input_schema" in t for t in tools)
+
+
+def test_requests_without_a_session_are_left_alone(callbacks: list[Any]) -> None:
+    callbacks.append(ToolManagerCallback(_manager()))
+    fake = FakeOpenAI(["plain"])
+    asyncio.run(
+        litellm.acompletion(
+            model="openai/gpt-4o-mini",
+            messages=[{"role": "user", "content": "hi"}],
+            tools=[APP_TOOL],
+            client=fake.async_client(),
+        )
+    )
+    assert fake.tools(0) == ["app_fetch_logs"]
+
+
+def test_sync_path_needs_the_wrapper(callbacks: list[Any]) -> None:
+    manager = _manager()
+    callbacks.append(ToolManagerCallback(manager))
+    session = manager.session()
+    fake = FakeOpenAI(["a", [("tool_search", {"query": "calendar events"})], "b"])
+    client = fake.sync_client()
+    messages = [{"role": "user", "content": "hi"}]
+    # LiteLLM runs no request-changing hook on the sync path: the callback cannot help here.
+    litellm.completion(
+        model="openai/gpt-4o-mini",
+        messages=messages,
+        client=client,
+        tools=[APP_TOOL],
+        metadata={"toolmgmt_session": "s"},
+    )
+    assert fake.tools(0) == ["app_fetch_logs"]
+    response = completion_with_tools(
+        session, model="openai/gpt-4o-mini", messages=messages, client=client, tools=[APP_TOOL]
+    )
+    assert fake.tools(1) == [t.name for t in manager.session().tools()] + ["app_fetch_logs"]
+    results = run_meta_tool_calls(session, response)
+    assert [r["role"] for r in results] == ["tool"] and "calendar" in results[0]["content"]
+    completion_with_tools(session, model="openai/gpt-4o-mini", messages=messages, client=client)
+    assert any(n.startswith("calendar_") for n in fake.tools(2)[1:])
+    assert fake.tools(2) == [t.name for t in session.tools()]
+
+
+def test_run_meta_tool_calls_leaves_app_calls_to_the_app() -> None:
+    session = _manager().session()
+    response = {
+        "choices": [
+            {
+                "message": {
+                    "tool_calls": [
+                        {"id": "1", "function": {"name": "app_fetch_logs", "arguments": "{}"}},
+                        {
+                            "id": "2",
+                            "function": {"name": "tool_search", "arguments": '{"query": "email"}'},
+                        },
+                        {"id": "3", "function": {"name": "crm_get_contact", "arguments": "{"}},
+                        {"id": "4", "function": {"name": "CRM_Get_Contact", "arguments": "{}"}},
+                    ]
+                }
+            }
+        ]
+    }
+    only_meta = run_meta_tool_calls(session, response)
+    assert [m["tool_call_id"] for m in only_meta] == ["2"]
+    everything = run_meta_tool_calls(session, response, all_tools=True)
+    assert [m["tool_call_id"] for m in everything] == ["2", "3", "4"]
+    assert "email" in everything[0]["content"]
+    # Not loaded yet (and the JSON is broken): the session explains, the loop goes on.
+    for message in everything[1:]:
+        error = json.loads(message["content"])
+        assert error["kind"] == "gateway" and "crm_get_contact" in error["message"]
+
+
+def test_litellm_summarizer_feeds_core_summaries() -> None:
+    big = json.dumps([{"id": i, "name": f"row {i}", "notes": "x" * 40} for i in range(400)])
+    summarizer = litellm_summarizer("openai/gpt-4o-mini", mock_response="400 rows, ids 0-399.")
+    result = asyncio.run(summarize_result(big, summarizer, 200, tool_name="export", threshold=500))
+    assert result.summarized and result.text == "400 rows, ids 0-399."
+    edge = FakeOpenAI([""])
+    silent = litellm_summarizer("openai/gpt-4o-mini", client=edge.async_client())
+    fallback = asyncio.run(summarize_result(big, silent, 200, tool_name="export", threshold=500))
+    assert not fallback.summarized and fallback.truncated and fallback.tokens <= 200
+    assert "returned no text" in (fallback.note or "")
+    assert (
+        edge.requests[0]["max_tokens"] == 500
+        and big[:50] in edge.requests[0]["messages"][1]["content"]
+    )
+
+
+def test_public_surface() -> None:
+    assert toolmgmt_litellm.__all__ == sorted(toolmgmt_litellm.__all__)
+    for name in toolmgmt_litellm.__all__:
+        assert hasattr(toolmgmt_litellm, name)
+    assert "Usage::" in (toolmgmt_litellm.__doc__ or "")
+    with pytest.raises(TypeError, match="ToolManager"):
+        ToolManagerCallback(ToolCatalog())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="session id"):
+        ToolManagerCallback(_manager()).session("")
