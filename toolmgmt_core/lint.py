@@ -115,6 +115,12 @@ _CHOICE_WORDS = re.compile(
     r"options are|can be '[^']+' or)\b|'[^']+'\s*(,|or)\s*'[^']+'|\"[^\"]+\"\s*(,|or)\s*\"",
     re.IGNORECASE,
 )
+_CHOICE_NAMES = frozenset(
+    """
+    status state kind mode unit units currency country country_code language lang sort order
+    sort_by order_by direction priority level category severity visibility role period interval
+    """.split()
+)
 _SERVER_NAMES = frozenset(
     {"created_at", "updated_at", "etag", "request_id", "trace_id", "revision_id", "uuid"}
 )
@@ -274,15 +280,25 @@ def _lint_parameters(tool: Tool) -> Iterator[Finding]:
                 path,
             )
         constrained = {"enum", "const", "pattern", "format", "anyOf", "oneOf", "$ref"} & set(prop)
-        if prop.get("type") == "string" and not constrained and _CHOICE_WORDS.search(description):
-            yield Finding(
-                tool.name,
-                "warning",
-                "parameter-unconstrained",
-                f"Parameter {path} lists its allowed values in prose only.",
-                "Put the values in an enum (or a pattern) so the model cannot misspell them.",
-                path,
-            )
+        if prop.get("type") == "string" and not constrained:
+            if _CHOICE_WORDS.search(description):
+                yield Finding(
+                    tool.name,
+                    "warning",
+                    "parameter-unconstrained",
+                    f"Parameter {path} lists its allowed values in prose only.",
+                    "Put the values in an enum (or a pattern) so the model cannot misspell them.",
+                    path,
+                )
+            elif name.lower() in _CHOICE_NAMES:
+                yield Finding(
+                    tool.name,
+                    "info",
+                    "parameter-unconstrained",
+                    f"Parameter {path} usually takes a fixed set of values but has no enum.",
+                    "If only some values are valid, list them in an enum (or give a pattern).",
+                    path,
+                )
         if not required and "default" not in prop and not _nullable(prop):
             yield Finding(
                 tool.name,

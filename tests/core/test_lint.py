@@ -1,15 +1,18 @@
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import toolmgmt_core.lint as lint_module
 from toolmgmt_core import Tool
 from toolmgmt_core.cli import main
 from toolmgmt_core.lint import CODES, Finding, lint, lint_catalog
+
+# toolmgmt_core.lint is also the name of the exported function, so fetch the module itself
+lint_module = importlib.import_module("toolmgmt_core.lint")
 
 GOOD = Tool(
     name="search_contacts",

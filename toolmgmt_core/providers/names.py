@@ -169,11 +169,16 @@ def build_name_map(names: Iterable[str], provider: str | NameRules = "openai") -
     return result
 
 
-def _forms(name: str) -> set[str]:
+_DISTINCT_RULES = tuple(dict.fromkeys(NAME_RULES.values()))
+_HASHED = re.compile(rf"_[0-9a-f]{{{_HASH_CHARS}}}$")
+
+
+def _forms(name: str, *, hashed: bool) -> set[str]:
     forms = set()
-    for rules in set(NAME_RULES.values()):
+    for rules in _DISTINCT_RULES:
         forms.add(provider_name(name, rules))
-        forms.add(provider_name(name, rules, hashed=True))
+        if hashed:
+            forms.add(provider_name(name, rules, hashed=True))
     return forms
 
 
@@ -194,7 +199,8 @@ def resolve_provider_name(name: str, candidates: Iterable[str]) -> str | None:
     pool = list(candidates)
     if name in pool:
         return name
-    matches = [c for c in pool if name in _forms(c)]
+    hashed = bool(_HASHED.search(name))  # only then can it be a hashed form
+    matches = [c for c in pool if name in _forms(c, hashed=hashed)]
     if len(matches) == 1:
         return matches[0]
     return None
