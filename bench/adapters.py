@@ -1,0 +1,329 @@
+"""Framework adapters: tool tokens on the wire and time per step, managed against flat.
+
+The same conversation (search, call, search, call, a refused call, the answer; flat: the same
+without the searches) runs on the demo catalog through each framework twice, with a fake model
+(LangChain, PydanticAI) or a faked HTTP edge (LiteLLM):
+
+- managed: the adapter (``ToolManagerMiddleware``, ``ManagedToolset``, ``ToolManagerCallback``)
+  with a search-mode manager;
+- flat (the reference): the catalog's tools registered with the framework directly (the 128
+  that OpenAI accepts at most, those the conversation calls among them).
+
+Printed per framework: tokens of the tool definitions the model received, summed over the
+requests of the conversation (compact JSON of name, description and parameters, o200k_base), and
+the wall time per step (median of ``--repeat`` runs, fake model time included).
+
+Run: ``python bench/adapters.py [--repeat 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core.demo import demo_catalog  # noqa: E402
+from toolmgmt_core.execution import dumps_compact  # noqa: E402
+
+STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
+    [("tool_search", {"query": "search crm contacts by name"})],
+    [("crm_search_contacts", {"query": "patel", "limit": 2})],
+    [("tool_search", {"query": "upcoming calendar events"})],
+    [("calendar_list_events", {})],
+    [("crm_delete_contact", {"contact_id": "con_0001"})],
+    "Done.",
+]
+FLAT_STEPS = [s for s in STEPS if isinstance(s, str) or s[0][0] != "tool_search"]
+"""With every tool listed the model needs no search."""
+DEMO = demo_catalog()
+
+
+def _manager() -> ToolManager:
+    return ToolManager(
+        ToolCatalog(list(DEMO)),
+        mode="search",
+        max_results=3,
+        policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
+    )
+
+
+FLAT_LIMIT = 128
+
+
+def _flat(manager: ToolManager) -> list[Any]:
+    """The flat reference's tools: what the conversation calls first, up to OpenAI's limit."""
+    called = {n for s in FLAT_STEPS if not isinstance(s, str) for n, _ in s}
+    visible = manager.session().visible_tools()
+    ordered = [t for t in visible if t.name in called] + [
+        t for t in visible if t.name not in called
+    ]
+    return ordered[:FLAT_LIMIT]
+
+
+def _tokens(definitions: list[dict[str, Any]]) -> int:
+    return count_tokens(dumps_compact(definitions)) if definitions else 0
+
+
+def _plain(name: str, description: str | None, parameters: Any) -> dict[str, Any]:
+    return {"name": name, "description": description or "", "parameters": parameters}
+
+
+# -- LangChain ------------------------------------------------------------------------------
+
+
+def run_langchain(managed: bool) -> tuple[int, float]:
+    script = STEPS if managed else FLAT_STEPS
+    from langchain.agents import create_agent
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import StructuredTool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from toolmgmt_langchain import ToolManagerMiddleware
+
+    sent: list[int] = []
+
+    class Fake(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "bench-fake"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
+
+        def _generate(
+            self,
+            messages: Any,
+            stop: Any = None,
+            run_manager: Any = None,
+            tools: Any = (),
+            **kwargs: Any,
+        ) -> ChatResult:
+            sent.append(
+                _tokens(
+                    [
+                        _plain(
+                            **{
+                                k: t["function"].get(k)
+                                for k in ("name", "description", "parameters")
+                            }
+                        )
+                        for t in tools
+                    ]
+                )
+            )
+            step = script[len(sent) - 1]
+            if isinstance(step, str):
+                message = AIMessage(content=step)
+            else:
+                calls = [
+                    {"name": n, "args": a, "id": f"c{len(sent)}_{i}"}
+                    for i, (n, a) in enumerate(step)
+                ]
+                message = AIMessage(content="", tool_calls=calls)
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
+    manager = _manager()
+    if managed:
+        agent = create_agent(
+            Fake(), middleware=[ToolManagerMiddleware(manager, instructions=False)]
+        )
+    else:
+        visible = _flat(manager)
+        tools = [
+            StructuredTool(
+                name=t.name,
+                description=t.description,
+                args_schema=dict(t.parameters),
+                func=(lambda h: lambda **kw: h(**kw))(t.handler),
+            )
+            for t in visible
+        ]
+        agent = create_agent(Fake(), tools=tools)
+    start = time.perf_counter()
+    agent.invoke({"messages": [HumanMessage("go")]})
+    return sum(sent), (time.perf_counter() - start) / len(script)
+
+
+# -- PydanticAI -----------------------------------------------------------------------------
+
+
+def run_pydantic_ai(managed: bool) -> tuple[int, float]:
+    script = STEPS if managed else FLAT_STEPS
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.toolsets import FunctionToolset
+    from toolmgmt_pydantic_ai import ManagedToolset
+
+    sent: list[int] = []
+
+    def model(messages: Any, info: Any) -> ModelResponse:
+        sent.append(
+            _tokens(
+                [
+                    _plain(t.name, t.description, t.parameters_json_schema)
+                    for t in info.function_tools
+                ]
+            )
+        )
+        step = script[len(sent) - 1]
+        if isinstance(step, str):
+            return ModelResponse(parts=[TextPart(step)])
+        return ModelResponse(
+            parts=[
+                ToolCallPart(n, a, tool_call_id=f"c{len(sent)}_{i}")
+                for i, (n, a) in enumerate(step)
+            ]
+        )
+
+    manager = _manager()
+    if managed:
+        toolset: Any = ManagedToolset(manager, instructions=False)
+    else:
+        visible = _flat(manager)
+        toolset = FunctionToolset(
+            [
+                Tool.from_schema(
+                    (lambda h: lambda **kw: h(**kw))(t.handler),
+                    name=t.name,
+                    description=t.description,
+                    json_schema=dict(t.parameters),
+                )
+                for t in visible
+            ]
+        )
+    agent = Agent(FunctionModel(model), toolsets=[toolset])
+    start = time.perf_counter()
+    agent.run_sync("go")
+    return sum(sent), (time.perf_counter() - start) / len(script)
+
+
+# -- LiteLLM --------------------------------------------------------------------------------
+
+
+def run_litellm(managed: bool) -> tuple[int, float]:
+    script = STEPS if managed else FLAT_STEPS
+    import httpx
+    import litellm
+    from openai import AsyncOpenAI
+    from toolmgmt_litellm import ToolManagerCallback, arun_meta_tool_calls
+
+    from toolmgmt_core import format_tools
+
+    sent: list[int] = []
+
+    def edge(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        sent.append(
+            _tokens(
+                [
+                    _plain(
+                        **{k: t["function"].get(k) for k in ("name", "description", "parameters")}
+                    )
+                    for t in body.get("tools", [])
+                ]
+            )
+        )
+        step = script[len(sent) - 1]
+        message: dict[str, Any] = {"role": "assistant", "content": step}
+        if not isinstance(step, str):
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{len(sent)}_{i}",
+                        "type": "function",
+                        "function": {"name": n, "arguments": json.dumps(a)},
+                    }
+                    for i, (n, a) in enumerate(step)
+                ],
+            }
+        return httpx.Response(
+            200,
+            json={
+                "id": "x",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "gpt-4o-mini",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            },
+        )
+
+    client = AsyncOpenAI(
+        api_key="sk", http_client=httpx.AsyncClient(transport=httpx.MockTransport(edge))
+    )
+    manager = _manager()
+    callback = ToolManagerCallback(manager)
+    saved = list(litellm.callbacks)
+    litellm.callbacks[:] = [callback] if managed else []
+    session = callback.session("bench")
+    flat = format_tools(_flat(manager), "openai")["tools"]
+
+    async def loop() -> None:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+        for _ in script:
+            extra = {"metadata": {"toolmgmt_session": "bench"}} if managed else {"tools": flat}
+            response = await litellm.acompletion(
+                model="openai/gpt-4o-mini", messages=messages, client=client, **extra
+            )
+            message = response.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return
+            answers = await arun_meta_tool_calls(session, response, all_tools=True)
+            messages += answers
+
+    try:
+        asyncio.run(loop())  # warm LiteLLM's lazy imports outside the timing
+        sent.clear()
+        session = callback.session("bench2")
+        callback.sessions["bench"] = session
+        start = time.perf_counter()
+        asyncio.run(loop())
+        return sum(sent), (time.perf_counter() - start) / len(script)
+    finally:
+        litellm.callbacks[:] = saved
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    print(
+        f"demo catalog: {len(DEMO)} tools; {len(STEPS)} steps managed, {len(FLAT_STEPS)} flat "
+        f"(no searches); median of {args.repeat} runs\n"
+    )
+    print(
+        f"{'framework':<12} {'tokens flat':>12} {'managed':>9} {'share':>7}"
+        f" {'ms/step flat':>13} {'managed':>9}"
+    )
+    for name, run in (
+        ("langchain", run_langchain),
+        ("pydantic_ai", run_pydantic_ai),
+        ("litellm", run_litellm),
+    ):
+        run(True), run(False)  # warm imports and caches
+        results = {m: [run(m) for _ in range(args.repeat)] for m in (False, True)}
+        tokens = {m: results[m][0][0] for m in results}
+        ms = {m: statistics.median(r[1] for r in results[m]) * 1000 for m in results}
+        print(
+            f"{name:<12} {tokens[False]:>12,} {tokens[True]:>9,} "
+            f"{tokens[True] / tokens[False]:>7.1%} {ms[False]:>13.1f} {ms[True]:>9.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
