@@ -319,6 +319,8 @@ class PolicyView:
         # switching to one profile share its cache.
         self._family: dict[str, PolicyView] = {self.profile.name: self}
         self._family_lock = threading.Lock()
+        if len(catalog):
+            self._current()  # report patterns that match nothing now, where the view is built
 
     def with_profile(self, profile: str | Profile | Mapping[str, Any] | None) -> PolicyView:
         """The same policies and approval over another profile.
@@ -407,12 +409,9 @@ class PolicyView:
             if found is None or found.name != tool:
                 return False
             return self.allows(found)
-        if is_meta_tool(tool):
+        if tool.name in self._current().allowed or is_meta_tool(tool):
             return True
-        state = self._current()
-        if tool.name in self.catalog:
-            return tool.name in state.allowed
-        return self._decide(tool).allowed
+        return tool.name not in self.catalog and self._decide(tool).allowed
 
     __call__ = allows
 

@@ -120,7 +120,7 @@ def test_listing_and_execution_always_agree(catalog, profile, steps, mode) -> No
         if mode == "gateway":
             toc = session.call_sync("discover_tools", {}).value["domains"]
             assert sum(d["tools"] for d in toc.values()) == len(visible)
-        elif "tool_search" in meta:
+        elif "tool_search" in {t.name for t in session.tools()}:
             found = session.call_sync("tool_search", {"query": ".", "method": "regex"}).value
             assert set(found["found"]) <= visible
 

@@ -62,17 +62,20 @@ def names(tools: list[Tool]) -> list[str]:
 
 
 def test_manager_profile_and_policies(tmp_path) -> None:
-    manager = ToolManager(
-        make_catalog(), "search", profile="readonly", policies=[Policy("global", deny=["web_*"])]
-    )
-    session = manager.session()
     with pytest.warns(UserWarning, match="Pattern 'web_\\*' in step 'global' deny matches no"):
-        assert names(session.visible_tools()) == [
-            "read_file",
-            "list_files",
-            "search_contacts",
-            "fetch_url",
-        ]
+        manager = ToolManager(
+            make_catalog(),
+            "search",
+            profile="readonly",
+            policies=[Policy("global", deny=["web_*"])],
+        )
+    session = manager.session()
+    assert names(session.visible_tools()) == [
+        "read_file",
+        "list_files",
+        "search_contacts",
+        "fetch_url",
+    ]
     assert manager.policy.profile.name == "readonly"
     with pytest.raises(ConfigError, match="Unknown profile 'redonly'. Known profiles: full"):
         ToolManager(make_catalog(), profile="redonly")
