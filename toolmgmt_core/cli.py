@@ -154,14 +154,18 @@ def print_table(
     out = out or sys.stdout
     raw = [list(row) for row in rows]
     body = [[_cell(value) for value in row] for row in raw]
-    numeric = [bool(raw) and all(_is_number(row[i]) for row in raw) for i in range(len(columns))]
+    numeric = [
+        any(_is_number(row[i]) for row in raw)
+        and all(_is_number(row[i]) or row[i] is None for row in raw)
+        for i in range(len(columns))
+    ]
     widths = [len(name) for name in columns]
     for row in body:
         for i, cell in enumerate(row[:-1]):
             widths[i] = max(widths[i], len(cell))
     used = sum(widths[:-1]) + 2 * (len(columns) - 1)
     last = max(len(columns[-1]), min(max((len(r[-1]) for r in body), default=0), _width() - used))
-    widths[-1] = max(last, 10)
+    widths[-1] = max(last, min(len(columns[-1]), 10), 1)
     sides = list(align) if align else [">" if numeric[i] else "<" for i in range(len(columns))]
 
     def line(cells: Sequence[str]) -> str:
@@ -501,7 +505,144 @@ def report_rows(catalog: ToolCatalog, *, encoding: str = DEFAULT_ENCODING) -> li
             for name, count in sorted(per_tool.items(), key=lambda kv: -kv[1])[:5]
         ],
     )
-    return [summary, by_domain, largest]
+    return [summary, by_domain, largest, *_mode_tables(catalog, encoding)]
+
+
+_MODES = ("search", "gateway", "lazy")
+_OPENAI_CHUNK = 128  # OpenAI accepts at most 128 tools per request: count a flat list in chunks
+
+
+def _provider_tokens(tools: Sequence[Tool], provider: str, encoding: str) -> int:
+    """Tokens of ``tools`` formatted for ``provider`` (compact JSON of the request's tools)."""
+    from toolmgmt_core.execution import dumps_compact
+    from toolmgmt_core.providers import format_tools
+    from toolmgmt_core.tokens import count_tokens
+
+    chunk = _OPENAI_CHUNK if provider.startswith("openai") else max(1, len(tools))
+    total = 0
+    for start in range(0, len(tools), chunk):
+        formatted = format_tools(list(tools[start : start + chunk]), provider)["tools"]
+        total += count_tokens(dumps_compact(formatted), encoding)
+    return total
+
+
+def _median_tool(catalog: ToolCatalog) -> Tool:
+    from toolmgmt_core.manager import definition_text
+
+    tools = sorted(catalog, key=lambda t: (len(definition_text(t)), t.name))
+    return tools[len(tools) // 2]
+
+
+def _cold_start(catalog: ToolCatalog, mode: str, tool: Tool, encoding: str) -> dict[str, Any]:
+    """Tokens a fresh session spends to reach one call of ``tool``: the model's calls and the
+    responses it reads (and, in search mode, the definitions a search loads). The tool's own
+    result is left out: it is the same with a flat list."""
+    from toolmgmt_core.demo import example_arguments
+    from toolmgmt_core.execution import dumps_compact
+    from toolmgmt_core.manager import ToolManager
+    from toolmgmt_core.tokens import count_tokens
+
+    session = ToolManager(catalog, mode=mode, encoding=encoding).session()  # type: ignore[arg-type]
+    arguments = example_arguments(tool)
+    steps: list[tuple[str, dict[str, Any]]]
+    if mode == "gateway":
+        steps = [
+            ("discover_tools", {"query": tool.summary}),
+            ("get_tool_schema", {"tool_name": tool.name}),
+        ]
+        final: tuple[str, dict[str, Any]] = (
+            "execute_tool",
+            {"tool_name": tool.name, "arguments": arguments},
+        )
+    elif mode == "search":
+        steps = [("tool_search", {"query": tool.summary})]
+        final = (tool.name, arguments)
+    else:
+        steps = [("load_tool_schema", {"tool_names": [tool.name]})]
+        final = (tool.name, arguments)
+
+    def call_tokens(name: str, args: dict[str, Any]) -> int:
+        return count_tokens(dumps_compact({"name": name, "arguments": args}), encoding)
+
+    total = 0
+    found = True
+    for name, args in steps:
+        result = session.call_sync(name, args)
+        total += call_tokens(name, args) + result.tokens
+        if name in ("discover_tools", "tool_search") and isinstance(result.value, dict):
+            listed = result.value.get("tools") or result.value.get("found") or {}
+            found = tool.name in listed
+    if mode == "search":
+        meta = {t.name for t in session.manager.meta_tools()}
+        total += session.manager.definition_tokens(
+            [t for t in session.tools() if t.name not in meta]
+        )
+    total += call_tokens(*final)
+    return {"tokens": total, "found": found}
+
+
+def _mode_tables(catalog: ToolCatalog, encoding: str) -> list[ReportTable]:
+    """Per mode and per provider: the initial tool list against the flat list, and the cost of
+    a cold start. Needs the manager and the provider formatters (left out when missing)."""
+    try:
+        from toolmgmt_core.manager import ToolManager
+        from toolmgmt_core.providers import PROVIDERS
+    except ImportError:  # pragma: no cover - a partial install without the session layer
+        return []
+    if not len(catalog):
+        return []
+    initial: dict[str, list[Tool]] = {}
+    neutral: dict[str, int] = {}
+    flat_neutral = 0
+    for mode in (*_MODES, "auto"):
+        manager = ToolManager(catalog, mode=mode, encoding=encoding)  # type: ignore[arg-type]
+        session = manager.session()
+        usage = session.usage()
+        flat_neutral = usage.flat_tokens
+        key = mode if mode != "auto" else f"auto ({session.mode})"
+        initial[key] = session.tools()
+        neutral[key] = usage.definition_tokens
+    tool = _median_tool(catalog)
+    cold = {mode: _cold_start(catalog, mode, tool, encoding) for mode in _MODES}
+    modes = ReportTable(
+        "modes",
+        "Initial tool list per mode (neutral definitions) and a cold start",
+        ["mode", "tools listed", "tokens", "% of flat", "cold start tokens"],
+        [["flat", len(catalog), flat_neutral, 100.0, None]]
+        + [
+            [
+                key,
+                len(initial[key]),
+                neutral[key],
+                round(100 * neutral[key] / flat_neutral, 2) if flat_neutral else 0.0,
+                cold[key]["tokens"] if key in cold else None,
+            ]
+            for key in initial
+        ],
+        note=f"Cold start: a fresh session's calls and responses up to one call of the median "
+        f"tool, {tool.name} (search: tool_search + loaded definitions; gateway: discover_tools"
+        f" + get_tool_schema + execute_tool; lazy: load_tool_schema)."
+        + (
+            ""
+            if all(c["found"] for c in cold.values())
+            else " Its summary did not find it in every mode: see 'found'."
+        ),
+    )
+    provider_rows = []
+    for provider in PROVIDERS:
+        row: list[Any] = [provider, _provider_tokens(list(catalog), provider, encoding)]
+        for key in initial:
+            row.append(_provider_tokens(initial[key], provider, encoding))
+        provider_rows.append(row)
+    providers = ReportTable(
+        "providers",
+        "Definition tokens per provider: flat against each mode's initial list",
+        ["provider", "flat", *initial],
+        provider_rows,
+        note=f"Flat lists over {_OPENAI_CHUNK} tools are counted in chunks for OpenAI, which "
+        f"accepts at most {_OPENAI_CHUNK} tools per request.",
+    )
+    return [modes, providers]
 
 
 def _register_report(subparsers: Any) -> None:

@@ -199,6 +199,36 @@ def test_report_counts_tools_domains_and_tokens(
     assert f"{shared_demo.definition_tokens():,}" in out
 
 
+def test_report_compares_modes_and_providers_against_flat(
+    capsys: pytest.CaptureFixture[str], shared_demo: ToolCatalog
+) -> None:
+    from toolmgmt_core.manager import ToolManager
+    from toolmgmt_core.providers import PROVIDERS
+
+    code, out, _ = run(capsys, "report", "--json")
+    assert code == 0
+    data = json.loads(out)
+    modes = {row["mode"]: row for row in data["modes"]}
+    flat = data["summary"]["definition tokens (all tools, flat)"]
+    assert modes["flat"]["tokens"] == flat and modes["flat"]["cold start tokens"] is None
+    for mode in ("search", "gateway", "lazy"):
+        session = ToolManager(shared_demo, mode=mode).session()  # type: ignore[arg-type]
+        assert modes[mode]["tokens"] == session.usage().definition_tokens
+        assert modes[mode]["tools listed"] == len(session.tools())
+        assert 0 < modes[mode]["cold start tokens"] < 5000
+    assert modes["search"]["tokens"] < flat / 10 and modes["gateway"]["tokens"] < flat / 10
+    assert modes["lazy"]["tokens"] < flat
+    # the demo's ~20k flat tokens exceed auto's default threshold (10% of a 128k window)
+    assert modes["auto (search)"]["tokens"] == modes["search"]["tokens"]
+    providers = {row["provider"]: row for row in data["providers"]}
+    assert set(providers) == set(PROVIDERS)
+    for row in providers.values():
+        assert row["flat"] > 10 * row["gateway"] > 0
+        assert row["search"] < row["lazy"] < row["flat"]
+    code, out, _ = run(capsys, "report")
+    assert "Definition tokens per provider" in out and "cold start" in out.lower()
+
+
 def test_report_rows_median_on_a_small_catalog() -> None:
     catalog = ToolCatalog()
     catalog.add_schemas(MIXED_SHAPES, domain="misc")
@@ -208,6 +238,9 @@ def test_report_rows_median_on_a_small_catalog() -> None:
     assert summary["tools"] == 5
     assert summary["median tokens per tool"] == per_tool[2]
     assert tables["domains"].to_json()[0]["domain"] == "misc"
+    modes = {row["mode"]: row for row in tables["modes"].to_json()}
+    auto = [key for key in modes if key.startswith("auto")]
+    assert auto and modes[auto[0]]["tokens"] >= modes["flat"]["tokens"]  # small: sent flat
 
 
 # -- --catalog ------------------------------------------------------------------------------
