@@ -86,6 +86,8 @@ class ToolResult:
     """Tokens of ``content``."""
     original_tokens: int = 0
     """Tokens of the result before any truncation."""
+    note: str | None = None
+    """What happened besides cutting, for logs (``SummaryFailed: ...`` when a summary failed)."""
 
     def to_message(self) -> str:
         """The text to put in the tool-result message for the model."""

@@ -9,11 +9,12 @@ threads or asyncio tasks never share loaded tools or results.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from toolmgmt_core.budget import DEFAULT_MAX_RESULT_TOKENS, ResultBudget
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import ConfigError
 from toolmgmt_core.execution import dumps_compact
@@ -101,6 +102,16 @@ class ToolManager:
             invisible and uncallable through every door; meta-tools are never removed.
         approval: a sync or async callback deciding each call that needs approval (tools
             annotated destructive, or matched by a step's ``require_approval``).
+        max_result_tokens: budget of one tool result when the tool sets no
+            ``max_result_tokens`` (at least 16); larger results are cut.
+        truncation: how results over budget are cut when the tool sets no ``truncation``:
+            ``"smart"`` (structure kept), ``"head"`` or ``"tail"``.
+        session_result_budget: budget of all results of one session; once spent, results are
+            cut to half their budget and ``session.clearable_results()`` names what could go.
+        summarizer: a sync or async ``(text, *, tool_name, goal) -> str`` that summarises
+            results over ``summarize_threshold``; on failure or timeout they are truncated.
+        summarize_threshold: summarise results over this many tokens (default: their budget).
+        summary_timeout: seconds the summariser may take.
 
     Raises:
         ConfigError: an unknown mode or option value, or an always-on name not in the catalog.
@@ -127,6 +138,12 @@ class ToolManager:
         profiles: Mapping[str, Profile] | Iterable[Profile] | None = None,
         policies: Iterable[Policy | Mapping[str, Any]] | str | Path | PolicyFile | None = None,
         approval: ApprovalCallback | None = None,
+        max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
+        truncation: str = "smart",
+        session_result_budget: int | None = None,
+        summarizer: Callable[..., Any] | None = None,
+        summarize_threshold: int | None = None,
+        summary_timeout: float | None = 30.0,
     ) -> None:
         if not isinstance(catalog, ToolCatalog):
             raise ConfigError(
@@ -173,6 +190,18 @@ class ToolManager:
         self.browse_limit = browse_limit
         self.lazy_descriptions = lazy_descriptions
         self.policy = PolicyView(catalog, profile, policies, approval, profiles=profiles)
+        self.result_budget = ResultBudget(
+            max_result_tokens=max_result_tokens,
+            session_tokens=session_result_budget,
+            strategy=truncation,
+            summarizer=summarizer,
+            summarize_threshold=summarize_threshold,
+            summary_timeout=summary_timeout,
+            encoding=encoding,
+        )
+        """Result budgets and truncation; each session keeps its own account of it."""
+        self.max_result_tokens = max_result_tokens
+        self.truncation = truncation
         """The policy view sessions start with (``session.set_profile`` derives another)."""
         self._meta = {
             m: meta_tools_for(m, max_results=max_results) for m in ("search", "gateway", "lazy")

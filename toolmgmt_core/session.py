@@ -17,10 +17,12 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolmgmt_core import meta_tools as meta
+from toolmgmt_core.budget import ResultRecord, SessionBudget
 from toolmgmt_core.catalog import SearchHit, ToolEntry, normalize_name
 from toolmgmt_core.errors import (
     ConfigError,
@@ -43,6 +45,7 @@ from toolmgmt_core.policy import Explanation, PolicyView
 from toolmgmt_core.profiles import Profile
 from toolmgmt_core.tokens import count_tokens
 from toolmgmt_core.tool import Tool
+from toolmgmt_core.truncation import TruncationResult
 
 if TYPE_CHECKING:
     from toolmgmt_core.manager import ToolManager
@@ -53,6 +56,9 @@ STATE_VERSION = 1
 """Version of the JSON state written by :meth:`ToolSession.to_json`."""
 
 logger = logging.getLogger("toolmgmt")
+
+_CALL_ID: ContextVar[str | None] = ContextVar("toolmgmt_call_id", default=None)
+"""The provider's id of the call being run (set by ``call``; names results in the budget)."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,9 @@ class ToolSession:
         self.manager = manager
         self._loaded: list[str] = list(dict.fromkeys(loaded))
         self._lock = threading.RLock()
+        self._results: SessionBudget = manager.result_budget.start()
+        self.goal: str | None = None
+        """The user's goal when known; passed to the manager's summariser."""
 
     # -- policy choke points: every listing, search, schema and call asks these ------------
 
@@ -285,6 +294,22 @@ class ToolSession:
             loaded_tools=len(self.loaded()),
         )
 
+    # -- result budget ----------------------------------------------------------------------
+
+    @property
+    def result_budget(self) -> SessionBudget:
+        """This session's account of result tokens (budgets, records, what was cleared)."""
+        return self._results
+
+    def clearable_results(self, *, keep_last: int = 1) -> list[ResultRecord]:
+        """Earlier results that could leave the context to get back under the session result
+        budget, largest first then oldest (every earlier one without a session budget)."""
+        return self._results.clearable(keep_last=keep_last)
+
+    def mark_results_cleared(self, call_ids: Iterable[str]) -> int:
+        """Record that these results (by call id) left the context; returns tokens freed."""
+        return self._results.mark_cleared(call_ids)
+
     # -- state ----------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
@@ -300,6 +325,8 @@ class ToolSession:
             known = self.manager.policy.known_profiles.get(profile.name)
             by_name = profile.builtin or known == profile
             state["profile"] = profile.name if by_name else profile.to_dict()
+        if self._results.records():
+            state["results"] = self._results.to_json()
         return state
 
     @classmethod
@@ -333,6 +360,8 @@ class ToolSession:
         session = cls(manager, loaded=loaded)
         if data.get("profile") is not None:
             session.set_profile(data["profile"])
+        if data.get("results") is not None:
+            session._results = manager.result_budget.start(data["results"])
         return session
 
     # -- loading --------------------------------------------------------------------------
@@ -371,17 +400,22 @@ class ToolSession:
 
     # -- calls ----------------------------------------------------------------------------
 
-    async def call(self, name: str, arguments: Any = None) -> ToolResult:
+    async def call(
+        self, name: str, arguments: Any = None, *, call_id: str | None = None
+    ) -> ToolResult:
         """Run a meta-tool or a tool as the model asked; never raises for the model's mistakes.
 
         Args:
             name: the tool name the model used (forgiving case, look-alikes and provider forms).
             arguments: the arguments object (a dict, a JSON string of one, or None).
+            call_id: the provider's tool-call id, used to name the result in
+                :meth:`clearable_results` (default ``call_<n>``).
 
         Returns:
             The result; on failure ``is_error`` is set and ``error.kind`` says whether it was the
             gateway ("gateway") or the tool ("tool").
         """
+        _CALL_ID.set(call_id)
         try:
             meta_tool = self._meta_tool(name)
             if meta_tool is not None:
@@ -400,9 +434,11 @@ class ToolSession:
             )
             return self._error_result(str(name), error)
 
-    def call_sync(self, name: str, arguments: Any = None) -> ToolResult:
+    def call_sync(
+        self, name: str, arguments: Any = None, *, call_id: str | None = None
+    ) -> ToolResult:
         """:meth:`call` for sync code (also works when an event loop is already running)."""
-        return run_sync(self.call(name, arguments))
+        return run_sync(self.call(name, arguments, call_id=call_id))
 
     def _meta_tool(self, name: Any) -> Tool | None:
         if not isinstance(name, str):
@@ -506,15 +542,32 @@ class ToolSession:
             value = await run_handler(tool, checked, timeout)
         except ToolCallError as exc:
             return self._error_result(tool.name, exc)
+        if self.manager.result_budget.summarizer is not None:
+            # Awaited here: _shape_result is sync and would block the loop on the summariser.
+            shaped = await self._results.ashape(
+                to_jsonable(value), tool, goal=self.goal, call_id=_CALL_ID.get()
+            )
+            return self._budgeted_result(tool, shaped)
         return self._shape_result(tool, value)
 
     def _shape_result(self, tool: Tool, value: Any) -> ToolResult:
-        """The model-facing result of a successful call (budgets and truncation apply here)."""
-        value = to_jsonable(value)
-        content = value if isinstance(value, str) else dumps_compact(value)
-        tokens = count_tokens(content, self.manager.encoding)
+        """The model-facing result of a successful call, cut to its budget and accounted."""
+        shaped = self._results.shape(
+            to_jsonable(value), tool, goal=self.goal, call_id=_CALL_ID.get()
+        )
+        return self._budgeted_result(tool, shaped)
+
+    def _budgeted_result(self, tool: Tool, shaped: TruncationResult) -> ToolResult:
+        if shaped.note:
+            logger.warning("toolmgmt: %s: %s", tool.name, shaped.note)
         return ToolResult(
-            content=content, value=value, tool_name=tool.name, tokens=tokens, original_tokens=tokens
+            content=shaped.text,
+            value=shaped.value,
+            tool_name=tool.name,
+            truncated=shaped.truncated,
+            tokens=shaped.tokens,
+            original_tokens=shaped.original_tokens,
+            note=shaped.note,
         )
 
     def _meta_result(self, name: str, value: Any) -> ToolResult:
