@@ -227,3 +227,72 @@ def test_meta_tools_survive_a_deny_everything_policy() -> None:
     ).session()
     assert named.tools()[0].name == "tool_search"
     assert named.explain("tool_search").allowed
+
+
+# -- the same doors on the demo catalog -------------------------------------------------------
+
+DEMO_POLICIES = [
+    Policy("global", deny=["domain:payments", "destructive"]),
+    Policy("agent", deny=["*_delete_*"]),
+]
+DEMO_HIDDEN = ("payments_get_balance", "files_write_file", "crm_delete_contact")
+DEMO_VISIBLE = "crm_search_contacts"
+_FULLWIDTH = {ord(c): ord(c) + 0xFEE0 for c in "abcdefghijklmnopqrstuvwxyz"}
+_CYRILLIC = str.maketrans({"a": "\u0430", "e": "\u0435", "o": "\u043e", "c": "\u0441"})
+
+
+def _variants(name: str) -> list[str]:
+    return [
+        name,
+        name.upper(),
+        f" {name}\t",
+        name.replace("_", "-"),
+        name.translate(_FULLWIDTH),
+        name.translate(_CYRILLIC),
+        name.title(),
+    ]
+
+
+@functools.cache
+def _demo() -> tuple[ToolCatalog, ToolCatalog, dict[str, dict[str, Any]]]:
+    """(the demo catalog, the same without the tools DEMO_POLICIES hide, example arguments)."""
+    demo = pytest.importorskip("toolmgmt_core.demo")
+    catalog = demo.demo_catalog()
+    arguments = {t.name: demo.example_arguments(t) for t in catalog}
+    view = ToolManager(catalog, policies=DEMO_POLICIES).policy
+    return catalog, ToolCatalog([t for t in catalog if view.allows(t)]), arguments
+
+
+def _demo_managers(mode: str) -> tuple[ToolManager, ToolManager, dict[str, dict[str, Any]]]:
+    catalog, clean, arguments = _demo()
+    options = {**MODES[mode], "call_unloaded": "load"}
+    guarded = ToolManager(catalog, policies=DEMO_POLICIES, **options)
+    return guarded, ToolManager(clean, **options), arguments
+
+
+@pytest.mark.parametrize("mode", ["search", "gateway", "lazy", "auto-deferred"])
+def test_demo_catalog_doors(mode) -> None:
+    guarded_manager, clean_manager, arguments = _demo_managers(mode)
+    guarded, clean = guarded_manager.session(), clean_manager.session()
+    assert set(DEMO_HIDDEN).isdisjoint(t.name for t in guarded.visible_tools())
+    # The control: a visible tool goes through every door with the same arguments.
+    control = arguments[DEMO_VISIBLE]
+    assert not guarded.call_sync(DEMO_VISIBLE, control).is_error
+    if mode == "gateway":
+        via = {"tool_name": DEMO_VISIBLE, "arguments": control}
+        assert not guarded.call_sync("execute_tool", via).is_error
+    for hidden in DEMO_HIDDEN:
+        for name in _variants(hidden):
+            attempts: list[tuple[str, Any]] = [(name, arguments[hidden])]
+            if mode == "gateway":
+                attempts += [
+                    ("execute_tool", {"tool_name": name, "arguments": arguments[hidden]}),
+                    ("get_tool_schema", {"tool_name": name}),
+                ]
+            if mode == "lazy":
+                attempts.append(("load_tool_schema", {"tool_names": [name]}))
+            for tool_name, args in attempts:
+                result = guarded.call_sync(tool_name, args)
+                assert result.is_error, f"{tool_name}({args}) in {mode}: {result.content}"
+                assert result.content == clean.call_sync(tool_name, args).content
+    assert set(DEMO_HIDDEN).isdisjoint(guarded.loaded())
