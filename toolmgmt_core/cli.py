@@ -4,6 +4,7 @@ Usage::
 
     toolmgmt search refund a customer payment          # on the embedded demo catalog
     toolmgmt search "send.*email" --regex --json
+    toolmgmt search --each "read the app log" "email the team" --limit 4
     toolmgmt browse                                   # domains; then: browse crm; browse crm deals
     toolmgmt report --catalog tools.json              # tools, domains, definition tokens
 
@@ -332,6 +333,12 @@ def _register_search(subparsers: Any) -> None:
     parser.add_argument("--domain", help="search only this domain")
     parser.add_argument("--group", help="search only this group (with or without --domain)")
     parser.add_argument("--regex", action="store_true", help="treat QUERY as a regular expression")
+    parser.add_argument(
+        "--each",
+        action="store_true",
+        help="search each QUERY argument as its own need (quote multi-word needs) and merge "
+        "the results so every need is covered",
+    )
     add_json_argument(parser)
     parser.set_defaults(run=_run_search)
 
@@ -362,16 +369,19 @@ def _warm_index(catalog: ToolCatalog) -> None:
 def _run_search(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     query = " ".join(args.query).strip()
+    if args.each and args.regex:
+        raise CliError("--each and --regex do not combine: give one regular expression.")
+    needs: str | list[str] = [q for q in args.query if q.strip()] if args.each else query
     try:
         if args.regex:
             hits = catalog.search_regex(query, args.limit, domain=args.domain, group=args.group)
         else:
             _warm_index(catalog)
-            hits = catalog.search(query, args.limit, domain=args.domain, group=args.group)
+            hits = catalog.search(needs, args.limit, domain=args.domain, group=args.group)
     except ToolmgmtError as exc:
         raise CliError(str(exc)) from exc
     if args.json:
-        emit_json({"query": query, "regex": args.regex, "results": [h.to_dict() for h in hits]})
+        emit_json({"query": needs, "regex": args.regex, "results": [h.to_dict() for h in hits]})
         return 0
     if not hits:
         scope = f" in {args.domain}" if args.domain else ""

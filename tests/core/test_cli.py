@@ -445,3 +445,39 @@ def test_installed_script(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert f"{missing}: no such file." in result.stderr and not result.stdout
+
+
+def test_search_each_need_separately(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "search",
+        "--each",
+        "read the application log file",
+        "send an email to my team",
+        "--limit",
+        "2",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["query"] == ["read the application log file", "send an email to my team"]
+    assert [r["name"] for r in data["results"]] == ["files_read_file", "email_send_email"]
+    code, _, err = run(capsys, "search", "--each", "x", "--regex")
+    assert code == 2 and "--each and --regex do not combine" in err
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    # constants, then classes, then functions: ruff's RUF022 order, as in catalog.py
+    if name.isupper():
+        return (0, name)
+    return (1, name) if name[:1].isupper() else (2, name)
+
+
+@pytest.mark.parametrize("module", ["toolmgmt_core.cli", "toolmgmt_core.demo"])
+def test_public_names_are_sorted_and_exist(module: str) -> None:
+    import importlib
+
+    mod = importlib.import_module(module)
+    assert list(mod.__all__) == sorted(mod.__all__, key=_isort_key)
+    for name in mod.__all__:
+        assert hasattr(mod, name), name
