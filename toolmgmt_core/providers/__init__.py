@@ -26,7 +26,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from toolmgmt_core.errors import ProviderError
 from toolmgmt_core.providers.anthropic import assemble_anthropic, to_anthropic_tool
 from toolmgmt_core.providers.gemini import allowed_functions_config, to_gemini_declaration
-from toolmgmt_core.providers.names import NameMap, build_name_map, resolve_provider_name
+from toolmgmt_core.providers.names import (
+    NameMap,
+    build_name_map,
+    provider_name,
+    resolve_provider_name,
+)
 from toolmgmt_core.providers.openai import (
     MAX_TOOLS,
     allowed_tools_choice,
@@ -199,6 +204,7 @@ def format_tools(
     tool_search: Literal["bm25", "regex"] = "bm25",
     cache_control: bool = False,
     gemini_json_schema: bool = False,
+    namespaces: bool = False,
 ) -> dict[str, Any]:
     """The request parts that send ``tools_or_session``'s tools to ``provider``.
 
@@ -219,6 +225,9 @@ def format_tools(
         tool_search: Anthropic's search kind in native mode: ``bm25`` or ``regex``.
         cache_control: Anthropic: a cache breakpoint on the last tool loaded up front.
         gemini_json_schema: Gemini: send ``parametersJsonSchema`` instead of ``parameters``.
+        namespaces: Responses, native: group deferred tools by domain into ``namespace``
+            tools (what OpenAI's models search best); calls come back with the function's
+            own name (and a ``namespace`` field), so routing is unchanged.
 
     Returns:
         ``{"tools": [...], "report": FormatReport}``, plus ``tool_choice`` (OpenAI) or
@@ -242,6 +251,7 @@ def format_tools(
         tool_search,
         cache_control,
         gemini_json_schema,
+        namespaces,
         tuple((t.name, id(t), t.name in deferred) for t in tools),
     )
     hit = _REQUESTS.get(key)
@@ -263,6 +273,7 @@ def format_tools(
         tool_search=tool_search,
         cache_control=cache_control,
         gemini_json_schema=gemini_json_schema,
+        namespaces=namespaces,
     )
     _REQUESTS.put(key, (tuple(tools), result))
     return {**result, "tools": list(result["tools"])}
@@ -280,6 +291,7 @@ def _format(
     tool_search: Literal["bm25", "regex"],
     cache_control: bool,
     gemini_json_schema: bool,
+    namespaces: bool = False,
 ) -> dict[str, Any]:
     report = FormatReport(provider=provider)
     if allowed is not None and provider == "anthropic":
@@ -325,7 +337,8 @@ def _format(
         declarations = [data for _, data, _ in entries]
         result["tools"] = [{"function_declarations": declarations}] if declarations else []
     else:
-        result["tools"] = _assemble_openai(entries, provider, native, report)
+        groups = {t.name: (t.domain, t.group) for t in unique} if namespaces else None
+        result["tools"] = _assemble_openai(entries, provider, native, report, groups)
     if allowed is not None:
         missing = [n for n in allowed if n not in set(report.name_map.values())]
         if missing:
@@ -347,6 +360,7 @@ def _assemble_openai(
     provider: str,
     native: bool,
     report: FormatReport,
+    groups: dict[str, tuple[str, str]] | None = None,
 ) -> list[dict[str, Any]]:
     if provider == "openai" or not native:
         if len(entries) > MAX_TOOLS:
@@ -366,9 +380,39 @@ def _assemble_openai(
             report.note(original, f"deferred: more than {room} tools loaded up front")
         sent.append({**data, "defer_loading": True})
         report.deferred.append(original)
+    if groups is not None:
+        sent = _namespaced(sent, entries, groups)
     if report.deferred:
         sent.insert(0, {"type": "tool_search"})
     return sent
+
+
+def _namespaced(
+    sent: list[dict[str, Any]],
+    entries: list[tuple[str, dict[str, Any], bool]],
+    groups: dict[str, tuple[str, str]],
+) -> list[dict[str, Any]]:
+    """Deferred functions grouped into one ``namespace`` tool per domain."""
+    flat: list[dict[str, Any]] = []
+    spaces: dict[str, dict[str, Any]] = {}
+    subgroups: dict[str, list[str]] = {}
+    for (original, _, _), item in zip(entries, sent, strict=True):
+        if not item.get("defer_loading"):
+            flat.append(item)
+            continue
+        domain, group = groups[original]
+        space = spaces.setdefault(
+            domain,
+            {"type": "namespace", "name": provider_name(domain, "openai"), "tools": []},
+        )
+        space["tools"].append(item)
+        names = subgroups.setdefault(domain, [])
+        if group not in names:
+            names.append(group)
+    for domain, space in spaces.items():
+        shown = ", ".join(subgroups[domain][:8])
+        space["description"] = f"Tools of {domain} ({shown}); search them to load one."
+    return [*flat, *spaces.values()]
 
 
 def format_for_anthropic(tools_or_session: Any, **options: Any) -> dict[str, Any]:

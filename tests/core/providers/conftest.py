@@ -15,7 +15,8 @@ from anthropic.types import (
 from google.genai import types as gtypes
 from jsonschema import Draft7Validator
 from openai.types.chat import ChatCompletionFunctionToolParam
-from openai.types.responses import FunctionToolParam, ToolSearchToolParam
+from openai.types.responses import FunctionToolParam, NamespaceToolParam, ToolSearchToolParam
+from openai.types.responses.namespace_tool_param import ToolFunction
 from openai.types.shared_params import FunctionDefinition
 from pydantic import TypeAdapter
 
@@ -85,6 +86,13 @@ def check_responses(tools: list[dict[str, Any]]) -> None:
     for tool in tools:
         if tool["type"] == "tool_search":
             _validate(ToolSearchToolParam, tool)
+            continue
+        if tool["type"] == "namespace":
+            _validate(NamespaceToolParam, tool)
+            assert _NAME.match(tool["name"])
+            for inner in tool["tools"]:
+                _validate(ToolFunction, inner)
+                assert _NAME.match(inner["name"]) and inner["defer_loading"] is True
             continue
         _validate(FunctionToolParam, tool)
         assert _NAME.match(tool["name"])

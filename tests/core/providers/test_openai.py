@@ -135,3 +135,21 @@ def test_responses_native_defers_and_adds_tool_search(check_provider: Any) -> No
     check_provider("openai-responses", out["tools"])
     assert out["tools"][0] == {"type": "tool_search"}
     assert out["tools"][2]["defer_loading"] is True and "defer_loading" not in out["tools"][1]
+
+
+def test_responses_namespaces_group_deferred_tools_by_domain(check_provider: Any) -> None:
+    tools = [
+        Tool(name="help", description="Help."),
+        Tool(name="crm.find", description="Find.", domain="crm", group="contacts"),
+        Tool(name="crm.deal", description="Deal.", domain="crm", group="deals"),
+        Tool(name="mail.send", description="Send.", domain="mail"),
+    ]
+    tools = [t if t.name == "help" else t.replace(defer_loading=True) for t in tools]
+    out = format_tools(tools, "openai-responses", native=True, namespaces=True)
+    check_provider("openai-responses", out["tools"])
+    kinds = [t["type"] for t in out["tools"]]
+    assert kinds == ["tool_search", "function", "namespace", "namespace"]
+    crm = out["tools"][2]
+    assert crm["name"] == "crm" and [f["name"] for f in crm["tools"]] == ["crm_find", "crm_deal"]
+    assert "contacts, deals" in crm["description"]
+    assert out["report"].original_name("crm_find") == "crm.find"
