@@ -28,7 +28,20 @@ For a hand-written loop: ``bind_session_tools(model, session)`` and
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from typing_extensions import NotRequired
+
+from toolmgmt_core import CatalogError, IngestReport, InvalidToolError, Tool, ToolAnnotations
+from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.compat import require_version
+from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.providers import format_tools
+from toolmgmt_core.session import ToolSession
 
 MIN_LANGCHAIN_VERSION = "1.0"
 """Oldest supported ``langchain`` (the ``create_agent`` middleware API)."""
@@ -45,26 +58,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 require_version("langchain", MIN_LANGCHAIN_VERSION, "langchain")
-
-import threading  # noqa: E402
-from collections import OrderedDict  # noqa: E402
-from collections.abc import Iterable, Mapping, Sequence  # noqa: E402
-from typing import Annotated, Any, Literal  # noqa: E402
-
-from typing_extensions import NotRequired  # noqa: E402
-
-from toolmgmt_core import (  # noqa: E402
-    CatalogError,
-    IngestReport,
-    InvalidToolError,
-    Tool,
-    ToolAnnotations,
-    ToolCatalog,
-)
-from toolmgmt_core.manager import ToolManager  # noqa: E402
-from toolmgmt_core.meta_tools import META_TOOL_NAMES  # noqa: E402
-from toolmgmt_core.providers import format_tools  # noqa: E402
-from toolmgmt_core.session import ToolSession  # noqa: E402
 
 __all__ = [
     "MIN_LANGCHAIN_VERSION",
@@ -260,24 +253,14 @@ def _step_id(state: Mapping[str, Any], call_id: str) -> str:
 # -- ingestion ------------------------------------------------------------------------------
 
 
-def _is_async_only(tool: BaseTool) -> bool:
-    if isinstance(tool, StructuredTool):
-        return tool.func is None and tool.coroutine is not None
-    return type(tool)._run is BaseTool._run  # type: ignore[comparison-overlap]
-
-
 def _handler(tool: BaseTool) -> Any:
-    if _is_async_only(tool):
+    if isinstance(tool, StructuredTool) and tool.func is None and tool.coroutine is not None:
 
-        async def run_async(**arguments: Any) -> Any:
+        async def run_async(**arguments: Any) -> Any:  # async-only, as MCP tools are
             return await tool.ainvoke(arguments)
 
         return run_async
-
-    def run(**arguments: Any) -> Any:
-        return tool.invoke(arguments)
-
-    return run
+    return lambda **arguments: tool.invoke(arguments)
 
 
 def add_langchain_tools(
@@ -289,19 +272,15 @@ def add_langchain_tools(
 ) -> IngestReport:
     """Add LangChain tools (including MCP tools from ``langchain-mcp-adapters``) to a catalog.
 
-    Each tool keeps its name, description and argument schema; its handler invokes the tool
-    (``ainvoke`` for async-only tools such as MCP ones). Tools whose arguments LangChain injects
-    at run time (``InjectedToolArg``, ``ToolRuntime``) cannot run outside a ``ToolNode`` and are
-    refused (or skipped and reported with ``on_error="skip"``).
+    Each keeps its name, description and argument schema; its handler invokes the tool
+    (``ainvoke`` for async-only ones). Tools taking arguments LangChain injects at run time
+    (``InjectedToolArg``, ``ToolRuntime``) only run in a ``ToolNode`` and are refused.
 
     Args:
         catalog: where to add them.
         tools: ``BaseTool`` instances (``@tool`` functions, ``StructuredTool``, MCP tools).
         on_error: ``"raise"`` adds none when one is bad; ``"skip"`` adds the good ones.
         fields: :class:`~toolmgmt_core.Tool` fields for every tool (``domain``, ``group``, ...).
-
-    Returns:
-        What was added and what was skipped, with the reason.
 
     Raises:
         CatalogError: with ``on_error="raise"``, the first bad tool; nothing is added.
@@ -319,54 +298,39 @@ def add_langchain_tools(
             report.skipped.append((str(getattr(tool, "name", f"#{position}")), str(exc)))
     if on_error == "raise":
         catalog.add_many(converted)
-    else:
-        for item in converted:
-            try:
-                catalog.add(item)
-            except CatalogError as exc:
-                report.skipped.append((item.name, str(exc)))
-                continue
-            report.added.append(item.name)
-        return report
-    report.added = [t.name for t in converted]
+        converted, to_add = [], converted
+        report.added = [t.name for t in to_add]
+    for item in converted:  # "skip": one by one, so a duplicate name skips only itself
+        try:
+            report.added.append(catalog.add(item).name)
+        except CatalogError as exc:
+            report.skipped.append((item.name, str(exc)))
     return report
 
 
 def _convert_tool(tool: Any, fields: Mapping[str, Any]) -> Tool:
-    reason = _refusal(tool)
-    if reason:
-        raise InvalidToolError(reason)
-    function = convert_to_openai_tool(tool)["function"]
-    extra = dict(fields)
-    extra.setdefault("annotations", ToolAnnotations.from_mapping(tool.metadata or {}))
-    extra["metadata"] = {**extra.get("metadata", {}), "langchain_tool": tool}
-    return Tool(
-        name=function["name"],
-        description=function.get("description") or "",
-        parameters=function.get("parameters") or {"type": "object", "properties": {}},
-        handler=_handler(tool),
-        **extra,
-    )
-
-
-def _refusal(tool: Any) -> str | None:
     if not isinstance(tool, BaseTool):
-        return (
+        raise InvalidToolError(
             f"Expected a LangChain BaseTool, got {type(tool).__name__}; wrap functions with "
             "langchain_core.tools.tool or add them with catalog.add_function()."
         )
-    listed = (convert_to_openai_tool(tool)["function"].get("parameters") or {}).get(
-        "properties", {}
-    )
+    function = convert_to_openai_tool(tool)["function"]
+    parameters = function.get("parameters") or {"type": "object", "properties": {}}
     schema = tool.get_input_schema()
     full = schema.model_json_schema() if hasattr(schema, "model_json_schema") else schema
-    injected = sorted(
-        set(full.get("properties", {}) if isinstance(full, Mapping) else {}) - set(listed)
-    )
+    injected = sorted(set(full.get("properties", {})) - set(parameters.get("properties", {})))
     if injected:
-        return (
+        raise InvalidToolError(
             f"LangChain tool {tool.name!r} takes arguments injected at run time "
             f"({', '.join(injected)}), which only LangChain's ToolNode can supply; pass it to "
             "create_agent(tools=[...]) instead of the catalog."
         )
-    return None
+    extra = {"annotations": ToolAnnotations.from_mapping(tool.metadata or {}), **fields}
+    extra["metadata"] = {**extra.get("metadata", {}), "langchain_tool": tool}
+    return Tool(
+        name=function["name"],
+        description=function.get("description") or "",
+        parameters=parameters,
+        handler=_handler(tool),
+        **extra,
+    )

@@ -30,7 +30,17 @@ use ``completion_with_tools(session, model=..., messages=...)``.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
 from toolmgmt_core.compat import require_version
+from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.providers import format_tools, resolve_provider_name
+from toolmgmt_core.session import ToolSession
+from toolmgmt_core.truncation import truncate_result
 
 MIN_LITELLM_VERSION = "1.70"
 """Oldest supported ``litellm`` (``async_pre_call_deployment_hook`` on the client path)."""
@@ -42,17 +52,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError('toolmgmt_litellm needs LiteLLM: pip install "toolmgmt[litellm]"') from exc
 
 require_version("litellm", MIN_LITELLM_VERSION, "litellm")
-
-import threading  # noqa: E402
-from collections import OrderedDict  # noqa: E402
-from collections.abc import Awaitable, Callable, Mapping  # noqa: E402
-from typing import Any  # noqa: E402
-
-from toolmgmt_core.manager import ToolManager  # noqa: E402
-from toolmgmt_core.meta_tools import META_TOOL_NAMES  # noqa: E402
-from toolmgmt_core.providers import format_tools, resolve_provider_name  # noqa: E402
-from toolmgmt_core.session import ToolSession  # noqa: E402
-from toolmgmt_core.truncation import truncate_result  # noqa: E402
 
 __all__ = [
     "MIN_LITELLM_VERSION",

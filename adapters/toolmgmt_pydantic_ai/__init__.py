@@ -33,7 +33,25 @@ in ``search="toolmgmt"`` mode.
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from contextvars import ContextVar
+from typing import Any, Literal
+
+from toolmgmt_core import (
+    ConfigError,
+    DuplicateToolError,
+    Tool,
+    ToolAnnotations,
+    ToolUnavailableError,
+)
 from toolmgmt_core.compat import require_version
+from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.session import ToolSession
 
 MIN_PYDANTIC_AI_VERSION = "1.0"
 """Oldest supported ``pydantic-ai-slim`` (the toolsets API)."""
@@ -50,25 +68,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 require_version("pydantic-ai-slim", MIN_PYDANTIC_AI_VERSION, "pydantic-ai")
-
-import asyncio  # noqa: E402
-import copy  # noqa: E402
-import threading  # noqa: E402
-from collections import OrderedDict  # noqa: E402
-from collections.abc import Callable, Mapping, Sequence  # noqa: E402
-from contextlib import AsyncExitStack  # noqa: E402
-from contextvars import ContextVar  # noqa: E402
-from typing import Any, Literal  # noqa: E402
-
-from toolmgmt_core import (  # noqa: E402
-    ConfigError,
-    DuplicateToolError,
-    Tool,
-    ToolAnnotations,
-    ToolUnavailableError,
-)
-from toolmgmt_core.manager import ToolManager  # noqa: E402
-from toolmgmt_core.session import ToolSession  # noqa: E402
 
 __all__ = ["MIN_PYDANTIC_AI_VERSION", "ManagedToolset"]
 
