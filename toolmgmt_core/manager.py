@@ -9,6 +9,7 @@ threads or asyncio tasks never share loaded tools or results.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -190,6 +191,15 @@ class ToolManager:
         self.browse_limit = browse_limit
         self.lazy_descriptions = lazy_descriptions
         self.policy = PolicyView(catalog, profile, policies, approval, profiles=profiles)
+        """The policy view sessions start with (``session.set_profile`` derives another)."""
+        hidden = [name for name in self.always_on if not self.policy.allows(name)]
+        if hidden:
+            warnings.warn(
+                f"always_on names {', '.join(hidden)}, which the profile or policies hide; "
+                "hidden tools are never listed. See manager.policy.explain(name).",
+                UserWarning,
+                stacklevel=2,
+            )
         self.result_budget = ResultBudget(
             max_result_tokens=max_result_tokens,
             session_tokens=session_result_budget,
@@ -202,7 +212,6 @@ class ToolManager:
         """Result budgets and truncation; each session keeps its own account of it."""
         self.max_result_tokens = max_result_tokens
         self.truncation = truncation
-        """The policy view sessions start with (``session.set_profile`` derives another)."""
         self._meta = {
             m: meta_tools_for(m, max_results=max_results) for m in ("search", "gateway", "lazy")
         }

@@ -274,3 +274,11 @@ def test_required_approval_without_an_approver_refuses() -> None:
     assert result.is_error and "no approver is configured" in result.content
     # Destructive tools run without asking when no approver is configured.
     assert not manager.session().call_sync("write_file", {"path": "a"}).is_error
+
+
+def test_always_on_tool_hidden_by_policy_is_reported_and_not_listed() -> None:
+    with pytest.warns(UserWarning, match="always_on names write_file, which the profile"):
+        manager = ToolManager(
+            make_catalog(), "search", always_on=["read_file", "write_file"], profile="readonly"
+        )
+    assert names(manager.session().tools()) == ["tool_search", "read_file"]
