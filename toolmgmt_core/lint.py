@@ -22,9 +22,11 @@ from typing import Any, Literal
 
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.providers.names import NAME_RULES
+from toolmgmt_core.providers.openai import MAX_TOOLS as OPENAI_MAX_TOOLS
 from toolmgmt_core.tool import Tool
 
 __all__ = [
+    "CATALOG",
     "CODES",
     "MAX_DESCRIPTION_CHARS",
     "Finding",
@@ -36,6 +38,9 @@ __all__ = [
 ]
 
 Severity = Literal["error", "warning", "info"]
+
+CATALOG = "(catalog)"
+"""The ``tool`` of findings about the whole catalog."""
 
 MAX_DESCRIPTION_CHARS = 1024
 """Longer descriptions cost tokens on every request; the limit warns above it."""
@@ -59,6 +64,7 @@ CODES: Mapping[str, str] = {
     "anthropic-rewritten": "the schema is rewritten for Anthropic",
     "openai-incompatible": "OpenAI cannot take this schema",
     "openai-not-strict": "the schema cannot use OpenAI strict mode",
+    "openai-too-many-tools": "more tools than OpenAI accepts in one request",
     "gemini-incompatible": "Gemini cannot take this schema",
     "gemini-rewritten": "the schema loses something in Gemini's schema subset",
 }
@@ -421,6 +427,18 @@ def lint_catalog(
     findings: list[Finding] = []
     for tool in pool:
         findings.extend(lint(tool, siblings=pool, providers=providers))
+    if "openai" in providers and len(pool) > OPENAI_MAX_TOOLS:
+        findings.append(
+            Finding(
+                CATALOG,
+                "info",
+                "openai-too-many-tools",
+                f"The catalog has {len(pool)} tools; OpenAI accepts {OPENAI_MAX_TOOLS} per "
+                "request, so it cannot be sent flat.",
+                "Use a ToolManager session (search or gateway mode), or "
+                "format_tools(..., 'openai-responses', native=True) to defer the rest.",
+            )
+        )
     return findings
 
 

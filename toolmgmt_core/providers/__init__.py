@@ -4,8 +4,11 @@
 the request parts for one provider::
 
     request = format_tools(session, "anthropic", native=True)
-    client.messages.create(model=..., tools=request["tools"], messages=...)
-    tool = session_tool_name = request["report"].original_name(block.name)
+    message = client.messages.create(model=..., tools=request["tools"], messages=...)
+    for block in message.content:               # tool_use blocks carry the provider-form name
+        if block.type == "tool_use":
+            result = session.call_sync(block.name, block.input)   # routed back by the session
+            original = request["report"].original_name(block.name)
 
 The formatter never decides visibility: it sends what it is given. With a session it sends
 ``session.tools()``; in native mode it also sends the rest of ``session.visible_tools()`` marked
