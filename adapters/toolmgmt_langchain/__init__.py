@@ -115,7 +115,7 @@ def _tool_message(call: Mapping[str, Any], result: Any) -> ToolMessage:
 def run_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
     """Run every tool call of ``message`` through the session; one ``ToolMessage`` per call."""
     return [
-        _tool_message(call, session.call_sync(call["name"], call.get("args") or {}))
+        _tool_message(call, session.call_sync(call["name"], call.get("args"), call_id=call["id"]))
         for call in message.tool_calls
     ]
 
@@ -123,7 +123,7 @@ def run_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage
 async def arun_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
     """Async :func:`run_tool_calls` (calls run one after another, in order)."""
     return [
-        _tool_message(call, await session.call(call["name"], call.get("args") or {}))
+        _tool_message(call, await session.call(call["name"], call.get("args"), call_id=call["id"]))
         for call in message.tool_calls
     ]
 
@@ -228,7 +228,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return handler(request)
         live = self._live_for(request.state, call["id"])
         return self._answer(
-            call, live, live.session.call_sync(call["name"], call.get("args") or {})
+            call, live, live.session.call_sync(call["name"], call.get("args"), call_id=call["id"])
         )
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
@@ -236,7 +236,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         if not self._manages(call["name"], request.tool):
             return await handler(request)
         live = self._live_for(request.state, call["id"])
-        result = await live.session.call(call["name"], call.get("args") or {})
+        result = await live.session.call(call["name"], call.get("args"), call_id=call["id"])
         return self._answer(call, live, result)
 
 

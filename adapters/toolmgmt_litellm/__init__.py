@@ -104,20 +104,24 @@ def prepare_request(session: ToolSession, kwargs: Mapping[str, Any]) -> dict[str
     if not request["tools"]:
         request.pop("tools")
         request.pop("tool_choice", None)
-    budget = getattr(manager, "max_result_tokens", None)
-    if budget and request.get("messages"):
-        request["messages"] = [_cut(m, budget, manager) for m in request["messages"]]
+    if request.get("messages"):
+        request["messages"] = [_cut(m, manager) for m in request["messages"]]
     return request
 
 
-def _cut(message: Any, budget: int, manager: ToolManager) -> Any:
+def _cut(message: Any, manager: ToolManager) -> Any:
+    """A tool message over its result budget (the tool's own when it names one), cut."""
     if not isinstance(message, Mapping) or message.get("role") != "tool":
         return message
     content = message.get("content")
     if not isinstance(content, str):
         return message
-    strategy = getattr(manager, "truncation", None) or "smart"
-    cut = truncate_result(content, budget, strategy, encoding=manager.encoding)
+    name = message.get("name")
+    tool = manager.catalog.find(name) if isinstance(name, str) else None
+    budget = manager.result_budget
+    cut = truncate_result(
+        content, budget.per_result(tool), budget.strategy_for(tool), encoding=manager.encoding
+    )
     return {**message, "content": cut.text} if cut.truncated else message
 
 
@@ -219,7 +223,7 @@ def run_meta_tool_calls(
         app to answer.
     """
     return [
-        _message(call_id, name, session.call_sync(name, arguments))
+        _message(call_id, name, session.call_sync(name, arguments, call_id=call_id))
         for call_id, name, arguments in _calls(session, response, all_tools)
     ]
 
@@ -229,7 +233,7 @@ async def arun_meta_tool_calls(
 ) -> list[dict[str, Any]]:
     """Async :func:`run_meta_tool_calls`."""
     return [
-        _message(call_id, name, await session.call(name, arguments))
+        _message(call_id, name, await session.call(name, arguments, call_id=call_id))
         for call_id, name, arguments in _calls(session, response, all_tools)
     ]
 

@@ -303,7 +303,7 @@ class ManagedToolset(AbstractToolset[Any]):
         run = self._current()
         token = _CURRENT.set((run, ctx))
         try:
-            result = await run.session.call(name, tool_args)
+            result = await run.session.call(name, tool_args, call_id=ctx.tool_call_id)
         finally:
             _CURRENT.reset(token)
         return result.content

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 from typing import Annotated, Any
 
@@ -68,7 +67,6 @@ def _call(name: str, args: dict[str, Any], n: int) -> AIMessage:
 
 
 MAX_RESULT_TOKENS = 300
-TRUNCATION = "max_result_tokens" in inspect.signature(ToolManager).parameters  # DEV-SHIM
 CATALOG = demo_catalog()  # built once: the demo backends and the search index take a while
 
 
@@ -83,7 +81,7 @@ def _manager(**extra: Any) -> ToolManager:
         mode="search",
         max_results=3,
         policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
-        **({"max_result_tokens": MAX_RESULT_TOKENS} if TRUNCATION else {}),  # DEV-SHIM
+        max_result_tokens=MAX_RESULT_TOKENS,
         **extra,
     )
 
@@ -148,8 +146,9 @@ def test_full_agent_loop(use_async: bool) -> None:
     assert snapshot["rev"] == 5
     restored = manager.session(snapshot["session"])
     assert [t.name for t in restored.tools()] == expected[-1]
-    if not TRUNCATION:  # DEV-SHIM
-        pytest.skip("truncation (max_result_tokens) is not wired into the session yet")
+    # Results are accounted under the model's own tool-call ids (for clearing them later).
+    records = {r.call_id: r for r in restored.result_budget.records()}
+    assert {"call_2", "call_4"} <= set(records) and records["call_4"].truncated
     export = results["call_4"]
     exporter = manager.catalog.get("crm_export_contacts")
     budget = exporter.max_result_tokens or MAX_RESULT_TOKENS

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -30,7 +29,6 @@ from toolmgmt_core.demo import demo_catalog  # noqa: E402
 from toolmgmt_core.truncation import summarize_result  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
-TRUNCATION = "max_result_tokens" in inspect.signature(ToolManager).parameters  # DEV-SHIM
 DEMO = demo_catalog()
 
 APP_TOOL = {
@@ -49,7 +47,7 @@ def _manager(**extra: Any) -> ToolManager:
         mode="search",
         max_results=3,
         policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
-        **({"max_result_tokens": MAX_RESULT_TOKENS} if TRUNCATION else {}),  # DEV-SHIM
+        max_result_tokens=MAX_RESULT_TOKENS,
         **extra,
     )
 
@@ -178,14 +176,15 @@ def test_async_loop_with_callback(callbacks: list[Any]) -> None:
     assert refused["kind"] == "gateway" and "crm_delete_contact" in refused["message"]
     # Every request went out through the callback: the session's state followed the loop.
     assert "crm_export_contacts" in session.loaded()
-    if not TRUNCATION:  # DEV-SHIM
-        pytest.skip("truncation (max_result_tokens) is not wired into the session yet")
     exporter = manager.catalog.get("crm_export_contacts")
     budget = exporter.max_result_tokens or MAX_RESULT_TOKENS
     assert count_tokens(tool_messages["call_4_0"]["content"]) <= budget
+    # The session's own (named) result keeps its tool's budget on the wire: not cut again.
+    wire = {m.get("tool_call_id"): m for m in fake.requests[4]["messages"]}
+    assert wire["call_4_0"]["content"] == tool_messages["call_4_0"]["content"]
     # The app's own oversized result was cut by the callback in the next request on the wire.
-    sent = [m for m in fake.requests[4]["messages"] if m.get("tool_call_id") == "call_4_1"]
-    assert count_tokens(sent[0]["content"]) <= MAX_RESULT_TOKENS < count_tokens(big_logs)
+    assert count_tokens(wire["call_4_1"]["content"]) <= MAX_RESULT_TOKENS < count_tokens(big_logs)
+    assert tool_messages["call_4_1"]["content"] == big_logs  # the app's own list is untouched
 
 
 def test_anthropic_target_gets_anthropic_tools(callbacks: list[Any]) -> None:
