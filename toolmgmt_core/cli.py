@@ -9,9 +9,11 @@ Usage::
     toolmgmt report --catalog tools.json              # tools, domains, definition tokens
 
 ``--catalog`` takes a JSON file (a list of tool schemas in any shape
-:meth:`~toolmgmt_core.catalog.ToolCatalog.add_schemas` accepts, or ``{"tools": [...]}``) or a
-Python ``module:attribute`` naming a :class:`~toolmgmt_core.catalog.ToolCatalog`, a list of
-tools, or a function returning either. Without it, the embedded demo catalog is used.
+:meth:`~toolmgmt_core.catalog.ToolCatalog.add_schemas` accepts, or ``{"tools": [...]}``), a
+gateway config (TOML, or JSON with ``upstreams``: its upstream MCP servers are started and
+their tools listed; needs ``toolmgmt[mcp]``) or a Python ``module:attribute`` naming a
+:class:`~toolmgmt_core.catalog.ToolCatalog`, a list of tools, or a function returning either.
+Without it, the embedded demo catalog is used.
 
 Exit codes: 0 success (also when nothing matched: a message says so); 2 bad usage or bad input
 (a missing or malformed file, an unknown domain, a regex that does not compile); 130 when
@@ -96,8 +98,9 @@ def add_catalog_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--catalog",
         metavar="FILE|MODULE:ATTR",
-        help='a JSON file of tool schemas (a list, or {"tools": [...]}) or a Python '
-        "module:attribute naming a ToolCatalog; default: the embedded demo catalog",
+        help='a JSON file of tool schemas (a list, or {"tools": [...]}), a gateway config '
+        "(TOML, its upstreams' tools) or a Python module:attribute naming a ToolCatalog; "
+        "default: the embedded demo catalog",
     )
 
 
@@ -215,6 +218,8 @@ def load_catalog(spec: str | None) -> ToolCatalog:
     path = Path(spec)
     if not path.exists() and _MODULE_SPEC.match(spec):
         return _load_python(spec)
+    if path.suffix == ".toml" and path.is_file():
+        return _load_gateway(path)
     return _load_file(path)
 
 
@@ -236,6 +241,8 @@ def _load_file(path: Path) -> ToolCatalog:
         raise CliError(
             f"{label}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}."
         ) from None
+    if isinstance(data, dict) and "upstreams" in data and "tools" not in data:
+        return _load_gateway(path)
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         definitions = data["tools"]
     elif isinstance(data, list):
@@ -247,6 +254,39 @@ def _load_file(path: Path) -> ToolCatalog:
             f"list, got {kind}."
         )
     return _catalog_from_definitions(definitions, label)
+
+
+def _load_gateway(path: Path) -> ToolCatalog:
+    """The tools of a gateway config's upstream MCP servers (started, listed, then closed)."""
+    label = str(path)
+    try:  # the MCP adapter only for this: the core imports no adapter at import time
+        import anyio
+        from toolmgmt_mcp.config import load_config
+        from toolmgmt_mcp.upstreams import UpstreamManager
+    except ImportError as exc:
+        raise CliError(
+            f"{label} is a gateway config; reading its upstreams' tools needs the MCP extra: "
+            f'pip install "toolmgmt[mcp]" ({exc}).'
+        ) from exc
+    try:
+        config = load_config(path)
+    except ToolmgmtError as exc:
+        raise CliError(str(exc)) from exc
+    catalog = ToolCatalog()
+
+    async def collect() -> list[Any]:
+        async with UpstreamManager(config, catalog) as upstreams:
+            return list(upstreams.status())
+
+    statuses = anyio.run(collect)
+    for status in statuses:
+        if status.error:
+            _warn(f"{label}: upstream {status.name!r} is unavailable: {status.error}")
+        for name, reason in status.skipped:
+            _warn(f"{label}: upstream {status.name!r}: skipped tool {name}: {reason}")
+    if not len(catalog):
+        raise CliError(f"{label}: no tools: none of its {len(statuses)} upstreams listed any.")
+    return catalog
 
 
 def _catalog_from_definitions(definitions: Sequence[Any], label: str) -> ToolCatalog:

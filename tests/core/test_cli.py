@@ -481,3 +481,17 @@ def test_public_names_are_sorted_and_exist(module: str) -> None:
     assert list(mod.__all__) == sorted(mod.__all__, key=_isort_key)
     for name in mod.__all__:
         assert hasattr(mod, name), name
+
+
+def test_gateway_config_without_the_mcp_extra_names_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "toolmgmt_mcp.config", None)  # import fails as if missing
+    config = tmp_path / "gateway.toml"
+    config.write_text('[upstreams.notes]\ncommand = "notes-server"\n', encoding="utf-8")
+    code, _, err = run(capsys, "browse", "--catalog", str(config))
+    assert code == 2
+    assert f"{config} is a gateway config" in err and 'pip install "toolmgmt[mcp]"' in err
+    as_json = write_json(tmp_path, {"upstreams": {"notes": {"command": "x"}}}, "gateway.json")
+    code, _, err = run(capsys, "browse", "--catalog", as_json)
+    assert code == 2 and "is a gateway config" in err
