@@ -366,7 +366,7 @@ class ToolSession:
 
     # -- loading --------------------------------------------------------------------------
 
-    def _load(self, names: Sequence[str], layout: _Layout) -> tuple[list[str], list[str]]:
+    def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
         """Record ``names`` as loaded, appending to the list where the mode lists loads.
 
         Returns:
@@ -375,8 +375,9 @@ class ToolSession:
         added: list[str] = []
         refused: list[str] = []
         cap = self.manager.max_active
-        listed = layout.names
-        with self._lock:
+        with self._lock:  # the layout and the loads under one lock: the cap holds on threads
+            layout = self._layout()
+            listed = layout.names
             appended = len(layout.appended)
             for name in names:
                 if name in self._loaded:
@@ -501,7 +502,7 @@ class ToolSession:
         if self.manager.call_unloaded == "load":
             if layout.mode == "gateway":
                 return  # runs as through execute_tool; the list stays the three meta-tools
-            _, refused = self._load([name], layout)
+            _, refused = self._load([name])
             if refused:
                 raise ToolNotLoadedError(self._cap_message(refused), tool_name=name)
             return
@@ -664,8 +665,7 @@ class ToolSession:
                 "note": f"No tool matched {' / '.join(queries)!r}. Try other words or "
                 f'method "regex".{self._domains_note()}',
             }
-        layout = self._layout()
-        added, refused = self._load([h.name for h in hits], layout)
+        added, refused = self._load([h.name for h in hits])
         response: dict[str, Any] = {"found": {h.name: self._summary(h.name) for h in hits}}
         if added:
             response["added"] = added
@@ -772,7 +772,7 @@ class ToolSession:
                 entries.append(meta.schema_entry(self._present(tool)))
         if not entries:
             raise ToolNotFoundError(" ".join(errors.values()), suggestions=suggestions)
-        _, refused = self._load(found, self._layout())
+        _, refused = self._load(found)
         response: dict[str, Any] = {"tools": entries}
         if errors:
             response["errors"] = errors

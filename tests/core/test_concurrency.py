@@ -140,3 +140,15 @@ def test_one_session_shared_by_parallel_calls_loads_each_tool_once(manager) -> N
         )
     loaded = session.loaded()
     assert len(loaded) == len(set(loaded)) == 6
+
+
+def test_max_active_holds_under_parallel_loads() -> None:
+    capped = ToolManager(make_catalog(), max_active=5, call_unloaded="load")
+    session = capped.session()
+    names = [f"tool_{i:03d}" for i in range(40)]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        results = list(pool.map(lambda n: session.call_sync(n, {"token": n}), names))
+    assert len(session.loaded()) == 5
+    ran = [r for r in results if not r.is_error]
+    assert len(ran) == 5 and {r.tool_name for r in ran} == set(session.loaded())
+    assert all("active tool limit (5)" in r.error.message for r in results if r.is_error)
