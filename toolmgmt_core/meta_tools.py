@@ -9,7 +9,22 @@ Five meta-tools, by mode:
 
 Meta-tools are ordinary :class:`~toolmgmt_core.tool.Tool` objects with ``metadata={"meta":
 True}`` and no handler: the session answers them. Responses are compact JSON (no spaces,
-name-to-summary maps rather than lists of objects) because the model pays for every byte.
+name-to-summary maps rather than lists of objects) because the model pays for every byte::
+
+    tool_search       {"found": {name: summary}, "added": [names], "not_added": [names], "note"}
+    discover_tools()  {"domains": {domain: {"tools": n, "groups": [group, ...]}}}
+      (domain)        {"domain", "groups": {group: {name: summary}}}  (over browse_limit:
+                      {"domain", "groups": {group: n}, "note"})
+      (domain, group) {"domain", "group", "tools": {name: summary}}
+      (query)         {"tools": {name: summary}}
+    get_tool_schema   one definition {"name", "description", "parameters", "usage_notes",
+                      "input_examples", "output_schema", "annotations"} (the last four when
+                      set), or {"tools": [definitions], "errors": {name: message}} for several
+    load_tool_schema  {"tools": [definitions], "errors": {name: message}}
+    execute_tool      the tool's own result
+
+Errors are ``{"error": code, "kind": "gateway" | "tool", "message"}``
+(:meth:`~toolmgmt_core.errors.ToolCallError.to_dict`).
 """
 
 from __future__ import annotations
