@@ -106,9 +106,7 @@ def obj(
     if description:
         schema["description"] = description
     schema["properties"] = dict(properties)
-    required = list(required)
-    if required:
-        schema["required"] = required
+    schema["required"] = list(required)  # explicit, even when empty (strict modes want it)
     if closed:
         schema["additionalProperties"] = False
     return schema

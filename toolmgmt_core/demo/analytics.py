@@ -409,7 +409,10 @@ def build_tools() -> list[Tool]:
     return [
         Tool(
             name="analytics_track_event",
-            description="Record a product analytics event for a user (server-side tracking).",
+            description=(
+                "Record a product analytics event for a user (server-side tracking). Use it to "
+                "record something that happened outside the app."
+            ),
             parameters=obj(
                 {
                     "event": string("Event name, e.g. 'purchase'."),
@@ -431,7 +434,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_query_events",
-            description="Look up raw events by name, user or property filters.",
+            description=(
+                "Look up raw events by name, user or property filters. Use it to inspect "
+                "individual events; use analytics_count_events for totals."
+            ),
             parameters=obj(
                 {
                     "event": event_type,
@@ -473,8 +479,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="analytics_count_events",
             description=(
-                "Count events (or unique users doing them), optionally broken down by a "
-                "property such as country or device."
+                "Count events (or unique users doing them), optionally broken down by a property "
+                "such as country or device. Use it when the question is how many."
             ),
             parameters=obj(
                 {
@@ -497,7 +503,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_list_event_types",
-            description="List the tracked event names and their properties.",
+            description=(
+                "List the tracked event names and their properties. Use it to learn which events "
+                "and properties exist before querying."
+            ),
             parameters=obj({}),
             handler=b.list_event_types,
             domain=DOMAIN,
@@ -507,7 +516,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_get_user_profile",
-            description="Get one end user's analytics profile and their recent events.",
+            description=(
+                "Get one end user's analytics profile and their recent events. Use it when "
+                "investigating one user's behaviour."
+            ),
             parameters=obj(
                 {
                     "user_id": string("User id, e.g. 'u_00042'.", pattern="^u_\\d{5}$"),
@@ -527,7 +539,8 @@ def build_tools() -> list[Tool]:
             name="analytics_get_funnel",
             description=(
                 "Conversion funnel: how many users go through a sequence of events (such as "
-                "signup -> checkout_started -> purchase) and where they drop off."
+                "signup -> checkout_started -> purchase) and where they drop off. Use it to find "
+                "where users drop off."
             ),
             parameters=obj(
                 {
@@ -546,7 +559,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_get_retention",
-            description="Cohort retention: of users who did one event, how many come back later.",
+            description=(
+                "Cohort retention: of users who did one event, how many come back later. Use it "
+                "when asked whether users come back."
+            ),
             parameters=obj(
                 {
                     "cohort_event": {**event_type, "default": "signup"},
@@ -563,7 +579,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_get_metric_timeseries",
-            description="A metric (active users, revenue, signups...) over time, per interval.",
+            description=(
+                "A metric (active users, revenue, signups...) over time, per interval. Use it for"
+                " trends and charts."
+            ),
             parameters=obj(
                 {
                     "metric": metric,
@@ -593,7 +612,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_compare_periods",
-            description="Compare a metric between two periods, such as this month and last month.",
+            description=(
+                "Compare a metric between two periods, such as this month and last month. Use it "
+                "when asked whether a metric went up or down."
+            ),
             parameters=obj(
                 {
                     "metric": metric,
@@ -634,7 +656,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_list_dashboards",
-            description="List analytics dashboards and their charts.",
+            description=(
+                "List analytics dashboards and their charts. Use it to find a dashboard id."
+            ),
             parameters=obj({}),
             handler=b.list_dashboards,
             domain=DOMAIN,
@@ -644,7 +668,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_create_dashboard",
-            description="Create an empty analytics dashboard.",
+            description=(
+                "Create an empty analytics dashboard. Use it before adding charts to a new "
+                "dashboard."
+            ),
             parameters=obj(
                 {
                     "name": string("Dashboard name."),
@@ -661,7 +688,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_add_chart",
-            description="Add a chart of a metric or event to a dashboard.",
+            description=(
+                "Add a chart of a metric or event to a dashboard. Use it to put a metric on a "
+                "dashboard."
+            ),
             parameters=obj(
                 {
                     "dashboard_id": dashboard_id,
@@ -689,7 +719,7 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_delete_dashboard",
-            description="Delete a dashboard and its charts.",
+            description=("Delete a dashboard and its charts. Use it only on an explicit request."),
             parameters=obj({"dashboard_id": dashboard_id}, ["dashboard_id"]),
             handler=b.delete_dashboard,
             domain=DOMAIN,
@@ -699,7 +729,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_schedule_report",
-            description="Email a dashboard to people on a schedule (daily, weekly, monthly).",
+            description=(
+                "Email a dashboard to people on a schedule (daily, weekly, monthly). Use it when "
+                "people want regular updates by email."
+            ),
             parameters=obj(
                 {
                     "dashboard_id": dashboard_id,
@@ -721,7 +754,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_create_segment",
-            description="Save a user segment (cohort) defined by property filters.",
+            description=(
+                "Save a user segment (cohort) defined by property filters. Use it when the same "
+                "group of users will be analysed again."
+            ),
             parameters=obj(
                 {
                     "name": string("Segment name."),
@@ -747,7 +783,7 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="analytics_list_segments",
-            description="List saved user segments.",
+            description=("List saved user segments. Use it to reuse a saved audience."),
             parameters=obj({}),
             handler=b.list_segments,
             domain=DOMAIN,

@@ -338,7 +338,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_search_events",
-            description="Search events by words in the title, location or attendee emails.",
+            description=(
+                "Search events by words in the title, location or attendee emails. Use it when "
+                "you know what a meeting was about but not when."
+            ),
             parameters=obj({"query": string("Words to match."), "limit": page()}, ["query"]),
             handler=b.search_events,
             domain=DOMAIN,
@@ -348,7 +351,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_get_event",
-            description="Get one event with its attendees and their responses.",
+            description=(
+                "Get one event with its attendees and their responses. Use it to see who accepted"
+                " a meeting."
+            ),
             parameters=obj({"event_id": event_id}, ["event_id"]),
             handler=b.get_event,
             domain=DOMAIN,
@@ -360,7 +366,8 @@ def build_tools() -> list[Tool]:
             name="calendar_create_event",
             description=(
                 "Create a calendar event or meeting and invite attendees by email, optionally "
-                "recurring and with a video conference link."
+                "recurring and with a video conference link. Use it when the user wants to "
+                "schedule a meeting or appointment."
             ),
             parameters=obj(
                 {
@@ -397,7 +404,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_update_event",
-            description="Reschedule or edit an event, or add attendees; attendees are notified.",
+            description=(
+                "Reschedule or edit an event, or add attendees; attendees are notified. Use it "
+                "when a meeting moves or changes."
+            ),
             parameters=obj(
                 {
                     "event_id": event_id,
@@ -418,7 +428,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_delete_event",
-            description="Cancel and delete an event; attendees get a cancellation by default.",
+            description=(
+                "Cancel and delete an event; attendees get a cancellation by default. Use it when"
+                " a meeting is called off."
+            ),
             parameters=obj(
                 {"event_id": event_id, "notify_attendees": boolean("Send cancellations.", True)},
                 ["event_id"],
@@ -431,7 +444,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_respond_to_invitation",
-            description="Accept, decline or tentatively accept a meeting invitation.",
+            description=(
+                "Accept, decline or tentatively accept a meeting invitation. Use it when the user"
+                " answers an invitation."
+            ),
             parameters=obj(
                 {
                     "event_id": event_id,
@@ -491,7 +507,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_check_availability",
-            description="Check whether people are free or busy during one time window.",
+            description=(
+                "Check whether people are free or busy during one time window. Use it to test one"
+                " proposed time; use calendar_find_free_slots to find a time."
+            ),
             parameters=obj(
                 {"emails": emails, "start": when, "end": when}, ["emails", "start", "end"]
             ),
@@ -504,7 +523,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="calendar_set_out_of_office",
             description=(
-                "Set an out-of-office period on the calendar that declines new invitations."
+                "Set an out-of-office period on the calendar that declines new invitations. Use "
+                "it when the user will be away."
             ),
             parameters=obj(
                 {
@@ -523,7 +543,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_list_calendars",
-            description="List the calendars the user owns or can see.",
+            description=(
+                "List the calendars the user owns or can see. Use it to find a calendar's id."
+            ),
             parameters=obj({}),
             handler=b.list_calendars,
             domain=DOMAIN,
@@ -533,7 +555,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_create_calendar",
-            description="Create a new calendar, for a project or a team.",
+            description=(
+                "Create a new calendar, for a project or a team. Use it when events need their "
+                "own calendar."
+            ),
             parameters=obj(
                 {
                     "name": string("Calendar name."),
@@ -573,7 +598,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_delete_calendar",
-            description="Delete a calendar and every event in it.",
+            description=(
+                "Delete a calendar and every event in it. Use it only when the user asks to "
+                "remove the whole calendar."
+            ),
             parameters=obj({"calendar_id": calendar_id}, ["calendar_id"]),
             handler=b.delete_calendar,
             domain=DOMAIN,
@@ -583,7 +611,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_list_meeting_rooms",
-            description="List bookable meeting rooms with capacity and video equipment.",
+            description=(
+                "List bookable meeting rooms with capacity and video equipment. Use it before "
+                "booking a room."
+            ),
             parameters=obj(
                 {
                     "min_capacity": integer("At least this many seats.", minimum=1, default=1),
@@ -598,7 +629,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="calendar_book_meeting_room",
-            description="Book a meeting room for a time slot; fails if it is already taken.",
+            description=(
+                "Book a meeting room for a time slot; fails if it is already taken. Use it when a"
+                " meeting needs a physical room."
+            ),
             parameters=obj(
                 {
                     "room_id": enum([room["id"] for room in _ROOMS], "The room."),

@@ -59,6 +59,7 @@ _FILES = [
     "package.json",
     "src/components/Button.tsx",
 ]
+LANGUAGES = ["Python", "TypeScript", "Kotlin", "HCL", "Go", "Java"]
 _MERGE_METHODS = ["merge", "squash", "rebase"]
 
 
@@ -493,10 +494,13 @@ def build_tools() -> list[Tool]:
     return [
         Tool(
             name="code_hosting_list_repositories",
-            description="List the organisation's git repositories, by language or visibility.",
+            description=(
+                "List the organisation's git repositories, by language or visibility. Use it to "
+                "find a repository's full name."
+            ),
             parameters=obj(
                 {
-                    "language": string("Only this main language, e.g. 'Python'."),
+                    "language": enum(LANGUAGES, "Only repositories in this main language."),
                     "visibility": enum(["all", "public", "private"], "Visibility.", default="all"),
                     "sort": enum(["updated", "stars", "name"], "Order.", default="updated"),
                 }
@@ -509,7 +513,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_get_repository",
-            description="Get a repository's details: description, language, branches, stars.",
+            description=(
+                "Get a repository's details: description, language, branches, stars. Use it for "
+                "an overview of one repository."
+            ),
             parameters=obj({"repository": repository}, ["repository"]),
             handler=b.get_repository,
             domain=DOMAIN,
@@ -519,7 +526,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_create_repository",
-            description="Create a new git repository in the organisation.",
+            description=(
+                "Create a new git repository in the organisation. Use it when a new project needs"
+                " a repository."
+            ),
             parameters=obj(
                 {
                     "name": string("Repository name.", pattern="^[a-z0-9][a-z0-9._-]*$"),
@@ -538,7 +548,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_delete_repository",
-            description="Permanently delete a repository with all its code, issues and history.",
+            description=(
+                "Permanently delete a repository with all its code, issues and history. Use it "
+                "only on an explicit request."
+            ),
             parameters=obj(
                 {
                     "repository": repository,
@@ -560,7 +573,8 @@ def build_tools() -> list[Tool]:
             name="code_hosting_list_commits",
             description=(
                 "List the commit history of a branch with messages, authors and changed files; "
-                "filter by author, date or path. Returns many commits by default (large)."
+                "filter by author, date or path. Returns many commits by default (large). Use it "
+                "to see what changed and who changed it."
             ),
             parameters=obj(
                 {
@@ -582,7 +596,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_get_file_contents",
-            description="Read a file from a repository at a branch, tag or commit.",
+            description=(
+                "Read a file from a repository at a branch, tag or commit. Use it when you need "
+                "source code."
+            ),
             parameters=obj(
                 {
                     "repository": repository,
@@ -599,12 +616,15 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_search_code",
-            description="Search source code across repositories for a symbol or text.",
+            description=(
+                "Search source code across repositories for a symbol or text. Use it when you do "
+                "not know which file holds something."
+            ),
             parameters=obj(
                 {
                     "query": string("Text or symbol to find."),
                     "repository": repository,
-                    "language": string("Only this language."),
+                    "language": enum(LANGUAGES, "Only code in this language."),
                     "limit": page(),
                 },
                 ["query"],
@@ -617,7 +637,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_create_branch",
-            description="Create a git branch from another branch or commit.",
+            description=(
+                "Create a git branch from another branch or commit. Use it before opening a pull "
+                "request with new changes."
+            ),
             parameters=obj(
                 {
                     "repository": repository,
@@ -634,7 +657,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_delete_branch",
-            description="Delete a git branch (not the default branch).",
+            description=(
+                "Delete a git branch (not the default branch). Use it to clean up after a merge."
+            ),
             parameters=obj(
                 {"repository": repository, "branch": string("Branch to delete.")},
                 ["repository", "branch"],
@@ -649,7 +674,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="code_hosting_list_issues",
             description=(
-                "List a repository's issues (bugs, feature requests) by state, label, assignee."
+                "List a repository's issues (bugs, feature requests) by state, label, assignee. "
+                "Use it to review the backlog or find an issue number."
             ),
             parameters=obj(
                 {
@@ -670,7 +696,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_create_issue",
-            description="Open a new issue (bug report or feature request) in a repository.",
+            description=(
+                "Open a new issue (bug report or feature request) in a repository. Use it when a "
+                "bug or request should be tracked."
+            ),
             parameters=obj(
                 {
                     "repository": repository,
@@ -696,7 +725,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_comment_on_issue",
-            description="Add a comment to an issue or pull request.",
+            description=(
+                "Add a comment to an issue or pull request. Use it to discuss or give an update."
+            ),
             parameters=obj(
                 {"repository": repository, "number": number, "body": string("Markdown comment.")},
                 ["repository", "number", "body"],
@@ -709,7 +740,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_close_issue",
-            description="Close an issue as completed or as not planned.",
+            description=(
+                "Close an issue as completed or as not planned. Use it when the work is done or "
+                "will not be done."
+            ),
             parameters=obj(
                 {
                     "repository": repository,
@@ -726,7 +760,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_list_pull_requests",
-            description="List a repository's pull requests (merge requests) by state or author.",
+            description=(
+                "List a repository's pull requests (merge requests) by state or author. Use it to"
+                " find open reviews or a pull request number."
+            ),
             parameters=obj(
                 {
                     "repository": repository,
@@ -744,7 +781,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_create_pull_request",
-            description="Open a pull request to merge a branch, optionally a draft with reviewers.",
+            description=(
+                "Open a pull request to merge a branch, optionally a draft with reviewers. Use it"
+                " when changes on a branch are ready for review."
+            ),
             parameters=obj(
                 {
                     "repository": repository,
@@ -765,7 +805,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_get_pull_request_diff",
-            description="Get the unified diff of a pull request (can be long).",
+            description=(
+                "Get the unified diff of a pull request (can be long). Use it when reviewing a "
+                "pull request's changes."
+            ),
             parameters=obj({"repository": repository, "number": number}, ["repository", "number"]),
             handler=b.get_pull_request_diff,
             domain=DOMAIN,
@@ -776,7 +819,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_request_review",
-            description="Ask people to review a pull request.",
+            description=(
+                "Ask people to review a pull request. Use it when a pull request needs reviewers."
+            ),
             parameters=obj(
                 {
                     "repository": repository,
@@ -795,7 +840,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="code_hosting_merge_pull_request",
             description=(
-                "Merge an open pull request with passing checks (merge, squash or rebase)."
+                "Merge an open pull request with passing checks (merge, squash or rebase). Use it"
+                " only after approval."
             ),
             parameters=obj(
                 {
@@ -817,7 +863,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="code_hosting_list_workflow_runs",
-            description="List CI/CD workflow runs (builds, tests, deploys), newest first.",
+            description=(
+                "List CI/CD workflow runs (builds, tests, deploys), newest first. Use it to find "
+                "failed builds and their run ids."
+            ),
             parameters=obj(
                 {
                     "repository": repository,
@@ -837,8 +886,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="code_hosting_get_workflow_logs",
             description=(
-                "Get the full log text of a CI workflow run (or one step), to see why a "
-                "build failed. Logs are long."
+                "Get the full log text of a CI workflow run (or one step), to see why a build "
+                "failed. Logs are long. Use it after code_hosting_list_workflow_runs."
             ),
             parameters=obj(
                 {

@@ -432,7 +432,8 @@ def build_tools() -> list[Tool]:
             name="crm_get_contact",
             description=(
                 "Get one contact's full record (email, phone, title, company, stage, tags, "
-                "owner), optionally with their logged activities."
+                "owner), optionally with their logged activities. Use it after "
+                "crm_search_contacts when you need everything about one person."
             ),
             parameters=obj(
                 {
@@ -451,8 +452,9 @@ def build_tools() -> list[Tool]:
         Tool(
             name="crm_create_contact",
             description=(
-                "Create a new contact (a person: lead or customer) in the CRM. Fails if a "
-                "contact with the same email exists; search first to avoid duplicates."
+                "Create a new contact (a person: lead or customer) in the CRM. Fails if a contact"
+                " with the same email exists; search first to avoid duplicates. Use it when a new"
+                " lead or customer should be tracked."
             ),
             parameters=obj(
                 {
@@ -485,7 +487,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="crm_update_contact",
-            description="Update fields of an existing contact; fields left out are unchanged.",
+            description=(
+                "Update fields of an existing contact; fields left out are unchanged. Use it to "
+                "change a contact's email, phone, title, stage, tags or owner."
+            ),
             parameters=obj(
                 {
                     "contact_id": contact_id,
@@ -506,7 +511,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="crm_delete_contact",
-            description="Permanently delete a contact and its personal data (GDPR erasure).",
+            description=(
+                "Permanently delete a contact and its personal data (GDPR erasure). Use it only "
+                "when the user asks to erase a person; it cannot be undone."
+            ),
             parameters=obj({"contact_id": contact_id}, ["contact_id"]),
             handler=b.delete_contact,
             domain=DOMAIN,
@@ -520,7 +528,7 @@ def build_tools() -> list[Tool]:
             name="crm_merge_contacts",
             description=(
                 "Merge duplicate contacts into one primary contact: tags are combined and the "
-                "duplicates are deleted."
+                "duplicates are deleted. Use it when the same person exists twice."
             ),
             parameters=obj(
                 {
@@ -545,7 +553,8 @@ def build_tools() -> list[Tool]:
             name="crm_export_contacts",
             description=(
                 "Export every contact (optionally one lifecycle stage) as JSON or CSV, for "
-                "backups or spreadsheets. Returns a large result."
+                "backups or spreadsheets. Returns a large result. Use it only for a full dump; "
+                "use crm_search_contacts to find someone."
             ),
             parameters=obj(
                 {
@@ -563,7 +572,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="crm_list_companies",
-            description="List companies (accounts) in the CRM, filtered by name, industry or size.",
+            description=(
+                "List companies (accounts) in the CRM, filtered by name, industry or size. Use it"
+                " to find a company's id or browse accounts."
+            ),
             parameters=obj(
                 {
                     "query": string("Words to match in the name or web domain.", default=""),
@@ -582,7 +594,7 @@ def build_tools() -> list[Tool]:
             name="crm_get_company",
             description=(
                 "Get a company's record with its number of contacts and the value of its open "
-                "deals."
+                "deals. Use it when you need an account overview."
             ),
             parameters=obj({"company_id": company_id}, ["company_id"]),
             handler=b.get_company,
@@ -593,7 +605,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="crm_create_company",
-            description="Create a company (account) in the CRM.",
+            description=(
+                "Create a company (account) in the CRM. Use it when an organisation is not in the"
+                " CRM yet."
+            ),
             parameters=obj(
                 {
                     "name": string("Company name.", minLength=1),
@@ -612,7 +627,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="crm_update_company",
-            description="Update a company's name, industry or head count.",
+            description=(
+                "Update a company's name, industry or head count. Use it when a company was "
+                "renamed or changed size or industry."
+            ),
             parameters=obj(
                 {
                     "company_id": company_id,
@@ -632,7 +650,7 @@ def build_tools() -> list[Tool]:
             name="crm_list_deals",
             description=(
                 "List sales deals (opportunities) in the pipeline, filtered by stage, company, "
-                "amount or close date."
+                "amount or close date. Use it to review the pipeline or find a deal's id."
             ),
             parameters=obj(
                 {
@@ -652,7 +670,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="crm_get_deal",
-            description="Get one deal with its amount, stage, company, contact and close date.",
+            description=(
+                "Get one deal with its amount, stage, company, contact and close date. Use it "
+                "when you need one deal's details."
+            ),
             parameters=obj({"deal_id": deal_id}, ["deal_id"]),
             handler=b.get_deal,
             domain=DOMAIN,
@@ -663,7 +684,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="crm_create_deal",
             description=(
-                "Create a sales deal (opportunity) for a company, with optional line items."
+                "Create a sales deal (opportunity) for a company, with optional line items. Use "
+                "it when a new sales opportunity opens."
             ),
             parameters=obj(
                 {
@@ -714,7 +736,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="crm_delete_deal",
-            description="Permanently delete a deal from the pipeline.",
+            description=(
+                "Permanently delete a deal from the pipeline. Use it only to remove a deal "
+                "entered by mistake; mark lost deals with crm_update_deal_stage instead."
+            ),
             parameters=obj({"deal_id": deal_id}, ["deal_id"]),
             handler=b.delete_deal,
             domain=DOMAIN,
@@ -726,7 +751,7 @@ def build_tools() -> list[Tool]:
             name="crm_forecast_revenue",
             description=(
                 "Forecast revenue for a quarter from the open pipeline: total by stage and a "
-                "stage-weighted forecast."
+                "stage-weighted forecast. Use it when asked how much revenue to expect."
             ),
             parameters=obj(
                 {
@@ -755,7 +780,7 @@ def build_tools() -> list[Tool]:
             name="crm_log_activity",
             description=(
                 "Log a call, email, meeting, demo or note against a contact (and optionally a "
-                "deal), so the team sees the history."
+                "deal), so the team sees the history. Use it after a customer interaction."
             ),
             parameters=obj(
                 {
@@ -776,7 +801,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="crm_list_activities",
-            description="List logged activities, newest first, for a contact or of one type.",
+            description=(
+                "List logged activities, newest first, for a contact or of one type. Use it to "
+                "see the history with a customer."
+            ),
             parameters=obj(
                 {
                     "contact_id": contact_id,
@@ -792,7 +820,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="crm_create_task",
-            description="Create a follow-up task for a sales rep, optionally about a contact.",
+            description=(
+                "Create a follow-up task for a sales rep, optionally about a contact. Use it when"
+                " someone must follow up later."
+            ),
             parameters=obj(
                 {
                     "title": string("What to do."),

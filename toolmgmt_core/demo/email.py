@@ -311,7 +311,8 @@ def build_tools() -> list[Tool]:
             name="email_search_emails",
             description=(
                 "Search the mailbox by words, sender, folder, label, date, read state or "
-                "attachments. Returns previews; use email_get_email for a full message."
+                "attachments. Returns previews; use email_get_email for a full message. Use it "
+                "when looking for a message by topic or sender."
             ),
             parameters=obj(
                 {
@@ -344,7 +345,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_get_email",
-            description="Read one email in full: headers, body and attachment list.",
+            description=(
+                "Read one email in full: headers, body and attachment list. Use it when you need "
+                "a message's full text."
+            ),
             parameters=obj(
                 {"message_id": message_id, "mark_as_read": boolean("Mark it read.", True)},
                 ["message_id"],
@@ -357,7 +361,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_get_thread",
-            description="Read a whole conversation (every email of a thread), oldest first.",
+            description=(
+                "Read a whole conversation (every email of a thread), oldest first. Use it when "
+                "you need the context of a conversation."
+            ),
             parameters=obj({"thread_id": string("Thread id, e.g. 'thr_0042'.")}, ["thread_id"]),
             handler=b.get_thread,
             domain=DOMAIN,
@@ -369,7 +376,8 @@ def build_tools() -> list[Tool]:
             name="email_send_email",
             description=(
                 "Send an email now to one or more recipients, with optional cc, bcc, HTML body "
-                "and file attachments from the drive."
+                "and file attachments from the drive. Use it when the user wants a message sent "
+                "now."
             ),
             parameters=obj(
                 {
@@ -403,7 +411,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_reply_to_email",
-            description="Reply to an email (or to everyone on it with reply_all).",
+            description=(
+                "Reply to an email (or to everyone on it with reply_all). Use it to answer a "
+                "message in the same thread."
+            ),
             parameters=obj(
                 {
                     "message_id": message_id,
@@ -420,7 +431,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_forward_email",
-            description="Forward an email to other people with an optional comment.",
+            description=(
+                "Forward an email to other people with an optional comment. Use it when others "
+                "should see a message as it is."
+            ),
             parameters=obj(
                 {
                     "message_id": message_id,
@@ -437,7 +451,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_delete_email",
-            description="Delete emails: move them to trash, or erase them with permanent=true.",
+            description=(
+                "Delete emails: move them to trash, or erase them with permanent=true. Use it "
+                "only when the user asks to delete messages."
+            ),
             parameters=obj(
                 {"message_ids": message_ids, "permanent": boolean("Skip the trash.", False)},
                 ["message_ids"],
@@ -450,7 +467,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_archive_email",
-            description="Archive emails (remove them from the inbox, keep them searchable).",
+            description=(
+                "Archive emails (remove them from the inbox, keep them searchable). Use it to "
+                "clean up the inbox without deleting."
+            ),
             parameters=obj({"message_ids": message_ids}, ["message_ids"]),
             handler=b.archive_email,
             domain=DOMAIN,
@@ -460,7 +480,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_mark_as_read",
-            description="Mark emails as read, or as unread with read=false.",
+            description=(
+                "Mark emails as read, or as unread with read=false. Use it to change read state "
+                "without opening messages."
+            ),
             parameters=obj(
                 {"message_ids": message_ids, "read": boolean("Read (true) or unread.", True)},
                 ["message_ids"],
@@ -473,7 +496,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_get_attachment",
-            description="Download an email attachment as base64.",
+            description=(
+                "Download an email attachment as base64. Use it when you need a file attached to "
+                "an email."
+            ),
             parameters=obj(
                 {
                     "message_id": message_id,
@@ -508,7 +534,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_list_drafts",
-            description="List saved email drafts that have not been sent yet.",
+            description=(
+                "List saved email drafts that have not been sent yet. Use it to find a draft to "
+                "review or send."
+            ),
             parameters=obj({"limit": page()}),
             handler=b.list_drafts,
             domain=DOMAIN,
@@ -518,7 +547,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_send_draft",
-            description="Send a saved email draft as it is.",
+            description=(
+                "Send a saved email draft as it is. Use it after the user approved a draft."
+            ),
             parameters=obj({"draft_id": string("Draft id, e.g. 'drf_0001'.")}, ["draft_id"]),
             handler=b.send_draft,
             domain=DOMAIN,
@@ -528,7 +559,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_list_labels",
-            description="List mailbox labels (folders/tags) with their message counts.",
+            description=(
+                "List mailbox labels (folders/tags) with their message counts. Use it before "
+                "applying a label, to see which exist."
+            ),
             parameters=obj({}),
             handler=b.list_labels,
             domain=DOMAIN,
@@ -538,7 +572,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_create_label",
-            description="Create a new label to organise emails.",
+            description=(
+                "Create a new label to organise emails. Use it when no existing label fits."
+            ),
             parameters=obj(
                 {
                     "name": string("Label name.", minLength=1, maxLength=40),
@@ -556,7 +592,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_apply_label",
-            description="Add a label to emails, or remove it with remove=true.",
+            description=(
+                "Add a label to emails, or remove it with remove=true. Use it to organise messages."
+            ),
             parameters=obj(
                 {
                     "message_ids": message_ids,
@@ -574,8 +612,9 @@ def build_tools() -> list[Tool]:
         Tool(
             name="email_create_filter",
             description=(
-                "Create a rule that automatically labels, archives, forwards or deletes "
-                "incoming emails that match criteria."
+                "Create a rule that automatically labels, archives, forwards or deletes incoming "
+                "emails that match criteria. Use it when the same kind of email should always be "
+                "handled the same way."
             ),
             parameters=obj(
                 {
@@ -614,7 +653,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="email_set_auto_reply",
-            description="Turn the vacation auto-reply on or off, with a message and dates.",
+            description=(
+                "Turn the vacation auto-reply on or off, with a message and dates. Use it when "
+                "the user is away and senders should be told."
+            ),
             parameters=obj(
                 {
                     "enabled": boolean("On or off."),

@@ -341,7 +341,8 @@ def build_tools() -> list[Tool]:
             name="files_read_file",
             description=(
                 "Read a text file from the drive and return its whole content. Log files can be "
-                "large (hundreds of KB): prefer files_tail_file to look at recent lines."
+                "large (hundreds of KB): prefer files_tail_file to look at recent lines. Use it "
+                "when you need a file's full text."
             ),
             parameters=obj(
                 {
@@ -405,7 +406,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_append_to_file",
-            description="Append text to the end of an existing file.",
+            description=(
+                "Append text to the end of an existing file. Use it to add lines without "
+                "rewriting the file."
+            ),
             parameters=obj(
                 {
                     "path": path,
@@ -440,7 +444,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_move_file",
-            description="Move or rename a file.",
+            description=(
+                "Move or rename a file. Use it to rename a file or put it in another folder."
+            ),
             parameters=obj(
                 {
                     "source": path,
@@ -457,7 +463,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_copy_file",
-            description="Copy a file to another path.",
+            description=(
+                "Copy a file to another path. Use it when the original must stay where it is."
+            ),
             parameters=obj(
                 {
                     "source": path,
@@ -473,7 +481,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_get_file_metadata",
-            description="Get a file's size, type, last modification time and version count.",
+            description=(
+                "Get a file's size, type, last modification time and version count. Use it to "
+                "check a file before reading it (it may be large)."
+            ),
             parameters=obj({"path": path}, ["path"]),
             handler=b.get_file_metadata,
             domain=DOMAIN,
@@ -485,7 +496,7 @@ def build_tools() -> list[Tool]:
             name="files_search_files",
             description=(
                 "Find files by name pattern (glob such as '*.csv'), by text they contain, by "
-                "folder or by modification date."
+                "folder or by modification date. Use it when you do not know a file's path."
             ),
             parameters=obj(
                 {
@@ -504,7 +515,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_list_directory",
-            description="List the files and folders in a folder, optionally recursively.",
+            description=(
+                "List the files and folders in a folder, optionally recursively. Use it to see "
+                "what a folder holds."
+            ),
             parameters=obj(
                 {
                     "path": string("Folder path.", default="/"),
@@ -520,7 +534,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_create_folder",
-            description="Create a folder (and missing parent folders).",
+            description=(
+                "Create a folder (and missing parent folders). Use it before writing files into a"
+                " new folder."
+            ),
             parameters=obj(
                 {
                     "path": string("Folder path, e.g. '/projects/2026'.", pattern="^/"),
@@ -536,7 +553,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_delete_folder",
-            description="Delete a folder; with recursive=true also every file inside it.",
+            description=(
+                "Delete a folder; with recursive=true also every file inside it. Use it only when"
+                " the user asks to remove the folder."
+            ),
             parameters=obj(
                 {
                     "path": string("Folder path, e.g. '/photos'.", pattern="^/"),
@@ -553,7 +573,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_get_storage_usage",
-            description="Report how much storage is used, in total and per top-level folder.",
+            description=(
+                "Report how much storage is used, in total and per top-level folder. Use it when "
+                "the drive is full or to find what takes space."
+            ),
             parameters=obj({"by_folder": boolean("Break the total down by folder.", True)}),
             handler=b.get_storage_usage,
             domain=DOMAIN,
@@ -590,7 +613,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_create_share_link",
-            description="Create a shareable link to a file, optionally expiring.",
+            description=(
+                "Create a shareable link to a file, optionally expiring. Use it when anyone with "
+                "the link should open the file, without naming people."
+            ),
             parameters=obj(
                 {
                     "path": path,
@@ -611,7 +637,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_list_shares",
-            description="List who a file (or every file) is shared with.",
+            description=(
+                "List who a file (or every file) is shared with. Use it before revoking access, "
+                "to find the share id."
+            ),
             parameters=obj({"path": string("Only shares of this file.")}),
             handler=b.list_shares,
             domain=DOMAIN,
@@ -621,7 +650,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_revoke_share",
-            description="Remove a person's access to a shared file.",
+            description=(
+                "Remove a person's access to a shared file. Use it when someone should no longer "
+                "see a file."
+            ),
             parameters=obj(
                 {"share_id": string("Share id from files_list_shares, e.g. 'shr_0001'.")},
                 ["share_id"],
@@ -634,7 +666,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="files_list_versions",
-            description="List a file's earlier versions (version history).",
+            description=(
+                "List a file's earlier versions (version history). Use it before restoring an "
+                "older version."
+            ),
             parameters=obj({"path": path}, ["path"]),
             handler=b.list_versions,
             domain=DOMAIN,
@@ -645,7 +680,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="files_restore_version",
             description=(
-                "Restore an earlier version of a file (the current one is kept as a version)."
+                "Restore an earlier version of a file (the current one is kept as a version). Use"
+                " it to undo changes to a file."
             ),
             parameters=obj(
                 {"path": path, "version": integer("Version number to restore.", minimum=1)},

@@ -422,7 +422,7 @@ def build_tools() -> list[Tool]:
             name="payments_create_charge",
             description=(
                 "Charge a customer's saved card now. Use an idempotency_key so a retry never "
-                "charges twice."
+                "charges twice. Use it only when the user asks to take a payment now."
             ),
             parameters=obj(
                 {
@@ -458,7 +458,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_get_charge",
-            description="Get a charge: amount, status, refunded amount, customer.",
+            description=(
+                "Get a charge: amount, status, refunded amount, customer. Use it before refunding"
+                " or to answer a billing question."
+            ),
             parameters=obj({"charge_id": charge_id}, ["charge_id"]),
             handler=b.get_charge,
             domain=DOMAIN,
@@ -468,8 +471,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_list_charges",
-            description="List charges (payments received), newest first, filtered by customer, "
-            "status, date or amount.",
+            description=(
+                "List charges (payments received), newest first, filtered by customer, status, "
+                "date or amount. Use it to find a charge id or review a customer's payments."
+            ),
             parameters=obj(
                 {
                     "customer_id": customer_id,
@@ -487,7 +492,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_capture_charge",
-            description="Capture a previously authorised (uncaptured) charge.",
+            description=(
+                "Capture a previously authorised (uncaptured) charge. Use it when an authorised "
+                "order ships."
+            ),
             parameters=obj(
                 {"charge_id": charge_id, "amount": {**amount, "description": "Capture less."}},
                 ["charge_id"],
@@ -502,8 +510,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="payments_refund_charge",
             description=(
-                "Refund a customer's payment (a charge), fully or partly. The money goes back "
-                "to the customer's card."
+                "Refund a customer's payment (a charge), fully or partly. The money goes back to "
+                "the customer's card. Use it when a customer should get money back."
             ),
             parameters=obj(
                 {
@@ -527,7 +535,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_list_refunds",
-            description="List refunds, optionally of one charge.",
+            description=(
+                "List refunds, optionally of one charge. Use it to check whether a charge was "
+                "already refunded."
+            ),
             parameters=obj({"charge_id": charge_id, "limit": page()}),
             handler=b.list_refunds,
             domain=DOMAIN,
@@ -547,7 +558,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_create_customer",
-            description="Create a billing customer (the payer of charges and invoices).",
+            description=(
+                "Create a billing customer (the payer of charges and invoices). Use it before "
+                "charging or invoicing someone new."
+            ),
             parameters=obj(
                 {
                     "email": string("Billing email.", format="email"),
@@ -584,7 +598,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_get_customer",
-            description="Get a billing customer with saved cards and lifetime value.",
+            description=(
+                "Get a billing customer with saved cards and lifetime value. Use it when you need"
+                " a payer's details."
+            ),
             parameters=obj({"customer_id": customer_id}, ["customer_id"]),
             handler=b.get_customer,
             domain=DOMAIN,
@@ -594,7 +611,9 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_list_customers",
-            description="List billing customers, optionally by email.",
+            description=(
+                "List billing customers, optionally by email. Use it to find a customer id."
+            ),
             parameters=obj({"email": string("Part of the email."), "limit": page()}),
             handler=b.list_customers,
             domain=DOMAIN,
@@ -604,7 +623,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_update_customer",
-            description="Change a billing customer's email, name or default card.",
+            description=(
+                "Change a billing customer's email, name or default card. Use it when billing "
+                "details change."
+            ),
             parameters=obj(
                 {
                     "customer_id": customer_id,
@@ -622,7 +644,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_delete_customer",
-            description="Delete a billing customer and cancel all their subscriptions.",
+            description=(
+                "Delete a billing customer and cancel all their subscriptions. Use it only on an "
+                "explicit request."
+            ),
             parameters=obj({"customer_id": customer_id}, ["customer_id"]),
             handler=b.delete_customer,
             domain=DOMAIN,
@@ -632,7 +657,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_attach_payment_method",
-            description="Save a card on a customer for future charges.",
+            description=(
+                "Save a card on a customer for future charges. Use it when a customer gives a new"
+                " card."
+            ),
             parameters=obj(
                 {
                     "customer_id": customer_id,
@@ -688,7 +716,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_get_invoice",
-            description="Get an invoice with its lines, total, status and due date.",
+            description=(
+                "Get an invoice with its lines, total, status and due date. Use it to answer "
+                "questions about one invoice."
+            ),
             parameters=obj({"invoice_id": invoice_id}, ["invoice_id"]),
             handler=b.get_invoice,
             domain=DOMAIN,
@@ -698,7 +729,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_list_invoices",
-            description="List invoices by customer or status (draft, open, paid, void).",
+            description=(
+                "List invoices by customer or status (draft, open, paid, void). Use it to find "
+                "unpaid or overdue invoices."
+            ),
             parameters=obj(
                 {
                     "customer_id": customer_id,
@@ -714,7 +748,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_send_invoice",
-            description="Email an invoice to the customer with a payment link.",
+            description=(
+                "Email an invoice to the customer with a payment link. Use it when a draft "
+                "invoice is ready to go out."
+            ),
             parameters=obj(
                 {"invoice_id": invoice_id, "message": string("Note in the email.")},
                 ["invoice_id"],
@@ -727,7 +764,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_void_invoice",
-            description="Void an unpaid invoice so it can no longer be paid.",
+            description=(
+                "Void an unpaid invoice so it can no longer be paid. Use it when an invoice was "
+                "issued by mistake."
+            ),
             parameters=obj({"invoice_id": invoice_id}, ["invoice_id"]),
             handler=b.void_invoice,
             domain=DOMAIN,
@@ -738,7 +778,8 @@ def build_tools() -> list[Tool]:
         Tool(
             name="payments_create_subscription",
             description=(
-                "Start a recurring subscription to a plan for a customer, optionally a trial."
+                "Start a recurring subscription to a plan for a customer, optionally a trial. Use"
+                " it when a customer signs up for a plan."
             ),
             parameters=obj(
                 {
@@ -758,7 +799,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_list_subscriptions",
-            description="List subscriptions by customer, status or plan.",
+            description=(
+                "List subscriptions by customer, status or plan. Use it to find a subscription id"
+                " or review recurring revenue."
+            ),
             parameters=obj(
                 {
                     "customer_id": customer_id,
@@ -777,7 +821,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_update_subscription",
-            description="Change a subscription's plan or seat count (upgrade or downgrade).",
+            description=(
+                "Change a subscription's plan or seat count (upgrade or downgrade). Use it when a"
+                " customer changes plan or seats."
+            ),
             parameters=obj(
                 {
                     "subscription_id": subscription_id,
@@ -799,7 +846,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="payments_cancel_subscription",
-            description="Cancel a subscription now or at the end of the billing period.",
+            description=(
+                "Cancel a subscription now or at the end of the billing period. Use it when a "
+                "customer wants to stop paying."
+            ),
             parameters=obj(
                 {
                     "subscription_id": subscription_id,

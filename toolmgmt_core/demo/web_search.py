@@ -386,7 +386,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_search_news",
-            description="Search recent news articles and headlines, by relevance or date.",
+            description=(
+                "Search recent news articles and headlines, by relevance or date. Use it for "
+                "recent events; use web_search_search_web for general questions."
+            ),
             parameters=obj(
                 {
                     "query": query,
@@ -404,7 +407,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_search_images",
-            description="Search the web for images by size and license.",
+            description=(
+                "Search the web for images by size and license. Use it when the user wants "
+                "pictures."
+            ),
             parameters=obj(
                 {
                     "query": query,
@@ -424,7 +430,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_search_videos",
-            description="Search online videos, optionally capped by duration.",
+            description=(
+                "Search online videos, optionally capped by duration. Use it when the user wants "
+                "video tutorials or talks."
+            ),
             parameters=obj(
                 {
                     "query": query,
@@ -441,7 +450,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_search_academic_papers",
-            description="Search scholarly papers with authors, venue, year and citation counts.",
+            description=(
+                "Search scholarly papers with authors, venue, year and citation counts. Use it "
+                "for research literature rather than web pages."
+            ),
             parameters=obj(
                 {
                     "query": query,
@@ -477,8 +489,9 @@ def build_tools() -> list[Tool]:
         Tool(
             name="web_search_fetch_page",
             description=(
-                "Download a web page and return its readable content as markdown, text or "
-                "HTML. Pages can be long (tens of KB)."
+                "Download a web page and return its readable content as markdown, text or HTML. "
+                "Pages can be long (tens of KB). Use it after a search, when snippets are not "
+                "enough."
             ),
             parameters=obj(
                 {
@@ -522,7 +535,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_get_page_metadata",
-            description="Get a page's title, description, language, author and preview image.",
+            description=(
+                "Get a page's title, description, language, author and preview image. Use it to "
+                "preview a link without reading the whole page."
+            ),
             parameters=obj({"url": url}, ["url"]),
             handler=b.get_page_metadata,
             domain=DOMAIN,
@@ -532,7 +548,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_check_url_status",
-            description="Check whether URLs are reachable (HTTP status, broken links).",
+            description=(
+                "Check whether URLs are reachable (HTTP status, broken links). Use it to find "
+                "broken links."
+            ),
             parameters=obj(
                 {"urls": array(url, "URLs to check.", minItems=1, maxItems=50)}, ["urls"]
             ),
@@ -557,7 +576,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_find_similar_pages",
-            description="Find pages similar to a given page.",
+            description=(
+                "Find pages similar to a given page. Use it to find alternatives to a page you "
+                "already have."
+            ),
             parameters=obj({"url": url, "num_results": count}, ["url"]),
             handler=b.find_similar_pages,
             domain=DOMAIN,
@@ -567,7 +589,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_get_weather_forecast",
-            description="Weather forecast for a place for the next days.",
+            description=(
+                "Weather forecast for a place for the next days. Use it when the user asks about "
+                "the weather."
+            ),
             parameters=obj(
                 {
                     "location": string("City or 'lat,lon', e.g. 'Lisbon, PT'."),
@@ -584,7 +609,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_convert_currency",
-            description="Convert an amount between currencies at today's exchange rate.",
+            description=(
+                "Convert an amount between currencies at today's exchange rate. Use it for prices"
+                " in another currency."
+            ),
             parameters=obj(
                 {
                     "amount": number("Amount to convert.", minimum=0),
@@ -601,7 +629,10 @@ def build_tools() -> list[Tool]:
         ),
         Tool(
             name="web_search_get_stock_quote",
-            description="Latest stock price, daily change and market cap for a ticker symbol.",
+            description=(
+                "Latest stock price, daily change and market cap for a ticker symbol. Use it when"
+                " asked about a company's share price."
+            ),
             parameters=obj(
                 {"symbol": string("Ticker, e.g. 'AAPL'.", pattern="^[A-Z.]{1,6}$")}, ["symbol"]
             ),
