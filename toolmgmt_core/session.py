@@ -839,6 +839,12 @@ def _forgive_meta_arguments(name: str, arguments: Any) -> Any:
             'need, for example {"tool_names": ["first_tool", "second_tool"]}.',
             tool_name=name,
         )
+    if name == meta.GET_TOOL_SCHEMA and isinstance(arguments.get("tool_name"), list):
+        names = arguments.pop("tool_name")  # several names under the singular key
+        arguments["tool_names"] = [*names, *(arguments.get("tool_names") or [])]
+    if name in (meta.EXECUTE_TOOL, meta.GET_TOOL_SCHEMA) and "tool_name" not in arguments:
+        if isinstance(arguments.get("name"), str) and "tool_names" not in arguments:
+            arguments["tool_name"] = arguments.pop("name")
     if name == meta.LOAD_TOOL_SCHEMA and "tool_names" not in arguments:
         for alias in ("tool_name", "names", "name"):
             if isinstance(arguments.get(alias), str):

@@ -198,6 +198,18 @@ def test_schema_carries_notes_examples_and_output_schema(catalog) -> None:
     assert len(session.tools()) == 3, "schemas never grow the gateway list"
 
 
+def test_schema_and_execute_forgive_common_key_slips(catalog) -> None:
+    session = ToolManager(catalog, mode="gateway").session()
+    several = session.call_sync("get_tool_schema", {"tool_name": ["refund_order", "create_order"]})
+    assert [t["name"] for t in several.value["tools"]] == ["refund_order", "create_order"]
+    by_name = session.call_sync("get_tool_schema", {"name": "refund_order"})
+    assert by_name.value["name"] == "refund_order"
+    ran = session.call_sync(
+        "execute_tool", {"name": "refund_order", "arguments": {"order_id": "o"}}
+    )
+    assert ran.value == {"refunded": "o"}
+
+
 def test_schema_errors(catalog) -> None:
     session = ToolManager(catalog, mode="gateway").session()
     none = session.call_sync("get_tool_schema", {})
