@@ -12,12 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from toolmgmt_core.errors import ProviderError
-from toolmgmt_core.providers.schema_utils import (
-    append_description,
-    check_refs,
-    merge_all_of,
-    to_json,
-)
+from toolmgmt_core.providers.schema_utils import to_single_object
 from toolmgmt_core.tool import Tool
 
 __all__ = [
@@ -36,42 +31,8 @@ TOOL_SEARCH_TOOLS: Mapping[str, dict[str, str]] = {
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-def _flatten_union(schema: dict[str, Any], key: str) -> tuple[dict[str, Any], str]:
-    variants = schema.pop(key)
-    if not isinstance(variants, list) or not variants:
-        raise ProviderError(f"Top-level {key} must be a non-empty list of object schemas.")
-    properties: dict[str, Any] = dict(schema.get("properties", {}))
-    required_sets: list[set[str]] = []
-    shapes: list[str] = []
-    for variant in variants:
-        if isinstance(variant, Mapping) and "allOf" in variant:
-            variant = merge_all_of(variant)
-        if not isinstance(variant, Mapping) or variant.get("type", "object") != "object":
-            raise ProviderError(
-                f"Top-level {key} has a variant that is not an object schema; Anthropic needs "
-                "the arguments to be one object. Give the tool one object schema."
-            )
-        if "$ref" in variant:
-            raise ProviderError(f"Top-level {key} variant is a $ref; inline it first.")
-        for prop, sub in dict(variant.get("properties", {})).items():
-            properties.setdefault(prop, sub)
-        req = set(variant.get("required", []))
-        required_sets.append(req)
-        shapes.append("{" + ", ".join(sorted(req) or ["no required fields"]) + "}")
-    common = set.intersection(*required_sets) if required_sets else set()
-    required = list(dict.fromkeys([*schema.get("required", []), *sorted(common)]))
-    schema["properties"] = properties
-    if required:
-        schema["required"] = required
-    else:
-        schema.pop("required", None)
-    note = f"Give exactly one of these sets of required fields: {' or '.join(shapes)}."
-    append_description(schema, note)
-    return schema, f"top-level {key} merged into one object ({note})"
-
-
 def to_anthropic_schema(parameters: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """``parameters`` as an Anthropic ``input_schema``.
+    """``parameters`` as an Anthropic ``input_schema``: one object schema at the top level.
 
     Returns:
         The schema and notes about lossy rewrites (a top-level union merged into one object).
@@ -79,26 +40,7 @@ def to_anthropic_schema(parameters: Mapping[str, Any]) -> tuple[dict[str, Any], 
     Raises:
         ProviderError: when the top level cannot be made one object schema.
     """
-    schema = to_json(parameters)
-    check_refs(schema)
-    notes: list[str] = []
-    schema.pop("$schema", None)
-    if "allOf" in schema:
-        schema = merge_all_of(schema)
-        notes.append("top-level allOf merged into one object")
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            schema, note = _flatten_union(schema, key)
-            notes.append(note)
-    kind = schema.get("type", "object")
-    if kind != "object":
-        if isinstance(kind, list) and "object" in kind:
-            notes.append(f"top-level type {kind} narrowed to object")
-        else:
-            raise ProviderError(f"input_schema must describe an object, got type {kind!r}.")
-    schema["type"] = "object"
-    schema.setdefault("properties", {})
-    return schema, notes
+    return to_single_object(parameters)
 
 
 def to_anthropic_tool(tool: Tool, name: str) -> tuple[dict[str, Any], list[str]]:

@@ -16,13 +16,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolmgmt_core.errors import ProviderError
-from toolmgmt_core.providers.anthropic import to_anthropic_schema
 from toolmgmt_core.providers.schema_utils import (
     append_description,
     describe_keywords,
     inline_refs,
     merge_all_of,
     to_json,
+    to_single_object,
 )
 from toolmgmt_core.tool import Tool
 
@@ -267,8 +267,8 @@ def to_gemini_schema(parameters: Mapping[str, Any]) -> tuple[dict[str, Any] | No
         ProviderError: for a reference that does not resolve.
     """
     schema, cut = inline_refs(parameters)
-    # The top level must be one object: merge allOf and unions as for Anthropic.
-    schema, merged = to_anthropic_schema(schema)
+    # The top level must be one object: merge allOf and unions.
+    schema, merged = to_single_object(schema)
     if not schema.get("properties"):
         return None, [*cut, *merged]
     writer = _GeminiWriter()

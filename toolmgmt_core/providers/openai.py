@@ -22,12 +22,11 @@ from typing import Any, Literal
 from toolmgmt_core.errors import ProviderError
 from toolmgmt_core.providers.schema_utils import (
     append_description,
-    check_refs,
     describe_keywords,
     inline_refs,
     merge_all_of,
     resolve_pointer,
-    to_json,
+    to_single_object,
 )
 from toolmgmt_core.tool import Tool
 
@@ -218,8 +217,9 @@ def to_strict_schema(parameters: Mapping[str, Any]) -> tuple[dict[str, Any], lis
         StrictModeUnsupported: naming the place and the reason it cannot be strict.
         ProviderError: for a schema whose references do not resolve.
     """
-    schema, cut = inline_refs(parameters, keep_recursive=True)
-    schema.pop("$schema", None)
+    top, merged = to_single_object(parameters)
+    schema, cut = inline_refs(top, keep_recursive=True)
+    cut = [*merged, *cut]
     writer = _StrictWriter()
     defs = schema.pop("$defs", None)
     out = writer.node(schema, "", 0)
@@ -251,14 +251,12 @@ def to_openai_tool(
         try:
             parameters, notes = to_strict_schema(tool.parameters)
             is_strict = True
-        except StrictModeUnsupported as exc:
+        except ProviderError as exc:  # not strict-able; a truly broken schema fails below
             fallback = str(exc)
     if not is_strict:
-        parameters = to_json(tool.parameters)
-        check_refs(parameters)
-        parameters.pop("$schema", None)
-        parameters["type"] = "object"
-        parameters.setdefault("properties", {})
+        # OpenAI refuses anyOf/oneOf/allOf/enum/not at the top level even when not strict
+        parameters, loose_notes = to_single_object(tool.parameters)
+        notes = [*notes, *loose_notes]
     if api == "responses":
         data: dict[str, Any] = {
             "type": "function",

@@ -24,6 +24,7 @@ __all__ = [
     "merge_all_of",
     "resolve_pointer",
     "to_json",
+    "to_single_object",
 ]
 
 SUBSCHEMA_DICT_KEYS = (
@@ -46,6 +47,7 @@ SUBSCHEMA_MAP_KEYS = ("properties", "patternProperties", "dependentSchemas", "$d
 """Keywords whose value maps names to schemas."""
 
 _MAX_REF_DEPTH = 32
+_MAX_INLINED_NODES = 20_000
 
 
 def to_json(value: Any) -> Any:
@@ -201,9 +203,17 @@ def inline_refs(
     notes: list[str] = []
     kept: dict[str, str] = {}  # original ref -> "#/$defs/<name>"
 
+    budget = [_MAX_INLINED_NODES]
+
     def walk(node: Any, stack: tuple[str, ...]) -> Any:
         if not isinstance(node, dict):
             return node
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ProviderError(
+                f"The schema grows past {_MAX_INLINED_NODES} nodes when its $refs are inlined; "
+                "reuse fewer definitions or send it with JSON Schema references."
+            )
         if "$ref" in node and isinstance(node["$ref"], str):
             ref = node["$ref"]
             siblings = {k: v for k, v in node.items() if k != "$ref"}
@@ -288,3 +298,81 @@ def merge_all_of(node: Mapping[str, Any]) -> dict[str, Any]:
     if "properties" in result and "type" not in result:
         result["type"] = "object"
     return result
+
+
+def _flatten_union(schema: dict[str, Any], key: str) -> tuple[dict[str, Any], str]:
+    variants = schema.pop(key)
+    if not isinstance(variants, list) or not variants:
+        raise ProviderError(f"Top-level {key} must be a non-empty list of object schemas.")
+    properties: dict[str, Any] = dict(schema.get("properties", {}))
+    required_sets: list[set[str]] = []
+    shapes: list[str] = []
+    for variant in variants:
+        if isinstance(variant, Mapping) and "allOf" in variant:
+            variant = merge_all_of(variant)
+        if not isinstance(variant, Mapping) or variant.get("type", "object") != "object":
+            raise ProviderError(
+                f"Top-level {key} has a variant that is not an object schema; providers need "
+                "the arguments to be one object. Give the tool one object schema."
+            )
+        for prop, sub in dict(variant.get("properties", {})).items():
+            properties.setdefault(prop, sub)
+        req = set(variant.get("required", []))
+        required_sets.append(req)
+        shapes.append("{" + ", ".join(sorted(req) or ["no required fields"]) + "}")
+    common = set.intersection(*required_sets) if required_sets else set()
+    required = list(dict.fromkeys([*schema.get("required", []), *sorted(common)]))
+    schema["properties"] = properties
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+    note = f"Give exactly one of these sets of required fields: {' or '.join(shapes)}."
+    append_description(schema, note)
+    return schema, f"top-level {key} merged into one object ({note})"
+
+
+def to_single_object(parameters: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``parameters`` with one object schema at the top level, as Anthropic and OpenAI want.
+
+    A top-level ``allOf`` is merged; a top-level ``anyOf``/``oneOf`` of objects becomes one object
+    with every variant's properties (required: those every variant requires) and a description
+    of the alternatives; a top-level ``not`` or ``enum`` is dropped; ``$schema`` is removed.
+
+    Returns:
+        The schema and notes about lossy rewrites.
+
+    Raises:
+        ProviderError: a variant that is not an object, a top level that is not an object, or a
+            ``$ref`` that does not resolve.
+    """
+    schema = to_json(parameters)
+    check_refs(schema)
+    notes: list[str] = []
+    schema.pop("$schema", None)
+    if any(
+        isinstance(v, Mapping) and "$ref" in v
+        for key in ("anyOf", "oneOf", "allOf")
+        for v in schema.get(key, ()) or ()
+    ):
+        schema, _ = inline_refs(schema, keep_recursive=True)
+    if "allOf" in schema:
+        schema = merge_all_of(schema)
+        notes.append("top-level allOf merged into one object")
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            schema, note = _flatten_union(schema, key)
+            notes.append(note)
+    for key in ("not", "enum"):
+        if key in schema:
+            schema.pop(key)
+            notes.append(f"top-level {key} dropped")
+    kind = schema.get("type", "object")
+    if kind != "object":
+        if isinstance(kind, list) and "object" in kind:
+            notes.append(f"top-level type {kind} narrowed to object")
+        else:
+            raise ProviderError(f"The arguments must be an object schema, got type {kind!r}.")
+    schema["type"] = "object"
+    schema.setdefault("properties", {})
+    return schema, notes

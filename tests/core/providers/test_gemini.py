@@ -66,3 +66,17 @@ def test_names_start_with_letter_or_underscore(check_provider: Any) -> None:
     out = format_tools([Tool(name="3d.render")], "gemini")
     check_provider("gemini", out["tools"])
     assert out["report"].name_map == {"_3d_render": "3d.render"}
+
+
+def test_exponential_ref_inlining_is_refused_not_hung() -> None:
+    defs: dict[str, Any] = {"L0": {"type": "string"}}
+    for i in range(1, 20):  # each level uses the one below twice: 2**19 leaves when inlined
+        prev = {"$ref": f"#/$defs/L{i - 1}"}
+        defs[f"L{i}"] = {"type": "object", "properties": {"a": prev, "b": prev}}
+    tool = Tool(
+        name="deep",
+        parameters={"type": "object", "properties": {"x": {"$ref": "#/$defs/L19"}}, "$defs": defs},
+    )
+    out = format_tools([tool], "gemini")
+    assert "grows past" in out["report"].skipped["deep"]
+    assert format_tools([tool], "gemini", gemini_json_schema=True)["tools"]

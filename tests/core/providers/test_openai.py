@@ -153,3 +153,25 @@ def test_responses_namespaces_group_deferred_tools_by_domain(check_provider: Any
     assert crm["name"] == "crm" and [f["name"] for f in crm["tools"]] == ["crm_find", "crm_deal"]
     assert "contacts, deals" in crm["description"]
     assert out["report"].original_name("crm_find") == "crm.find"
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_top_level_union_becomes_one_object(strict: bool, check_provider: Any) -> None:
+    tool = Tool(
+        name="lookup",
+        description="By id or by email.",
+        parameters={
+            "type": "object",
+            "anyOf": [
+                {"$ref": "#/$defs/ById"},
+                {"type": "object", "properties": {"email": {"type": "string"}}},
+            ],
+            "$defs": {"ById": {"type": "object", "properties": {"id": {"type": "integer"}}}},
+        },
+    )
+    out = format_tools([tool], "openai", strict=strict)
+    check_provider("openai", out["tools"])
+    parameters = out["tools"][0]["function"]["parameters"]
+    assert "anyOf" not in parameters and set(parameters["properties"]) == {"id", "email"}
+    assert out["tools"][0]["function"].get("strict", False) is strict
+    assert any("merged into one object" in n for n in out["report"].notes["lookup"])
