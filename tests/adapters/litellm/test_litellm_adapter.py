@@ -127,41 +127,56 @@ def _expected_tools(manager: ToolManager) -> list[list[str]]:
     return expected
 
 
-def test_async_loop_with_callback(callbacks: list[Any]) -> None:
+def _answer(message: Any, answered: list[dict[str, Any]], app_result: str) -> list[dict[str, Any]]:
+    done = {m["tool_call_id"] for m in answered}
+    for call in message.tool_calls:  # the app answers its own tools
+        if call.id not in done:
+            assert call.function.name == "app_fetch_logs"
+            answered.append({"role": "tool", "tool_call_id": call.id, "content": app_result})
+    return answered
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync-wrapper", "async-callback"])
+def test_full_loop(callbacks: list[Any], use_async: bool) -> None:
     manager = _manager()
     callback = ToolManagerCallback(manager)
     callbacks.append(callback)
     session = callback.session("conv-1")
     fake = FakeOpenAI(SCRIPT)
-    client = fake.async_client()
     big_logs = "\n".join(
         f"2026-01-01 12:00:{i % 60:02d} worker-{i} request ok" for i in range(3000)
     )
+    request: dict[str, Any] = {"model": "openai/gpt-4o-mini", "tools": [APP_TOOL]}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Find Patel, export all."}]
 
-    async def loop() -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": "Find Patel, export all."}]
+    async def async_loop() -> None:
+        client = fake.async_client()
         for _ in SCRIPT:
             response = await litellm.acompletion(
-                model="openai/gpt-4o-mini",
-                messages=messages,
-                tools=[APP_TOOL],
-                client=client,
-                metadata={"toolmgmt_session": "conv-1"},
+                **request, messages=messages, client=client, metadata={"toolmgmt_session": "conv-1"}
             )
             message = response.choices[0].message
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:
-                return messages
+                return
             answered = await arun_meta_tool_calls(session, response, all_tools=True)
-            done = {m["tool_call_id"] for m in answered}
-            for call in message.tool_calls:  # the app answers its own tools
-                if call.id not in done:
-                    assert call.function.name == "app_fetch_logs"
-                    answered.append({"role": "tool", "tool_call_id": call.id, "content": big_logs})
-            messages += answered
-        raise AssertionError("the loop did not finish")
+            messages.extend(_answer(message, answered, big_logs))
 
-    messages = asyncio.run(loop())
+    def sync_loop() -> None:
+        client = fake.sync_client()
+        for _ in SCRIPT:
+            response = completion_with_tools(session, **request, messages=messages, client=client)
+            message = response.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return
+            answered = run_meta_tool_calls(session, response, all_tools=True)
+            messages.extend(_answer(message, answered, big_logs))
+
+    if use_async:
+        asyncio.run(async_loop())
+    else:
+        sync_loop()
     assert messages[-1]["content"] == "Done."
     seen = [fake.tools(i) for i in range(len(SCRIPT))]
     assert seen == _expected_tools(manager)
@@ -174,7 +189,7 @@ def test_async_loop_with_callback(callbacks: list[Any]) -> None:
     assert "patel" in tool_messages["call_2_0"]["content"].lower()
     refused = json.loads(tool_messages["call_5_0"]["content"])
     assert refused["kind"] == "gateway" and "crm_delete_contact" in refused["message"]
-    # Every request went out through the callback: the session's state followed the loop.
+    # Every request went out with the session's tools: its state followed the loop.
     assert "crm_export_contacts" in session.loaded()
     exporter = manager.catalog.get("crm_export_contacts")
     budget = exporter.max_result_tokens or MAX_RESULT_TOKENS
@@ -182,7 +197,7 @@ def test_async_loop_with_callback(callbacks: list[Any]) -> None:
     # The session's own (named) result keeps its tool's budget on the wire: not cut again.
     wire = {m.get("tool_call_id"): m for m in fake.requests[4]["messages"]}
     assert wire["call_4_0"]["content"] == tool_messages["call_4_0"]["content"]
-    # The app's own oversized result was cut by the callback in the next request on the wire.
+    # The app's own oversized result was cut in the next request on the wire.
     assert count_tokens(wire["call_4_1"]["content"]) <= MAX_RESULT_TOKENS < count_tokens(big_logs)
     assert tool_messages["call_4_1"]["content"] == big_logs  # the app's own list is untouched
 

@@ -73,10 +73,10 @@ def weather_toolset() -> FunctionToolset[Any]:
     return toolset
 
 
-def _manager(**extra: Any) -> ToolManager:
+def _manager(mode: str = "search", **extra: Any) -> ToolManager:
     return ToolManager(
         ToolCatalog(list(DEMO)),
-        mode="search",
+        mode=mode,  # type: ignore[arg-type]
         max_results=3,
         policies=[{"label": "agent", "deny": ["crm_delete_*", "weather_alerts"]}],
         max_result_tokens=MAX_RESULT_TOKENS,
@@ -223,6 +223,37 @@ def test_pydantic_ai_search_replaces_toolmgmt_search() -> None:
     returned = json.loads(_returns(result.all_messages())["call_2"].model_response_str())
     assert returned["forecast"] == ["sun"]
     assert "get_forecast" in managed.session_for(result.run_id).loaded()
+
+
+def test_gateway_mode_executes_wrapped_tools_through_execute_tool() -> None:
+    manager = _manager(mode="gateway")
+    managed = ManagedToolset(manager, toolsets=[weather_toolset()])
+    script = Script(
+        [
+            _call("discover_tools", {"query": "weather forecast for a city"}, 1),
+            _call("get_tool_schema", {"tool_name": "get_forecast"}, 2),
+            _call(
+                "execute_tool", {"tool_name": "get_forecast", "arguments": {"city": "Bergen"}}, 3
+            ),
+            _call("execute_tool", {"tool_name": "get_forecast", "arguments": {"days": 2}}, 4),
+            "ok",
+        ]
+    )
+    result = Agent(FunctionModel(script), toolsets=[managed], deps_type=str).run_sync(
+        "go", deps="K"
+    )
+    # The list never changes in gateway mode: three meta-tools, then the always-on tools.
+    assert script.seen[0][:3] == ["discover_tools", "get_tool_schema", "execute_tool"]
+    assert "get_forecast" not in script.seen[0]
+    assert all(s == script.seen[0] for s in script.seen)
+    returns = _returns(result.all_messages())
+    assert "get_forecast" in returns["call_1"].model_response_str()
+    schema = json.loads(returns["call_2"].model_response_str())
+    assert schema["name"] == "get_forecast" and "city" in schema["parameters"]["properties"]
+    ran = json.loads(returns["call_3"].model_response_str())
+    assert ran == {"city": "Bergen", "days": 3, "unit": "K", "forecast": ["sun"] * 3}
+    invalid = json.loads(returns["call_4"].model_response_str())
+    assert invalid["error"] == "invalid_arguments" and "city" in invalid["message"]
 
 
 def test_configuration_errors() -> None:
