@@ -6,6 +6,8 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from toolmgmt_core import (
     ConfigError,
@@ -57,6 +59,10 @@ def make_catalog() -> ToolCatalog:
 @pytest.fixture
 def catalog() -> ToolCatalog:
     return make_catalog()
+
+
+SHARED_CATALOG = make_catalog()
+"""For property tests that do not change the catalog."""
 
 
 def serialised(session: ToolSession) -> str:
@@ -387,3 +393,50 @@ def test_session_names_are_exported_from_the_package() -> None:
 
     for name in ("ToolManager", "ToolSession", "ToolResult", "Usage"):
         assert name in toolmgmt_core.__all__
+
+
+WORDS = ["email", "send", "contact", "calendar", "event", "file", "weather", "delete", "list"]
+ALL_NAMES = [n for names in DOMAINS.values() for n in names]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("search"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
+            st.tuples(st.just("call"), st.sampled_from(ALL_NAMES)),
+        ),
+        max_size=8,
+    ),
+    max_results=st.integers(1, 4),
+    max_active=st.none() | st.integers(1, 6),
+    call_unloaded=st.sampled_from(["error", "load"]),
+)
+def test_the_tool_list_only_ever_grows_by_appending(
+    steps, max_results, max_active, call_unloaded
+) -> None:
+    manager = ToolManager(
+        SHARED_CATALOG,
+        always_on=["read_file"],
+        max_results=max_results,
+        max_active=max_active,
+        call_unloaded=call_unloaded,
+    )
+    session = manager.session()
+    before = [t.to_dict(full=False) for t in session.tools()]
+    for kind, value in steps:
+        if kind == "search":
+            result = session.call_sync("tool_search", {"queries": value})
+        else:
+            result = session.call_sync(value, {})
+        assert result.content
+        now = [t.to_dict(full=False) for t in session.tools()]
+        assert now[: len(before)] == before
+        before = now
+    names_now = [t["name"] for t in before]
+    assert len(names_now) == len(set(names_now))
+    assert names_now[:2] == ["tool_search", "read_file"]
+    assert names_now[2:] == session.loaded()
+    if max_active is not None:
+        assert len(session.loaded()) <= max_active
+    assert manager.session(session.to_json()).tools() == session.tools()
