@@ -133,6 +133,24 @@ def _progress(items: Sequence[Any], desc: str) -> Iterable[Any]:
     return tqdm(items, desc=desc, unit="tool", file=sys.stderr, leave=False)
 
 
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _stage_bar(count: int, stages: int, desc: str) -> Any:
+    """A tqdm bar over ``stages`` steps of work on ``count`` tools (a no-op when small or not
+    on a terminal)."""
+    if not _show_progress(count):
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=stages, desc=desc, unit="step", file=sys.stderr, leave=False)
+
+
 def _width() -> int:
     return max(60, shutil.get_terminal_size((120, 24)).columns)
 
@@ -508,7 +526,10 @@ def report_rows(catalog: ToolCatalog, *, encoding: str = DEFAULT_ENCODING) -> li
     """
     enc = get_encoding(encoding)
     encoding_label = enc.name if not isinstance(enc, ApproxEncoding) else f"{enc.name} (estimate)"
-    per_tool = {tool.name: catalog.definition_tokens([tool]) for tool in catalog}
+    per_tool = {
+        tool.name: catalog.definition_tokens([tool])
+        for tool in _progress(list(catalog), "counting tokens")
+    }
     total = sum(per_tool.values())
     tools = list(catalog)
     domains: dict[str, list[int]] = {}
@@ -644,6 +665,7 @@ def _mode_tables(catalog: ToolCatalog, encoding: str) -> list[ReportTable]:
     initial: dict[str, list[Tool]] = {}
     neutral: dict[str, int] = {}
     flat_neutral = 0
+    bar = _stage_bar(len(catalog), 4 + len(_MODES) + len(PROVIDERS), "measuring modes")
     for mode in (*_MODES, "auto"):
         manager = ToolManager(catalog, mode=mode, encoding=encoding)  # type: ignore[arg-type]
         session = manager.session()
@@ -652,8 +674,12 @@ def _mode_tables(catalog: ToolCatalog, encoding: str) -> list[ReportTable]:
         key = mode if mode != "auto" else f"auto ({session.mode})"
         initial[key] = session.tools()
         neutral[key] = usage.definition_tokens
+        bar.update()
     tool = _median_tool(catalog)
-    cold = {mode: _cold_start(catalog, mode, tool, encoding) for mode in _MODES}
+    cold = {}
+    for mode in _MODES:
+        cold[mode] = _cold_start(catalog, mode, tool, encoding)
+        bar.update()
     modes = ReportTable(
         "modes",
         "Initial tool list per mode (neutral definitions) and a cold start",
@@ -684,6 +710,8 @@ def _mode_tables(catalog: ToolCatalog, encoding: str) -> list[ReportTable]:
         for key in initial:
             row.append(_provider_tokens(initial[key], provider, encoding))
         provider_rows.append(row)
+        bar.update()
+    bar.close()
     providers = ReportTable(
         "providers",
         "Definition tokens per provider: flat against each mode's initial list",

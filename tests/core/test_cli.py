@@ -371,6 +371,8 @@ def test_progress_bar_only_for_large_catalogs_on_a_terminal(
     monkeypatch.setattr(cli, "PROGRESS_THRESHOLD", 3)
     assert main(["search", "weather", "--catalog", path, "--json"]) == 0
     assert "reading tools" in fake.getvalue() and "indexing" in fake.getvalue()
+    assert main(["report", "--catalog", path, "--json"]) == 0
+    assert "counting tokens" in fake.getvalue() and "measuring modes" in fake.getvalue()
 
     quiet = _FakeTTY()
     monkeypatch.setattr(sys, "stderr", quiet)
