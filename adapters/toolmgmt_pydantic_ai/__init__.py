@@ -53,8 +53,8 @@ from toolmgmt_core.compat import require_version
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.session import ToolSession
 
-MIN_PYDANTIC_AI_VERSION = "1.0"
-"""Oldest supported ``pydantic-ai-slim`` (the toolsets API)."""
+MIN_PYDANTIC_AI_VERSION = "1.71"
+"""Oldest supported ``pydantic-ai-slim`` (``AbstractToolset.for_run`` came in 1.71)."""
 
 try:
     from pydantic_ai import RunContext
