@@ -511,6 +511,8 @@ class ToolSession:
                 f"Tool {name!r} cannot be called directly: use execute_tool(tool_name={name!r}, "
                 "arguments={...}); get_tool_schema gives its parameters."
             )
+        elif (cap := self.manager.max_active) is not None and len(layout.appended) >= cap:
+            message = self._cap_message([name])  # searching again would not help
         elif layout.mode == "lazy":
             message = (
                 f"Tool {name!r} is not loaded yet: call load_tool_schema(tool_names=[{name!r}]) "

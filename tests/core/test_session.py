@@ -183,6 +183,8 @@ def test_max_active_caps_the_list_with_a_clear_message(catalog) -> None:
     assert len(session.loaded()) == 3
     later = session.call_sync("tool_search", {"query": "calendar event"})
     assert "added" not in later.value and later.value["not_added"]
+    direct = session.call_sync(later.value["not_added"][0], {})
+    assert "active tool limit (3)" in direct.error.message, "not 'search first' again"
 
 
 def test_regex_search(catalog) -> None:
