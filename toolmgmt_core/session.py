@@ -528,7 +528,7 @@ class ToolSession:
     def _schema_hint(self, tool: Tool, mode: str) -> str:
         if mode == "gateway":
             return f" Call get_tool_schema(tool_name={tool.name!r}) for its parameters."
-        if mode == "lazy":
+        if mode == "lazy" and tool.name not in self.manager._pinned_names():
             return f" Call load_tool_schema(tool_names=[{tool.name!r}]) for its parameters."
         return ""
 

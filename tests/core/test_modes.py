@@ -318,6 +318,9 @@ def test_lazy_calls_are_validated_against_the_real_schema(catalog) -> None:
     assert bad.error.code == "invalid_arguments"
     assert "items: required field is missing" in bad.error.message
     assert "load_tool_schema(tool_names=['create_order'])" in bad.error.message
+    pinned = ToolManager(catalog, mode="lazy", always_on=["create_order"]).session()
+    listed_in_full = pinned.call_sync("create_order", {"customer": "c1"})
+    assert "load_tool_schema" not in listed_in_full.error.message
     stringified = session.call_sync(
         "create_order", {"customer": '{"id": "c1"}', "items": '[{"sku": "A", "qty": 1}]'}
     )
