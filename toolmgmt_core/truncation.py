@@ -887,6 +887,7 @@ def truncate_mcp_result(
     replaced: list[str] = []
     parts: list[_Part] = []
     mirrors: list[int] = []
+    mirror_tokens = 0
 
     for raw in content_blocks:
         block = dict(raw) if isinstance(raw, Mapping) else to_jsonable(raw)
@@ -906,6 +907,7 @@ def truncate_mcp_result(
             text = text if isinstance(text, str) else render_result(text)
             if structured is not None and _same_json(text, structured):
                 mirrors.append(index)
+                mirror_tokens += count(text)
             else:
                 parts.append(_Part(text, count(text), index))
         elif kind == "resource" and isinstance(resource, Mapping) and "text" in resource:
@@ -922,7 +924,8 @@ def truncate_mcp_result(
         )
         parts.append(structured_part)
 
-    original = sum(p.tokens * p.copies for p in parts)
+    # As sent, a mirror counts its own text; once cut, it is the cut structured content again.
+    original = sum(p.tokens for p in parts) + mirror_tokens
     truncated = bool(replaced)
     dropped: set[int] = set()
     note = None
@@ -934,12 +937,18 @@ def truncate_mcp_result(
         room = max_tokens
         while sum(p.copies for p in parts) * MIN_RESULT_TOKENS > room:
             victims = [p for p in parts if p is not structured_part]
-            if not victims:
+            if victims:
+                parts.remove(victims[-1])
+                dropped.add(victims[-1].block)  # type: ignore[arg-type]
+            elif mirrors and structured_part is not None:
+                dropped.add(mirrors.pop())
+                structured_part.copies -= 1
+            else:
                 break
-            parts.remove(victims[-1])
-            dropped.add(victims[-1].block)  # type: ignore[arg-type]
             note = f"[{_plural(len(dropped), 'more content block')} omitted to fit the budget]"
             room = max_tokens - count(note)
+        if note is not None and sum(p.copies for p in parts) * MIN_RESULT_TOKENS > room:
+            note, room = None, max_tokens  # no room left to say so; ``truncated`` still does
         _share_budget(parts, room, str(strategy), count, DEFAULT_MAX_DEPTH)
 
     for part in parts:
@@ -953,12 +962,14 @@ def truncate_mcp_result(
         else:
             blocks[part.block] = {"type": block.get("type"), **part.out}
     out_structured = structured_part.out if structured_part is not None else None
-    if structured_part is not None and structured_part.out is not structured:
+    if original <= max_tokens:
+        tokens = original
+    else:
         mirror_text = render_result(out_structured)
         for index in mirrors:
             blocks[index]["text"] = mirror_text
+        tokens = sum(p.out_tokens * p.copies for p in parts)
     content = [b for i, b in enumerate(blocks) if i not in dropped]
-    tokens = sum(p.out_tokens * p.copies for p in parts)
     if note is not None:
         content.append({"type": "text", "text": note})
         tokens += count(note)
@@ -1032,7 +1043,14 @@ async def summarize_result(
     if fallback.original_tokens <= limit:
         return fallback
     if input_tokens is not None:
-        source = _truncate(value, input_tokens, str(strategy), count, DEFAULT_MAX_DEPTH)
+        source = _truncate(
+            value,
+            max(input_tokens, MIN_RESULT_TOKENS),
+            str(strategy),
+            count,
+            DEFAULT_MAX_DEPTH,
+            fallback.original_tokens,
+        )
         text = source.text
     else:
         text = render_result(value)

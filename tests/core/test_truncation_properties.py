@@ -8,13 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolmgmt_core import truncate_result
+from toolmgmt_core import truncate_mcp_result, truncate_result
 from toolmgmt_core.tokens import ApproxEncoding, count_tokens, get_encoding
 from toolmgmt_core.truncation import MIN_RESULT_TOKENS, render_result
 
 ENCODING = get_encoding("o200k_base")
 SETTINGS = settings(
-    max_examples=150,
+    max_examples=120,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -128,3 +128,61 @@ def test_large_record_lists(n, budget, strategy) -> None:
 def test_minimum_budget_always_suffices(value, budget) -> None:
     for strategy in ("smart", "head", "tail"):
         _check(value, budget, strategy)
+
+
+def _block(kind: str, text: str) -> dict:
+    if kind == "text":
+        return {"type": "text", "text": text}
+    if kind == "resource":
+        return {"type": "resource", "resource": {"uri": "file:///r", "text": text}}
+    if kind == "blob":
+        return {"type": "resource", "resource": {"uri": "file:///b", "blob": "QUJD" * 50}}
+    if kind == "image":
+        return {"type": "image", "data": "QUJD" * 50, "mimeType": "image/png"}
+    return {"type": "resource_link", "uri": "file:///l", "name": text[:30]}
+
+
+mcp_blocks = st.lists(
+    st.tuples(st.sampled_from(["text", "resource", "blob", "image", "link"]), texts).map(
+        lambda t: _block(*t)
+    ),
+    max_size=6,
+)
+
+
+def _sent_tokens(result) -> int:
+    """Tokens of every text part of an MCP result, counted the way the budget counts them."""
+    total = 0
+    for block in result.content:
+        if block["type"] == "text":
+            total += count_tokens(block["text"], ENCODING)
+        elif block["type"] == "resource" and "text" in block["resource"]:
+            total += count_tokens(block["resource"]["text"], ENCODING)
+        elif block["type"] == "resource_link":
+            payload = {k: v for k, v in block.items() if k != "type"}
+            total += count_tokens(render_result(payload), ENCODING)
+    if result.structured is not None:
+        total += count_tokens(render_result(result.structured), ENCODING)
+    return total
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# structuredContent is a JSON object in MCP.
+@given(
+    mcp_blocks,
+    st.none() | st.dictionaries(st.text(max_size=12), json_values),
+    st.booleans(),
+    budgets,
+)
+def test_mcp_results_share_one_budget(blocks, structured, mirror, budget) -> None:
+    if mirror and structured is not None:
+        blocks = [*blocks, {"type": "text", "text": json.dumps(structured)}]
+    result = truncate_mcp_result(blocks, structured, budget)
+    assert result.tokens == _sent_tokens(result) <= max(budget, result.original_tokens)
+    if result.original_tokens > budget:
+        assert result.tokens <= budget and result.truncated
+    assert not any(b["type"] == "image" or "blob" in b.get("resource", {}) for b in result.content)
+    if structured is not None:
+        json.loads(render_result(result.structured))
+    if not result.truncated:
+        assert result.content == blocks and result.structured is structured
