@@ -649,15 +649,26 @@ def _check_budget(max_tokens: Any, strategy: Any) -> None:
 
 
 def _parse_json_text(text: str) -> Any | None:
-    """The JSON object or array a string holds, or None."""
+    """The JSON object or array a string holds, or None (also for NaN, Infinity, 1e999)."""
     stripped = text.lstrip()
     if not stripped or stripped[0] not in "{[":
         return None
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict | list) else None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} overflows a float")
+    return value
 
 
 def truncate_result(
