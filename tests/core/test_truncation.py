@@ -141,6 +141,19 @@ def test_values_that_are_not_json_are_converted() -> None:
     }
 
 
+@pytest.mark.parametrize("text", ["[NaN" + ",1" * 300 + "]", "[1e999" + ",2" * 300 + "]"])
+def test_json_text_with_non_json_numbers_is_cut_as_text(text) -> None:
+    result = truncate_result(text, 16)
+    assert result.tokens <= 16 and result.value.startswith(text[:4])
+
+
+def test_circular_values_are_rendered_not_looped() -> None:
+    value: dict = {"name": "loop", "rows": list(range(1_000))}
+    value["self"] = value
+    result = truncate_result(value, 40)
+    assert result.tokens <= 40 and json.loads(result.text)["self"] == "<circular reference>"
+
+
 def test_marker_key_never_collides_with_a_real_key() -> None:
     value = {"…": 1, **{f"k{i}": "v" * 40 for i in range(200)}}
     out = truncate_result(value, 60, "head").value
