@@ -57,9 +57,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolmgmt_core.catalog import ToolCatalog, ToolEntry
-from toolmgmt_core.errors import CatalogError, ToolmgmtError
+from toolmgmt_core.errors import CatalogError, TokenizerUnavailableError, ToolmgmtError
 from toolmgmt_core.schema import tool_from_dict
-from toolmgmt_core.tokens import DEFAULT_ENCODING, ApproxEncoding, get_encoding
+from toolmgmt_core.tokens import (
+    DEFAULT_ENCODING,
+    ApproxEncoding,
+    Encoding,
+    count_tokens,
+    get_encoding,
+)
 from toolmgmt_core.tool import Tool
 
 __all__ = [
@@ -518,16 +524,34 @@ class ReportTable:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
 
+def _encoding(name: str) -> Encoding:
+    """The tokenizer ``name``; an unknown name is an error, a missing file falls back to the
+    documented estimate (with a warning)."""
+    try:
+        return get_encoding(name, fallback=False)
+    except TokenizerUnavailableError as exc:
+        if str(exc).startswith("Unknown encoding"):
+            raise CliError(str(exc)) from exc
+        _warn(f"{exc} Counting with an estimate instead.")
+        return get_encoding(name)
+
+
+def _definition_text(tool: Tool) -> str:
+    """A definition as sent flat (name, description, parameters): compact JSON, as the
+    session layer counts it."""
+    return json.dumps(tool.to_dict(full=False), separators=(",", ":"), ensure_ascii=False)
+
+
 def report_rows(catalog: ToolCatalog, *, encoding: str = DEFAULT_ENCODING) -> list[ReportTable]:
     """The tables of ``toolmgmt report`` for ``catalog``.
 
     Definition tokens are those of each tool's name, description and parameters sent flat
     (compact JSON), counted with ``encoding``.
     """
-    enc = get_encoding(encoding)
+    enc = _encoding(encoding)
     encoding_label = enc.name if not isinstance(enc, ApproxEncoding) else f"{enc.name} (estimate)"
     per_tool = {
-        tool.name: catalog.definition_tokens([tool])
+        tool.name: count_tokens(_definition_text(tool), enc)
         for tool in _progress(list(catalog), "counting tokens")
     }
     total = sum(per_tool.values())

@@ -497,3 +497,28 @@ def test_gateway_config_without_the_mcp_extra_names_it(
     as_json = write_json(tmp_path, {"upstreams": {"notes": {"command": "x"}}}, "gateway.json")
     code, _, err = run(capsys, "browse", "--catalog", as_json)
     assert code == 2 and "is a gateway config" in err
+
+
+def test_report_counts_with_the_chosen_encoding(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from toolmgmt_core import count_tokens
+
+    path = write_json(tmp_path, MIXED_SHAPES)
+    catalog = ToolCatalog()
+    catalog.add_schemas(MIXED_SHAPES)
+    expected = {
+        name: sum(
+            count_tokens(json.dumps(t.to_dict(full=False), separators=(",", ":")), name)
+            for t in catalog
+        )
+        for name in ("o200k_base", "cl100k_base")
+    }
+    assert expected["o200k_base"] != expected["cl100k_base"]
+    for name, tokens in expected.items():
+        code, out, _ = run(capsys, "report", "--catalog", path, "--encoding", name, "--json")
+        summary = json.loads(out)["summary"]
+        assert code == 0 and summary["encoding"] == name
+        assert summary["definition tokens (all tools, flat)"] == tokens
+    code, _, err = run(capsys, "report", "--catalog", path, "--encoding", "nope")
+    assert code == 2 and "Unknown encoding 'nope'. Known: cl100k_base" in err
