@@ -297,6 +297,8 @@ class PolicyView:
         """Custom profiles known by name."""
         self.profile: Profile = get_profile(profile, known)
         """The profile, the pipeline's first step."""
+        if not self.profile.builtin:
+            known.setdefault(self.profile.name, self.profile)  # so sessions can switch back
         self.policies: tuple[Policy, ...] = tuple(
             Policy.from_dict(p)
             for p in (policies or ())  # type: ignore[arg-type]

@@ -7,12 +7,14 @@ tell the same story.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolmgmt_core import Policy, Profile, Tool, ToolCatalog, ToolManager
+from toolmgmt_core import Policy, Profile, Tool, ToolCatalog, ToolManager, ToolSession
+from toolmgmt_core.profiles import get_profile
 
 NAMES = [
     "read_a",
@@ -90,51 +92,74 @@ policies = st.lists(
 )
 
 
+def _expected(catalog: ToolCatalog, profile: Profile, steps: list[Policy]) -> set[str]:
+    """The pipeline's meaning, spelled out: in the profile, then per step deny wins and a step
+    with allow patterns keeps only what they match."""
+
+    def passes(tool: Tool, step: Policy) -> bool:
+        if any(p.matches(tool) for p in step.deny):  # type: ignore[attr-defined]
+            return False
+        allow = step.allow
+        return not allow or any(p.matches(tool) for p in allow)  # type: ignore[attr-defined]
+
+    return {t.name for t in catalog if profile.contains(t) and all(passes(t, s) for s in steps)}
+
+
+def _check_agreement(session: ToolSession, expected: set[str]) -> None:
+    catalog, mode = session.manager.catalog, session.manager.mode
+    visible = {t.name for t in session.visible_tools()}
+    assert visible == expected
+    meta = {t.name for t in session.manager.meta_tools()}
+
+    # What is listed is visible (or a meta-tool), and explain agrees with the listing.
+    assert {t.name for t in session.tools()} <= visible | meta
+    for tool in catalog:
+        assert session.explain(tool.name).allowed == (tool.name in visible)
+
+    # Discovery only ever surfaces visible tools.
+    if mode == "gateway":
+        toc = session.call_sync("discover_tools", {}).value["domains"]
+        assert sum(d["tools"] for d in toc.values()) == len(visible)
+    elif "tool_search" in {t.name for t in session.tools()}:
+        found = session.call_sync("tool_search", {"query": ".", "method": "regex"}).value
+        assert set(found["found"]) <= visible
+
+    for tool in catalog:
+        direct = session.call_sync(tool.name, {})
+        if tool.name in visible:
+            assert direct.value == {"ran": tool.name}, direct.content
+        else:
+            # Refused, or (a forgiving lookup) another tool that is visible itself.
+            assert direct.is_error or direct.value["ran"] in visible
+            assert direct.is_error or direct.value["ran"] != tool.name
+        if mode == "gateway":
+            via = session.call_sync("execute_tool", {"tool_name": tool.name, "arguments": {}})
+            assert (not via.is_error) == (direct.value == {"ran": tool.name})
+        for variant in (tool.name.upper(), f" {tool.name} ", tool.name.replace("a", "\u0430")):
+            result = session.call_sync(variant, {})
+            assert result.is_error or result.value["ran"] in visible
+
+
 @settings(
-    max_examples=60,
+    max_examples=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
     catalog=catalogs(),
     profile=profiles,
+    switch_to=profiles,
     steps=policies,
     mode=st.sampled_from(["search", "gateway", "lazy", "auto"]),
 )
-def test_listing_and_execution_always_agree(catalog, profile, steps, mode) -> None:
-    import warnings
-
+def test_listing_and_execution_always_agree(catalog, profile, switch_to, steps, mode) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # patterns matching nothing are expected here
         manager = ToolManager(catalog, mode, profile=profile, policies=steps, call_unloaded="load")
         session = manager.session()
-        visible = {t.name for t in session.visible_tools()}
-        meta = {t.name for t in manager.meta_tools()}
-
-        # What is listed is visible (or a meta-tool), and explain agrees with the listing.
-        assert {t.name for t in session.tools()} <= visible | meta
-        for tool in catalog:
-            assert session.explain(tool.name).allowed == (tool.name in visible)
-
-        # Discovery only ever surfaces visible tools.
-        if mode == "gateway":
-            toc = session.call_sync("discover_tools", {}).value["domains"]
-            assert sum(d["tools"] for d in toc.values()) == len(visible)
-        elif "tool_search" in {t.name for t in session.tools()}:
-            found = session.call_sync("tool_search", {"query": ".", "method": "regex"}).value
-            assert set(found["found"]) <= visible
-
-        for tool in catalog:
-            direct = session.call_sync(tool.name, {})
-            if tool.name in visible:
-                assert direct.value == {"ran": tool.name}, direct.content
-            else:
-                # Refused, or (a forgiving lookup) another tool that is visible itself.
-                assert direct.is_error or direct.value["ran"] in visible
-                assert direct.is_error or direct.value["ran"] != tool.name
-            if mode == "gateway":
-                via = session.call_sync("execute_tool", {"tool_name": tool.name, "arguments": {}})
-                assert (not via.is_error) == (direct.value == {"ran": tool.name})
-            for variant in (tool.name.upper(), f" {tool.name} ", tool.name.replace("a", "\u0430")):
-                result = session.call_sync(variant, {})
-                assert result.is_error or result.value["ran"] in visible
+        _check_agreement(session, _expected(catalog, get_profile(profile), steps))
+        # Mid-conversation, after loads and calls, switch profile: they still agree.
+        session.set_profile(switch_to)
+        _check_agreement(session, _expected(catalog, get_profile(switch_to), steps))
+        restored = manager.session(session.to_json())
+        _check_agreement(restored, _expected(catalog, get_profile(switch_to), steps))

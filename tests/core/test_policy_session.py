@@ -282,3 +282,15 @@ def test_always_on_tool_hidden_by_policy_is_reported_and_not_listed() -> None:
             make_catalog(), "search", always_on=["read_file", "write_file"], profile="readonly"
         )
     assert names(manager.session().tools()) == ["tool_search", "read_file"]
+
+
+def test_a_custom_manager_profile_is_known_by_name() -> None:
+    manager = ToolManager(make_catalog(), profile=Profile("fs", include=["domain:fs"]))
+    session = manager.session()
+    session.set_profile("readonly")
+    session.set_profile("fs")
+    assert session.policy is manager.policy
+    session.set_profile("readonly")
+    assert manager.session(session.to_json()).profile == "readonly"
+    with pytest.raises(ConfigError, match="Known profiles: fs, full, minimal, readonly"):
+        session.set_profile("nope")
