@@ -288,3 +288,16 @@ def test_python_dash_m_prints_the_schemas(
     _main()
     printed = json.loads(capsys.readouterr().out)
     assert [s["name"] for s in printed] == catalog.names()
+
+
+def test_state_flows_between_tools_of_one_domain(catalog: ToolCatalog) -> None:
+    reply = catalog.get("email_reply_to_email").handler
+    thread = catalog.get("email_get_thread").handler
+    get = catalog.get("email_get_email").handler
+    assert reply is not None and thread is not None and get is not None
+    original = get(message_id="msg_0002")
+    receipt = asyncio.run(reply(message_id="msg_0002", body="Paid today, thanks."))
+    assert receipt["thread_id"] == original["thread_id"]
+    messages = thread(thread_id=original["thread_id"])["messages"]
+    assert messages[-1]["body"] == "Paid today, thanks."
+    assert messages[-1]["subject"] == f"Re: {original['subject']}"

@@ -157,9 +157,24 @@ class EmailBackend:
         importance: str = "normal",
     ) -> dict[str, Any]:
         await asyncio.sleep(0)  # a real client would talk to an SMTP relay here
+        return self._deliver(to, subject, body, cc, bcc, body_format, attachments, importance)
+
+    def _deliver(
+        self,
+        to: list[str],
+        subject: str,
+        body: str,
+        cc: list[str] | None = None,
+        bcc: list[str] | None = None,
+        body_format: str = "text",
+        attachments: list[dict[str, Any]] | None = None,
+        importance: str = "normal",
+        thread_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Store a sent message (in its thread, for replies); return the send receipt."""
         message = self.messages.add(
             {
-                "thread_id": f"thr_{rng('thread', subject).randint(500, 999):04d}",
+                "thread_id": thread_id or f"thr_{rng('thread', subject).randint(500, 999):04d}",
                 "from": ME,
                 "to": to,
                 "cc": cc or [],
@@ -184,7 +199,8 @@ class EmailBackend:
         to = [original["from"]] + ([*original.get("cc", [])] if reply_all else [])
         subject = original["subject"]
         subject = subject if subject.startswith("Re:") else f"Re: {subject}"
-        return await self.send_email(to=to, subject=subject, body=body)
+        await asyncio.sleep(0)
+        return self._deliver(to, subject, body, thread_id=original["thread_id"])
 
     async def forward_email(
         self, message_id: str, to: list[str], comment: str = ""
