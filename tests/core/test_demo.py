@@ -301,3 +301,14 @@ def test_state_flows_between_tools_of_one_domain(catalog: ToolCatalog) -> None:
     messages = thread(thread_id=original["thread_id"])["messages"]
     assert messages[-1]["body"] == "Paid today, thanks."
     assert messages[-1]["subject"] == f"Re: {original['subject']}"
+
+
+def test_results_match_their_output_schemas(catalog: ToolCatalog) -> None:
+    checked = 0
+    for tool in catalog:
+        if tool.output_schema is None:
+            continue
+        result = _run(tool, example_arguments(tool))
+        jsonschema.validate(result, tool.output_schema)
+        checked += 1
+    assert checked >= 3
