@@ -183,7 +183,8 @@ def test_checkpointer_restores_loaded_tools_across_invocations() -> None:
     assert _tool_messages(state)["call_9"].status in ("success", "error")
 
 
-def test_parallel_searches_in_one_step_keep_every_load() -> None:
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_parallel_searches_in_one_step_keep_every_load(use_async: bool) -> None:
     manager = _manager()
     both = AIMessage(
         content="",
@@ -194,7 +195,7 @@ def test_parallel_searches_in_one_step_keep_every_load() -> None:
     )
     model = RecordingChatModel(script=[both, AIMessage(content="ok")])
     agent = create_agent(model, middleware=[ToolManagerMiddleware(manager)])
-    state = agent.invoke({"messages": [HumanMessage("go")]})
+    state = _run(agent, use_async)
     session = manager.session()
     session.call_sync("tool_search", {"query": "search crm contacts"})
     session.call_sync("tool_search", {"query": "calendar events"})

@@ -22,7 +22,10 @@ from pydantic_ai.messages import (  # noqa: E402
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
-from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
+from pydantic_ai.tools import ToolDefinition  # noqa: E402
+from pydantic_ai.toolsets import AbstractToolset, FunctionToolset  # noqa: E402
+from pydantic_ai.toolsets.abstract import ToolsetTool  # noqa: E402
+from pydantic_core import SchemaValidator, core_schema  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
 from toolmgmt_core import ConfigError, ToolCatalog, ToolManager, count_tokens  # noqa: E402
@@ -254,6 +257,77 @@ def test_gateway_mode_executes_wrapped_tools_through_execute_tool() -> None:
     assert ran == {"city": "Bergen", "days": 3, "unit": "K", "forecast": ["sun"] * 3}
     invalid = json.loads(returns["call_4"].model_response_str())
     assert invalid["error"] == "invalid_arguments" and "city" in invalid["message"]
+
+
+class ConnectedToolset(AbstractToolset[Any]):
+    """Behaves like an MCP server toolset: must be entered, copies itself per run."""
+
+    def __init__(self, log: list[str], run: int = 0) -> None:
+        self.log = log
+        self.run = run
+        self.entered = False
+
+    @property
+    def id(self) -> str:
+        return "notes"
+
+    async def for_run(self, ctx: RunContext[Any]) -> ConnectedToolset:
+        self.log.append("for_run")
+        return ConnectedToolset(self.log, run=self.run + 1)
+
+    async def __aenter__(self) -> ConnectedToolset:
+        self.entered = True
+        self.log.append(f"enter {self.run}")
+        return self
+
+    async def __aexit__(self, *args: Any) -> None:
+        self.entered = False
+        self.log.append(f"exit {self.run}")
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        assert self.entered, "listed before the connection was opened"
+        definition = ToolDefinition(
+            name="read_note",
+            description="Read a note by its title.",
+            parameters_json_schema={
+                "type": "object",
+                "properties": {"title": {"type": "string"}},
+                "required": ["title"],
+            },
+            metadata={"annotations": {"readOnlyHint": True}},
+        )
+        validator = SchemaValidator(core_schema.dict_schema())
+        return {
+            "read_note": ToolsetTool(
+                toolset=self, tool_def=definition, max_retries=1, args_validator=validator
+            )
+        }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: Any
+    ) -> Any:
+        assert self.entered and self.run == 1, "called outside the run's own connection"
+        return {"title": tool_args["title"], "body": "x" * 4000}
+
+
+def test_wrapped_toolset_lifecycle_is_forwarded() -> None:
+    log: list[str] = []
+    manager = _manager()
+    managed = ManagedToolset(manager, toolsets=[ConnectedToolset(log)])
+    script = Script(
+        [
+            _call("tool_search", {"query": "read a note"}, 1),
+            _call("read_note", {"title": "plan"}, 2),
+            "ok",
+        ]
+    )
+    result = Agent(FunctionModel(script), toolsets=[managed]).run_sync("go")
+    assert log == ["for_run", "enter 1", "exit 1"]
+    note = manager.catalog.get("read_note")
+    assert note.domain == "notes" and note.annotations.read_only is True
+    assert "read_note" in script.seen[1]
+    body = _returns(result.all_messages())["call_2"].model_response_str()
+    assert count_tokens(body) <= MAX_RESULT_TOKENS  # the session's budget applied
 
 
 def test_configuration_errors() -> None:
