@@ -15,9 +15,9 @@ their tools listed; needs ``toolmgmt[mcp]``) or a Python ``module:attribute`` na
 :class:`~toolmgmt_core.catalog.ToolCatalog`, a list of tools, or a function returning either.
 Without it, the embedded demo catalog is used.
 
-Exit codes: 0 success (also when nothing matched: a message says so); 2 bad usage or bad input
-(a missing or malformed file, an unknown domain, a regex that does not compile); 130 when
-interrupted. Errors go to stderr and name the file and what is wrong; tools that cannot be read
+Exit codes: 0 success (also when nothing matched: a message says so); 1 a check that found
+problems (``lint`` errors, a breaking ``diff``); 2 bad usage or bad input (a missing or malformed
+file, an unknown domain, a regex that does not compile); 130 when interrupted. Errors go to stderr and name the file and what is wrong; tools that cannot be read
 are skipped with a warning and counted.
 
 Adding a command (``lint``, ``diff``, ``serve``...): write a module with a ``register`` function
@@ -393,7 +393,9 @@ def _register_search(subparsers: Any) -> None:
     )
     parser.add_argument("query", nargs="+", help="words describing the tool you need")
     add_catalog_argument(parser)
-    parser.add_argument("--limit", type=_positive_int, default=5, help="at most N results (5)")
+    parser.add_argument(
+        "--limit", type=_positive_int, default=5, metavar="N", help="at most N results (5)"
+    )
     parser.add_argument("--domain", help="search only this domain")
     parser.add_argument("--group", help="search only this group (with or without --domain)")
     parser.add_argument("--regex", action="store_true", help="treat QUERY as a regular expression")
