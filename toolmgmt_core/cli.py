@@ -17,8 +17,9 @@ Without it, the embedded demo catalog is used.
 
 Exit codes: 0 success (also when nothing matched: a message says so); 1 a check that found
 problems (``lint`` errors, a breaking ``diff``); 2 bad usage or bad input (a missing or malformed
-file, an unknown domain, a regex that does not compile); 130 when interrupted. Errors go to stderr and name the file and what is wrong; tools that cannot be read
-are skipped with a warning and counted.
+file, an unknown domain, a regex that does not compile); 130 when interrupted. Errors go to
+stderr and name the file and what is wrong; tools that cannot be read are skipped with a warning
+and counted.
 
 Adding a command (``lint``, ``diff``, ``serve``...): write a module with a ``register`` function
 and add its dotted name to :data:`COMMAND_MODULES`::
