@@ -90,6 +90,7 @@ class ToolManagerState(AgentState[Any]):
     """Agent state with the toolmgmt session snapshot."""
 
     toolmgmt: NotRequired[Annotated[dict[str, Any] | None, _newest]]
+    """``{"rev": n, "session": session.to_json()}``; the highest ``rev`` wins."""
 
 
 def session_tool_definitions(session: ToolSession) -> list[dict[str, Any]]:
