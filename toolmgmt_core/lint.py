@@ -18,6 +18,7 @@ import argparse
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from toolmgmt_core.providers import format_tools
@@ -135,6 +136,7 @@ _SERVER_TEXT = re.compile(
     r"assigned by the (server|system)|internal id)\b",
     re.IGNORECASE,
 )
+_SIMILAR = 0.5  # word overlap (Jaccard) from which two siblings read alike
 _CREATE_VERBS = ("create", "add", "new", "insert", "register", "post", "make")
 
 
@@ -147,7 +149,13 @@ def _tokens(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
+@lru_cache(maxsize=16384)
+def _profile(name: str, description: str) -> frozenset[str]:
+    """The words that say what a tool is about: its name's and its description's."""
+    return frozenset(_tokens(description) | set(_words(name)))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
@@ -400,13 +408,12 @@ def lint(
 
 
 def _lint_siblings(tool: Tool, siblings: Iterable[Tool]) -> Iterator[Finding]:
-    mine = _tokens(tool.description) | set(_words(tool.name))
+    mine = _profile(tool.name, tool.description)
     text = tool.description.lower()
     for other in siblings:
         if other.name == tool.name or (other.domain, other.group) != (tool.domain, tool.group):
             continue
-        theirs = _tokens(other.description) | set(_words(other.name))
-        if _jaccard(mine, theirs) < 0.5:
+        if _jaccard(mine, _profile(other.name, other.description)) < _SIMILAR:
             continue
         if other.name.lower() in text or re.search(r"\b(instead|rather than|not for)\b", text):
             continue
@@ -419,14 +426,36 @@ def _lint_siblings(tool: Tool, siblings: Iterable[Tool]) -> Iterator[Finding]:
         )
 
 
+def _similar_siblings(pool: Sequence[Tool]) -> dict[int, list[Tool]]:
+    """For each tool (by index), the tools of its group that read alike (an inverted index
+    over the words, so a large catalog is not compared pair by pair)."""
+    profiles = [_profile(t.name, t.description) for t in pool]
+    postings: dict[tuple[str, str, str], list[int]] = {}
+    for i, (tool, words) in enumerate(zip(pool, profiles, strict=True)):
+        for word in words:
+            postings.setdefault((tool.domain, tool.group, word), []).append(i)
+    similar: dict[int, list[Tool]] = {}
+    for i, (tool, words) in enumerate(zip(pool, profiles, strict=True)):
+        shared: dict[int, int] = {}
+        for word in words:
+            for j in postings[(tool.domain, tool.group, word)]:
+                if j != i:
+                    shared[j] = shared.get(j, 0) + 1
+        for j, count in shared.items():
+            if count / (len(words) + len(profiles[j]) - count) >= _SIMILAR:
+                similar.setdefault(i, []).append(pool[j])
+    return similar
+
+
 def lint_catalog(
     tools: Iterable[Tool], *, providers: Sequence[str] = ("anthropic", "openai", "gemini")
 ) -> list[Finding]:
     """The findings of every tool in ``tools`` (a list or a catalog), siblings compared."""
     pool = list(tools)
     findings: list[Finding] = []
-    for tool in pool:
-        findings.extend(lint(tool, siblings=pool, providers=providers))
+    similar = _similar_siblings(pool)
+    for i, tool in enumerate(pool):
+        findings.extend(lint(tool, siblings=similar.get(i, ()), providers=providers))
     if "openai" in providers and len(pool) > OPENAI_MAX_TOOLS:
         findings.append(
             Finding(
