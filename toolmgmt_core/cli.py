@@ -33,6 +33,8 @@ and add its dotted name to :data:`COMMAND_MODULES`::
 
     def run_lint(args):
         catalog = load_catalog(args.catalog)          # errors become exit code 2
+        for tool in progress(list(catalog), "linting"):  # a bar for thousands of tools
+            ...
         print_table(["tool", "problem"], rows)        # or emit_json(data) with --json
         return 0
 
@@ -81,6 +83,7 @@ __all__ = [
     "load_catalog",
     "main",
     "print_table",
+    "progress",
     "report_rows",
 ]
 
@@ -127,13 +130,14 @@ def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-def _show_progress(count: int) -> bool:
+def _showprogress(count: int) -> bool:
     return count > PROGRESS_THRESHOLD and sys.stderr.isatty()
 
 
-def _progress(items: Sequence[Any], desc: str) -> Iterable[Any]:
-    """``items``, wrapped in a tqdm bar on stderr when there are many and stderr is a TTY."""
-    if not _show_progress(len(items)):
+def progress(items: Sequence[Any], desc: str) -> Iterable[Any]:
+    """``items``, wrapped in a tqdm bar on stderr when there are more than
+    :data:`PROGRESS_THRESHOLD` and stderr is a terminal (for long work such as linting)."""
+    if not _showprogress(len(items)):
         return items
     from tqdm import tqdm
 
@@ -151,7 +155,7 @@ class _NoBar:
 def _stage_bar(count: int, stages: int, desc: str) -> Any:
     """A tqdm bar over ``stages`` steps of work on ``count`` tools (a no-op when small or not
     on a terminal)."""
-    if not _show_progress(count):
+    if not _showprogress(count):
         return _NoBar()
     from tqdm import tqdm
 
@@ -318,7 +322,7 @@ def _catalog_from_definitions(definitions: Sequence[Any], label: str) -> ToolCat
     tools: list[Tool] = []
     names: set[str] = set()
     skipped = 0
-    for position, definition in enumerate(_progress(definitions, "reading tools"), start=1):
+    for position, definition in enumerate(progress(definitions, "reading tools"), start=1):
         name = _definition_name(definition)
         where = f"tool #{position}" + (f" ({name})" if name else "")
         try:
@@ -422,7 +426,7 @@ def _positive_int(value: str) -> int:
 
 def _warm_index(catalog: ToolCatalog) -> None:
     """Build the search index now, behind a progress bar when the catalog is large."""
-    if not _show_progress(len(catalog)):
+    if not _showprogress(len(catalog)):
         return
     from tqdm import tqdm
 
@@ -555,7 +559,7 @@ def report_rows(catalog: ToolCatalog, *, encoding: str = DEFAULT_ENCODING) -> li
     encoding_label = enc.name if not isinstance(enc, ApproxEncoding) else f"{enc.name} (estimate)"
     per_tool = {
         tool.name: count_tokens(_definition_text(tool), enc)
-        for tool in _progress(list(catalog), "counting tokens")
+        for tool in progress(list(catalog), "counting tokens")
     }
     total = sum(per_tool.values())
     tools = list(catalog)
