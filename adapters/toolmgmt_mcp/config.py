@@ -10,6 +10,8 @@ TOML (``.toml``) or JSON (any other suffix)::
     token_env = "GATEWAY_TOKEN"    # or token = "..." (a bearer token every HTTP request must carry)
     max_result_tokens = 4000       # default budget for one tool result
     profile = "full"               # a toolmgmt profile (built-in: minimal, readonly, full)
+    always_on = ["notes_search_*"] # tools listed directly beside the three meta-tools
+    media = "describe"             # or "pass": upstream images/audio/resources passed on too
 
     [policy]
     allow = []
@@ -24,6 +26,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     profile = "notes"
     policy = { deny = ["purge_*"] }                 # globs on the upstream's own tool names
     max_result_tokens = 1000
+    # prefix = ""                  # tool names without "notes_" (default: "<name>_")
 
     [upstreams.search]
     url = "http://127.0.0.1:8765/mcp"
@@ -61,6 +64,7 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+_PREFIX = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,13 @@ class UpstreamConfig:
     """Budget for one result of this upstream's tools; None uses the gateway default."""
     mode: Literal["auto", "legacy"] = "auto"
     """Protocol negotiation: ``auto`` (newest the server speaks) or ``legacy`` (initialize)."""
+    prefix: str | None = None
+    """What goes before each tool's name; None gives ``<name>_`` (``notes_delete_note``)."""
+
+    @property
+    def tool_prefix(self) -> str:
+        """The prefix actually used: ``prefix``, or the domain and an underscore."""
+        return f"{self.name}_" if self.prefix is None else self.prefix
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -141,6 +152,11 @@ class GatewaySettings:
     """Seconds a call may take when its upstream sets no timeout."""
     profile: str | None = None
     """The core profile every client session starts with (``readonly``, ``full``...)."""
+    always_on: tuple[str, ...] = ()
+    """Globs of gateway tool names listed directly beside the three meta-tools."""
+    media: Literal["describe", "pass"] = "describe"
+    """Upstream images, audio and resources: described in the text result (``describe``), or
+    also passed on as MCP content blocks after it (``pass``; they bypass the token budget)."""
 
 
 @dataclass(frozen=True)
@@ -290,13 +306,16 @@ class _Reader:
     def _gateway(self, body: Any) -> GatewaySettings:
         where = ("gateway",)
         keys = {"name", "transport", "host", "port", "path", "token", "token_env"}
-        keys |= {"max_result_tokens", "default_timeout", "profile"}
+        keys |= {"max_result_tokens", "default_timeout", "profile", "always_on", "media"}
         body = self._table(where, body, keys)
         transport = body.get("transport", "stdio")
         if transport not in ("stdio", "http"):
             raise self.fail(
                 where + ("transport",), f"must be 'stdio' or 'http', got {transport!r}."
             )
+        media = body.get("media", "describe")
+        if media not in ("describe", "pass"):
+            raise self.fail(where + ("media",), f"must be 'describe' or 'pass', got {media!r}.")
         token = body.get("token")
         if "token_env" in body:
             var = self._string(where + ("token_env",), body["token_env"])
@@ -321,6 +340,8 @@ class _Reader:
             profile=self._string(where + ("profile",), body["profile"])
             if "profile" in body
             else None,
+            always_on=self._strings(where + ("always_on",), body.get("always_on", [])),
+            media=media,
             default_timeout=self._seconds(
                 where + ("default_timeout",), body.get("default_timeout", 30.0)
             ),
@@ -336,7 +357,7 @@ class _Reader:
             )
         keys = {"command", "args", "env", "cwd", "url", "headers", "timeout", "connect_timeout"}
         keys |= {"reconnect_delay", "groups", "group_by", "profile", "profiles", "policy"}
-        keys |= {"max_result_tokens", "mode"}
+        keys |= {"max_result_tokens", "mode", "prefix"}
         body = self._table(where, body, keys)
         command, url = body.get("command"), body.get("url")
         if (command is None) == (url is None):
@@ -377,8 +398,15 @@ class _Reader:
         mode = body.get("mode", "auto")
         if mode not in ("auto", "legacy"):
             raise self.fail(where + ("mode",), f"must be 'auto' or 'legacy', got {mode!r}.")
+        prefix = body.get("prefix")
+        if prefix is not None and (not isinstance(prefix, str) or not _PREFIX.match(prefix)):
+            raise self.fail(
+                where + ("prefix",),
+                f"must be letters, digits, '_' or '-' (possibly empty), got {prefix!r}.",
+            )
         return UpstreamConfig(
             name=name,
+            prefix=prefix,
             command=command,
             args=self._strings(where + ("args",), body.get("args", [])),
             env=self._string_map(where + ("env",), body.get("env", {})),

@@ -30,7 +30,7 @@ from toolmgmt_core.policy import Policy
 from toolmgmt_core.session import ToolSession
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig
-from toolmgmt_mcp.upstreams import UpstreamManager
+from toolmgmt_mcp.upstreams import UpstreamManager, capture_media
 
 __all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_async"]
 
@@ -116,14 +116,24 @@ class Gateway:
     async def _list_tools(
         self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        return mcp_types.ListToolsResult(tools=self._mcp_tools)
+        # The three meta-tools, then any always-on tools (policy-filtered by the session).
+        listed = self.session_for(ctx).tools()
+        return mcp_types.ListToolsResult(tools=[self._mcp_tool(t) for t in listed])
+
+    def _mcp_tool(self, tool: Tool) -> mcp_types.Tool:
+        for meta_tool in self._mcp_tools:
+            if meta_tool.name == tool.name:
+                return meta_tool
+        return _to_mcp_tool(tool)
 
     async def _call_tool(
         self, ctx: Any, params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
         name = params.name
-        if name not in {t.name for t in self._mcp_tools}:
-            valid = ", ".join(t.name for t in self._mcp_tools)
+        session = self.session_for(ctx)
+        listed = [t.name for t in session.tools()]
+        if name not in listed:
+            valid = ", ".join(listed)
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}. Valid: {valid}.")
         arguments = params.arguments or {}
         if name == _DISCOVER:
@@ -133,11 +143,12 @@ class Gateway:
                 await self.upstreams.ensure_for(arguments["tool_name"])
             except ToolCallError as exc:
                 return _error_result(exc)
-        result = await self.session_for(ctx).call(name, arguments)
-        return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(type="text", text=result.content)],
-            is_error=result.is_error,
-        )
+        with capture_media() as media:
+            result = await session.call(name, arguments)
+        content: list[Any] = [mcp_types.TextContent(type="text", text=result.content)]
+        if self.config.gateway.media == "pass" and not result.is_error:
+            content.extend(media)
+        return mcp_types.CallToolResult(content=content, is_error=result.is_error)
 
     # -- transports -------------------------------------------------------------------------
 

@@ -10,12 +10,14 @@ tool list: it is refreshed on ``notifications/tools/list_changed`` (or the 2026 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import fnmatch
 import logging
 import math
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +41,7 @@ from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
 
-__all__ = ["UpstreamManager", "UpstreamStatus", "result_value"]
+__all__ = ["UpstreamManager", "UpstreamStatus", "capture_media", "result_value"]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
@@ -66,6 +68,23 @@ class UpstreamStatus:
     """(upstream tool name, reason) for each tool left out (malformed definition, name clash)."""
     protocol_version: str | None = None
     """The protocol version negotiated with it."""
+
+
+_MEDIA: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "toolmgmt_mcp_media", default=None
+)
+
+
+@contextlib.contextmanager
+def capture_media() -> Iterator[list[Any]]:
+    """Collect the non-text content blocks (images, audio, resources) of upstream calls made
+    inside the block, so a gateway can pass them on beside the session's text result."""
+    blocks: list[Any] = []
+    token = _MEDIA.set(blocks)
+    try:
+        yield blocks
+    finally:
+        _MEDIA.reset(token)
 
 
 def result_value(result: mcp_types.CallToolResult) -> Any:
@@ -293,8 +312,9 @@ class _Upstream:
         tools: list[Tool] = []
         skipped: list[tuple[str, str]] = []
         for item in listed:
+            name = f"{config.tool_prefix}{item.name}"
             definition = {
-                "name": f"{config.name}_{item.name}",
+                "name": name,
                 "description": item.description or item.title or "",
                 "inputSchema": item.input_schema,
                 "outputSchema": item.output_schema,
@@ -302,6 +322,9 @@ class _Upstream:
                 if item.annotations
                 else None,
             }
+            wrapped = _wrapped_output(item.output_schema)
+            if wrapped is not None:  # the SDK's {"result": x} wrapping of a plain return value
+                definition["outputSchema"] = wrapped
             if item.title and not (item.annotations and item.annotations.title):
                 definition["annotations"] = {
                     **(definition["annotations"] or {}),
@@ -314,9 +337,13 @@ class _Upstream:
                     group=self._group(item.name, prefixes),
                     profiles=config.profiles,
                     max_result_tokens=config.max_result_tokens,
-                    timeout=config.timeout + _TIMEOUT_GRACE,
-                    handler=self._handler(item.name),
+                    # A call may first have to restart the upstream: both budgets count.
+                    timeout=config.connect_timeout + config.timeout + _TIMEOUT_GRACE,
+                    handler=self._handler(item.name, unwrap=wrapped is not None),
                     metadata={"upstream": config.name, "upstream_tool": item.name},
+                    defer_loading=False
+                    if _matches(name, self.manager.config.gateway.always_on)
+                    else None,
                 )
             except CatalogError as exc:
                 skipped.append((item.name, f"malformed tool definition: {exc}"))
@@ -334,11 +361,14 @@ class _Upstream:
                 return match.group(1).lower()
         return "general"
 
-    def _handler(self, tool_name: str) -> Callable[..., Any]:
+    def _handler(self, tool_name: str, *, unwrap: bool = False) -> Callable[..., Any]:
         async def call_upstream(**arguments: Any) -> Any:
-            return await self.call(tool_name, arguments)
+            value = await self.call(tool_name, arguments)
+            if unwrap and isinstance(value, dict) and set(value) == {"result"}:
+                return value["result"]
+            return value
 
-        call_upstream.__name__ = f"{self.config.name}_{tool_name}"
+        call_upstream.__name__ = f"{self.config.tool_prefix}{tool_name}"
         return call_upstream
 
     async def call(self, tool_name: str, arguments: dict[str, Any]) -> Any:
@@ -351,7 +381,7 @@ class _Upstream:
                 the call.
         """
         name = self.config.name
-        gateway_name = f"{name}_{tool_name}"
+        gateway_name = f"{self.config.tool_prefix}{tool_name}"
         client = await self.connect()
         timeout = self.config.timeout
         try:
@@ -393,6 +423,9 @@ class _Upstream:
             ) from exc
         if result.is_error:
             raise ToolExecutionError(_error_text(result), tool_name=gateway_name)
+        media = _MEDIA.get()
+        if media is not None:
+            media.extend(b for b in result.content if not isinstance(b, mcp_types.TextContent))
         return result_value(result)
 
 
@@ -483,9 +516,10 @@ class UpstreamManager:
         """
         if tool_name in self.catalog:
             return
-        for name in sorted(self._upstreams, key=len, reverse=True):
-            upstream = self._upstreams[name]
-            if tool_name.startswith(f"{name}_") and upstream.client is None:
+        by_prefix = sorted(self._upstreams.values(), key=lambda u: -len(u.config.tool_prefix))
+        for upstream in by_prefix:
+            prefix = upstream.config.tool_prefix
+            if prefix and tool_name.startswith(prefix) and upstream.client is None:
                 await upstream.connect()
                 return
 
@@ -515,6 +549,22 @@ class UpstreamManager:
             logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)
         upstream.status.tools = kept
         upstream.status.skipped = skipped
+
+
+def _wrapped_output(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The inner schema when ``schema`` is a lone required ``result`` property, else None."""
+    if not isinstance(schema, Mapping):
+        return None
+    properties = schema.get("properties")
+    if (
+        schema.get("type") == "object"
+        and isinstance(properties, Mapping)
+        and set(properties) == {"result"}
+        and schema.get("required") == ["result"]
+        and isinstance(properties["result"], Mapping)
+    ):
+        return {k: v for k, v in properties["result"].items() if k != "title"}
+    return None
 
 
 async def _list_page_raw(

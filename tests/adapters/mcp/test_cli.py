@@ -35,7 +35,7 @@ async def test_toolmgmt_serve_over_stdio(mcp_kit: Any, tmp_path: Path) -> None:
         assert toc["domains"]["notes"]["tools"] == 9  # ten upstream tools, one denied
         assert await k.execute(client, "notes_echo", token="via-stdio") == (
             False,
-            {"result": "via-stdio"},
+            "via-stdio",
         )
 
 

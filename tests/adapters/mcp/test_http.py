@@ -104,11 +104,11 @@ async def test_http_gateway_serves_both_upstreams_and_refuses_bad_tokens(
         assert schema["parameters"]["required"] == ["token"]
         assert await k.execute(client, "remote_echo", token="over-http") == (
             False,
-            {"result": "over-http"},
+            "over-http",
         )
         assert await k.execute(client, "notes_echo", token="over-stdio") == (
             False,
-            {"result": "over-stdio"},
+            "over-stdio",
         )
         error, value = await k.execute(client, "remote_get_note", title="nothing")
         assert error and value["kind"] == "tool"
