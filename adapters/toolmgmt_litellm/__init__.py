@@ -22,7 +22,8 @@ Usage::
 On the async path (``acompletion``) the callback replaces the request's tools with the session's
 (via ``format_tools``: Anthropic's own shape for Anthropic models, OpenAI's for every other
 provider, which LiteLLM translates) and cuts tool messages over the manager's result budget.
-Requests without ``metadata["toolmgmt_session"]`` are left alone; tools the app passes that are
+Requests without ``metadata["toolmgmt_session"]``, and calls other than chat completions
+(embeddings, the Responses API), are left alone; tools the app passes that are
 not in the catalog are kept. LiteLLM runs no request-changing hook on the sync path, so there
 use ``completion_with_tools(session, model=..., messages=...)``.
 ``litellm_summarizer(model=...)`` writes summaries of large results through a small model.
@@ -67,6 +68,7 @@ __all__ = [
 SESSION_KEY = "toolmgmt_session"
 """The ``metadata`` key naming the session of a request."""
 
+_CHAT_CALLS = ("acompletion", "completion")
 _NATIVE_SHAPES = {"anthropic": "anthropic"}
 """LiteLLM providers that take toolmgmt's own format as is; the rest get OpenAI's."""
 
@@ -169,8 +171,8 @@ class ToolManagerCallback(CustomLogger):
     ) -> dict[str, Any] | None:
         metadata = kwargs.get("metadata")
         session_id = metadata.get(SESSION_KEY) if isinstance(metadata, Mapping) else None
-        if session_id is None:
-            return None
+        if session_id is None or getattr(call_type, "value", call_type) not in _CHAT_CALLS:
+            return None  # not ours, or not a chat completion (embeddings, Responses API, ...)
         return prepare_request(self.session(session_id), kwargs)
 
 

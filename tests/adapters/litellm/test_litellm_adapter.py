@@ -250,6 +250,13 @@ def test_requests_without_a_session_are_left_alone(callbacks: list[Any]) -> None
         )
     )
     assert fake.tools(0) == ["app_fetch_logs"]
+    # Only chat completions are touched, whatever the metadata says.
+    callback = callbacks[-1]
+    kwargs = {"model": "openai/text-embedding-3-small", "input": ["x"], "metadata": {}}
+    kwargs["metadata"]["toolmgmt_session"] = "e"
+    assert asyncio.run(callback.async_pre_call_deployment_hook(kwargs, "aembedding")) is None
+    hooked = asyncio.run(callback.async_pre_call_deployment_hook(kwargs, "acompletion"))
+    assert hooked is not None and hooked["tools"]
 
 
 def test_sync_path_needs_the_wrapper(callbacks: list[Any]) -> None:
