@@ -41,6 +41,7 @@ DEFAULT_ENCODING = "o200k_base"
 """The encoding used when none is named: GPT-4o's, a fair proxy for current models."""
 
 _LOCK = threading.Lock()
+_LOAD_LOCK = threading.Lock()  # one thread loads an encoding; the others wait for it
 
 
 class Encoding(Protocol):
@@ -155,7 +156,8 @@ def get_encoding(name: str = DEFAULT_ENCODING, *, fallback: bool = True) -> Enco
         fallback: return an :class:`ApproxEncoding` when the encoding file cannot be found;
             with ``False``, raise :class:`TokenizerUnavailableError` saying where it looked.
     """
-    return _cached_encoding(name, fallback)
+    with _LOAD_LOCK:
+        return _cached_encoding(name, fallback)
 
 
 def count_tokens(text: str, encoding: str | Encoding = DEFAULT_ENCODING) -> int:
