@@ -130,14 +130,14 @@ def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-def _showprogress(count: int) -> bool:
+def _show_progress(count: int) -> bool:
     return count > PROGRESS_THRESHOLD and sys.stderr.isatty()
 
 
 def progress(items: Sequence[Any], desc: str) -> Iterable[Any]:
     """``items``, wrapped in a tqdm bar on stderr when there are more than
     :data:`PROGRESS_THRESHOLD` and stderr is a terminal (for long work such as linting)."""
-    if not _showprogress(len(items)):
+    if not _show_progress(len(items)):
         return items
     from tqdm import tqdm
 
@@ -155,7 +155,7 @@ class _NoBar:
 def _stage_bar(count: int, stages: int, desc: str) -> Any:
     """A tqdm bar over ``stages`` steps of work on ``count`` tools (a no-op when small or not
     on a terminal)."""
-    if not _showprogress(count):
+    if not _show_progress(count):
         return _NoBar()
     from tqdm import tqdm
 
@@ -426,7 +426,7 @@ def _positive_int(value: str) -> int:
 
 def _warm_index(catalog: ToolCatalog) -> None:
     """Build the search index now, behind a progress bar when the catalog is large."""
-    if not _showprogress(len(catalog)):
+    if not _show_progress(len(catalog)):
         return
     from tqdm import tqdm
 
