@@ -196,9 +196,14 @@ def test_toolmgmt_search_keeps_pydantic_ai_search_silent() -> None:
     deferred = weather_toolset().defer_loading()
     managed = ManagedToolset(manager, toolsets=[deferred])
     script = Script([_call("tool_search", {"query": "forecast"}, 1), "ok"])
-    Agent(FunctionModel(script), toolsets=[managed]).run_sync("go")
+    # Even with PydanticAI's search asked for explicitly, only toolmgmt's is offered.
+    agent = Agent(
+        FunctionModel(script), toolsets=[managed], capabilities=[ToolSearch(strategy="keywords")]
+    )
+    agent.run_sync("go")
     names = {n for s in script.seen for n in s}
     assert "search_tools" not in names and "tool_search" in names
+    assert "get_forecast" in script.seen[1] and not any(script.deferred)
     assert manager.catalog.get("get_forecast").defer_loading is True
 
 
