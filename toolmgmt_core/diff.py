@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from toolmgmt_core.errors import ToolmgmtError
+from toolmgmt_core.providers.schema_utils import inline_refs
 from toolmgmt_core.tool import Tool
 
 __all__ = ["Change", "Level", "diff_catalogs", "diff_main", "diff_tools", "register", "summarize"]
@@ -232,8 +234,16 @@ def diff_tools(old: Tool, new: Tool) -> list[Change]:
     changes: list[Change] = []
     if old.description != new.description:
         changes.append(Change("patch", old.name, "description-changed", "description changed"))
-    changes.extend(_diff_schema(old.name, old.parameters, new.parameters, ""))
+    changes.extend(_diff_schema(old.name, _inlined(old.parameters), _inlined(new.parameters), ""))
     return changes
+
+
+def _inlined(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``schema`` with its $refs inlined, so a change inside a definition is seen where used."""
+    try:
+        return inline_refs(schema)[0]
+    except ToolmgmtError:
+        return schema
 
 
 def diff_catalogs(old: Iterable[Tool], new: Iterable[Tool]) -> list[Change]:

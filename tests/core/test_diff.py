@@ -127,3 +127,23 @@ def test_cli_diff_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_exports_sorted() -> None:
     assert diff_module.__all__ == sorted(diff_module.__all__)
+
+
+def test_changes_inside_definitions_are_seen_where_used() -> None:
+    def schema(maximum: int, description: str) -> dict:
+        return {
+            "type": "object",
+            "properties": {"page": {"$ref": "#/$defs/Page"}},
+            "$defs": {
+                "Page": {
+                    "type": "object",
+                    "description": description,
+                    "properties": {"size": {"type": "integer", "maximum": maximum}},
+                }
+            },
+        }
+
+    only_text = diff_catalogs([_tool(schema(10, "A page."))], [_tool(schema(10, "Paging."))])
+    assert _only(only_text) == ("patch", "description-changed")
+    tighter = diff_catalogs([_tool(schema(10, "A page."))], [_tool(schema(5, "A page."))])
+    assert [(c.level, c.path) for c in tighter] == [("major", "/page/size")]
