@@ -127,7 +127,16 @@ def tool_from_dict(data: Mapping[str, Any], **defaults: Any) -> Tool:
     fields["name"] = name
     fields["description"] = body.get("description") or ""
     fields["parameters"] = schema
-    for key in ("domain", "group", "keywords", "profiles", "usage_notes", "timeout"):
+    for key in (
+        "domain",
+        "group",
+        "keywords",
+        "profiles",
+        "usage_notes",
+        "timeout",
+        "max_result_tokens",
+        "truncation",
+    ):
         if body.get(key) is not None:
             fields[key] = body[key]
     if body.get("defer_loading") is not None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
@@ -95,13 +97,20 @@ def validate_parameters_schema(schema: Any, *, tool_name: str = "?") -> dict[str
             f"got type {kind!r}."
         )
     try:
-        Draft202012Validator.check_schema(schema)
+        _check_schema_cached(json.dumps(schema, sort_keys=True, default=repr))
     except SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "(root)"
         raise InvalidToolError(
             f"Tool {tool_name!r}: parameters are not a valid JSON Schema at {where}: {exc.message}"
         ) from exc
     return schema
+
+
+@lru_cache(maxsize=4096)
+def _check_schema_cached(schema_json: str) -> None:
+    # Checking against the meta-schema costs ~2 ms; catalogs rebuilt from the same definitions
+    # (a demo catalog per test, an MCP refresh) check each distinct schema once.
+    Draft202012Validator.check_schema(json.loads(schema_json))
 
 
 def one_line(text: str, limit: int = _SUMMARY_CHARS) -> str:

@@ -173,3 +173,18 @@ def test_adding_many_tools_builds_index_once(monkeypatch: pytest.MonkeyPatch) ->
     cat.search("thing")
     cat.search("number")
     assert builds == [2000]
+
+
+def test_result_settings_survive_a_dict_round_trip() -> None:
+    tool = Tool(name="export_rows", max_result_tokens=500, truncation="tail", keywords=("csv",))
+    cat = ToolCatalog()
+    cat.add_schemas([{**tool.to_dict(), "max_result_tokens": 500, "truncation": "tail"}])
+    again = cat.get("export_rows")
+    assert (again.max_result_tokens, again.truncation) == (500, "tail")
+
+
+def test_invalid_schema_is_refused_every_time() -> None:
+    bad = {"type": "object", "properties": {"x": {"type": "nope"}}}
+    for _ in range(2):  # the meta-schema check is cached; a cached failure must still fail
+        with pytest.raises(InvalidToolError, match="not a valid JSON Schema"):
+            Tool(name="t", parameters=bad)
