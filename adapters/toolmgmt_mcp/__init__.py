@@ -20,14 +20,20 @@ upstream server is a domain whose tools keep their names behind it (``notes_dele
 
 from __future__ import annotations
 
+from toolmgmt_core.compat import require_version
+
+MIN_MCP_VERSION = "2.0"
+"""The oldest ``mcp`` SDK the gateway supports (``MCPServer``, ``mcp.Client``)."""
+
 try:
     import mcp  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        'The MCP gateway needs the MCP SDK: pip install "toolmgmt[mcp]" (mcp>=2.0).'
+        f'The MCP gateway needs the MCP SDK: pip install "toolmgmt[mcp]" (mcp>={MIN_MCP_VERSION}).'
     ) from exc
+require_version("mcp", MIN_MCP_VERSION, "mcp")
 
-from toolmgmt_mcp.config import (
+from toolmgmt_mcp.config import (  # noqa: E402 - after the SDK check
     GatewayConfig,
     GatewaySettings,
     PolicyConfig,
@@ -35,14 +41,15 @@ from toolmgmt_mcp.config import (
     load_config,
     parse_config,
 )
-from toolmgmt_mcp.server import BearerTokenMiddleware, Gateway, serve, serve_async
-from toolmgmt_mcp.upstreams import UpstreamManager, UpstreamStatus, result_value
+from toolmgmt_mcp.server import BearerTokenMiddleware, Gateway, serve, serve_async  # noqa: E402
+from toolmgmt_mcp.upstreams import UpstreamManager, UpstreamStatus, result_value  # noqa: E402
 
 __all__ = [
     "BearerTokenMiddleware",
     "Gateway",
     "GatewayConfig",
     "GatewaySettings",
+    "MIN_MCP_VERSION",
     "PolicyConfig",
     "UpstreamConfig",
     "UpstreamManager",
