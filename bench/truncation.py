@@ -7,8 +7,9 @@ each to 2,000 tokens with ``truncate_result`` (smart) and prints:
 - the reference: tokenising the input's rendered text once (``encode_ordinary``), the least any
   exact truncation must do to know the original size;
 - the time of ``truncate_result`` (which renders, tokenises once and searches the cut), and its
-  ratio to the reference; each the best of several runs (as ``timeit`` advises: on a busy
-  machine the other figures measure the neighbours), all in the same process;
+  ratio to the reference. Both are CPU time of this process (``time.process_time``), the best
+  of several runs taken in turns, so that other work on a shared machine does not land in one
+  figure and not the other;
 - the tokens of the output (must be <= 2,000) and whether it parses as JSON;
 - memory over 50 repeated calls on the 1 MB inputs (tracemalloc): what is still allocated after
   the 5th call and after the 50th (must not grow), and the peak of one call.
@@ -21,6 +22,7 @@ Run: ``python bench/truncation.py [--budget 2000] [--json out.json]``.
 from __future__ import annotations
 
 import argparse
+import array
 import gc
 import json
 import random
@@ -104,13 +106,17 @@ SHAPES: dict[str, Callable[[int, random.Random], Any]] = {
 }
 
 
-def _best_time(fn: Callable[[], Any], runs: int) -> float:
-    times = []
+def _best_times(
+    first: Callable[[], Any], second: Callable[[], Any], runs: int
+) -> tuple[float, float]:
+    """Best CPU time of each of two functions, run in turns."""
+    best = [float("inf"), float("inf")]
     for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for i, fn in enumerate((first, second)):
+            start = time.process_time()
+            fn()
+            best[i] = min(best[i], time.process_time() - start)
+    return best[0], best[1]
 
 
 def measure_speed(budget: int) -> list[dict[str, Any]]:
@@ -121,9 +127,12 @@ def measure_speed(budget: int) -> list[dict[str, Any]]:
             value = make(size, random.Random(7))
             text = render_result(value)
             runs = RUNS[label]
-            reference = _best_time(lambda t=text: enc.encode_ordinary(t), runs)
             result = truncate_result(value, budget)
-            elapsed = _best_time(lambda v=value: truncate_result(v, budget), runs)
+            reference, elapsed = _best_times(
+                lambda t=text: enc.encode_ordinary(t),
+                lambda v=value: truncate_result(v, budget),
+                runs,
+            )
             valid = True
             if not isinstance(value, str):
                 try:
@@ -158,17 +167,18 @@ def measure_memory(budget: int, calls: int = 50) -> list[dict[str, Any]]:
         value = make(SIZES["1 MB"], random.Random(7))
         truncate_result(value, budget)  # warm caches (tokenizer) before tracing
         gc.collect()
+        # Preallocated before tracing starts, so the bookkeeping is not counted as growth.
+        retained = array.array("q", [0] * calls)
         tracemalloc.start()
         base = tracemalloc.get_traced_memory()[0]
-        retained = []
         peak = 0
-        for _ in range(calls):
+        for call in range(calls):
             tracemalloc.reset_peak()
             result = truncate_result(value, budget)
             peak = max(peak, tracemalloc.get_traced_memory()[1] - base)
             del result
             gc.collect()
-            retained.append(tracemalloc.get_traced_memory()[0] - base)
+            retained[call] = tracemalloc.get_traced_memory()[0] - base
         tracemalloc.stop()
         row = {
             "shape": shape,
@@ -192,7 +202,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
-    print(f"Cut to {args.budget:,} tokens (o200k_base); times are the best of several runs.\n")
+    print(f"Cut to {args.budget:,} tokens (o200k_base); CPU times, best of several runs.\n")
     print(
         f"{'shape':<9} {'size':>6} {'chars':>11} {'orig tok':>10} {'out':>6} "
         f"{'ref ms':>9} {'trunc ms':>9} {'ratio':>7} {'json':>5}"
