@@ -9,8 +9,10 @@ JSON (``ensure_ascii=False``), see :func:`render_result`. Three strategies:
   fit), long arrays keep their first and last items around a marker such as
   ``"… 9,812 items omitted …"``, long strings are cut in the middle around a marker, and
   containers nested deeper than ``max_depth`` collapse to a marker. Plain text keeps its head and
-  tail around a marker. A string that holds a JSON object or array is cut as JSON and stays a
-  string (compact JSON text).
+  tail around a marker.
+
+A string that holds a JSON object or array is cut as JSON (with any strategy) and stays a
+string: the compact JSON text of the cut value.
 
 Guarantees, for any JSON-compatible value or string and any ``max_tokens >=``
 :data:`MIN_RESULT_TOKENS`:
@@ -763,10 +765,12 @@ def _truncate_json(
 
     ratio = len(text) / max(original, 1)
     found = _fit(build, count, max_tokens, int(max_tokens * ratio * 0.95), len(text) - 1)
-    if found is None:
-        # Numbers that do not fit even alone: say so in a string.
-        marker = f"{_ELLIPSIS} result of {_plural(original, 'token')} omitted {_ELLIPSIS}"
-        return marker, _dumps(marker), count(_dumps(marker))
+    if found is None:  # pragma: no cover - every minimal form fits MIN_RESULT_TOKENS
+        for marker in (f"{_ELLIPSIS} {_plural(original, 'token')} omitted {_ELLIPSIS}", _ELLIPSIS):
+            tokens = count(_dumps(marker))
+            if tokens <= max_tokens:
+                return marker, _dumps(marker), tokens
+        raise ConfigError(f"Cannot cut this result to {max_tokens} tokens.")
     return found
 
 
