@@ -144,9 +144,11 @@ class _GeminiWriter:
     def _typed(self, node: dict[str, Any], gtype: str, path: str) -> dict[str, Any]:
         out: dict[str, Any] = {"type": gtype}
         dropped = {k for k in node if k not in _KEPT and k not in _HANDLED}
-        for key in _KEPT:
-            if key in node and (key == "description" or key in _BY_TYPE.get(gtype, ())):
-                out[key] = node[key]
+        # The schema's own key order, not the set's: set order follows the hash seed, and the
+        # payload must be byte-identical across processes (token counts, prompt caching).
+        for key, value in node.items():
+            if key in _KEPT and (key == "description" or key in _BY_TYPE.get(gtype, ())):
+                out[key] = value
         if node.get("nullable") is True:
             out["nullable"] = True
         fmt = node.get("format")
