@@ -332,6 +332,17 @@ def test_litellm_summarizer_feeds_core_summaries() -> None:
     )
 
 
+def test_litellm_summarizer_as_the_managers_summarizer() -> None:
+    summary = "All 400 contacts as CSV; ids con_0001 to con_0400."
+    manager = _manager(
+        call_unloaded="load",
+        summarizer=litellm_summarizer("openai/gpt-4o-mini", mock_response=summary),
+    )
+    result = manager.session().call_sync("crm_export_contacts", {"format": "csv"})
+    assert result.content == summary and result.truncated
+    assert result.original_tokens > 10 * result.tokens
+
+
 def test_public_surface() -> None:
     assert toolmgmt_litellm.__all__ == sorted(toolmgmt_litellm.__all__)
     for name in toolmgmt_litellm.__all__:
