@@ -8,7 +8,9 @@ toolmgmt_mcp``, HTTP). Then, in the same run:
 
 1. reference: every client connects to the upstream directly and calls ``echo(token)``;
 2. gateway: every client connects to the gateway and calls ``execute_tool("notes_echo",
-   {"token": ...})``.
+   {"token": ...})``;
+
+first with one client calling in sequence (the hop's own cost), then with all the clients at once.
 
 Each call carries a unique token that must come back unchanged: a call that fails is "lost", a
 call answered with another call's token is "mixed". The table gives latency percentiles per path
@@ -39,6 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTES = ROOT / "tests" / "adapters" / "mcp" / "servers" / "notes_server.py"
 DEADLINE = 600.0
 """Seconds the whole run may take."""
+SEQUENTIAL = 100
+"""Calls of the single-client reference phase."""
 
 
 @dataclass
@@ -214,13 +218,24 @@ async def main_async(clients: int, calls: int) -> int:
             # Warm both paths (imports, first connections) before measuring.
             await run_path("warm-up", upstream_url, 2, 2, gateway=False)
             await run_path("warm-up", gateway_url, 2, 2, gateway=True)
-            direct = await run_path("direct upstream", upstream_url, clients, calls, gateway=False)
-            through = await run_path("through gateway", gateway_url, clients, calls, gateway=True)
-        print_table([direct, through], clients * calls)
-        for r in (direct, through):
+            # One client in sequence: the hop's own cost, without queueing.
+            alone = [
+                await run_path("direct upstream", upstream_url, 1, SEQUENTIAL, gateway=False),
+                await run_path("through gateway", gateway_url, 1, SEQUENTIAL, gateway=True),
+            ]
+            loaded = [
+                await run_path("direct upstream", upstream_url, clients, calls, gateway=False),
+                await run_path("through gateway", gateway_url, clients, calls, gateway=True),
+            ]
+        print(f"one client, {SEQUENTIAL} calls in sequence:")
+        print_table(alone, SEQUENTIAL)
+        print(f"\n{clients} concurrent clients x {calls} calls:")
+        print_table(loaded, clients * calls)
+        for r in alone + loaded:
             for failure in r.failures:
                 print(f"  {r.name}: {failure[:300]}")
-        ok = all(len(r.latencies) == clients * calls for r in (direct, through))
+        ok = all(len(r.latencies) == clients * calls for r in loaded)
+        ok = ok and all(len(r.latencies) == SEQUENTIAL for r in alone)
         print("\nevery call answered with its own token" if ok else "\nSOME CALLS LOST OR MIXED")
         return 0 if ok else 1
     finally:

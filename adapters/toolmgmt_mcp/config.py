@@ -26,6 +26,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     profile = "notes"
     policy = { deny = ["purge_*"] }                 # globs on the upstream's own tool names
     max_result_tokens = 1000
+    truncation = "smart"                            # or "head" / "tail"
     # prefix = ""                  # tool names without "notes_" (default: "<name>_")
 
     [upstreams.search]
@@ -114,6 +115,8 @@ class UpstreamConfig:
     """Globs on the upstream's own tool names (``delete_*``); a policy step for this domain."""
     max_result_tokens: int | None = None
     """Budget for one result of this upstream's tools; None uses the gateway default."""
+    truncation: Literal["head", "tail", "smart"] | None = None
+    """How this upstream's results over budget are cut; None uses the core's default."""
     mode: Literal["auto", "legacy"] = "auto"
     """Protocol negotiation: ``auto`` (newest the server speaks) or ``legacy`` (initialize)."""
     prefix: str | None = None
@@ -357,7 +360,7 @@ class _Reader:
             )
         keys = {"command", "args", "env", "cwd", "url", "headers", "timeout", "connect_timeout"}
         keys |= {"reconnect_delay", "groups", "group_by", "profile", "profiles", "policy"}
-        keys |= {"max_result_tokens", "mode", "prefix"}
+        keys |= {"max_result_tokens", "truncation", "mode", "prefix"}
         body = self._table(where, body, keys)
         command, url = body.get("command"), body.get("url")
         if (command is None) == (url is None):
@@ -398,6 +401,11 @@ class _Reader:
         mode = body.get("mode", "auto")
         if mode not in ("auto", "legacy"):
             raise self.fail(where + ("mode",), f"must be 'auto' or 'legacy', got {mode!r}.")
+        truncation = body.get("truncation")
+        if truncation not in (None, "head", "tail", "smart"):
+            raise self.fail(
+                where + ("truncation",), f"must be 'head', 'tail' or 'smart', got {truncation!r}."
+            )
         prefix = body.get("prefix")
         if prefix is not None and (not isinstance(prefix, str) or not _PREFIX.match(prefix)):
             raise self.fail(
@@ -425,6 +433,7 @@ class _Reader:
             profiles=self._strings(where + ("profile",), profiles),
             policy=self._policy(where + ("policy",), body.get("policy", {}), globs_only=True),
             max_result_tokens=self._optional_tokens(where, body),
+            truncation=truncation,
             mode=mode,
         )
 

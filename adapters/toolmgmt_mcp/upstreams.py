@@ -47,6 +47,8 @@ logger = logging.getLogger("toolmgmt_mcp")
 
 _CONNECTION_CLOSED = -32000
 _REQUEST_TIMEOUT = -32001
+_CLOSED_MESSAGE = "Connection closed"
+"""The SDK's message when the whole connection is closed (not one HTTP request's stream)."""
 _TIMEOUT_GRACE = 2.0
 """Seconds the core's own timeout waits beyond the upstream's, so ours fires first."""
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[_\-.]")
@@ -337,6 +339,7 @@ class _Upstream:
                     group=self._group(item.name, prefixes),
                     profiles=config.profiles,
                     max_result_tokens=config.max_result_tokens,
+                    truncation=config.truncation,
                     # A call may first have to restart the upstream: both budgets count.
                     timeout=config.connect_timeout + config.timeout + _TIMEOUT_GRACE,
                     handler=self._handler(item.name, unwrap=wrapped is not None),
@@ -395,11 +398,19 @@ class _Upstream:
                     "upstream is restarted on its next use. Tools of other domains still work.",
                     tool_name=gateway_name,
                 ) from exc
-            if exc.code == _CONNECTION_CLOSED:
+            if exc.code == _CONNECTION_CLOSED and exc.error.message == _CLOSED_MESSAGE:
+                # The whole connection is gone (the process died, the pipe closed).
                 self._mark_down(f"the connection closed during a call to {tool_name!r}")
                 raise ToolUnavailableError(
                     f"Upstream {name!r} stopped during {gateway_name!r} (connection closed); it "
                     "is restarted on its next use. Tools of other domains still work.",
+                    tool_name=gateway_name,
+                ) from exc
+            if exc.code == _CONNECTION_CLOSED:
+                # One request's stream was lost (HTTP); the connection itself still works.
+                raise ToolUnavailableError(
+                    f"Upstream {name!r} lost the answer to {gateway_name!r} "
+                    f"({exc.error.message}); the call may or may not have run. Try again.",
                     tool_name=gateway_name,
                 ) from exc
             raise ToolExecutionError(

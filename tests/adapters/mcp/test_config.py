@@ -59,6 +59,7 @@ def test_json_is_accepted_with_every_upstream_key(tmp_path: Path, monkeypatch) -
                 "profile": "ops",
                 "policy": {"deny": ["delete_*"]},
                 "max_result_tokens": 500,
+                "truncation": "head",
             },
             "web": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer x"}},
         },
@@ -70,6 +71,7 @@ def test_json_is_accepted_with_every_upstream_key(tmp_path: Path, monkeypatch) -
     assert files.cwd == str((tmp_path / "sub").resolve())
     assert files.groups == {"write": ("write_*", "delete_*")}
     assert files.profiles == ("ops",) and files.max_result_tokens == 500
+    assert files.truncation == "head"
     assert files.policy.deny == ("delete_*",)
     assert config.upstream("web").headers == {"Authorization": "Bearer x"}
     assert config.gateway.token == "s3cret" and config.gateway.port == 0
