@@ -35,7 +35,14 @@ from typing import Annotated, Any, Literal
 
 from typing_extensions import NotRequired
 
-from toolmgmt_core import CatalogError, IngestReport, InvalidToolError, Tool, ToolAnnotations
+from toolmgmt_core import (
+    CatalogError,
+    ConfigError,
+    IngestReport,
+    InvalidToolError,
+    Tool,
+    ToolAnnotations,
+)
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.compat import require_version
 from toolmgmt_core.manager import ToolManager
@@ -75,6 +82,7 @@ STATE_KEY = "toolmgmt"
 """Agent-state key holding ``{"rev": n, "session": session.to_json()}``."""
 
 _LIVE_STEPS = 256
+_PROVIDERS = ("openai", "anthropic")
 
 
 def _newest(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -93,15 +101,23 @@ class ToolManagerState(AgentState[Any]):
     """``{"rev": n, "session": session.to_json()}``; the highest ``rev`` wins."""
 
 
-def session_tool_definitions(session: ToolSession) -> list[dict[str, Any]]:
-    """The session's tools as OpenAI-style function dicts, which every LangChain chat model
-    accepts in ``bind_tools`` (names made provider-safe; the session resolves them back)."""
-    return list(format_tools(session, "openai")["tools"])
+def session_tool_definitions(session: ToolSession, provider: str = "openai") -> list[Any]:
+    """The session's tools as dicts every LangChain chat model accepts in ``bind_tools``.
+
+    ``provider`` picks the core's formatting: ``"openai"`` (function dicts; at most 128 tools)
+    or ``"anthropic"`` (``input_schema`` dicts; no such cap). Names are made provider-safe and
+    the session resolves them back.
+    """
+    if provider not in _PROVIDERS:
+        raise ConfigError(f"provider must be 'openai' or 'anthropic', got {provider!r}.")
+    return list(format_tools(session, provider)["tools"])
 
 
-def bind_session_tools(model: Any, session: ToolSession, **kwargs: Any) -> Any:
+def bind_session_tools(
+    model: Any, session: ToolSession, *, provider: str = "openai", **kwargs: Any
+) -> Any:
     """``model.bind_tools`` with the session's current tools; call again after each step."""
-    return model.bind_tools(session_tool_definitions(session), **kwargs)
+    return model.bind_tools(session_tool_definitions(session, provider), **kwargs)
 
 
 def _tool_message(call: Mapping[str, Any], result: Any) -> ToolMessage:
@@ -148,20 +164,27 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
 
     Args:
         manager: the catalog and its discovery configuration.
+        provider: the core formatting sent to ``bind_tools`` (``"openai"`` or ``"anthropic"``,
+            see :func:`session_tool_definitions`).
         instructions: append the mode's short instructions to the system message.
     """
 
     state_schema = ToolManagerState
     tools: Sequence[BaseTool] = ()
 
-    def __init__(self, manager: ToolManager, *, instructions: bool = True) -> None:
+    def __init__(
+        self, manager: ToolManager, *, provider: str = "openai", instructions: bool = True
+    ) -> None:
         super().__init__()
         if not isinstance(manager, ToolManager):
             raise TypeError(
                 f"ToolManagerMiddleware needs a ToolManager, got {type(manager).__name__}: "
                 "ToolManagerMiddleware(ToolManager(catalog, mode='search'))."
             )
+        if provider not in _PROVIDERS:
+            raise ConfigError(f"provider must be 'openai' or 'anthropic', got {provider!r}.")
         self.manager = manager
+        self.provider = provider
         self.instructions = instructions
         self._live: OrderedDict[tuple[Any, ...], _Live] = OrderedDict()
         self._lock = threading.Lock()
@@ -200,7 +223,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
 
     def _prepare(self, request: Any) -> Any:
         session = self.session_from_state(request.state)
-        managed = session_tool_definitions(session)
+        managed = session_tool_definitions(session, self.provider)
         # Provider built-ins (dicts) and framework tools outside the catalog stay as they are.
         kept = [
             t

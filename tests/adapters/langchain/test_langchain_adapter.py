@@ -28,7 +28,13 @@ from toolmgmt_langchain import (  # noqa: E402
     run_tool_calls,
 )
 
-from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    ConfigError,
+    ProviderError,
+    ToolCatalog,
+    ToolManager,
+    count_tokens,
+)
 from toolmgmt_core.demo import demo_catalog  # noqa: E402
 
 
@@ -75,10 +81,10 @@ def _initial(manager: ToolManager) -> list[str]:
     return [t.name for t in manager.session().tools()]
 
 
-def _manager(**extra: Any) -> ToolManager:
+def _manager(mode: str = "search", **extra: Any) -> ToolManager:
     return ToolManager(
         CATALOG,
-        mode="search",
+        mode=mode,  # type: ignore[arg-type]
         max_results=3,
         policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
         max_result_tokens=MAX_RESULT_TOKENS,
@@ -215,6 +221,21 @@ def test_framework_tools_outside_the_catalog_stay_with_langchain() -> None:
     state = agent.invoke({"messages": [HumanMessage("go")]})
     assert model.calls[0]["tools"] == [*_initial(manager), "shout"]
     assert _tool_messages(state)["call_1"].content == "HI"
+
+
+def test_lazy_mode_over_128_tools_needs_the_anthropic_shape() -> None:
+    manager = _manager(mode="lazy")
+    listed = [t.name for t in manager.session().tools()]
+    assert len(listed) > 128
+    model = RecordingChatModel(script=[AIMessage(content="ok")])
+    agent = create_agent(model, middleware=[ToolManagerMiddleware(manager, provider="anthropic")])
+    agent.invoke({"messages": [HumanMessage("go")]})
+    assert model.calls[0]["tools"] == listed
+    openai = create_agent(model, middleware=[ToolManagerMiddleware(manager)])
+    with pytest.raises(ProviderError, match="128"):
+        openai.invoke({"messages": [HumanMessage("go")]})
+    with pytest.raises(ConfigError, match="'openai' or 'anthropic'"):
+        ToolManagerMiddleware(manager, provider="gemini")
 
 
 def test_unknown_tool_gets_closest_names() -> None:
