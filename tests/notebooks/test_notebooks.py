@@ -1,0 +1,169 @@
+"""Every demo notebook runs top to bottom in a real kernel, offline, and shows what it promises.
+
+Each notebook is executed with nbclient in the ``python3`` kernel (the interpreter running the
+tests, from the same environment), with ``notebooks/`` as its working directory. A notebook whose
+framework is not installed is skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+CELL_TIMEOUT = 120
+"""Seconds one cell may take."""
+NOTEBOOK_LIMIT = 60
+"""Seconds a notebook should take (the issue's budget); a slower one fails."""
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _load_builder() -> Any:
+    spec = importlib.util.spec_from_file_location("notebooks_build", NOTEBOOKS / "_build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_notebook(name: str) -> tuple[nbformat.NotebookNode, float]:
+    """Execute ``notebooks/<name>.ipynb``; the executed notebook and the seconds it took."""
+    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
+    # ipykernel leaves the real stdout/stderr file descriptors alone when it sees pytest's
+    # variable, and its sys.stderr then has no fileno(), which subprocesses (the MCP
+    # notebook's stdio servers) need: start the kernel as Jupyter would.
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    started = time.monotonic()
+    client.execute(env=env)
+    return notebook, time.monotonic() - started
+
+
+def text_of(notebook: nbformat.NotebookNode) -> str:
+    """Everything the code cells printed or displayed as text."""
+    parts: list[str] = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                parts.append(output.get("text", ""))
+            elif "data" in output:
+                parts.append(output["data"].get("text/plain", ""))
+    return "\n".join(parts)
+
+
+def _executed(name: str, *frameworks: str) -> nbformat.NotebookNode:
+    """Run a notebook (skipped without its frameworks); fails on an error or when too slow."""
+    for framework in frameworks:
+        pytest.importorskip(framework)
+    notebook, seconds = run_notebook(name)  # a failing cell raises CellExecutionError
+    assert seconds < NOTEBOOK_LIMIT, f"{name} took {seconds:.1f}s (budget {NOTEBOOK_LIMIT}s)"
+    return notebook
+
+
+def test_notebooks_are_built_from_the_generator() -> None:
+    builder = _load_builder()
+    names = sorted(builder.NOTEBOOKS)
+    assert names == sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
+    for name in names:
+        committed = (NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8")
+        assert committed == builder.render(name), f"run python notebooks/_build.py ({name})"
+        assert all(not c.get("outputs") for c in json.loads(committed)["cells"])
+
+
+def test_01_quickstart() -> None:
+    notebook = _executed("01_quickstart", "matplotlib")
+    text = text_of(notebook)
+    assert "151 tools" in text
+    assert "payments_refund_charge" in text.split("## ")[0]
+    # The multi-need request finds a tool for each need.
+    for name in ("crm_search_contacts", "calendar_create_event", "email_"):
+        assert name in text
+    for mode in ("search ", "gateway", "lazy", "auto"):
+        assert f"\n{mode}" in "\n" + text
+    assert "flat 15 tools listed" in text  # auto on a small catalog lists it flat
+    assert '"added":["payments_' in text
+    images = [
+        o for c in notebook.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})
+    ]
+    assert len(images) == 1 and len(images[0]["data"]["image/png"]) > 5000
+    rows = [line.split() for line in text.splitlines() if line.strip().startswith("151 ")]
+    flat, search, gateway, lazy = (int(v.replace(",", "")) for v in rows[-1][1:5])
+    assert search < flat / 5 and gateway < flat / 5 and lazy < flat / 2
+
+
+def test_02_langchain_agent() -> None:
+    text = text_of(_executed("02_langchain_agent", "langchain"))
+    assert "model calls tool_search" in text
+    assert "tool crm_search_contacts [success" in text
+    assert "tool crm_export_contacts [success" in text
+    assert "tool crm_delete_contact [error" in text
+    assert "Unknown tool 'crm_delete_contact'" in text
+    assert "omitted" in text
+    assert "AIMessage: Found Patel" in text
+    assert "loaded: ['crm_search_contacts'" in text
+
+
+def test_03_pydantic_ai() -> None:
+    text = text_of(_executed("03_pydantic_ai", "pydantic_ai"))
+    assert text.startswith("Patel found") or "\nPatel found" in text
+    assert "get_forecast joined the catalog in domain: weather" in text
+    assert "Oslo" in text
+    assert "Unknown tool" in text or "crm_delete_contact" in text
+    assert "loaded: [" in text and "'get_forecast'" in text
+
+
+def test_04_litellm() -> None:
+    text = text_of(_executed("04_litellm", "litellm"))
+    assert "payments_refund_charge" in text and "analytics_export_events" in text
+    assert "final: Refunded" in text
+    assert "request 1: 4 tools: tool_search" in text
+    assert "anthropic: ['description', 'input_schema', 'name']" in text
+    assert "in the request" in text
+
+
+def test_05_mcp_gateway() -> None:
+    text = text_of(_executed("05_mcp_gateway", "mcp"))
+    assert "client sees: ['discover_tools', 'get_tool_schema', 'execute_tool']" in text
+    assert "weather_get_alerts" in text and "Storm warning for west" in text
+    assert '"unknown_tool"' in text and "invalid_arguments" in text
+    assert "no ticket 'T-9999'" in text
+    assert "readings kept:" in text and "items omitted" in text
+
+
+def test_06_policies_and_truncation() -> None:
+    text = text_of(_executed("06_policies_and_truncation"))
+    assert "denied by step 'global' (pattern '*_delete_*')" in text
+    assert "excluded by profile 'support'" in text
+    assert "description: Search CRM contacts. Only customers in the EU region." in text
+    assert '"error":"approval_denied"' in text
+    assert "items omitted" in text and "chars omitted" in text
+    assert "spent: True" in text and "clearable: [('call_1', 'files_read_file'" in text
+
+
+if __name__ == "__main__":  # python tests/notebooks/test_notebooks.py 01_quickstart ...
+    for arg in sys.argv[1:]:
+        executed, took = run_notebook(arg)
+        print(f"==== {arg}: {took:.1f}s")
+        for cell in executed.cells:
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "error":
+                    print("ERROR", out["ename"], out["evalue"])
+                    print("\n".join(out.get("traceback", []))[-3000:])
+        print(text_of(executed))
