@@ -108,11 +108,18 @@ async def test_faults_take_down_only_their_own_domain(mcp_kit: Any, tmp_path: Pa
         k.stdio_upstream("notes", timeout=1.5, reconnect_delay=0)
         + k.stdio_upstream("flaky", reconnect_delay=0, env={"NOTES_FAIL_IF_EXISTS": str(marker)})
         + k.stdio_upstream("raw", k.RAW)
+        # Starts, then never answers the handshake.
+        + "[upstreams.mute]\n"
+        + f'command = "{k.PYTHON}"\nargs = ["-c", "import time; time.sleep(60)"]\n'
+        + "connect_timeout = 1\nreconnect_delay = 0\n"
     )
     async with gateway(text) as gw, Client(gw.server) as client:
         status = {s.name: s for s in gw.upstreams.status()}
         assert not status["flaky"].connected and "failed to start" in status["flaky"].error
+        assert status["mute"].error == "did not start within 1s"
         assert status["notes"].connected and status["raw"].connected
+        error, value = await k.execute(client, "mute_anything")
+        assert error and value["error"] == "tool_unavailable" and "'mute'" in value["message"]
 
         # Fails to start: its tools report the upstream by name; the rest work.
         error, value = await k.execute(client, "flaky_echo", token="a")
