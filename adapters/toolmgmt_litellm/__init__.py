@@ -4,7 +4,7 @@ Usage::
 
     import litellm
     from toolmgmt_core import ToolManager
-    from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
+    from toolmgmt_litellm import ToolManagerCallback, arun_meta_tool_calls
 
     callback = ToolManagerCallback(ToolManager(catalog, mode="search", max_result_tokens=2000))
     litellm.callbacks.append(callback)
