@@ -38,3 +38,18 @@ def test_adapters_import_no_other_adapter(adapter: str) -> None:
     others = set(ADAPTERS) - {adapter} | {"toolmgmt_mcp"}
     assert not imported & others
     assert "toolmgmt_core" in imported
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_usage_block_is_valid_python(adapter: str) -> None:
+    source = (ROOT / "adapters" / adapter / "__init__.py").read_text(encoding="utf-8")
+    doc = ast.get_docstring(ast.parse(source)) or ""
+    lines = doc.split("Usage::", 1)[1].splitlines()[1:]
+    block = []
+    for line in lines:
+        if line.strip() and not line.startswith("    "):
+            break
+        block.append(line[4:])
+    code = "\n".join(block).strip()
+    assert code.count("\n") >= 5
+    compile(code, f"{adapter} usage", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
