@@ -7,6 +7,9 @@ Everything a model can get wrong or a handler can do badly ends here as a :class
   :class:`InvalidArgumentsError` naming the field, what was expected and what was given;
 - a JSON *string* where the schema wants an object or array (a common model slip, for the whole
   arguments or a nested field) is parsed once, then validated;
+- a ``null`` for an optional field whose schema refuses null (what OpenAI strict mode sends for a
+  field the model leaves out, since it makes every optional field nullable) is dropped, at any
+  depth, when dropping it removes errors and adds none; a required field's null still fails;
 - a handler that raises, or returns an MCP-style ``{"isError": true, ...}`` result, becomes a
   :class:`ToolExecutionError` (``kind="tool"``); a handler that raises a :class:`ToolCallError`
   itself (an upstream that is down) passes through unchanged;
@@ -225,6 +228,70 @@ def _repair(arguments: dict[str, Any], validator: Draft202012Validator) -> dict[
     return arguments
 
 
+def _in_properties(error: ValidationError, key: str) -> bool:
+    """Whether ``error`` came from the ``properties`` entry ``key`` (not a map's values)."""
+    steps = list(error.absolute_schema_path)
+    return any(steps[i] == "properties" and steps[i + 1] == key for i in range(len(steps) - 1))
+
+
+def _null_fields(errors: list[ValidationError]) -> list[tuple[Any, ...]]:
+    """Paths of declared object fields holding a ``null`` their schema refuses."""
+    paths: list[tuple[Any, ...]] = []
+    stack = list(errors)
+    while stack:
+        error = stack.pop()
+        stack.extend(error.context or ())  # the branches of anyOf/oneOf (Optional[Model])
+        path = tuple(error.absolute_path)
+        if (
+            error.instance is None
+            and path
+            and isinstance(path[-1], str)
+            and _in_properties(error, path[-1])
+            and path not in paths
+        ):
+            paths.append(path)
+    return paths
+
+
+def _without(container: Any, path: tuple[Any, ...]) -> Any:
+    """A copy of ``container`` without the dict key at ``path`` (copied along the path only)."""
+    head, rest = path[0], path[1:]
+    if isinstance(container, dict) and head in container:
+        if not rest:
+            return {k: v for k, v in container.items() if k != head}
+        inner = _without(container[head], rest)
+        return None if inner is None else {**container, head: inner}
+    if isinstance(container, list) and isinstance(head, int) and 0 <= head < len(container):
+        inner = _without(container[head], rest) if rest else None
+        return None if inner is None else [*container[:head], inner, *container[head + 1 :]]
+    return None
+
+
+def _error_key(error: ValidationError) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    return tuple(error.absolute_path), tuple(error.absolute_schema_path)
+
+
+def _drop_refused_nulls(
+    arguments: dict[str, Any], validator: Draft202012Validator, errors: list[ValidationError]
+) -> tuple[dict[str, Any], list[ValidationError]]:
+    """Drop each ``null`` of an optional field whose schema refuses null.
+
+    The validator decides both what refuses null (``$ref``, ``anyOf``, ``{}`` accepts it...) and
+    what is optional: a null is dropped only when that removes errors and adds none, so a
+    required field, ``minProperties`` or a dependency keeps its null and its error.
+    """
+    known = {_error_key(e) for e in errors}
+    for path in _null_fields(errors):
+        trial = _without(arguments, path)
+        if trial is None:
+            continue
+        after = list(validator.iter_errors(trial))
+        keys = {_error_key(e) for e in after}
+        if len(after) < len(errors) and keys <= known:
+            arguments, errors, known = trial, after, keys
+    return arguments, errors
+
+
 def validate_arguments(
     tool: Tool, arguments: Any, *, repair: bool = True, hint: str = ""
 ) -> dict[str, Any]:
@@ -233,7 +300,8 @@ def validate_arguments(
     Args:
         tool: the tool being called.
         arguments: what the model sent: a dict, None (no arguments), or a JSON string of one.
-        repair: parse JSON strings found where an object or array is wanted, once, first.
+        repair: parse JSON strings found where an object or array is wanted, once, first;
+            drop ``null`` values of optional fields whose schema refuses null.
         hint: appended to the error message (for example where to find the schema).
 
     Raises:
@@ -256,7 +324,10 @@ def validate_arguments(
     validator = _validator(tool.parameters)
     if repair:
         arguments = _repair(arguments, validator)
-    errors = sorted(validator.iter_errors(arguments), key=relevance)
+    errors = list(validator.iter_errors(arguments))
+    if errors and repair:  # only a failing call pays for the null repair
+        arguments, errors = _drop_refused_nulls(arguments, validator, errors)
+    errors.sort(key=relevance)
     if errors:
         described = "; ".join(_describe(e) for e in errors[:MAX_REPORTED_ERRORS])
         more = len(errors) - MAX_REPORTED_ERRORS
