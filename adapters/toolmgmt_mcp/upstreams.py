@@ -17,7 +17,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,11 +152,7 @@ class _Upstream:
             )
             return Client(params, **common)
         assert config.url is not None
-        http = httpx2.AsyncClient(
-            headers=dict(config.headers),
-            timeout=httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout)),
-        )
-        return Client(streamable_http_client(config.url, http_client=http), **common)
+        return Client(_http_transport(config), **common)
 
     async def _run(
         self,
@@ -560,6 +556,16 @@ class UpstreamManager:
             logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)
         upstream.status.tools = kept
         upstream.status.skipped = skipped
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(config: UpstreamConfig) -> AsyncIterator[Any]:
+    """Streamable HTTP to ``config.url`` with its headers, closing the HTTP client after."""
+    assert config.url is not None
+    timeout = httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout))
+    async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http:
+        async with streamable_http_client(config.url, http_client=http) as streams:
+            yield streams
 
 
 def _wrapped_output(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
