@@ -30,6 +30,7 @@ APPLIES=(
   tools-call-audio
   tools-call-embedded-resource
   tools-call-mixed-content
+  tools-call-with-progress
   json-schema-2020-12
   server-sse-multiple-streams
   dns-rebinding-protection
@@ -38,8 +39,7 @@ APPLIES=(
 NOT_APPLICABLE=(
   "logging-set-level|the gateway has no logging capability (deprecated in the 2026 spec)"
   "completion-complete|completions belong to prompts/resources; the gateway serves tools only"
-  "tools-call-with-logging|upstream log notifications are not relayed to the gateway's client"
-  "tools-call-with-progress|upstream progress notifications are not relayed to the gateway's client"
+  "tools-call-with-logging|upstream log messages are not relayed (progress is; logging is deprecated in the 2026 spec)"
   "tools-call-sampling|the gateway does not relay an upstream's sampling requests to its client"
   "tools-call-elicitation|the gateway does not relay an upstream's elicitation requests to its client"
   "elicitation-sep1034-defaults|elicitation: not relayed (as above)"

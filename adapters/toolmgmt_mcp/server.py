@@ -30,7 +30,7 @@ from toolmgmt_core.policy import Policy
 from toolmgmt_core.session import ToolSession
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig
-from toolmgmt_mcp.upstreams import UpstreamManager, capture_media
+from toolmgmt_mcp.upstreams import UpstreamManager, capture_media, relay_progress
 
 __all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_async"]
 
@@ -143,7 +143,7 @@ class Gateway:
                 await self.upstreams.ensure_for(arguments["tool_name"])
             except ToolCallError as exc:
                 return _error_result(exc)
-        with capture_media() as media:
+        with capture_media() as media, relay_progress(ctx.session.report_progress):
             result = await session.call(name, arguments)
         content: list[Any] = [mcp_types.TextContent(type="text", text=result.content)]
         if self.config.gateway.media == "pass" and not result.is_error:

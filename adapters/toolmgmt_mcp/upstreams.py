@@ -17,7 +17,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,7 @@ from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
 
-__all__ = ["UpstreamManager", "UpstreamStatus", "capture_media", "result_value"]
+__all__ = ["UpstreamManager", "UpstreamStatus", "capture_media", "relay_progress", "result_value"]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
@@ -87,6 +87,22 @@ def capture_media() -> Iterator[list[Any]]:
         yield blocks
     finally:
         _MEDIA.reset(token)
+
+
+_PROGRESS: contextvars.ContextVar[Callable[..., Awaitable[None]] | None] = contextvars.ContextVar(
+    "toolmgmt_mcp_progress", default=None
+)
+
+
+@contextlib.contextmanager
+def relay_progress(report: Callable[..., Awaitable[None]]) -> Iterator[None]:
+    """Send the progress notifications of upstream calls made inside the block to ``report``
+    (``report(progress, total, message)``, such as the gateway request's ``report_progress``)."""
+    token = _PROGRESS.set(report)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
 
 
 def result_value(result: mcp_types.CallToolResult) -> Any:
@@ -385,7 +401,12 @@ class _Upstream:
         timeout = self.config.timeout
         try:
             with anyio.fail_after(timeout):
-                result = await client.call_tool(tool_name, arguments, read_timeout_seconds=timeout)
+                result = await client.call_tool(
+                    tool_name,
+                    arguments,
+                    read_timeout_seconds=timeout,
+                    progress_callback=_progress_callback(),
+                )
         except (TimeoutError, MCPError) as exc:
             if isinstance(exc, TimeoutError) or exc.code == _REQUEST_TIMEOUT:
                 self._mark_down(f"a call to {tool_name!r} got no answer within {timeout:g}s")
@@ -556,6 +577,20 @@ class UpstreamManager:
             logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)
         upstream.status.tools = kept
         upstream.status.skipped = skipped
+
+
+def _progress_callback() -> Any:
+    report = _PROGRESS.get()
+    if report is None:
+        return None
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            await report(progress, total, message)
+        except Exception as exc:  # a client that went away must not fail the call
+            logger.debug("progress not relayed: %s", exc)
+
+    return forward
 
 
 @contextlib.asynccontextmanager

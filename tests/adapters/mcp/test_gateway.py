@@ -201,3 +201,12 @@ async def test_always_on_tools_without_prefix_and_media_passed_on(mcp_kit: Any) 
         )
         assert via_gateway.content[0].text == "x at None"
         assert gw.catalog.get("test_simple_text").output_schema == {"type": "string"}
+
+        seen: list[tuple[float, float | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, total))
+
+        done = await client.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
+        assert done.content[0].text == "Progress test completed"
+        assert seen == [(0, 100), (50, 100), (100, 100)]  # relayed from the upstream

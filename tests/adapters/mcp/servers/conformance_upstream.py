@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import base64
 
-from mcp.server.mcpserver import MCPServer
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (
     AudioContent,
@@ -74,6 +75,14 @@ def test_multiple_content_types() -> list[TextContent | ImageContent | EmbeddedR
         ImageContent(type="image", data=PNG, mime_type="image/png"),
         EmbeddedResource(type="resource", resource=resource),
     ]
+
+
+@server.tool(description="Report progress 0, 50 and 100 of 100, then answer.")
+async def test_tool_with_progress(ctx: Context) -> str:
+    for step in (0, 50, 100):
+        await ctx.report_progress(step, 100)
+        await anyio.sleep(0.05)
+    return "Progress test completed"
 
 
 def _json_schema_tool(name: str | None = None, address: dict | None = None) -> str:
