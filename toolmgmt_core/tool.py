@@ -116,7 +116,7 @@ def _check_schema_cached(schema_json: str) -> None:
 def one_line(text: str, limit: int = _SUMMARY_CHARS) -> str:
     """The first sentence or line of ``text``, at most ``limit`` characters."""
     text = " ".join(text.strip().split())
-    match = re.match(r"(.+?[.!?])(\s|$)", text)
+    match = re.match(r"(.+?(?<!\be\.g)(?<!\bi\.e)[.!?])(\s|$)", text)  # not at "e.g. "
     first = match.group(1) if match else text
     if len(first) > limit:
         first = first[: limit - 1].rstrip() + "…"
