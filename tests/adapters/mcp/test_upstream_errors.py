@@ -1,0 +1,85 @@
+"""How an upstream call's failures map to errors, with the SDK client faked at the wire edge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import mcp.types as mcp_types  # noqa: E402
+from mcp import MCPError  # noqa: E402
+from toolmgmt_mcp import UpstreamManager, parse_config, result_value  # noqa: E402
+
+from toolmgmt_core import ToolCatalog  # noqa: E402
+from toolmgmt_core.errors import (  # noqa: E402
+    ToolExecutionError,
+    ToolTimeoutError,
+    ToolUnavailableError,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+class _FakeClient:
+    """Stands in for ``mcp.Client``: ``call_tool`` raises or returns what it was given."""
+
+    def __init__(self, outcome: Any) -> None:
+        self.outcome = outcome
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], **_: Any) -> Any:
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+
+def _upstream(outcome: Any) -> Any:
+    config = parse_config('[upstreams.web]\nurl = "http://127.0.0.1:9/mcp"\n')
+    upstream = UpstreamManager(config, ToolCatalog())._upstreams["web"]
+    upstream.client = _FakeClient(outcome)
+    upstream.status.connected = True
+    return upstream
+
+
+async def test_a_lost_http_response_keeps_the_connection() -> None:
+    upstream = _upstream(MCPError(code=-32000, message="SSE stream ended without a response"))
+    with pytest.raises(ToolUnavailableError, match="lost the answer to 'web_search'"):
+        await upstream.call("search", {})
+    assert upstream.client is not None and upstream.status.connected
+
+
+async def test_a_closed_connection_takes_the_upstream_down() -> None:
+    upstream = _upstream(MCPError(code=-32000, message="Connection closed"))
+    with pytest.raises(ToolUnavailableError, match="'web' stopped during 'web_search'"):
+        await upstream.call("search", {})
+    assert upstream.client is None and "connection closed" in upstream.status.error
+
+
+async def test_a_request_timeout_is_a_timeout_naming_the_upstream() -> None:
+    upstream = _upstream(MCPError(code=-32001, message="Request 'tools/call' timed out"))
+    with pytest.raises(ToolTimeoutError, match="'web' did not answer 'web_search'"):
+        await upstream.call("search", {})
+    assert upstream.client is None
+
+
+async def test_protocol_rejections_and_is_error_are_tool_errors() -> None:
+    upstream = _upstream(MCPError(code=-32602, message="Unknown tool: search"))
+    with pytest.raises(ToolExecutionError, match="rejected 'web_search': Unknown tool") as caught:
+        await upstream.call("search", {})
+    assert caught.value.kind == "tool"
+    failed = mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(type="text", text="quota exceeded")], is_error=True
+    )
+    with pytest.raises(ToolExecutionError, match="^quota exceeded$"):
+        await _upstream(failed).call("search", {})
+
+
+def test_result_values() -> None:
+    text = mcp_types.TextContent(type="text", text="hello")
+    image = mcp_types.ImageContent(type="image", data="aGVsbG8=", mime_type="image/png")
+    assert result_value(mcp_types.CallToolResult(content=[text])) == "hello"
+    structured = mcp_types.CallToolResult(content=[text], structured_content={"a": 1})
+    assert result_value(structured) == {"a": 1}
+    mixed = result_value(mcp_types.CallToolResult(content=[text, image]))
+    assert mixed == "hello\n[image image/png, 6 bytes, not shown]"
