@@ -105,6 +105,17 @@ _VERBS = frozenset(
     request reserve reset resolve restore retrieve run save scan schedule search send set share
     sort start stop submit subscribe summarize sync tag track transfer translate unsubscribe
     update upload validate verify view watch write solve convert identify detect recommend
+    accept acknowledge activate allocate annotate append attach authenticate authorize backup
+    batch block bulk capture charge checkout classify clone comment commit complete configure
+    confirm connect deactivate decline decrypt dedupe deny detach diff disconnect dismiss
+    dispatch duplicate encrypt enqueue enrich escalate expire flag follow forecast format grant
+    hide index issue join label launch leave like link login logout mention migrate monitor mute
+    normalize pin poll promote provision purge queue rank rate reassign reboot recalculate
+    receive reconcile redeem redirect refund reindex release reload remind reopen reorder repair
+    replace replay report rerun resend respond restart resume retry return revert review revoke
+    rollback rotate route scale scrape select ship sign simulate snooze split stream suggest
+    suspend swap tail terminate test transcribe trigger unarchive unblock unlink unlock unmute
+    unpin unshare upsert void vote warn
     """.split()
 )
 _GENERIC = re.compile(
@@ -159,6 +170,24 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
+def _action_words(tool: Tool) -> list[str]:
+    """The words of the tool's name after its namespace and its own domain and group prefix.
+
+    ``code_hosting_list_commits`` in domain ``code_hosting`` gives ``list, commits``: the prefix
+    names where the tool lives, so the verb is the word after it. A prefix is only taken off
+    while the words do not already start with a verb (``web_search_search_web`` in group
+    ``search`` keeps ``search, web``).
+    """
+    words = _words(tool.name.rsplit(".", 1)[-1].rsplit("/", 1)[-1])
+    for prefix in (tool.domain, tool.group):
+        head = _words(prefix)
+        if words and words[0] in _VERBS:
+            break
+        if head and len(words) > len(head) and words[: len(head)] == head:
+            words = words[len(head) :]
+    return words
+
+
 def _lint_name(tool: Tool) -> Iterator[Finding]:
     name = tool.name
     if name != name.lower():
@@ -169,7 +198,7 @@ def _lint_name(tool: Tool) -> Iterator[Finding]:
             f"The name {name!r} has upper-case letters.",
             f"Use snake_case: {'_'.join(_words(name))!r}.",
         )
-    words = _words(name.rsplit(".", 1)[-1].rsplit("/", 1)[-1])
+    words = _action_words(tool)
     if words and words[0] not in _VERBS and not (len(words) > 1 and words[1] in _VERBS):
         yield Finding(
             name,
@@ -269,7 +298,7 @@ def _objects(schema: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, M
 
 
 def _lint_parameters(tool: Tool) -> Iterator[Finding]:
-    first = _words(tool.name.rsplit(".", 1)[-1])[:1]
+    first = _action_words(tool)[:1]
     creating = bool(first) and first[0] in _CREATE_VERBS
     for path, schema in _objects(tool.parameters):
         if "required" not in schema:
