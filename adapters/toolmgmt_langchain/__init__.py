@@ -340,8 +340,8 @@ def _convert_tool(tool: Any, fields: Mapping[str, Any]) -> Tool:
         )
     function = convert_to_openai_tool(tool)["function"]
     parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    schema = tool.get_input_schema()
-    full = schema.model_json_schema() if hasattr(schema, "model_json_schema") else schema
+    schema: Any = tool.get_input_schema()
+    full = schema.model_json_schema() if hasattr(schema, "model_json_schema") else dict(schema)
     injected = sorted(set(full.get("properties", {})) - set(parameters.get("properties", {})))
     if injected:
         raise InvalidToolError(
