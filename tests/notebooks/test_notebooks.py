@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -91,7 +92,8 @@ def test_01_quickstart() -> None:
     notebook = _executed("01_quickstart", "matplotlib")
     text = text_of(notebook)
     assert "151 tools" in text
-    assert "payments_refund_charge" in text.split("## ")[0]
+    hits = [line.split() for line in text.splitlines() if re.match(r"\s*\d+\.\d\d  \w", line)]
+    assert hits[0][1] == "payments_refund_charge"  # the best hit for "refund a customer's payment"
     # The multi-need request finds a tool for each need.
     for name in ("crm_search_contacts", "calendar_create_event", "email_"):
         assert name in text
@@ -125,7 +127,8 @@ def test_03_pydantic_ai() -> None:
     assert text.startswith("Patel found") or "\nPatel found" in text
     assert "get_forecast joined the catalog in domain: weather" in text
     assert "Oslo" in text
-    assert "Unknown tool" in text or "crm_delete_contact" in text
+    denied = [line for line in text.splitlines() if line.startswith("crm_delete_contact ")]
+    assert len(denied) == 1 and "Unknown tool" in denied[0]
     assert "loaded: [" in text and "'get_forecast'" in text
 
 
@@ -144,6 +147,7 @@ def test_05_mcp_gateway() -> None:
     assert "weather_get_alerts" in text and "Storm warning for west" in text
     assert '"unknown_tool"' in text and "invalid_arguments" in text
     assert "no ticket 'T-9999'" in text
+    assert "\"Get one support ticket by its id (e.g. 'T-0001').\"" in text  # the whole sentence
     assert "readings kept:" in text and "items omitted" in text
 
 
