@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import threading
 import time
 import unicodedata
@@ -510,17 +509,15 @@ class ToolCatalog:
         return hits[:limit]
 
     def suggest(self, name: str, limit: int = 3, *, where: ToolFilter | None = None) -> list[str]:
-        """The names closest to ``name`` (for a misspelled tool), best first."""
-        candidates = [t.name for t in self._tools.values() if where is None or where(t)]
-        folded = {normalize_name(c): c for c in reversed(candidates)}
-        key = normalize_name(name)
-        if key in folded:
-            return [folded[key]]
-        close = difflib.get_close_matches(key, list(folded), n=limit, cutoff=0.6)
-        out = [folded[c] for c in close]
-        if len(out) < limit and len(key) >= 3:
-            out.extend(folded[c] for c in folded if key in c and folded[c] not in out)
-        return out[:limit]
+        """The names closest to ``name`` (for a misspelled tool), best first.
+
+        A trigram shortlist ranked by difflib's ratio (:class:`~toolmgmt_core.search.fuzzy.
+        NameMatcher`): a few milliseconds at 10,000 tools. ``where`` limits the names as in
+        :meth:`search`.
+        """
+        index, _ = self._get_index()
+        allowed = self._mask(index, None, None, where)
+        return index.name_matcher().closest(name, limit, allowed=allowed)
 
     # -- browse ---------------------------------------------------------------------------
 

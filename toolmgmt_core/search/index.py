@@ -1,9 +1,10 @@
-"""The BM25 index over tools, with weighted fields, on top of bm25s.
+"""The BM25 index over tools, with weighted fields.
 
-bm25s precomputes every (term, tool) BM25 contribution into a sparse matrix, so scoring a query
-is a sum over the postings of its terms: no Python loop over tools, well under a millisecond at
-10,000 tools. Its scores equal rank-bm25's ``BM25Okapi`` for the same documents when the same
-IDF variant is used (``method="robertson"``; see ``tests/core/test_search_index.py``).
+Every (term, tool) BM25 contribution is precomputed into a sparse matrix
+(:class:`~toolmgmt_core.search.bm25.BM25Matrix`), so scoring a query is a sum over the postings
+of its terms: no Python loop over tools. Its scores equal rank-bm25's ``BM25Okapi`` for the same
+documents with ``idf="robertson"``, and bm25s's default with ``idf="lucene"`` (the default
+here); ``tests/core/test_search_index.py`` checks both.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import bm25s
 import numpy as np
 
-from toolmgmt_core.search.tokenize import split_identifier, tokenize
+from toolmgmt_core.search.bm25 import BM25Matrix, IdfVariant
+from toolmgmt_core.search.fuzzy import NameMatcher
+from toolmgmt_core.search.tokenize import tokenize, tokenize_document
 from toolmgmt_core.tool import Tool
 
 __all__ = ["FIELD_WEIGHTS", "BM25Index", "Ranking", "tool_terms"]
@@ -42,48 +44,60 @@ enum values still count, since users often describe their arguments ("in Celsius
 _MASK_CACHE_SIZE = 64
 
 
-def _schema_texts(schema: Any, out: list[str], depth: int = 0) -> None:
-    """Parameter names, descriptions and enum values of a JSON Schema, recursively."""
-    if depth > 8 or not isinstance(schema, Mapping):
+def _is_mapping(value: Any) -> bool:
+    return isinstance(value, dict) or isinstance(value, Mapping)  # dict first: no ABC check
+
+
+def _schema_texts(schema: Mapping[str, Any], out: list[str], depth: int = 0) -> None:
+    """Parameter names, descriptions and enum values of a JSON Schema, recursively.
+
+    One pass over each node's keys (not a look-up per keyword): indexing 100,000 tools walks
+    a million schema nodes.
+    """
+    if depth > 8:
         return
-    props = schema.get("properties")
-    if isinstance(props, Mapping):
-        for prop_name, prop in props.items():
-            out.append(" ".join(split_identifier(str(prop_name))))
-            _schema_texts(prop, out, depth + 1)
-    if isinstance(schema.get("description"), str) and depth > 0:
-        out.append(schema["description"])
-    enum = schema.get("enum")
-    if isinstance(enum, list):
-        out.extend(str(v) for v in enum if isinstance(v, str | int | float))
-    for key in ("items", "additionalProperties"):
-        _schema_texts(schema.get(key), out, depth + 1)
-    for key in ("anyOf", "oneOf", "allOf"):
-        subs = schema.get(key)
-        if isinstance(subs, list):
-            for sub in subs:
-                _schema_texts(sub, out, depth + 1)
-    for key in ("$defs", "definitions"):
-        defs = schema.get(key)
-        if isinstance(defs, Mapping):
-            for sub in defs.values():
-                _schema_texts(sub, out, depth + 1)
+    for key, value in schema.items():
+        if key == "properties":
+            if _is_mapping(value):
+                for prop_name, prop in value.items():
+                    out.append(str(prop_name))
+                    if _is_mapping(prop):
+                        _schema_texts(prop, out, depth + 1)
+        elif key == "description":
+            if depth > 0 and isinstance(value, str):
+                out.append(value)
+        elif key == "enum":
+            if isinstance(value, list):
+                out.extend(str(v) for v in value if isinstance(v, str | int | float))
+        elif key in ("items", "additionalProperties"):
+            if _is_mapping(value):
+                _schema_texts(value, out, depth + 1)
+        elif key in ("anyOf", "oneOf", "allOf"):
+            if isinstance(value, list):
+                for sub in value:
+                    if _is_mapping(sub):
+                        _schema_texts(sub, out, depth + 1)
+        elif key in ("$defs", "definitions") and _is_mapping(value):
+            for sub in value.values():
+                if _is_mapping(sub):
+                    _schema_texts(sub, out, depth + 1)
 
 
 def tool_terms(tool: Tool, weights: Mapping[str, int] = FIELD_WEIGHTS) -> list[str]:
     """The weighted bag of search terms for ``tool``."""
     params: list[str] = []
     _schema_texts(tool.parameters, params)
-    fields = {
-        "name": tokenize(tool.name),
-        "keywords": tokenize(" ".join(tool.keywords)),
-        "domain": tokenize(f"{tool.domain} {tool.group}"),
-        "description": tokenize(tool.description),
-        "parameters": tokenize(" ".join(params)),
-    }
+    fields = (
+        ("name", tool.name),
+        ("keywords", " ".join(tool.keywords)),
+        ("domain", f"{tool.domain} {tool.group}"),
+        ("description", tool.description),
+        ("parameters", " ".join(params)),
+    )
     terms: list[str] = []
-    for field_name, field_terms in fields.items():
-        terms.extend(field_terms * weights.get(field_name, 1))
+    for field_name, text in fields:
+        if text:
+            terms += tokenize_document(text) * weights.get(field_name, 1)
     return terms
 
 
@@ -93,14 +107,14 @@ class BM25Index:
 
     tools: list[Tool]
     """The indexed tools; hits refer to them by position."""
-    _bm25: bm25s.BM25 | None
-    _vocab: Mapping[str, int]
+    _matrix: BM25Matrix
     _domains: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     _groups: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     _domain_codes: dict[str, int] = field(default_factory=dict)
     _group_codes: dict[tuple[str, str], int] = field(default_factory=dict)
     _masks: OrderedDict[Hashable, np.ndarray] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _names: NameMatcher | None = None
 
     @classmethod
     def build(
@@ -109,7 +123,7 @@ class BM25Index:
         *,
         k1: float = 1.2,
         b: float = 0.75,
-        method: str = "lucene",
+        idf: IdfVariant = "lucene",
         weights: Mapping[str, int] = FIELD_WEIGHTS,
     ) -> BM25Index:
         """Index ``tools``.
@@ -117,18 +131,12 @@ class BM25Index:
         Args:
             tools: the tools, in the order hits refer to them by position.
             k1, b: BM25's term-saturation and length-normalisation parameters.
-            method: the bm25s variant: ``"lucene"`` (IDF never negative, the default),
-                ``"robertson"`` (rank-bm25's ``BM25Okapi``), ``"atire"``, ``"bm25l"``,
-                ``"bm25+"``.
+            idf: ``"lucene"`` (never negative; bm25s's default) or ``"robertson"``
+                (rank-bm25's ``BM25Okapi``).
             weights: repetitions per field (see :data:`FIELD_WEIGHTS`).
         """
-        corpus = [tool_terms(tool, weights) or ["__empty__"] for tool in tools]
-        engine: bm25s.BM25 | None = None
-        vocab: Mapping[str, int] = {}
-        if corpus:
-            engine = bm25s.BM25(k1=k1, b=b, method=method)
-            engine.index(corpus, show_progress=False)
-            vocab = engine.vocab_dict
+        corpus = [tool_terms(tool, weights) for tool in tools]
+        matrix = BM25Matrix.build(corpus, k1=k1, b=b, idf=idf)
         domain_codes: dict[str, int] = {}
         group_codes: dict[tuple[str, str], int] = {}
         domains = np.fromiter(
@@ -143,13 +151,19 @@ class BM25Index:
         )
         return cls(
             tools=list(tools),
-            _bm25=engine,
-            _vocab=vocab,
+            _matrix=matrix,
             _domains=domains,
             _groups=groups,
             _domain_codes=domain_codes,
             _group_codes=group_codes,
         )
+
+    def name_matcher(self) -> NameMatcher:
+        """The trigram index over the tools' names, built on first use."""
+        with self._lock:
+            if self._names is None:
+                self._names = NameMatcher([t.name for t in self.tools])
+            return self._names
 
     def __len__(self) -> int:
         return len(self.tools)
@@ -165,18 +179,14 @@ class BM25Index:
 
     def term_ids(self, query: str) -> list[int]:
         """Vocabulary ids of the query's terms (unknown terms dropped; repeats kept)."""
-        vocab = self._vocab
-        return [vocab[t] for t in tokenize(query) if t in vocab]
+        return self._matrix.term_ids(tokenize(query))
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 scores of every tool for ``query`` (zeros when no term is known).
 
         The array is new and the caller's to modify.
         """
-        ids = self.term_ids(query)
-        if not ids or self._bm25 is None:
-            return np.zeros(len(self.tools), dtype=np.float32)
-        return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float32)
+        return self._matrix.scores(self.term_ids(query))
 
     def scope_mask(self, domain: str | None, group: str | None) -> np.ndarray | None:
         """Which tools are in ``domain`` / ``group`` (None: all of them); cached."""

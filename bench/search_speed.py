@@ -1,0 +1,254 @@
+"""Search speed on synthetic catalogs of 1k, 10k and 100k tools, against raw bm25s.
+
+Run: ``python bench/search_speed.py`` (``--sizes 1000 10000`` for fewer, ``--queries N``).
+
+Each catalog is generated from a seeded vocabulary: verb + object names in mixed conventions
+(snake_case, camelCase, dotted), one- or two-sentence descriptions, one to six parameters with
+descriptions and enums, across domains and groups, plus made-up product words so that the
+vocabulary grows with the catalog as a real one does. Measured, in the same run:
+
+- toolmgmt: ``ToolCatalog.add_many`` + the index build (tokenizing every field, bm25s), the
+  latency of ``ToolCatalog.search(query, limit=5)`` for single queries and for two-need requests
+  (split into clauses and fused), and a search scoped by domain;
+- raw bm25s on the same text (name + description + parameters, ``bm25s.tokenize``):
+  index build and ``retrieve(k=5)`` latency.
+
+Peak memory is measured with tracemalloc in a separate pass (tracemalloc slows Python down, so
+times come from a pass without it). Goals (issue 2): p50 <= 1 ms at 10k tools and <= 5 ms at
+100k; a 100k-tool build <= 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from toolmgmt_core import Tool, ToolCatalog  # noqa: E402
+
+VERBS = (
+    "get list create update delete search send fetch cancel book schedule archive export import "
+    "sync merge approve reject assign close open move copy upload download resize convert "
+    "calculate estimate forecast validate translate summarize notify invite refund charge "
+    "transfer publish render analyze compare subscribe unsubscribe"
+).split()
+OBJECTS = (
+    "invoice customer contact deal ticket issue pull_request branch commit file folder document "
+    "spreadsheet calendar_event meeting email message channel thread user team project task "
+    "milestone payment subscription refund order product inventory shipment flight hotel "
+    "booking weather_forecast stock_price exchange_rate report dashboard metric alert incident "
+    "deployment container secret webhook note comment label playlist song recipe route map"
+).split()
+ADJECTIVES = (
+    "recent archived shared pending overdue active draft public private monthly daily "
+    "international local default custom primary"
+).split()
+DOMAINS = (
+    "crm files calendar email code payments analytics web travel devops music commerce "
+    "support finance health education"
+).split()
+TYPES = ("string", "integer", "number", "boolean")
+SYLLABLES = "ka lo mi zu ren tor vex qua pli dran sol nim fex bru tak yel gor mip".split()
+
+
+def _product_word(rng: random.Random) -> str:
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3)))
+
+
+def _name(verb: str, obj: str, product: str, style: int) -> str:
+    parts = [verb, *obj.split("_")]
+    if style == 0:
+        return "_".join([*parts, product])
+    if style == 1:
+        return parts[0] + "".join(p.title() for p in parts[1:]) + product.title()
+    return f"{product}.{'_'.join(parts)}"
+
+
+def make_tools(n: int, seed: int = 7) -> list[Tool]:
+    """``n`` distinct synthetic tools, the same for the same seed."""
+    rng = random.Random(seed)
+    products = sorted({_product_word(rng) for _ in range(max(50, n // 20))})
+    tools: list[Tool] = []
+    seen: set[str] = set()
+    while len(tools) < n:
+        verb, obj, product = rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(products)
+        name = _name(verb, obj, product, rng.randrange(3))
+        if name in seen:
+            name = f"{name}_{len(tools)}"
+        seen.add(name)
+        noun = obj.replace("_", " ")
+        adjective = rng.choice(ADJECTIVES)
+        description = (
+            f"{verb.title()} {adjective} {noun}s in {product.title()}. "
+            f"Use it to {rng.choice(VERBS)} the {rng.choice(OBJECTS).replace('_', ' ')} "
+            f"of a {noun} by {rng.choice(OBJECTS).replace('_', ' ')}."
+        )
+        properties: dict[str, Any] = {}
+        for _ in range(rng.randint(1, 6)):
+            pobj = rng.choice(OBJECTS)
+            pname = f"{pobj}_{rng.choice(['id', 'name', 'date', 'limit', 'status', 'type'])}"
+            prop: dict[str, Any] = {
+                "type": rng.choice(TYPES),
+                "description": f"The {rng.choice(ADJECTIVES)} {pobj.replace('_', ' ')} to use.",
+            }
+            if rng.random() < 0.2:
+                prop = {
+                    "type": "string",
+                    "enum": rng.sample(ADJECTIVES, 3),
+                    "description": prop["description"],
+                }
+            properties[pname] = prop
+        domain = rng.choice(DOMAINS)
+        tools.append(
+            Tool(
+                name=name,
+                description=description,
+                parameters={"type": "object", "properties": properties},
+                domain=domain,
+                group=rng.choice(OBJECTS),
+            )
+        )
+    return tools
+
+
+def make_queries(tools: Sequence[Tool], count: int, seed: int = 11) -> list[str]:
+    """Single-need queries (half) and two-need requests (half) in plain English."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    for i in range(count):
+        tool = rng.choice(tools)
+        first = f"{tool.description.split('.')[0].lower()} for the {rng.choice(ADJECTIVES)} one"
+        if i % 2:
+            other = rng.choice(tools).description.split(".")[0].lower()
+            out.append(f"Please {first}, then {other}")
+        else:
+            out.append(first)
+    return out
+
+
+def tool_text(tool: Tool) -> str:
+    """Name, description and parameters as one text (what raw bm25s indexes)."""
+    params = " ".join(
+        f"{k} {v.get('description', '')} {' '.join(v.get('enum', []))}"
+        for k, v in tool.parameters.get("properties", {}).items()
+    )
+    return f"{tool.name} {tool.description} {params}"
+
+
+def _latencies(fn: Callable[[str], object], queries: Sequence[str]) -> tuple[float, float]:
+    for q in queries[:5]:
+        fn(q)  # warm up
+    times = []
+    for q in queries:
+        start = time.perf_counter()
+        fn(q)
+        times.append((time.perf_counter() - start) * 1000)
+    return float(np.percentile(times, 50)), float(np.percentile(times, 95))
+
+
+def _peak_mb(fn: Callable[[], object]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def _build_toolmgmt(tools: Sequence[Tool]) -> ToolCatalog:
+    catalog = ToolCatalog()
+    catalog.add_many(tools)
+    catalog.search("warm up")  # builds the index
+    return catalog
+
+
+def _build_bm25s(texts: Sequence[str]) -> bm25s.BM25:
+    engine = bm25s.BM25()
+    engine.index(
+        bm25s.tokenize(list(texts), stopwords="en", show_progress=False), show_progress=False
+    )
+    return engine
+
+
+def run(size: int, n_queries: int) -> dict[str, float]:
+    tools = make_tools(size)
+    queries = make_queries(tools, n_queries)
+    singles = queries[0::2]
+    doubles = queries[1::2]
+    texts = [tool_text(t) for t in tools]
+    row: dict[str, float] = {"size": size}
+
+    start = time.perf_counter()
+    catalog = _build_toolmgmt(tools)
+    row["tm_build"] = time.perf_counter() - start
+    row["tm_p50"], row["tm_p95"] = _latencies(lambda q: catalog.search(q, limit=5), singles)
+    row["tm2_p50"], row["tm2_p95"] = _latencies(lambda q: catalog.search(q, limit=5), doubles)
+    domain = tools[0].domain
+    row["tmd_p50"], row["tmd_p95"] = _latencies(
+        lambda q: catalog.search(q, limit=5, domain=domain), singles
+    )
+
+    start = time.perf_counter()
+    engine = _build_bm25s(texts)
+    row["bs_build"] = time.perf_counter() - start
+
+    def raw(q: str) -> object:
+        tokens = bm25s.tokenize([q], stopwords="en", show_progress=False)
+        return engine.retrieve(tokens, k=5, show_progress=False, n_threads=1)
+
+    row["bs_p50"], row["bs_p95"] = _latencies(raw, singles)
+    catalog = engine = None  # free them before measuring memory
+    row["tm_mem"] = _peak_mb(lambda: _build_toolmgmt(tools))
+    row["bs_mem"] = _peak_mb(lambda: _build_bm25s(texts))
+    return row
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--queries", type=int, default=400)
+    args = parser.parse_args(argv)
+    rows = [run(size, args.queries) for size in args.sizes]
+    print(
+        "| tools | toolmgmt build s | bm25s build s | toolmgmt p50 / p95 ms | two-need p50 / p95 "
+        "| scoped p50 / p95 | bm25s p50 / p95 ms | toolmgmt peak MB | bm25s peak MB |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {int(r['size']):,} | {r['tm_build']:.2f} | {r['bs_build']:.2f} | "
+            f"{r['tm_p50']:.2f} / {r['tm_p95']:.2f} | {r['tm2_p50']:.2f} / {r['tm2_p95']:.2f} | "
+            f"{r['tmd_p50']:.2f} / {r['tmd_p95']:.2f} | {r['bs_p50']:.2f} / {r['bs_p95']:.2f} | "
+            f"{r['tm_mem']:.0f} | {r['bs_mem']:.0f} |"
+        )
+    goals = {10000: 1.0, 100000: 5.0}
+    for r in rows:
+        if int(r["size"]) in goals:
+            ok = r["tm_p50"] <= goals[int(r["size"])]
+            print(
+                f"p50 at {int(r['size']):,} tools: {r['tm_p50']:.2f} ms (goal <= "
+                f"{goals[int(r['size'])]} ms): {'met' if ok else 'MISSED'}"
+            )
+        if int(r["size"]) == 100000:
+            ok = r["tm_build"] <= 10
+            print(
+                f"build at 100,000 tools: {r['tm_build']:.1f} s (goal <= 10 s): "
+                f"{'met' if ok else 'MISSED'}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
