@@ -242,9 +242,10 @@ QUICKSTART = [
     ),
     md(
         """
-        Flat grows with every tool; search and gateway stay flat, whatever the catalog holds;
-        lazy grows, but at about a quarter of the rate. `toolmgmt report` prints the same
-        comparison per provider for your own catalog (`--catalog tools.json`).
+        Flat grows with every tool. Search and gateway stay under 2,000 tokens whatever the
+        catalog holds: they grow only with the always-on tools and what searches loaded. Lazy
+        grows too, at about a quarter of the rate. `toolmgmt report` prints the same comparison
+        per provider for your own catalog (`--catalog tools.json`).
         """
     ),
 ]

@@ -88,6 +88,22 @@ def test_notebooks_are_built_from_the_generator() -> None:
         assert all(not c.get("outputs") for c in json.loads(committed)["cells"])
 
 
+def test_kernel_runs_this_interpreter() -> None:
+    """The ``python3`` kernel is this environment's Python (where the frameworks live)."""
+    notebook = nbformat.v4.new_notebook()
+    probe = "import os, sys; print(sys.prefix, os.getcwd())"
+    notebook.cells.append(nbformat.v4.new_code_cell(probe))
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
+    client.execute()
+    prefix, cwd = notebook.cells[0].outputs[0]["text"].split()
+    assert Path(prefix) == Path(sys.prefix) and Path(cwd) == NOTEBOOKS
+
+
 def test_01_quickstart() -> None:
     notebook = _executed("01_quickstart", "matplotlib")
     text = text_of(notebook)
