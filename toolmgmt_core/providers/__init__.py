@@ -124,15 +124,18 @@ class _Converted:
     error: str | None = None
 
 
-def _fingerprint(tool: Tool) -> str:
-    return json.dumps([tool.name, tool.description, tool.parameters], sort_keys=True, default=str)
+def _fingerprint(tool: Tool, examples: bool) -> str:
+    content: list[Any] = [tool.name, tool.description, tool.parameters]
+    if examples:
+        content.append(tool.input_examples)
+    return json.dumps(content, sort_keys=True, default=str)
 
 
 def _convert_uncached(tool: Tool, provider: str, name: str, options: tuple[Any, ...]) -> _Converted:
-    strict, json_schema = options
+    strict, json_schema, examples = options
     try:
         if provider == "anthropic":
-            data, notes = to_anthropic_tool(tool, name)
+            data, notes = to_anthropic_tool(tool, name, examples=examples)
             return _Converted(data, tuple(notes))
         if provider == "gemini":
             data, notes = to_gemini_declaration(tool, name, json_schema=json_schema)
@@ -151,7 +154,7 @@ def _convert(tool: Tool, provider: str, name: str, options: tuple[Any, ...]) -> 
     hit = _BY_ID.get(id_key)
     if hit is not None and hit[0] is tool:
         return hit[1]  # type: ignore[no-any-return]
-    content_key = (provider, options, name, _fingerprint(tool))
+    content_key = (provider, options, name, _fingerprint(tool, options[2]))
     converted = _BY_CONTENT.get(content_key)
     if converted is None:
         converted = _convert_uncached(tool, provider, name, options)
@@ -208,6 +211,7 @@ def format_tools(
     cache_control: bool = False,
     gemini_json_schema: bool = False,
     namespaces: bool = False,
+    examples: bool = False,
 ) -> dict[str, Any]:
     """The request parts that send ``tools_or_session``'s tools to ``provider``.
 
@@ -231,6 +235,9 @@ def format_tools(
         namespaces: Responses, native: group deferred tools by domain into ``namespace``
             tools (what OpenAI's models search best); calls come back with the function's
             own name (and a ``namespace`` field), so routing is unchanged.
+        examples: Anthropic: send each tool's ``input_examples`` (those matching its input
+            schema; one that does not is left out and noted). OpenAI and Gemini have no such
+            field, so it changes nothing for them.
 
     Returns:
         ``{"tools": [...], "report": FormatReport}``, plus ``tool_choice`` (OpenAI) or
@@ -255,6 +262,7 @@ def format_tools(
         cache_control,
         gemini_json_schema,
         namespaces,
+        examples,
         tuple((t.name, id(t), t.name in deferred) for t in tools),
     )
     hit = _REQUESTS.get(key)
@@ -277,6 +285,7 @@ def format_tools(
         cache_control=cache_control,
         gemini_json_schema=gemini_json_schema,
         namespaces=namespaces,
+        examples=examples,
     )
     _REQUESTS.put(key, (tuple(tools), result))
     return {**result, "tools": list(result["tools"])}
@@ -295,6 +304,7 @@ def _format(
     cache_control: bool,
     gemini_json_schema: bool,
     namespaces: bool = False,
+    examples: bool = False,
 ) -> dict[str, Any]:
     report = FormatReport(provider=provider)
     if allowed is not None and provider == "anthropic":
@@ -316,7 +326,7 @@ def _format(
         seen.add(tool.name)
         unique.append(tool)
     names = build_name_map([t.name for t in unique], provider)
-    options = (strict, gemini_json_schema)
+    options = (strict, gemini_json_schema, examples and provider == "anthropic")
     entries: list[tuple[str, dict[str, Any], bool]] = []
     for tool in unique:
         pname = names.provider_name(tool.name)

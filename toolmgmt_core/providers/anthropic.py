@@ -4,6 +4,10 @@ Anthropic takes a JSON Schema in ``input_schema``; its top level must be an obje
 ``anyOf``/``oneOf``/``allOf``. Native mode uses Anthropic's tool search server tool
 (``tool_search_tool_bm25_20251119`` or ``tool_search_tool_regex_20251119``): deferred tools are
 sent with ``defer_loading: true`` and only the tools Claude finds are loaded into its context.
+
+With ``examples`` a tool's ``input_examples`` (example argument objects, which Claude reads beside
+the schema) are sent too. Anthropic refuses an example that does not match ``input_schema``, so
+such an example is left out with a note rather than failing the request.
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
 from toolmgmt_core.errors import ProviderError
-from toolmgmt_core.providers.schema_utils import to_single_object
+from toolmgmt_core.providers.schema_utils import to_json, to_single_object
 from toolmgmt_core.tool import Tool
 
 __all__ = [
@@ -43,13 +50,45 @@ def to_anthropic_schema(parameters: Mapping[str, Any]) -> tuple[dict[str, Any], 
     return to_single_object(parameters)
 
 
-def to_anthropic_tool(tool: Tool, name: str) -> tuple[dict[str, Any], list[str]]:
-    """One tool as an Anthropic ``ToolParam`` dict, sent as ``name``."""
+def to_anthropic_tool(
+    tool: Tool, name: str, *, examples: bool = False
+) -> tuple[dict[str, Any], list[str]]:
+    """One tool as an Anthropic ``ToolParam`` dict, sent as ``name``.
+
+    Args:
+        tool: The tool.
+        name: The name to send (see :mod:`toolmgmt_core.providers.names`).
+        examples: Send ``tool.input_examples`` as ``input_examples`` (those that match the
+            input schema; the others are left out with a note).
+    """
     schema, notes = to_anthropic_schema(tool.parameters)
     data: dict[str, Any] = {"name": name, "input_schema": schema}
     if tool.description:
         data["description"] = tool.description
+    if examples and tool.input_examples:
+        kept, dropped = _valid_examples(tool.input_examples, schema)
+        notes.extend(dropped)
+        if kept:
+            data["input_examples"] = kept
     return data, notes
+
+
+def _valid_examples(
+    examples: Sequence[Mapping[str, Any]], schema: Mapping[str, Any]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    validator = Draft202012Validator(schema)
+    kept: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for index, example in enumerate(examples, 1):
+        value = to_json(example)
+        error = best_match(validator.iter_errors(value)) if isinstance(value, dict) else None
+        if isinstance(value, dict) and error is None:
+            kept.append(value)
+            continue
+        where = "/".join(str(p) for p in error.absolute_path) if error else ""
+        why = f"{where or '(arguments)'}: {error.message}" if error else "not an object"
+        notes.append(f"input example {index} left out: it does not match the schema ({why})")
+    return kept, notes
 
 
 def assemble_anthropic(
