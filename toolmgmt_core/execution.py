@@ -46,6 +46,7 @@ from toolmgmt_core.tool import Tool
 __all__ = [
     "MAX_REPORTED_ERRORS",
     "ToolResult",
+    "drop_refused_nulls",
     "dumps_compact",
     "run_handler",
     "run_sync",
@@ -290,6 +291,19 @@ def _drop_refused_nulls(
         if len(after) < len(errors) and keys <= known:
             arguments, errors, known = trial, after, keys
     return arguments, errors
+
+
+def drop_refused_nulls(arguments: Any, schema: Mapping[str, Any]) -> Any:
+    """``arguments`` without the ``null`` of each optional field whose ``schema`` refuses null.
+
+    What :func:`validate_arguments` does before its verdict, for callers that validate
+    elsewhere; arguments that are not an object come back unchanged.
+    """
+    if not isinstance(arguments, dict):
+        return arguments
+    validator = _validator(schema)
+    errors = list(validator.iter_errors(arguments))
+    return _drop_refused_nulls(arguments, validator, errors)[0] if errors else arguments
 
 
 def validate_arguments(

@@ -10,8 +10,9 @@ subset, moving the meaning of dropped keywords into descriptions, or raises
 a value of any type...), and the tool is then sent non-strict.
 
 A model in strict mode sends ``null`` for an optional argument it leaves out;
-:func:`strip_strict_nulls` removes those before the arguments are checked against the tool's
-own schema.
+:func:`~toolmgmt_core.execution.validate_arguments` drops those (for any tool call) before the
+arguments are checked against the tool's own schema; :func:`strip_strict_nulls` does the same on
+its own.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from toolmgmt_core.errors import ProviderError
+from toolmgmt_core.execution import drop_refused_nulls
 from toolmgmt_core.providers.schema_utils import (
     append_description,
     describe_keywords,
     inline_refs,
     merge_all_of,
-    resolve_pointer,
     to_single_object,
 )
 from toolmgmt_core.tool import Tool
@@ -302,56 +303,10 @@ def allowed_tools_choice(
 def strip_strict_nulls(arguments: Any, parameters: Mapping[str, Any]) -> Any:
     """``arguments`` without the ``null`` values strict mode added for left-out optional fields.
 
-    A key is dropped when its value is ``None``, the original schema does not require it and does
-    not accept ``null`` for it. Nested objects (and arrays of objects) are cleaned the same way,
-    following local ``$ref``s.
+    A field's ``null`` is dropped when the original schema does not require the field and does
+    not accept ``null`` for it, at any depth (``$ref``, ``anyOf`` and arrays of objects
+    included); the schema's own validator decides. Tool calls get this already
+    (:func:`~toolmgmt_core.execution.validate_arguments`); this is for arguments checked
+    elsewhere.
     """
-    return _strip(arguments, parameters, parameters, 0)
-
-
-def _deref(schema: Any, root: Mapping[str, Any]) -> Any:
-    for _ in range(_MAX_DEPTH):
-        if not isinstance(schema, Mapping) or not isinstance(schema.get("$ref"), str):
-            break
-        schema = resolve_pointer(root, schema["$ref"])
-    return schema
-
-
-def _strip(arguments: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
-    schema = _deref(schema, root)
-    if not isinstance(schema, Mapping) or depth > 64:
-        return arguments
-    if "properties" not in schema and "items" not in schema:
-        for key in ("anyOf", "oneOf", "allOf"):
-            for variant in schema.get(key, ()):
-                variant = _deref(variant, root)
-                if isinstance(variant, Mapping) and (
-                    ("properties" in variant and isinstance(arguments, dict))
-                    or ("items" in variant and isinstance(arguments, list))
-                ):
-                    return _strip(arguments, variant, root, depth + 1)
-    if isinstance(arguments, list):
-        return [_strip(a, schema.get("items"), root, depth + 1) for a in arguments]
-    if not isinstance(arguments, dict):
-        return arguments
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required", []))
-    out: dict[str, Any] = {}
-    for key, value in arguments.items():
-        sub = _deref(properties.get(key), root)
-        if value is None and key not in required and not _accepts_null(sub, root):
-            continue
-        out[key] = _strip(value, sub, root, depth + 1)
-    return out
-
-
-def _accepts_null(schema: Any, root: Mapping[str, Any]) -> bool:
-    schema = _deref(schema, root)
-    if not isinstance(schema, Mapping):
-        return schema is None
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    if None in (schema.get("enum") or ()) or schema.get("nullable") is True:
-        return True
-    return any(_accepts_null(v, root) for k in ("anyOf", "oneOf") for v in schema.get(k, ()))
+    return drop_refused_nulls(arguments, parameters)

@@ -9,7 +9,7 @@ from jsonschema import Draft202012Validator
 
 from toolmgmt_core import InvalidArgumentsError, Tool, ToolCatalog, ToolManager
 from toolmgmt_core.execution import validate_arguments
-from toolmgmt_core.providers import format_tools
+from toolmgmt_core.providers import format_tools, strip_strict_nulls
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -135,3 +135,22 @@ def test_repair_false_keeps_nulls() -> None:
     assert validate_arguments(tool, {"a": None}) == {}
     with pytest.raises(InvalidArgumentsError, match="expected string, got null"):
         validate_arguments(tool, {"a": None}, repair=False)
+
+
+def test_strip_strict_nulls_keeps_nulls_that_the_schema_accepts() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "anything": {"description": "Any JSON value."},
+            "not_text": {"not": {"type": "string"}},
+            "text": {"type": "string"},
+            "ref": {"$ref": "#/$defs/Maybe"},
+        },
+        "$defs": {"Maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+    }
+    arguments = {"anything": None, "not_text": None, "text": None, "ref": None}
+    assert strip_strict_nulls(arguments, schema) == {
+        "anything": None,
+        "not_text": None,
+        "ref": None,
+    }
