@@ -460,7 +460,9 @@ class ToolCatalog:
     ) -> list[SearchHit]:
         """Tools whose name, description, domain or group match ``pattern`` (case-insensitive).
 
-        Names matching score 2, other fields 1; ties keep catalog order.
+        Names matching score 2, other fields 1; ties keep catalog order. Each field is matched
+        on its own, so ``^`` and ``$`` anchor to the start and end of a name, a description, a
+        domain or a group.
 
         Raises:
             SearchError: the pattern is empty, over 200 characters, does not compile, or takes
@@ -493,8 +495,10 @@ class ToolCatalog:
                     raise TimeoutError
                 if compiled.search(tool.name, timeout=remaining):
                     score = 2.0
-                elif compiled.search(
-                    f"{tool.description}\n{tool.domain}\n{tool.group}", timeout=remaining
+                # each field on its own, so that ^ and $ anchor to a field's ends
+                elif any(
+                    compiled.search(text, timeout=max(deadline - time.monotonic(), 1e-3))
+                    for text in (tool.description, tool.domain, tool.group)
                 ):
                     score = 1.0
                 else:

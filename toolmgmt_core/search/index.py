@@ -235,7 +235,10 @@ class BM25Index:
             scores[~mask] = 0.0
         candidates = np.flatnonzero(scores > 0)
         if len(candidates) > limit:
-            part = np.argpartition(-scores[candidates], limit - 1)[:limit]
-            candidates = candidates[part]
-        order = np.lexsort((candidates, -scores[candidates]))
+            # keep every tool scoring at least the limit-th best score, so that ties at the
+            # cut are broken by catalog order below, not by argpartition's whim
+            values = scores[candidates]
+            threshold = -np.partition(-values, limit - 1)[limit - 1]
+            candidates = candidates[values >= threshold]
+        order = np.lexsort((candidates, -scores[candidates]))[:limit]
         return [(int(i), float(scores[i])) for i in candidates[order]]
