@@ -43,6 +43,8 @@ DEADLINE = 600.0
 """Seconds the whole run may take."""
 SEQUENTIAL = 100
 """Calls of the single-client reference phase."""
+GATEWAY_LOG: list[str] = []
+"""The gateway's stderr, for the report of anything that went wrong."""
 
 
 @dataclass
@@ -100,6 +102,7 @@ def start_gateway(config: Path) -> tuple[subprocess.Popen[str], str]:
     def read() -> None:
         assert process.stderr is not None
         for line in process.stderr:
+            GATEWAY_LOG.append(line.rstrip())
             match = re.search(r"listening on (http://\S+)", line)
             if match and not found:
                 found.append(match.group(1))
@@ -234,6 +237,9 @@ async def main_async(clients: int, calls: int) -> int:
         for r in alone + loaded:
             for failure in r.failures:
                 print(f"  {r.name}: {failure[:300]}")
+        trouble = [line for line in GATEWAY_LOG if re.search(r"WARNING|ERROR|Error|is down", line)]
+        for line in trouble[:10]:
+            print(f"  gateway log: {line[:300]}")
         ok = all(len(r.latencies) == clients * calls for r in loaded)
         ok = ok and all(len(r.latencies) == SEQUENTIAL for r in alone)
         print("\nevery call answered with its own token" if ok else "\nSOME CALLS LOST OR MIXED")

@@ -7,6 +7,7 @@ come from ``$TOOLMGMT_GATEWAY_TOKEN`` or the config's ``[gateway] token_env``.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -42,6 +43,9 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"toolmgmt serve: {exc}", file=sys.stderr)
         return 2
     token = args.token or os.environ.get("TOOLMGMT_GATEWAY_TOKEN") or None
+    # Upstreams going down and coming back, skipped tools: on stderr (stdout may be the MCP pipe).
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
+    logging.getLogger("toolmgmt_mcp").setLevel(logging.INFO)
     try:
         serve(config, transport=args.transport, host=args.host, port=args.port, token=token)
     except ConfigError as exc:
