@@ -470,7 +470,7 @@ def _similar_siblings(pool: Sequence[Tool]) -> dict[int, list[Tool]]:
             for j in postings[(tool.domain, tool.group, word)]:
                 if j != i:
                     shared[j] = shared.get(j, 0) + 1
-        for j, count in shared.items():
+        for j, count in sorted(shared.items()):  # catalog order, not the hash-seeded set's
             if count / (len(words) + len(profiles[j]) - count) >= _SIMILAR:
                 similar.setdefault(i, []).append(pool[j])
     return similar
