@@ -169,7 +169,8 @@ def _describe(error: ValidationError) -> str:
     if kind == "type":
         expected = error.validator_value
         expected_text = " or ".join(expected) if isinstance(expected, list) else str(expected)
-        return f"{where}: expected {expected_text}, got {_json_type(given)} {_short(given)}"
+        got = "null" if given is None else f"{_json_type(given)} {_short(given)}"
+        return f"{where}: expected {expected_text}, got {got}"
     if kind in ("enum", "const"):
         options = error.validator_value if kind == "enum" else [error.validator_value]
         valid = ", ".join(_short(o) for o in options)

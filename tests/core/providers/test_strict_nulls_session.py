@@ -90,7 +90,7 @@ def test_null_for_a_required_field_still_fails_with_its_own_message() -> None:
     seen: list[dict[str, Any]] = []
     result = _session(seen).call_sync("find_tickets", {"query": None, "limit": None})
     assert result.is_error and not seen
-    assert "query: expected string, got null" in result.content
+    assert "query: expected string, got null." in result.content  # not "got null null"
     assert "limit" not in result.content
 
 
