@@ -16,7 +16,8 @@ any_text = st.text(max_size=60)
 
 
 def _letters_and_digits(text: str) -> str:
-    return "".join(c for c in text.casefold() if c.isalnum())
+    # lowercase letter by letter, dropping marks that lowercasing adds (U+0130 -> i + U+0307)
+    return "".join(low for c in text if c.isalnum() for low in c.lower() if low.isalnum())
 
 
 @pytest.mark.parametrize(
@@ -43,7 +44,8 @@ def test_split_identifier_examples(name: str, words: list[str]) -> None:
 @given(identifiers | any_text)
 def test_split_identifier_never_loses_letters_or_digits(text: str) -> None:
     words = split_identifier(text)
-    assert "".join(words).casefold() == _letters_and_digits(text)
+    # casefold both sides: only context-dependent forms differ (Greek final sigma)
+    assert "".join(words).casefold() == _letters_and_digits(text).casefold()
 
 
 @settings(max_examples=300, deadline=None)
