@@ -39,9 +39,8 @@ def _load_builder() -> Any:
     return module
 
 
-def run_notebook(name: str) -> tuple[nbformat.NotebookNode, float]:
-    """Execute ``notebooks/<name>.ipynb``; the executed notebook and the seconds it took."""
-    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+def execute(notebook: nbformat.NotebookNode) -> None:
+    """Run every cell of ``notebook`` in a fresh ``python3`` kernel, in ``notebooks/``."""
     client = nbclient.NotebookClient(
         notebook,
         timeout=CELL_TIMEOUT,
@@ -51,9 +50,14 @@ def run_notebook(name: str) -> tuple[nbformat.NotebookNode, float]:
     # ipykernel leaves the real stdout/stderr file descriptors alone when it sees pytest's
     # variable, and its sys.stderr then has no fileno(), which subprocesses (the MCP
     # notebook's stdio servers) need: start the kernel as Jupyter would.
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    client.execute(env={k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"})
+
+
+def run_notebook(name: str) -> tuple[nbformat.NotebookNode, float]:
+    """Execute ``notebooks/<name>.ipynb``; the executed notebook and the seconds it took."""
+    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     started = time.monotonic()
-    client.execute(env=env)
+    execute(notebook)
     return notebook, time.monotonic() - started
 
 
@@ -93,13 +97,7 @@ def test_kernel_runs_this_interpreter() -> None:
     notebook = nbformat.v4.new_notebook()
     probe = "import os, sys; print(sys.prefix, os.getcwd())"
     notebook.cells.append(nbformat.v4.new_code_cell(probe))
-    client = nbclient.NotebookClient(
-        notebook,
-        timeout=CELL_TIMEOUT,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOKS)}},
-    )
-    client.execute()
+    execute(notebook)
     prefix, cwd = notebook.cells[0].outputs[0]["text"].split()
     assert Path(prefix) == Path(sys.prefix) and Path(cwd) == NOTEBOOKS
 
