@@ -227,8 +227,9 @@ QUICKSTART = [
             print(f"{size:>5} " + " ".join(f"{series[name][i]:>8,}" for name in series))
 
         fig, ax = plt.subplots(figsize=(7, 4))
+        labels = {"search": "search (after one search)", "lazy": "lazy (no parameters)"}
         for name, values in series.items():
-            ax.plot(sizes, values, marker="o", label=name)
+            ax.plot(sizes, values, marker="o", label=labels.get(name, name))
         ax.set_xlabel("tools in the catalog")
         ax.set_ylabel("definition tokens per model call")
         ax.set_title("Flat tool list against managed modes (demo catalog, o200k_base)")
