@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolmgmt_core.budget import DEFAULT_MAX_RESULT_TOKENS, ResultBudget
+from toolmgmt_core.budget import DEFAULT_MAX_RESULT_TOKENS, ResultBudget, plan_definitions
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import ConfigError
 from toolmgmt_core.execution import dumps_compact
@@ -86,6 +86,10 @@ class ToolManager:
             (default :data:`DEFAULT_CONTEXT_WINDOW`).
         auto_threshold_share: ``auto`` defers when definitions exceed this share of the
             context window. When a token threshold is also given, the lower one applies.
+        definitions_budget: ``auto`` mode's budget for catalog tool definitions listed up
+            front. When set, it replaces the threshold: tools are listed in catalog order
+            (always-on first) while they fit, and only the rest are deferred behind
+            ``tool_search``. None: all-or-nothing at the threshold.
         call_unloaded: what a direct call of a tool that is not listed yet does: ``"error"``
             (an actionable error saying how to find or run it) or ``"load"`` (load, then run).
         default_timeout: seconds a call may take when the tool sets no ``timeout``; None for
@@ -130,6 +134,7 @@ class ToolManager:
         auto_threshold_tokens: int | None = None,
         context_window: int | None = None,
         auto_threshold_share: float = 0.10,
+        definitions_budget: int | None = None,
         call_unloaded: Literal["error", "load"] = "error",
         default_timeout: float | None = 30.0,
         encoding: str = DEFAULT_ENCODING,
@@ -165,6 +170,8 @@ class ToolManager:
             _check_positive("max_active", max_active)
         if auto_threshold_tokens is not None:
             _check_positive("auto_threshold_tokens", auto_threshold_tokens)
+        if definitions_budget is not None:
+            _check_positive("definitions_budget", definitions_budget)
         if context_window is not None:
             _check_positive("context_window", context_window)
         if not 0 < auto_threshold_share <= 1:
@@ -185,6 +192,7 @@ class ToolManager:
         self.auto_threshold_tokens = auto_threshold_tokens
         self.context_window = context_window
         self.auto_threshold_share = auto_threshold_share
+        self.definitions_budget = definitions_budget
         self.call_unloaded = call_unloaded
         self.default_timeout = default_timeout
         self.encoding = encoding
@@ -217,7 +225,7 @@ class ToolManager:
         }
         self._shadowed = frozenset(t.name for t in self.meta_tools())
         self._stubs: dict[int, tuple[Tool, Tool]] = {}
-        self._auto: dict[tuple[int, tuple[str, ...]], bool] = {}
+        self._auto: dict[tuple[Any, ...], Any] = {}
         self._pinned: tuple[int, list[str]] = (-1, [])
         self._lock = threading.Lock()
         # Load the tokenizer now, once: sessions starting together on many threads would
@@ -299,6 +307,21 @@ class ToolManager:
                     self._auto.clear()
                 self._auto[key] = cached
         return cached
+
+    def _auto_listed(self, candidates: Sequence[Tool], pinned: Sequence[str]) -> list[str]:
+        """The names ``auto`` mode lists up front under :attr:`definitions_budget`."""
+        assert self.definitions_budget is not None
+        key = (self.catalog.version, tuple(t.name for t in candidates), "plan")
+        cached = self._auto.get(key)
+        if cached is None:
+            sizes = [(t.name, _text_tokens(definition_text(t), self.encoding)) for t in candidates]
+            plan = plan_definitions(sizes, self.definitions_budget, always_on=pinned)
+            cached = list(plan.listed)
+            with self._lock:
+                if len(self._auto) > 256:
+                    self._auto.clear()
+                self._auto[key] = cached
+        return list(cached)
 
     def _stub(self, tool: Tool) -> Tool:
         """``tool`` with its description only and an empty schema (lazy mode's listing)."""

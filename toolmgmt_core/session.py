@@ -232,11 +232,19 @@ class ToolSession:
         rest = [
             t for n, t in visible.items() if n not in pinned_set and t.defer_loading is not True
         ]
+        budgeted: list[Tool] | None = None
         if mode == "auto":
             candidates = [visible[n] for n in pinned_names] + rest
-            mode = "search" if manager._auto_defers(candidates) else "flat"
+            if manager.definitions_budget is not None:
+                fits = set(manager._auto_listed(candidates, pinned_names))
+                budgeted = [t for t in rest if t.name in fits]
+                mode = "flat" if len(budgeted) == len(rest) else "search"
+            else:
+                mode = "search" if manager._auto_defers(candidates) else "flat"
         layout = _Layout(mode=mode)
         layout.pinned = [self._present(visible[n]) for n in pinned_names]
+        if mode == "search" and budgeted:
+            layout.listed = [self._present(t) for t in budgeted]
         if mode == "flat":
             layout.listed = [self._present(t) for t in rest]
             if any(t.defer_loading is True for t in visible.values()):
