@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Literal
 
 import numpy as np
@@ -63,36 +64,39 @@ class BM25Matrix:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
         n_docs = len(corpus)
         lengths = np.fromiter(map(len, corpus), dtype=np.int64, count=n_docs)
-        flat = [term for doc in corpus for term in doc]
-        vocab = {term: i for i, term in enumerate(dict.fromkeys(flat))}
+        vocab = {term: i for i, term in enumerate(dict.fromkeys(chain.from_iterable(corpus)))}
         n_terms = len(vocab)
-        if not flat:
+        n_tokens = int(lengths.sum())
+        if not n_tokens:
             empty = np.zeros(0, dtype=np.int32)
             return cls(vocab, np.zeros(n_terms + 1, dtype=np.int64), empty, empty, n_docs)
-        term_ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        term_ids = np.fromiter(
+            map(vocab.__getitem__, chain.from_iterable(corpus)), dtype=np.int64, count=n_tokens
+        )
         doc_ids = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        pairs, tf = np.unique(doc_ids * n_terms + term_ids, return_counts=True)
-        pair_doc = pairs // n_terms
-        pair_term = pairs % n_terms
-        df = np.bincount(pair_term, minlength=n_terms).astype(np.float64)
+        # term-major keys: the unique pairs come out grouped by term, documents ascending
+        pairs, tf = np.unique(term_ids * n_docs + doc_ids, return_counts=True)
+        pair_term = pairs // n_docs
+        pair_doc = pairs % n_docs
+        df = np.bincount(pair_term, minlength=n_terms)
+        df_f = df.astype(np.float64)
         if idf == "lucene":
-            idf_values = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+            idf_values = np.log1p((n_docs - df_f + 0.5) / (df_f + 0.5))
         else:
-            idf_values = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
+            idf_values = np.log(n_docs - df_f + 0.5) - np.log(df_f + 0.5)
             floor = epsilon * float(idf_values.mean())
             idf_values = np.where(idf_values < 0, floor, idf_values)
         avgdl = float(lengths.mean()) or 1.0
         norm = k1 * (1.0 - b + b * lengths[pair_doc] / avgdl)
         tf_f = tf.astype(np.float64)
         scores = idf_values[pair_term] * tf_f * (k1 + 1.0) / (tf_f + norm)
-        order = np.argsort(pair_term, kind="stable")  # pairs are doc-major: docs stay sorted
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(df.astype(np.int64), out=indptr[1:])
+        np.cumsum(df, out=indptr[1:])
         return cls(
             vocab=vocab,
             indptr=indptr,
-            indices=pair_doc[order].astype(np.int32),
-            data=scores[order].astype(np.float32),
+            indices=pair_doc.astype(np.int32),
+            data=scores.astype(np.float32),
             n_docs=n_docs,
         )
 
