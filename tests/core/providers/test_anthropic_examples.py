@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import typing
 from typing import Any
 
+import pytest
 from anthropic.types import ToolParam
 
 from toolmgmt_core import Tool
@@ -20,6 +22,16 @@ PARAMETERS = {
     "required": ["query"],
 }
 GOOD = ({"query": "patel", "limit": 5}, {"query": "ana@example.com"})
+ANSWER = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-test",
+    "content": [{"type": "text", "text": "ok"}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 10, "output_tokens": 5},
+}
 
 
 def _tool(examples: tuple[dict[str, Any], ...] = GOOD) -> Tool:
@@ -91,3 +103,25 @@ def test_other_providers_are_unchanged(check_provider: Any) -> None:
         with_flag = format_tools([tool], provider, examples=True)["tools"]
         assert with_flag == format_tools([tool], provider)["tools"]
         check_provider(provider, with_flag)
+
+
+def test_examples_survive_the_sdk_client() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    http = pytest.importorskip("httpx2")  # this anthropic SDK speaks httpx2
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: Any) -> Any:
+        seen.append(json.loads(request.content))
+        return http.Response(200, json=ANSWER)
+
+    out = format_tools([_tool()], "anthropic", examples=True)
+    client = anthropic.Anthropic(
+        api_key="test", http_client=http.Client(transport=http.MockTransport(handler))
+    )
+    client.messages.create(
+        model="claude-test",
+        max_tokens=100,
+        messages=[{"role": "user", "content": "Find Patel."}],
+        tools=out["tools"],
+    )
+    assert seen[0]["tools"][0]["input_examples"] == [dict(e) for e in GOOD]

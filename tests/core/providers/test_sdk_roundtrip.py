@@ -137,6 +137,10 @@ def test_openai_chat_client_strict_with_allowed_tools() -> None:
     arguments = strip_strict_nulls(json.loads(call.function.arguments), TOOL.parameters)
     assert arguments == {"city": "Oslo"}
     assert _route(session, call.function.name, arguments)["days"] == 1
+    # the session drops strict mode's nulls itself: the raw arguments route as well
+    raw = json.loads(call.function.arguments)
+    assert raw == {"city": "Oslo", "days": None}
+    assert _route(session, call.function.name, raw)["days"] == 1
 
 
 def test_openai_responses_client_native_tool_search() -> None:
