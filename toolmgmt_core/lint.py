@@ -21,6 +21,9 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.providers.names import NAME_RULES
 from toolmgmt_core.providers.openai import MAX_TOOLS as OPENAI_MAX_TOOLS
@@ -61,6 +64,7 @@ CODES: Mapping[str, str] = {
     "optional-no-default": "an optional parameter without a default",
     "required-missing": "an object schema without an explicit required list",
     "server-generated-field": "a field the model cannot know (a server-generated id)",
+    "example-invalid": "an input example that does not match the tool's own schema",
     "anthropic-incompatible": "Anthropic cannot take this schema",
     "anthropic-rewritten": "the schema is rewritten for Anthropic",
     "openai-incompatible": "OpenAI cannot take this schema",
@@ -375,6 +379,29 @@ _PROVIDER_CODES = {
 }
 
 
+def _lint_examples(tool: Tool) -> Iterator[Finding]:
+    if not tool.input_examples:
+        return
+    validator = Draft202012Validator(tool.parameters)
+    for index, example in enumerate(tool.input_examples, 1):
+        try:
+            error = best_match(validator.iter_errors(example))
+        except Exception:  # a broken schema ($ref, regex) is reported by the provider checks
+            return
+        if error is None:
+            continue
+        path = "".join(f"/{p}" for p in error.absolute_path)
+        yield Finding(
+            tool.name,
+            "warning",
+            "example-invalid",
+            f"Input example {index} does not match the schema: {path or '(arguments)'}: "
+            f"{error.message[:200]}",
+            "Fix or remove it: it teaches the model wrong arguments, and Anthropic leaves it out.",
+            path,
+        )
+
+
 def _lint_providers(tool: Tool, providers: Sequence[str]) -> Iterator[Finding]:
     for provider in providers:
         bad, lossy = _PROVIDER_CODES[provider]
@@ -430,6 +457,7 @@ def lint(
         *_lint_name(tool),
         *_lint_description(tool),
         *_lint_parameters(tool),
+        *_lint_examples(tool),
         *_lint_providers(tool, providers),
     ]
     findings.extend(_lint_siblings(tool, siblings))
