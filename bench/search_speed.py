@@ -9,7 +9,8 @@ vocabulary grows with the catalog as a real one does. Measured, in the same run:
 
 - toolmgmt: ``ToolCatalog.add_many`` + the index build (tokenizing every field, the BM25 matrix),
   the latency of ``ToolCatalog.search(query, limit=5)`` for single queries and for two-need
-  requests (split into clauses and fused), and a search scoped by domain;
+  requests (split into clauses and fused), a search scoped by domain, and ``suggest`` for
+  misspelled names;
 - raw bm25s on the same text (name + description + parameters, ``bm25s.tokenize``):
   index build and ``retrieve(k=5)`` latency.
 
@@ -140,6 +141,12 @@ def make_queries(tools: Sequence[Tool], count: int, seed: int = 11) -> list[str]
     return out
 
 
+def _typo(name: str, rng: random.Random) -> str:
+    """``name`` with two neighbouring letters swapped (a typical misspelling)."""
+    i = rng.randrange(max(1, len(name) - 1))
+    return name[:i] + name[i + 1 : i + 2] + name[i : i + 1] + name[i + 2 :]
+
+
 def tool_text(tool: Tool) -> str:
     """Name, description and parameters as one text (what raw bm25s indexes)."""
     params = " ".join(
@@ -204,6 +211,10 @@ def run(size: int, n_queries: int) -> dict[str, float]:
         lambda q: catalog.search(q, limit=5, domain=domain), singles
     )
 
+    rng = random.Random(3)
+    typos = [_typo(rng.choice(tools).name, rng) for _ in range(100)]
+    row["sg_p50"], row["sg_p95"] = _latencies(catalog.suggest, typos)
+
     start, cpu = time.perf_counter(), time.process_time()
     engine = _build_bm25s(texts)
     row["bs_build"] = time.perf_counter() - start
@@ -229,16 +240,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         "| tools | toolmgmt build s (cpu) | bm25s build s (cpu) | toolmgmt p50 / p95 ms "
         "| two-need p50 / p95 | scoped p50 / p95 | bm25s p50 / p95 ms "
-        "| toolmgmt peak MB | bm25s peak MB |"
+        "| toolmgmt peak MB | bm25s peak MB | suggest p50 / p95 ms |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {int(r['size']):,} | {r['tm_build']:.2f} ({r['tm_cpu']:.2f}) | "
             f"{r['bs_build']:.2f} ({r['bs_cpu']:.2f}) | "
             f"{r['tm_p50']:.2f} / {r['tm_p95']:.2f} | {r['tm2_p50']:.2f} / {r['tm2_p95']:.2f} | "
             f"{r['tmd_p50']:.2f} / {r['tmd_p95']:.2f} | {r['bs_p50']:.2f} / {r['bs_p95']:.2f} | "
-            f"{r['tm_mem']:.0f} | {r['bs_mem']:.0f} |"
+            f"{r['tm_mem']:.0f} | {r['bs_mem']:.0f} | {r['sg_p50']:.2f} / {r['sg_p95']:.2f} |"
         )
     goals = {10000: 1.0, 100000: 5.0}
     for r in rows:

@@ -1,8 +1,10 @@
-"""Search over the catalog: tokenising, the BM25 index, query splitting and rank fusion."""
+"""Search over the catalog: tokenising, the BM25 index, query splitting, rank fusion, names."""
 
 from __future__ import annotations
 
+from toolmgmt_core.search.bm25 import BM25Matrix
 from toolmgmt_core.search.fusion import RRF_K, Ranking, fuse_rankings
+from toolmgmt_core.search.fuzzy import NameMatcher, fold_name
 from toolmgmt_core.search.index import FIELD_WEIGHTS, BM25Index, tool_terms
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, MAX_CLAUSES, split_query
 from toolmgmt_core.search.tokenize import STOPWORDS, split_identifier, stem, tokenize
@@ -14,7 +16,10 @@ __all__ = [
     "RRF_K",
     "STOPWORDS",
     "BM25Index",
+    "BM25Matrix",
+    "NameMatcher",
     "Ranking",
+    "fold_name",
     "fuse_rankings",
     "split_identifier",
     "split_query",

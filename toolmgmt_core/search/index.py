@@ -20,14 +20,12 @@ from typing import Any
 import numpy as np
 
 from toolmgmt_core.search.bm25 import BM25Matrix, IdfVariant
+from toolmgmt_core.search.fusion import Ranking
 from toolmgmt_core.search.fuzzy import NameMatcher
 from toolmgmt_core.search.tokenize import tokenize, tokenize_document
 from toolmgmt_core.tool import Tool
 
 __all__ = ["FIELD_WEIGHTS", "BM25Index", "Ranking", "tool_terms"]
-
-Ranking = list[tuple[int, float]]
-"""(tool position, score) pairs, best first."""
 
 FIELD_WEIGHTS: Mapping[str, int] = {
     "name": 3,
