@@ -50,6 +50,10 @@ NOT_APPLICABLE=(
 )
 
 # -- install ------------------------------------------------------------------------------
+if ! command -v npm > /dev/null 2>&1; then
+  echo "bench/conformance.sh needs npm (Node.js) to install the conformance suite" >&2
+  exit 2
+fi
 mkdir -p "$DIR"
 if [ ! -f "$DIR/node_modules/@modelcontextprotocol/conformance/package.json" ]; then
   echo "installing @modelcontextprotocol/conformance@$SUITE_VERSION into $DIR" >&2

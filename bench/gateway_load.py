@@ -237,9 +237,9 @@ async def main_async(clients: int, calls: int) -> int:
         for r in alone + loaded:
             for failure in r.failures:
                 print(f"  {r.name}: {failure[:300]}")
-        trouble = [line for line in GATEWAY_LOG if re.search(r"WARNING|ERROR|Error|is down", line)]
-        for line in trouble[:10]:
-            print(f"  gateway log: {line[:300]}")
+        trouble = [line for line in GATEWAY_LOG if re.search(r"WARNING|ERROR|Error|down", line)]
+        for line in dict.fromkeys(trouble):  # distinct lines, first seen first
+            print(f"  gateway log ({trouble.count(line)}x): {line[:300]}")
         ok = all(len(r.latencies) == clients * calls for r in loaded)
         ok = ok and all(len(r.latencies) == SEQUENTIAL for r in alone)
         print("\nevery call answered with its own token" if ok else "\nSOME CALLS LOST OR MIXED")
