@@ -133,8 +133,11 @@ def _check_agreement(session: ToolSession, expected: set[str]) -> None:
             assert direct.is_error or direct.value["ran"] in visible
             assert direct.is_error or direct.value["ran"] != tool.name
         if mode == "gateway":
+            # execute_tool resolves a name exactly as a direct call does: a hidden name that is
+            # also a visible tool's provider form (crm_get for crm.get) runs that visible tool.
             via = session.call_sync("execute_tool", {"tool_name": tool.name, "arguments": {}})
-            assert (not via.is_error) == (direct.value == {"ran": tool.name})
+            assert via.is_error == direct.is_error
+            assert via.is_error or via.value == direct.value
         for variant in (tool.name.upper(), f" {tool.name} ", tool.name.replace("a", "\u0430")):
             result = session.call_sync(variant, {})
             assert result.is_error or result.value["ran"] in visible
