@@ -9,7 +9,6 @@ upstream calls are :mod:`toolmgmt_mcp.upstreams`'.
 from __future__ import annotations
 
 import hmac
-import inspect
 import json
 import logging
 import sys
@@ -74,10 +73,9 @@ class Gateway:
 
     @staticmethod
     def _manager_options(config: GatewayConfig) -> dict[str, Any]:
-        """Keyword arguments for the manager, passing only what this core's manager accepts."""
-        accepted = inspect.signature(ToolManager).parameters  # budgets land in the core later
+        """Keyword arguments for the manager from the ``[gateway]`` and policy settings."""
         options: dict[str, Any] = {"default_timeout": config.gateway.default_timeout}
-        if config.gateway.max_result_tokens is not None and "max_result_tokens" in accepted:
+        if config.gateway.max_result_tokens is not None:
             options["max_result_tokens"] = config.gateway.max_result_tokens
         if config.gateway.profile is not None:
             options["profile"] = config.gateway.profile

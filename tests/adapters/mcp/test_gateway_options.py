@@ -1,0 +1,58 @@
+"""Gateway options that reach the core: budgets, profile, and the policy steps built from the
+gateway-wide ``[policy]`` and each upstream's own ``policy`` (no upstream processes needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
+
+from toolmgmt_core import Tool  # noqa: E402
+
+CONFIG = """\
+[gateway]
+max_result_tokens = 123
+default_timeout = 7
+
+[policy]
+deny = ["notes_purge_*"]
+
+[upstreams.notes]
+command = "python"
+policy = { allow = ["get_*", "list_*"], deny = ["get_secret"] }
+
+[upstreams.files]
+command = "python"
+"""
+
+
+def _gateway() -> Gateway:
+    gateway = Gateway(parse_config(CONFIG))
+    for domain, names in {
+        "notes": ["get_note", "get_secret", "list_notes", "delete_note", "purge_all"],
+        "files": ["read_file", "delete_file"],
+    }.items():
+        for name in names:
+            gateway.catalog.add(Tool(f"{domain}_{name}", f"{name} tool.", domain=domain))
+    return gateway
+
+
+def test_budget_and_timeout_reach_the_manager() -> None:
+    manager = _gateway().manager
+    assert manager.max_result_tokens == 123
+    assert manager.default_timeout == 7
+
+
+def test_upstream_policy_narrows_only_its_own_domain() -> None:
+    session = _gateway().manager.session()
+    visible = {t.name for t in session.visible_tools()}
+    assert visible == {
+        "notes_get_note",
+        "notes_list_notes",
+        "files_read_file",
+        "files_delete_file",  # the notes allow list does not touch another domain
+    }
+    assert "upstream:notes" in str(session.explain("notes_delete_note"))
+    assert "upstream:notes" in str(session.explain("notes_get_secret"))
