@@ -62,20 +62,51 @@ class BM25Matrix:
             raise ValueError(f"idf must be 'lucene' or 'robertson', got {idf!r}.")
         if k1 < 0 or not 0 <= b <= 1:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
-        n_docs = len(corpus)
-        lengths = np.fromiter(map(len, corpus), dtype=np.int64, count=n_docs)
-        vocab = {term: i for i, term in enumerate(dict.fromkeys(chain.from_iterable(corpus)))}
+        lengths = np.fromiter(map(len, corpus), dtype=np.int64, count=len(corpus))
+        doc_ids = np.repeat(np.arange(len(corpus), dtype=np.int64), lengths)
+        terms = list(chain.from_iterable(corpus))
+        return cls.from_terms(doc_ids, terms, len(corpus), k1=k1, b=b, idf=idf, epsilon=epsilon)
+
+    @classmethod
+    def from_terms(
+        cls,
+        doc_ids: np.ndarray,
+        terms: Sequence[str],
+        n_docs: int,
+        *,
+        weights: np.ndarray | None = None,
+        k1: float = 1.2,
+        b: float = 0.75,
+        idf: IdfVariant = "lucene",
+        epsilon: float = 0.25,
+    ) -> BM25Matrix:
+        """Index term occurrences given flat: ``terms[i]`` occurs in document ``doc_ids[i]``.
+
+        ``weights[i]`` (default 1) is what the occurrence adds to the term frequency and the
+        document length: a weight of 3 is the same as repeating the term three times.
+        """
+        if idf not in ("lucene", "robertson"):
+            raise ValueError(f"idf must be 'lucene' or 'robertson', got {idf!r}.")
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
+        vocab = {term: i for i, term in enumerate(dict.fromkeys(terms))}
         n_terms = len(vocab)
-        n_tokens = int(lengths.sum())
-        if not n_tokens:
+        if not len(terms):
             empty = np.zeros(0, dtype=np.int32)
             return cls(vocab, np.zeros(n_terms + 1, dtype=np.int64), empty, empty, n_docs)
-        term_ids = np.fromiter(
-            map(vocab.__getitem__, chain.from_iterable(corpus)), dtype=np.int64, count=n_tokens
-        )
-        doc_ids = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        # term-major keys: the unique pairs come out grouped by term, documents ascending
-        pairs, tf = np.unique(term_ids * n_docs + doc_ids, return_counts=True)
+        term_ids = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))
+        doc_ids = np.asarray(doc_ids, dtype=np.int64)
+        keys = term_ids * n_docs + doc_ids  # term-major: pairs come out grouped by term
+        tf: np.ndarray
+        lengths: np.ndarray
+        if weights is None:
+            pairs, counts = np.unique(keys, return_counts=True)
+            tf = counts.astype(np.float64)
+            lengths = np.bincount(doc_ids, minlength=n_docs).astype(np.float64)
+        else:
+            pairs, inverse = np.unique(keys, return_inverse=True)
+            tf = np.bincount(inverse, weights=weights)
+            lengths = np.bincount(doc_ids, weights=weights, minlength=n_docs)
         pair_term = pairs // n_docs
         pair_doc = pairs % n_docs
         df = np.bincount(pair_term, minlength=n_terms)
@@ -88,8 +119,7 @@ class BM25Matrix:
             idf_values = np.where(idf_values < 0, floor, idf_values)
         avgdl = float(lengths.mean()) or 1.0
         norm = k1 * (1.0 - b + b * lengths[pair_doc] / avgdl)
-        tf_f = tf.astype(np.float64)
-        scores = idf_values[pair_term] * tf_f * (k1 + 1.0) / (tf_f + norm)
+        scores = idf_values[pair_term] * tf * (k1 + 1.0) / (tf + norm)
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
         return cls(

@@ -22,7 +22,7 @@ import numpy as np
 from toolmgmt_core.search.bm25 import BM25Matrix, IdfVariant
 from toolmgmt_core.search.fusion import Ranking
 from toolmgmt_core.search.fuzzy import NameMatcher
-from toolmgmt_core.search.tokenize import tokenize, tokenize_document
+from toolmgmt_core.search.tokenize import tokenize, tokenize_batch, tokenize_document
 from toolmgmt_core.tool import Tool
 
 __all__ = ["FIELD_WEIGHTS", "BM25Index", "Ranking", "tool_terms"]
@@ -118,6 +118,50 @@ def tool_terms(tool: Tool, weights: Mapping[str, int] = FIELD_WEIGHTS) -> list[s
     return terms
 
 
+def _field_texts(tools: Sequence[Tool]) -> dict[str, list[str]]:
+    params: list[str] = []
+    texts: list[str] = []
+    for tool in tools:
+        params.clear()
+        _schema_texts(tool.parameters, params)
+        texts.append(" ".join(params))
+    return {
+        "name": [t.name for t in tools],
+        "keywords": [" ".join(t.keywords) for t in tools],
+        "domain": [f"{t.domain} {t.group}" for t in tools],
+        "description": [t.description for t in tools],
+        "parameters": texts,
+    }
+
+
+def _build_matrix(
+    tools: Sequence[Tool], weights: Mapping[str, int], *, k1: float, b: float, idf: IdfVariant
+) -> BM25Matrix:
+    """The same matrix as ``BM25Matrix.build([tool_terms(t) for t in tools])``, built field by
+    field with :func:`tokenize_batch` and weights instead of repetitions (about twice as fast).
+    """
+    doc_parts: list[np.ndarray] = []
+    weight_parts: list[np.ndarray] = []
+    terms: list[str] = []
+    for field_name, texts in _field_texts(tools).items():
+        weight = weights.get(field_name, 1)
+        if weight <= 0:
+            continue
+        docs, field_terms = tokenize_batch(texts)
+        doc_parts.append(docs)
+        weight_parts.append(np.full(len(field_terms), float(weight)))
+        terms += field_terms
+    return BM25Matrix.from_terms(
+        np.concatenate(doc_parts) if doc_parts else np.zeros(0, dtype=np.int64),
+        terms,
+        len(tools),
+        weights=np.concatenate(weight_parts) if weight_parts else None,
+        k1=k1,
+        b=b,
+        idf=idf,
+    )
+
+
 @dataclass
 class BM25Index:
     """A BM25 index over a fixed list of tools; rebuilt, not mutated, when the catalog changes."""
@@ -153,9 +197,7 @@ class BM25Index:
             weights: repetitions per field (see :data:`FIELD_WEIGHTS`).
         """
         with _gc_paused():
-            corpus = [tool_terms(tool, weights) for tool in tools]
-            matrix = BM25Matrix.build(corpus, k1=k1, b=b, idf=idf)
-            del corpus
+            matrix = _build_matrix(tools, weights, k1=k1, b=b, idf=idf)
         domain_codes: dict[str, int] = {}
         group_codes: dict[tuple[str, str], int] = {}
         domains = np.fromiter(

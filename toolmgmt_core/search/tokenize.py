@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import chain
+
+import numpy as np
 
 __all__ = [
     "STOPWORDS",
     "split_identifier",
     "stem",
     "tokenize",
+    "tokenize_batch",
     "tokenize_document",
     "tokenize_many",
 ]
@@ -125,6 +128,47 @@ def tokenize_document(text: str) -> list[str]:
     if None in found:
         found = [f if f is not None else _word_terms(w) for f, w in zip(found, words, strict=True)]
     return list(chain.from_iterable(found))  # type: ignore[arg-type]
+
+
+_SEPARATOR = "\x00"
+_BATCH_WORD = re.compile(r"[^\W_]+|\x00")
+
+
+def tokenize_batch(texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """:func:`tokenize_document` over many texts at once: (text position per term, terms).
+
+    One regex scan over all the texts joined, each distinct word analysed once, and the
+    expansion of words into terms done with numpy: no Python loop per word or per text, which
+    is what makes indexing 100,000 tools fast.
+    """
+    joined = _SEPARATOR.join(texts)
+    if joined.count(_SEPARATOR) != max(len(texts) - 1, 0):  # a text holds the separator
+        per_text = [tokenize_document(t) for t in texts]
+        positions = np.repeat(np.arange(len(texts)), [len(t) for t in per_text])
+        return positions, list(chain.from_iterable(per_text))
+    words = _BATCH_WORD.findall(joined)
+    distinct = list(dict.fromkeys(words))
+    expansions = [
+        () if w == _SEPARATOR else (_WORD_TERMS.get(w) or _word_terms(w)) for w in distinct
+    ]
+    word_ids = np.fromiter(
+        map({w: i for i, w in enumerate(distinct)}.__getitem__, words),
+        dtype=np.int64,
+        count=len(words),
+    )
+    is_separator = np.zeros(len(distinct), dtype=bool)
+    if _SEPARATOR in distinct:
+        is_separator[distinct.index(_SEPARATOR)] = True
+    text_of_word = np.cumsum(is_separator[word_ids])  # separators before each word
+    sizes = np.fromiter(map(len, expansions), dtype=np.int64, count=len(expansions))
+    starts = np.cumsum(sizes) - sizes
+    per_word = sizes[word_ids]
+    total = int(per_word.sum())
+    first = np.repeat(starts[word_ids], per_word)
+    offset = np.arange(total) - np.repeat(np.cumsum(per_word) - per_word, per_word)
+    pool = list(chain.from_iterable(expansions))
+    terms = list(map(pool.__getitem__, (first + offset).tolist()))
+    return np.repeat(text_of_word, per_word), terms
 
 
 def tokenize_many(texts: Iterable[str]) -> list[str]:
