@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolmgmt_core.search import split_identifier, stem, tokenize
-from toolmgmt_core.search.tokenize import tokenize_document
+from toolmgmt_core.search.tokenize import tokenize_batch, tokenize_document
 
 identifiers = st.text(
     alphabet=st.sampled_from("abcxyzABCXYZ0129_.-/ :"), min_size=0, max_size=40
@@ -97,3 +97,11 @@ def test_document_and_query_tokenizing_agree(text: str) -> None:
     # documents go through a per-word cache, queries through a per-text cache: same terms
     assert tokenize_document(text) == tokenize(text)
     assert tokenize(text) == tokenize(text)  # cached result is not shared mutable state
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(any_text | identifiers, max_size=8))
+def test_batch_tokenizing_equals_text_by_text(texts: list[str]) -> None:
+    positions, terms = tokenize_batch(texts)
+    expected = [(i, term) for i, text in enumerate(texts) for term in tokenize_document(text)]
+    assert list(zip(positions.tolist(), terms, strict=True)) == expected
