@@ -15,11 +15,13 @@ import contextvars
 import fnmatch
 import logging
 import math
+import os
 import re
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import anyio.abc
@@ -27,6 +29,7 @@ import httpx2
 import mcp.types as mcp_types
 import pydantic
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -166,7 +169,9 @@ class _Upstream:
             params = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
             )
-            return Client(params, **common)
+            # stdio_client's default errlog is bound to sys.stderr at import; in a Jupyter kernel
+            # that object has no file descriptor and the subprocess cannot start.
+            return Client(stdio_client(params, errlog=_errlog()), **common)
         assert config.url is not None
         return Client(_http_transport(config), **common)
 
@@ -601,6 +606,18 @@ async def _http_transport(config: UpstreamConfig) -> AsyncIterator[Any]:
     async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http:
         async with streamable_http_client(config.url, http_client=http) as streams:
             yield streams
+
+
+def _errlog() -> TextIO:
+    """Where a stdio upstream's stderr goes: ours when it is a real file, else the process's."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def _wrapped_output(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
