@@ -14,6 +14,7 @@ toolmgmt's own; "tool" errors come from the tool itself)::
     ├── SearchError (ValueError)           a query that cannot run (bad regex, too long, ...)
     ├── ConfigError (ValueError)           bad configuration: profiles, policies, files
     ├── ProviderError (ValueError)         a tool that cannot be formatted for a provider
+    ├── EmbeddingError (RuntimeError)      an embedding model failed (error, timeout, wrong count)
     ├── TokenizerUnavailableError          no tiktoken encoding could be loaded offline
     └── ToolCallError                      a call that failed; ``message`` is for the model
         ├── ToolNotFoundError              gateway: unknown name (closest names given)
@@ -36,6 +37,7 @@ __all__ = [
     "CatalogError",
     "ConfigError",
     "DuplicateToolError",
+    "EmbeddingError",
     "InvalidArgumentsError",
     "InvalidToolError",
     "ProviderError",
@@ -96,6 +98,13 @@ class ConfigError(ToolmgmtError, ValueError):
 
 class ProviderError(ToolmgmtError, ValueError):
     """A tool or request that cannot be made valid for a provider."""
+
+
+class EmbeddingError(ToolmgmtError, RuntimeError):
+    """An embedding model that failed: an API error, a timeout, or a wrong number of vectors.
+
+    Search catches it and falls back to BM25 alone.
+    """
 
 
 class TokenizerUnavailableError(ToolmgmtError, RuntimeError):
