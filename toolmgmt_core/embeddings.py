@@ -29,12 +29,15 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from toolmgmt_core.errors import EmbeddingError
+
 __all__ = [
     "Embedder",
     "EmbeddingCache",
     "HashingEmbedder",
     "SentenceTransformerEmbedder",
     "embed_with_cache",
+    "matrix_from_vectors",
     "normalize_rows",
 ]
 
@@ -60,6 +63,30 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return matrix / norms
+
+
+def matrix_from_vectors(vectors: Any, count: int, model_id: str) -> np.ndarray:
+    """A model's answer (a list of vectors) as a ``(count, dim)`` float32 matrix, checked.
+
+    For embedders wrapping a remote or foreign model, whose answer may not be one vector per text.
+
+    Raises:
+        EmbeddingError: vectors of different lengths, not numbers, empty, or not ``count`` of them.
+    """
+    try:
+        matrix = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(
+            f"Embedding model {model_id!r} returned vectors of different lengths or that are "
+            f"not numbers ({exc})."
+        ) from exc
+    if matrix.ndim != 2 or matrix.shape[0] != count or (count and matrix.shape[1] == 0):
+        got = f"{matrix.shape[0]} vectors" if matrix.ndim == 2 else f"shape {matrix.shape}"
+        raise EmbeddingError(
+            f"Embedding model {model_id!r} returned {got} for {count} texts; expected one "
+            "non-empty vector per text."
+        )
+    return matrix
 
 
 class SentenceTransformerEmbedder:
