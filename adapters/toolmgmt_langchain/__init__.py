@@ -66,7 +66,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 require_version("langchain", MIN_LANGCHAIN_VERSION, "langchain")
 
+from toolmgmt_langchain.embeddings import LangChainEmbedder  # noqa: E402
+
 __all__ = [
+    "LangChainEmbedder",
     "MIN_LANGCHAIN_VERSION",
     "STATE_KEY",
     "ToolManagerMiddleware",

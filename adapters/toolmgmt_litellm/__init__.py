@@ -54,7 +54,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 require_version("litellm", MIN_LITELLM_VERSION, "litellm")
 
+from toolmgmt_litellm.embeddings import LiteLLMEmbedder  # noqa: E402
+
 __all__ = [
+    "LiteLLMEmbedder",
     "MIN_LITELLM_VERSION",
     "SESSION_KEY",
     "ToolManagerCallback",
