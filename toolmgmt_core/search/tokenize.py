@@ -166,8 +166,9 @@ def tokenize_batch(texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     total = int(per_word.sum())
     first = np.repeat(starts[word_ids], per_word)
     offset = np.arange(total) - np.repeat(np.cumsum(per_word) - per_word, per_word)
-    pool = list(chain.from_iterable(expansions))
-    terms = list(map(pool.__getitem__, (first + offset).tolist()))
+    pool = np.empty(int(sizes.sum()), dtype=object)  # gather in numpy: no int per term
+    pool[:] = list(chain.from_iterable(expansions))
+    terms: list[str] = pool[first + offset].tolist()
     return np.repeat(text_of_word, per_word), terms
 
 
