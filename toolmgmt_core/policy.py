@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmgmt_core.errors import ApprovalDeniedError, ConfigError
+from toolmgmt_core.meta_tools import is_meta_tool
 from toolmgmt_core.profiles import (
     Profile,
     ToolPattern,
@@ -82,11 +83,6 @@ __all__ = [
 
 PROFILE_STEP = "profile"
 """The label of the pipeline's first step, the profile."""
-
-
-def is_meta_tool(tool: Tool) -> bool:
-    """Whether ``tool`` is one of the session's meta-tools (never removed by a policy)."""
-    return bool(tool.metadata.get("meta"))
 
 
 @dataclass(frozen=True)
@@ -345,8 +341,13 @@ class PolicyView:
 
     # -- decisions ------------------------------------------------------------------------
 
+    def _is_meta(self, tool: Tool) -> bool:
+        """A session meta-tool. A catalog tool never is, whatever its metadata says: a
+        ``{"meta": True}`` flag must not lift it past every step and the approver."""
+        return is_meta_tool(tool) and tool.name not in self.catalog
+
     def _decide(self, tool: Tool) -> _Decision:
-        if is_meta_tool(tool):
+        if self._is_meta(tool):
             return _Decision(True, reason="is a meta-tool; policies never remove meta-tools")
         profile = self.profile
         excluded = profile.matching_exclude(tool)
@@ -411,7 +412,7 @@ class PolicyView:
             if found is None or found.name != tool:
                 return False
             return self.allows(found)
-        if tool.name in self._current().allowed or is_meta_tool(tool):
+        if tool.name in self._current().allowed or self._is_meta(tool):
             return True
         return tool.name not in self.catalog and self._decide(tool).allowed
 
@@ -423,7 +424,7 @@ class PolicyView:
 
     def description_override(self, tool: Tool) -> tuple[str, str] | None:
         """(step label, description) of the override the model sees for ``tool``, if any."""
-        if is_meta_tool(tool):
+        if self._is_meta(tool):
             return None
         found: tuple[str, str] | None = None
         override = self.profile.description_overrides.get(tool.name)
@@ -450,7 +451,7 @@ class PolicyView:
 
     def approval_reason(self, tool: Tool) -> str | None:
         """Why calls of ``tool`` need approval, or None when they do not."""
-        if is_meta_tool(tool):
+        if self._is_meta(tool):
             return None
         for step in self.policies:
             pattern = next((p for p in step._patterns("require_approval") if p.matches(tool)), None)

@@ -229,6 +229,32 @@ def test_meta_tools_survive_a_deny_everything_policy() -> None:
     assert named.explain("tool_search").allowed
 
 
+def test_a_catalog_tool_flagged_meta_is_still_under_the_policy() -> None:
+    # Only the session's own meta-tools are exempt; a catalog tool's metadata cannot claim it.
+    flagged = Tool(
+        "admin_wipe",
+        "Erase every record.",
+        annotations={"destructive": True},
+        metadata={"meta": True},
+        handler=_handler("admin_wipe"),
+    )
+    named_like_meta = flagged.replace(name="execute_tool", handler=_handler("execute_tool"))
+    catalog = ToolCatalog([*_tools(), flagged, named_like_meta])
+    deny = [Policy("global", deny=["admin_*", "execute_tool"])]
+    for mode in ("search", "gateway", "lazy"):
+        session = ToolManager(catalog, mode, policies=deny).session()
+        assert not session.explain("admin_wipe").allowed
+        assert {"admin_wipe", "execute_tool"}.isdisjoint(t.name for t in session.visible_tools())
+        before = len(ran)
+        direct = session.call_sync("admin_wipe", {})
+        assert direct.is_error and "Unknown tool" in direct.content and len(ran) == before
+    approving = ToolManager(catalog, "lazy", approval=lambda request: False).session()
+    before = len(ran)
+    refused = approving.call_sync("admin_wipe", {})
+    assert refused.is_error and '"approval_denied"' in refused.content
+    assert len(ran) == before
+
+
 # -- the same doors on the demo catalog -------------------------------------------------------
 
 DEMO_POLICIES = [
