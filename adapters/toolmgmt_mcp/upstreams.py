@@ -55,6 +55,11 @@ _CLOSED_MESSAGE = "Connection closed"
 _TIMEOUT_GRACE = 2.0
 """Seconds the core's own timeout waits beyond the upstream's, so ours fires first."""
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[_\-.]")
+_REQUEST_FAILED = "HTTP request failed before an answer"
+"""Start of the error a single failed HTTP request to an upstream resolves its call with."""
+_KEEPALIVE_EXPIRY = 2.0
+"""Seconds an idle upstream HTTP connection is reused: below common server keep-alive limits
+(uvicorn closes after 5 s), so a request is not sent on a connection the server is closing."""
 
 
 @dataclass
@@ -155,6 +160,11 @@ class _Upstream:
         self._stop: anyio.Event | None = None
         self._lock = anyio.Lock()
         self._failed_at = -math.inf
+        self._answered_at = -math.inf
+        """When the upstream last answered anything (a call, an error, a probe)."""
+        self._probe_lock = anyio.Lock()
+        self._retry_safe: set[str] = set()
+        """Upstream tool names annotated read-only or idempotent: a lost call may be resent."""
 
     # -- connection -------------------------------------------------------------------------
 
@@ -330,6 +340,12 @@ class _Upstream:
                 prefixes[match.group(1)] = prefixes.get(match.group(1), 0) + 1
         tools: list[Tool] = []
         skipped: list[tuple[str, str]] = []
+        self._retry_safe = {
+            item.name
+            for item in listed
+            if item.annotations
+            and (item.annotations.read_only_hint or item.annotations.idempotent_hint)
+        }
         for item in listed:
             name = f"{config.tool_prefix}{item.name}"
             definition = {
@@ -394,16 +410,39 @@ class _Upstream:
     async def call(self, tool_name: str, arguments: dict[str, Any]) -> Any:
         """Call ``tool_name`` upstream; the result value, or a gateway or tool error.
 
+        A failure of this call alone (its HTTP request broke, it timed out while the upstream
+        still answers) fails this call only: the connection and the calls beside it go on. A
+        call whose request was lost is sent once more when the tool is annotated read-only or
+        idempotent, never otherwise (it may have run).
+
         Raises:
-            ToolUnavailableError: the upstream is down, or died during the call.
-            ToolTimeoutError: no answer within the upstream's timeout (it is restarted next use).
+            ToolUnavailableError: the upstream is down, died during the call, or lost the answer.
+            ToolTimeoutError: no answer within the upstream's timeout (the upstream is
+                restarted on its next use when it does not answer a probe either).
             ToolExecutionError: the upstream tool reported an error (``isError``) or rejected
                 the call.
         """
+        attempts = 2 if tool_name in self._retry_safe else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return await self._call_once(tool_name, arguments)
+            except _LostAnswer as lost:
+                if attempt == attempts:
+                    raise lost.error from lost.__cause__
+                logger.info(
+                    "upstream %r: resending %r (read-only or idempotent) after: %s",
+                    self.config.name,
+                    tool_name,
+                    lost.error,
+                )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _call_once(self, tool_name: str, arguments: dict[str, Any]) -> Any:
         name = self.config.name
         gateway_name = f"{self.config.tool_prefix}{tool_name}"
         client = await self.connect()
         timeout = self.config.timeout
+        started = time.monotonic()
         try:
             with anyio.fail_after(timeout):
                 result = await client.call_tool(
@@ -414,6 +453,14 @@ class _Upstream:
                 )
         except (TimeoutError, MCPError) as exc:
             if isinstance(exc, TimeoutError) or exc.code == _REQUEST_TIMEOUT:
+                if await self._alive_since(client, started):
+                    # Only this call is slow: the upstream answers others, keep the connection.
+                    raise ToolTimeoutError(
+                        f"Upstream {name!r} did not answer {gateway_name!r} within "
+                        f"{timeout:g}s; the call was abandoned (the upstream still answers "
+                        "other calls).",
+                        tool_name=gateway_name,
+                    ) from exc
                 self._mark_down(f"a call to {tool_name!r} got no answer within {timeout:g}s")
                 raise ToolTimeoutError(
                     f"Upstream {name!r} did not answer {gateway_name!r} within {timeout:g}s; the "
@@ -429,10 +476,20 @@ class _Upstream:
                     tool_name=gateway_name,
                 ) from exc
             if exc.code == _CONNECTION_CLOSED:
-                # One request's stream was lost (HTTP); the connection itself still works.
-                raise ToolUnavailableError(
+                # One request's HTTP exchange was lost; the connection itself still works.
+                error = ToolUnavailableError(
                     f"Upstream {name!r} lost the answer to {gateway_name!r} "
                     f"({exc.error.message}); the call may or may not have run. Try again.",
+                    tool_name=gateway_name,
+                )
+                raise _LostAnswer(error) from exc
+            self._answered_at = time.monotonic()
+            if exc.error.message == "Session terminated":
+                # The upstream restarted and forgot our session: reconnect on the next use.
+                self._mark_down(f"it ended the session during a call to {tool_name!r}")
+                raise ToolUnavailableError(
+                    f"Upstream {name!r} ended its session during {gateway_name!r}; it is "
+                    "reconnected on its next use. Try again.",
                     tool_name=gateway_name,
                 ) from exc
             raise ToolExecutionError(
@@ -454,12 +511,41 @@ class _Upstream:
                 "use. Tools of other domains still work.",
                 tool_name=gateway_name,
             ) from exc
+        self._answered_at = time.monotonic()
         if result.is_error:
             raise ToolExecutionError(_error_text(result), tool_name=gateway_name)
         media = _MEDIA.get()
         if media is not None:
             media.extend(b for b in result.content if not isinstance(b, mcp_types.TextContent))
         return result_value(result)
+
+    async def _alive_since(self, client: Client, started: float) -> bool:
+        """Whether the upstream answered anything since ``started``, else whether it answers a
+        probe (one tool-list page) now: one probe at a time, bounded by the call and connect
+        timeouts."""
+        async with self._probe_lock:
+            if self._answered_at > started:
+                return True
+            if self.client is not client:  # another probe already found it dead
+                return False
+            with anyio.move_on_after(min(self.config.timeout, self.config.connect_timeout)):
+                try:
+                    # ``ping`` is gone from the 2026 protocol; a tool-list page works in all.
+                    await client.list_tools(cache_mode="refresh")
+                except Exception as exc:
+                    logger.info("upstream %r: liveness probe failed: %s", self.config.name, exc)
+                    return False
+                self._answered_at = time.monotonic()
+                return True
+            return False
+
+
+class _LostAnswer(Exception):
+    """One call's request or answer was lost while the connection lives (inside ``call``)."""
+
+    def __init__(self, error: ToolUnavailableError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class UpstreamManager:
@@ -602,10 +688,62 @@ def _progress_callback() -> Any:
 async def _http_transport(config: UpstreamConfig) -> AsyncIterator[Any]:
     """Streamable HTTP to ``config.url`` with its headers, closing the HTTP client after."""
     assert config.url is not None
-    timeout = httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout))
-    async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http:
+    # No pool timeout and no connection limit: each call holds a connection while it runs,
+    # and the call's own timeout bounds the wait.
+    timeout = httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout), pool=None)
+    limits = httpx2.Limits(
+        max_connections=None, max_keepalive_connections=None, keepalive_expiry=_KEEPALIVE_EXPIRY
+    )
+    transport = _OneRequestFails(httpx2.AsyncHTTPTransport(limits=limits))
+    async with httpx2.AsyncClient(
+        headers=dict(config.headers), timeout=timeout, limits=limits, transport=transport
+    ) as http:
         async with streamable_http_client(config.url, http_client=http) as streams:
             yield streams
+
+
+class _OneRequestFails(httpx2.AsyncBaseTransport):
+    """An HTTP transport under which a broken request fails alone.
+
+    The MCP SDK runs each request's POST in its connection's task group, so an exception from
+    one POST (a keep-alive connection the server closed, a read timeout) used to close the
+    whole MCP connection and fail every call in flight on it. Here a POST that could not even
+    reach the upstream (connect error) is sent once more, which is always safe; any other
+    failure becomes a JSON-RPC error answer for that request only, which the SDK hands to its
+    caller (``MCPError`` -32000). A request that still cannot connect raises: the upstream is
+    unreachable, and the connection goes down and is restarted on the next use.
+    """
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method != "POST":  # the GET stream and DELETE handle their own failures
+            return await self._inner.handle_async_request(request)
+        for attempt in (1, 2):
+            try:
+                return await self._inner.handle_async_request(request)
+            except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+                if attempt == 2:
+                    raise
+                logger.info("upstream request not sent (%s); sending it again", _describe(exc))
+            except httpx2.TransportError as exc:
+                return _failed_request(exc)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _failed_request(exc: httpx2.TransportError) -> httpx2.Response:
+    """A JSON-RPC error answer standing for a request whose HTTP exchange failed."""
+    logger.warning("upstream HTTP request failed (this call only): %s", _describe(exc))
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": _CONNECTION_CLOSED, "message": f"{_REQUEST_FAILED}: {_describe(exc)}"},
+    }
+    return httpx2.Response(502, json=body)
 
 
 def _errlog() -> TextIO:
