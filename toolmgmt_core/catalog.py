@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import unicodedata
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import regex
 
+from toolmgmt_core.embeddings import Embedder, EmbeddingCache
 from toolmgmt_core.errors import (
     BrowseError,
     CatalogError,
@@ -21,6 +25,7 @@ from toolmgmt_core.errors import (
 )
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.search.fusion import Ranking, fuse_rankings
+from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
 from toolmgmt_core.tokens import DEFAULT_ENCODING, count_tokens
@@ -35,6 +40,8 @@ __all__ = [
     "ToolEntry",
     "normalize_name",
 ]
+
+logger = logging.getLogger("toolmgmt.catalog")
 
 MAX_REGEX_LENGTH = 200
 """Longest regex pattern ``search_regex`` accepts."""
@@ -133,15 +140,41 @@ class ToolCatalog:
         tools: Iterable[Tool] = (),
         *,
         encoding: str = DEFAULT_ENCODING,
-        embedder: Any = None,
+        embedder: Embedder | None = None,
+        embedding_cache: str | Path | EmbeddingCache | None = None,
+        fusion: FusionWeights | None = None,
     ) -> None:
+        """
+        Args:
+            tools: tools to start with.
+            encoding: the tokenizer for token counts.
+            embedder: an :class:`~toolmgmt_core.embeddings.Embedder`; when set, ``search``
+                fuses BM25 with embedding similarity (see :class:`FusionWeights`). Without it
+                nothing changes and nothing heavy is imported.
+            embedding_cache: an SQLite file (or :class:`EmbeddingCache`) keeping tool vectors
+                across runs, keyed by the model and the exact tool text.
+            fusion: the fusion weights (defaults chosen on the BFCL dev split).
+        """
         self._tools: dict[str, Tool] = {}
         self._folded: dict[str, str] = {}
         self._lock = threading.RLock()
         self._index: BM25Index | None = None
         self._version = 0
         self.encoding = encoding
+        if embedder is not None and not isinstance(embedder, Embedder):
+            raise CatalogError(
+                f"embedder must have a model_id and an embed(texts) method (the Embedder "
+                f"protocol), got {type(embedder).__name__}."
+            )
         self.embedder = embedder
+        if isinstance(embedding_cache, str | Path):
+            embedding_cache = EmbeddingCache(Path(embedding_cache).expanduser())
+        self.embedding_cache = embedding_cache
+        self.fusion = fusion or FusionWeights()
+        self.embedder_error: str | None = None
+        """Why the embedder last failed (search then uses BM25 alone), or None."""
+        self._vectors: tuple[int, VectorIndex] | None = None
+        self._embedder_failed_at: int | None = None
         self.add_many(tools)
 
     # -- contents -------------------------------------------------------------------------
@@ -186,6 +219,7 @@ class ToolCatalog:
     def _changed(self) -> None:
         self._index = None
         self._version += 1
+        self._embedder_failed_at = None
 
     def _check_new(self, tool: Tool, pending: Mapping[str, Tool] = {}) -> None:
         if not isinstance(tool, Tool):
@@ -311,6 +345,50 @@ class ToolCatalog:
 
     # -- search ---------------------------------------------------------------------------
 
+    def _get_vectors(self, index: BM25Index) -> VectorIndex | None:
+        """Tool vectors for ``index``'s tools (built once per catalog version), or None when
+        there is no embedder or it failed (reported once; retried after the catalog changes)."""
+        if self.embedder is None:
+            return None
+        with self._lock:
+            version = self._version
+            if self._vectors is not None and self._vectors[0] == version:
+                return self._vectors[1]
+            if self._embedder_failed_at == version:
+                return None
+            try:
+                vectors = VectorIndex.build(index.tools, self.embedder, cache=self.embedding_cache)
+            except Exception as exc:  # any embedder failure: keyword search goes on
+                self._embedder_failed(exc)
+                return None
+            if self._vectors is not None:  # query vectors do not depend on the tools
+                vectors.queries = self._vectors[1].queries
+            self._vectors = (version, vectors)
+            return vectors
+
+    def _fuse_dense(self, scores: np.ndarray, vectors: VectorIndex, text: str) -> np.ndarray:
+        """BM25 ``scores`` fused with the cosine similarity of ``text`` to every tool."""
+        try:
+            cosine = vectors.scores(text)
+        except Exception as exc:  # a failed query embedding: this query uses BM25 alone
+            self._embedder_failed(exc, version=None)
+            return scores
+        return fuse_scores(scores, cosine, self.fusion)
+
+    def _embedder_failed(self, exc: Exception, *, version: int | None | bool = True) -> None:
+        first = self.embedder_error is None
+        model = getattr(self.embedder, "model_id", type(self.embedder).__name__)
+        self.embedder_error = f"{type(exc).__name__}: {exc}"
+        if version is True:
+            self._embedder_failed_at = self._version
+        if first:
+            message = (
+                f"The embedder {model!r} failed ({self.embedder_error}); search uses BM25 "
+                "alone until the catalog changes."
+            )
+            logger.warning(message)
+            warnings.warn(message, RuntimeWarning, stacklevel=4)
+
     def _get_index(self) -> tuple[BM25Index, list[Tool]]:
         with self._lock:
             if self._index is None:
@@ -393,8 +471,11 @@ class ToolCatalog:
         """
         rankings: list[Ranking] = []
         context: np.ndarray | None = None
+        vectors = self._get_vectors(index)
         for position, text in enumerate(texts):
             scores = index.scores(text)
+            if vectors is not None:
+                scores = self._fuse_dense(scores, vectors, text)
             if whole_first and position == 0 and len(texts) > 1:
                 context = scores * CLAUSE_CONTEXT_WEIGHT
             elif context is not None:

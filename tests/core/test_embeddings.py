@@ -77,3 +77,83 @@ def test_crash_mid_write_keeps_finished_batches(tmp_path: Path) -> None:
     healthy = HashingEmbedder(16)
     embed_with_cache(healthy, texts, cache=cache, batch_size=10)
     assert healthy.texts_embedded == 10
+
+
+# -- the catalog with an embedder ------------------------------------------------------------
+
+from toolmgmt_core import Tool, ToolCatalog  # noqa: E402
+
+
+def _tools() -> list[Tool]:
+    return [
+        Tool("send_email", "Send an email message to recipients.", domain="email"),
+        Tool("refund_charge", "Refund a payment charge to the customer.", domain="payments"),
+        Tool("list_files", "List files in a folder.", domain="files"),
+    ]
+
+
+class KeywordBlindEmbedder(HashingEmbedder):
+    """Maps 'money back' to the refund tool, as a real model would, and nothing else."""
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        out = super().embed(texts)
+        for row, text in enumerate(texts):
+            if "money back" in text or "Refund" in text:
+                out[row] = 0.0
+                out[row, 0] = 1.0
+        return out
+
+
+def test_hybrid_search_finds_what_keywords_miss(tmp_path: Path) -> None:
+    plain = ToolCatalog(_tools())
+    assert plain.search("give the money back") == []  # no keyword in common
+    hybrid = ToolCatalog(_tools(), embedder=KeywordBlindEmbedder(64))
+    assert hybrid.search("give the money back")[0].name == "refund_charge"
+    # Keyword matches still win where they exist, and multi-query search works in both halves.
+    names = [h.name for h in hybrid.search(["send an email", "give the money back"], limit=2)]
+    assert names == ["send_email", "refund_charge"]
+
+
+def test_catalog_embeddings_are_cached_on_disk(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.sqlite"
+    first = HashingEmbedder(32)
+    ToolCatalog(_tools(), embedder=first, embedding_cache=path).search("email")
+    assert first.texts_embedded == 3 + 1  # three tools and the query
+    again = HashingEmbedder(32)
+    catalog = ToolCatalog(_tools(), embedder=again, embedding_cache=path)
+    catalog.search("email")
+    assert again.texts_embedded == 1  # only the query: reopening embeds no tool
+    catalog.add(Tool("archive_email", "Archive an email.", domain="email"))
+    catalog.search("email")
+    assert again.texts_embedded == 2  # one new tool; the query vector is cached per index
+
+
+def test_failing_embedder_falls_back_to_bm25_and_says_so_once() -> None:
+    broken = HashingEmbedder(16, fail=True)
+    catalog = ToolCatalog(_tools(), embedder=broken)
+    with pytest.warns(RuntimeWarning, match="search uses BM25 alone") as caught:
+        first = catalog.search("refund a payment")
+        second = catalog.search("send email")
+    assert len(caught) == 1
+    assert first[0].name == "refund_charge" and second[0].name == "send_email"
+    assert "embedding service unavailable" in (catalog.embedder_error or "")
+    assert broken.calls == 1  # not retried on every search while the catalog is unchanged
+
+
+def test_bad_embedder_is_refused() -> None:
+    with pytest.raises(Exception, match="Embedder protocol"):
+        ToolCatalog(_tools(), embedder=object())  # type: ignore[arg-type]
+
+
+def test_no_heavy_import_without_an_embedder() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from toolmgmt_core import ToolCatalog, Tool;"
+        "c = ToolCatalog([Tool('a_b', 'x y')]); c.search('x');"
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
