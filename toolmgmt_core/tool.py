@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import re
@@ -89,7 +90,8 @@ def validate_parameters_schema(schema: Any, *, tool_name: str = "?") -> dict[str
             f"Tool {tool_name!r}: parameters must be a JSON Schema object (a dict such as "
             f'{{"type": "object", "properties": {{...}}}}), got {type(schema).__name__}.'
         )
-    schema = dict(schema)
+    # A deep copy: the tool owns its schema, so the caller editing its dict later changes nothing.
+    schema = copy.deepcopy(dict(schema))
     kind = schema.get("type", "object")
     if kind != "object" and not (isinstance(kind, list) and "object" in kind):
         raise InvalidToolError(

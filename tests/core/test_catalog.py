@@ -188,3 +188,10 @@ def test_invalid_schema_is_refused_every_time() -> None:
     for _ in range(2):  # the meta-schema check is cached; a cached failure must still fail
         with pytest.raises(InvalidToolError, match="not a valid JSON Schema"):
             Tool(name="t", parameters=bad)
+
+
+def test_a_tool_owns_its_schema() -> None:
+    params = {"type": "object", "properties": {"city": {"type": "string"}}}
+    tool = Tool(name="weather", parameters=params)
+    params["properties"]["city"]["type"] = "integer"  # the caller edits its own dict later
+    assert tool.parameters["properties"]["city"]["type"] == "string"
