@@ -46,6 +46,7 @@ from toolmgmt_core.tool import Tool
 __all__ = [
     "MAX_REPORTED_ERRORS",
     "ToolResult",
+    "clip",
     "drop_refused_nulls",
     "dumps_compact",
     "run_handler",
@@ -142,9 +143,14 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
+def clip(text: str, limit: int = _VALUE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters with ``…``: what the model sent, echoed back in an
+    error, must not cost more than the mistake."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+    return clip(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def _field(path: Any) -> str:
@@ -179,8 +185,15 @@ def _describe(error: ValidationError) -> str:
         allowed = list((error.schema.get("properties") or {}).keys())
         extra = [k for k in given if k not in allowed]
         valid = ", ".join(allowed) or "(none)"
-        return f"{where}: unexpected field(s) {', '.join(extra)}; valid fields: {valid}"
-    return f"{where}: {error.message} (given {_short(given)})"
+        unexpected = ", ".join(clip(k) for k in extra[:MAX_REPORTED_ERRORS])
+        if len(extra) > MAX_REPORTED_ERRORS:
+            unexpected += f" and {len(extra) - MAX_REPORTED_ERRORS} more"
+        return f"{where}: unexpected field(s) {unexpected}; valid fields: {valid}"
+    message = error.message
+    if len(message) > 2 * _VALUE_CHARS:  # jsonschema quotes the whole value it refused
+        message = message.replace(repr(given), _short(given))
+        message = clip(message, 2 * _VALUE_CHARS)
+    return f"{where}: {message} (given {_short(given)})"
 
 
 def _parse_json(text: str) -> tuple[bool, Any]:

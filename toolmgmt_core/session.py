@@ -34,7 +34,9 @@ from toolmgmt_core.errors import (
     ToolUnavailableError,
 )
 from toolmgmt_core.execution import (
+    MAX_REPORTED_ERRORS,
     ToolResult,
+    clip,
     dumps_compact,
     run_handler,
     run_sync,
@@ -437,7 +439,7 @@ class ToolSession:
         except Exception as exc:  # a bug must not crash the agent's loop; log it loudly
             logger.exception("toolmgmt: internal error while calling %r", name)
             error = ToolUnavailableError(
-                f"Tool {name!r} could not be run because of an internal error "
+                f"Tool {_quoted(name)} could not be run because of an internal error "
                 f"({type(exc).__name__}); try another tool.",
                 tool_name=str(name),
             )
@@ -475,7 +477,8 @@ class ToolSession:
         catalog = self.manager.catalog
         if not isinstance(name, str) or not name.strip():
             raise ToolNotFoundError(
-                f"A tool name is required, got {name!r}.{self._find_hint(self.manager.mode)}",
+                f"A tool name is required, got {_quoted(name)}."
+                f"{self._find_hint(self.manager.mode)}",
                 tool_name=str(name),
             )
         tool = catalog.find(name)
@@ -494,7 +497,7 @@ class ToolSession:
         closest = f" Closest: {', '.join(suggestions)}." if suggestions else ""
         mode = self.manager.mode if self.manager.mode != "auto" else "search"
         raise ToolNotFoundError(
-            f"Unknown tool {name!r}.{closest}{self._find_hint(mode)}",
+            f"Unknown tool {_quoted(name)}.{closest}{self._find_hint(mode)}",
             tool_name=name,
             suggestions=suggestions,
         )
@@ -672,7 +675,7 @@ class ToolSession:
         if not hits:
             return {
                 "found": {},
-                "note": f"No tool matched {' / '.join(queries)!r}. Try other words or "
+                "note": f"No tool matched {_quoted(' / '.join(queries))}. Try other words or "
                 f'method "regex".{self._domains_note()}',
             }
         added, refused = self._load([h.name for h in hits])
@@ -695,7 +698,7 @@ class ToolSession:
             if real is None:
                 valid = meta.names_hint([d.name for d in summaries], 30) or "(none)"
                 raise InvalidArgumentsError(
-                    f"Unknown domain {domain!r}. Valid domains: {valid}.",
+                    f"Unknown domain {_quoted(domain)}. Valid domains: {valid}.",
                     tool_name=meta.DISCOVER_TOOLS,
                 )
             domain = real
@@ -708,7 +711,7 @@ class ToolSession:
             if real is None:
                 where = f" in domain {domain!r}" if domain else ""
                 raise InvalidArgumentsError(
-                    f"Unknown group {group!r}{where}. Valid groups: "
+                    f"Unknown group {_quoted(group)}{where}. Valid groups: "
                     f"{meta.names_hint(groups, 30) or '(none)'}.",
                     tool_name=meta.DISCOVER_TOOLS,
                 )
@@ -770,16 +773,21 @@ class ToolSession:
         errors: dict[str, str] = {}
         found: list[str] = []
         suggestions: list[str] = []
+        unknown = 0
         for name in dict.fromkeys(names):
             try:
                 tool = self._resolve(name)
             except ToolNotFoundError as exc:
-                errors[name] = exc.message
-                suggestions.extend(exc.suggestions)
+                unknown += 1
+                if unknown <= MAX_REPORTED_ERRORS:  # each one echoes what the model sent
+                    errors[clip(str(name))] = exc.message
+                    suggestions.extend(exc.suggestions)
                 continue
             if tool.name not in found:
                 found.append(tool.name)
                 entries.append(meta.schema_entry(self._present(tool)))
+        if unknown > MAX_REPORTED_ERRORS:
+            errors["…"] = f"{unknown - MAX_REPORTED_ERRORS} more unknown names left out."
         if not entries:
             raise ToolNotFoundError(" ".join(errors.values()), suggestions=suggestions)
         _, refused = self._load(found)
@@ -821,6 +829,11 @@ class ToolSession:
                 )
             return await self._call_meta(inner, arguments)
         return await self._execute(self._resolve(name), arguments)
+
+
+def _quoted(value: Any) -> str:
+    """``repr(value)`` for an error message, clipped: a model's input is echoed, not resent."""
+    return clip(repr(value))
 
 
 def _forgive_meta_arguments(name: str, arguments: Any) -> Any:

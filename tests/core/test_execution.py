@@ -79,6 +79,20 @@ def test_nested_field_path_and_unexpected_fields() -> None:
     assert "unexpected field(s) colour; valid fields: status, tags" in message
 
 
+def test_huge_refused_values_and_field_names_are_clipped_in_the_message() -> None:
+    long_query = {"type": "object", "properties": {"query": {"type": "string", "maxLength": 5}}}
+    tool = Tool(name="find_records", description="Find records.", parameters=long_query)
+    with pytest.raises(InvalidArgumentsError) as info:
+        validate_arguments(tool, {"query": "q" * 20_000})
+    assert "query: " in info.value.message and len(info.value.message) < 400
+    extra = {"query": "x", "filters": {"k" * 20_000: 1, **{f"f{i}": i for i in range(500)}}}
+    with pytest.raises(InvalidArgumentsError) as info:
+        validate_arguments(TOOL, extra)
+    message = info.value.message
+    assert "unexpected field(s) kkk" in message and "and 498 more; valid fields: status" in message
+    assert len(message) < 400
+
+
 def test_array_item_path() -> None:
     with pytest.raises(InvalidArgumentsError, match=r"ids\[1\]: expected integer"):
         validate_arguments(TOOL, {"query": "x", "ids": [1, "two"]})

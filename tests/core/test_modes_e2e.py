@@ -183,6 +183,38 @@ def test_auto_mode_on_the_demo(catalog) -> None:
     assert not created.is_error, created.content
 
 
+def test_meta_tool_answers_stay_short_whatever_the_model_sends(shared_catalog) -> None:
+    # A model's slip (a pasted document as a name or query) is echoed clipped, never resent.
+    big = "q" * 20_000
+    attempts = {
+        "search": [
+            ("tool_search", {"query": big}),
+            ("tool_search", {"queries": [big, big, big]}),
+            (big, {}),
+        ],
+        "gateway": [
+            ("discover_tools", {"domain": big}),
+            ("discover_tools", {"domain": "email", "group": big}),
+            ("get_tool_schema", {"tool_names": [f"{i}{big}" for i in range(50)]}),
+            ("execute_tool", {"tool_name": big}),
+        ],
+        "lazy": [
+            ("load_tool_schema", {"tool_names": [big]}),
+            ("load_tool_schema", {"tool_names": [f"missing_{i}" for i in range(2000)]}),
+        ],
+    }
+    for mode, calls in attempts.items():
+        session = ToolManager(shared_catalog, mode).session()
+        for name, arguments in calls:
+            result = session.call_sync(name, arguments)
+            assert result.tokens < 200, f"{mode} {name[:20]}: {result.content[:200]}"
+    many = ToolManager(shared_catalog, "lazy").session()
+    names = ["crm_create_contact", *(f"missing_{i}" for i in range(20))]
+    answer = many.call_sync("load_tool_schema", {"tool_names": names}).value
+    assert [t["name"] for t in answer["tools"]] == ["crm_create_contact"]
+    assert len(answer["errors"]) == 4 and answer["errors"]["…"].startswith("17 more")
+
+
 @pytest.mark.parametrize("name", [call[0] for call in demo.LARGE_RESULT_CALLS])
 def test_large_results_come_back_as_results(shared_catalog, name) -> None:
     arguments = dict(demo.LARGE_RESULT_CALLS)[name]
