@@ -141,6 +141,7 @@ class ToolSession:
         self._loaded: list[str] = list(dict.fromkeys(loaded))
         self._lock = threading.RLock()
         self._results: SessionBudget = manager.result_budget.start()
+        self._native_deferred: set[str] = set()
         self.goal: str | None = None
         """The user's goal when known; passed to the manager's summariser."""
 
@@ -287,6 +288,13 @@ class ToolSession:
         """Names loaded by searches and schema requests, in load order."""
         with self._lock:
             return list(self._loaded)
+
+    def note_native_deferred(self, names: Iterable[str]) -> None:
+        """Record tools sent with the provider's own deferred loading (``format_tools(...,
+        native=True)`` calls this): the provider's tool search loads them, so a direct call of
+        one runs without a ``tool_search`` first, and the tool list stays as it is."""
+        with self._lock:
+            self._native_deferred.update(names)
 
     def is_deferred(self, name: str) -> bool:
         """Whether ``name`` is a visible tool that is not in :meth:`tools` now."""
@@ -510,6 +518,8 @@ class ToolSession:
         if tool.name in layout.names:
             return
         name = tool.name
+        if name in self._native_deferred:
+            return  # the provider's tool search loaded it on its side
         if self.manager.call_unloaded == "load":
             if layout.mode == "gateway":
                 return  # runs as through execute_tool; the list stays the three meta-tools

@@ -268,6 +268,7 @@ def format_tools(
     hit = _REQUESTS.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], tools, strict=True)):
         result = hit[1]
+        _note_native(tools_or_session, result["report"])
         return {
             **result,
             "tools": list(result["tools"]),
@@ -288,7 +289,16 @@ def format_tools(
         examples=examples,
     )
     _REQUESTS.put(key, (tuple(tools), result))
+    _note_native(tools_or_session, result["report"])
     return {**result, "tools": list(result["tools"])}
+
+
+def _note_native(source: Any, report: FormatReport) -> None:
+    """Tell a session which tools went out deferred: the provider's own tool search loads
+    them, and the model then calls them directly."""
+    note = getattr(source, "note_native_deferred", None)
+    if report.deferred and callable(note):
+        note(report.deferred)
 
 
 def _format(

@@ -206,6 +206,27 @@ def test_session_native_mode_defers_unloaded_tools(provider: str, check_provider
     assert meta and not any(t.get("defer_loading") for t in meta)
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "openai-responses"])
+def test_a_tool_the_provider_loaded_natively_runs_when_called(provider: str) -> None:
+    # The provider's own search loads a deferred tool; the model then calls it by its sent name.
+    catalog = ToolCatalog()
+    for i in range(12):
+        catalog.add(_tool(f"crm.tool_{i}").replace(handler=lambda query, i=i: {"tool": i}))
+    session = ToolManager(catalog, mode="search").session()
+    before = session.call_sync("crm.tool_3", {"query": "x"})
+    assert before.is_error and "tool_search" in before.content  # not sent at all yet
+    out = format_tools(session, provider, native=True)
+    sent = {v: k for k, v in out["report"].name_map.items()}["crm.tool_3"]
+    tools_before = session.tools()
+    result = session.call_sync(sent, {"query": "x"})
+    assert not result.is_error and result.value == {"tool": 3}
+    assert session.tools() == tools_before  # the list (and the provider's cache) holds
+    # Without native loading a deferred tool still needs a search first.
+    plain = ToolManager(catalog, mode="search").session()
+    format_tools(plain, provider)
+    assert plain.call_sync(sent, {"query": "x"}).is_error
+
+
 def test_session_non_native_sends_only_tools() -> None:
     session = ToolManager(_catalog(), mode="search").session()
     out = format_tools(session, "openai")
