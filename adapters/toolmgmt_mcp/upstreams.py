@@ -57,6 +57,10 @@ _TIMEOUT_GRACE = 2.0
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[_\-.]")
 _REQUEST_FAILED = "HTTP request failed before an answer"
 """Start of the error a single failed HTTP request to an upstream resolves its call with."""
+_MAX_CONNECTIONS = 512
+"""HTTP connections to one upstream at most (calls in flight at once); more calls wait."""
+_MAX_KEEPALIVE = 64
+"""Idle HTTP connections to one upstream kept for reuse."""
 _KEEPALIVE_EXPIRY = 2.0
 """Seconds an idle upstream HTTP connection is reused: below common server keep-alive limits
 (uvicorn closes after 5 s), so a request is not sent on a connection the server is closing."""
@@ -688,11 +692,13 @@ def _progress_callback() -> Any:
 async def _http_transport(config: UpstreamConfig) -> AsyncIterator[Any]:
     """Streamable HTTP to ``config.url`` with its headers, closing the HTTP client after."""
     assert config.url is not None
-    # No pool timeout and no connection limit: each call holds a connection while it runs,
-    # and the call's own timeout bounds the wait.
+    # Each call holds a connection while it runs. A call beyond the pool waits for one without
+    # a pool timeout of its own: the call's timeout bounds the wait, and fails that call only.
     timeout = httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout), pool=None)
     limits = httpx2.Limits(
-        max_connections=None, max_keepalive_connections=None, keepalive_expiry=_KEEPALIVE_EXPIRY
+        max_connections=_MAX_CONNECTIONS,
+        max_keepalive_connections=_MAX_KEEPALIVE,
+        keepalive_expiry=_KEEPALIVE_EXPIRY,
     )
     transport = _OneRequestFails(httpx2.AsyncHTTPTransport(limits=limits))
     async with httpx2.AsyncClient(

@@ -19,6 +19,7 @@ pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
 import anyio.abc  # noqa: E402
+import toolmgmt_mcp.upstreams as upstreams_module  # noqa: E402
 from toolmgmt_mcp import UpstreamManager, parse_config  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
@@ -120,7 +121,9 @@ async def _echo_many(upstreams: UpstreamManager, delay: float) -> list[Any]:
 
 
 async def test_a_call_that_times_out_fails_alone(upstream_port: int) -> None:
-    async with _manager(upstream_port, timeout=1.5, reconnect_delay=0) as upstreams:
+    # Times (s): the slow call starts at 0 and times out at 4; the others run from 2 to 4.5
+    # (in flight when it times out), well inside their own 4 s.
+    async with _manager(upstream_port, timeout=4, reconnect_delay=0) as upstreams:
         slow = upstreams.catalog.get("notes_slow_echo").handler
         client = upstreams._upstreams["notes"].client
         outcome: list[BaseException] = []
@@ -133,13 +136,28 @@ async def test_a_call_that_times_out_fails_alone(upstream_port: int) -> None:
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(too_slow)
-            await anyio.sleep(0.8)  # the others are in flight when its timeout fires
-            answers = await _echo_many(upstreams, delay=1.2)
+            await anyio.sleep(2.0)
+            answers = await _echo_many(upstreams, delay=2.5)
         assert len(outcome) == 1 and "'notes'" in str(outcome[0])
-        assert answers == [f"t{n}" for n in range(CONCURRENT)]
+        failed = [repr(a) for a in answers if not isinstance(a, str)]
+        assert answers == [f"t{n}" for n in range(CONCURRENT)], failed[:3]
         # The upstream answered the others, so it is alive: same connection, still up.
         assert upstreams._upstreams["notes"].client is client
         assert upstreams.status()[0].connected
+
+
+async def test_calls_beyond_the_connection_pool_wait_for_a_connection(
+    upstream_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 4 connections for 40 calls of 0.4 s: the last wait ~4 s for a connection, longer than
+    # the connect timeout (which used to be the pool timeout too); their own timeout is 20 s.
+    monkeypatch.setattr(upstreams_module, "_MAX_CONNECTIONS", 4)
+    async with _manager(upstream_port, timeout=20, connect_timeout=1.5) as upstreams:
+        started = anyio.current_time()
+        answers = await _echo_many(upstreams, delay=0.4)
+        waited = anyio.current_time() - started
+    assert answers == [f"t{n}" for n in range(CONCURRENT)]
+    assert waited > 3.0  # the pool really was the bottleneck
 
 
 async def test_a_cut_http_request_fails_alone(proxy_factory: Any) -> None:
