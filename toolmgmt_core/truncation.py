@@ -38,9 +38,11 @@ why, when it fails or times out.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import datetime as _dt
 import enum
+import functools
 import inspect
 import json
 import math
@@ -1005,6 +1007,12 @@ class Summarizer(Protocol):
     def __call__(self, text: str, *, tool_name: str, goal: str | None) -> str | Awaitable[str]: ...
 
 
+# Sync summarisers run here, not in the loop's default executor: ``asyncio.run`` (the sync
+# paths) waits for its default executor on exit, so a timed-out summariser would still hold
+# the call for as long as it runs.
+_SUMMARIZER_POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="toolmgmt-summarizer")
+
+
 async def _call_summarizer(
     summarizer: Callable[..., Any], text: str, tool_name: str, goal: str | None
 ) -> Any:
@@ -1012,7 +1020,10 @@ async def _call_summarizer(
     if inspect.iscoroutinefunction(summarizer) or inspect.iscoroutinefunction(call):
         result = await summarizer(text, tool_name=tool_name, goal=goal)
     else:
-        result = await asyncio.to_thread(summarizer, text, tool_name=tool_name, goal=goal)
+        run = functools.partial(
+            contextvars.copy_context().run, summarizer, text, tool_name=tool_name, goal=goal
+        )
+        result = await asyncio.get_running_loop().run_in_executor(_SUMMARIZER_POOL, run)
     if inspect.isawaitable(result):
         result = await result
     return result

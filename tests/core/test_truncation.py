@@ -8,6 +8,7 @@ import datetime as dt
 import functools
 import json
 import math
+import threading
 import time
 
 import pytest
@@ -324,6 +325,26 @@ async def test_slow_summariser_times_out_into_truncation() -> None:
     assert time.perf_counter() - started < 2
     assert result.note == "SummaryFailed: timed out after 0.05 s" and not result.summarized
     assert result.tokens <= 200
+
+
+def test_slow_sync_summariser_times_out_on_the_sync_paths_too() -> None:
+    # asyncio.run waits for its default executor on exit: the summariser must not run there.
+    release = threading.Event()
+
+    def summarise(text: str, *, tool_name: str, goal: str | None) -> str:
+        release.wait(5)
+        return "late"
+
+    try:
+        started = time.perf_counter()
+        result = summarize_result_sync(BIG, summarise, 200, tool_name="t", timeout=0.05)
+        assert time.perf_counter() - started < 2
+        assert result.note == "SummaryFailed: timed out after 0.05 s" and result.tokens <= 200
+        started = time.perf_counter()
+        result = asyncio.run(summarize_result(BIG, summarise, 200, tool_name="t", timeout=0.05))
+        assert time.perf_counter() - started < 2 and not result.summarized
+    finally:
+        release.set()
 
 
 @run_async
