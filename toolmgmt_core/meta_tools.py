@@ -29,7 +29,7 @@ Errors are ``{"error": code, "kind": "gateway" | "tool", "message"}``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolmgmt_core.tool import Tool, ToolAnnotations
@@ -46,7 +46,6 @@ __all__ = [
     "meta_tools_for",
     "names_hint",
     "schema_entry",
-    "summaries",
 ]
 
 TOOL_SEARCH = "tool_search"
@@ -226,15 +225,6 @@ def meta_tools_for(mode: str, *, max_results: int = 5) -> list[Tool]:
 def is_meta_tool(tool: Tool) -> bool:
     """Whether ``tool`` is one of toolmgmt's meta-tools."""
     return bool(tool.metadata.get("meta")) and tool.name in META_TOOL_NAMES
-
-
-def summaries(entries: Iterable[Any]) -> dict[str, str]:
-    """``{name: one-line description}`` for tool entries, hits or tools (compact listings)."""
-    out: dict[str, str] = {}
-    for entry in entries:
-        text = entry.summary if isinstance(entry, Tool) else entry.description
-        out[entry.name] = text
-    return out
 
 
 def schema_entry(tool: Tool, *, domain: bool = False) -> dict[str, Any]:
