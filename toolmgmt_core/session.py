@@ -47,7 +47,7 @@ from toolmgmt_core.policy import Explanation, PolicyView
 from toolmgmt_core.profiles import Profile
 from toolmgmt_core.tokens import count_tokens
 from toolmgmt_core.tool import Tool
-from toolmgmt_core.truncation import TruncationResult
+from toolmgmt_core.truncation import MIN_RESULT_TOKENS, TruncationResult, truncate_result
 
 if TYPE_CHECKING:
     from toolmgmt_core.manager import ToolManager
@@ -605,6 +605,16 @@ class ToolSession:
         value = error.to_dict()
         content = dumps_compact(value)
         tokens = count_tokens(content, self.manager.encoding)
+        tool = self._lookup(name)
+        limit = self._results.budget.per_result(tool)
+        if tokens > limit:  # a handler's message (a stack dump, an error page) is a result too
+            wrapper = count_tokens(dumps_compact({**value, "message": ""}), self.manager.encoding)
+            room = max(limit - wrapper, MIN_RESULT_TOKENS)
+            value["message"] = truncate_result(
+                error.message, room, "smart", encoding=self.manager.encoding
+            ).value
+            content = dumps_compact(value)
+            tokens = count_tokens(content, self.manager.encoding)
         return ToolResult(
             content=content,
             value=value,

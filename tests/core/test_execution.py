@@ -20,6 +20,7 @@ from toolmgmt_core import (
     ToolManager,
     ToolTimeoutError,
     ToolUnavailableError,
+    count_tokens,
 )
 from toolmgmt_core.execution import run_handler, run_sync, validate_arguments
 
@@ -330,3 +331,26 @@ def test_session_results_are_json_compatible(session) -> None:
     assert result.value == {"when": "2026-01-02", "ids": [3]}
     assert json.loads(result.to_message()) == result.value
     assert result.tokens == result.original_tokens > 0 and not result.truncated
+
+
+def test_a_huge_handler_error_is_cut_to_the_result_budget() -> None:
+    def crash(page: str = "") -> None:
+        """Fail with a whole error page."""
+        raise RuntimeError("upstream said: " + "<div>oops</div>" * 5_000 + " (code 503)")
+
+    catalog = ToolCatalog()
+    catalog.add_function(crash)
+    catalog.add_function(crash, name="crash_small", max_result_tokens=40)
+    for mode, name, arguments in [
+        ("lazy", "crash", {}),
+        ("gateway", "execute_tool", {"tool_name": "crash"}),
+        ("lazy", "crash_small", {}),
+    ]:
+        manager = ToolManager(catalog, mode, max_result_tokens=120)
+        result = manager.session().call_sync(name, arguments)
+        budget = 40 if name == "crash_small" else 120
+        assert result.is_error and result.value["kind"] == "tool"
+        assert result.tokens <= budget and count_tokens(result.content) == result.tokens
+        message = result.value["message"]
+        assert message.startswith("Tool 'crash") and message.endswith("(code 503)")
+        assert "omitted" in message
