@@ -8,9 +8,11 @@ import pytest
 
 pytest.importorskip("mcp")
 
+import httpx2  # noqa: E402
 import mcp.types as mcp_types  # noqa: E402
 from mcp import MCPError  # noqa: E402
 from toolmgmt_mcp import UpstreamManager, parse_config, result_value  # noqa: E402
+from toolmgmt_mcp.upstreams import _OneRequestFails  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
 from toolmgmt_core.errors import (  # noqa: E402
@@ -83,3 +85,51 @@ def test_result_values() -> None:
     assert result_value(structured) == {"a": 1}
     mixed = result_value(mcp_types.CallToolResult(content=[text, image]))
     assert mixed == "hello\n[image image/png, 6 bytes, not shown]"
+
+
+async def test_an_ended_session_takes_the_upstream_down_for_a_reconnect() -> None:
+    upstream = _upstream(MCPError(code=-32600, message="Session terminated"))
+    with pytest.raises(ToolUnavailableError, match="'web' ended its session during 'web_search'"):
+        await upstream.call("search", {})
+    assert upstream.client is None and "ended the session" in upstream.status.error
+
+
+class _Flaky(httpx2.AsyncBaseTransport):
+    """Raises the queued exceptions one request at a time, then answers 200."""
+
+    def __init__(self, *failures: Exception) -> None:
+        self.failures = list(failures)
+        self.requests = 0
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.requests += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return httpx2.Response(200, json={"ok": True})
+
+
+async def test_an_http_request_that_could_not_connect_is_sent_once_more() -> None:
+    refused = httpx2.ConnectError("connection refused")
+    inner = _Flaky(refused)
+    async with httpx2.AsyncClient(transport=_OneRequestFails(inner)) as http:
+        response = await http.post("http://127.0.0.1:9/mcp", json={"id": 1})
+    assert response.status_code == 200 and inner.requests == 2
+    inner = _Flaky(refused, httpx2.ConnectError("still refused"))
+    async with httpx2.AsyncClient(transport=_OneRequestFails(inner)) as http:
+        with pytest.raises(httpx2.ConnectError):  # unreachable: the connection goes down
+            await http.post("http://127.0.0.1:9/mcp", json={"id": 1})
+    assert inner.requests == 2
+
+
+async def test_an_http_request_that_may_have_been_sent_is_answered_with_an_error() -> None:
+    inner = _Flaky(httpx2.RemoteProtocolError("Server disconnected without sending a response."))
+    async with httpx2.AsyncClient(transport=_OneRequestFails(inner)) as http:
+        response = await http.post("http://127.0.0.1:9/mcp", json={"id": 1})
+        assert inner.requests == 1  # never resent here: it may have reached the upstream
+        assert response.status_code == 502
+        error = response.json()["error"]
+        assert error["code"] == -32000 and "RemoteProtocolError" in error["message"]
+        # A GET (the SDK's notification stream) handles its own failures: passed through.
+        inner.failures = [httpx2.ReadError("reset")]
+        with pytest.raises(httpx2.ReadError):
+            await http.get("http://127.0.0.1:9/mcp")
