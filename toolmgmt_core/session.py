@@ -469,12 +469,15 @@ class ToolSession:
                 return tool
         return None
 
-    def _find_hint(self, mode: str) -> str:
+    def _find_hint(self) -> str:
+        mode = self.manager.mode
+        if mode == "auto":  # flat below its threshold: tool_search is listed only if needed
+            mode = "search" if self._layout().meta else "lazy"
         return {
             "search": " Use tool_search to find tools.",
             "gateway": " Use discover_tools to find tools.",
             "lazy": " Pick a name from your tool list.",
-        }.get(mode, "")
+        }[mode]
 
     def _resolve(self, name: str) -> Tool:
         """The visible tool ``name`` stands for: exact, folded, then provider-shortened.
@@ -485,8 +488,7 @@ class ToolSession:
         catalog = self.manager.catalog
         if not isinstance(name, str) or not name.strip():
             raise ToolNotFoundError(
-                f"A tool name is required, got {_quoted(name)}."
-                f"{self._find_hint(self.manager.mode)}",
+                f"A tool name is required, got {_quoted(name)}.{self._find_hint()}",
                 tool_name=str(name),
             )
         tool = catalog.find(name)
@@ -503,9 +505,8 @@ class ToolSession:
                 return catalog.get(real)
         suggestions = catalog.suggest(name, where=self._can_see)
         closest = f" Closest: {', '.join(suggestions)}." if suggestions else ""
-        mode = self.manager.mode if self.manager.mode != "auto" else "search"
         raise ToolNotFoundError(
-            f"Unknown tool {_quoted(name)}.{closest}{self._find_hint(mode)}",
+            f"Unknown tool {_quoted(name)}.{closest}{self._find_hint()}",
             tool_name=name,
             suggestions=suggestions,
         )

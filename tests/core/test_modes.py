@@ -350,6 +350,17 @@ def test_auto_lists_flat_under_the_threshold(catalog) -> None:
     assert session.instructions == ""
 
 
+def test_auto_unknown_names_point_at_what_is_listed(catalog) -> None:
+    flat = ToolManager(catalog, mode="auto").session()
+    for name in ("no_such_tool", "tool_search"):  # flat lists no tool_search to point at
+        message = flat.call_sync(name, {}).error.message
+        assert message.endswith("Pick a name from your tool list."), message
+    flat_tokens = catalog.definition_tokens()
+    deferred = ToolManager(catalog, mode="auto", auto_threshold_tokens=flat_tokens - 1).session()
+    message = deferred.call_sync("no_such_tool", {}).error.message
+    assert message.endswith("Use tool_search to find tools."), message
+
+
 def test_auto_defers_over_a_token_threshold(catalog) -> None:
     flat = catalog.definition_tokens()
     session = ToolManager(catalog, mode="auto", auto_threshold_tokens=flat - 1).session()
