@@ -166,10 +166,11 @@ class StaticEmbedder:
 
     Much lighter than a transformer: ``pip install "toolmgmt[embeddings-static]"`` brings
     numpy, tokenizers and safetensors only, embeds a thousand tools in a tenth of a second and a
-    query in well under a millisecond. On its own it ranks worse than all-MiniLM-L6-v2 (BFCL dev,
-    dense only: R@1 62 against 69); fused with BM25 at a low dense weight it comes close
-    (see ``bench/retrieval.py``). Make one offline from a local sentence-transformers folder
-    with ``model2vec.distill`` (needs ``model2vec[distill]`` once), or use a published one.
+    query in well under a millisecond. On the BFCL dev split, all-MiniLM-L6-v2 distilled to 256
+    dimensions ranks worse than MiniLM itself alone (R@1 62.2 against 68.9, R@5 84.0 against
+    93.2), but in the catalog's default fusion with BM25 it still lifts R@1 from 80.2 (BM25
+    alone) to 82.1, at R@5 95.7 (BM25 96.0). Make one offline from a local sentence-transformers
+    folder with ``model2vec.distill`` (needs ``model2vec[distill]`` once), or use a published one.
 
     Args:
         model: a local model2vec folder, a cached hub name, or a loaded ``StaticModel``.
