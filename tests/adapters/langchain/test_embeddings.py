@@ -97,3 +97,16 @@ def test_reopened_cache_embeds_only_new_tools(tmp_path: Path) -> None:
     )
     assert fake.documents_embedded == 21
     assert np.allclose(first, again[:20])
+
+
+def test_a_catalog_embeds_its_tools_and_queries_through_langchain() -> None:
+    from toolmgmt_core import ToolCatalog
+    from toolmgmt_core.demo import demo_catalog
+
+    tools = list(demo_catalog())
+    fake = AsymmetricFake(size=32)
+    catalog = ToolCatalog(tools, embedder=LangChainEmbedder(fake))
+    hits = catalog.search("send an email", limit=3)
+    assert hits
+    assert catalog.embedder_error is None
+    assert fake.documents_embedded == len(tools)  # queries went through embed_query

@@ -138,3 +138,31 @@ def test_cached_tools_are_not_sent_again(hosted: FakeHostedModel, tmp_path: Path
     assert hosted.batches[-1] == ["one more tool"]
     assert sum(len(b) for b in hosted.batches) == 11
     assert np.allclose(first, again[:10])
+
+
+def test_a_catalog_with_a_failing_hosted_model_falls_back_to_bm25() -> None:
+    from toolmgmt_core import ToolCatalog
+    from toolmgmt_core.demo import demo_catalog
+
+    tools = list(demo_catalog())
+    catalog = ToolCatalog(tools, embedder=LiteLLMEmbedder(MODEL, mock_response="error"))
+    with pytest.warns(RuntimeWarning, match="search uses BM25"):
+        hits = catalog.search("send an email", limit=3)
+    keyword = ToolCatalog(tools).search("send an email", limit=3)
+    assert [h.name for h in hits] == [h.name for h in keyword]
+    assert catalog.embedder_error is not None
+    assert "EmbeddingError" in catalog.embedder_error
+    assert "text-embedding-3-small" in catalog.embedder_error
+
+
+def test_a_catalog_searches_with_a_hosted_model(hosted: FakeHostedModel) -> None:
+    from toolmgmt_core import ToolCatalog
+    from toolmgmt_core.demo import demo_catalog
+
+    tools = list(demo_catalog())
+    catalog = ToolCatalog(tools, embedder=LiteLLMEmbedder("fake-hosted/embedder", batch_size=64))
+    hits = catalog.search("send an email", limit=3)
+    assert catalog.embedder_error is None
+    assert hits
+    tool_batches = [b for b in hosted.batches if len(b) > 1]
+    assert [len(b) for b in tool_batches] == [64, 64, len(tools) - 128]
