@@ -199,9 +199,12 @@ class StaticEmbedder:
                         'StaticEmbedder needs model2vec: pip install "toolmgmt[embeddings-static]"'
                     ) from exc
                 try:
-                    self._model = StaticModel.from_pretrained(
-                        str(self._source), force_download=False
+                    source = str(self._source)
+                    # A local folder loads as is; a hub name must not be fetched again each time.
+                    options: dict[str, Any] = (
+                        {} if Path(source).is_dir() else {"force_download": False}
                     )
+                    self._model = StaticModel.from_pretrained(source, **options)
                 except Exception as exc:
                     raise EmbeddingError(
                         f"Could not load the static model {self._source!r}: "
