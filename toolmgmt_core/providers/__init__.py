@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolmgmt_core.errors import ProviderError
+from toolmgmt_core.meta_tools import is_meta_tool
 from toolmgmt_core.providers.anthropic import assemble_anthropic, to_anthropic_tool
 from toolmgmt_core.providers.gemini import allowed_functions_config, to_gemini_declaration
 from toolmgmt_core.providers.names import (
@@ -163,7 +164,11 @@ def _convert(tool: Tool, provider: str, name: str, options: tuple[Any, ...]) -> 
     return converted  # type: ignore[no-any-return]
 
 
-def _gather(source: Any, native: bool) -> tuple[list[Tool], set[str]]:
+_NATIVE_SEARCH = frozenset({"anthropic", "openai-responses"})
+"""Providers with their own tool search over deferred tools."""
+
+
+def _gather(source: Any, native: bool, provider: str = "") -> tuple[list[Tool], set[str]]:
     if isinstance(source, Tool):
         source = [source]
     if callable(getattr(source, "visible_tools", None)) and callable(
@@ -172,6 +177,10 @@ def _gather(source: Any, native: bool) -> tuple[list[Tool], set[str]]:
         loaded = list(source.tools())
         if not native:
             return loaded, set()
+        if provider in _NATIVE_SEARCH:
+            # The provider's own tool search finds the deferred tools: toolmgmt's meta-tools
+            # would be a second search tool beside it (never two at once).
+            loaded = [t for t in loaded if not is_meta_tool(t)]
         names = {t.name for t in loaded}
         rest = [t for t in source.visible_tools() if t.name not in names]
         return loaded + rest, {t.name for t in rest}
@@ -250,7 +259,7 @@ def format_tools(
     """
     if provider not in PROVIDERS:
         raise ProviderError(f"Unknown provider {provider!r}; valid: {', '.join(PROVIDERS)}.")
-    tools, deferred = _gather(tools_or_session, native)
+    tools, deferred = _gather(tools_or_session, native, provider)
     allowed_key = tuple(allowed) if allowed is not None else None
     key = (
         provider,
