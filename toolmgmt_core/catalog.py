@@ -472,6 +472,11 @@ class ToolCatalog:
         rankings: list[Ranking] = []
         context: np.ndarray | None = None
         vectors = self._get_vectors(index)
+        if vectors is not None and len(texts) > 1:
+            try:
+                vectors.prefetch(texts)
+            except Exception as exc:  # each text then tries on its own, or falls back
+                self._embedder_failed(exc, version=None)
         for position, text in enumerate(texts):
             scores = index.scores(text)
             if vectors is not None:

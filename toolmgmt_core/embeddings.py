@@ -158,7 +158,11 @@ class SentenceTransformerEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector (with ``query_prompt`` prepended)."""
-        return self.embed([self.query_prompt + text])[0]
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries' vectors in one batch (with ``query_prompt`` prepended)."""
+        return self.embed([self.query_prompt + text for text in texts])
 
 
 class StaticEmbedder:

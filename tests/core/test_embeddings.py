@@ -157,3 +157,13 @@ def test_no_heavy_import_without_an_embedder() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_request_and_its_clauses_are_embedded_in_one_batch() -> None:
+    embedder = HashingEmbedder(64)
+    catalog = ToolCatalog(_tools(), embedder=embedder)
+    catalog.search("list files")  # builds the tool vectors, embeds one query
+    calls = embedder.calls
+    hits = catalog.search("send an email to Ann. Then refund the payment to the customer.")
+    assert embedder.calls == calls + 1  # the request and both clauses: one forward pass
+    assert {"send_email", "refund_charge"} <= {h.name for h in hits[:2]}

@@ -83,6 +83,23 @@ class VectorIndex:
                 self.queries.popitem(last=False)
         return vector
 
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed the texts not cached yet in one batch (a request and its clauses cost about
+        one forward pass instead of one each)."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self.queries]
+        batch = getattr(self.embedder, "embed_queries", None)
+        if batch is None and getattr(self.embedder, "embed_query", None) is None:
+            batch = self.embedder.embed  # no separate query path: queries embed like tools
+        if len(missing) < 2 or batch is None:
+            return  # query_vector embeds each text on its own
+        rows = normalize_rows(batch(missing))
+        with self._lock:
+            for text, row in zip(missing, rows, strict=True):
+                self.queries[text] = row
+            while len(self.queries) > 256:
+                self.queries.popitem(last=False)
+
     def scores(self, query: str) -> np.ndarray:
         """Cosine similarity of every tool to ``query``."""
         if self.matrix.size == 0:
