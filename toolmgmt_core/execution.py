@@ -189,6 +189,9 @@ def _describe(error: ValidationError) -> str:
         if len(extra) > MAX_REPORTED_ERRORS:
             unexpected += f" and {len(extra) - MAX_REPORTED_ERRORS} more"
         return f"{where}: unexpected field(s) {unexpected}; valid fields: {valid}"
+    if kind in ("maxItems", "minItems") and isinstance(given, list):
+        bound = "at most" if kind == "maxItems" else "at least"
+        return f"{where}: expected {bound} {error.validator_value} items, got {len(given)}"
     message = error.message
     if len(message) > 2 * _VALUE_CHARS:  # jsonschema quotes the whole value it refused
         message = message.replace(repr(given), _short(given))

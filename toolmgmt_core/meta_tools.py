@@ -48,6 +48,9 @@ __all__ = [
     "schema_entry",
 ]
 
+MAX_QUERIES = 8
+"""Most needs one ``tool_search`` call may search (each loads up to ``max_results`` tools)."""
+
 TOOL_SEARCH = "tool_search"
 DISCOVER_TOOLS = "discover_tools"
 GET_TOOL_SCHEMA = "get_tool_schema"
@@ -106,6 +109,7 @@ def _tool_search(max_results: int) -> Tool:
                 "queries": {
                     "type": "array",
                     "items": {"type": "string"},
+                    "maxItems": MAX_QUERIES,
                     "description": "Several needs, searched separately.",
                 },
                 "method": {

@@ -692,6 +692,12 @@ class ToolSession:
                 '"queries": a list of them).',
                 tool_name=meta.TOOL_SEARCH,
             )
+        if len(queries) > meta.MAX_QUERIES:
+            raise InvalidArgumentsError(
+                f"tool_search takes at most {meta.MAX_QUERIES} queries at once, got "
+                f"{len(queries)}: search the needs of this step first.",
+                tool_name=meta.TOOL_SEARCH,
+            )
         hits = self._search(queries, args.get("method") or "keyword", caller=meta.TOOL_SEARCH)
         if not hits:
             return {

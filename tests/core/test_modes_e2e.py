@@ -222,3 +222,16 @@ def test_large_results_come_back_as_results(shared_catalog, name) -> None:
     result = session.call_sync("execute_tool", {"tool_name": name, "arguments": arguments})
     assert not result.is_error, result.content
     assert result.tokens > 0 and result.tool_name == name
+
+
+def test_tool_search_caps_how_many_needs_one_call_searches() -> None:
+    from toolmgmt_core import ToolManager
+    from toolmgmt_core.demo import demo_catalog
+
+    session = ToolManager(demo_catalog(), mode="search").session()
+    before = len(session.tools())
+    many = session.call_sync("tool_search", {"queries": [f"need {i}" for i in range(151)]})
+    assert many.is_error and "queries: expected at most 8 items, got 151" in many.content
+    assert len(session.tools()) == before  # nothing was loaded
+    fine = session.call_sync("tool_search", {"queries": ["refund a payment", "send an email"]})
+    assert not fine.is_error
