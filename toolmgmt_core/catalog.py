@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from toolmgmt_core.errors import (
 )
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.search.fusion import Ranking, fuse_rankings
+from toolmgmt_core.search.fuzzy import fold_name
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
@@ -52,10 +52,9 @@ REGEX_TIME_LIMIT = 0.25
 ToolFilter = Callable[[Tool], bool]
 
 
-def normalize_name(name: str) -> str:
-    """A name folded for forgiving lookup: NFKC (unicode look-alikes), casefold, trimmed."""
-    folded = unicodedata.normalize("NFKC", name).strip().casefold()
-    return folded.replace("-", "_").replace(" ", "_")
+normalize_name = fold_name
+"""A name folded for forgiving lookup (NFKC, casefold, trimmed): one rule for lookups and
+suggestions alike."""
 
 
 @dataclass(frozen=True)

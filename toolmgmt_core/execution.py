@@ -32,7 +32,6 @@ from typing import Any, TypeVar
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, relevance
-from pydantic_core import to_jsonable_python
 
 from toolmgmt_core.errors import (
     InvalidArgumentsError,
@@ -42,6 +41,7 @@ from toolmgmt_core.errors import (
     ToolUnavailableError,
 )
 from toolmgmt_core.tool import Tool
+from toolmgmt_core.truncation import to_jsonable
 
 __all__ = [
     "MAX_REPORTED_ERRORS",
@@ -102,11 +102,6 @@ class ToolResult:
 def dumps_compact(value: Any) -> str:
     """JSON without spaces: what a model reads most cheaply."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def to_jsonable(value: Any) -> Any:
-    """``value`` as plain JSON types (pydantic models, dataclasses, sets, dates included)."""
-    return to_jsonable_python(value, fallback=str)
 
 
 # -- validation -------------------------------------------------------------------------------
