@@ -23,7 +23,7 @@ from toolmgmt_core.errors import (
     UnknownToolError,
 )
 from toolmgmt_core.schema import tool_from_dict
-from toolmgmt_core.search.fusion import Ranking, fuse_rankings
+from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
 from toolmgmt_core.search.fuzzy import fold_name
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
@@ -365,13 +365,14 @@ class ToolCatalog:
             self._vectors = (version, vectors)
             return vectors
 
-    def _fuse_dense(self, scores: np.ndarray, vectors: VectorIndex, text: str) -> np.ndarray:
-        """BM25 ``scores`` fused with the cosine similarity of ``text`` to every tool."""
+    def _fuse_dense(self, scores: np.ndarray, vectors: VectorIndex, text: str) -> np.ndarray | None:
+        """BM25 ``scores`` fused with the cosine similarity of ``text`` to every tool, or None
+        when the query could not be embedded (reported; the request then uses BM25 alone)."""
         try:
             cosine = vectors.scores(text)
-        except Exception as exc:  # a failed query embedding: this query uses BM25 alone
+        except Exception as exc:
             self._embedder_failed(exc, version=None)
-            return scores
+            return None
         return fuse_scores(scores, cosine, self.fusion)
 
     def _embedder_failed(self, exc: Exception, *, version: int | None | bool = True) -> None:
@@ -457,34 +458,53 @@ class ToolCatalog:
         whole_first: bool,
         depth: int,
         mask: np.ndarray | None,
-    ) -> list[Ranking]:
-        """One ranking per text: (tool position, score) pairs, best first.
+    ) -> tuple[list[Ranking], bool]:
+        """One ranking per text: (tool position, score) pairs, best first; and whether the
+        scores are hybrid (BM25 fused with embeddings for every text).
 
-        This is where each query is scored; :func:`fuse_rankings` merges the results. With
+        This is where each query is scored; the caller merges the rankings. With
         ``whole_first``, ``texts[0]`` is the whole request and the others its clauses: a
-        clause's scores get :data:`CLAUSE_CONTEXT_WEIGHT` times the whole request's, so that
-        a clause like "use the same function again" or "for the same day" still leans on what
-        the request is about, and ties between near-duplicate tools break towards the context.
-        (An embedding ranker fuses its own ranking of each text here, per text, before the
-        rankings of the clauses are merged.)
+        clause's scores get :data:`CLAUSE_CONTEXT_WEIGHT` (hybrid: ``FusionWeights.context``)
+        times the whole request's, so that a clause like "use the same function again" or
+        "for the same day" still leans on what the request is about, and ties between
+        near-duplicate tools break towards the context.
         """
+        vectors = self._get_vectors(index)
+        if vectors is not None:
+            if len(texts) > 1:
+                try:
+                    vectors.prefetch(texts)
+                except Exception as exc:  # each text then tries on its own, or falls back
+                    self._embedder_failed(exc, version=None)
+            keyword = [index.scores(text) for text in texts]
+            fused = [
+                f
+                for scores, text in zip(keyword, texts, strict=True)
+                if (f := self._fuse_dense(scores, vectors, text)) is not None
+            ]
+            if len(fused) == len(texts):
+                return self._rank(fused, whole_first, self.fusion.context, depth, mask), True
+            # one text could not be embedded: the request is ranked by BM25 alone, consistently
+            return self._rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
+        keyword = [index.scores(text) for text in texts]
+        return self._rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
+
+    @staticmethod
+    def _rank(
+        scores: Sequence[np.ndarray],
+        whole_first: bool,
+        context_weight: float,
+        depth: int,
+        mask: np.ndarray | None,
+    ) -> list[Ranking]:
         rankings: list[Ranking] = []
         context: np.ndarray | None = None
-        vectors = self._get_vectors(index)
-        if vectors is not None and len(texts) > 1:
-            try:
-                vectors.prefetch(texts)
-            except Exception as exc:  # each text then tries on its own, or falls back
-                self._embedder_failed(exc, version=None)
-        for position, text in enumerate(texts):
-            scores = index.scores(text)
-            if vectors is not None:
-                scores = self._fuse_dense(scores, vectors, text)
-            if whole_first and position == 0 and len(texts) > 1:
-                context = scores * CLAUSE_CONTEXT_WEIGHT
+        for position, text_scores in enumerate(scores):
+            if whole_first and position == 0 and len(scores) > 1:
+                context = text_scores * context_weight
             elif context is not None:
-                scores += context
-            rankings.append(index.top(scores, depth, mask))
+                text_scores = text_scores + context
+            rankings.append(BM25Index.top(text_scores, depth, mask))
         return rankings
 
     def search(
@@ -513,7 +533,8 @@ class ToolCatalog:
 
         Returns:
             Hits whose ``score`` is the best BM25 score the tool got for any part of the
-            request (0 for no matching term; tools without one are left out).
+            request (with an embedder, the best fused score: see :class:`FusionWeights`);
+            tools without a positive score are left out.
 
         Raises:
             SearchError: an empty query or a limit below 1.
@@ -528,10 +549,18 @@ class ToolCatalog:
         ):
             self._check_scope(domain, group)  # raises, naming the valid domains or groups
         mask = self._mask(index, domain, group, where)
-        rankings = self._rank_queries(
+        rankings, hybrid = self._rank_queries(
             index, texts, whole_first=whole_first, depth=max(2 * limit, 20), mask=mask
         )
-        merged = fuse_rankings(rankings, limit)
+        if hybrid:
+            merged = cover_rankings(
+                rankings,
+                limit,
+                temperature=self.fusion.temperature,
+                saturation=self.fusion.saturation,
+            )
+        else:
+            merged = fuse_rankings(rankings, limit)
         return [self._hit(tools[i], score) for i, score in merged]
 
     def search_regex(

@@ -167,3 +167,39 @@ def test_a_request_and_its_clauses_are_embedded_in_one_batch() -> None:
     hits = catalog.search("send an email to Ann. Then refund the payment to the customer.")
     assert embedder.calls == calls + 1  # the request and both clauses: one forward pass
     assert {"send_email", "refund_charge"} <= {h.name for h in hits[:2]}
+
+
+class QueriesFail(HashingEmbedder):
+    """Embeds the tools, then fails on every query (a service that went down)."""
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if self.calls:
+            self.calls += 1
+            raise TimeoutError("embedding service timed out")
+        return super().embed(texts)
+
+
+def test_a_request_whose_query_cannot_be_embedded_is_ranked_by_bm25_alone() -> None:
+    request = "send an email to Ann. Then refund the payment to the customer."
+    expected = ToolCatalog(_tools()).search(request, limit=3)
+    catalog = ToolCatalog(_tools(), embedder=QueriesFail(32))
+    with pytest.warns(RuntimeWarning, match="embedding service timed out"):
+        hits = catalog.search(request, limit=3)
+    # the whole request and both clauses on one (BM25) scale, merged as keyword search merges
+    assert [(h.name, h.score) for h in hits] == [(h.name, h.score) for h in expected]
+
+
+def test_hybrid_scores_are_fused_and_each_need_is_covered() -> None:
+    tools = [
+        *_tools(),
+        Tool("send_email_batch", "Send an email message to many recipients.", domain="email"),
+        Tool("send_email_later", "Send an email message later.", domain="email"),
+    ]
+    catalog = ToolCatalog(tools, embedder=KeywordBlindEmbedder(64))
+    hits = catalog.search("Send an email message. Then give the money back.", limit=2)
+    # three near-duplicate email tools compete for one need; the refund need still gets a slot
+    names = sorted(h.name for h in hits)
+    assert names[0] == "refund_charge" and names[1].startswith("send_email"), names
+    # fused scores: keyword (0-1) + dense * cosine, a clause's plus the context share of the whole's
+    weights = catalog.fusion
+    assert all(0 < h.score <= (1 + weights.dense) * (1 + weights.context) for h in hits)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolmgmt_core import BrowseError, SearchError, Tool, ToolCatalog
-from toolmgmt_core.search import fuse_rankings, split_query
+from toolmgmt_core.search import cover_rankings, fuse_rankings, split_query
 
 
 def _tool(name: str, description: str, domain: str = "general", **kw: object) -> Tool:
@@ -55,6 +55,18 @@ def travel() -> ToolCatalog:
             "Send the invoice after that archive the ticket",
             ["Send the invoice", "archive the ticket"],
         ),
+        (  # a question word after a comma or "and" opens a new question
+            "What is the time in Tokyo and what's the time difference to Paris?",
+            ["What is the time in Tokyo", "what's the time difference to Paris"],
+        ),
+        (
+            "Find a vegan recipe, how long it takes to cook, and which wine goes with it",
+            ["Find a vegan recipe", "how long it takes to cook", "which wine goes with it"],
+        ),
+        (
+            "Translate 'hi' to French. In addition to that, get the time in London.",
+            ["Translate 'hi' to French", "get the time in London"],
+        ),
     ],
 )
 def test_split_query_finds_each_need(text: str, clauses: list[str]) -> None:
@@ -69,6 +81,7 @@ def test_split_query_finds_each_need(text: str, clauses: list[str]) -> None:
         "salt and pepper",  # "and" between single words joins nouns
         "check the weather for the next 5 days",  # "next" inside a clause is no connective
         "compare the second quarter",  # nor is an ordinal used as an adjective
+        "tell me how many stores sell guitars",  # a question word inside a clause
         "weather",
     ],
 )
@@ -110,6 +123,41 @@ def test_fusion_edge_cases() -> None:
     assert fuse_rankings([], 3) == []
     assert fuse_rankings([[], []], 3) == []
     assert fuse_rankings([[], [(7, 2.0), (8, 1.0)]], 1) == [(7, 2.0)]
+
+
+# -- cover_rankings ---------------------------------------------------------------------------
+
+
+def test_cover_rankings_covers_each_need_before_a_second_near_duplicate() -> None:
+    # "book a flight and email the itinerary": the whole request and the flight clause hesitate
+    # between two flight tools (1, 2); the email clause is sure of tool 9
+    whole = [(1, 2.0), (2, 1.99), (3, 1.2), (9, 1.0)]
+    flight = [(2, 2.1), (1, 2.09), (3, 1.0)]
+    email = [(9, 2.2), (8, 1.0)]
+    assert [i for i, _ in cover_rankings([whole, flight, email], 2)] == [1, 9]
+    assert [i for i, _ in cover_rankings([whole, flight, email], 3)] == [1, 9, 2]
+    # rank fusion gives the flight clause's leader the second slot: the email need is left out
+    assert [i for i, _ in fuse_rankings([whole, flight, email], 2)] == [1, 2]
+
+
+def test_cover_rankings_prefers_a_sure_need_to_a_vague_one() -> None:
+    whole = [(1, 2.0), (5, 1.0)]
+    sure = [(2, 2.5), (3, 1.0)]  # one clear tool
+    vague = [(4, 1.0), (6, 0.99), (7, 0.98), (8, 0.97)]  # a clause that picks nothing out
+    assert [i for i, _ in cover_rankings([whole, sure, vague], 2)] == [1, 2]
+
+
+def test_cover_rankings_edge_cases_and_scores() -> None:
+    assert cover_rankings([], 3) == []
+    assert cover_rankings([[], [(7, 2.0), (8, 1.0)]], 1) == [(7, 2.0)]
+    a = [(1, 1.0), (2, 0.5)]
+    b = [(2, 3.0), (3, 0.1)]
+    merged = cover_rankings([a, b], 10, candidates=1)
+    # items past the candidates follow in rank-fusion order; scores are the best any ranking gave
+    assert merged[:2] == [(1, 1.0), (2, 3.0)]
+    assert {i for i, _ in merged} == {1, 2, 3}
+    with pytest.raises(ValueError, match="temperature must be above 0"):
+        cover_rankings([a, b], 2, temperature=0)
 
 
 # -- ToolCatalog.search -----------------------------------------------------------------------

@@ -24,12 +24,28 @@ class FusionWeights:
     texts still score about 0.1 with small sentence models). Score fusion beat reciprocal rank
     fusion on the BFCL dev split (R@1 83.6 against 81.2 at the same R@5), because it keeps how
     sure each ranker is, not only its order. With an embedder, hit scores are on this scale.
+
+    A request holding several needs is ranked whole and clause by clause, each clause with
+    ``context`` times the whole request's scores added; because fused scores mean the same in
+    every ranking, the rankings are merged by covering each clause's need
+    (:func:`~toolmgmt_core.search.fusion.cover_rankings`) rather than by rank alone. On the
+    dev split that covers every need of a multi-tool request in the top 5 for 80.1% of them,
+    against 72.3 with the keyword search's merge; any ``context`` from 0.3 to 0.5,
+    ``temperature`` from 0.25 to 0.4 and ``saturation`` from 0.05 to 0.1 gives 77.5-81.2.
     """
 
     dense: float = 1.5
     """Weight of the embedding similarity against the (0-1) keyword score."""
     floor: float = 0.1
     """Cosine similarity counted as none."""
+    context: float = 0.4
+    """Share of the whole request's fused scores added to each clause's (see
+    :data:`~toolmgmt_core.search.query.CLAUSE_CONTEXT_WEIGHT` for BM25 alone)."""
+    temperature: float = 0.3
+    """How the clause rankings are merged: :func:`~toolmgmt_core.search.fusion.cover_rankings`'s
+    softmax temperature, in fused-score units."""
+    saturation: float = 0.1
+    """:func:`~toolmgmt_core.search.fusion.cover_rankings`'s saturation."""
 
 
 def embedding_text(tool: Tool) -> str:

@@ -44,8 +44,9 @@ _CONNECTIVE = re.compile(
     r"(?:,\s*|\s+|^)(?:and\s+)?\b(?:then|after\s+that|afterwards|also|additionally|furthermore|"
     r"moreover|as\s+well\s+as)\b[,:]?\s*"
     r"|(?:^|,\s*)(?:and\s+)?(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth|next|"
-    r"finally|lastly|last(?:\s+of\s+all)?|in\s+addition)\b[,:]?\s*"
-    r"|\b(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|next|finally|lastly)\s*,\s*",
+    r"finally|lastly|last(?:\s+of\s+all)?|in\s+addition(?:\s+to\s+(?:that|this))?)\b[,:]?\s*"
+    r"|\b(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|next|finally|lastly)\s*,\s*"
+    r"|(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:what|how|which|where|when|who|whose)\b)",
     re.IGNORECASE,
 )
 _AND = re.compile(r",?\s+and\s+", re.IGNORECASE)
