@@ -368,9 +368,9 @@ class OnnxEmbedder:
         self.query_prompt = query_prompt
         self.threads = threads
         if model_id is None:
-            found = self._model_path()
-            name = found.relative_to(self.path).as_posix() if found else model_file or "model.onnx"
-            model_id = f"{self.path}/{name}" + (f"@{max_length}" if max_length else "")
+            found = self._model_path() or self._candidates()[0]
+            model_id = f"{self.path.resolve()}/{self._label(found)}"
+            model_id += f"@{max_length}" if max_length else ""
         self.model_id = f"onnx:{model_id}"
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any, list[tuple[str, Any]], str, str, int] | None = None
@@ -379,6 +379,12 @@ class OnnxEmbedder:
         if self.model_file is not None:
             return [self.path / self.model_file]
         return [self.path / "model.onnx", self.path / "onnx" / "model.onnx"]
+
+    def _label(self, file: Path) -> str:
+        """``file`` relative to the folder when inside it (``model_file`` may be absolute)."""
+        if file.is_relative_to(self.path):
+            return file.relative_to(self.path).as_posix()
+        return str(file)
 
     def _model_path(self) -> Path | None:
         return next((p for p in self._candidates() if p.is_file()), None)
@@ -404,8 +410,8 @@ class OnnxEmbedder:
             )
         model_path = self._model_path()
         if model_path is None:
-            looked = ", ".join(str(p.relative_to(self.path)) for p in self._candidates())
-            present = sorted(p.relative_to(self.path).as_posix() for p in self.path.rglob("*.onnx"))
+            looked = ", ".join(self._label(p) for p in self._candidates())
+            present = sorted(self._label(p) for p in self.path.rglob("*.onnx"))
             raise EmbeddingError(
                 f"No ONNX model in {self.path}: looked for {looked}. ONNX files there: "
                 f"{', '.join(present) or 'none'} (pass one as model_file=)."

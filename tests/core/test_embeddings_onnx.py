@@ -253,6 +253,18 @@ def test_model_id_tells_the_model_files_of_one_folder_apart(folder: Path) -> Non
     assert OnnxEmbedder(folder, model_id="mine").model_id == "onnx:mine"
 
 
+def test_a_model_file_outside_the_folder_and_a_relative_folder(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = _write_model(tmp_path / "elsewhere" / "lookup.onnx")
+    embedder = OnnxEmbedder(folder, model_file=str(elsewhere))
+    assert embedder.model_id == f"onnx:{folder}/{elsewhere}"
+    assert np.allclose(embedder.embed(["refund"])[0], expected("refund"), atol=1e-6)
+    # The cache key names the folder itself, not the path as typed from some directory.
+    monkeypatch.chdir(folder.parent)
+    assert OnnxEmbedder(folder.name).model_id == OnnxEmbedder(folder).model_id
+
+
 def test_in_a_catalog_with_the_cache(folder: Path, tmp_path: Path) -> None:
     tools = [
         Tool("send_email", "Send an email message.", domain="email"),
