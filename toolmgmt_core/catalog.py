@@ -365,16 +365,6 @@ class ToolCatalog:
             self._vectors = (version, vectors)
             return vectors
 
-    def _fuse_dense(self, scores: np.ndarray, vectors: VectorIndex, text: str) -> np.ndarray | None:
-        """BM25 ``scores`` fused with the cosine similarity of ``text`` to every tool, or None
-        when the query could not be embedded (reported; the request then uses BM25 alone)."""
-        try:
-            cosine = vectors.scores(text)
-        except Exception as exc:
-            self._embedder_failed(exc, version=None)
-            return None
-        return fuse_scores(scores, cosine, self.fusion)
-
     def _embedder_failed(self, exc: Exception, *, version: int | None | bool = True) -> None:
         first = self.embedder_error is None
         model = getattr(self.embedder, "model_id", type(self.embedder).__name__)
@@ -469,24 +459,18 @@ class ToolCatalog:
         "for the same day" still leans on what the request is about, and ties between
         near-duplicate tools break towards the context.
         """
+        keyword = [index.scores(text) for text in texts]
         vectors = self._get_vectors(index)
         if vectors is not None:
-            if len(texts) > 1:
-                try:
-                    vectors.prefetch(texts)
-                except Exception as exc:  # each text then tries on its own, or falls back
-                    self._embedder_failed(exc, version=None)
-            keyword = [index.scores(text) for text in texts]
-            fused = [
-                f
-                for scores, text in zip(keyword, texts, strict=True)
-                if (f := self._fuse_dense(scores, vectors, text)) is not None
-            ]
-            if len(fused) == len(texts):
+            try:
+                cosines = vectors.scores_many(texts)  # the texts in one batch, one product
+            except Exception as exc:  # the request is ranked by BM25 alone, consistently
+                self._embedder_failed(exc, version=None)
+            else:
+                fused = [
+                    fuse_scores(k, c, self.fusion) for k, c in zip(keyword, cosines, strict=True)
+                ]
                 return self._rank(fused, whole_first, self.fusion.context, depth, mask), True
-            # one text could not be embedded: the request is ranked by BM25 alone, consistently
-            return self._rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
-        keyword = [index.scores(text) for text in texts]
         return self._rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
 
     @staticmethod
