@@ -30,8 +30,8 @@ class FusionWeights:
     every ranking, the rankings are merged by covering each clause's need
     (:func:`~toolmgmt_core.search.fusion.cover_rankings`) rather than by rank alone. On the
     dev split that covers every need of a multi-tool request in the top 5 for 80.1% of them,
-    against 72.3 with the keyword search's merge; any ``context`` from 0.3 to 0.5,
-    ``temperature`` from 0.25 to 0.4 and ``saturation`` from 0.05 to 0.1 gives 77.5-81.2.
+    against 72.3 with the keyword search's merge; any ``context`` from 0.3 to 0.4,
+    ``temperature`` from 0.25 to 0.4 and ``saturation`` from 0.05 to 0.2 gives 77.5-81.2.
     """
 
     dense: float = 1.5
