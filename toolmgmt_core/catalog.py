@@ -463,7 +463,7 @@ class ToolCatalog:
         vectors = self._get_vectors(index)
         if vectors is not None:
             try:
-                cosines = vectors.scores_many(texts)  # the texts in one batch, one product
+                cosines = vectors.scores_many(texts)  # the texts embedded in one batch
             except Exception as exc:  # the request is ranked by BM25 alone, consistently
                 self._embedder_failed(exc, version=None)
             else:
