@@ -82,6 +82,10 @@ def test_split_query_finds_each_need(text: str, clauses: list[str]) -> None:
         "check the weather for the next 5 days",  # "next" inside a clause is no connective
         "compare the second quarter",  # nor is an ordinal used as an adjective
         "tell me how many stores sell guitars",  # a question word inside a clause
+        "Find restaurants near me, which are open now",  # a relative clause, not a question
+        "find out when and where the concert is",  # question words joined by "and"
+        "figure out what and how much to order",
+        "check if the store is open, and how late",  # "how late" names one thing
         "weather",
     ],
 )
@@ -156,8 +160,9 @@ def test_cover_rankings_edge_cases_and_scores() -> None:
     # items past the candidates follow in rank-fusion order; scores are the best any ranking gave
     assert merged[:2] == [(1, 1.0), (2, 3.0)]
     assert {i for i, _ in merged} == {1, 2, 3}
-    with pytest.raises(ValueError, match="temperature must be above 0"):
-        cover_rankings([a, b], 2, temperature=0)
+    for bad in ({"temperature": 0.0}, {"saturation": 0.0}):
+        with pytest.raises(ValueError, match="temperature and saturation must be above 0"):
+            cover_rankings([a], 2, **bad)
 
 
 # -- ToolCatalog.search -----------------------------------------------------------------------

@@ -116,11 +116,13 @@ def cover_rankings(
     Returns:
         (item, score) pairs; an item's score is the best score any ranking gave it.
     """
+    if temperature <= 0 or saturation <= 0:
+        raise ValueError(
+            f"temperature and saturation must be above 0, got {temperature} and {saturation}."
+        )
     rankings = [r for r in rankings if r]
     if len(rankings) <= 1:
         return list(rankings[0][:limit]) if rankings else []
-    if temperature <= 0:
-        raise ValueError(f"temperature must be above 0, got {temperature}.")
     items: dict[int, int] = {}
     for ranking in rankings:
         for item, _ in ranking[:candidates]:

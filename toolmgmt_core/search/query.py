@@ -45,19 +45,40 @@ _CONNECTIVE = re.compile(
     r"moreover|as\s+well\s+as)\b[,:]?\s*"
     r"|(?:^|,\s*)(?:and\s+)?(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth|next|"
     r"finally|lastly|last(?:\s+of\s+all)?|in\s+addition(?:\s+to\s+(?:that|this))?)\b[,:]?\s*"
-    r"|\b(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|next|finally|lastly)\s*,\s*"
-    r"|(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:what|how|which|where|when|who|whose)\b)",
+    r"|\b(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|next|finally|lastly)\s*,\s*",
     re.IGNORECASE,
 )
 _AND = re.compile(r",?\s+and\s+", re.IGNORECASE)
+# A new question: "how"/"what" after a comma ("..., how long does it take"), any question word
+# after "and" ("... and who approved it"). A bare comma before "which", "where", "whose"...
+# opens a relative clause ("restaurants near me, which are open now"), not a new need.
+_QUESTION = re.compile(
+    r",\s*(?:and\s+)?(?=(?:what|how)\b)|,?\s+and\s+(?=(?:what|how|which|where|when|who|whose)\b)",
+    re.IGNORECASE,
+)
+_QUESTION_WORDS = frozenset({"how", "who", "whose", "what", "which", "where", "when", "why"})
 _STRIP = " \t,.;:!?\"'()[]"
+
+
+def _separate_needs(pieces: list[str]) -> bool:
+    """Whether a clause's pieces are separate needs: each names at least two things and none
+    ends on a question word ("is it open, and how late", "find out what and how much to order"
+    and "salt and pepper" stay whole)."""
+    return (
+        len(pieces) > 1
+        and all(len([t for t in tokenize(p) if t not in _QUESTION_WORDS]) >= 2 for p in pieces)
+        and not any(p.split()[-1].lower() in _QUESTION_WORDS for p in pieces[:-1])
+    )
+
+
+def _split_question(clause: str) -> list[str]:
+    pieces = [p.strip(_STRIP) for p in _QUESTION.split(clause)]
+    return pieces if _separate_needs(pieces) else [clause]
 
 
 def _split_and(clause: str) -> list[str]:
     pieces = [p.strip(_STRIP) for p in _AND.split(clause)]
-    if len(pieces) > 1 and all(len(tokenize(p)) >= 2 for p in pieces):
-        return pieces
-    return [clause]
+    return pieces if _separate_needs(pieces) else [clause]
 
 
 def split_query(text: str) -> list[str]:
@@ -77,7 +98,7 @@ def split_query(text: str) -> list[str]:
             for piece in _CONNECTIVE.split(item):
                 piece = piece.strip(_STRIP)
                 if piece:
-                    clauses.extend(_split_and(piece))
+                    clauses.extend(c for q in _split_question(piece) for c in _split_and(q))
     clauses = [c for c in clauses if any(not t.isdigit() for t in tokenize(c))]
     if len(clauses) > MAX_CLAUSES:
         clauses = [*clauses[: MAX_CLAUSES - 1], " ".join(clauses[MAX_CLAUSES - 1 :])]
