@@ -97,7 +97,25 @@ def matrix_from_vectors(vectors: Any, count: int, model_id: str) -> np.ndarray:
     return matrix
 
 
-class SentenceTransformerEmbedder:
+class _PromptedQueries:
+    """The query side of an embedder whose model may expect a prefix on queries."""
+
+    query_prompt: str
+    """Prepended to every query (``""``: none)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query's vector (with ``query_prompt`` prepended)."""
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries' vectors in one batch (with ``query_prompt`` prepended)."""
+        return self.embed([self.query_prompt + text for text in texts])
+
+
+class SentenceTransformerEmbedder(_PromptedQueries):
     """Embeddings from a sentence-transformers model, loaded lazily on first use.
 
     Args:
@@ -160,14 +178,6 @@ class SentenceTransformerEmbedder:
             normalize_embeddings=True,
         )
         return np.asarray(vectors, dtype=np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """One query's vector (with ``query_prompt`` prepended)."""
-        return self.embed_queries([text])[0]
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Several queries' vectors in one batch (with ``query_prompt`` prepended)."""
-        return self.embed([self.query_prompt + text for text in texts])
 
 
 class StaticEmbedder:
@@ -249,16 +259,23 @@ def _read_json(path: Path) -> Any:
         raise EmbeddingError(f"Could not read {path}: {exc}") from exc
 
 
+def _modules(folder: Path) -> dict[str, dict[str, Any]]:
+    """The sentence-transformers modules of ``folder`` by kind (``"Pooling"``...), from its
+    ``modules.json``; none for a plain transformers folder."""
+    modules_file = folder / "modules.json"
+    if not modules_file.is_file():
+        return {}
+    return {str(m.get("type", "")).rsplit(".", 1)[-1]: m for m in _read_json(modules_file)}
+
+
 def _pooling_mode(folder: Path) -> str:
     """``"mean"``, ``"cls"`` or ``"max"``: the pooling of the sentence-transformers folder.
 
     Mean pooling when the folder has no pooling module (a plain transformers export).
     """
-    modules_file = folder / "modules.json"
-    if not modules_file.is_file():
+    kinds = _modules(folder)
+    if not kinds:
         return "mean"
-    modules = _read_json(modules_file)
-    kinds = {str(m.get("type", "")).rsplit(".", 1)[-1]: m for m in modules}
     extra = sorted(set(kinds) - _ONNX_MODULES)
     if extra:
         raise EmbeddingError(
@@ -315,7 +332,7 @@ def _max_length(folder: Path, tokenizer: Any) -> int:
     return 512
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(_PromptedQueries):
     """Embeddings from a transformer exported to ONNX, run by onnxruntime: no torch at run time.
 
     ``pip install "toolmgmt[embeddings-onnx]"`` brings onnxruntime, tokenizers and numpy only.
@@ -492,14 +509,6 @@ class OnnxEmbedder:
                 rows[i] = pooled[row]
         return normalize_rows(matrix_from_vectors(rows, len(texts), self.model_id))
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """One query's vector (with ``query_prompt`` prepended)."""
-        return self.embed_queries([text])[0]
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Several queries' vectors in one batch (with ``query_prompt`` prepended)."""
-        return self.embed([self.query_prompt + text for text in texts])
-
 
 def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
     """Token vectors ``(batch, tokens, dim)`` pooled to ``(batch, dim)`` over the mask."""
@@ -556,11 +565,8 @@ def export_onnx(model_path: str | Path, out_dir: str | Path, *, quantize: bool =
             'pip install "toolmgmt[embeddings]" onnx'
         ) from exc
     _pooling_mode(source)  # refuses models with modules an ONNX transformer would not hold
-    transformer = source
-    if (source / "modules.json").is_file():
-        for module in _read_json(source / "modules.json"):
-            if str(module.get("type", "")).endswith(".Transformer"):
-                transformer = source / str(module.get("path", ""))
+    modules = _modules(source)
+    transformer = source / str(modules.get("Transformer", {}).get("path", ""))
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = AutoTokenizer.from_pretrained(str(transformer), local_files_only=True)
     if not getattr(tokenizer, "is_fast", False):
@@ -575,12 +581,11 @@ def export_onnx(model_path: str | Path, out_dir: str | Path, *, quantize: bool =
     for name in ("modules.json", "tokenizer_config.json"):
         if (source / name).is_file():
             shutil.copyfile(source / name, out / name)
-    if (source / "modules.json").is_file():
-        for module in _read_json(source / "modules.json"):
-            config = source / str(module.get("path", "")) / "config.json"
-            if str(module.get("type", "")).endswith(".Pooling") and config.is_file():
-                (out / str(module["path"])).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(config, out / str(module["path"]) / "config.json")
+    if "Pooling" in modules:
+        pooling_dir = str(modules["Pooling"].get("path", ""))
+        if (source / pooling_dir / "config.json").is_file():
+            (out / pooling_dir).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / pooling_dir / "config.json", out / pooling_dir / "config.json")
     model = AutoModel.from_pretrained(str(transformer), local_files_only=True).eval()
     bert_config = transformer / "sentence_bert_config.json"
     if bert_config.is_file():

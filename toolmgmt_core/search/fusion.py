@@ -36,6 +36,16 @@ RRF_K = 1.0
 """Reciprocal rank fusion constant: an item at rank r (from 1) earns ``weight / (RRF_K + r)``."""
 
 
+def _best_scores(rankings: Sequence[Ranking]) -> dict[int, float]:
+    """The best score any ranking gave each item (merged hits keep the rankers' scale)."""
+    best: dict[int, float] = {}
+    for ranking in rankings:
+        for item, score in ranking:
+            if score > best.get(item, -math.inf):
+                best[item] = score
+    return best
+
+
 def fuse_rankings(
     rankings: Sequence[Ranking],
     limit: int,
@@ -69,12 +79,10 @@ def fuse_rankings(
     if len(rankings) == 1:
         return list(rankings[0][:limit])
     fused: dict[int, float] = {}
-    best: dict[int, float] = {}
     for ranking, weight in pairs:
-        for rank, (item, score) in enumerate(ranking, start=1):
+        for rank, (item, _) in enumerate(ranking, start=1):
             fused[item] = fused.get(item, 0.0) + weight / (k + rank)
-            if score > best.get(item, float("-inf")):
-                best[item] = score
+    best = _best_scores(rankings)
     order = sorted(fused, key=lambda item: -fused[item])
     if leaders_first:
         head = [rankings[0][0][0]]
@@ -146,11 +154,7 @@ def cover_rankings(
         chosen.append(order[pick])
         covered += shares[pick]
         free[pick] = False
-    best: dict[int, float] = {}
-    for ranking in rankings:
-        for item, score in ranking:
-            if score > best.get(item, -math.inf):
-                best[item] = score
+    best = _best_scores(rankings)
     if len(chosen) < limit:
         taken = set(chosen)
         chosen += [i for i, _ in fuse_rankings(rankings, limit) if i not in taken][

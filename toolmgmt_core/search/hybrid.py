@@ -118,9 +118,7 @@ class VectorIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """Cosine similarity of every tool to ``query``."""
-        if self.matrix.size == 0:
-            return np.zeros(0, dtype=np.float32)
-        return _matvec(self.matrix, self.query_vector(query))
+        return self.scores_many([query])[0]
 
     def scores_many(self, queries: Sequence[str]) -> np.ndarray:
         """Cosine similarity of every tool to each query: one row per query.
@@ -128,12 +126,10 @@ class VectorIndex:
         The queries not cached yet are embedded in one batch; each is then scored by its own
         matrix-vector product (one matrix product with a column per query was slower).
         """
-        if len(queries) > 1:
-            self.prefetch(queries)
-        vectors = [self.query_vector(q) for q in queries]
         if self.matrix.size == 0:
             return np.zeros((len(queries), 0), dtype=np.float32)
-        return np.stack([_matvec(self.matrix, vector) for vector in vectors])
+        self.prefetch(queries)  # does nothing for fewer than two new queries
+        return np.stack([_matvec(self.matrix, self.query_vector(q)) for q in queries])
 
 
 def _matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:

@@ -71,13 +71,9 @@ def _separate_needs(pieces: list[str]) -> bool:
     )
 
 
-def _split_question(clause: str) -> list[str]:
-    pieces = [p.strip(_STRIP) for p in _QUESTION.split(clause)]
-    return pieces if _separate_needs(pieces) else [clause]
-
-
-def _split_and(clause: str) -> list[str]:
-    pieces = [p.strip(_STRIP) for p in _AND.split(clause)]
+def _split_at(pattern: re.Pattern[str], clause: str) -> list[str]:
+    """``clause`` split at ``pattern`` when the pieces are separate needs, else whole."""
+    pieces = [p.strip(_STRIP) for p in pattern.split(clause)]
     return pieces if _separate_needs(pieces) else [clause]
 
 
@@ -98,7 +94,9 @@ def split_query(text: str) -> list[str]:
             for piece in _CONNECTIVE.split(item):
                 piece = piece.strip(_STRIP)
                 if piece:
-                    clauses.extend(c for q in _split_question(piece) for c in _split_and(q))
+                    clauses.extend(
+                        c for q in _split_at(_QUESTION, piece) for c in _split_at(_AND, q)
+                    )
     clauses = [c for c in clauses if any(not t.isdigit() for t in tokenize(c))]
     if len(clauses) > MAX_CLAUSES:
         clauses = [*clauses[: MAX_CLAUSES - 1], " ".join(clauses[MAX_CLAUSES - 1 :])]
