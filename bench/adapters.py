@@ -32,8 +32,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
-from toolmgmt_core.demo import demo_catalog  # noqa: E402
 from toolmgmt_core.execution import dumps_compact  # noqa: E402
+from toolmgmt_demo import demo_catalog  # noqa: E402
 
 STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     [("tool_search", {"query": "search crm contacts by name"})],

@@ -1,6 +1,6 @@
 """What policies cost per step: listing, search, schema and calls with and without a pipeline.
 
-For the demo catalog (when ``toolmgmt_core.demo`` is there) and synthetic catalogs of 1,000 and
+For the demo catalog (when ``toolmgmt_demo`` is there) and synthetic catalogs of 1,000 and
 10,000 tools, this times, per operation, a session without policies (the reference) against one
 with a profile and three policy steps (11 patterns, one description override). It also times
 ``PolicyView.allows`` cached (per catalog version, as sessions use it) against deciding afresh
@@ -49,7 +49,7 @@ def synthetic(n: int) -> ToolCatalog:
 
 def demo() -> ToolCatalog | None:
     try:
-        from toolmgmt_core.demo import demo_catalog
+        from toolmgmt_demo import demo_catalog
     except ImportError:
         return None
     return demo_catalog()

@@ -38,6 +38,9 @@ import bm25s
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_results  # noqa: E402
 
 from toolmgmt_core import Tool, ToolCatalog  # noqa: E402
 
@@ -235,8 +238,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--queries", type=int, default=400)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     rows = [run(size, args.queries) for size in args.sizes]
+    if args.json:
+        write_results(args.json, "search_speed", {"queries": args.queries, "rows": rows})
     print(
         "| tools | toolmgmt build s (cpu) | bm25s build s (cpu) | toolmgmt p50 / p95 ms "
         "| two-need p50 / p95 | scoped p50 / p95 | bm25s p50 / p95 ms "

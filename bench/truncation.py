@@ -34,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_results  # noqa: E402
 
 from toolmgmt_core.tokens import get_encoding  # noqa: E402
 from toolmgmt_core.truncation import render_result, truncate_result  # noqa: E402
@@ -222,7 +225,9 @@ def main() -> None:
         f"{'yes' if no_growth else 'NO'}."
     )
     if args.json:
-        args.json.write_text(json.dumps({"speed": speed, "memory": memory}, indent=2))
+        write_results(
+            args.json, "truncation", {"budget": args.budget, "speed": speed, "memory": memory}
+        )
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ QUICKSTART = [
     code(
         """
         from toolmgmt_core import ToolCatalog, ToolManager
-        from toolmgmt_core.demo import demo_catalog
+        from toolmgmt_demo import demo_catalog
 
         catalog = demo_catalog()
         print(f"{len(catalog)} tools, {catalog.definition_tokens():,} definition tokens sent flat")
@@ -278,7 +278,7 @@ LANGCHAIN = [
         from pydantic import Field
 
         from toolmgmt_core import ToolManager, count_tokens
-        from toolmgmt_core.demo import demo_catalog
+        from toolmgmt_demo import demo_catalog
         from toolmgmt_langchain import STATE_KEY, ToolManagerMiddleware
         """
     ),
@@ -436,7 +436,7 @@ PYDANTIC_AI = [
         from pydantic_ai.toolsets import FunctionToolset
 
         from toolmgmt_core import ToolCatalog, ToolManager
-        from toolmgmt_core.demo import demo_catalog
+        from toolmgmt_demo import demo_catalog
         from toolmgmt_pydantic_ai import ManagedToolset
         """
     ),
@@ -576,7 +576,7 @@ LITELLM = [
         from litellm.integrations.custom_logger import CustomLogger
 
         from toolmgmt_core import ToolManager, count_tokens
-        from toolmgmt_core.demo import demo_catalog
+        from toolmgmt_demo import demo_catalog
         from toolmgmt_litellm import (
             ToolManagerCallback,
             arun_meta_tool_calls,
@@ -844,7 +844,7 @@ POLICIES = [
         import json
 
         from toolmgmt_core import ApprovalRequest, Policy, Profile, ToolManager, truncate_result
-        from toolmgmt_core.demo import demo_catalog
+        from toolmgmt_demo import demo_catalog
 
         catalog = demo_catalog()
         """

@@ -28,7 +28,7 @@ from toolmgmt_core.search.fuzzy import fold_name
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
-from toolmgmt_core.tokens import DEFAULT_ENCODING, count_tokens
+from toolmgmt_core.tokens import DEFAULT_ENCODING, definition_tokens
 from toolmgmt_core.tool import Tool
 
 __all__ = [
@@ -682,13 +682,7 @@ class ToolCatalog:
 
     def definition_tokens(self, tools: Iterable[Tool] | None = None) -> int:
         """Tokens the definitions (name, description, parameters) take when sent flat."""
-        import json
-
-        chosen = self._tools.values() if tools is None else tools
-        return sum(
-            count_tokens(json.dumps(t.to_dict(full=False), separators=(",", ":")), self.encoding)
-            for t in chosen
-        )
+        return definition_tokens(self._tools.values() if tools is None else tools, self.encoding)
 
     # -- helpers --------------------------------------------------------------------------
 

@@ -15,7 +15,6 @@ release.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -25,11 +24,14 @@ from toolmgmt_core.errors import ToolmgmtError
 from toolmgmt_core.providers.schema_utils import inline_refs
 from toolmgmt_core.tool import Tool
 
-__all__ = ["Change", "Level", "diff_catalogs", "diff_main", "diff_tools", "register", "summarize"]
+__all__ = ["Change", "LEVELS", "Level", "diff_catalogs", "diff_tools", "summarize"]
 
 Level = Literal["major", "minor", "patch"]
 
-_RANK = {"major": 0, "minor": 1, "patch": 2}
+LEVELS: tuple[str, ...] = ("major", "minor", "patch")
+"""Change levels, most severe first (a breaking change is major)."""
+
+_RANK = {level: rank for rank, level in enumerate(LEVELS)}
 # keyword -> which direction tightens: +1 when a larger new value is tighter, -1 when smaller is
 _BOUNDS = {
     "minimum": 1,
@@ -277,53 +279,3 @@ def summarize(changes: Sequence[Change]) -> Level | None:
     if not changes:
         return None
     return min((c.level for c in changes), key=_RANK.__getitem__)
-
-
-# -- command line -----------------------------------------------------------------------------
-
-
-def register(subparsers: Any) -> None:
-    """Add ``toolmgmt diff`` to the CLI."""
-    from toolmgmt_core.cli import add_json_argument
-
-    parser = subparsers.add_parser(
-        "diff",
-        help="classify changes between two catalog versions (exit 1 on a breaking change)",
-        description="Compare two versions of a catalog. Each change is major (breaking), minor "
-        "or patch. Exits 1 when any change is breaking.",
-    )
-    parser.add_argument(
-        "old", metavar="OLD", help="the previous catalog (JSON file or module:attr)"
-    )
-    parser.add_argument("new", metavar="NEW", help="the new catalog (JSON file or module:attr)")
-    add_json_argument(parser)
-    parser.set_defaults(run=_run_diff)
-
-
-def _run_diff(args: argparse.Namespace) -> int:
-    from toolmgmt_core.cli import emit_json, load_catalog, print_table
-
-    changes = diff_catalogs(load_catalog(args.old), load_catalog(args.new))
-    bump = summarize(changes)
-    if args.json:
-        emit_json({"bump": bump, "changes": [c.to_dict() for c in changes]})
-    elif changes:
-        print_table(
-            ["level", "tool", "code", "change"],
-            [(c.level, c.tool, c.code, c.message) for c in changes],
-        )
-        counts = {level: sum(c.level == level for c in changes) for level in _RANK}
-        print(
-            f"\n{counts['major']} breaking, {counts['minor']} minor, {counts['patch']} patch: "
-            f"a {bump} version bump."
-        )
-    else:
-        print("No changes.")
-    return 1 if bump == "major" else 0
-
-
-def diff_main(argv: Sequence[str] | None = None) -> int:
-    """Run ``toolmgmt diff`` with ``argv``; return the exit code."""
-    from toolmgmt_core.cli import main
-
-    return main(["diff", *(argv or [])])

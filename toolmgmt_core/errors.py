@@ -9,7 +9,8 @@ toolmgmt's own; "tool" errors come from the tool itself)::
     ├── CatalogError (ValueError)          bad input to the catalog
     │   ├── InvalidToolError               a tool that is not valid (name, schema, handler)
     │   ├── DuplicateToolError             a name already in the catalog
-    │   └── UnknownToolError (KeyError)    no tool by that name; carries ``suggestions``
+    │   ├── UnknownToolError (KeyError)    no tool by that name; carries ``suggestions``
+    │   └── CatalogSourceError             a catalog file, module or config that cannot be read
     ├── BrowseError (ValueError)           an unknown domain or group; lists the valid ones
     ├── SearchError (ValueError)           a query that cannot run (bad regex, too long, ...)
     ├── ConfigError (ValueError)           bad configuration: profiles, policies, files
@@ -35,6 +36,7 @@ __all__ = [
     "ApprovalDeniedError",
     "BrowseError",
     "CatalogError",
+    "CatalogSourceError",
     "ConfigError",
     "DuplicateToolError",
     "EmbeddingError",
@@ -82,6 +84,11 @@ class UnknownToolError(CatalogError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
+
+
+class CatalogSourceError(CatalogError):
+    """A catalog source (a JSON file, a ``module:attribute``, a gateway config) that cannot be
+    read or holds no valid tool; the message names the source and what is wrong."""
 
 
 class BrowseError(ToolmgmtError, ValueError):

@@ -14,7 +14,6 @@ error.
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -37,8 +36,6 @@ __all__ = [
     "Severity",
     "lint",
     "lint_catalog",
-    "lint_main",
-    "register",
 ]
 
 Severity = Literal["error", "warning", "info"]
@@ -526,52 +523,3 @@ def lint_catalog(
             )
         )
     return findings
-
-
-# -- command line -----------------------------------------------------------------------------
-
-_ORDER = {"error": 0, "warning": 1, "info": 2}
-
-
-def register(subparsers: Any) -> None:
-    """Add ``toolmgmt lint`` to the CLI."""
-    from toolmgmt_core.cli import add_catalog_argument, add_json_argument
-
-    parser = subparsers.add_parser(
-        "lint",
-        help="check tool schemas for problems (exit 1 on errors)",
-        description="Check every tool of a catalog: names, descriptions, parameters and "
-        "provider compatibility. Exits 1 when any finding is an error.",
-    )
-    add_catalog_argument(parser)
-    add_json_argument(parser)
-    parser.add_argument(
-        "--severity",
-        choices=["error", "warning", "info"],
-        default="info",
-        help="show findings of this severity and worse (default: info, all)",
-    )
-    parser.set_defaults(run=_run_lint)
-
-
-def _run_lint(args: argparse.Namespace) -> int:
-    from toolmgmt_core.cli import emit_json, load_catalog, print_table
-
-    findings = lint_catalog(load_catalog(args.catalog))
-    shown = [f for f in findings if _ORDER[f.severity] <= _ORDER[args.severity]]
-    shown.sort(key=lambda f: (_ORDER[f.severity], f.tool, f.code))
-    if args.json:
-        emit_json([f.to_dict() for f in shown])
-    elif shown:
-        rows = [(f.severity, f.tool, f.code, f"{f.message} Fix: {f.hint}") for f in shown]
-        print_table(["severity", "tool", "code", "finding"], rows)
-    else:
-        print("No findings.")
-    return 1 if any(f.severity == "error" for f in findings) else 0
-
-
-def lint_main(argv: Sequence[str] | None = None) -> int:
-    """Run ``toolmgmt lint`` with ``argv``; return the exit code."""
-    from toolmgmt_core.cli import main
-
-    return main(["lint", *(argv or [])])

@@ -11,18 +11,16 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolmgmt_core.budget import DEFAULT_MAX_RESULT_TOKENS, ResultBudget, plan_definitions
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import ConfigError
-from toolmgmt_core.execution import dumps_compact
 from toolmgmt_core.meta_tools import INSTRUCTIONS, meta_tools_for
 from toolmgmt_core.policy import ApprovalCallback, Policy, PolicyFile, PolicyView
 from toolmgmt_core.profiles import Profile
-from toolmgmt_core.tokens import DEFAULT_ENCODING, count_tokens, get_encoding
+from toolmgmt_core.tokens import DEFAULT_ENCODING, definition_tokens, get_encoding
 from toolmgmt_core.tool import EMPTY_PARAMETERS, Tool
 
 if TYPE_CHECKING:
@@ -44,16 +42,6 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 
 _CALL_UNLOADED = ("error", "load")
 _LAZY_DESCRIPTIONS = ("summary", "full")
-
-
-@lru_cache(maxsize=65536)
-def _text_tokens(text: str, encoding: str) -> int:
-    return count_tokens(text, encoding)
-
-
-def definition_text(tool: Tool) -> str:
-    """The definition as sent flat (name, description, parameters), compact JSON."""
-    return dumps_compact(tool.to_dict(full=False))
 
 
 class ToolManager:
@@ -270,7 +258,7 @@ class ToolManager:
 
     def definition_tokens(self, tools: Iterable[Tool]) -> int:
         """Tokens of ``tools``' definitions sent flat (cached per distinct definition)."""
-        return sum(_text_tokens(definition_text(t), self.encoding) for t in tools)
+        return definition_tokens(tools, self.encoding)
 
     @property
     def auto_threshold(self) -> int:
@@ -314,7 +302,7 @@ class ToolManager:
         key = (self.catalog.version, tuple(t.name for t in candidates), "plan")
         cached = self._auto.get(key)
         if cached is None:
-            sizes = [(t.name, _text_tokens(definition_text(t), self.encoding)) for t in candidates]
+            sizes = [(t.name, definition_tokens([t], self.encoding)) for t in candidates]
             plan = plan_definitions(sizes, self.definitions_budget, always_on=pinned)
             cached = list(plan.listed)
             with self._lock:

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from toolmgmt_core.errors import ConfigError
-from toolmgmt_core.tokens import DEFAULT_ENCODING, ApproxEncoding, Encoding, get_encoding
+from toolmgmt_core.tokens import DEFAULT_ENCODING, Encoding, counter, get_encoding
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -580,16 +580,6 @@ def _no_extra(index: int) -> int:
 # The search over the character limit
 
 
-def _counter(enc: Encoding) -> Callable[[str], int]:
-    if isinstance(enc, ApproxEncoding):
-        return enc.count
-
-    def count(text: str) -> int:
-        return len(enc.encode_ordinary(text)) if text else 0
-
-    return count
-
-
 def _fit(
     build: Callable[[int], tuple[Any, str]],
     count: Callable[[str], int],
@@ -701,7 +691,7 @@ def truncate_result(
     """
     _check_budget(max_tokens, strategy)
     enc = get_encoding(encoding) if isinstance(encoding, str) else encoding
-    return _truncate(value, max_tokens, str(strategy), _counter(enc), max_depth)
+    return _truncate(value, max_tokens, str(strategy), counter(enc), max_depth)
 
 
 def _truncate(
@@ -899,7 +889,7 @@ def truncate_mcp_result(
     """
     _check_budget(max_tokens, strategy)
     enc = get_encoding(encoding) if isinstance(encoding, str) else encoding
-    count = _counter(enc)
+    count = counter(enc)
     blocks: list[dict[str, Any]] = []
     replaced: list[str] = []
     parts: list[_Part] = []
@@ -1063,7 +1053,7 @@ async def summarize_result(
     """
     _check_budget(max_tokens, strategy)
     enc = get_encoding(encoding) if isinstance(encoding, str) else encoding
-    count = _counter(enc)
+    count = counter(enc)
     fallback = _truncate(value, max_tokens, str(strategy), count, DEFAULT_MAX_DEPTH)
     limit = max_tokens if threshold is None else threshold
     if fallback.original_tokens <= limit:

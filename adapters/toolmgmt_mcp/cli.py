@@ -2,19 +2,89 @@
 
 ``--config FILE [--transport stdio|http] [--host H] [--port P] [--token T]``; the token can also
 come from ``$TOOLMGMT_GATEWAY_TOKEN`` or the config's ``[gateway] token_env``.
+
+The core's command line finds :func:`register` (the ``serve`` command) and
+:func:`gateway_catalog` (``--catalog gateway.toml``) through entry points
+(``toolmgmt.commands`` and ``toolmgmt.catalog_sources``), so it never imports this adapter.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
-from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.catalog import ToolCatalog
+from toolmgmt_core.errors import CatalogSourceError, ConfigError, ToolmgmtError
 
-__all__ = ["add_serve_arguments", "main", "run_serve"]
+__all__ = ["add_serve_arguments", "gateway_catalog", "main", "register", "run_serve"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``toolmgmt serve`` to the core's command line."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the MCP gateway over upstream MCP servers",
+        description="Serve many MCP servers as one MCP server with three meta-tools "
+        "(discover_tools, get_tool_schema, execute_tool), over stdio or streamable HTTP.",
+    )
+    add_serve_arguments(parser)
+    parser.set_defaults(run=run_serve)
+
+
+def _is_gateway_config(path: Path) -> bool:
+    if path.suffix.casefold() == ".toml":
+        return True
+    if path.suffix.casefold() != ".json":
+        return False
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "upstreams" in data and "tools" not in data
+
+
+def gateway_catalog(path: Path, *, warn: Callable[[str], None]) -> ToolCatalog | None:
+    """The tools of a gateway config's upstream MCP servers (started, listed, then closed), or
+    None when ``path`` is not a gateway config (a catalog source for the core's ``--catalog``).
+
+    Raises:
+        CatalogSourceError: a bad config, or no upstream listed any tool.
+    """
+    if not _is_gateway_config(path):
+        return None
+    import anyio
+
+    from toolmgmt_mcp.config import load_config
+    from toolmgmt_mcp.upstreams import UpstreamManager
+
+    label = str(path)
+    try:
+        config = load_config(path)
+    except ToolmgmtError as exc:
+        raise CatalogSourceError(str(exc)) from exc
+    catalog = ToolCatalog()
+
+    async def collect() -> list[Any]:
+        async with UpstreamManager(config, catalog) as upstreams:
+            return list(upstreams.status())
+
+    statuses = anyio.run(collect)
+    for status in statuses:
+        if status.error:
+            warn(f"{label}: upstream {status.name!r} is unavailable: {status.error}")
+        for name, reason in status.skipped:
+            warn(f"{label}: upstream {status.name!r}: skipped tool {name}: {reason}")
+    if not len(catalog):
+        raise CatalogSourceError(
+            f"{label}: no tools: none of its {len(statuses)} upstreams listed any."
+        )
+    return catalog
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""The core imports no framework; no framework adapter imports another adapter."""
+"""The core imports no framework and no adapter; no adapter imports another adapter."""
 
 from __future__ import annotations
 
@@ -10,20 +10,47 @@ from pathlib import Path
 import pytest
 
 ADAPTERS = ("toolmgmt_langchain", "toolmgmt_pydantic_ai", "toolmgmt_litellm")
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "litellm")
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "litellm", "mcp")
 ROOT = Path(__file__).resolve().parents[2]
+CORE = ROOT / "toolmgmt_core"
+
+
+def _imported(path: Path) -> set[str]:
+    """The top-level packages a source file imports, anywhere in it (lazy imports included)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
 
 
 def test_the_core_imports_no_framework() -> None:
+    core_modules = sorted(
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for p in CORE.rglob("*.py")
+        if p.name != "__main__.py"
+    )
     code = (
-        "import sys, toolmgmt_core, toolmgmt_core.session, toolmgmt_core.providers, "
-        "toolmgmt_core.truncation, toolmgmt_core.compat\n"
-        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({FRAMEWORKS + ADAPTERS!r})))"
+        f"import importlib, sys\nfor m in {core_modules!r}:\n    importlib.import_module(m)\n"
+        "from toolmgmt_core.cli import build_parser\nbuild_parser('search')\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & "
+        f"set({FRAMEWORKS + ADAPTERS + ('toolmgmt_mcp', 'toolmgmt_demo')!r})))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("path", sorted(CORE.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_core_source_imports_an_adapter_or_a_framework(path: Path) -> None:
+    # The demo catalog is the one sibling the CLI may load (its default catalog), by name.
+    allowed_demo = path == CORE / "sources.py"
+    forbidden = set(FRAMEWORKS) | set(ADAPTERS) | {"toolmgmt_mcp"}
+    forbidden |= set() if allowed_demo else {"toolmgmt_demo"}
+    assert not _imported(path) & forbidden
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)

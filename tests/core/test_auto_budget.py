@@ -7,7 +7,7 @@ import json
 import pytest
 
 from toolmgmt_core import ConfigError, ToolManager
-from toolmgmt_core.demo import demo_catalog
+from toolmgmt_demo import demo_catalog
 
 
 def _catalog_tools(session):  # type: ignore[no-untyped-def]

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-import toolmgmt_core.demo
+import toolmgmt_demo
 from toolmgmt_core import ToolCatalog, cli
-from toolmgmt_core.cli import main, report_rows
-from toolmgmt_core.demo import demo_catalog
+from toolmgmt_core.cli import console, main
+from toolmgmt_core.report import report_tables as report_rows
+from toolmgmt_demo import demo_catalog
 
 MIXED_SHAPES: list[dict[str, Any]] = [
     {
@@ -58,7 +59,7 @@ def shared_demo() -> ToolCatalog:
 @pytest.fixture(autouse=True)
 def fast_default_catalog(monkeypatch: pytest.MonkeyPatch, shared_demo: ToolCatalog) -> None:
     """Build the demo catalog once for this module (the subprocess test uses the real path)."""
-    monkeypatch.setattr(toolmgmt_core.demo, "demo_catalog", lambda: shared_demo)
+    monkeypatch.setattr(toolmgmt_demo, "demo_catalog", lambda: shared_demo)
 
 
 def write_json(tmp_path: Path, data: Any, name: str = "tools.json") -> str:
@@ -368,21 +369,21 @@ def test_progress_bar_only_for_large_catalogs_on_a_terminal(
     path = write_json(tmp_path, MIXED_SHAPES)
     fake = _FakeTTY()
     monkeypatch.setattr(sys, "stderr", fake)
-    monkeypatch.setattr(cli, "PROGRESS_THRESHOLD", 3)
+    monkeypatch.setattr(console, "PROGRESS_THRESHOLD", 3)
     assert main(["search", "weather", "--catalog", path, "--json"]) == 0
-    assert "reading tools" in fake.getvalue() and "indexing" in fake.getvalue()
+    assert "indexing" in fake.getvalue()
     assert main(["report", "--catalog", path, "--json"]) == 0
-    assert "counting tokens" in fake.getvalue() and "measuring modes" in fake.getvalue()
+    assert "measuring" in fake.getvalue()
 
     quiet = _FakeTTY()
     monkeypatch.setattr(sys, "stderr", quiet)
-    monkeypatch.setattr(cli, "PROGRESS_THRESHOLD", 2000)
+    monkeypatch.setattr(console, "PROGRESS_THRESHOLD", 2000)
     assert main(["search", "weather", "--catalog", path, "--json"]) == 0
     assert quiet.getvalue() == ""
 
     not_a_tty = io.StringIO()
     monkeypatch.setattr(sys, "stderr", not_a_tty)
-    monkeypatch.setattr(cli, "PROGRESS_THRESHOLD", 3)
+    monkeypatch.setattr(console, "PROGRESS_THRESHOLD", 3)
     assert main(["search", "weather", "--catalog", path, "--json"]) == 0
     assert not_a_tty.getvalue() == ""
 
@@ -393,7 +394,8 @@ def test_command_modules_add_subcommands_and_a_broken_one_is_contained(
     (tmp_path / "hello_cmd.py").write_text(
         textwrap.dedent(
             """
-            from toolmgmt_core.cli import add_catalog_argument, load_catalog
+            from toolmgmt_core.cli.commands import load_catalog
+            from toolmgmt_core.cli.console import add_catalog_argument
 
             def register(subparsers):
                 parser = subparsers.add_parser("hello", help="count tools")
@@ -475,7 +477,7 @@ def _isort_key(name: str) -> tuple[int, str]:
     return (1, name) if name[:1].isupper() else (2, name)
 
 
-@pytest.mark.parametrize("module", ["toolmgmt_core.cli", "toolmgmt_core.demo"])
+@pytest.mark.parametrize("module", ["toolmgmt_core.cli", "toolmgmt_demo"])
 def test_public_names_are_sorted_and_exist(module: str) -> None:
     import importlib
 
@@ -488,15 +490,18 @@ def test_public_names_are_sorted_and_exist(module: str) -> None:
 def test_gateway_config_without_the_mcp_extra_names_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "toolmgmt_mcp.config", None)  # import fails as if missing
+    for name in [m for m in sys.modules if m == "toolmgmt_mcp" or m.startswith("toolmgmt_mcp.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` fails as without the extra
     config = tmp_path / "gateway.toml"
     config.write_text('[upstreams.notes]\ncommand = "notes-server"\n', encoding="utf-8")
     code, _, err = run(capsys, "browse", "--catalog", str(config))
     assert code == 2
-    assert f"{config} is a gateway config" in err and 'pip install "toolmgmt[mcp]"' in err
+    assert f"{config}: no catalog source could read it" in err
+    assert 'pip install "toolmgmt[mcp]"' in err
     as_json = write_json(tmp_path, {"upstreams": {"notes": {"command": "x"}}}, "gateway.json")
     code, _, err = run(capsys, "browse", "--catalog", as_json)
-    assert code == 2 and "is a gateway config" in err
+    assert code == 2 and "gateway config" in err and 'pip install "toolmgmt[mcp]"' in err
 
 
 def test_report_counts_with_the_chosen_encoding(

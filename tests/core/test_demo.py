@@ -13,14 +13,14 @@ import jsonschema
 import pytest
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.demo import (
+from toolmgmt_demo import (
     DEMO_DOMAINS,
     LARGE_RESULT_CALLS,
     demo_catalog,
     demo_schemas,
     example_arguments,
 )
-from toolmgmt_core.demo._common import RecordNotFoundError
+from toolmgmt_demo._common import RecordNotFoundError
 
 EXPECTED_DOMAINS = {
     "crm",
@@ -283,7 +283,7 @@ def test_demo_schemas_are_plain_json_and_load_back(catalog: ToolCatalog) -> None
 def test_python_dash_m_prints_the_schemas(
     catalog: ToolCatalog, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from toolmgmt_core.demo import _main
+    from toolmgmt_demo import _main
 
     _main()
     printed = json.loads(capsys.readouterr().out)

@@ -122,7 +122,7 @@ def test_cli_diff_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert data["bump"] == "major" and data["changes"][0]["path"] == "/limit"
     assert main(["diff", str(old), str(old)]) == 0
     assert "No changes" in capsys.readouterr().out
-    assert diff_module.diff_main([str(old), str(tmp_path / "missing.json")]) == 2
+    assert main(["diff", str(old), str(tmp_path / "missing.json")]) == 2
 
 
 def test_exports_sorted() -> None:

@@ -250,13 +250,13 @@ def test_sync_timeout_returns_promptly() -> None:
     release = threading.Event()
 
     def slow() -> None:
-        release.wait(5)
+        release.wait(120)
 
     start = time.monotonic()
     with pytest.raises(ToolTimeoutError, match=r"within 0\.1s") as info:
         run_sync(run_handler(_tool(slow, name="slow"), {}, 0.1))
     release.set()
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 60  # did not wait for the handler (a generous bound)
     assert info.value.kind == "gateway"
 
 

@@ -150,7 +150,7 @@ def test_cli_lint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lint", "--catalog", bad, "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data[0]["code"] == "description-missing" and data[0]["severity"] == "error"
-    assert lint_module.lint_main(["--catalog", bad]) == 1
+    assert main(["lint", "--catalog", bad]) == 1
 
 
 def test_exports_sorted() -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from toolmgmt_core import Tool
-from toolmgmt_core.demo import demo_catalog
 from toolmgmt_core.lint import lint, lint_catalog
+from toolmgmt_demo import demo_catalog
 
 
 def test_input_examples_that_do_not_match_the_schema_are_flagged() -> None:

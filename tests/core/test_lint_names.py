@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from toolmgmt_core import Tool
-from toolmgmt_core.demo import demo_catalog
 from toolmgmt_core.lint import Finding, lint, lint_catalog
+from toolmgmt_demo import demo_catalog
 
 
 def _verb_findings(findings: list[Finding]) -> list[str]:

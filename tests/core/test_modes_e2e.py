@@ -12,9 +12,8 @@ import json
 
 import pytest
 
+import toolmgmt_demo as demo
 from toolmgmt_core import ToolManager, ToolSession
-
-demo = pytest.importorskip("toolmgmt_core.demo")
 
 NEW_CONTACT = {"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com"}
 STRINGIFIED = {
@@ -226,7 +225,7 @@ def test_large_results_come_back_as_results(shared_catalog, name) -> None:
 
 def test_tool_search_caps_how_many_needs_one_call_searches() -> None:
     from toolmgmt_core import ToolManager
-    from toolmgmt_core.demo import demo_catalog
+    from toolmgmt_demo import demo_catalog
 
     session = ToolManager(demo_catalog(), mode="search").session()
     before = len(session.tools())

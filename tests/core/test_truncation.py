@@ -174,7 +174,7 @@ def test_unknown_strategy_names_the_valid_ones() -> None:
 
 def test_ten_megabytes_are_tokenised_once(monkeypatch) -> None:
     calls: list[int] = []
-    original = truncation._counter
+    original = truncation.counter
 
     def counting(enc):
         count = original(enc)
@@ -185,7 +185,7 @@ def test_ten_megabytes_are_tokenised_once(monkeypatch) -> None:
 
         return wrapped
 
-    monkeypatch.setattr(truncation, "_counter", counting)
+    monkeypatch.setattr(truncation, "counter", counting)
     records = _records(60_000)  # ~10 MB of JSON
     size = len(render_result(records))
     result = truncate_result(records, 2_000)
@@ -317,12 +317,12 @@ async def test_failing_summariser_falls_back_to_truncation_and_says_why() -> Non
 @run_async
 async def test_slow_summariser_times_out_into_truncation() -> None:
     async def summarise(text: str, *, tool_name: str, goal: str | None) -> str:
-        await asyncio.sleep(5)
+        await asyncio.sleep(120)
         return "late"
 
     started = time.perf_counter()
     result = await summarize_result(BIG, summarise, 200, tool_name="t", timeout=0.05)
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < 60  # did not wait for it (a generous bound)
     assert result.note == "SummaryFailed: timed out after 0.05 s" and not result.summarized
     assert result.tokens <= 200
 
@@ -332,17 +332,17 @@ def test_slow_sync_summariser_times_out_on_the_sync_paths_too() -> None:
     release = threading.Event()
 
     def summarise(text: str, *, tool_name: str, goal: str | None) -> str:
-        release.wait(5)
+        release.wait(120)
         return "late"
 
     try:
         started = time.perf_counter()
         result = summarize_result_sync(BIG, summarise, 200, tool_name="t", timeout=0.05)
-        assert time.perf_counter() - started < 2
+        assert time.perf_counter() - started < 60  # did not wait for it (a generous bound)
         assert result.note == "SummaryFailed: timed out after 0.05 s" and result.tokens <= 200
         started = time.perf_counter()
         result = asyncio.run(summarize_result(BIG, summarise, 200, tool_name="t", timeout=0.05))
-        assert time.perf_counter() - started < 2 and not result.summarized
+        assert time.perf_counter() - started < 60 and not result.summarized
     finally:
         release.set()
 

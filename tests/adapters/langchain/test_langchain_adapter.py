@@ -35,7 +35,7 @@ from toolmgmt_core import (  # noqa: E402
     ToolManager,
     count_tokens,
 )
-from toolmgmt_core.demo import demo_catalog  # noqa: E402
+from toolmgmt_demo import demo_catalog  # noqa: E402
 
 
 class RecordingChatModel(BaseChatModel):

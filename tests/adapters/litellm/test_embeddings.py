@@ -142,7 +142,7 @@ def test_cached_tools_are_not_sent_again(hosted: FakeHostedModel, tmp_path: Path
 
 def test_a_catalog_with_a_failing_hosted_model_falls_back_to_bm25() -> None:
     from toolmgmt_core import ToolCatalog
-    from toolmgmt_core.demo import demo_catalog
+    from toolmgmt_demo import demo_catalog
 
     tools = list(demo_catalog())
     catalog = ToolCatalog(tools, embedder=LiteLLMEmbedder(MODEL, mock_response="error"))
@@ -157,7 +157,7 @@ def test_a_catalog_with_a_failing_hosted_model_falls_back_to_bm25() -> None:
 
 def test_a_catalog_searches_with_a_hosted_model(hosted: FakeHostedModel) -> None:
     from toolmgmt_core import ToolCatalog
-    from toolmgmt_core.demo import demo_catalog
+    from toolmgmt_demo import demo_catalog
 
     tools = list(demo_catalog())
     catalog = ToolCatalog(tools, embedder=LiteLLMEmbedder("fake-hosted/embedder", batch_size=64))

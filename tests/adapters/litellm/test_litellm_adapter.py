@@ -25,8 +25,8 @@ from toolmgmt_litellm import (  # noqa: E402
 )
 
 from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
-from toolmgmt_core.demo import demo_catalog  # noqa: E402
 from toolmgmt_core.truncation import summarize_result  # noqa: E402
+from toolmgmt_demo import demo_catalog  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
 DEMO = demo_catalog()

@@ -40,7 +40,9 @@ async def test_toolmgmt_serve_over_stdio(mcp_kit: Any, tmp_path: Path) -> None:
 
 
 def test_serve_without_the_extra_names_it(monkeypatch, capsys, tmp_path: Path) -> None:
-    monkeypatch.setitem(sys.modules, "toolmgmt_mcp.cli", None)  # import fails like a missing extra
+    for name in [m for m in sys.modules if m == "toolmgmt_mcp" or m.startswith("toolmgmt_mcp.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` fails like a missing extra
     assert main(["serve", "--config", str(tmp_path / "g.toml")]) == 2
     assert 'pip install "toolmgmt[mcp]"' in capsys.readouterr().err
 

@@ -25,14 +25,12 @@ def test_all_is_sorted_and_complete(name: str) -> None:
     assert all(hasattr(module, item) for item in exported)
 
 
-def test_the_core_does_not_import_the_adapter() -> None:
-    import sys
+def test_serve_and_gateway_configs_reach_the_core_by_entry_point() -> None:
+    from importlib.metadata import entry_points
 
-    import toolmgmt_core
-    import toolmgmt_core.cli  # noqa: F401
+    from toolmgmt_mcp.cli import gateway_catalog, register
 
-    core_modules = [m for m in sys.modules if m.startswith("toolmgmt_core")]
-    assert core_modules and toolmgmt_core.__name__ == "toolmgmt_core"
-    source = open(toolmgmt_core.cli.__file__, encoding="utf-8").read()
-    top_level = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
-    assert not any("toolmgmt_mcp" in line or " mcp" in line for line in top_level)
+    commands = {e.name: e.load() for e in entry_points(group="toolmgmt.commands")}
+    sources = {e.name: e.load() for e in entry_points(group="toolmgmt.catalog_sources")}
+    assert commands["serve"] is register
+    assert sources["gateway"] is gateway_catalog

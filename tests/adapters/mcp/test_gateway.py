@@ -137,7 +137,7 @@ async def test_faults_take_down_only_their_own_domain(mcp_kit: Any, tmp_path: Pa
         # Hangs past its timeout: a timeout naming it, within the timeout; then restarted.
         started = time.monotonic()
         error, value = await k.execute(client, "notes_hang", seconds=60)
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 30  # well before the 60 s the tool would take
         assert error and value["error"] == "timeout" and "'notes'" in value["message"]
         assert await k.execute(client, "raw_ping") == (False, "pong")
         assert await k.execute(client, "notes_echo", token="f") == (False, "f")

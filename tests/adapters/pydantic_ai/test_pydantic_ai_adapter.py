@@ -29,7 +29,7 @@ from pydantic_core import SchemaValidator, core_schema  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
 from toolmgmt_core import ConfigError, ToolCatalog, ToolManager, count_tokens  # noqa: E402
-from toolmgmt_core.demo import demo_catalog  # noqa: E402
+from toolmgmt_demo import demo_catalog  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
 

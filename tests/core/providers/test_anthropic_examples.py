@@ -10,8 +10,8 @@ import pytest
 from anthropic.types import ToolParam
 
 from toolmgmt_core import Tool
-from toolmgmt_core.demo import demo_catalog
 from toolmgmt_core.providers import format_tools
+from toolmgmt_demo import demo_catalog
 
 PARAMETERS = {
     "type": "object",

@@ -11,7 +11,7 @@ _ROOT = Path(__file__).resolve().parents[3]
 
 _SCRIPT = """
 import json
-from toolmgmt_core.demo import demo_catalog
+from toolmgmt_demo import demo_catalog
 from toolmgmt_core.providers import PROVIDERS, format_tools
 
 tools = list(demo_catalog())

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -141,20 +140,17 @@ def test_cache_hits_on_unchanged_tools_and_misses_on_changes() -> None:
     assert format_tools(tools, "gemini", gemini_json_schema=True)["report"].cached is False
 
 
-def test_cached_step_is_much_cheaper() -> None:
+def test_a_repeated_step_is_served_from_the_cache() -> None:
+    # How much cheaper a cached step is, is bench/formatting.py's to say; here: it is cached.
     clear_format_cache()
     tools = [
         _tool(f"tool_{i}", a={"type": ["string", "null"]}, b={"oneOf": [{"type": "integer"}]})
         for i in range(200)
     ]
-    start = time.perf_counter()
-    format_tools(tools, "openai-responses", strict=True, native=True)
-    cold = time.perf_counter() - start
-    start = time.perf_counter()
-    for _ in range(10):
-        format_tools(tools, "openai-responses", strict=True, native=True)
-    warm = (time.perf_counter() - start) / 10
-    assert warm * 10 < cold
+    cold = format_tools(tools, "openai-responses", strict=True, native=True)
+    warm = [format_tools(tools, "openai-responses", strict=True, native=True) for _ in range(3)]
+    assert cold["report"].cached is False
+    assert all(w["report"].cached is True and w["tools"] == cold["tools"] for w in warm)
 
 
 def test_results_do_not_leak_mutations_into_the_cache() -> None:
@@ -247,7 +243,7 @@ def test_native_without_provider_support_leaves_deferred_out() -> None:
 
 def test_native_search_replaces_the_meta_tools_never_two_search_tools() -> None:
     from toolmgmt_core import ToolManager
-    from toolmgmt_core.demo import demo_catalog
+    from toolmgmt_demo import demo_catalog
 
     session = ToolManager(demo_catalog(), mode="search").session()
     assert "tool_search" in [t.name for t in session.tools()]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolmgmt_core.demo._common import (
+from toolmgmt_core.tool import Tool
+from toolmgmt_demo._common import (
     COMPANY_WORDS,
     CREATE,
     DELETE,
@@ -25,7 +26,6 @@ from toolmgmt_core.demo._common import (
     rng,
     string,
 )
-from toolmgmt_core.tool import Tool
 
 __all__ = ["DOMAIN", "build_tools"]
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    from toolmgmt_core.demo import demo_catalog, demo_schemas
+    from toolmgmt_demo import demo_catalog, demo_schemas
 
     catalog = demo_catalog()          # a fresh catalog, with its own in-memory backends
     catalog.search("refund a customer's payment")
@@ -18,19 +18,19 @@ within one catalog and never leaks into another. Some results are large on purpo
 ``code_hosting_list_commits``, ``code_hosting_get_workflow_logs``, ``web_search_fetch_page``,
 ``crm_export_contacts``) to exercise truncation.
 
-``python -m toolmgmt_core.demo > demo.json`` writes the schemas as a JSON file.
+``python -m toolmgmt_demo > demo.json`` writes the schemas as a JSON file.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
-from collections.abc import Mapping
 from typing import Any
 
 from toolmgmt_core.catalog import ToolCatalog
-from toolmgmt_core.demo import (
+from toolmgmt_core.report import example_arguments
+from toolmgmt_core.tool import Tool
+from toolmgmt_demo import (
     analytics,
     calendar,
     code_hosting,
@@ -40,7 +40,6 @@ from toolmgmt_core.demo import (
     payments,
     web_search,
 )
-from toolmgmt_core.tool import Tool
 
 __all__ = [
     "DEMO_DOMAINS",
@@ -100,54 +99,6 @@ def demo_schemas() -> list[dict[str, Any]]:
                 data[key] = value
         schemas.append(json.loads(json.dumps(data)))
     return schemas
-
-
-_FORMAT_SAMPLES = {
-    "email": "maya@example.com",
-    "date": "2026-03-04",
-    "date-time": "2026-03-04T14:00:00Z",
-    "uri": "https://example.com/page",
-    "hostname": "example.com",
-}
-_EXAMPLE = re.compile(r"e\.g\. '([^']+)'")
-
-
-def _sample(schema: Mapping[str, Any]) -> Any:
-    """A small value valid for ``schema``, preferring the example its description gives."""
-    if "default" in schema and schema["default"] is not None:
-        return schema["default"]
-    if "enum" in schema:
-        return schema["enum"][0]
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = kind[0]
-    if "anyOf" in schema:
-        return _sample(schema["anyOf"][0])
-    if kind == "object":
-        props = schema.get("properties") or {}
-        return {k: _sample(props[k]) for k in schema.get("required", ()) if k in props}
-    if kind == "array":
-        return [_sample(schema.get("items") or {}) for _ in range(schema.get("minItems", 1))]
-    if kind in ("integer", "number"):
-        return schema.get("minimum", 1)
-    if kind == "boolean":
-        return False
-    example = _EXAMPLE.search(schema.get("description") or "")
-    if example:
-        return example.group(1)
-    return _FORMAT_SAMPLES.get(schema.get("format", ""), "example")
-
-
-def example_arguments(tool: Tool) -> dict[str, Any]:
-    """Arguments to call ``tool`` with: its first input example, else generated ones.
-
-    Generated arguments fill only the required properties, each with its default, its first
-    enum value, the example its description gives ("e.g. 'con_0001'"), or a value of the right
-    format, so that against the demo backends they name records that exist.
-    """
-    if tool.input_examples:
-        return dict(tool.input_examples[0])
-    return dict(_sample(tool.parameters))
 
 
 def _main() -> None:

@@ -6,7 +6,8 @@ import asyncio
 import base64
 from typing import Any
 
-from toolmgmt_core.demo._common import (
+from toolmgmt_core.tool import Tool, ToolAnnotations
+from toolmgmt_demo._common import (
     CREATE,
     DELETE,
     FIRST_NAMES,
@@ -25,7 +26,6 @@ from toolmgmt_core.demo._common import (
     rng,
     string,
 )
-from toolmgmt_core.tool import Tool, ToolAnnotations
 
 __all__ = ["DOMAIN", "build_tools"]
 

@@ -1,7 +1,7 @@
 """Shared pieces of the demo catalog: schema helpers, annotation presets, a fake record store.
 
 Each domain module (``crm.py``, ``files.py``, ...) builds its tools from these. Nothing here is
-public API; the demo's public names live in :mod:`toolmgmt_core.demo`.
+public API; the demo's public names live in :mod:`toolmgmt_demo`.
 """
 
 from __future__ import annotations

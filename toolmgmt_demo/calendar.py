@@ -6,7 +6,8 @@ import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
-from toolmgmt_core.demo._common import (
+from toolmgmt_core.tool import Tool
+from toolmgmt_demo._common import (
     CREATE,
     DELETE,
     EPOCH,
@@ -27,7 +28,6 @@ from toolmgmt_core.demo._common import (
     rng,
     string,
 )
-from toolmgmt_core.tool import Tool
 
 __all__ = ["DOMAIN", "build_tools"]
 

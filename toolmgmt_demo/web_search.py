@@ -11,7 +11,8 @@ import re
 from typing import Any
 from urllib.parse import quote_plus, urlparse
 
-from toolmgmt_core.demo._common import (
+from toolmgmt_core.tool import Tool
+from toolmgmt_demo._common import (
     READ_OPEN,
     array,
     boolean,
@@ -23,7 +24,6 @@ from toolmgmt_core.demo._common import (
     rng,
     string,
 )
-from toolmgmt_core.tool import Tool
 
 __all__ = ["DOMAIN", "build_tools"]
 

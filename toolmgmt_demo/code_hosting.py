@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from toolmgmt_core.demo._common import (
+from toolmgmt_core.tool import Tool, ToolAnnotations
+from toolmgmt_demo._common import (
     CREATE,
     DELETE,
     FIRST_NAMES,
@@ -24,7 +25,6 @@ from toolmgmt_core.demo._common import (
     rng,
     string,
 )
-from toolmgmt_core.tool import Tool, ToolAnnotations
 
 __all__ = ["DOMAIN", "build_tools"]
 

@@ -6,7 +6,8 @@ import fnmatch
 import posixpath
 from typing import Any
 
-from toolmgmt_core.demo._common import (
+from toolmgmt_core.tool import Tool, ToolAnnotations
+from toolmgmt_demo._common import (
     CREATE,
     DELETE,
     READ,
@@ -24,7 +25,6 @@ from toolmgmt_core.demo._common import (
     rng,
     string,
 )
-from toolmgmt_core.tool import Tool, ToolAnnotations
 
 __all__ = ["DOMAIN", "build_tools"]
 
