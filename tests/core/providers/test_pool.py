@@ -12,7 +12,8 @@ from toolmgmt_core.providers import format_tools
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.tool import Tool
 
-POOL = Path("/work/shared/bench/bfcl_dev/bfcl_pool.json")
+# The shared benchmark data sits beside the repository (../shared), as bench/_data.py finds it.
+POOL = Path(__file__).resolve().parents[4] / "shared" / "bench" / "bfcl_dev" / "bfcl_pool.json"
 
 pytestmark = pytest.mark.skipif(not POOL.exists(), reason="BFCL dev pool not available")
 
