@@ -24,7 +24,14 @@ from toolmgmt_core.errors import ToolmgmtError
 from toolmgmt_core.providers.schema_utils import inline_refs
 from toolmgmt_core.tool import Tool
 
-__all__ = ["Change", "LEVELS", "Level", "diff_catalogs", "diff_tools", "summarize"]
+__all__ = [
+    "LEVELS",
+    "Change",
+    "Level",
+    "diff_catalogs",
+    "diff_tools",
+    "summarize",
+]
 
 Level = Literal["major", "minor", "patch"]
 

@@ -58,8 +58,8 @@ from toolmgmt_core.tokens import DEFAULT_ENCODING, Encoding, counter, get_encodi
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "MIN_RESULT_TOKENS",
-    "McpTruncationResult",
     "STRATEGIES",
+    "McpTruncationResult",
     "Summarizer",
     "TruncationResult",
     "render_result",

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-import toolmgmt_core.budget as budget_module
 from toolmgmt_core import (
     ConfigError,
     ResultBudget,
@@ -17,10 +16,6 @@ from toolmgmt_core import (
 )
 from toolmgmt_core.tokens import count_tokens
 from toolmgmt_core.truncation import MIN_RESULT_TOKENS
-
-
-def test_public_module_exports_are_sorted() -> None:
-    assert budget_module.__all__ == sorted(budget_module.__all__)
 
 
 def test_tool_budget_wins_over_the_default() -> None:

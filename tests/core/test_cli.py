@@ -470,23 +470,6 @@ def test_search_each_need_separately(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 2 and "--each and --regex do not combine" in err
 
 
-def _isort_key(name: str) -> tuple[int, str]:
-    # constants, then classes, then functions: ruff's RUF022 order, as in catalog.py
-    if name.isupper():
-        return (0, name)
-    return (1, name) if name[:1].isupper() else (2, name)
-
-
-@pytest.mark.parametrize("module", ["toolmgmt_core.cli", "toolmgmt_demo"])
-def test_public_names_are_sorted_and_exist(module: str) -> None:
-    import importlib
-
-    mod = importlib.import_module(module)
-    assert list(mod.__all__) == sorted(mod.__all__, key=_isort_key)
-    for name in mod.__all__:
-        assert hasattr(mod, name), name
-
-
 def test_gateway_config_without_the_mcp_extra_names_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

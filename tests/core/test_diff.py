@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-import toolmgmt_core.diff as diff_module
 from toolmgmt_core import Tool
 from toolmgmt_core.cli import main
 from toolmgmt_core.diff import Change, diff_catalogs, summarize
@@ -123,10 +122,6 @@ def test_cli_diff_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["diff", str(old), str(old)]) == 0
     assert "No changes" in capsys.readouterr().out
     assert main(["diff", str(old), str(tmp_path / "missing.json")]) == 2
-
-
-def test_exports_sorted() -> None:
-    assert diff_module.__all__ == sorted(diff_module.__all__)
 
 
 def test_changes_inside_definitions_are_seen_where_used() -> None:

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.embedders import HashingEmbedder
 
 from toolmgmt_core.embeddings import (
     Embedder,
     EmbeddingCache,
-    HashingEmbedder,
     embed_with_cache,
     normalize_rows,
 )

@@ -153,10 +153,6 @@ def test_cli_lint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lint", "--catalog", bad]) == 1
 
 
-def test_exports_sorted() -> None:
-    assert lint_module.__all__ == sorted(lint_module.__all__, key=lambda n: (not n.isupper(), n))
-
-
 def test_catalog_too_big_for_openai() -> None:
     tools = [GOOD.replace(name=f"search_contacts_{i}") for i in range(130)]
     findings = [f for f in lint_catalog(tools, providers=("openai",)) if f.tool == "(catalog)"]

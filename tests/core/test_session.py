@@ -373,23 +373,6 @@ def test_usage_compares_with_the_flat_catalog(catalog) -> None:
     assert grown.to_dict()["saved_tokens"] == grown.saved_tokens
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        "toolmgmt_core.manager",
-        "toolmgmt_core.session",
-        "toolmgmt_core.meta_tools",
-        "toolmgmt_core.execution",
-    ],
-)
-def test_public_names_are_sorted_and_exist(module) -> None:
-    import importlib
-
-    mod = importlib.import_module(module)
-    assert mod.__all__ == sorted(mod.__all__)
-    assert all(hasattr(mod, name) for name in mod.__all__)
-
-
 def test_session_names_are_exported_from_the_package() -> None:
     import toolmgmt_core
 

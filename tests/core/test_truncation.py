@@ -43,10 +43,6 @@ def _omitted(marker: str) -> int:
 # -- strategies -------------------------------------------------------------------------------
 
 
-def test_public_module_exports_are_sorted() -> None:
-    assert truncation.__all__ == sorted(truncation.__all__)
-
-
 def test_fitting_values_come_back_untouched() -> None:
     value = {"a": [1, 2, 3], "b": "text"}
     result = truncate_result(value, 100)

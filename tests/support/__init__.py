@@ -1,0 +1,1 @@
+"""Helpers shared by the tests (on the path through pytest's ``pythonpath``)."""
