@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-import toolmgmt_core.truncation as truncation
+import toolmgmt_core.truncation.fit as truncation_fit
 from toolmgmt_core import (
     ConfigError,
     TruncationResult,
@@ -170,7 +170,7 @@ def test_unknown_strategy_names_the_valid_ones() -> None:
 
 def test_ten_megabytes_are_tokenised_once(monkeypatch) -> None:
     calls: list[int] = []
-    original = truncation.counter
+    original = truncation_fit.counter
 
     def counting(enc):
         count = original(enc)
@@ -181,7 +181,7 @@ def test_ten_megabytes_are_tokenised_once(monkeypatch) -> None:
 
         return wrapped
 
-    monkeypatch.setattr(truncation, "counter", counting)
+    monkeypatch.setattr(truncation_fit, "counter", counting)
     records = _records(60_000)  # ~10 MB of JSON
     size = len(render_result(records))
     result = truncate_result(records, 2_000)
