@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from toolmgmt_core.errors import InvalidToolError
+from toolmgmt_core.signatures import function_schema
 
 __all__ = [
     "EMPTY_PARAMETERS",
@@ -261,8 +262,6 @@ class Tool:
         **fields: Any,
     ) -> Tool:
         """A tool whose schema comes from ``fn``'s type hints and docstring."""
-        from toolmgmt_core.schema import function_schema
-
         fn_name, fn_description, parameters = function_schema(fn)
         return cls(
             name=name or fn_name,
