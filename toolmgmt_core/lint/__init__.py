@@ -1,0 +1,92 @@
+"""Schema quality: findings about a tool that a model would trip over.
+
+:func:`lint` checks one tool (names, descriptions, parameters, and what each provider would do
+with it); :func:`lint_catalog` checks many and also compares siblings (two tools of one group whose
+descriptions do not tell them apart). Every :class:`Finding` has a severity, a stable code, a
+message and a fix hint::
+
+    for finding in lint(tool):
+        print(finding.severity, finding.code, finding.message, "->", finding.hint)
+
+``toolmgmt lint [--catalog FILE]`` prints the findings of a catalog and exits 1 when any is an
+error.
+
+The checks live in :mod:`.rules` (vocabulary in :mod:`.words`); :mod:`.findings` names the codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from toolmgmt_core.lint.findings import CATALOG, CODES, MAX_DESCRIPTION_CHARS, Finding, Severity
+from toolmgmt_core.lint.rules import (
+    _lint_description,
+    _lint_examples,
+    _lint_name,
+    _lint_parameters,
+    _lint_providers,
+    _lint_siblings,
+    _similar_siblings,
+)
+from toolmgmt_core.providers.openai import MAX_TOOLS as OPENAI_MAX_TOOLS
+from toolmgmt_core.tool import Tool
+
+__all__ = [
+    "CATALOG",
+    "CODES",
+    "MAX_DESCRIPTION_CHARS",
+    "Finding",
+    "Severity",
+    "lint",
+    "lint_catalog",
+]
+
+
+def lint(
+    tool: Tool,
+    *,
+    siblings: Iterable[Tool] = (),
+    providers: Sequence[str] = ("anthropic", "openai", "gemini"),
+) -> list[Finding]:
+    """Every finding about ``tool``.
+
+    Args:
+        tool: The tool to check.
+        siblings: Other tools of the catalog; those of the same domain and group with a similar
+            name or description must be told apart by the description.
+        providers: Which providers' incompatibilities to check (``anthropic``, ``openai``,
+            ``gemini``).
+    """
+    findings = [
+        *_lint_name(tool),
+        *_lint_description(tool),
+        *_lint_parameters(tool),
+        *_lint_examples(tool),
+        *_lint_providers(tool, providers),
+    ]
+    findings.extend(_lint_siblings(tool, siblings))
+    return findings
+
+
+def lint_catalog(
+    tools: Iterable[Tool], *, providers: Sequence[str] = ("anthropic", "openai", "gemini")
+) -> list[Finding]:
+    """The findings of every tool in ``tools`` (a list or a catalog), siblings compared."""
+    pool = list(tools)
+    findings: list[Finding] = []
+    similar = _similar_siblings(pool)
+    for i, tool in enumerate(pool):
+        findings.extend(lint(tool, siblings=similar.get(i, ()), providers=providers))
+    if "openai" in providers and len(pool) > OPENAI_MAX_TOOLS:
+        findings.append(
+            Finding(
+                CATALOG,
+                "info",
+                "openai-too-many-tools",
+                f"The catalog has {len(pool)} tools; OpenAI accepts {OPENAI_MAX_TOOLS} per "
+                "request, so it cannot be sent flat.",
+                "Use a ToolManager session (search or gateway mode), or "
+                "format_tools(..., 'openai-responses', native=True) to defer the rest.",
+            )
+        )
+    return findings
