@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import regex
 
-from toolmgmt_core.embeddings import Embedder, EmbeddingCache
+from toolmgmt_core.embeddings import Embedder, EmbeddingCache, VectorCache
 from toolmgmt_core.errors import (
     BrowseError,
     CatalogError,
@@ -140,7 +140,7 @@ class ToolCatalog:
         *,
         encoding: str = DEFAULT_ENCODING,
         embedder: Embedder | None = None,
-        embedding_cache: str | Path | EmbeddingCache | None = None,
+        embedding_cache: str | Path | VectorCache | None = None,
         fusion: FusionWeights | None = None,
     ) -> None:
         """
@@ -150,7 +150,8 @@ class ToolCatalog:
             embedder: an :class:`~toolmgmt_core.embeddings.Embedder`; when set, ``search``
                 fuses BM25 with embedding similarity (see :class:`FusionWeights`). Without it
                 nothing changes and nothing heavy is imported.
-            embedding_cache: an SQLite file (or :class:`EmbeddingCache`) keeping tool vectors
+            embedding_cache: an SQLite file (or a :class:`~toolmgmt_core.embeddings.VectorCache`
+                such as ``PostgresEmbeddingCache``, shared by replicas) keeping tool vectors
                 across runs, keyed by the model and the exact tool text.
             fusion: the fusion weights (defaults chosen on the BFCL dev split).
         """

@@ -17,6 +17,10 @@ toolmgmt's own; "tool" errors come from the tool itself)::
     ├── ProviderError (ValueError)         a tool that cannot be formatted for a provider
     ├── EmbeddingError (RuntimeError)      an embedding model failed (error, timeout, wrong count)
     ├── TokenizerUnavailableError          no tiktoken encoding could be loaded offline
+    ├── StoreError (RuntimeError)          a session or catalog store failed
+    │   ├── InvalidSessionError (ValueError)   a session id or state the store refuses
+    │   ├── SessionConflictError           the session changed since it was loaded
+    │   └── StoreUnavailableError          the store's server cannot be reached
     └── ToolCallError                      a call that failed; ``message`` is for the model
         ├── ToolNotFoundError              gateway: unknown name (closest names given)
         ├── ToolNotLoadedError             gateway: deferred tool called before it was loaded
@@ -41,9 +45,13 @@ __all__ = [
     "DuplicateToolError",
     "EmbeddingError",
     "InvalidArgumentsError",
+    "InvalidSessionError",
     "InvalidToolError",
     "ProviderError",
     "SearchError",
+    "SessionConflictError",
+    "StoreError",
+    "StoreUnavailableError",
     "TokenizerUnavailableError",
     "ToolCallError",
     "ToolDeniedError",
@@ -116,6 +124,29 @@ class EmbeddingError(ToolmgmtError, RuntimeError):
 
 class TokenizerUnavailableError(ToolmgmtError, RuntimeError):
     """No tiktoken encoding could be loaded without the network."""
+
+
+class StoreError(ToolmgmtError, RuntimeError):
+    """A session or catalog store (Redis, PostgreSQL) that failed or refused an operation."""
+
+
+class InvalidSessionError(StoreError, ValueError):
+    """A session id or state the store refuses: a bad id, a state too large or not JSON.
+
+    The message says what is wrong and what is valid; nothing was stored.
+    """
+
+
+class SessionConflictError(StoreError):
+    """The session changed in the store since it was loaded (another writer saved first).
+
+    Load it again and re-apply the change; :func:`~toolmgmt_core.stores.update_session` does
+    that for you.
+    """
+
+
+class StoreUnavailableError(StoreError):
+    """The store's server cannot be reached; the message names it (without a password)."""
 
 
 class ToolCallError(ToolmgmtError):

@@ -10,6 +10,7 @@ shapes the ecosystem uses (Python functions are :mod:`toolmgmt_core.signatures`'
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,7 +18,7 @@ from toolmgmt_core.errors import InvalidToolError
 from toolmgmt_core.signatures import function_schema
 from toolmgmt_core.tool import Tool, ToolAnnotations
 
-__all__ = ["function_schema", "tool_from_dict"]
+__all__ = ["function_schema", "tool_from_dict", "tool_to_definition"]
 
 # function_schema lives in toolmgmt_core.signatures; kept importable from here.
 
@@ -84,3 +85,38 @@ def tool_from_dict(data: Mapping[str, Any], **defaults: Any) -> Tool:
         fields.setdefault("metadata", {})
         fields["metadata"] = {**fields["metadata"], "strict": body["strict"]}
     return Tool(**fields)
+
+
+def tool_to_definition(tool: Tool) -> dict[str, Any]:
+    """The complete definition dict of ``tool``: the exact inverse of :func:`tool_from_dict`.
+
+    ``tool_from_dict(tool_to_definition(tool)) == tool`` for every tool, and the dict is plain
+    JSON (what a catalog store keeps). Unlike :meth:`Tool.to_dict` (what a model is sent), it
+    holds every field that describes the tool: domain, group, keywords, profiles, budgets,
+    truncation, deferral and ``strict``. The handler and other metadata are not data and are
+    left out; a store's reader attaches handlers again.
+    """
+    data: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": copy.deepcopy(dict(tool.parameters)),
+        "domain": tool.domain,
+        "group": tool.group,
+    }
+    optional: dict[str, Any] = {
+        "keywords": list(tool.keywords),
+        "profiles": list(tool.profiles),
+        "usage_notes": tool.usage_notes,
+        "input_examples": [copy.deepcopy(dict(example)) for example in tool.input_examples],
+        "annotations": tool.annotations.to_mcp(),
+        "timeout": tool.timeout,
+        "max_result_tokens": tool.max_result_tokens,
+        "truncation": tool.truncation,
+        "defer_loading": tool.defer_loading,
+        "strict": tool.metadata.get("strict"),
+    }
+    # Empty and unset fields are left out: tool_from_dict reads a missing key as the default.
+    data.update({key: value for key, value in optional.items() if value not in (None, [], {})})
+    if tool.output_schema is not None:  # an empty output schema is still one
+        data["output_schema"] = copy.deepcopy(dict(tool.output_schema))
+    return data

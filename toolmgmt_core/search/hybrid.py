@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from toolmgmt_core.embeddings import Embedder, EmbeddingCache, embed_with_cache, normalize_rows
+from toolmgmt_core.embeddings import Embedder, VectorCache, embed_with_cache, normalize_rows
 from toolmgmt_core.tool import Tool
 
 __all__ = ["FusionWeights", "VectorIndex", "embedding_text", "fuse_scores"]
@@ -76,7 +76,7 @@ class VectorIndex:
         tools: Sequence[Tool],
         embedder: Embedder,
         *,
-        cache: EmbeddingCache | None = None,
+        cache: VectorCache | None = None,
         progress: bool | None = None,
     ) -> VectorIndex:
         texts = [embedding_text(t) for t in tools]

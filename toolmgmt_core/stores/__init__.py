@@ -1,0 +1,60 @@
+"""Where sessions and the catalog live when several processes share them.
+
+The core needs no server: :class:`InMemorySessionStore` is the default. The other stores are
+imported from their own modules, each behind its extra::
+
+    from toolmgmt_core.stores.redis import RedisSessionStore          # toolmgmt[redis]
+    from toolmgmt_core.stores.postgres import PostgresCatalogStore    # toolmgmt[postgres]
+
+``RedisSessionStore``, ``PostgresCatalogStore`` and ``PostgresEmbeddingCache`` can also be
+imported from here; that imports their driver only when the name is first used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolmgmt_core.stores.base import (
+    DEFAULT_SESSION_TTL,
+    MAX_SESSION_ID_LENGTH,
+    MAX_STATE_BYTES,
+    UPDATE_RETRIES,
+    InMemorySessionStore,
+    SessionStore,
+    StoredSession,
+    check_session_id,
+    update_session,
+)
+
+__all__ = [
+    "DEFAULT_SESSION_TTL",
+    "MAX_SESSION_ID_LENGTH",
+    "MAX_STATE_BYTES",
+    "UPDATE_RETRIES",
+    "CatalogFollower",
+    "InMemorySessionStore",
+    "PostgresCatalogStore",
+    "PostgresEmbeddingCache",
+    "RedisSessionStore",
+    "SessionStore",
+    "StoredSession",
+    "check_session_id",
+    "update_session",
+]
+
+_LAZY = {
+    "RedisSessionStore": "toolmgmt_core.stores.redis",
+    "PostgresCatalogStore": "toolmgmt_core.stores.postgres",
+    "PostgresEmbeddingCache": "toolmgmt_core.stores.postgres",
+    "CatalogFollower": "toolmgmt_core.stores.postgres",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The drivers are optional: import one only when its store is asked for.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
