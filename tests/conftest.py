@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
 
 # Never let litellm fetch its price map during tests.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -13,3 +17,44 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # download: an empty cache folder of their own, and downloading off.
 os.environ["TIKTOKEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="toolmgmt-tiktoken-")
 os.environ["TOOLMGMT_TIKTOKEN_OFFLINE"] = "1"
+
+# -- real Redis and PostgreSQL servers (tests/stores) -----------------------------------------
+# One of each per test session, started on first use. A missing binary skips the tests that
+# need it, except in CI (TOOLMGMT_REQUIRE_ENGINES=1), where it fails them: CI installs both.
+
+
+def _engine_missing(reason: str) -> None:
+    if os.environ.get("TOOLMGMT_REQUIRE_ENGINES") == "1":
+        pytest.fail(f"{reason} (TOOLMGMT_REQUIRE_ENGINES=1: the engines must be installed)")
+    pytest.skip(reason)
+
+
+def _local_engine(kind: str) -> Iterator[Any]:
+    from toolmgmt_core.errors import StoreUnavailableError
+    from toolmgmt_core.stores import local
+
+    finder = local.find_redis_server if kind == "redis" else local.find_postgres_bindir
+    if finder() is None:
+        _engine_missing(
+            "redis-server is not installed (apt-get install redis-server)"
+            if kind == "redis"
+            else "PostgreSQL is not installed (apt-get install postgresql)"
+        )
+    try:
+        server = local.LocalRedis() if kind == "redis" else local.LocalPostgres()
+    except StoreUnavailableError as exc:  # e.g. root without a postgres user
+        _engine_missing(str(exc))
+    with server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[Any]:
+    """A real redis-server on 127.0.0.1 (a ``LocalRedis``: ``.url``), for the whole session."""
+    yield from _local_engine("redis")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """A real PostgreSQL on 127.0.0.1 (a ``LocalPostgres``: ``.dsn``), for the whole session."""
+    yield from _local_engine("postgres")

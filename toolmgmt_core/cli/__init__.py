@@ -49,7 +49,7 @@ from toolmgmt_core.cli.console import CliError
 
 __all__ = ["COMMAND_GROUP", "COMMAND_MODULES", "build_parser", "main"]
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("toolmgmt_core.stores.cli",)
 """Dotted names of core modules that add commands through ``register(subparsers)``."""
 
 COMMAND_GROUP = "toolmgmt.commands"

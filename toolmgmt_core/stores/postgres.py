@@ -45,7 +45,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from toolmgmt_core.catalog import IngestReport, ToolCatalog
-from toolmgmt_core.embeddings import EmbeddingCache
+from toolmgmt_core.embeddings.cache import text_key
 from toolmgmt_core.errors import CatalogError, ConfigError, StoreError, StoreUnavailableError
 from toolmgmt_core.schema import tool_from_dict, tool_to_definition
 from toolmgmt_core.tool import Tool
@@ -777,7 +777,8 @@ class PostgresEmbeddingCache:
     and ``put_many`` keeps nothing, so search embeds locally and goes on.
     """
 
-    key = staticmethod(EmbeddingCache.key)
+    key = staticmethod(text_key)
+    """The cache key of a text (:func:`~toolmgmt_core.embeddings.cache.text_key`)."""
 
     def __init__(self, dsn: str, *, timeout: float = 5.0) -> None:
         """
