@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.embeddings import HashingEmbedder, VectorCache
@@ -400,3 +402,45 @@ def test_an_unreachable_embedding_cache_is_skipped_loudly(
     assert caplog.text.count("embedding locally until it is back") == 1  # once per outage
     with pytest.raises(StoreUnavailableError):
         len(cache)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+field_names = st.sampled_from(
+    [
+        "description", "parameters", "input_schema", "domain", "group", "keywords", "profiles",
+        "annotations", "usage_notes", "input_examples", "output_schema", "timeout",
+        "max_result_tokens", "truncation", "defer_loading", "strict", "function",
+    ]
+)  # fmt: skip
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.builds(
+            lambda name, fields: {"name": name, **fields},
+            st.text(min_size=1, max_size=12),
+            st.dictionaries(field_names, json_values, max_size=4),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_any_definitions_are_pushed_or_skipped_never_the_batch(
+    store: PostgresCatalogStore, definitions: list[dict[str, Any]]
+) -> None:
+    report = store.push(definitions)
+    assert len(report.added) + len(report.updated) + len(report.unchanged) + len(
+        report.skipped
+    ) == len(definitions)
+    stored = {tool.name: tool for tool in store.tools()}  # every stored row builds again
+    for name in report.added + report.updated + report.unchanged:
+        assert name in stored

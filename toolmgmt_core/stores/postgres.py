@@ -438,11 +438,16 @@ class PostgresCatalogStore:
             except CatalogError as exc:
                 report.skipped.append((label, str(exc)))
                 continue
+            except Exception as exc:  # untrusted input that trips a field's conversion
+                report.skipped.append((label, f"{type(exc).__name__}: {exc}"))
+                continue
             pending[name] = definition
         if not pending:
             return report
 
         def write(conn: psycopg.Connection[Any]) -> None:
+            # run again if the first attempt met a broken connection: count afresh
+            report.added, report.updated, report.unchanged = [], [], []
             stored = {
                 name: definition
                 for name, definition in conn.execute(
@@ -625,6 +630,11 @@ class CatalogFollower:
             self._conn = self._listen()
         except psycopg.OperationalError as exc:
             raise self._db.unavailable("follow the catalog", exc) from exc
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"Cannot follow the catalog: PostgreSQL at {self._db.where} refused: "
+                f"{_first_line(exc)}"
+            ) from exc
         self._thread = threading.Thread(
             target=self._run, name="toolmgmt-catalog-follower", daemon=True
         )
@@ -638,13 +648,11 @@ class CatalogFollower:
     def close(self, timeout: float = 5.0) -> None:
         """Stop following (the catalog keeps what it has)."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-        self._thread = None
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
-        self._connected.clear()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        if thread is None or not thread.is_alive():  # else the thread closes it as it ends
+            self._drop()
 
     def __enter__(self) -> CatalogFollower:
         return self
@@ -678,28 +686,32 @@ class CatalogFollower:
 
     def _run(self) -> None:
         delay = self.retry_initial
-        while not self._stop.is_set():
-            if self._conn is None:
+        try:
+            while not self._stop.is_set():
+                if self._conn is None:
+                    try:
+                        self._conn = self._listen()
+                    except Exception as exc:  # down, or refusing: keep the catalog, retry
+                        self._lost(exc)
+                        self._stop.wait(random.uniform(delay / 2, delay))
+                        delay = min(delay * 2, self.retry_max)
+                        continue
+                    delay = self.retry_initial
+                    logger.warning(
+                        "catalog store at %s is reachable again; resynchronised (%d tools)",
+                        self._db.where,
+                        len(self.catalog),
+                    )
                 try:
-                    self._conn = self._listen()
+                    self._follow(self._conn)
                 except psycopg.Error as exc:
                     self._lost(exc)
-                    self._stop.wait(random.uniform(delay / 2, delay))
-                    delay = min(delay * 2, self.retry_max)
-                    continue
-                delay = self.retry_initial
-                logger.warning(
-                    "catalog store at %s is reachable again; resynchronised (%d tools)",
-                    self._db.where,
-                    len(self.catalog),
-                )
-            try:
-                self._follow(self._conn)
-            except psycopg.Error as exc:
-                self._lost(exc)
-            except Exception:  # a bug must not silently stop following: log it, resync
-                logger.exception("catalog follower: failed to apply a change; resynchronising")
-                self._drop()
+                except Exception:  # a bug must not silently stop following: log it, resync
+                    logger.exception("catalog follower: failed to apply a change; resyncing")
+                    self._drop()
+                    self._stop.wait(self.retry_initial)
+        finally:
+            self._drop()
 
     def _lost(self, exc: Exception) -> None:
         if self._connected.is_set() or self.last_error is None:
