@@ -35,13 +35,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolmgmt_core import Tool, ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.demo import demo_catalog  # noqa: E402
 from toolmgmt_core.stores import (  # noqa: E402
     InMemorySessionStore,
     SessionStore,
     update_session,
 )
 from toolmgmt_core.stores.local import LocalPostgres, LocalRedis  # noqa: E402
+from toolmgmt_demo import demo_catalog  # noqa: E402
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:

@@ -46,7 +46,7 @@ def test_push_reports_added_and_skipped_then_list_shows_the_store(
     code, out, err = run(capsys, "catalog", "push", str(tools_file), "--store", pg_dsn)
     assert code == 0, err
     assert "crm_search" in out and "mail_send" in out and "added" in out
-    assert "2 added, 0 updated, 0 unchanged." in out
+    assert "2 added, 0 updated, 0 unchanged; 2 warnings reading" in out
     assert "skipped tool #2 (bad_schema)" in err and '"type": "object"' in err  # with the reason
     assert [t.name for t in PostgresCatalogStore(pg_dsn).tools()] == ["crm_search", "mail_send"]
 
@@ -56,7 +56,9 @@ def test_push_reports_added_and_skipped_then_list_shows_the_store(
     assert "2 tools" in out
 
     code, out, _ = run(capsys, "catalog", "push", str(tools_file), "--store", pg_dsn, "--json")
-    assert json.loads(out)["unchanged"] == ["crm_search", "mail_send"]
+    pushed = json.loads(out)
+    assert pushed["unchanged"] == ["crm_search", "mail_send"] and pushed["added"] == []
+    assert any("bad_schema" in w and '"type": "object"' in w for w in pushed["warnings"])
 
 
 def test_list_json_can_be_pushed_back(

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.embedders import HashingEmbedder
 
 from toolmgmt_core.catalog import ToolCatalog
-from toolmgmt_core.embeddings import HashingEmbedder, VectorCache
+from toolmgmt_core.embeddings import VectorCache
 from toolmgmt_core.errors import ConfigError, StoreUnavailableError
 from toolmgmt_core.schema import tool_to_definition
 from toolmgmt_core.tool import Tool, ToolAnnotations
