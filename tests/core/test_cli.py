@@ -411,12 +411,12 @@ def test_command_modules_add_subcommands_and_a_broken_one_is_contained(
     )
     (tmp_path / "broken_cmd.py").write_text("import not_installed_dependency\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("hello_cmd", "broken_cmd"))
+    monkeypatch.setattr(cli, "COMMAND_MODULES", {"hello": "hello_cmd", "broken": "broken_cmd"})
     code, out, _ = run(capsys, "hello")
     assert code == 0 and out.strip() == "hello 151"
     code, out, _ = run(capsys, "--help")
     assert "hello" in out and "unavailable" in out
-    code, _, err = run(capsys, "broken_cmd")
+    code, _, err = run(capsys, "broken")
     assert code == 2 and "not_installed_dependency" in err
     code, _, _ = run(capsys, "browse")
     assert code == 0

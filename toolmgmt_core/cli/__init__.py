@@ -18,8 +18,8 @@ file, an unknown domain, a regex that does not compile); 130 when interrupted. E
 stderr and name the file and what is wrong; tools that cannot be read are skipped with a warning
 and counted.
 
-Adding a command: write a module with a ``register(subparsers)`` function and either add its
-dotted name to :data:`COMMAND_MODULES` (core commands) or register it under the
+Adding a command: write a module with a ``register(subparsers)`` function and either add it to
+:data:`COMMAND_MODULES` by command name (core commands) or register it under the
 ``toolmgmt.commands`` entry-point group (a command that lives in an adapter or another package,
 such as ``serve`` in ``toolmgmt_mcp``; the core never imports an adapter)::
 
@@ -40,7 +40,7 @@ import argparse
 import functools
 import importlib
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -49,8 +49,9 @@ from toolmgmt_core.cli.console import CliError
 
 __all__ = ["COMMAND_GROUP", "COMMAND_MODULES", "build_parser", "main"]
 
-COMMAND_MODULES: tuple[str, ...] = ("toolmgmt_core.stores.cli",)
-"""Dotted names of core modules that add commands through ``register(subparsers)``."""
+COMMAND_MODULES: Mapping[str, str] = {"catalog": "toolmgmt_core.stores.cli"}
+"""Core modules that add a command through ``register(subparsers)``, by command name (the name
+an unavailable command is listed under)."""
 
 COMMAND_GROUP = "toolmgmt.commands"
 """The entry-point group of commands that live outside the core (``serve``)."""
@@ -80,8 +81,8 @@ def _module_register(module_name: str) -> Callable[[Any], None]:
 
 def _add_ons() -> Iterator[tuple[str, Callable[[], Callable[[Any], None]]]]:
     """(command name, a loader of its ``register``) for each add-on command."""
-    for module_name in COMMAND_MODULES:
-        yield module_name.rsplit(".", 1)[-1], functools.partial(_module_register, module_name)
+    for command, module_name in COMMAND_MODULES.items():
+        yield command, functools.partial(_module_register, module_name)
     for entry in entry_points(group=COMMAND_GROUP):
         yield entry.name, entry.load
 
