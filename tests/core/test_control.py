@@ -185,3 +185,41 @@ def test_sync_bridge_keeps_the_callers_context() -> None:
 def test_public_surface() -> None:
     assert control.__all__ == sorted(control.__all__)
     assert all(hasattr(control, name) for name in control.__all__)
+
+
+# -- loaded tools rebuilt from a transcript (toolmgmt_core.history) ---------------------------
+
+
+def test_loaded_names_read_every_meta_tool_answer() -> None:
+    from toolmgmt_core.demo import demo_catalog
+    from toolmgmt_core.history import loaded_names, restore_loaded
+
+    manager = ToolManager(demo_catalog(), mode="search", max_results=2)
+    live = manager.session()
+    transcript: list[tuple[str, Any]] = []
+    for name, arguments in [
+        ("tool_search", {"query": "search crm contacts"}),
+        ("get_tool_schema", {"tool_name": "calendar_create_event"}),
+        ("load_tool_schema", {"tool_names": ["files_read_file", "email_send_email"]}),
+        ("discover_tools", {}),
+        ("crm_search_contacts", {"query": "patel"}),
+        ("tool_search", {"query": ""}),  # an error answer loads nothing
+    ]:
+        transcript.append((name, live.call_sync(name, arguments).content))
+    assert loaded_names(transcript)[:2] == live.loaded()[:2]
+    rebuilt = manager.session()
+    restore_loaded(rebuilt, transcript)
+    assert rebuilt.loaded() == live.loaded()
+    assert [t.name for t in rebuilt.tools()] == [t.name for t in live.tools()]
+    # Parsed values, junk and non-strings are handled; errors never count as loads.
+    assert loaded_names(
+        [
+            ("tool_search", {"added": ["a", 3, None]}),
+            ("get_tool_schema", "not json"),
+            ("load_tool_schema", {"tools": [{"name": "b"}, "c"]}),
+            ("some_tool", '{"error":"timeout","kind":"gateway","message":"slow"}'),
+            (None, "x"),  # type: ignore[list-item]
+            ("execute_tool", {"ok": True}),
+            ("other_tool", "fine"),
+        ]
+    ) == ["a", "b", "other_tool"]
