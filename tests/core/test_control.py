@@ -191,8 +191,8 @@ def test_public_surface() -> None:
 
 
 def test_loaded_names_read_every_meta_tool_answer() -> None:
-    from toolmgmt_core.demo import demo_catalog
     from toolmgmt_core.history import loaded_names, restore_loaded
+    from toolmgmt_demo import demo_catalog
 
     manager = ToolManager(demo_catalog(), mode="search", max_results=2)
     live = manager.session()

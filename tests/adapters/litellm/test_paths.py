@@ -27,7 +27,7 @@ from toolmgmt_litellm import (  # noqa: E402
 )
 
 from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.demo import demo_catalog  # noqa: E402
+from toolmgmt_demo import demo_catalog  # noqa: E402
 
 DEMO = demo_catalog()
 
