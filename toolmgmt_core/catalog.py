@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import regex
 
+from toolmgmt_core.control import reraise_control_flow
 from toolmgmt_core.embeddings import Embedder, EmbeddingCache, VectorCache
 from toolmgmt_core.errors import (
     BrowseError,
@@ -359,6 +360,7 @@ class ToolCatalog:
             try:
                 vectors = VectorIndex.build(index.tools, self.embedder, cache=self.embedding_cache)
             except Exception as exc:  # any embedder failure: keyword search goes on
+                reraise_control_flow(exc)
                 self._embedder_failed(exc)
                 return None
             if self._vectors is not None:  # query vectors do not depend on the tools
@@ -466,6 +468,7 @@ class ToolCatalog:
             try:
                 cosines = vectors.scores_many(texts)  # the texts embedded in one batch
             except Exception as exc:  # the request is ranked by BM25 alone, consistently
+                reraise_control_flow(exc)
                 self._embedder_failed(exc, version=None)
             else:
                 fused = [

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, relevance
 
+from toolmgmt_core.control import reraise_control_flow
 from toolmgmt_core.errors import (
     InvalidArgumentsError,
     ToolCallError,
@@ -422,6 +423,7 @@ async def run_handler(tool: Tool, arguments: Mapping[str, Any], timeout: float |
     except asyncio.CancelledError:
         raise
     except Exception as exc:
+        reraise_control_flow(exc)
         detail = str(exc).strip() or "(no message)"
         raise ToolExecutionError(
             f"Tool {tool.name!r} failed: {type(exc).__name__}: {detail}", tool_name=tool.name
@@ -443,4 +445,5 @@ def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coroutine)
-    return _SYNC_BRIDGE_POOL.submit(asyncio.run, coroutine).result()
+    context = contextvars.copy_context()  # the caller's context (a framework's run) goes along
+    return _SYNC_BRIDGE_POOL.submit(context.run, asyncio.run, coroutine).result()

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolmgmt_core.control import reraise_control_flow
 from toolmgmt_core.errors import ApprovalDeniedError, ConfigError
 from toolmgmt_core.meta_tools import is_meta_tool
 from toolmgmt_core.profiles import (
@@ -493,6 +494,7 @@ class PolicyView:
         except ApprovalDeniedError:
             raise
         except Exception as exc:
+            reraise_control_flow(exc)
             raise ApprovalDeniedError(
                 f"The approval check for {name!r} failed ({type(exc).__name__}), so the call "
                 "did not run.",

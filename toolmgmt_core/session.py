@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from toolmgmt_core import meta_tools as meta
 from toolmgmt_core.budget import ResultRecord, SessionBudget
 from toolmgmt_core.catalog import SearchHit, ToolEntry, normalize_name
+from toolmgmt_core.control import check_approval, reraise_control_flow
 from toolmgmt_core.errors import (
     ConfigError,
     InvalidArgumentsError,
@@ -165,7 +166,7 @@ class ToolSession:
 
     async def _approve(self, tool: Tool, arguments: Mapping[str, Any]) -> None:
         """Raise :class:`~toolmgmt_core.errors.ApprovalDeniedError` to refuse this call."""
-        await self.policy.check_approval(self._present(tool), arguments)
+        await check_approval(self.policy, self._present(tool), arguments)
 
     @property
     def profile(self) -> str:
@@ -445,6 +446,7 @@ class ToolSession:
         except ToolCallError as exc:
             return self._error_result(exc.tool_name or str(name), exc)
         except Exception as exc:  # a bug must not crash the agent's loop; log it loudly
+            reraise_control_flow(exc)
             logger.exception("toolmgmt: internal error while calling %r", name)
             error = ToolUnavailableError(
                 f"Tool {_quoted(name)} could not be run because of an internal error "

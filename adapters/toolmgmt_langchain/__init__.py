@@ -22,29 +22,53 @@ each tool call runs through the session (policy, validation, truncation) and the
 state travels in the agent state under ``"toolmgmt"``, so a checkpointer restores loaded tools.
 Tools passed to ``create_agent`` that are not in the catalog are left to LangChain.
 
+LangGraph's control flow passes through the session untouched: a catalog tool that calls
+``interrupt()`` pauses the graph and resumes with ``Command(resume=...)``. A call that needs
+approval under toolmgmt's policy (a step's ``require_approval``, or a destructive tool) pauses
+with ``interrupt()`` when the manager has no ``approval`` callback, in the shape of
+``HumanInTheLoopMiddleware``'s per-call requests (``{"type": "tool_approval", "tool_call_id",
+"name", "args", "description"}``); resume with ``Command(resume={"type": "approve"})`` (or
+``{"type": "reject", "message": ...}``, ``{"decisions": [...]}``, True or False). An approved
+call runs once through the session; a rejected one never runs and the model is told why. This
+needs a checkpointer; ``approval=False`` leaves approval to the manager alone.
+
+LangChain tools taking ``ToolRuntime``, ``InjectedState``, ``InjectedStore`` or
+``InjectedToolCallId`` arguments run through the agent's own ``ToolNode``, which supplies those
+values (a ``Command`` they return updates the agent state as usual); outside an agent they
+cannot run.
+
 For a hand-written loop: ``bind_session_tools(model, session)`` and
 ``run_tool_calls(session, ai_message)`` (``arun_tool_calls`` when async).
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import threading
+import typing
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
 from typing_extensions import NotRequired
 
 from toolmgmt_core import (
+    ApprovalDeniedError,
+    ApprovalRequest,
     CatalogError,
     ConfigError,
     IngestReport,
     InvalidToolError,
     Tool,
     ToolAnnotations,
+    ToolExecutionError,
+    ToolUnavailableError,
 )
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.compat import require_version
+from toolmgmt_core.control import ApprovalAsker, framework_approval, passthrough
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.providers import format_tools
@@ -56,9 +80,11 @@ MIN_LANGCHAIN_VERSION = "1.0"
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState
     from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
-    from langchain_core.tools import BaseTool, StructuredTool
+    from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
     from langchain_core.utils.function_calling import convert_to_openai_tool
-    from langgraph.types import Command
+    from langgraph.errors import GraphBubbleUp
+    from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
+    from langgraph.types import Command, interrupt
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         'toolmgmt_langchain needs LangChain: pip install "toolmgmt[langchain]"'
@@ -86,6 +112,12 @@ STATE_KEY = "toolmgmt"
 
 _LIVE_STEPS = 256
 _PROVIDERS = ("openai", "anthropic")
+_SIGNALS = (GraphBubbleUp,)
+"""LangGraph's control flow (``interrupt()``'s GraphInterrupt, a parent ``Command``)."""
+_DECISIONS = ("approve", "reject")
+"""The HumanInTheLoopMiddleware decisions an approval request takes."""
+_SUPPLIED = (InjectedState, InjectedStore, InjectedToolCallId, ToolRuntime)
+"""Injected argument kinds the ToolNode supplies (a plain InjectedToolArg it does not)."""
 
 
 def _newest(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -133,19 +165,88 @@ def _tool_message(call: Mapping[str, Any], result: Any) -> ToolMessage:
 
 
 def run_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
-    """Run every tool call of ``message`` through the session; one ``ToolMessage`` per call."""
-    return [
-        _tool_message(call, session.call_sync(call["name"], call.get("args"), call_id=call["id"]))
-        for call in message.tool_calls
-    ]
+    """Run every tool call of ``message`` through the session; one ``ToolMessage`` per call.
+
+    Inside a LangGraph node, an ``interrupt()`` from a tool passes through and pauses it.
+    """
+    with passthrough(*_SIGNALS):
+        return [
+            _tool_message(
+                call, session.call_sync(call["name"], call.get("args"), call_id=call["id"])
+            )
+            for call in message.tool_calls
+        ]
 
 
 async def arun_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
     """Async :func:`run_tool_calls` (calls run one after another, in order)."""
-    return [
-        _tool_message(call, await session.call(call["name"], call.get("args"), call_id=call["id"]))
-        for call in message.tool_calls
-    ]
+    with passthrough(*_SIGNALS):
+        return [
+            _tool_message(
+                call, await session.call(call["name"], call.get("args"), call_id=call["id"])
+            )
+            for call in message.tool_calls
+        ]
+
+
+class _NodeCall:
+    """The ToolNode call a middleware answers: where tools with injected arguments run."""
+
+    def __init__(self, request: Any, execute: Callable[[Any], Any]) -> None:
+        self.request = request
+        self.execute = execute
+        self.commands: list[Command[Any]] = []
+        """Commands those tools returned, merged into the middleware's answer."""
+
+
+_NODE: ContextVar[_NodeCall | None] = ContextVar("toolmgmt_langchain_node", default=None)
+
+
+def _interrupt_approver(call: Mapping[str, Any]) -> ApprovalAsker:
+    """Approval through ``interrupt()``, in HumanInTheLoopMiddleware's per-call shape."""
+
+    def approve(request: ApprovalRequest) -> bool:
+        name = request.tool.name
+        answer = interrupt(
+            {
+                "type": "tool_approval",
+                "tool_call_id": call["id"],
+                "name": name,
+                "args": request.arguments,
+                "description": f"Tool execution requires approval ({request.reason})\n\n"
+                f"Tool: {name}\nArgs: {request.arguments}",
+                "allowed_decisions": list(_DECISIONS),
+            }
+        )
+        return _approved(answer, name)
+
+    return approve
+
+
+def _approved(answer: Any, name: str) -> bool:
+    """A reviewer's answer as the approver's verdict (a rejection's reason goes to the model)."""
+    if isinstance(answer, Mapping) and isinstance(answer.get("decisions"), list):
+        if len(answer["decisions"]) == 1:  # a batched HITLResponse for this one call
+            answer = answer["decisions"][0]
+    if isinstance(answer, bool):
+        return answer
+    kind = answer.get("type") if isinstance(answer, Mapping) else None
+    if kind == "approve":
+        return True
+    if kind == "reject":
+        reason = answer.get("message")
+        if isinstance(reason, str) and reason.strip():
+            raise ApprovalDeniedError(
+                f"The user rejected the call to {name!r}, so it did not run: {reason.strip()} "
+                "Do not retry it unless the user asks.",
+                tool_name=name,
+            )
+        return False
+    raise ValueError(  # the approval check fails closed: the call does not run
+        f"Cannot read the answer {answer!r} to the approval of {name!r}: resume with "
+        f"{{'type': one of {list(_DECISIONS)}}} (a 'reject' may carry a 'message'), "
+        "{'decisions': [that]}, True or False."
+    )
 
 
 class _Live:
@@ -170,13 +271,20 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         provider: the core formatting sent to ``bind_tools`` (``"openai"`` or ``"anthropic"``,
             see :func:`session_tool_definitions`).
         instructions: append the mode's short instructions to the system message.
+        approval: pause calls that need approval with ``interrupt()`` when the manager has no
+            ``approval`` callback (see the module docstring; needs a checkpointer).
     """
 
     state_schema = ToolManagerState
     tools: Sequence[BaseTool] = ()
 
     def __init__(
-        self, manager: ToolManager, *, provider: str = "openai", instructions: bool = True
+        self,
+        manager: ToolManager,
+        *,
+        provider: str = "openai",
+        instructions: bool = True,
+        approval: bool = True,
     ) -> None:
         super().__init__()
         if not isinstance(manager, ToolManager):
@@ -189,6 +297,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         self.manager = manager
         self.provider = provider
         self.instructions = instructions
+        self.approval = approval
         self._live: OrderedDict[tuple[Any, ...], _Live] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -217,10 +326,37 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             tool is None or name in META_TOOL_NAMES or self.manager.catalog.find(name) is not None
         )
 
-    def _answer(self, call: Mapping[str, Any], live: _Live, result: Any) -> Command[Any]:
-        return Command(
-            update={"messages": [_tool_message(call, result)], STATE_KEY: live.snapshot()}
+    @contextlib.contextmanager
+    def _scope(self, call: Mapping[str, Any], node: _NodeCall) -> Iterator[None]:
+        """LangGraph's signals pass, approval asks ``interrupt()``, injected tools find the
+        ToolNode: for this one call."""
+        approver = _interrupt_approver(call) if self.approval else None
+        token = _NODE.set(node)
+        try:
+            with passthrough(*_SIGNALS), framework_approval(approver):
+                yield
+        finally:
+            _NODE.reset(token)
+
+    def _answer(
+        self, call: Mapping[str, Any], live: _Live, result: Any, node: _NodeCall
+    ) -> Command[Any]:
+        update: dict[str, Any] = {}
+        messages: list[Any] = []
+        goto: Any = ()
+        for command in node.commands:  # a tool's own state updates, as the ToolNode applies
+            extra = dict(command.update) if isinstance(command.update, Mapping) else {}
+            messages += [
+                m
+                for m in extra.pop("messages", None) or []
+                if not (isinstance(m, ToolMessage) and m.tool_call_id == call["id"])
+            ]
+            update.update(extra)
+            goto = command.goto or goto
+        update.update(
+            {"messages": [*messages, _tool_message(call, result)], STATE_KEY: live.snapshot()}
         )
+        return Command(update=update, goto=goto)
 
     # -- model calls ------------------------------------------------------------------------
 
@@ -254,17 +390,20 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         if not self._manages(call["name"], request.tool):
             return handler(request)
         live = self._live_for(request.state, call["id"])
-        return self._answer(
-            call, live, live.session.call_sync(call["name"], call.get("args"), call_id=call["id"])
-        )
+        node = _NodeCall(request, handler)
+        with self._scope(call, node):
+            result = live.session.call_sync(call["name"], call.get("args"), call_id=call["id"])
+        return self._answer(call, live, result, node)
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
         call = request.tool_call
         if not self._manages(call["name"], request.tool):
             return await handler(request)
         live = self._live_for(request.state, call["id"])
-        result = await live.session.call(call["name"], call.get("args"), call_id=call["id"])
-        return self._answer(call, live, result)
+        node = _NodeCall(request, handler)
+        with self._scope(call, node):
+            result = await live.session.call(call["name"], call.get("args"), call_id=call["id"])
+        return self._answer(call, live, result, node)
 
 
 def _step_id(state: Mapping[str, Any], call_id: str) -> str:
@@ -278,6 +417,43 @@ def _step_id(state: Mapping[str, Any], call_id: str) -> str:
 
 
 # -- ingestion ------------------------------------------------------------------------------
+
+
+def _in_tool_node(tool: BaseTool, injected: Sequence[str]) -> Any:
+    """The handler of a tool with injected arguments: the agent's ToolNode runs it."""
+
+    async def run_in_tool_node(**arguments: Any) -> Any:
+        node = _NODE.get()
+        if node is None:
+            raise ToolUnavailableError(
+                f"Tool {tool.name!r} takes arguments LangChain supplies at run time "
+                f"({', '.join(injected)}), so it runs only inside a create_agent agent with "
+                "ToolManagerMiddleware; use another tool.",
+                tool_name=tool.name,
+            )
+        call = {**node.request.tool_call, "name": tool.name, "args": arguments}
+        response = node.execute(node.request.override(tool=tool, tool_call=call))
+        if inspect.isawaitable(response):
+            response = await response
+        if isinstance(response, Command):
+            node.commands.append(response)
+            update = response.update if isinstance(response.update, Mapping) else {}
+            own = [
+                m
+                for m in update.get("messages") or []
+                if isinstance(m, ToolMessage) and m.tool_call_id == call["id"]
+            ]
+            return own[-1].content if own else "Done."
+        if isinstance(response, ToolMessage):
+            if response.status == "error":
+                raise ToolExecutionError(
+                    f"Tool {tool.name!r} failed: {response.content}", tool_name=tool.name
+                )
+            return response.content
+        return response
+
+    run_in_tool_node.__name__ = f"run_{tool.name}"
+    return run_in_tool_node
 
 
 def _handler(tool: BaseTool) -> Any:
@@ -300,8 +476,11 @@ def add_langchain_tools(
     """Add LangChain tools (including MCP tools from ``langchain-mcp-adapters``) to a catalog.
 
     Each keeps its name, description and argument schema; its handler invokes the tool
-    (``ainvoke`` for async-only ones). Tools taking arguments LangChain injects at run time
-    (``InjectedToolArg``, ``ToolRuntime``) only run in a ``ToolNode`` and are refused.
+    (``ainvoke`` for async-only ones). A tool taking arguments the agent supplies at run time
+    (``ToolRuntime``, ``InjectedState``, ``InjectedStore``, ``InjectedToolCallId``) runs through
+    the agent's ``ToolNode`` when ``ToolManagerMiddleware`` answers its call (and nowhere
+    else); one with a required plain ``InjectedToolArg``, which only the caller's own code
+    can supply, is refused.
 
     Args:
         catalog: where to add them.
@@ -343,14 +522,24 @@ def _convert_tool(tool: Any, fields: Mapping[str, Any]) -> Tool:
         )
     function = convert_to_openai_tool(tool)["function"]
     parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    schema: Any = tool.get_input_schema()
-    full = schema.model_json_schema() if hasattr(schema, "model_json_schema") else dict(schema)
-    injected = sorted(set(full.get("properties", {})) - set(parameters.get("properties", {})))
-    if injected:
+    names: set[str] = set()
+    required: set[str] = set()
+    if not isinstance(tool.args_schema, Mapping):  # a JSON Schema cannot mark injected fields
+        # The fields, not model_json_schema(): a ToolRuntime field has no JSON Schema.
+        model_fields = getattr(tool.get_input_schema(), "model_fields", {})
+        names = set(model_fields)
+        required = {n for n, f in model_fields.items() if f.is_required()}
+    injected = sorted(names - set(parameters.get("properties", {})))
+    hints = _annotations(tool)
+    unsupplied = [
+        n for n in injected if n in required and n != "runtime" and not _supplied(hints.get(n))
+    ]
+    if unsupplied:
         raise InvalidToolError(
-            f"LangChain tool {tool.name!r} takes arguments injected at run time "
-            f"({', '.join(injected)}), which only LangChain's ToolNode can supply; pass it to "
-            "create_agent(tools=[...]) instead of the catalog."
+            f"LangChain tool {tool.name!r} takes {', '.join(unsupplied)}, a plain "
+            "InjectedToolArg that only your own code can supply, so toolmgmt cannot run it. "
+            "Bind the value first (a new tool whose function fills it in), or take it as "
+            "ToolRuntime / InjectedState, which the agent supplies."
         )
     extra = {"annotations": ToolAnnotations.from_mapping(tool.metadata or {}), **fields}
     extra["metadata"] = {**extra.get("metadata", {}), "langchain_tool": tool}
@@ -358,6 +547,37 @@ def _convert_tool(tool: Any, fields: Mapping[str, Any]) -> Tool:
         name=function["name"],
         description=function.get("description") or "",
         parameters=parameters,
-        handler=_handler(tool),
+        handler=_in_tool_node(tool, injected) if injected else _handler(tool),
         **extra,
     )
+
+
+def _annotations(tool: BaseTool) -> dict[str, Any]:
+    """The type hints of a tool's arguments, from its function and its argument schema."""
+    found: dict[str, Any] = {}
+    for source in (
+        getattr(tool, "func", None) or getattr(tool, "coroutine", None),
+        tool.args_schema,
+    ):
+        if source is None or isinstance(source, Mapping):
+            continue
+        try:
+            found.update(typing.get_type_hints(source, include_extras=True))
+        except Exception:  # unresolvable forward references: those arguments are checked as
+            continue  # plain ones, and the ToolNode still decides at run time
+    return found
+
+
+def _supplied(hint: Any) -> bool:
+    """Whether the ToolNode supplies an argument of this type (ToolRuntime, InjectedState...)."""
+    stack = [hint]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _SUPPLIED[:3]):
+            return True
+        kind = typing.get_origin(item) or item
+        if isinstance(kind, type) and issubclass(kind, _SUPPLIED):
+            return True
+        stack.extend(typing.get_args(item))
+        stack.extend(getattr(item, "__metadata__", ()))
+    return False

@@ -21,22 +21,33 @@ Usage::
 
 On the async path (``acompletion``) the callback replaces the request's tools with the session's
 (via ``format_tools``: Anthropic's own shape for Anthropic models, OpenAI's for every other
-provider, which LiteLLM translates) and cuts tool messages over the manager's result budget.
-Requests without ``metadata["toolmgmt_session"]``, and calls other than chat completions
-(embeddings, the Responses API), are left alone; tools the app passes that are
-not in the catalog are kept. LiteLLM runs no request-changing hook on the sync path, so there
-use ``completion_with_tools(session, model=..., messages=...)``.
+provider, which LiteLLM translates) and cuts tool messages over the manager's result budget;
+``aresponses`` gets them in the Responses API's shape. Requests without
+``metadata["toolmgmt_session"]``, and other calls (embeddings, ...), are left alone; tools the
+app passes that are not in the catalog are kept. LiteLLM runs no request-changing hook on the
+sync path, so there use ``completion_with_tools(session, model=..., messages=...)``; a plain
+``litellm.completion`` with a session id warns once.
+
+In a LiteLLM proxy, name the callback in the config (``litellm_settings: callbacks:
+my_module.callback``, where ``callback = ToolManagerCallback(manager)``): its
+``async_pre_call_hook`` sets each request's tools the same way. The proxy's client runs the
+meta-tool calls (with toolmgmt and the same catalog); the proxy reads the tools they loaded
+from the conversation itself, so it keeps no state a client must share, and sessions are kept
+apart per API key.
 ``litellm_summarizer(model=...)`` writes summaries of large results through a small model.
 """
 
 from __future__ import annotations
 
 import threading
+import warnings
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from toolmgmt_core.compat import require_version
+from toolmgmt_core.history import restore_loaded
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.providers import format_tools, resolve_provider_name
@@ -72,6 +83,10 @@ SESSION_KEY = "toolmgmt_session"
 """The ``metadata`` key naming the session of a request."""
 
 _CHAT_CALLS = ("acompletion", "completion")
+_RESPONSES_CALLS = ("aresponses", "responses")
+_PREPARED = "toolmgmt_prepared"
+"""Set in a request's metadata once its tools are set (the proxy hook, then the client path)."""
+_WRAPPED: ContextVar[bool] = ContextVar("toolmgmt_litellm_wrapped", default=False)
 _NATIVE_SHAPES = {"anthropic": "anthropic"}
 """LiteLLM providers that take toolmgmt's own format as is; the rest get OpenAI's."""
 
@@ -92,14 +107,19 @@ def _tool_name(tool: Mapping[str, Any]) -> str:
     return str((function or {}).get("name") if isinstance(function, Mapping) else tool.get("name"))
 
 
-def prepare_request(session: ToolSession, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def prepare_request(
+    session: ToolSession, kwargs: Mapping[str, Any], *, api: str = "chat"
+) -> dict[str, Any]:
     """``kwargs`` for ``litellm.(a)completion`` with the session's tools and cut tool messages.
 
     Tools in ``kwargs["tools"]`` that the catalog does not hold stay (after the session's).
+    ``api="responses"`` formats them for ``litellm.(a)responses`` and cuts its
+    ``function_call_output`` items instead.
     """
     manager = session.manager
     request = dict(kwargs)
-    managed = format_tools(session, _target(request))["tools"]
+    shape = "openai-responses" if api == "responses" else _target(request)
+    managed = format_tools(session, shape)["tools"]
     own = [
         t
         for t in request.get("tools") or []
@@ -111,7 +131,23 @@ def prepare_request(session: ToolSession, kwargs: Mapping[str, Any]) -> dict[str
         request.pop("tool_choice", None)
     if request.get("messages"):
         request["messages"] = [_cut(m, manager) for m in request["messages"]]
+    if api == "responses" and isinstance(request.get("input"), list):
+        request["input"] = [_cut_output(item, manager) for item in request["input"]]
     return request
+
+
+def _cut_output(item: Any, manager: ToolManager) -> Any:
+    """A Responses API ``function_call_output`` over the result budget, cut."""
+    if not isinstance(item, Mapping) or item.get("type") != "function_call_output":
+        return item
+    output = item.get("output")
+    if not isinstance(output, str):
+        return item
+    budget = manager.result_budget
+    cut = truncate_result(
+        output, budget.per_result(None), budget.strategy_for(None), encoding=manager.encoding
+    )
+    return {**item, "output": cut.text} if cut.truncated else item
 
 
 def _cut(message: Any, manager: ToolManager) -> Any:
@@ -150,6 +186,7 @@ class ToolManagerCallback(CustomLogger):
         self.sessions: OrderedDict[str, ToolSession] = OrderedDict()
         """Live sessions by id."""
         self._lock = threading.Lock()
+        self._warned_sync = False
 
     def session(self, session_id: str, state: Mapping[str, Any] | None = None) -> ToolSession:
         """The session ``session_id`` (created, or restored from ``state``, when new)."""
@@ -172,16 +209,116 @@ class ToolManagerCallback(CustomLogger):
     async def async_pre_call_deployment_hook(
         self, kwargs: dict[str, Any], call_type: Any
     ) -> dict[str, Any] | None:
-        metadata = kwargs.get("metadata")
-        session_id = metadata.get(SESSION_KEY) if isinstance(metadata, Mapping) else None
-        if session_id is None or getattr(call_type, "value", call_type) not in _CHAT_CALLS:
-            return None  # not ours, or not a chat completion (embeddings, Responses API, ...)
-        return prepare_request(self.session(session_id), kwargs)
+        """LiteLLM's client path (``acompletion``, ``aresponses``): set the session's tools."""
+        api = _api(call_type)
+        session_id = _session_id(kwargs)
+        if session_id is None or api is None or _metadata(kwargs).get(_PREPARED):
+            return None  # not ours, not a chat or Responses call, or the proxy hook did it
+        return prepare_request(self.session(session_id), kwargs, api=api)
+
+    async def async_pre_call_hook(
+        self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any
+    ) -> dict[str, Any] | None:
+        """The LiteLLM proxy's hook: set the session's tools on a client's request.
+
+        The session is the client's ``metadata["toolmgmt_session"]``, kept apart per API key;
+        the tools the conversation loaded (the meta-tool results among its messages, which the
+        client ran) are loaded into it first, as far as the policy allows.
+        """
+        api = _api(call_type)
+        session_id = _session_id(data)
+        if session_id is None or api is None:
+            return None
+        key = getattr(user_api_key_dict, "token", None) or getattr(
+            user_api_key_dict, "api_key", None
+        )
+        session = self.session(f"{key}/{session_id}" if key else session_id)
+        restore_loaded(session, _tool_results(data, api))
+        request = prepare_request(session, data, api=api)
+        metadata = _metadata(request)
+        if metadata is not _EMPTY:
+            # The client path after the proxy leaves it as it is. A string: the Responses API
+            # forwards metadata to the provider, which takes string values only.
+            metadata[_PREPARED] = "true"
+        return request
+
+    def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
+        """Warn, once, when a plain sync ``litellm.completion`` names a session: no hook can
+        change a sync request, so it went without the session's tools."""
+        if kwargs.get("call_type") != "completion" or _WRAPPED.get() or self._warned_sync:
+            return
+        params = kwargs.get("litellm_params")
+        if _session_id(params if isinstance(params, Mapping) else kwargs) is None:
+            return
+        with self._lock:
+            if self._warned_sync:
+                return
+            self._warned_sync = True
+        warnings.warn(
+            "toolmgmt: litellm.completion (sync) named a toolmgmt_session, but LiteLLM lets no "
+            "callback change a sync request, so it was sent without the session's tools. Use "
+            "toolmgmt_litellm.completion_with_tools(session, ...) for sync calls, or "
+            "litellm.acompletion.",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def _api(call_type: Any) -> str | None:
+    name = getattr(call_type, "value", call_type)
+    if name in _CHAT_CALLS:
+        return "chat"
+    return "responses" if name in _RESPONSES_CALLS else None
+
+
+def _metadata(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The request's metadata (the proxy names it ``litellm_metadata`` on some routes)."""
+    for key in ("metadata", "litellm_metadata"):
+        value = kwargs.get(key)
+        if isinstance(value, dict) and (SESSION_KEY in value or _PREPARED in value):
+            return value
+    return _EMPTY
+
+
+def _session_id(kwargs: Mapping[str, Any]) -> str | None:
+    value = _metadata(kwargs).get(SESSION_KEY)
+    return value if isinstance(value, str) and value else None
+
+
+def _tool_results(request: Mapping[str, Any], api: str) -> Iterable[tuple[str, Any]]:
+    """``(tool name, content)`` of each tool result in a chat or Responses request."""
+    items = request.get("messages" if api == "chat" else "input")
+    if not isinstance(items, list):
+        return []
+    names: dict[str, str] = {}
+    results: list[tuple[str, Any]] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        if api == "chat":
+            for call in item.get("tool_calls") or []:
+                function = _field(call, "function")
+                names[str(_field(call, "id"))] = str(_field(function, "name"))
+            if item.get("role") == "tool":
+                call_id = str(item.get("tool_call_id"))
+                results.append((str(item.get("name") or names.get(call_id)), item.get("content")))
+        elif item.get("type") == "function_call":
+            names[str(item.get("call_id"))] = str(item.get("name"))
+        elif item.get("type") == "function_call_output":
+            results.append((names.get(str(item.get("call_id")), ""), item.get("output")))
+    return results
 
 
 def completion_with_tools(session: ToolSession, **kwargs: Any) -> Any:
     """``litellm.completion`` with the session's tools (the sync path, where hooks cannot)."""
-    return litellm.completion(**prepare_request(session, kwargs))
+    token = _WRAPPED.set(True)
+    try:
+        return litellm.completion(**prepare_request(session, kwargs))
+    finally:
+        _WRAPPED.reset(token)
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -195,19 +332,38 @@ def _knows(session: ToolSession, name: str) -> bool:
     return resolve_provider_name(name, catalog.names()) is not None
 
 
-def _calls(session: ToolSession, response: Any, all_tools: bool) -> list[tuple[str, str, Any]]:
-    choices = _field(response, "choices")
-    message = _field(choices[0], "message") if choices else response
-    found = []
-    for call in _field(message, "tool_calls") or []:
-        function = _field(call, "function")
-        name = str(_field(function, "name"))
-        if name in META_TOOL_NAMES or (all_tools and _knows(session, name)):
-            found.append((str(_field(call, "id")), name, _field(function, "arguments")))
-    return found
+def _calls(
+    session: ToolSession, response: Any, all_tools: bool
+) -> list[tuple[str, str, Any, bool]]:
+    """``(call id, name, arguments, from the Responses API)`` of each call to run."""
+    output = _field(response, "output")
+    if isinstance(output, list):  # a Responses API response: function_call items
+        listed = [
+            (str(_field(item, "call_id")), str(_field(item, "name")), _field(item, "arguments"))
+            for item in output
+            if _field(item, "type") == "function_call"
+        ]
+    else:
+        choices = _field(response, "choices")
+        message = _field(choices[0], "message") if choices else response
+        listed = [
+            (
+                str(_field(call, "id")),
+                str(_field(_field(call, "function"), "name")),
+                _field(_field(call, "function"), "arguments"),
+            )
+            for call in _field(message, "tool_calls") or []
+        ]
+    return [
+        (call_id, name, arguments, isinstance(output, list))
+        for call_id, name, arguments in listed
+        if name in META_TOOL_NAMES or (all_tools and _knows(session, name))
+    ]
 
 
-def _message(call_id: str, name: str, result: Any) -> dict[str, Any]:
+def _message(call_id: str, name: str, result: Any, responses: bool) -> dict[str, Any]:
+    if responses:
+        return {"type": "function_call_output", "call_id": call_id, "output": result.content}
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": result.content}
 
 
@@ -218,18 +374,20 @@ def run_meta_tool_calls(
 
     Args:
         session: the conversation's session.
-        response: a LiteLLM ``ModelResponse`` (or its message, or their dict forms).
+        response: a LiteLLM ``ModelResponse`` (or its message, or their dict forms), or a
+            Responses API response (``litellm.responses``).
         all_tools: also run calls of catalog tools (by exact, folded or provider-shortened
             name), whether loaded or not: the session refuses what the model may not call.
 
     Returns:
-        One ``{"role": "tool", ...}`` message per call run, in call order. Calls of names the
+        One ``{"role": "tool", ...}`` message per call run, in call order (for a Responses API
+        response, ``{"type": "function_call_output", ...}`` input items). Calls of names the
         catalog does not hold (the app's own tools, or a misspelt name) are left out, for the
         app to answer.
     """
     return [
-        _message(call_id, name, session.call_sync(name, arguments, call_id=call_id))
-        for call_id, name, arguments in _calls(session, response, all_tools)
+        _message(call_id, name, session.call_sync(name, arguments, call_id=call_id), responses)
+        for call_id, name, arguments, responses in _calls(session, response, all_tools)
     ]
 
 
@@ -238,8 +396,8 @@ async def arun_meta_tool_calls(
 ) -> list[dict[str, Any]]:
     """Async :func:`run_meta_tool_calls`."""
     return [
-        _message(call_id, name, await session.call(name, arguments, call_id=call_id))
-        for call_id, name, arguments in _calls(session, response, all_tools)
+        _message(call_id, name, await session.call(name, arguments, call_id=call_id), responses)
+        for call_id, name, arguments, responses in _calls(session, response, all_tools)
     ]
 
 

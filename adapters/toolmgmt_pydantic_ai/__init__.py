@@ -17,9 +17,21 @@ Usage::
 
 The wrapped toolsets' tools join the manager's catalog on the first step of the first run (a
 ``RunContext`` is needed to list them). Each agent run gets its own session (``for_run``),
-kept in ``sessions`` by run id; pass ``state=lambda ctx: ...`` to resume one from a saved
-``session.to_json()``. Calls go through the session (policy, validation, truncation), whose
-handlers call back into the wrapped toolset's ``call_tool``.
+kept in ``sessions`` by run id. A run given an earlier run's ``message_history`` starts with
+the tools that conversation loaded (rebuilt from the meta-tools' answers in the history, as far
+as the policy allows); ``state=lambda ctx: ...`` resumes from a saved ``session.to_json()``
+instead. Calls go through the session (policy, validation, truncation), whose handlers call
+back into the wrapped toolset's ``call_tool``.
+
+PydanticAI's own control flow passes through the session untouched: a wrapped tool's
+``ApprovalRequired`` or ``CallDeferred`` ends the run with ``DeferredToolRequests``, and its
+``ModelRetry`` reaches the model as PydanticAI's retry prompt. A call that needs approval under
+toolmgmt's policy (a step's ``require_approval``, or a destructive tool) is deferred the same
+way when the manager has no ``approval`` callback: resume with
+``DeferredToolResults(approvals={call_id: True})`` and it runs once through the session
+(policy re-checked, arguments validated, result truncated); a denial never runs it. The
+agent's ``output_type`` must then include ``DeferredToolRequests``; ``approval=False`` leaves
+approval to the manager alone.
 
 Tool search: ``search="toolmgmt"`` (default) lists toolmgmt's meta-tools and never marks a tool
 deferred, so PydanticAI's own ``ToolSearch`` (auto-injected, active only when some tool is
@@ -50,7 +62,10 @@ from toolmgmt_core import (
     ToolUnavailableError,
 )
 from toolmgmt_core.compat import require_version
+from toolmgmt_core.control import ApprovalAsker, framework_approval, passthrough
+from toolmgmt_core.history import restore_loaded
 from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.policy import ApprovalRequest
 from toolmgmt_core.session import ToolSession
 
 MIN_PYDANTIC_AI_VERSION = "1.71"
@@ -58,6 +73,8 @@ MIN_PYDANTIC_AI_VERSION = "1.71"
 
 try:
     from pydantic_ai import RunContext
+    from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
+    from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
     from pydantic_ai.tools import ToolDefinition
     from pydantic_ai.toolsets import AbstractToolset
     from pydantic_ai.toolsets.abstract import ToolsetTool
@@ -70,6 +87,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 require_version("pydantic-ai-slim", MIN_PYDANTIC_AI_VERSION, "pydantic-ai")
 
 __all__ = ["MIN_PYDANTIC_AI_VERSION", "ManagedToolset"]
+
+_SIGNALS: tuple[type[Exception], ...] = (ApprovalRequired, CallDeferred, ModelRetry)
+try:  # a terminal failure the model sees, newer than the oldest supported version
+    from pydantic_ai.exceptions import ToolFailed
+
+    _SIGNALS += (ToolFailed,)
+except ImportError:  # pragma: no cover - older pydantic-ai
+    pass
 
 _ANY_ARGS = SchemaValidator(core_schema.dict_schema())
 _KEPT_SESSIONS = 128
@@ -138,7 +163,10 @@ class ManagedToolset(AbstractToolset[Any]):
         state: ``ctx -> session state or None`` to resume a run's session from
             ``session.to_json()`` saved earlier (for example in ``ctx.deps``).
         instructions: add the mode's short instructions to the agent's instructions.
-        max_retries: PydanticAI retries per tool (errors reach the model as results anyway).
+        approval: defer calls that need approval to PydanticAI's human-in-the-loop
+            (``DeferredToolRequests``) when the manager has no ``approval`` callback.
+        max_retries: PydanticAI retries per meta-tool (errors reach the model as results
+            anyway); a wrapped tool keeps its own.
         id: the toolset id (needed for durable execution).
     """
 
@@ -150,6 +178,7 @@ class ManagedToolset(AbstractToolset[Any]):
         search: Literal["toolmgmt", "pydantic_ai"] = "toolmgmt",
         state: Callable[[RunContext[Any]], Mapping[str, Any] | None] | None = None,
         instructions: bool = True,
+        approval: bool = True,
         max_retries: int = 1,
         id: str | None = None,
     ) -> None:
@@ -180,6 +209,7 @@ class ManagedToolset(AbstractToolset[Any]):
         self.search = search
         self.state = state
         self.instructions = instructions
+        self.approval = approval
         self.max_retries = max_retries
         self.sessions: OrderedDict[str, ToolSession] = OrderedDict()
         """Sessions of recent runs by run id (the latest ones are kept)."""
@@ -209,7 +239,10 @@ class ManagedToolset(AbstractToolset[Any]):
         run_copy = copy.copy(self)
         pairs = [(domain, await toolset.for_run(ctx)) for domain, toolset in self.toolsets]
         saved = self.state(ctx) if self.state else None
-        run_copy._run = _Run(self.manager.session(saved), pairs)
+        session = self.manager.session(saved)
+        if saved is None and ctx.messages:
+            restore_loaded(session, _tool_results(ctx.messages))
+        run_copy._run = _Run(session, pairs)
         run_copy._stack = None
         if ctx.run_id:
             self.sessions[ctx.run_id] = run_copy._run.session
@@ -273,16 +306,19 @@ class ManagedToolset(AbstractToolset[Any]):
         await self._ingest(run, ctx)
         session = run.session
         listed = session.tools()
+        wrapped = run.tools or {}
         if self.search == "toolmgmt":
-            return {t.name: self._toolset_tool(t, deferred=False) for t in listed}
+            return {t.name: self._toolset_tool(t, wrapped, deferred=False) for t in listed}
         if run.plain is None:  # always-on tools, listed plainly; fixed for the run
             run.plain = frozenset(t.name for t in listed if not t.metadata.get("meta"))
         return {
-            t.name: self._toolset_tool(t, deferred=t.name not in run.plain)
+            t.name: self._toolset_tool(t, wrapped, deferred=t.name not in run.plain)
             for t in session.visible_tools()
         }
 
-    def _toolset_tool(self, tool: Tool, *, deferred: bool) -> ToolsetTool[Any]:
+    def _toolset_tool(
+        self, tool: Tool, wrapped: Mapping[str, tuple[Any, ToolsetTool[Any]]], *, deferred: bool
+    ) -> ToolsetTool[Any]:
         definition = ToolDefinition(
             name=tool.name,
             description=tool.description,
@@ -290,10 +326,12 @@ class ManagedToolset(AbstractToolset[Any]):
             metadata={"toolmgmt": True, "annotations": tool.annotations.to_mcp()},
             defer_loading=deferred,
         )
+        own = wrapped.get(tool.name)
         return ToolsetTool(
             toolset=self,
             tool_def=definition,
-            max_retries=self.max_retries,
+            # A wrapped tool's ModelRetry counts against its own retries, as without toolmgmt.
+            max_retries=own[1].max_retries if own is not None else self.max_retries,
             args_validator=_ANY_ARGS,
         )
 
@@ -302,11 +340,44 @@ class ManagedToolset(AbstractToolset[Any]):
     ) -> Any:
         run = self._current()
         token = _CURRENT.set((run, ctx))
+        approver = _approver(ctx) if self.approval else None
         try:
-            result = await run.session.call(name, tool_args, call_id=ctx.tool_call_id)
+            with passthrough(*_SIGNALS), framework_approval(approver):
+                result = await run.session.call(name, tool_args, call_id=ctx.tool_call_id)
         finally:
             _CURRENT.reset(token)
         return result.content
+
+
+def _approver(ctx: RunContext[Any]) -> ApprovalAsker:
+    """Approval through PydanticAI's deferred tools: the first call pauses the run, the call
+    resumed with ``DeferredToolResults(approvals={id: True})`` runs (a denied one never
+    reaches the toolset)."""
+
+    def approve(request: ApprovalRequest) -> bool:
+        if ctx.tool_call_approved:
+            return True
+        raise ApprovalRequired(
+            metadata={
+                "tool_name": request.tool.name,
+                "arguments": request.arguments,
+                "reason": request.reason,
+            }
+        )
+
+    return approve
+
+
+def _tool_results(messages: Sequence[ModelMessage]) -> list[tuple[str, Any]]:
+    """``(tool name, content)`` of each tool result in a PydanticAI message history."""
+    return [
+        (part.tool_name, part.content)
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        # A retry prompt, a denial or a failure is no result (``outcome`` came in 1.8x).
+        if isinstance(part, ToolReturnPart) and getattr(part, "outcome", "success") == "success"
+    ]
 
 
 def _convert(definition: ToolDefinition, domain: str) -> Tool:

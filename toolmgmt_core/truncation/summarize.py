@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
+from toolmgmt_core.control import reraise_control_flow
 from toolmgmt_core.tokens import DEFAULT_ENCODING, Encoding, counter, get_encoding
 from toolmgmt_core.truncation.fit import _check_budget, _truncate
 from toolmgmt_core.truncation.render import (
@@ -123,6 +124,7 @@ async def summarize_result(
     try:
         summary = task.result()
     except Exception as exc:  # a summariser is user code: any failure falls back
+        reraise_control_flow(exc)
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return dataclasses.replace(fallback, note=f"SummaryFailed: {reason}")
     if not isinstance(summary, str) or not summary.strip():

@@ -318,7 +318,7 @@ def test_add_langchain_tools_refuses_injected_arguments_and_duplicates() -> None
         return text
 
     catalog = ToolCatalog()
-    with pytest.raises(ValueError, match="injected at run time"):
+    with pytest.raises(ValueError, match="plain InjectedToolArg"):
         add_langchain_tools(catalog, [echo, needs_user])
     assert len(catalog) == 0
     report = add_langchain_tools(catalog, [echo, needs_user, echo], on_error="skip")

@@ -266,14 +266,16 @@ def test_sync_path_needs_the_wrapper(callbacks: list[Any]) -> None:
     fake = FakeOpenAI(["a", [("tool_search", {"query": "calendar events"})], "b"])
     client = fake.sync_client()
     messages = [{"role": "user", "content": "hi"}]
-    # LiteLLM runs no request-changing hook on the sync path: the callback cannot help here.
-    litellm.completion(
-        model="openai/gpt-4o-mini",
-        messages=messages,
-        client=client,
-        tools=[APP_TOOL],
-        metadata={"toolmgmt_session": "s"},
-    )
+    # LiteLLM runs no request-changing hook on the sync path: the callback cannot help here,
+    # and says so.
+    with pytest.warns(UserWarning, match="completion_with_tools"):
+        litellm.completion(
+            model="openai/gpt-4o-mini",
+            messages=messages,
+            client=client,
+            tools=[APP_TOOL],
+            metadata={"toolmgmt_session": "s"},
+        )
     assert fake.tools(0) == ["app_fetch_logs"]
     response = completion_with_tools(
         session, model="openai/gpt-4o-mini", messages=messages, client=client, tools=[APP_TOOL]

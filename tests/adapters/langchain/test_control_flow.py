@@ -1,0 +1,317 @@
+"""LangGraph's control flow through ``ToolManagerMiddleware``: interrupts, approval with
+``interrupt()`` (HumanInTheLoopMiddleware's shape), and tools with injected arguments."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pytest
+
+pytest.importorskip("langchain")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+from langchain_core.tools import InjectedToolCallId, tool  # noqa: E402
+from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langgraph.prebuilt import InjectedState, ToolRuntime  # noqa: E402
+from langgraph.types import Command, interrupt  # noqa: E402
+from pydantic import Field  # noqa: E402
+from toolmgmt_langchain import (  # noqa: E402
+    ToolManagerMiddleware,
+    ToolManagerState,
+    add_langchain_tools,
+    run_tool_calls,
+)
+from typing_extensions import NotRequired  # noqa: E402
+
+from toolmgmt_core import Policy, ToolAnnotations, ToolCatalog, ToolManager  # noqa: E402
+
+
+class ScriptedModel(BaseChatModel):
+    """Answers from a script (accepts ``bind_tools``) and records the tools of each call."""
+
+    script: list[AIMessage]
+    calls: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-fake"
+
+    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: Any = None,
+        run_manager: Any = None,
+        tools: Any = (),
+        **kwargs: Any,
+    ) -> ChatResult:
+        step = len(self.calls)
+        self.calls.append(
+            {"tools": [t["function"]["name"] for t in tools], "messages": list(messages)}
+        )
+        return ChatResult(generations=[ChatGeneration(message=self.script[step])])
+
+
+def _call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id}])
+
+
+def _results(state: dict[str, Any]) -> dict[str, ToolMessage]:
+    return {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+
+
+def _invoke(agent: Any, payload: Any, config: dict[str, Any], use_async: bool) -> Any:
+    if use_async:
+        return asyncio.run(agent.ainvoke(payload, config))
+    return agent.invoke(payload, config)
+
+
+def _catalog(runs: dict[str, int]) -> ToolCatalog:
+    def ask_human(question: str) -> str:
+        """Ask the user a question and wait for the answer."""
+        runs["ask"] += 1
+        return f"the user said: {interrupt({'question': question})}"
+
+    def purge_archive(year: int) -> str:
+        """Delete every archived record of a year."""
+        runs["purge"] += 1
+        return "purged record\n" * 400
+
+    def archive_stats(year: int) -> dict[str, int]:
+        """Count the archived records of a year."""
+        return {"year": year, "records": 12}
+
+    catalog = ToolCatalog()
+    catalog.add_function(ask_human, domain="people")
+    catalog.add_function(
+        purge_archive, domain="archive", annotations=ToolAnnotations(destructive=True)
+    )
+    catalog.add_function(archive_stats, domain="archive")
+    return catalog
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_catalog_tool_calling_interrupt_pauses_and_resumes(use_async: bool) -> None:
+    runs = {"ask": 0, "purge": 0}
+    manager = ToolManager(_catalog(runs), mode="search", always_on=["ask_human"])
+    model = ScriptedModel(
+        script=[_call("ask_human", {"question": "Which year?"}, "q1"), AIMessage(content="2019")]
+    )
+    agent = create_agent(
+        model, middleware=[ToolManagerMiddleware(manager)], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    paused = _invoke(agent, {"messages": [HumanMessage("purge?")]}, config, use_async)
+    assert [i.value for i in paused["__interrupt__"]] == [{"question": "Which year?"}]
+    assert "q1" not in _results(paused)  # no tool error: the graph is paused
+    resumed = _invoke(agent, Command(resume="2019"), config, use_async)
+    assert _results(resumed)["q1"].content == "the user said: 2019"
+    assert _results(resumed)["q1"].status == "success"
+    assert resumed["messages"][-1].content == "2019"
+    assert runs["ask"] == 2  # LangGraph re-runs the node on resume; interrupt() then answers
+
+
+def _approval_agent(
+    runs: dict[str, int], mode: str = "search", **options: Any
+) -> tuple[Any, ScriptedModel]:
+    manager = ToolManager(
+        _catalog(runs),
+        mode=mode,  # type: ignore[arg-type]
+        always_on=[] if mode == "gateway" else ["purge_archive"],
+        max_result_tokens=100,
+        **options,
+    )
+    if mode == "gateway":
+        call = _call(
+            "execute_tool", {"tool_name": "purge_archive", "arguments": {"year": 2019}}, "p1"
+        )
+    else:
+        call = _call("purge_archive", {"year": 2019}, "p1")
+    model = ScriptedModel(script=[call, AIMessage(content="done")])
+    agent = create_agent(
+        model, middleware=[ToolManagerMiddleware(manager)], checkpointer=InMemorySaver()
+    )
+    return agent, model
+
+
+DECISIONS = {
+    "approve": ({"type": "approve"}, True),
+    "batched-approve": ({"decisions": [{"type": "approve"}]}, True),
+    "true": (True, True),
+    "reject": ({"type": "reject"}, False),
+    "reject-with-reason": ({"type": "reject", "message": "Keep 2019 for the audit."}, False),
+}
+
+
+@pytest.mark.parametrize("mode", ["search", "gateway"])
+@pytest.mark.parametrize("decision", list(DECISIONS))
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_approval_pauses_with_interrupt_and_resumes(
+    mode: str, decision: str, use_async: bool
+) -> None:
+    runs = {"ask": 0, "purge": 0}
+    agent, _ = _approval_agent(runs, mode)
+    config = {"configurable": {"thread_id": "t"}}
+    paused = _invoke(agent, {"messages": [HumanMessage("purge 2019")]}, config, use_async)
+    (request,) = [i.value for i in paused["__interrupt__"]]
+    assert request["type"] == "tool_approval" and request["tool_call_id"] == "p1"
+    assert request["name"] == "purge_archive" and request["args"] == {"year": 2019}
+    assert "destructive" in request["description"]
+    assert request["allowed_decisions"] == ["approve", "reject"]
+    assert runs["purge"] == 0
+
+    answer, approved = DECISIONS[decision]
+    resumed = _invoke(agent, Command(resume=answer), config, use_async)
+    message = _results(resumed)["p1"]
+    if approved:
+        assert runs["purge"] == 1  # once, through the session: cut to the budget
+        assert message.status == "success" and message.content.startswith("purged record")
+        assert len(message.content) < len("purged record\n" * 400)
+    else:
+        assert runs["purge"] == 0 and message.status == "error"
+        assert json.loads(message.content)["error"] == "approval_denied"
+        if decision == "reject-with-reason":
+            assert "Keep 2019 for the audit." in message.content
+    assert resumed["messages"][-1].content == "done"
+
+
+def test_require_approval_step_an_unreadable_answer_and_approval_off() -> None:
+    runs = {"ask": 0, "purge": 0}
+    review = [Policy("review", require_approval=["archive_stats"])]
+    manager = ToolManager(
+        _catalog(runs), mode="search", always_on=["archive_stats"], policies=review
+    )
+    model = ScriptedModel(script=[_call("archive_stats", {"year": 1}, "a1"), AIMessage("ok")])
+    agent = create_agent(
+        model, middleware=[ToolManagerMiddleware(manager)], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    paused = agent.invoke({"messages": [HumanMessage("stats")]}, config)
+    assert "review" in paused["__interrupt__"][0].value["description"]
+    resumed = agent.invoke(Command(resume={"type": "edit"}), config)  # not offered: fail closed
+    assert json.loads(_results(resumed)["a1"].content)["error"] == "approval_denied"
+
+    # approval=False: the manager alone decides (no approver: the destructive tool runs).
+    runs = {"ask": 0, "purge": 0}
+    manager = ToolManager(_catalog(runs), mode="search", always_on=["purge_archive"])
+    model = ScriptedModel(script=[_call("purge_archive", {"year": 1}, "p1"), AIMessage("ok")])
+    agent = create_agent(model, middleware=[ToolManagerMiddleware(manager, approval=False)])
+    state = agent.invoke({"messages": [HumanMessage("purge")]})
+    assert runs["purge"] == 1 and _results(state)["p1"].status == "success"
+
+
+def test_hand_written_loop_inside_a_node_pauses_too() -> None:
+    runs = {"ask": 0, "purge": 0}
+    session = ToolManager(_catalog(runs), mode="search", always_on=["ask_human"]).session()
+    message = _call("ask_human", {"question": "ok?"}, "q1")
+
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    def tools(state: MessagesState) -> dict[str, Any]:
+        return {"messages": run_tool_calls(session, message)}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", tools)
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    assert app.invoke({"messages": []}, config)["__interrupt__"][0].value == {"question": "ok?"}
+    done = app.invoke(Command(resume="yes"), config)
+    assert done["messages"][-1].content == "the user said: yes"
+
+
+# -- tools with injected arguments ------------------------------------------------------------
+
+
+@tool
+def whoami(greeting: str, runtime: ToolRuntime) -> str:
+    """Greet the user by the name the agent knows."""
+    return f"{greeting}, {runtime.context.user} (call {runtime.tool_call_id})"
+
+
+@tool
+def count_messages(state: Annotated[dict, InjectedState]) -> int:
+    """Count the messages of the conversation so far."""
+    return len(state["messages"])
+
+
+@tool
+def remember(fact: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Remember a fact for the rest of the conversation."""
+    return Command(
+        update={
+            "remembered": fact,
+            "messages": [ToolMessage(f"remembered {fact}", tool_call_id=tool_call_id)],
+        }
+    )
+
+
+@dataclass
+class Context:
+    """The run's context, which ToolRuntime carries to tools."""
+
+    user: str
+
+
+class State(ToolManagerState):
+    """The agent state with a field a tool's Command updates."""
+
+    remembered: NotRequired[str]
+
+
+# LangChain itself warns so when a ToolRuntime tool runs, with or without toolmgmt.
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_tools_with_injected_arguments_run_through_the_tool_node(use_async: bool) -> None:
+    catalog = ToolCatalog()
+    report = add_langchain_tools(catalog, [whoami, count_messages, remember], domain="me")
+    assert report.added == ["whoami", "count_messages", "remember"]
+    assert list(catalog.get("whoami").parameters["properties"]) == ["greeting"]
+    manager = ToolManager(catalog, mode="search", max_results=3)
+    model = ScriptedModel(
+        script=[
+            _call("tool_search", {"query": "greet the user count messages remember"}, "s1"),
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": "whoami", "args": {"greeting": "Hi"}, "id": "w1"},
+                    {"name": "count_messages", "args": {}, "id": "c1"},
+                    {"name": "remember", "args": {"fact": "likes tea"}, "id": "r1"},
+                ],
+            ),
+            AIMessage(content="ok"),
+        ]
+    )
+    agent = create_agent(
+        model,
+        middleware=[ToolManagerMiddleware(manager)],
+        state_schema=State,
+        context_schema=Context,
+    )
+    payload = {"messages": [HumanMessage("hello")]}
+    if use_async:
+        state = asyncio.run(agent.ainvoke(payload, context=Context("Ada")))
+    else:
+        state = agent.invoke(payload, context=Context("Ada"))
+    results = _results(state)
+    assert results["w1"].content == "Hi, Ada (call w1)"
+    assert int(results["c1"].content) >= 3
+    assert results["r1"].content == "remembered likes tea" and results["r1"].status == "success"
+    assert state["remembered"] == "likes tea"  # the tool's own Command updated the state
+    assert sum(1 for m in state["messages"] if getattr(m, "tool_call_id", None) == "r1") == 1
+
+    # Outside an agent the same tool cannot get its runtime: a clear tool error.
+    outside = manager.session()
+    outside.call_sync("tool_search", {"query": "greet the user"})
+    result = outside.call_sync("whoami", {"greeting": "Hi"})
+    assert result.is_error and "runtime" in result.content and "create_agent" in result.content

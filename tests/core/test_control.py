@@ -1,0 +1,225 @@
+"""Control flow through the core: declared signals pass, undeclared ones become tool errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+import toolmgmt_core.control as control
+from toolmgmt_core import ApprovalRequest, Policy, ToolAnnotations, ToolCatalog, ToolManager
+from toolmgmt_core.control import framework_approval, passthrough
+
+
+class Pause(Exception):
+    """A framework's signal, as LangGraph's GraphInterrupt or PydanticAI's ApprovalRequired."""
+
+
+def _catalog(raise_in: dict[str, Any]) -> tuple[ToolCatalog, dict[str, int]]:
+    runs = {"sync": 0, "async": 0, "wipe": 0}
+
+    def pause_sync(x: int) -> int:
+        """Pause the run from a sync handler."""
+        runs["sync"] += 1
+        raise raise_in["exc"]
+
+    async def pause_async(x: int) -> int:
+        """Pause the run from an async handler."""
+        runs["async"] += 1
+        raise raise_in["exc"]
+
+    def wipe(x: int) -> str:
+        """Delete everything."""
+        runs["wipe"] += 1
+        return f"wiped {x}"
+
+    def report(x: int) -> str:
+        """A long report, worth a summary."""
+        return "line of the report " * 100
+
+    catalog = ToolCatalog()
+    catalog.add_function(report, name="report")
+    catalog.add_function(pause_sync, name="pause_sync")
+    catalog.add_function(pause_async, name="pause_async")
+    catalog.add_function(wipe, name="wipe", annotations=ToolAnnotations(destructive=True))
+    return catalog, runs
+
+
+@pytest.mark.parametrize("name", ["pause_sync", "pause_async"])
+def test_declared_signal_passes_and_undeclared_becomes_a_tool_error(name: str) -> None:
+    catalog, runs = _catalog({"exc": Pause("wait for a human")})
+    session = ToolManager(catalog, mode="search", always_on=[name]).session()
+
+    result = session.call_sync(name, {"x": 1})
+    assert result.is_error and "Pause" in result.content
+
+    async def declared() -> Any:
+        with passthrough(Pause):
+            return await session.call(name, {"x": 1})
+
+    with pytest.raises(Pause, match="wait for a human"):
+        asyncio.run(declared())
+    assert runs[name.split("_")[1]] == 2
+    # Through execute_tool (gateway) too, and the declaration ends with its block.
+    gateway = ToolManager(catalog, mode="gateway").session()
+    with passthrough(Pause), pytest.raises(Pause):
+        gateway.call_sync("execute_tool", {"tool_name": name, "arguments": {"x": 1}})
+    assert gateway.call_sync("execute_tool", {"tool_name": name, "arguments": {"x": 1}}).is_error
+
+
+def test_passthrough_nests_and_checks_its_arguments() -> None:
+    class Other(Exception):
+        pass
+
+    assert control.control_flow_types() == ()
+    with passthrough(Pause):
+        with passthrough(Other):
+            assert control.control_flow_types() == (Pause, Other)
+        assert control.is_control_flow(Pause()) and not control.is_control_flow(Other())
+    assert not control.is_control_flow(Pause())
+    assert control.is_control_flow(asyncio.CancelledError())
+    assert control.is_control_flow(KeyboardInterrupt())
+    with pytest.raises(TypeError, match="exception classes"):
+        with passthrough("GraphInterrupt"):  # type: ignore[arg-type]
+            pass
+
+
+def test_cancellation_always_propagates() -> None:
+    catalog, _ = _catalog({"exc": asyncio.CancelledError()})
+    session = ToolManager(catalog, mode="search", always_on=["pause_async"]).session()
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(session.call("pause_async", {"x": 1}))
+
+    async def slow(text: str, *, tool_name: str, goal: str | None = None) -> str:
+        raise asyncio.CancelledError
+
+    manager = ToolManager(
+        catalog, mode="search", always_on=["report"], summarizer=slow, summarize_threshold=16
+    )
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(manager.session().call("report", {"x": 1}))
+
+
+def test_summariser_and_approver_signals_pass_when_declared() -> None:
+    catalog, runs = _catalog({"exc": Pause()})
+
+    async def pausing(text: str, *, tool_name: str, goal: str | None = None) -> str:
+        raise Pause("summary needs a human")
+
+    manager = ToolManager(
+        catalog, mode="search", always_on=["report"], summarizer=pausing, summarize_threshold=16
+    )
+    fallback = manager.session().call_sync("report", {"x": 1})
+    assert not fallback.is_error and fallback.note and "Pause" in fallback.note
+    with passthrough(Pause), pytest.raises(Pause, match="summary"):
+        manager.session().call_sync("report", {"x": 1})
+
+    def approver(request: ApprovalRequest) -> bool:
+        raise Pause("approve?")
+
+    manager = ToolManager(catalog, mode="search", always_on=["wipe"], approval=approver)
+    denied = manager.session().call_sync("wipe", {"x": 1})
+    assert denied.is_error and json.loads(denied.content)["error"] == "approval_denied"
+    with passthrough(Pause), pytest.raises(Pause, match="approve"):
+        manager.session().call_sync("wipe", {"x": 1})
+    assert runs["wipe"] == 0  # neither the refusal nor the pause ran it
+
+
+def test_framework_approval_asks_the_scoped_approver() -> None:
+    catalog, runs = _catalog({"exc": Pause()})
+    asked: list[ApprovalRequest] = []
+    decisions = iter([False, True])
+
+    def human(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return next(decisions)
+
+    manager = ToolManager(catalog, mode="search", always_on=["wipe", "pause_sync"])
+    session = manager.session()
+    # Without an approver, a destructive tool runs (as before) ...
+    assert session.call_sync("wipe", {"x": 1}).content == "wiped 1"
+    # ... and with the framework's approver it needs a yes, asked with validated arguments.
+    with framework_approval(human):
+        refused = session.call_sync("wipe", {"x": 2})
+        assert refused.is_error and "refused" in refused.content
+        assert session.call_sync("wipe", {"x": 3}).content == "wiped 3"
+        bad = session.call_sync("wipe", {"x": "three"})
+        assert bad.is_error and len(asked) == 2  # invalid arguments never reach the human
+        assert session.call_sync("pause_sync", {"x": 1}).is_error  # needs no approval
+    assert [r.arguments for r in asked] == [{"x": 2}, {"x": 3}]
+    assert asked[0].reason == "the tool is annotated destructive"
+    assert runs["wipe"] == 2  # the refused call never ran
+
+    # A step's require_approval without any approver is refused; with the framework's, asked.
+    strict = ToolManager(
+        catalog,
+        mode="search",
+        always_on=["pause_sync"],
+        policies=[Policy("review", require_approval=["pause_*"])],
+    )
+    assert "no approver" in strict.session().call_sync("pause_sync", {"x": 1}).content
+    with framework_approval(lambda request: False):
+        assert "refused" in strict.session().call_sync("pause_sync", {"x": 1}).content
+
+    # The manager's own callback wins over the framework's.
+    own = ToolManager(catalog, mode="search", always_on=["wipe"], approval=lambda r: True)
+    with framework_approval(lambda request: False):
+        assert not own.session().call_sync("wipe", {"x": 4}).is_error
+
+
+def test_sync_bridge_keeps_the_callers_context() -> None:
+    """session.call_sync from inside a running loop still sees the caller's declarations."""
+    catalog, _ = _catalog({"exc": Pause()})
+    session = ToolManager(catalog, mode="search", always_on=["pause_sync"]).session()
+
+    async def inside_a_loop() -> None:
+        with passthrough(Pause):
+            session.call_sync("pause_sync", {"x": 1})
+
+    with pytest.raises(Pause):
+        asyncio.run(inside_a_loop())
+
+
+def test_public_surface() -> None:
+    assert control.__all__ == sorted(control.__all__)
+    assert all(hasattr(control, name) for name in control.__all__)
+
+
+# -- loaded tools rebuilt from a transcript (toolmgmt_core.history) ---------------------------
+
+
+def test_loaded_names_read_every_meta_tool_answer() -> None:
+    from toolmgmt_core.history import loaded_names, restore_loaded
+    from toolmgmt_demo import demo_catalog
+
+    manager = ToolManager(demo_catalog(), mode="search", max_results=2)
+    live = manager.session()
+    transcript: list[tuple[str, Any]] = []
+    for name, arguments in [
+        ("tool_search", {"query": "search crm contacts"}),
+        ("get_tool_schema", {"tool_name": "calendar_create_event"}),
+        ("load_tool_schema", {"tool_names": ["files_read_file", "email_send_email"]}),
+        ("discover_tools", {}),
+        ("crm_search_contacts", {"query": "patel"}),
+        ("tool_search", {"query": ""}),  # an error answer loads nothing
+    ]:
+        transcript.append((name, live.call_sync(name, arguments).content))
+    assert loaded_names(transcript)[:2] == live.loaded()[:2]
+    rebuilt = manager.session()
+    restore_loaded(rebuilt, transcript)
+    assert rebuilt.loaded() == live.loaded()
+    assert [t.name for t in rebuilt.tools()] == [t.name for t in live.tools()]
+    # Parsed values, junk and non-strings are handled; errors never count as loads.
+    assert loaded_names(
+        [
+            ("tool_search", {"added": ["a", 3, None]}),
+            ("get_tool_schema", "not json"),
+            ("load_tool_schema", {"tools": [{"name": "b"}, "c"]}),
+            ("some_tool", '{"error":"timeout","kind":"gateway","message":"slow"}'),
+            (None, "x"),  # type: ignore[list-item]
+            ("execute_tool", {"ok": True}),
+            ("other_tool", "fine"),
+        ]
+    ) == ["a", "b", "other_tool"]

@@ -1,0 +1,117 @@
+"""A framework's control flow through toolmgmt: signals that pass, approval it asks for.
+
+Agent frameworks steer a run with exceptions raised from inside a tool: LangGraph pauses with
+``GraphInterrupt`` (from ``interrupt()``), PydanticAI asks for approval with ``ApprovalRequired``,
+defers a call with ``CallDeferred`` and sends the model a retry prompt with ``ModelRetry``.
+toolmgmt turns a tool's failures into results for the model, so it must catch exceptions, but
+never these. The core knows no framework: an adapter declares its framework's signals for the
+calls it runs, and every broad ``except`` in the core starts with :func:`reraise_control_flow`::
+
+    with passthrough(ApprovalRequired, CallDeferred, ModelRetry):
+        result = await session.call(name, arguments)
+
+The declaration is scoped to the call (a context variable), so the same tool run where no
+framework would catch the signal (the MCP gateway, a plain ``session.call``) gets a tool error
+instead. ``BaseException`` signals that are not ``Exception`` (``asyncio.CancelledError``,
+``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``) always pass.
+
+Approval the same way: within :func:`framework_approval`, a call that needs approval (a step's
+``require_approval``, or a destructive tool, since an approver is then configured) asks the
+adapter's approver, which pauses the run the framework's way (LangGraph ``interrupt()``,
+PydanticAI ``ApprovalRequired``) and, when the run resumes, answers with the human's decision.
+The manager's own ``approval`` callback, when one is configured, is asked instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolmgmt_core.policy import ApprovalRequest, PolicyView
+    from toolmgmt_core.tool import Tool
+
+__all__ = [
+    "ApprovalAsker",
+    "check_approval",
+    "control_flow_types",
+    "framework_approval",
+    "is_control_flow",
+    "passthrough",
+    "reraise_control_flow",
+]
+
+ApprovalAsker = Callable[["ApprovalRequest"], "bool | Awaitable[bool]"]
+"""An approver: True to run the call; False (or ``ApprovalDeniedError``) to refuse it; or a
+framework's pause (an exception declared with :func:`passthrough`) to ask a human first."""
+
+_PASSTHROUGH: ContextVar[tuple[type[BaseException], ...]] = ContextVar(
+    "toolmgmt_passthrough", default=()
+)
+_APPROVER: ContextVar[ApprovalAsker | None] = ContextVar("toolmgmt_approver", default=None)
+
+
+@contextlib.contextmanager
+def passthrough(*types: type[BaseException]) -> Iterator[None]:
+    """Within this block, exceptions of ``types`` raised by tools, approvers or summarisers
+    reach the caller unchanged instead of becoming tool errors. Blocks nest (types add up).
+
+    Raises:
+        TypeError: something in ``types`` is not an exception class.
+    """
+    for kind in types:
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            raise TypeError(f"passthrough() takes exception classes, got {kind!r}.")
+    token = _PASSTHROUGH.set((*_PASSTHROUGH.get(), *types))
+    try:
+        yield
+    finally:
+        _PASSTHROUGH.reset(token)
+
+
+def control_flow_types() -> tuple[type[BaseException], ...]:
+    """The exception types declared by the :func:`passthrough` blocks around this point."""
+    return _PASSTHROUGH.get()
+
+
+def is_control_flow(exc: BaseException) -> bool:
+    """Whether ``exc`` belongs to the framework (or the interpreter), not to the tool."""
+    return not isinstance(exc, Exception) or isinstance(exc, _PASSTHROUGH.get())
+
+
+def reraise_control_flow(exc: BaseException) -> None:
+    """Raise ``exc`` again when it is control flow; call first in every broad ``except``."""
+    if is_control_flow(exc):
+        raise exc
+
+
+@contextlib.contextmanager
+def framework_approval(approver: ApprovalAsker | None) -> Iterator[None]:
+    """Within this block, calls that need approval ask ``approver`` when the manager has no
+    ``approval`` callback of its own (None leaves approval to the manager).
+
+    The approver gets the :class:`~toolmgmt_core.policy.ApprovalRequest` after the call's
+    arguments were validated, so the human sees exactly what will run.
+    """
+    token = _APPROVER.set(approver)
+    try:
+        yield
+    finally:
+        _APPROVER.reset(token)
+
+
+async def check_approval(policy: PolicyView, tool: Tool, arguments: Mapping[str, Any]) -> None:
+    """``policy.check_approval`` with the framework's approver when the manager has none.
+
+    Raises:
+        ApprovalDeniedError: the approver said no (see ``PolicyView.check_approval``).
+    """
+    approver = _APPROVER.get()
+    if approver is not None and policy.approval is None:
+        # A shallow copy shares the view's cached state; only the approver differs.
+        policy = copy.copy(policy)
+        policy.approval = approver
+    await policy.check_approval(tool, arguments)
