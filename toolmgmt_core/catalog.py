@@ -23,9 +23,9 @@ from toolmgmt_core.errors import (
     SearchError,
     UnknownToolError,
 )
+from toolmgmt_core.names import fold_name
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
-from toolmgmt_core.search.fuzzy import fold_name
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
@@ -54,8 +54,8 @@ ToolFilter = Callable[[Tool], bool]
 
 
 normalize_name = fold_name
-"""A name folded for forgiving lookup (NFKC, casefold, trimmed): one rule for lookups and
-suggestions alike."""
+"""A name folded for forgiving lookup: :func:`toolmgmt_core.names.fold_name`, the one rule for
+lookups, registration, policy and suggestions alike."""
 
 
 @dataclass(frozen=True)
@@ -210,10 +210,11 @@ class ToolCatalog:
         return tool
 
     def find(self, name: str) -> Tool | None:
-        """The tool named ``name``, forgiving case, surrounding space and unicode look-alikes."""
+        """The tool named ``name``, forgiving what :func:`~toolmgmt_core.names.fold_name`
+        forgives: case, surrounding space, unicode look-alikes, ``-`` or spaces for ``_``."""
         tool = self._tools.get(name)
-        if tool is None:
-            real = self._folded.get(normalize_name(name))
+        if tool is None and isinstance(name, str):
+            real = self._folded.get(fold_name(name))
             tool = self._tools.get(real) if real else None
         return tool
 
@@ -222,18 +223,31 @@ class ToolCatalog:
         self._version += 1
         self._embedder_failed_at = None
 
-    def _check_new(self, tool: Tool, pending: Mapping[str, Tool] = {}) -> None:
+    def _check_new(self, tool: Tool, pending: Mapping[str, Tool] = {}) -> str:
+        """Refuse ``tool`` when its name, or its folded name, is taken here or in ``pending``
+        (tools about to be added, by folded name); returns its folded name."""
         if not isinstance(tool, Tool):
             raise CatalogError(
                 f"Expected a Tool, got {type(tool).__name__}. Use add_function() for a function "
                 "or add_schemas() for dict definitions."
             )
-        if tool.name in self._tools or tool.name in pending:
+        folded = fold_name(tool.name)
+        clash = self._tools.get(self._folded.get(folded, "")) or pending.get(folded)
+        if clash is None:
+            return folded
+        if clash.name == tool.name:
             raise DuplicateToolError(
                 f"A tool named {tool.name!r} is already in the catalog (domain "
-                f"{(self._tools.get(tool.name) or pending[tool.name]).domain!r}). Tool names "
-                "must be unique: remove the old one first or choose another name."
+                f"{clash.domain!r}). Tool names must be unique: remove the old one first or "
+                "choose another name."
             )
+        # Names that fold alike are one name to lookup and policy, so a look-alike of a tool
+        # (``Files-Delete`` beside ``files_delete``) could stand in for it: refused.
+        raise DuplicateToolError(
+            f"Tool name {tool.name!r} is the same name as {clash.name!r} (domain "
+            f"{clash.domain!r}) once case, spaces, dashes and unicode look-alikes are ignored, "
+            "as lookup and policy ignore them; choose a name that differs in its letters."
+        )
 
     def add(self, tool: Tool) -> Tool:
         """Add one tool.
@@ -244,7 +258,7 @@ class ToolCatalog:
         with self._lock:
             self._check_new(tool)
             self._tools[tool.name] = tool
-            self._folded.setdefault(normalize_name(tool.name), tool.name)
+            self._folded[fold_name(tool.name)] = tool.name
             self._changed()
         return tool
 
@@ -254,13 +268,12 @@ class ToolCatalog:
         with self._lock:
             pending: dict[str, Tool] = {}
             for tool in tools:
-                self._check_new(tool, pending)
-                pending[tool.name] = tool
+                pending[self._check_new(tool, pending)] = tool
             if not pending:
                 return []
             for tool in tools:
                 self._tools[tool.name] = tool
-                self._folded.setdefault(normalize_name(tool.name), tool.name)
+                self._folded[fold_name(tool.name)] = tool.name
             self._changed()
         return tools
 
@@ -304,13 +317,13 @@ class ToolCatalog:
                 if handlers and label in handlers:
                     extra["handler"] = handlers[label]
                 tool = tool_from_dict(definition, **extra)
-                self._check_new(tool, seen)
+                folded = self._check_new(tool, seen)
             except CatalogError as exc:
                 if on_error == "raise":
                     raise CatalogError(f"Definition #{position} ({label}): {exc}") from exc
                 report.skipped.append((label, str(exc)))
                 continue
-            seen[tool.name] = tool
+            seen[folded] = tool
             tools.append(tool)
         self.add_many(tools)
         report.added = [t.name for t in tools]
@@ -325,13 +338,7 @@ class ToolCatalog:
         with self._lock:
             tool = self.get(name)
             del self._tools[name]
-            folded = normalize_name(name)
-            if self._folded.get(folded) == name:
-                del self._folded[folded]
-                for other in self._tools:
-                    if normalize_name(other) == folded:
-                        self._folded[folded] = other
-                        break
+            self._folded.pop(fold_name(name), None)
             self._changed()
         return tool
 

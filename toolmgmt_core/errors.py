@@ -23,6 +23,7 @@ toolmgmt's own; "tool" errors come from the tool itself)::
     │   └── StoreUnavailableError          the store's server cannot be reached
     └── ToolCallError                      a call that failed; ``message`` is for the model
         ├── ToolNotFoundError              gateway: unknown name (closest names given)
+        │   └── ToolNotPermittedError      gateway: a real tool the policy hides here
         ├── ToolNotLoadedError             gateway: deferred tool called before it was loaded
         ├── InvalidArgumentsError          gateway: arguments do not match the schema
         ├── ToolDeniedError                gateway: policy refuses the tool
@@ -58,6 +59,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolNotFoundError",
     "ToolNotLoadedError",
+    "ToolNotPermittedError",
     "ToolTimeoutError",
     "ToolUnavailableError",
     "ToolmgmtError",
@@ -179,6 +181,17 @@ class ToolNotFoundError(ToolCallError):
     ) -> None:
         super().__init__(message, tool_name=tool_name)
         self.suggestions = list(suggestions)
+
+
+class ToolNotPermittedError(ToolNotFoundError):
+    """A tool the model named (exactly, or as the same name folded) that exists but that the
+    policy hides from this agent.
+
+    It is a :class:`ToolNotFoundError` (there is no such tool *here*), with its own ``code`` so
+    the model stops looking for it; ``suggestions`` only ever hold visible tools.
+    """
+
+    code = "not_permitted"
 
 
 class ToolNotLoadedError(ToolCallError):

@@ -16,6 +16,14 @@ Everything a model can get wrong or a handler can do badly ends here as a :class
 - a handler that runs longer than its timeout becomes a :class:`ToolTimeoutError`. Sync handlers
   run in a worker thread so a slow one never blocks the event loop; Python cannot kill a thread,
   so a timed-out sync handler finishes in the background and its result is dropped.
+
+Untrusted schemas and arguments cannot stall the process: validation resolves no remote
+reference and runs regexes in a bounded engine (:mod:`toolmgmt_core.schema_guard`), stops at
+its deadline, and leaves the event loop when it could take a while (:func:`check_arguments`).
+Each sync tool runs on threads of its own, at most ``Tool.max_concurrency`` at once (default
+:data:`DEFAULT_TOOL_CONCURRENCY`): a tool whose calls hang holds only its own threads, and once
+every one of them is held by a call that timed out it answers ``tool_unavailable`` at once,
+while every other tool runs on.
 """
 
 from __future__ import annotations
@@ -26,11 +34,12 @@ import contextvars
 import functools
 import inspect
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, relevance
 
 from toolmgmt_core.control import reraise_control_flow
@@ -41,15 +50,27 @@ from toolmgmt_core.errors import (
     ToolTimeoutError,
     ToolUnavailableError,
 )
+from toolmgmt_core.schema_guard import (
+    MAX_ARGUMENT_DEPTH,
+    ValidationTimeout,
+    argument_validator,
+    json_depth,
+    uses_regex,
+    validation_deadline,
+)
 from toolmgmt_core.tool import Tool
 from toolmgmt_core.truncation import to_jsonable
 
 __all__ = [
+    "DEFAULT_TOOL_CONCURRENCY",
     "MAX_REPORTED_ERRORS",
     "ToolResult",
+    "check_arguments",
     "clip",
     "drop_refused_nulls",
     "dumps_compact",
+    "is_small",
+    "off_loop",
     "run_handler",
     "run_sync",
     "to_jsonable",
@@ -62,10 +83,19 @@ MAX_REPORTED_ERRORS = 3
 _VALUE_CHARS = 60
 _T = TypeVar("_T")
 
-# Sync handlers run here rather than in the loop's default executor: ``asyncio.run`` waits for
-# its default executor on exit, so a hung handler would turn a timeout into a hang.
-_HANDLER_POOL = concurrent.futures.ThreadPoolExecutor(
-    max_workers=64, thread_name_prefix="toolmgmt-handler"
+DEFAULT_TOOL_CONCURRENCY = 8
+"""Calls of one sync tool that run at once when the tool sets no ``max_concurrency``."""
+
+_SMALL_NODES = 2_000
+_SMALL_CHARS = 64_000
+_MAX_LANES = 256
+
+# Sync handlers run on their tool's own threads (``_Lane``), never in the loop's default
+# executor: ``asyncio.run`` waits for its default executor on exit, so a hung handler would
+# turn a timeout into a hang. Validation and result shaping of large values run here: their
+# work is bounded (deadlines, regex time limits), so this pool never stays blocked.
+_WORK_POOL = concurrent.futures.ThreadPoolExecutor(
+    max_workers=4, thread_name_prefix="toolmgmt-work"
 )
 _SYNC_BRIDGE_POOL = concurrent.futures.ThreadPoolExecutor(
     max_workers=16, thread_name_prefix="toolmgmt-sync"
@@ -107,18 +137,23 @@ def dumps_compact(value: Any) -> str:
 
 # -- validation -------------------------------------------------------------------------------
 
-_VALIDATORS: dict[int, tuple[Mapping[str, Any], Draft202012Validator]] = {}
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any, bool]] = {}
 
 
-def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+def _cached(schema: Mapping[str, Any]) -> tuple[Mapping[str, Any], Any, bool]:
+    """(schema, its bounded validator, whether it runs regexes), built once per schema."""
     cached = _VALIDATORS.get(id(schema))
     if cached is not None and cached[0] is schema:
-        return cached[1]
-    validator = Draft202012Validator(schema)
+        return cached
+    entry = (schema, argument_validator(schema), uses_regex(schema))
     if len(_VALIDATORS) > 4096:
         _VALIDATORS.clear()
-    _VALIDATORS[id(schema)] = (schema, validator)
-    return validator
+    _VALIDATORS[id(schema)] = entry
+    return entry
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    return _cached(schema)[1]
 
 
 def _json_type(value: Any) -> str:
@@ -221,7 +256,7 @@ def _set_at(container: Any, path: list[Any], value: Any) -> Any:
     return container
 
 
-def _repair(arguments: dict[str, Any], validator: Draft202012Validator) -> dict[str, Any]:
+def _repair(arguments: dict[str, Any], validator: Any) -> dict[str, Any]:
     """Parse, once, every JSON string sitting where the schema wants an object or array."""
     for error in sorted(validator.iter_errors(arguments), key=lambda e: -len(e.absolute_path)):
         if not isinstance(error.instance, str):
@@ -286,7 +321,7 @@ def _error_key(error: ValidationError) -> tuple[tuple[Any, ...], tuple[Any, ...]
 
 
 def _drop_refused_nulls(
-    arguments: dict[str, Any], validator: Draft202012Validator, errors: list[ValidationError]
+    arguments: dict[str, Any], validator: Any, errors: list[ValidationError]
 ) -> tuple[dict[str, Any], list[ValidationError]]:
     """Drop each ``null`` of an optional field whose schema refuses null.
 
@@ -320,7 +355,12 @@ def drop_refused_nulls(arguments: Any, schema: Mapping[str, Any]) -> Any:
 
 
 def validate_arguments(
-    tool: Tool, arguments: Any, *, repair: bool = True, hint: str = ""
+    tool: Tool,
+    arguments: Any,
+    *,
+    repair: bool = True,
+    hint: str = "",
+    time_limit: float | None = None,
 ) -> dict[str, Any]:
     """``arguments`` checked against ``tool.parameters``; returns the (repaired) arguments.
 
@@ -330,16 +370,46 @@ def validate_arguments(
         repair: parse JSON strings found where an object or array is wanted, once, first;
             drop ``null`` values of optional fields whose schema refuses null.
         hint: appended to the error message (for example where to find the schema).
+        time_limit: seconds the whole check may take (None: only each regex match is limited,
+            see :data:`~toolmgmt_core.schema_guard.PATTERN_TIME_LIMIT`).
 
     Raises:
         InvalidArgumentsError: naming each bad field (at most three), what it expected and what
-            it got.
+            it got; or saying the arguments nest too deeply or could not be checked in time.
     """
+    try:
+        with validation_deadline(time_limit):
+            return _validate(tool, arguments, repair, hint)
+    except ValidationTimeout as exc:
+        slow = f" against the pattern {clip(repr(exc.pattern))}" if exc.pattern else ""
+        raise InvalidArgumentsError(
+            f"The arguments for {tool.name!r} could not be checked{slow} in time: the tool's "
+            f"schema is too slow for them. Send shorter or simpler values, or use another "
+            f"tool.{hint}",
+            tool_name=tool.name,
+        ) from exc
+    except RecursionError as exc:  # what the depth check below did not foresee
+        raise _too_deep(tool, hint) from exc
+
+
+def _too_deep(tool: Tool, hint: str) -> InvalidArgumentsError:
+    return InvalidArgumentsError(
+        f"Arguments for {tool.name!r} nest deeper than {MAX_ARGUMENT_DEPTH} levels; send "
+        f"a flatter object.{hint}",
+        tool_name=tool.name,
+    )
+
+
+def _validate(tool: Tool, arguments: Any, repair: bool, hint: str) -> dict[str, Any]:
+    if json_depth(arguments, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+        raise _too_deep(tool, hint)
     if arguments is None:
         arguments = {}
     if isinstance(arguments, str) and repair:
         ok, parsed = _parse_json(arguments) if arguments.strip() else (True, {})
         if ok:
+            if json_depth(parsed, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+                raise _too_deep(tool, hint)
             arguments = parsed
     if not isinstance(arguments, Mapping):
         raise InvalidArgumentsError(
@@ -366,6 +436,51 @@ def validate_arguments(
     return arguments
 
 
+def is_small(value: Any) -> bool:
+    """Whether ``value`` is cheap to handle on the event loop: at most a few thousand JSON
+    nodes and characters (measured only that far, so a huge value costs no more to test)."""
+    nodes = chars = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        nodes += 1
+        if isinstance(item, str):
+            chars += len(item)
+        elif isinstance(item, Mapping):
+            chars += sum(len(k) for k in item if isinstance(k, str))
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif not isinstance(item, int | float | bool) and item is not None:
+            return False  # an object whose conversion could cost anything
+        if nodes > _SMALL_NODES or chars > _SMALL_CHARS:
+            return False
+    return True
+
+
+async def off_loop(fn: Callable[[], _T]) -> _T:
+    """``fn()`` on a worker thread (with this context), so the event loop keeps serving others.
+
+    For bounded CPU work only (validation, result shaping): the pool is small and shared.
+    """
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+    return await loop.run_in_executor(_WORK_POOL, context.run, fn)
+
+
+async def check_arguments(
+    tool: Tool, arguments: Any, *, hint: str = "", time_limit: float | None = None
+) -> dict[str, Any]:
+    """:func:`validate_arguments` from async code: on the event loop when it is certainly quick
+    (small arguments, no regex in the schema), else on a worker thread, so one call's slow
+    validation never stalls the others."""
+    if not _cached(tool.parameters)[2] and is_small(arguments):
+        return validate_arguments(tool, arguments, hint=hint, time_limit=time_limit)
+    return await off_loop(
+        functools.partial(validate_arguments, tool, arguments, hint=hint, time_limit=time_limit)
+    )
+
+
 # -- handlers ---------------------------------------------------------------------------------
 
 
@@ -387,11 +502,105 @@ def _error_text(value: Mapping[str, Any]) -> str:
     return dumps_compact(value)
 
 
-async def run_handler(tool: Tool, arguments: Mapping[str, Any], timeout: float | None) -> Any:
+class _Lane:
+    """The threads of one sync tool: at most ``limit`` of its calls run at once.
+
+    A call that times out keeps its thread (Python cannot stop a thread) and counts as hung
+    until it returns; when every thread is held by a hung call the tool is reported
+    unavailable at once rather than queueing calls that would only time out too.
+    """
+
+    def __init__(self, name: str, limit: int) -> None:
+        self.limit = limit
+        self.executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=limit, thread_name_prefix=f"toolmgmt-tool-{name[:24]}"
+        )
+        self.active = 0
+        """Calls submitted and not finished."""
+        self.hung: set[concurrent.futures.Future[Any]] = set()
+        """Calls that timed out and still run."""
+        self.lock = threading.Lock()
+
+    def submit(self, call: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        with self.lock:
+            self.active += 1
+        future = self.executor.submit(call)
+        future.add_done_callback(self._finished)
+        return future
+
+    def _finished(self, future: concurrent.futures.Future[Any]) -> None:
+        with self.lock:
+            self.active -= 1
+            self.hung.discard(future)
+
+    def abandon(self, future: concurrent.futures.Future[Any]) -> None:
+        """``future`` timed out: cancel it if it has not started, else count it as hung."""
+        if future.cancel():
+            return
+        with self.lock:
+            if not future.done():
+                self.hung.add(future)
+
+    @property
+    def blocked(self) -> bool:
+        """Whether every thread is held by a call that timed out."""
+        with self.lock:
+            return len(self.hung) >= self.limit
+
+
+_LANES: OrderedDict[int, tuple[Callable[..., Any], _Lane]] = OrderedDict()
+_LANES_LOCK = threading.Lock()
+
+
+def _lane(tool: Tool, handler: Callable[..., Any]) -> _Lane:
+    """``tool``'s lane, made on its first sync call; at most ``_MAX_LANES`` idle ones are kept."""
+    key = id(handler)
+    with _LANES_LOCK:
+        entry = _LANES.get(key)
+        if entry is not None and entry[0] is handler:
+            _LANES.move_to_end(key)
+            return entry[1]
+        lane = _Lane(tool.name, tool.max_concurrency or DEFAULT_TOOL_CONCURRENCY)
+        _LANES[key] = (handler, lane)
+        if len(_LANES) > _MAX_LANES:
+            for old_key, (_, old) in list(_LANES.items())[: len(_LANES) - _MAX_LANES]:
+                if old.active == 0:  # a lane with calls in flight (or hung) stays
+                    del _LANES[old_key]
+                    old.executor.shutdown(wait=False)
+        return lane
+
+
+async def _run_on_lane(
+    tool: Tool, handler: Callable[..., Any], call: Callable[[], Any], timeout: float | None
+) -> Any:
+    lane = _lane(tool, handler)
+    if lane.blocked:
+        raise ToolUnavailableError(
+            f"Tool {tool.name!r} is not responding: its last {lane.limit} calls timed out and "
+            "are still running, so it takes no more calls for now. Use another tool.",
+            tool_name=tool.name,
+        )
+    future = lane.submit(call)
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+    except (asyncio.TimeoutError, TimeoutError, asyncio.CancelledError):
+        lane.abandon(future)
+        raise
+
+
+async def run_handler(
+    tool: Tool, arguments: Mapping[str, Any], timeout: float | None, *, stated: float | None = None
+) -> Any:
     """Run ``tool``'s handler with ``arguments`` as keyword arguments; return its value.
 
+    Args:
+        tool: the tool.
+        arguments: validated arguments.
+        timeout: seconds left for the handler (None: no limit).
+        stated: the timeout to name in the error message (default ``timeout``).
+
     Raises:
-        ToolUnavailableError: the tool has no handler.
+        ToolUnavailableError: the tool has no handler, or its calls keep hanging.
         ToolTimeoutError: it took longer than ``timeout`` seconds.
         ToolExecutionError: it raised, or returned ``{"isError": true, ...}``.
         ToolCallError: whatever the handler raised of that family, unchanged.
@@ -406,15 +615,15 @@ async def run_handler(tool: Tool, arguments: Mapping[str, Any], timeout: float |
         if _is_async_callable(handler):
             value = await asyncio.wait_for(handler(**arguments), timeout)
         else:
-            loop = asyncio.get_running_loop()
             context = contextvars.copy_context()
             call = functools.partial(context.run, handler, **arguments)
-            value = await asyncio.wait_for(loop.run_in_executor(_HANDLER_POOL, call), timeout)
+            value = await _run_on_lane(tool, handler, call, timeout)
         if inspect.isawaitable(value):  # a sync callable that returned a coroutine
             value = await asyncio.wait_for(value, timeout)
     except (asyncio.TimeoutError, TimeoutError) as exc:
+        limit = stated if stated is not None else timeout
         raise ToolTimeoutError(
-            f"Tool {tool.name!r} did not finish within {timeout:g}s and was stopped. Try "
+            f"Tool {tool.name!r} did not finish within {limit or 0:g}s and was stopped. Try "
             "narrower arguments, or another tool.",
             tool_name=tool.name,
         ) from exc
@@ -424,15 +633,23 @@ async def run_handler(tool: Tool, arguments: Mapping[str, Any], timeout: float |
         raise
     except Exception as exc:
         reraise_control_flow(exc)
-        detail = str(exc).strip() or "(no message)"
         raise ToolExecutionError(
-            f"Tool {tool.name!r} failed: {type(exc).__name__}: {detail}", tool_name=tool.name
+            f"Tool {tool.name!r} failed: {type(exc).__name__}: {_exception_text(exc)}",
+            tool_name=tool.name,
         ) from exc
     if isinstance(value, Mapping) and True in (value.get("isError"), value.get("is_error")):
         raise ToolExecutionError(
             f"Tool {tool.name!r} reported an error: {_error_text(value)}", tool_name=tool.name
         )
     return value
+
+
+def _exception_text(exc: BaseException) -> str:
+    """``str(exc)``, or a stand-in when that itself fails (an exception is untrusted too)."""
+    try:
+        return str(exc).strip() or "(no message)"
+    except Exception:
+        return "(its message could not be read)"
 
 
 def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:

@@ -1,6 +1,8 @@
 """Tool patterns and profiles: named sets of tools an agent may use.
 
-A *pattern* names tools in one of these forms (matching ignores case)::
+A *pattern* names tools in one of these forms. Matching compares names as lookup does, through
+:func:`~toolmgmt_core.names.fold_name` (case, unicode look-alikes, ``-`` and spaces for ``_``), so
+a pattern covers every spelling of a name that lookup would run as that name::
 
     search_contacts        an exact tool name
     admin_*  *_delete      a glob over names (fnmatch: * ? [seq])
@@ -35,6 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.names import fold_name, fold_pattern
 from toolmgmt_core.tool import Tool
 
 __all__ = [
@@ -66,7 +69,8 @@ _FLAGS = ("readonly", "destructive", "openworld")
 
 
 def _glob(pattern: str, value: str) -> bool:
-    return fnmatch.fnmatchcase(value.casefold(), pattern)
+    """Whether ``value`` matches the folded glob ``pattern``, compared as names are."""
+    return fnmatch.fnmatchcase(fold_name(value), pattern)
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,7 @@ class ToolPattern:
     """``name``, ``domain``, ``group``, ``keyword``, ``profile``, ``readonly``, ``destructive``,
     ``openworld`` or ``all``."""
     value: str = ""
-    """The casefolded name or glob after the prefix (empty for flags)."""
+    """The name or glob after the prefix, folded as names are (empty for flags)."""
 
     def matches(self, tool: Tool) -> bool:
         """Whether ``tool`` falls under this pattern."""
@@ -138,8 +142,8 @@ def parse_pattern(text: str) -> ToolPattern:
             )
         if not rest.strip():
             raise ConfigError(f"Pattern {text!r} names no {kind} after the colon.")
-        return ToolPattern(text, kind, rest.strip().casefold())
-    return ToolPattern(text, "name", lowered)
+        return ToolPattern(text, kind, fold_pattern(rest))
+    return ToolPattern(text, "name", fold_pattern(raw))
 
 
 def parse_patterns(patterns: str | Iterable[str] | None, *, what: str = "patterns") -> tuple:
@@ -227,7 +231,7 @@ class Profile:
         if not self.include:
             return ToolPattern("*", "all")
         if self.name in tool.profiles:
-            return ToolPattern(f"profile:{self.name}", "profile", self.name.casefold())
+            return ToolPattern(f"profile:{self.name}", "profile", fold_pattern(self.name))
         return next((p for p in self.include_patterns if p.matches(tool)), None)
 
     def matching_exclude(self, tool: Tool) -> ToolPattern | None:

@@ -68,6 +68,7 @@ def tool_from_dict(data: Mapping[str, Any], **defaults: Any) -> Tool:
         "timeout",
         "max_result_tokens",
         "truncation",
+        "max_concurrency",
     ):
         if body.get(key) is not None:
             fields[key] = body[key]

@@ -6,6 +6,7 @@ import copy
 import inspect
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -15,6 +16,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from toolmgmt_core.errors import InvalidToolError
+from toolmgmt_core.names import fold_name
+from toolmgmt_core.schema_guard import check_schema_shape, check_tool_schema
 from toolmgmt_core.signatures import function_schema
 
 __all__ = [
@@ -83,6 +86,9 @@ class ToolAnnotations:
 def validate_parameters_schema(schema: Any, *, tool_name: str = "?") -> dict[str, Any]:
     """Check that ``schema`` is a JSON Schema for an object of arguments; return it as a dict.
 
+    Beyond the meta-schema, a schema that could make validation do I/O (a remote ``$ref``),
+    loop or hang is refused (see :mod:`toolmgmt_core.schema_guard`).
+
     Raises:
         InvalidToolError: naming the tool and what a valid parameters schema looks like.
     """
@@ -91,6 +97,9 @@ def validate_parameters_schema(schema: Any, *, tool_name: str = "?") -> dict[str
             f"Tool {tool_name!r}: parameters must be a JSON Schema object (a dict such as "
             f'{{"type": "object", "properties": {{...}}}}), got {type(schema).__name__}.'
         )
+    problem = check_schema_shape(schema)  # before deepcopy and json.dumps recurse into it
+    if problem is not None:
+        raise InvalidToolError(f"Tool {tool_name!r}: parameters {problem}.")
     # A deep copy: the tool owns its schema, so the caller editing its dict later changes nothing.
     schema = copy.deepcopy(dict(schema))
     kind = schema.get("type", "object")
@@ -99,21 +108,25 @@ def validate_parameters_schema(schema: Any, *, tool_name: str = "?") -> dict[str
             f'Tool {tool_name!r}: parameters must describe an object ("type": "object"), '
             f"got type {kind!r}."
         )
-    try:
-        _check_schema_cached(json.dumps(schema, sort_keys=True, default=repr))
-    except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path) or "(root)"
-        raise InvalidToolError(
-            f"Tool {tool_name!r}: parameters are not a valid JSON Schema at {where}: {exc.message}"
-        ) from exc
+    problem = _schema_problem(json.dumps(schema, sort_keys=True, default=repr))
+    if problem is not None:
+        raise InvalidToolError(f"Tool {tool_name!r}: parameters {problem}")
     return schema
 
 
 @lru_cache(maxsize=4096)
-def _check_schema_cached(schema_json: str) -> None:
+def _schema_problem(schema_json: str) -> str | None:
     # Checking against the meta-schema costs ~2 ms; catalogs rebuilt from the same definitions
     # (a demo catalog per test, an MCP refresh) check each distinct schema once.
-    Draft202012Validator.check_schema(json.loads(schema_json))
+    schema = json.loads(schema_json)
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "(root)"
+        return f"are not a valid JSON Schema at {where}: {exc.message}"
+    except RecursionError:
+        return "nest too deeply to be checked; flatten the schema."
+    return check_tool_schema(schema)
 
 
 def one_line(text: str, limit: int = _SUMMARY_CHARS) -> str:
@@ -168,6 +181,9 @@ class Tool:
     """Seconds a call may take; None uses the manager's default."""
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Free-form data for integrations (the source object, an upstream name, ...)."""
+    max_concurrency: int | None = None
+    """Calls of a sync handler running at once, each on a thread of the tool's own; None uses
+    :data:`~toolmgmt_core.execution.DEFAULT_TOOL_CONCURRENCY`."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -178,6 +194,11 @@ class Tool:
         if self.name != self.name.strip():
             raise InvalidToolError(
                 f"Tool name {self.name!r} has surrounding whitespace; use {self.name.strip()!r}."
+            )
+        if not fold_name(self.name) or any(unicodedata.category(c) == "Cc" for c in self.name):
+            raise InvalidToolError(
+                f"Tool name {self.name!r} holds a control character or nothing visible; use "
+                "letters, digits and '_' such as 'search_contacts'."
             )
         if not isinstance(self.description, str):
             raise InvalidToolError(f"Tool {self.name!r}: description must be a string.")
@@ -193,6 +214,15 @@ class Tool:
             raise InvalidToolError(
                 f"Tool {self.name!r}: truncation must be 'head', 'tail' or 'smart', "
                 f"got {self.truncation!r}."
+            )
+        if self.max_concurrency is not None and (
+            isinstance(self.max_concurrency, bool)
+            or not isinstance(self.max_concurrency, int)
+            or self.max_concurrency < 1
+        ):
+            raise InvalidToolError(
+                f"Tool {self.name!r}: max_concurrency must be a positive whole number, got "
+                f"{self.max_concurrency!r}."
             )
         if self.max_result_tokens is not None and self.max_result_tokens <= 0:
             raise InvalidToolError(

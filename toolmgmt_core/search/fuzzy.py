@@ -9,21 +9,16 @@ misspelling keeps most trigrams of the intended name, so the right name is among
 from __future__ import annotations
 
 import difflib
-import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
+
+from toolmgmt_core.names import fold_name  # the one folding, re-exported here
 
 __all__ = ["NameMatcher", "fold_name"]
 
 _SHORTLIST = 64
 """How many names, by shared trigrams, difflib ranks."""
-
-
-def fold_name(name: str) -> str:
-    """A name folded for forgiving lookup: NFKC (unicode look-alikes), casefold, trimmed."""
-    folded = unicodedata.normalize("NFKC", name).strip().casefold()
-    return folded.replace("-", "_").replace(" ", "_")
 
 
 def _grams(text: str) -> set[str]:
