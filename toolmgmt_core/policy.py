@@ -41,6 +41,7 @@ Policy files (TOML or JSON) hold profiles and steps::
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import inspect
 import json
@@ -56,7 +57,9 @@ from typing import Any
 from toolmgmt_core.control import reraise_control_flow
 from toolmgmt_core.errors import ApprovalDeniedError, ConfigError
 from toolmgmt_core.meta_tools import is_meta_tool
+from toolmgmt_core.names import fold_name
 from toolmgmt_core.profiles import (
+    BUILTIN_PROFILES,
     Profile,
     ToolPattern,
     _check_overrides,
@@ -86,6 +89,21 @@ PROFILE_STEP = "profile"
 """The label of the pipeline's first step, the profile."""
 
 
+def _shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` clipped for a message: untrusted input is echoed, not resent."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _override_for(overrides: Mapping[str, str], name: str) -> str | None:
+    """The override for tool ``name``, its key compared as names are (folded)."""
+    found = overrides.get(name)
+    if found is None and overrides:
+        folded = fold_name(name)
+        found = next((v for k, v in overrides.items() if fold_name(k) == folded), None)
+    return found
+
+
 @dataclass(frozen=True)
 class Policy:
     """One labelled step of the policy pipeline.
@@ -106,8 +124,15 @@ class Policy:
     """Tool name -> the description the model sees instead (a later step's override wins)."""
     require_approval: Sequence[str] = ()
     """Patterns of tools whose every call needs the approval callback's yes."""
+    domain: str | None = None
+    """When set, the step applies to this domain's tools only; the others pass it untouched
+    (an MCP gateway's per-upstream policy)."""
 
     def __post_init__(self) -> None:
+        if self.domain is not None and (not isinstance(self.domain, str) or not self.domain):
+            raise ConfigError(
+                f"Policy {self.label!r}: domain must be a domain name or None, got {self.domain!r}."
+            )
         if not isinstance(self.label, str) or not self.label.strip():
             raise ConfigError(
                 f"A policy step needs a non-empty label (such as 'global', 'agent' or 'user'), "
@@ -124,6 +149,10 @@ class Policy:
     def _patterns(self, attr: str) -> tuple[ToolPattern, ...]:
         return tuple(getattr(self, attr))
 
+    def applies_to(self, domain: str) -> bool:
+        """Whether this step decides about tools of ``domain`` (every domain when unscoped)."""
+        return self.domain is None or fold_name(self.domain) == fold_name(domain)
+
     def to_dict(self) -> dict[str, Any]:
         """The step as plain JSON (what :meth:`from_dict` reads)."""
         data: dict[str, Any] = {"label": self.label}
@@ -132,12 +161,14 @@ class Policy:
                 data[attr] = [p.text for p in self._patterns(attr)]
         if self.description_overrides:
             data["description_overrides"] = dict(self.description_overrides)
+        if self.domain is not None:
+            data["domain"] = self.domain
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | Policy) -> Policy:
         """A step from a mapping with ``label``, ``allow``, ``deny``, ``description_overrides``,
-        ``require_approval``.
+        ``require_approval`` and ``domain``.
 
         Raises:
             ConfigError: a missing label, an unknown key or a bad pattern, naming the valid keys.
@@ -159,7 +190,7 @@ class Policy:
         return cls(**data)
 
 
-_POLICY_KEYS = ("label", "allow", "deny", "description_overrides", "require_approval")
+_POLICY_KEYS = ("label", "allow", "deny", "description_overrides", "require_approval", "domain")
 _PROFILE_KEYS = ("include", "exclude", "description_overrides")
 
 
@@ -258,6 +289,7 @@ class PolicyView:
         approval: a sync or async callback deciding calls that need approval; with one
             configured, destructive tools need approval too.
         profiles: custom profiles known by name (for ``profile`` and :meth:`with_profile`).
+        ceiling: a profile every visible tool must also be in (see :meth:`narrowed`).
 
     Raises:
         ConfigError: an unknown profile (listing the known ones), a bad pattern or a bad file.
@@ -271,6 +303,7 @@ class PolicyView:
         approval: ApprovalCallback | None = None,
         *,
         profiles: Mapping[str, Profile] | Iterable[Profile] | None = None,
+        ceiling: Profile | None = None,
     ) -> None:
         known: dict[str, Profile] = {}
         if profiles is not None:
@@ -294,6 +327,9 @@ class PolicyView:
         """Custom profiles known by name."""
         self.profile: Profile = get_profile(profile, known)
         """The profile, the pipeline's first step."""
+        self.ceiling: Profile | None = None if ceiling == self.profile else ceiling
+        """The configured profile this view is confined within (a profile chosen by restored
+        session state can only narrow it, see :meth:`narrowed`), or None."""
         if not self.profile.builtin:
             known.setdefault(self.profile.name, self.profile)  # so sessions can switch back
         self.policies: tuple[Policy, ...] = tuple(
@@ -316,28 +352,61 @@ class PolicyView:
         self._warned: set[str] = set()
         # Views over the other profiles, shared by the whole family so that many sessions
         # switching to one profile share its cache.
-        self._family: dict[str, PolicyView] = {self.profile.name: self}
+        self._family: dict[tuple[str, str | None], PolicyView] = {
+            (self.profile.name, self.ceiling.name if self.ceiling else None): self
+        }
         self._family_lock = threading.Lock()
         if len(catalog):
             self._current()  # report patterns that match nothing now, where the view is built
 
     def with_profile(self, profile: str | Profile | Mapping[str, Any] | None) -> PolicyView:
-        """The same policies and approval over another profile.
+        """The same policies and approval over another profile (for trusted code: it may widen
+        what the agent sees; restored state goes through :meth:`narrowed` instead).
 
         Raises:
             ConfigError: an unknown profile name, listing the known ones.
         """
-        chosen = get_profile(profile, self.known_profiles)
-        if chosen == self.profile:
+        return self._derived(get_profile(profile, self.known_profiles), None)
+
+    def narrowed(self, name: str) -> PolicyView:
+        """The view a restored session may choose: the known profile spelled exactly ``name``,
+        confined within this view's profile, so restored state can narrow what the agent sees
+        and never widen it (``"full"`` restored under a ``readonly`` manager stays read-only).
+
+        Raises:
+            ConfigError: ``name`` is not a string spelling a known profile exactly (inline
+                profiles and look-alike names are refused); the message lists the known ones.
+        """
+        registry = {**BUILTIN_PROFILES, **self.known_profiles}
+        chosen = registry.get(name) if isinstance(name, str) else None
+        if chosen is None:
+            raise ConfigError(
+                f"Session state names profile {_shown(name)}, which is not one of this "
+                f"manager's profiles ({', '.join(sorted(registry))}); state can only choose "
+                "among them, by their exact name."
+            )
+        base = self.ceiling or self.profile
+        return self._derived(chosen, base)
+
+    def _derived(self, chosen: Profile, ceiling: Profile | None) -> PolicyView:
+        if ceiling is not None and (ceiling == chosen or not (ceiling.include or ceiling.exclude)):
+            ceiling = None  # no ceiling below it, or one that holds every tool
+        if chosen == self.profile and ceiling == self.ceiling:
             return self
+        key = (chosen.name, ceiling.name if ceiling is not None else None)
         with self._family_lock:
-            derived = self._family.get(chosen.name)
-            if derived is None or derived.profile != chosen:
+            derived = self._family.get(key)
+            if derived is None or derived.profile != chosen or derived.ceiling != ceiling:
                 derived = PolicyView(
-                    self.catalog, chosen, self.policies, self.approval, profiles=self.known_profiles
+                    self.catalog,
+                    chosen,
+                    self.policies,
+                    self.approval,
+                    profiles=self.known_profiles,
+                    ceiling=ceiling,
                 )
                 derived._family, derived._family_lock = self._family, self._family_lock
-                self._family[chosen.name] = derived
+                self._family[key] = derived
             return derived
 
     # -- decisions ------------------------------------------------------------------------
@@ -350,6 +419,15 @@ class PolicyView:
     def _decide(self, tool: Tool) -> _Decision:
         if self._is_meta(tool):
             return _Decision(True, reason="is a meta-tool; policies never remove meta-tools")
+        ceiling = self.ceiling
+        if ceiling is not None and not ceiling.contains(tool):
+            return _Decision(
+                False,
+                PROFILE_STEP,
+                None,
+                f"not in the configured profile {ceiling.name!r} (a session's restored state can "
+                f"only narrow it, here to {self.profile.name!r})",
+            )
         profile = self.profile
         excluded = profile.matching_exclude(tool)
         if excluded is not None:
@@ -368,6 +446,8 @@ class PolicyView:
                 f"not in profile {profile.name!r} (it includes only: {wanted})",
             )
         for step in self.policies:
+            if not step.applies_to(tool.domain):
+                continue
             denied = next((p for p in step._patterns("deny") if p.matches(tool)), None)
             if denied is not None:
                 return _Decision(
@@ -386,6 +466,39 @@ class PolicyView:
                     f"not allowed by step {step.label!r} (it allows only: {wanted})",
                 )
         return _Decision(True, reason="passes the profile and every policy step")
+
+    def may_show(
+        self,
+        domain: str,
+        name: str | None = None,
+        *,
+        name_prefix: str = "",
+        profiles: Sequence[str] = (),
+    ) -> bool:
+        """Whether a tool of ``domain`` named ``name`` (any name starting with ``name_prefix``
+        when None), declaring ``profiles``, could be visible, whatever its group, keywords and
+        annotations. False only when the profile or a step hides every such tool for certain:
+        for deciding about tools that do not exist yet (an MCP upstream never started for a
+        caller when the policy denies its whole domain)."""
+        facts = _Facts(domain, name, name_prefix, tuple(profiles))
+        for profile in (self.ceiling, self.profile):
+            if profile is None:
+                continue
+            if any(facts.match(p) is True for p in profile.exclude_patterns):
+                return False
+            declared = profile.name in facts.profiles
+            if profile.include and not declared:
+                if all(facts.match(p) is False for p in profile.include_patterns):
+                    return False
+        for step in self.policies:
+            if not step.applies_to(domain):
+                continue
+            if any(facts.match(p) is True for p in step._patterns("deny")):
+                return False
+            allow = step._patterns("allow")
+            if allow and all(facts.match(p) is False for p in allow):
+                return False
+        return True
 
     def _current(self) -> _State:
         version = getattr(self.catalog, "version", None)
@@ -428,12 +541,12 @@ class PolicyView:
         if self._is_meta(tool):
             return None
         found: tuple[str, str] | None = None
-        override = self.profile.description_overrides.get(tool.name)
+        override = _override_for(self.profile.description_overrides, tool.name)
         if override is not None:
             found = (PROFILE_STEP, override)
         for step in self.policies:
-            override = step.description_overrides.get(tool.name)
-            if override is not None:
+            override = _override_for(step.description_overrides, tool.name)
+            if override is not None and step.applies_to(tool.domain):
                 found = (step.label, override)
         return found
 
@@ -455,6 +568,8 @@ class PolicyView:
         if self._is_meta(tool):
             return None
         for step in self.policies:
+            if not step.applies_to(tool.domain):
+                continue
             pattern = next((p for p in step._patterns("require_approval") if p.matches(tool)), None)
             if pattern is not None:
                 return f"step {step.label!r} requires approval for {pattern.text!r}"
@@ -543,16 +658,17 @@ class PolicyView:
 
     def _lint(self, tools: list[Tool], allowed: frozenset[str]) -> list[str]:
         found: list[str] = []
-        names = {t.name for t in tools}
+        names = {fold_name(t.name) for t in tools}
 
-        def check(patterns: Iterable[ToolPattern], where: str) -> None:
+        def check(patterns: Iterable[ToolPattern], where: str, domain: str | None = None) -> None:
+            scope = [t for t in tools if domain is None or fold_name(t.domain) == fold_name(domain)]
             for pattern in patterns:
-                if not any(pattern.matches(t) for t in tools):
+                if not any(pattern.matches(t) for t in scope):
                     found.append(f"Pattern {pattern.text!r} in {where} matches no tool.")
 
         def check_overrides(overrides: Mapping[str, str], where: str) -> None:
             for name in overrides:
-                if name not in names:
+                if fold_name(name) not in names:
                     found.append(
                         f"Description override for {name!r} in {where} names no tool in the "
                         "catalog."
@@ -565,7 +681,7 @@ class PolicyView:
         check_overrides(profile.description_overrides, f"profile {profile.name!r}")
         for step in self.policies:
             for attr in ("allow", "deny", "require_approval"):
-                check(step._patterns(attr), f"step {step.label!r} {attr}")
+                check(step._patterns(attr), f"step {step.label!r} {attr}", step.domain)
             check_overrides(step.description_overrides, f"step {step.label!r}")
         if tools and not allowed:
             found.append(
@@ -577,6 +693,42 @@ class PolicyView:
     def __repr__(self) -> str:
         steps = ", ".join(p.label for p in self.policies)
         return f"PolicyView(profile={self.profile.name!r}, steps=[{steps}])"
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What is known about a tool that may not exist yet, for :meth:`PolicyView.may_show`."""
+
+    domain: str
+    name: str | None
+    prefix: str
+    profiles: tuple[str, ...]
+
+    def match(self, pattern: ToolPattern) -> bool | None:
+        """Whether ``pattern`` matches every such tool (True), none (False), or it depends on
+        what is not known yet (None)."""
+        kind, value = pattern.kind, pattern.value
+        if kind == "all":
+            return True
+        if kind == "domain":
+            return fnmatch.fnmatchcase(fold_name(self.domain), value)
+        if kind == "profile":
+            return any(fnmatch.fnmatchcase(fold_name(p), value) for p in self.profiles)
+        if kind == "group" and "/" in value:
+            if not fnmatch.fnmatchcase(fold_name(self.domain), value.split("/", 1)[0]):
+                return False
+            return None
+        if kind != "name":
+            return None  # group, keyword, annotations: known once the tool is
+        if self.name is not None:
+            return fnmatch.fnmatchcase(fold_name(self.name), value)
+        prefix = fold_name(self.prefix) if self.prefix else ""
+        head = re.split(r"[*?\[]", value, maxsplit=1)[0]
+        if value == head + "*" and prefix.startswith(head):
+            return True  # "evil_*" matches every name of a domain whose names start "evil_"
+        if head.startswith(prefix) or prefix.startswith(head):
+            return None
+        return False
 
 
 # -- files ------------------------------------------------------------------------------------

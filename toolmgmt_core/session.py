@@ -13,10 +13,13 @@ gets); policy fills :meth:`~ToolSession._visible` and :meth:`~ToolSession._prese
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,17 +35,21 @@ from toolmgmt_core.errors import (
     ToolCallError,
     ToolNotFoundError,
     ToolNotLoadedError,
+    ToolNotPermittedError,
+    ToolTimeoutError,
     ToolUnavailableError,
 )
 from toolmgmt_core.execution import (
     MAX_REPORTED_ERRORS,
     ToolResult,
+    check_arguments,
     clip,
     dumps_compact,
+    is_small,
+    off_loop,
     run_handler,
     run_sync,
     to_jsonable,
-    validate_arguments,
 )
 from toolmgmt_core.policy import Explanation, PolicyView
 from toolmgmt_core.profiles import Profile
@@ -53,10 +60,31 @@ from toolmgmt_core.truncation import MIN_RESULT_TOKENS, TruncationResult, trunca
 if TYPE_CHECKING:
     from toolmgmt_core.manager import ToolManager
 
-__all__ = ["STATE_VERSION", "ToolSession", "Usage"]
+__all__ = [
+    "MAX_STATE_CHARS",
+    "MAX_STATE_LOADED",
+    "MAX_STATE_NAME_CHARS",
+    "STATE_VERSION",
+    "ToolSession",
+    "Usage",
+]
 
 STATE_VERSION = 1
 """Version of the JSON state written by :meth:`ToolSession.to_json`."""
+
+MAX_STATE_CHARS = 4_000_000
+"""Longest session state :meth:`ToolSession.from_json` reads as JSON text."""
+
+MAX_STATE_LOADED = 10_000
+"""Most loaded tool names a restored session state may hold."""
+
+MAX_STATE_NAME_CHARS = 1_000
+"""Longest tool name a restored session state may hold."""
+
+_STATE_KEYS = ("version", "mode", "loaded", "profile", "results")
+
+MIN_SHAPE_SECONDS = 2.0
+"""Seconds shaping a result may always take, even when the handler used the whole timeout."""
 
 logger = logging.getLogger("toolmgmt")
 
@@ -176,6 +204,10 @@ class ToolSession:
     def set_profile(self, profile: str | Profile) -> None:
         """Switch this session to another profile; the next :meth:`tools` and every later call
         use it (other sessions keep theirs). The choice is kept in :meth:`to_json` state.
+
+        This is for the deployer's code, which may widen what the agent sees. Restoring state
+        never widens: a profile named in state applies within the manager's configured one, so
+        call ``set_profile`` again after :meth:`from_json` to restore a wider choice.
 
         Raises:
             ConfigError: an unknown profile name; the message lists the known ones.
@@ -340,10 +372,9 @@ class ToolSession:
         }
         view = self._profile_view
         if view is not None:
-            profile = view.profile
-            known = self.manager.policy.known_profiles.get(profile.name)
-            by_name = profile.builtin or known == profile
-            state["profile"] = profile.name if by_name else profile.to_dict()
+            # The name only: restoring looks it up among the manager's profiles (an inline
+            # profile in state could say anything, so it is never read back).
+            state["profile"] = view.profile.name
         if self._results.records():
             state["results"] = self._results.to_json()
         return state
@@ -353,32 +384,70 @@ class ToolSession:
         """A session restored from :meth:`to_json` output (a dict, or its JSON text).
 
         Loaded names no longer in the catalog are kept (they reappear if the tool comes back)
-        but never listed.
+        but never listed. State is untrusted (it may come from an agent's input or a
+        checkpoint store), so it can narrow what the manager's configuration allows and never
+        widen it: a ``"profile"`` must be the exact name of one of the manager's profiles and
+        is applied within the configured one (see :meth:`PolicyView.narrowed`); inline
+        profiles, look-alike names and anything else are refused. Loads beyond the manager's
+        ``max_active`` cap are dropped, as a search would have refused them.
 
         Raises:
-            ConfigError: ``data`` is not a session state.
+            ConfigError: ``data`` is not a session state this manager accepts; the message says
+                what is wrong.
         """
         if isinstance(data, str):
+            if len(data) > MAX_STATE_CHARS:
+                raise ConfigError(
+                    f"Session state is {len(data):,} characters, over the limit of "
+                    f"{MAX_STATE_CHARS:,}."
+                )
             try:
                 data = json.loads(data)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise ConfigError(f"Session state is not valid JSON: {exc}.") from exc
         if not isinstance(data, Mapping):
             raise ConfigError(
                 f"Session state must be a JSON object from ToolSession.to_json(), got "
                 f"{type(data).__name__}."
             )
+        unknown = sorted(str(k) for k in data if k not in _STATE_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"Session state has unknown key {clip(unknown[0])!r}; valid keys: "
+                f"{', '.join(_STATE_KEYS)}."
+            )
         version = data.get("version", STATE_VERSION)
         if version != STATE_VERSION:
             raise ConfigError(
-                f"Session state version {version!r} is not supported; expected {STATE_VERSION}."
+                f"Session state version {clip(repr(version))} is not supported; expected "
+                f"{STATE_VERSION}."
             )
         loaded = data.get("loaded", [])
-        if not isinstance(loaded, list) or not all(isinstance(n, str) for n in loaded):
-            raise ConfigError('Session state "loaded" must be a list of tool names.')
-        session = cls(manager, loaded=loaded)
-        if data.get("profile") is not None:
-            session.set_profile(data["profile"])
+        if not isinstance(loaded, list) or not all(
+            isinstance(n, str) and len(n) <= MAX_STATE_NAME_CHARS for n in loaded
+        ):
+            raise ConfigError(
+                f'Session state "loaded" must be a list of tool names (each at most '
+                f"{MAX_STATE_NAME_CHARS} characters)."
+            )
+        if len(loaded) > MAX_STATE_LOADED:
+            raise ConfigError(
+                f'Session state "loaded" holds {len(loaded):,} names, over the limit of '
+                f"{MAX_STATE_LOADED:,}."
+            )
+        session = cls(manager)
+        profile = data.get("profile")
+        if profile is not None:
+            view = manager.policy.narrowed(profile)
+            session._profile_view = None if view is manager.policy else view
+        dropped = session._load(loaded)[1]
+        if dropped:
+            logger.warning(
+                "toolmgmt: restored state loads %d tools over max_active=%s; dropped: %s",
+                len(dropped),
+                manager.max_active,
+                ", ".join(clip(n) for n in dropped[:MAX_REPORTED_ERRORS]),
+            )
         if data.get("results") is not None:
             session._results = manager.result_budget.start(data["results"])
         return session
@@ -485,6 +554,8 @@ class ToolSession:
         """The visible tool ``name`` stands for: exact, folded, then provider-shortened.
 
         Raises:
+            ToolNotPermittedError: ``name`` (exactly or folded) is a catalog tool the policy
+                hides here; suggestions are visible tools only.
             ToolNotFoundError: with the closest visible names (hidden tools are never named).
         """
         catalog = self.manager.catalog
@@ -496,6 +567,19 @@ class ToolSession:
         tool = catalog.find(name)
         if tool is not None and self._can_see(tool):
             return tool
+        if tool is not None:
+            # The model named a real tool it may not use: say so, so it stops looking for it;
+            # only visible tools are suggested, and no hidden tool it did not name is revealed.
+            suggestions = catalog.suggest(name, where=self._can_see)
+            closest = (
+                f" Allowed tools with close names: {', '.join(suggestions)}." if suggestions else ""
+            )
+            raise ToolNotPermittedError(
+                f"Tool {_quoted(name)} is not permitted here; use another tool.{closest}"
+                f"{self._find_hint()}",
+                tool_name=tool.name,
+                suggestions=suggestions,
+            )
         try:
             from toolmgmt_core.providers.names import resolve_provider_name
         except ImportError:  # providers land separately; resolution still works without them
@@ -557,32 +641,96 @@ class ToolSession:
         return ""
 
     async def _execute(self, tool: Tool, arguments: Any) -> ToolResult:
-        """Policy check, validation, approval, handler and result shaping for one call."""
+        """Policy check, validation, approval, handler and result shaping for one call.
+
+        The tool's timeout covers validation, the handler and shaping the result (not the time
+        an approver takes). Once the handler has run, nothing turns the call into a failure:
+        a result that cannot be shaped is reported done, with a short note in its place.
+        """
+        timeout = tool.timeout if tool.timeout is not None else self.manager.default_timeout
+        clock = _Clock(timeout)
         try:
             if not self._can_see(tool):
-                self._resolve(tool.name)  # raises the same message as an unknown name
+                self._resolve(tool.name)  # raises what a lookup of the name would
             mode = self.manager.mode if self.manager.mode != "auto" else "search"
             hint = self._schema_hint(tool, mode)
-            checked = validate_arguments(tool, arguments, hint=hint)
-            await self._approve(tool, checked)
-            timeout = tool.timeout if tool.timeout is not None else self.manager.default_timeout
-            value = await run_handler(tool, checked, timeout)
+            checked = await check_arguments(tool, arguments, hint=hint, time_limit=clock.left())
+            with clock.paused():
+                await self._approve(tool, checked)
+            left = clock.left()
+            if left is not None and left <= 0:
+                raise ToolTimeoutError(
+                    f"Tool {tool.name!r} did not start within {timeout:g}s (checking its "
+                    "arguments took the time) and did not run. Try simpler arguments.",
+                    tool_name=tool.name,
+                )
+            value = await run_handler(tool, checked, left, stated=timeout)
         except ToolCallError as exc:
             return self._error_result(tool.name, exc)
-        if self.manager.result_budget.summarizer is not None:
-            # Awaited here: _shape_result is sync and would block the loop on the summariser.
-            shaped = await self._results.ashape(
-                to_jsonable(value), tool, goal=self.goal, call_id=_CALL_ID.get()
-            )
-            return self._budgeted_result(tool, shaped)
-        return self._shape_result(tool, value)
+        return await self._shape_result(tool, value, clock.left())
 
-    def _shape_result(self, tool: Tool, value: Any) -> ToolResult:
-        """The model-facing result of a successful call, cut to its budget and accounted."""
-        shaped = self._results.shape(
-            to_jsonable(value), tool, goal=self.goal, call_id=_CALL_ID.get()
-        )
+    async def _shape_result(self, tool: Tool, value: Any, seconds: float | None) -> ToolResult:
+        """The model-facing result of a call that ran, cut to its budget and accounted.
+
+        A large result is shaped off the event loop; shaping gets what is left of the call's
+        timeout, and at least :data:`MIN_SHAPE_SECONDS`. A result that cannot be shaped in
+        that time, or at all (nested too deeply, a value that fails to convert), is replaced
+        by a note saying the call succeeded: the handler ran and its effect happened, so the
+        model must not be invited to run it again.
+        """
+        call_id = _CALL_ID.get()
+        limit = None if seconds is None else max(seconds, MIN_SHAPE_SECONDS)
+        small = is_small(value)
+        try:
+            if self.manager.result_budget.summarizer is not None:
+                jsonable = (
+                    to_jsonable(value) if small else await off_loop(lambda: to_jsonable(value))
+                )
+                # Awaited here: the sync shape would block the loop on the summariser.
+                shaped = await asyncio.wait_for(
+                    self._results.ashape(jsonable, tool, goal=self.goal, call_id=call_id), limit
+                )
+            elif small:
+                shaped = self._results.shape(
+                    to_jsonable(value), tool, goal=self.goal, call_id=call_id
+                )
+            else:
+
+                def shape() -> TruncationResult:
+                    jsonable = to_jsonable(value)
+                    return self._results.shape(jsonable, tool, goal=self.goal, call_id=call_id)
+
+                shaped = await asyncio.wait_for(off_loop(shape), limit)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # RecursionError, a failing __str__, a timeout...
+            return self._unshown_result(tool, exc)
         return self._budgeted_result(tool, shaped)
+
+    def _unshown_result(self, tool: Tool, exc: Exception) -> ToolResult:
+        if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+            reason = "preparing it took too long"
+        elif isinstance(exc, RecursionError):
+            reason = "it is nested too deeply"
+        else:
+            reason = f"it could not be converted ({type(exc).__name__})"
+        logger.warning("toolmgmt: %s ran but its result could not be shown: %r", tool.name, exc)
+        value = {
+            "status": "done",
+            "note": f"{tool.name} ran and finished, but its result cannot be shown ({reason}). "
+            "The call succeeded: do not call it again to see the result.",
+        }
+        content = dumps_compact(value)
+        tokens = count_tokens(content, self.manager.encoding)
+        self._results.record(tokens, tool_name=tool.name, call_id=_CALL_ID.get())
+        return ToolResult(
+            content=content,
+            value=value,
+            tool_name=tool.name,
+            tokens=tokens,
+            original_tokens=tokens,
+            note=f"ResultNotShown: {type(exc).__name__}",
+        )
 
     def _budgeted_result(self, tool: Tool, shaped: TruncationResult) -> ToolResult:
         if shaped.note:
@@ -633,7 +781,7 @@ class ToolSession:
     async def _call_meta(self, tool: Tool, arguments: Any) -> ToolResult:
         try:
             arguments = _forgive_meta_arguments(tool.name, arguments)
-            args = validate_arguments(tool, arguments)
+            args = await check_arguments(tool, arguments)
             if tool.name == meta.EXECUTE_TOOL:
                 return await self._execute_tool(args)
             handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
@@ -803,10 +951,12 @@ class ToolSession:
         found: list[str] = []
         suggestions: list[str] = []
         unknown = 0
+        all_hidden = True
         for name in dict.fromkeys(names):
             try:
                 tool = self._resolve(name)
             except ToolNotFoundError as exc:
+                all_hidden = all_hidden and isinstance(exc, ToolNotPermittedError)
                 unknown += 1
                 if unknown <= MAX_REPORTED_ERRORS:  # each one echoes what the model sent
                     errors[clip(str(name))] = exc.message
@@ -818,7 +968,8 @@ class ToolSession:
         if unknown > MAX_REPORTED_ERRORS:
             errors["…"] = f"{unknown - MAX_REPORTED_ERRORS} more unknown names left out."
         if not entries:
-            raise ToolNotFoundError(" ".join(errors.values()), suggestions=suggestions)
+            refusal = ToolNotPermittedError if all_hidden else ToolNotFoundError
+            raise refusal(" ".join(errors.values()), suggestions=suggestions)
         _, refused = self._load(found)
         response: dict[str, Any] = {"tools": entries}
         if errors:
@@ -858,6 +1009,25 @@ class ToolSession:
                 )
             return await self._call_meta(inner, arguments)
         return await self._execute(self._resolve(name), arguments)
+
+
+class _Clock:
+    """What is left of one call's timeout, not counting time spent waiting for approval."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+
+    def left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            if self.deadline is not None:
+                self.deadline += time.monotonic() - start
 
 
 def _quoted(value: Any) -> str:

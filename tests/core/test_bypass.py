@@ -1,7 +1,8 @@
 """Every door a denied tool could slip through, in every mode, on one catalog.
 
-The reference for "reveals nothing" is a session over the same catalog *without* the denied
-tools: a refusal must read exactly like the refusal of a name that never existed.
+A name that is (or folds to) a denied tool answers ``not_permitted``, so the model stops looking
+for it, and names no other hidden tool. Any other name is answered word for word as a session
+over the same catalog *without* the denied tools would: it reveals nothing.
 """
 
 from __future__ import annotations
@@ -84,6 +85,29 @@ def _text(session: ToolSession) -> str:
     return json.dumps([t.to_dict() for t in session.tools()], ensure_ascii=False)
 
 
+def _asked(session: ToolSession, name: str, arguments: Any) -> list[str]:
+    """The tool names a call asks about: its own, or the ones a meta-tool is given."""
+    if name not in {t.name for t in session.manager.meta_tools()} or name == "tool_search":
+        return [name]
+    if isinstance(arguments, str):
+        arguments = json.loads(arguments)
+    names = arguments.get("tool_names") or []
+    names = [names] if isinstance(names, str) else list(names)
+    return [n for n in [arguments.get("tool_name"), *names] if isinstance(n, str)]
+
+
+def _check_refusal(
+    result: Any, reference: Any, asked: list[str], catalog: ToolCatalog, hidden: tuple[str, ...]
+) -> None:
+    """Named hidden tools: not_permitted. Anything else: exactly the clean catalog's answer."""
+    named = [n for n in asked if (t := catalog.find(n)) is not None and t.name in hidden]
+    if named:
+        assert '"not_permitted"' in result.content, result.content
+        assert "not permitted" in result.content
+    else:
+        assert result.content == reference.content
+
+
 # (label, meta-tool or name, arguments). Each is run in every mode.
 CALLS: list[tuple[str, str, Any]] = [
     ("exact name", "admin_reset", {}),
@@ -112,15 +136,15 @@ CALLS: list[tuple[str, str, Any]] = [
 
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize(("label", "name", "arguments"), CALLS, ids=[c[0] for c in CALLS])
-def test_call_attempt_is_refused_like_an_unknown_name(mode, label, name, arguments) -> None:
+def test_call_attempt_is_refused_and_reveals_nothing(mode, label, name, arguments) -> None:
     guarded, clean = _sessions(mode)
     before = len(ran)
     result = guarded.call_sync(name, arguments)
     reference = clean.call_sync(name, arguments)
     assert result.is_error, f"{label} in {mode}: {result.content}"
     assert len(ran) == before, f"{label} in {mode} ran a hidden tool"
-    # Word for word what a catalog without the hidden tools answers: nothing is revealed.
-    assert result.content == reference.content
+    asked = _asked(guarded, name, arguments)
+    _check_refusal(result, reference, asked, guarded.manager.catalog, HIDDEN)
     asked = name + json.dumps(arguments, ensure_ascii=False)
     for hidden in HIDDEN:
         if hidden not in asked:  # echoing the model's own words reveals nothing
@@ -176,7 +200,7 @@ def test_restored_state_naming_a_hidden_tool_loads_nothing(mode) -> None:
     assert "admin_reset" not in _text(session)
     before = len(ran)
     result = session.call_sync("admin_reset", {})
-    assert result.is_error and result.error is not None and result.error.code == "unknown_tool"
+    assert result.is_error and result.error is not None and result.error.code == "not_permitted"
     assert len(ran) == before
 
 
@@ -201,7 +225,7 @@ def test_a_loaded_tool_hidden_by_a_profile_switch_is_refused(mode) -> None:
         before = len(ran)
         result = session.call_sync(name, arguments)
         assert result.is_error and len(ran) == before
-        assert "Unknown tool" in result.content or "execute_tool" in result.content
+        assert "not permitted" in result.content or "execute_tool" in result.content
 
 
 def test_meta_tools_survive_a_deny_everything_policy() -> None:
@@ -247,7 +271,7 @@ def test_a_catalog_tool_flagged_meta_is_still_under_the_policy() -> None:
         assert {"admin_wipe", "execute_tool"}.isdisjoint(t.name for t in session.visible_tools())
         before = len(ran)
         direct = session.call_sync("admin_wipe", {})
-        assert direct.is_error and "Unknown tool" in direct.content and len(ran) == before
+        assert direct.is_error and "not permitted" in direct.content and len(ran) == before
     approving = ToolManager(catalog, "lazy", approval=lambda request: False).session()
     before = len(ran)
     refused = approving.call_sync("admin_wipe", {})
@@ -320,5 +344,10 @@ def test_demo_catalog_doors(mode) -> None:
             for tool_name, args in attempts:
                 result = guarded.call_sync(tool_name, args)
                 assert result.is_error, f"{tool_name}({args}) in {mode}: {result.content}"
-                assert result.content == clean.call_sync(tool_name, args).content
+                reference = clean.call_sync(tool_name, args)
+                asked = _asked(guarded, tool_name, args)
+                _check_refusal(result, reference, asked, guarded.manager.catalog, DEMO_HIDDEN)
+                for other in DEMO_HIDDEN:
+                    if other not in json.dumps([tool_name, args], ensure_ascii=False):
+                        assert other not in result.content
     assert set(DEMO_HIDDEN).isdisjoint(guarded.loaded())

@@ -123,7 +123,7 @@ def test_profile_switch_mid_conversation_applies_from_the_next_step() -> None:
     assert "write_file" not in step and "update_contact" in step
     refused = session.call_sync("write_file", {"path": "a.txt"})
     assert refused.is_error and refused.error is not None
-    assert refused.error.code == "unknown_tool"
+    assert refused.error.code == "not_permitted"
     assert session.explain("write_file").step == "profile"
     # Other sessions of the manager keep their own profile.
     assert other.profile == "full"
@@ -146,17 +146,24 @@ def test_profile_switch_mid_conversation_applies_from_the_next_step() -> None:
     assert session.profile == "full"
 
 
-def test_switching_to_an_unregistered_custom_profile_round_trips() -> None:
+def test_an_unregistered_custom_profile_is_not_restored_from_state() -> None:
     manager = ToolManager(make_catalog(), "lazy")
     session = manager.session()
     session.set_profile(Profile("files", include=["domain:fs"], exclude=["write_*"]))
     assert names(session.visible_tools()) == ["read_file", "list_files"]
     state = session.to_json()
-    assert state["profile"] == {"name": "files", "include": ["domain:fs"], "exclude": ["write_*"]}
-    restored = ToolSession.from_json(manager, json.dumps(state))
-    assert names(restored.visible_tools()) == ["read_file", "list_files"]
-    with pytest.raises(ConfigError, match="Known profiles"):
+    assert state["profile"] == "files"  # the name only: an inline profile is never read back
+    with pytest.raises(ConfigError, match="not one of this manager's profiles"):
+        ToolSession.from_json(manager, json.dumps(state))
+    inline = {**state, "profile": {"name": "files", "include": ["domain:fs"]}}
+    with pytest.raises(ConfigError, match="not one of this manager's profiles"):
+        ToolSession.from_json(manager, inline)
+    with pytest.raises(ConfigError, match="Known profiles|manager's profiles"):
         ToolSession.from_json(manager, {"version": 1, "loaded": [], "profile": "nope"})
+    # Known to the manager, it round-trips.
+    known = ToolManager(make_catalog(), "lazy", profiles=[Profile("files", include=["domain:fs"])])
+    restored = ToolSession.from_json(known, {"version": 1, "loaded": [], "profile": "files"})
+    assert sorted(names(restored.visible_tools())) == ["list_files", "read_file", "write_file"]
 
 
 def test_sessions_switching_to_one_profile_share_its_view() -> None:
