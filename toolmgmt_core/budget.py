@@ -33,6 +33,7 @@ from toolmgmt_core.truncation import (
 __all__ = [
     "DEFAULT_MAX_RESULT_TOKENS",
     "DefinitionPlan",
+    "MAX_RESTORED_RECORDS",
     "ResultBudget",
     "ResultRecord",
     "SessionBudget",
@@ -41,6 +42,9 @@ __all__ = [
 
 DEFAULT_MAX_RESULT_TOKENS = 4_000
 """Budget of one tool result when neither the tool nor the manager sets one."""
+
+MAX_RESTORED_RECORDS = 100_000
+"""Most result records (and cleared ids) a restored account may hold."""
 
 
 def _check_tokens(name: str, value: Any, *, optional: bool = False) -> None:
@@ -329,6 +333,15 @@ class SessionBudget:
         Raises:
             ConfigError: ``state`` is not an account's state.
         """
+        raw_records, raw_cleared = state.get("records", []), state.get("cleared", [])
+        if not isinstance(raw_records, list) or not isinstance(raw_cleared, list):
+            raise ConfigError("Result budget state needs 'records' and 'cleared' lists.")
+        if len(raw_records) > MAX_RESTORED_RECORDS or len(raw_cleared) > MAX_RESTORED_RECORDS:
+            # Untrusted state: every call would sum an unbounded list.
+            raise ConfigError(
+                f"Result budget state holds over {MAX_RESTORED_RECORDS:,} records; a session "
+                "never makes that many calls."
+            )
         try:
             records = [
                 ResultRecord(
@@ -339,9 +352,11 @@ class SessionBudget:
                     truncated=bool(r.get("truncated", False)),
                     order=int(r.get("order", i)),
                 )
-                for i, r in enumerate(state.get("records", []))
+                for i, r in enumerate(raw_records)
             ]
-            cleared = {str(c) for c in state.get("cleared", [])}
+            cleared = {str(c) for c in raw_cleared}
+            if any(r.tokens < 0 or r.original_tokens < 0 for r in records):
+                raise ValueError("token counts must not be negative")
         except (TypeError, KeyError, ValueError, AttributeError) as exc:
             raise ConfigError(
                 "Result budget state must be {'records': [{call_id, tool_name, tokens, ...}], "

@@ -83,6 +83,7 @@ __all__ = [
     "PolicyView",
     "is_meta_tool",
     "load_policy_file",
+    "may_match",
 ]
 
 PROFILE_STEP = "profile"
@@ -480,23 +481,26 @@ class PolicyView:
         annotations. False only when the profile or a step hides every such tool for certain:
         for deciding about tools that do not exist yet (an MCP upstream never started for a
         caller when the policy denies its whole domain)."""
-        facts = _Facts(domain, name, name_prefix, tuple(profiles))
+
+        def match(pattern: ToolPattern) -> bool | None:
+            return may_match(pattern, domain, name, name_prefix=name_prefix, profiles=profiles)
+
         for profile in (self.ceiling, self.profile):
             if profile is None:
                 continue
-            if any(facts.match(p) is True for p in profile.exclude_patterns):
+            if any(match(p) is True for p in profile.exclude_patterns):
                 return False
-            declared = profile.name in facts.profiles
+            declared = profile.name in profiles
             if profile.include and not declared:
-                if all(facts.match(p) is False for p in profile.include_patterns):
+                if all(match(p) is False for p in profile.include_patterns):
                     return False
         for step in self.policies:
             if not step.applies_to(domain):
                 continue
-            if any(facts.match(p) is True for p in step._patterns("deny")):
+            if any(match(p) is True for p in step._patterns("deny")):
                 return False
             allow = step._patterns("allow")
-            if allow and all(facts.match(p) is False for p in allow):
+            if allow and all(match(p) is False for p in allow):
                 return False
         return True
 
@@ -695,40 +699,40 @@ class PolicyView:
         return f"PolicyView(profile={self.profile.name!r}, steps=[{steps}])"
 
 
-@dataclass(frozen=True)
-class _Facts:
-    """What is known about a tool that may not exist yet, for :meth:`PolicyView.may_show`."""
-
-    domain: str
-    name: str | None
-    prefix: str
-    profiles: tuple[str, ...]
-
-    def match(self, pattern: ToolPattern) -> bool | None:
-        """Whether ``pattern`` matches every such tool (True), none (False), or it depends on
-        what is not known yet (None)."""
-        kind, value = pattern.kind, pattern.value
-        if kind == "all":
-            return True
-        if kind == "domain":
-            return fnmatch.fnmatchcase(fold_name(self.domain), value)
-        if kind == "profile":
-            return any(fnmatch.fnmatchcase(fold_name(p), value) for p in self.profiles)
-        if kind == "group" and "/" in value:
-            if not fnmatch.fnmatchcase(fold_name(self.domain), value.split("/", 1)[0]):
-                return False
-            return None
-        if kind != "name":
-            return None  # group, keyword, annotations: known once the tool is
-        if self.name is not None:
-            return fnmatch.fnmatchcase(fold_name(self.name), value)
-        prefix = fold_name(self.prefix) if self.prefix else ""
-        head = re.split(r"[*?\[]", value, maxsplit=1)[0]
-        if value == head + "*" and prefix.startswith(head):
-            return True  # "evil_*" matches every name of a domain whose names start "evil_"
-        if head.startswith(prefix) or prefix.startswith(head):
-            return None
-        return False
+def may_match(
+    pattern: ToolPattern,
+    domain: str,
+    name: str | None = None,
+    *,
+    name_prefix: str = "",
+    profiles: Sequence[str] = (),
+) -> bool | None:
+    """Whether ``pattern`` matches a tool of ``domain`` named ``name`` (or any name starting
+    with ``name_prefix`` when None) that declares ``profiles``, before the tool exists: True
+    (every such tool), False (none), or None (it depends on what is not known yet: the group,
+    keywords, annotations, or the rest of the name)."""
+    kind, value = pattern.kind, pattern.value
+    if kind == "all":
+        return True
+    if kind == "domain":
+        return fnmatch.fnmatchcase(fold_name(domain), value)
+    if kind == "profile":
+        return any(fnmatch.fnmatchcase(fold_name(p), value) for p in profiles)
+    if kind == "group" and "/" in value:
+        if not fnmatch.fnmatchcase(fold_name(domain), value.split("/", 1)[0]):
+            return False
+        return None
+    if kind != "name":
+        return None  # group, keyword, annotations: known once the tool is
+    if name is not None:
+        return fnmatch.fnmatchcase(fold_name(name), value)
+    prefix = fold_name(name_prefix) if name_prefix else ""
+    head = re.split(r"[*?\[]", value, maxsplit=1)[0]
+    if value == head + "*" and prefix.startswith(head):
+        return True  # "evil_*" matches every name of a domain whose names start "evil_"
+    if head.startswith(prefix) or prefix.startswith(head):
+        return None
+    return False
 
 
 # -- files ------------------------------------------------------------------------------------

@@ -129,6 +129,24 @@ def _newest(current: dict[str, Any] | None, update: dict[str, Any] | None) -> di
     return current
 
 
+def _snapshot(state: Mapping[str, Any]) -> tuple[int, Mapping[str, Any] | None]:
+    """(rev, session state) of the toolmgmt snapshot in an agent state, checked for shape.
+
+    Raises:
+        ConfigError: the snapshot is not ``{"rev": int, "session": {...}}``.
+    """
+    snapshot = state.get(STATE_KEY)
+    if snapshot is None:
+        return 0, None
+    rev = snapshot.get("rev", 0) if isinstance(snapshot, Mapping) else None
+    if not isinstance(rev, int) or isinstance(rev, bool):
+        raise ConfigError(
+            f'Agent state "{STATE_KEY}" must be {{"rev": <int>, "session": <session state>}} '
+            "as the middleware writes it."
+        )
+    return rev, snapshot.get("session")
+
+
 class ToolManagerState(AgentState[Any]):
     """Agent state with the toolmgmt session snapshot."""
 
@@ -304,17 +322,23 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
     # -- session state ----------------------------------------------------------------------
 
     def session_from_state(self, state: Mapping[str, Any]) -> ToolSession:
-        """The session an agent state holds (a new one when it holds none)."""
-        snapshot = state.get(STATE_KEY)
-        return self.manager.session((snapshot or {}).get("session"))
+        """The session an agent state holds (a new one when it holds none).
+
+        The snapshot is untrusted: whoever can invoke the agent can put one in its input. It is
+        restored with :meth:`ToolSession.from_json`, so it can only narrow what the manager's
+        configuration allows; one the manager does not accept raises ``ConfigError`` and the run
+        stops before any tool is listed or run.
+        """
+        _, session = _snapshot(state)
+        return self.manager.session(session)
 
     def _live_for(self, state: Mapping[str, Any], call_id: str) -> _Live:
-        snapshot = state.get(STATE_KEY) or {}
-        key = (_step_id(state, call_id), snapshot.get("rev", 0))
+        rev, _ = _snapshot(state)
+        key = (_step_id(state, call_id), rev)
         with self._lock:
             live = self._live.get(key)
             if live is None:
-                live = _Live(self.session_from_state(state), snapshot.get("rev", 0))
+                live = _Live(self.session_from_state(state), rev)
                 self._live[key] = live
                 while len(self._live) > _LIVE_STEPS:
                     self._live.popitem(last=False)

@@ -13,8 +13,8 @@ TOML (``.toml``) or JSON (any other suffix)::
     always_on = ["notes_search_*"] # tools listed directly beside the three meta-tools
     media = "describe"             # or "pass": upstream images/audio/resources passed on too
 
-    [policy]
-    allow = []
+    [policy]                       # patterns on tool names as exposed (with their prefix);
+    allow = []                     # a deny pattern that can match no exposed name is an error
     deny = ["notes_delete_*"]
 
     [upstreams.notes]              # the table name is the domain
@@ -24,7 +24,8 @@ TOML (``.toml``) or JSON (any other suffix)::
     timeout = 10                   # seconds per call
     groups = { write = ["create_*", "delete_*"] }   # else grouped by name prefix
     profile = "notes"
-    policy = { deny = ["purge_*"] }                 # globs on the upstream's own tool names
+    policy = { deny = ["purge_*"] }                 # globs on the upstream's own tool names,
+                                                    # for this domain only
     max_result_tokens = 1000
     truncation = "smart"                            # or "head" / "tail"
     # prefix = ""                  # tool names without "notes_" (default: "<name>_")
@@ -49,6 +50,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.policy import may_match
+from toolmgmt_core.profiles import parse_pattern
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -112,7 +115,8 @@ class UpstreamConfig:
     profiles: tuple[str, ...] = ()
     """Profiles this upstream's tools belong to."""
     policy: PolicyConfig = field(default_factory=PolicyConfig)
-    """Globs on the upstream's own tool names (``delete_*``); a policy step for this domain."""
+    """Globs on the upstream's own tool names (``delete_*``): a policy step that matches them
+    with the upstream's prefix (the names as exposed) and decides about this domain only."""
     max_result_tokens: int | None = None
     """Budget for one result of this upstream's tools; None uses the gateway default."""
     truncation: Literal["head", "tail", "smart"] | None = None
@@ -284,7 +288,30 @@ class _Reader:
         upstreams = tuple(self._upstream(str(name), body) for name, body in upstreams_data.items())
         gateway = self._gateway(data.get("gateway", {}))
         policy = self._policy(("policy",), data.get("policy", {}))
+        self._check_deny(policy, upstreams)
         return GatewayConfig(upstreams, gateway, policy, self.source)
+
+    def _check_deny(self, policy: PolicyConfig, upstreams: tuple[UpstreamConfig, ...]) -> None:
+        """A ``[policy]`` deny pattern that can match no tool name as exposed is an error: it
+        would deny nothing while the tool it meant runs (a custom ``prefix`` renames tools)."""
+        for text in policy.deny:
+            try:
+                pattern = parse_pattern(text)
+            except ConfigError as exc:
+                raise self.fail(("policy", "deny"), str(exc)) from exc
+            if any(
+                may_match(pattern, u.name, name_prefix=u.tool_prefix, profiles=u.profiles)
+                is not False
+                for u in upstreams
+            ):
+                continue
+            exposed = ", ".join(f"{u.tool_prefix}<tool> ({u.name})" for u in upstreams)
+            raise self.fail(
+                ("policy", "deny"),
+                f"{text!r} can match no tool: [policy] patterns apply to tool names as the "
+                f"gateway exposes them, which are {exposed}; write the pattern on those names "
+                "(or put a glob on the upstream's own names in its policy table).",
+            )
 
     # -- sections -------------------------------------------------------------------------
 

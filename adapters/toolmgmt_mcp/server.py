@@ -61,7 +61,7 @@ class Gateway:
         self.catalog = ToolCatalog()
         options = {**self._manager_options(config), **manager_options}
         self.manager = ToolManager(self.catalog, mode="gateway", **options)
-        self.upstreams = UpstreamManager(config, self.catalog)
+        self.upstreams = UpstreamManager(config, self.catalog, self.manager.policy)
         self.server: Server[Any] = Server(
             config.gateway.name,
             version=_version(),
@@ -272,8 +272,9 @@ def serve(config: GatewayConfig, **options: Any) -> None:
 def _policy_steps(config: GatewayConfig) -> list[Policy]:
     """The core policy pipeline: ``[policy]`` first, then one step per upstream policy.
 
-    An upstream's globs name its own tools, so they get its domain prefix; its allow list lets
-    the other domains through untouched (a step only narrows its own domain).
+    An upstream's globs name its own tools: they get its prefix (the names as exposed, custom
+    prefixes included), and the step is scoped to its domain, so it never decides about another
+    upstream's tools (even when the prefix is empty).
     """
     steps: list[Policy] = []
     if config.policy:
@@ -281,12 +282,12 @@ def _policy_steps(config: GatewayConfig) -> list[Policy]:
     for upstream in config.upstreams:
         if not upstream.policy:
             continue
-        name = upstream.name
-        allow = [f"{name}_{p}" for p in upstream.policy.allow]
-        if allow:
-            allow += [f"domain:{u.name}" for u in config.upstreams if u.name != name]
-        deny = [f"{name}_{p}" for p in upstream.policy.deny]
-        steps.append(Policy(f"upstream:{name}", allow=allow, deny=deny))
+        prefix = upstream.tool_prefix
+        allow = [f"{prefix}{p}" for p in upstream.policy.allow]
+        deny = [f"{prefix}{p}" for p in upstream.policy.deny]
+        steps.append(
+            Policy(f"upstream:{upstream.name}", allow=allow, deny=deny, domain=upstream.name)
+        )
     return steps
 
 

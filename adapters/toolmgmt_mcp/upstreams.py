@@ -40,6 +40,8 @@ from toolmgmt_core.errors import (
     ToolTimeoutError,
     ToolUnavailableError,
 )
+from toolmgmt_core.names import fold_name
+from toolmgmt_core.policy import PolicyView
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
@@ -563,12 +565,19 @@ class UpstreamManager:
             await catalog.get("notes_get_note").handler(title="x")
 
     Entering connects every upstream concurrently; one that fails to start is reported in
-    :meth:`status` and retried on its next use, the others are ready.
+    :meth:`status` and retried on its next use, the others are ready. With a ``policy`` (the
+    gateway's view), an upstream whose every tool the policy hides is never started, and no
+    call of a name the policy hides ever starts or restarts an upstream: such a name answers
+    exactly as an unknown one.
     """
 
-    def __init__(self, config: GatewayConfig, catalog: ToolCatalog) -> None:
+    def __init__(
+        self, config: GatewayConfig, catalog: ToolCatalog, policy: PolicyView | None = None
+    ) -> None:
         self.config = config
         self.catalog = catalog
+        self.policy = policy
+        """The gateway's policy view, or None (every upstream may start)."""
         self._upstreams = {u.name: _Upstream(u, self) for u in config.upstreams}
         self._tasks: anyio.abc.TaskGroup | None = None
         self._exit: Any = None
@@ -585,7 +594,12 @@ class UpstreamManager:
         self._tasks = await self._exit.__aenter__()
         async with anyio.create_task_group() as starting:
             for upstream in self._upstreams.values():
-                starting.start_soon(self._connect_quietly, upstream)
+                if self._may_show(upstream):
+                    starting.start_soon(self._connect_quietly, upstream)
+                else:
+                    upstream.status.error = (
+                        "not started: the gateway's policy hides every tool of this domain"
+                    )
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
@@ -595,6 +609,15 @@ class UpstreamManager:
         assert tasks is not None
         tasks.cancel_scope.cancel()
         await self._exit.__aexit__(*exc_info)
+
+    def _may_show(self, upstream: _Upstream, tool_name: str | None = None) -> bool:
+        """Whether the policy could show ``tool_name`` (any tool of ``upstream`` when None)."""
+        if self.policy is None:
+            return True
+        config = upstream.config
+        return self.policy.may_show(
+            config.name, tool_name, name_prefix=config.tool_prefix, profiles=config.profiles
+        )
 
     @staticmethod
     async def _connect_quietly(upstream: _Upstream) -> None:
@@ -625,25 +648,30 @@ class UpstreamManager:
         for upstream in self._upstreams.values():
             due = upstream._failed_at + upstream.config.reconnect_delay <= now
             if upstream.client is None and due and not upstream._lock.locked():
-                self._tasks_or_raise().start_soon(self._connect_quietly, upstream)
+                if self._may_show(upstream):
+                    self._tasks_or_raise().start_soon(self._connect_quietly, upstream)
 
     async def ensure_for(self, tool_name: str) -> None:
         """Before calling ``tool_name``: reconnect its upstream when it is down.
 
         A tool whose upstream failed to start is not in the catalog yet; this finds the upstream
-        by the name's domain prefix and connects it, so the call either works or fails with an
-        error that names the upstream instead of "unknown tool".
+        by the name's domain prefix (names compared folded, as lookup does) and connects it, so
+        the call either works or fails with an error that names the upstream instead of
+        "unknown tool". A name the policy hides never starts anything: its call is answered as
+        an unknown name, and the upstream stays as it is.
 
         Raises:
             ToolUnavailableError: the upstream is still down.
         """
-        if tool_name in self.catalog:
+        if self.catalog.find(tool_name) is not None:
             return
+        folded = fold_name(tool_name)
         by_prefix = sorted(self._upstreams.values(), key=lambda u: -len(u.config.tool_prefix))
         for upstream in by_prefix:
-            prefix = upstream.config.tool_prefix
-            if prefix and tool_name.startswith(prefix) and upstream.client is None:
-                await upstream.connect()
+            prefix = fold_name(upstream.config.tool_prefix)
+            if prefix and folded.startswith(prefix) and upstream.client is None:
+                if self._may_show(upstream, tool_name):
+                    await upstream.connect()
                 return
 
     def _install(
@@ -662,11 +690,17 @@ class UpstreamManager:
                 self.catalog.remove(old)
         kept: list[str] = []
         for tool in tools:
-            existing = self.catalog.find(tool.name) if tool.name in self.catalog else None
+            existing = self.catalog.find(tool.name)  # folded: a look-alike is a clash too
             if existing is not None and existing.domain != domain:
-                skipped.append((tool.name, f"name clash with a tool of domain {existing.domain!r}"))
+                skipped.append(
+                    (tool.name, f"name clash with {existing.name!r} of domain {existing.domain!r}")
+                )
                 continue
-            self.catalog.replace(tool)
+            try:
+                self.catalog.replace(tool)
+            except CatalogError as exc:  # a look-alike of another tool of this upstream
+                skipped.append((tool.name, str(exc)))
+                continue
             kept.append(tool.name)
         for item, reason in skipped:
             logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)

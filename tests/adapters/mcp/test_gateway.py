@@ -83,10 +83,12 @@ async def _discover_schema_execute(k: Any, client: Client, client_mode: str) -> 
     error, value = await k.execute(client, "notes_get_note", titel="t1")
     assert error and value["kind"] == "gateway" and value["error"] == "invalid_arguments"
 
-    # A denied tool is refused exactly like an unknown one, in every door.
+    # A denied tool the model names is refused as not permitted (it stops looking for it), in
+    # every door; an unknown name stays unknown.
     error, denied = await k.execute(client, "notes_delete_note", title="t1")
     error2, unknown = await k.execute(client, "notes_nonexistent_tool", title="t1")
-    assert error and error2 and denied["error"] == unknown["error"] == "unknown_tool"
+    assert error and denied["error"] == "not_permitted"
+    assert error2 and unknown["error"] == "unknown_tool"
     assert "notes_delete_note" not in str(
         await k.call(client, "discover_tools", {"query": "delete"})
     )
