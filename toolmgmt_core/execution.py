@@ -40,6 +40,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import referencing.exceptions
 from jsonschema.exceptions import ValidationError, relevance
 
 from toolmgmt_core.control import reraise_control_flow
@@ -390,6 +391,12 @@ def validate_arguments(
         ) from exc
     except RecursionError as exc:  # what the depth check below did not foresee
         raise _too_deep(tool, hint) from exc
+    except referencing.exceptions.Unresolvable as exc:  # a schema changed behind the check
+        raise ToolUnavailableError(
+            f"Tool {tool.name!r} has a schema that refers outside itself, so its arguments "
+            "cannot be checked and it does not run; use another tool.",
+            tool_name=tool.name,
+        ) from exc
 
 
 def _too_deep(tool: Tool, hint: str) -> InvalidArgumentsError:

@@ -209,9 +209,12 @@ class _Walk:
             raise self.fail(where + ["$id"], f"unusable $id: {exc}") from exc
         for key in _REF_KEYS:
             if key in node:
-                target = self._resolve(node[key], resolver, where + [key])
+                ref = node[key]
+                target = self._resolve(ref, resolver, where + [key])
                 edges.append(id(target.contents))
-                self.visit(target.contents, target.resolver, where + [key])
+                # Where the target sits, for messages: its pointer ("#/$defs/x" -> $defs/x).
+                at = ref[2:].split("/") if ref.startswith("#/") else where + [key]
+                self.visit(target.contents, target.resolver, at)
         self._check_regexes(node, where)
         for key in _IN_PLACE_ONE:
             self._child(node, key, resolver, where, edges)

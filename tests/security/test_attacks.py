@@ -1,0 +1,752 @@
+"""The attacks tried against toolmgmt's boundaries: each is a regression test, and together
+they write the table of ``docs/security.md``.
+
+Each attack runs as an attacker would (hostile schemas, session state, names, stalling calls,
+results, upstreams), asserts what must hold, and returns one line saying what the attacker gets.
+The test also checks that line against the page, so the page stays true::
+
+    python tests/security/test_attacks.py            # print the table
+    python tests/security/test_attacks.py --write    # put it in docs/security.md
+
+Timing bounds are generous ("does not hang"); speed is measured in bench/, not here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.server
+import json
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "security.md"
+HOSTILE = Path(__file__).parent / "servers" / "hostile_server.py"
+NOTES = ROOT / "tests" / "adapters" / "mcp" / "servers" / "notes_server.py"
+BEGIN, END = "<!-- attacks:begin -->", "<!-- attacks:end -->"
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One attack: a short id, what is tried, the issue item it belongs to, and the run."""
+
+    id: str
+    item: str
+    tried: str
+    run: Callable[[], str]
+
+
+ATTACKS: list[Attack] = []
+
+
+def attack(id: str, item: str, tried: str) -> Callable[[Callable[[], str]], Callable[[], str]]:
+    def register(run: Callable[[], str]) -> Callable[[], str]:
+        ATTACKS.append(Attack(id, item, tried, run))
+        return run
+
+    return register
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def loopback_server(body: dict[str, Any]) -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on 127.0.0.1 answering ``body`` to every GET; yields (url, fetches)."""
+    fetches: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            fetches.append(self.path)
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", fetches
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+SECRET = {"enum": ["INTERNAL-SECRET-42"]}
+
+
+def _tool(name: str, handler: Callable[..., Any] | None = None, **fields: Any) -> Any:
+    from toolmgmt_core import Tool
+
+    return Tool(name, f"{name} does its job.", handler=handler or (lambda **kw: "ok"), **fields)
+
+
+def _code(result: Any) -> str:
+    return result.error.code if result.error is not None else "ok"
+
+
+def _schema_attack(parameters: dict[str, Any], fetches: list[str]) -> str:
+    """Add a tool with ``parameters`` through ``add_schemas(on_error="skip")`` and, if it gets
+    in, call it; what the attacker gets, and the invariant: nothing fetched, nothing echoed."""
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    catalog = ToolCatalog()
+    report = catalog.add_schemas(
+        [{"name": "fetchy", "description": "x", "parameters": parameters}],
+        on_error="skip",
+        handler=lambda **kw: "ran",
+    )
+    shown = ""
+    if report.added:
+        session = ToolManager(catalog, call_unloaded="load").session()
+        shown = session.call_sync("fetchy", {"a": "x", "x": "x"}).content
+    assert not fetches, f"validation fetched {fetches}"
+    assert "INTERNAL-SECRET" not in shown
+    assert not report.added, "a tool whose schema reaches outside itself was added"
+    reason = report.skipped[0][1].split(": parameters ", 1)[-1]
+    reason = re.sub(r"'(https?|file)://[^']*'", "<url>", reason).split(";")[0].split(", got")[0]
+    return f"refused when added (`add_schemas` reports: {_clip(reason, 110)}); 0 fetches"
+
+
+def _clip(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _other_client_wait(
+    session: Any, slow: tuple[str, Any], quick: tuple[str, Any]
+) -> tuple[Any, float]:
+    """Run ``slow`` on one event loop and, from another thread once it started, ``quick`` on the
+    same loop: (the slow call's result, seconds the quick call waited)."""
+
+    async def scenario() -> tuple[Any, float]:
+        loop = asyncio.get_running_loop()
+
+        def other_client() -> float:
+            time.sleep(0.1)
+            start = time.monotonic()
+            future = asyncio.run_coroutine_threadsafe(session.call(*quick), loop)
+            result = future.result(timeout=120)
+            assert not result.is_error, result.content
+            return time.monotonic() - start
+
+        slow_call = asyncio.ensure_future(session.call(*slow))
+        waited = await asyncio.to_thread(other_client)
+        return await slow_call, waited
+
+    return asyncio.run(scenario())
+
+
+def _seconds(waited: float, bound: float = 1.0) -> str:
+    return f"under {bound:g} s" if waited < bound else f"{waited:.0f} s"
+
+
+# -- 1. schemas that reach outside themselves --------------------------------------------------
+
+
+@attack("1a", "1", "`$ref` to an http:// URL (a loopback server that records fetches)")
+def remote_ref() -> str:
+    with loopback_server(SECRET) as (url, fetches):
+        properties = {"a": {"$ref": f"{url}/secret.json"}}
+        return _schema_attack({"type": "object", "properties": properties}, fetches)
+
+
+@attack("1b", "1", "`$ref` to a file:// URL")
+def file_ref() -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        secret = Path(folder) / "secret.json"
+        secret.write_text(json.dumps(SECRET))
+        properties = {"a": {"$ref": secret.as_uri()}}
+        return _schema_attack({"type": "object", "properties": properties}, [])
+
+
+@attack("1c", "1", "remote `$ref` hidden in `$defs`, reached through a local `$ref`")
+def remote_ref_in_defs() -> str:
+    with loopback_server(SECRET) as (url, fetches):
+        schema = {
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/x"}},
+            "$defs": {"x": {"$ref": f"{url}/secret.json"}},
+        }
+        return _schema_attack(schema, fetches)
+
+
+@attack("1d", "1", "relative `$ref` against a remote `$id`")
+def relative_ref_remote_id() -> str:
+    with loopback_server(SECRET) as (url, fetches):
+        schema = {
+            "$id": f"{url}/root.json",
+            "type": "object",
+            "properties": {"a": {"$ref": "secret.json"}},
+        }
+        return _schema_attack(schema, fetches)
+
+
+@attack("1e", "1", "remote `$dynamicRef`")
+def remote_dynamic_ref() -> str:
+    with loopback_server(SECRET) as (url, fetches):
+        properties = {"a": {"$dynamicRef": f"{url}/secret.json#meta"}}
+        return _schema_attack({"type": "object", "properties": properties}, fetches)
+
+
+@attack("1f", "1", "`$schema` naming a remote meta-schema")
+def remote_dialect() -> str:
+    with loopback_server(SECRET) as (url, fetches):
+        schema = {"$schema": f"{url}/meta.json", "type": "object", "properties": {}}
+        return _schema_attack(schema, fetches)
+
+
+@attack("1g", "1", "a `$ref` cycle that never enters the arguments (`a` -> `b` -> `a`)")
+def ref_cycle() -> str:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/a"}},
+        "$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"$ref": "#/$defs/a"}},
+    }
+    return _schema_attack(schema, [])
+
+
+@attack("1h", "1", "a remote `$ref` put in a tool's schema behind the check (defence in depth)")
+def ref_behind_the_check() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    with loopback_server(SECRET) as (url, fetches):
+        tool = _tool("fetchy")
+        remote = {"type": "object", "properties": {"a": {"$ref": f"{url}/secret.json"}}}
+        object.__setattr__(tool, "parameters", remote)
+        session = ToolManager(ToolCatalog([tool]), call_unloaded="load").session()
+        result = session.call_sync("fetchy", {"a": "x"})
+        assert not fetches, f"validation fetched {fetches}"
+        assert "INTERNAL-SECRET" not in result.content
+        return f"{_code(result)} (the schema cannot be checked, the tool does not run); 0 fetches"
+
+
+@attack("1i", "1", "an MCP upstream lists a tool whose schema has a remote `$ref`")
+def gateway_remote_ref() -> str:
+    pytest.importorskip("mcp")
+    with loopback_server(SECRET) as (url, fetches):
+        config = _gateway_config(_upstream("up", env={"HOSTILE_REF_URL": f"{url}/secret.json"}), "")
+
+        async def scenario() -> tuple[list[str], dict[str, str], Any]:
+            from mcp import Client
+            from toolmgmt_mcp import Gateway
+
+            async with Gateway(config) as gateway, Client(gateway.server) as client:
+                status = gateway.upstreams.status()[0]
+                call = await client.call_tool(
+                    "execute_tool", {"tool_name": "up_fetchy", "arguments": {"a": "x"}}
+                )
+                return status.tools, dict(status.skipped), call.content[0].text
+
+        tools, skipped, answer = _anyio_run(scenario)
+        assert not fetches and "INTERNAL-SECRET" not in answer
+        assert "up_fetchy" not in tools and "fetchy" in skipped
+        kept = len(tools)
+        return f"skipped and reported in the upstream's status; {kept} other tools kept; 0 fetches"
+
+
+# -- 2. session state that lifts the profile ---------------------------------------------------
+
+
+def _readonly_manager(**options: Any) -> tuple[Any, list[str]]:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    ran: list[str] = []
+    tools = [
+        _tool(
+            "read_notes",
+            lambda **kw: ran.append("read") or "notes",
+            annotations={"read_only": True},
+        ),
+        _tool("delete_notes", lambda **kw: ran.append("delete") or "deleted"),
+    ]
+    return ToolManager(ToolCatalog(tools), profile="readonly", call_unloaded="load", **options), ran
+
+
+def _restore(state: dict[str, Any]) -> str:
+    """Restore ``state`` on a readonly manager and call the write tool: what happens."""
+    from toolmgmt_core import ConfigError
+
+    manager, ran = _readonly_manager()
+    try:
+        session = manager.session({"version": 1, "loaded": [], **state})
+    except ConfigError as exc:
+        assert not ran and "not one of this manager's profiles" in str(exc)
+        return "refused: ConfigError (state may only name one of the manager's profiles, exactly)"
+    result = session.call_sync("delete_notes", {})
+    assert not ran, "restored state lifted the profile: the write tool ran"
+    return f"write tool answers {_code(result)}, ran 0 times"
+
+
+@attack("2a", "2", 'state `"profile": "full"` restored on a `readonly` manager')
+def state_full() -> str:
+    return _restore({"profile": "full"})
+
+
+@attack("2b", "2", "state with an inline profile dict (`include: ['*']`)")
+def state_inline() -> str:
+    return _restore({"profile": {"name": "readonly", "include": ["*"]}})
+
+
+@attack("2c", "2", 'state with look-alike names (`"Full"`, fullwidth, `"readonly "`)')
+def state_lookalike() -> str:
+    outcomes = {_restore({"profile": name}) for name in ("Full", "ｆｕｌｌ", "readonly ")}
+    assert len(outcomes) == 1, outcomes
+    return outcomes.pop()
+
+
+@attack("2d", "2", "state with 100,000 loaded names, or more loads than `max_active`")
+def state_huge() -> str:
+    from toolmgmt_core import ConfigError
+
+    manager, _ = _readonly_manager(max_active=1)
+    with pytest.raises(ConfigError, match="over the limit"):
+        manager.session({"version": 1, "loaded": [f"t{i}" for i in range(100_000)]})
+    capped = manager.session({"version": 1, "loaded": ["read_notes", "x", "y", "z"]})
+    assert len(capped.loaded()) == 1
+    return "refused over 10,000 names; loads past `max_active` dropped"
+
+
+@attack("2e", "2", "state with negative token counts or a million result records")
+def state_budget() -> str:
+    from toolmgmt_core import ConfigError
+
+    manager, _ = _readonly_manager()
+    record = {"call_id": "c", "tool_name": "read_notes", "tokens": -(10**9)}
+    outcomes = []
+    for records in ([record], [{**record, "tokens": 1}] * 1_000_001):
+        try:
+            manager.session({"version": 1, "results": {"records": records, "cleared": []}})
+            outcomes.append("accepted")
+        except ConfigError:
+            outcomes.append("refused")
+    assert outcomes == ["refused", "refused"]
+    return "refused: ConfigError"
+
+
+@attack("2f", "2", 'LangChain: `"profile": "full"` in the agent\'s input state')
+def langchain_state() -> str:
+    pytest.importorskip("langchain")
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from toolmgmt_langchain import STATE_KEY, ToolManagerMiddleware
+
+    class Model(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    manager, ran = _readonly_manager()
+    call = {"name": "delete_notes", "args": {}, "id": "c1"}
+    script = iter([AIMessage(content="", tool_calls=[call]), AIMessage(content="done")])
+    middleware = [ToolManagerMiddleware(manager)]
+    agent = create_agent(Model(messages=script), tools=[], middleware=middleware)
+    lifted = {"rev": 99, "session": {"version": 1, "loaded": [], "profile": "full"}}
+    state = agent.invoke({"messages": [HumanMessage("delete")], STATE_KEY: lifted})
+    answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert not ran, "the agent's input state lifted the profile"
+    return f"write tool answers {json.loads(answer.content)['error']}, ran 0 times"
+
+
+# -- 3. names that fold differently -----------------------------------------------------------
+
+
+@attack(
+    "3a",
+    "3",
+    "deny `files_delete`; the tool is registered as `files-delete`, `Files Delete`, fullwidth, "
+    "or with a zero-width space",
+)
+def deny_variants() -> str:
+    from toolmgmt_core import Policy, ToolCatalog, ToolManager
+
+    outcomes = set()
+    for name in ("files-delete", "Files Delete", "ｆｉｌｅｓ_ｄｅｌｅｔｅ", "files\u200b_delete"):
+        ran: list[str] = []
+        catalog = ToolCatalog([_tool(name, lambda ran=ran, name=name, **kw: ran.append(name))])
+        manager = ToolManager(
+            catalog, policies=[Policy("g", deny=["files_delete"])], call_unloaded="load"
+        )
+        session = manager.session()
+        result = session.call_sync("files_delete", {})
+        explained = session.explain("files_delete")
+        assert not ran, f"{name!r} ran despite deny files_delete"
+        assert not explained.allowed
+        outcomes.add(f"denied ({_code(result)}); explain names step {explained.step!r}")
+    assert len(outcomes) == 1, outcomes
+    return outcomes.pop()
+
+
+@attack(
+    "3b", "3", "register a look-alike of an existing tool (`Files-Delete` beside `files_delete`)"
+)
+def lookalike_registration() -> str:
+    from toolmgmt_core import DuplicateToolError, ToolCatalog
+
+    catalog = ToolCatalog([_tool("files_delete")])
+    with pytest.raises(
+        DuplicateToolError, match="'Files-Delete' is the same name as 'files_delete'"
+    ):
+        catalog.add(_tool("Files-Delete"))
+    report = ToolCatalog().add_schemas(
+        [{"name": "files_delete"}, {"name": "ｆｉｌｅｓ－ｄｅｌｅｔｅ"}], on_error="skip"
+    )
+    assert report.added == ["files_delete"] and len(report.skipped) == 1
+    return 'refused (DuplicateToolError naming both); `add_schemas(on_error="skip")` reports it'
+
+
+def _upstream(name: str, **keys: Any) -> str:
+    lines = [f"[upstreams.{name}]", f"command = {json.dumps(sys.executable)}"]
+    lines.append(f"args = [{json.dumps(str(HOSTILE))}]")
+    for key, value in keys.items():
+        if isinstance(value, dict):
+            inner = ", ".join(f"{k} = {json.dumps(v)}" for k, v in value.items())
+            lines.append(f"{key} = {{ {inner} }}")
+        else:
+            lines.append(f"{key} = {json.dumps(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _gateway_config(upstreams: str, extra: str) -> Any:
+    from toolmgmt_mcp import parse_config
+
+    return parse_config(upstreams + extra)
+
+
+def _anyio_run(scenario: Callable[[], Any]) -> Any:
+    import anyio
+
+    return anyio.run(scenario)
+
+
+@attack(
+    "3c",
+    "3",
+    'gateway upstream with a custom `prefix` and its own `policy = { deny = ["delete_*"] }`',
+)
+def gateway_prefix_policy() -> str:
+    pytest.importorskip("mcp")
+    with tempfile.TemporaryDirectory() as folder:
+        runs = Path(folder) / "runs"
+        upstream = _upstream(
+            "notes", prefix="n_", env={"HOSTILE_RUNS": str(runs)}, policy={"deny": ["delete_*"]}
+        )
+        config = _gateway_config(upstream, "")
+
+        async def scenario() -> str:
+            from mcp import Client
+            from toolmgmt_mcp import Gateway
+
+            async with Gateway(config) as gateway, Client(gateway.server) as client:
+                call = await client.call_tool(
+                    "execute_tool", {"tool_name": "n_delete_note", "arguments": {"title": "a"}}
+                )
+                return call.content[0].text
+
+        text = _anyio_run(scenario)
+        ran = runs.read_text().split() if runs.exists() else []
+        assert "delete_note" not in ran, "the upstream's own deny missed its prefixed tool"
+        return f"`n_delete_note` answers {json.loads(text)['error']}, ran 0 times"
+
+
+@attack("3d", "3", 'gateway `[policy] deny = ["notes_delete_*"]` while `notes` has `prefix = "n_"`')
+def gateway_deny_matching_nothing() -> str:
+    pytest.importorskip("mcp")
+    from toolmgmt_core import ConfigError
+
+    with pytest.raises(ConfigError, match="can match no tool") as caught:
+        _gateway_config(_upstream("notes", prefix="n_"), '[policy]\ndeny = ["notes_delete_*"]\n')
+    assert "n_<tool> (notes)" in str(caught.value)
+    return "refused when the config is read (ConfigError naming the exposed form `n_<tool>`)"
+
+
+# -- 4. one call stalls everyone ---------------------------------------------------------------
+
+
+def _pattern_session(schema: dict[str, Any]) -> Any:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    tools = [
+        _tool("slow", parameters={"type": "object", "properties": {"s": schema}}),
+        _tool("quick"),
+    ]
+    return ToolManager(ToolCatalog(tools), call_unloaded="load").session()
+
+
+@attack(
+    "4a",
+    "4",
+    "schema `pattern` `^(a+)+$` (catastrophic for `re`), a 27-character argument; another "
+    "client calls meanwhile",
+)
+def catastrophic_pattern() -> str:
+    session = _pattern_session({"type": "string", "pattern": "^(a+)+$"})
+    result, waited = _other_client_wait(session, ("slow", {"s": "a" * 27 + "!"}), ("quick", {}))
+    assert waited < 2.0, f"another client waited {waited:.1f} s"
+    return f"caller gets {_code(result)}; the other client waited {_seconds(waited)}"
+
+
+@attack("4b", "4", "schema `pattern` `^(a|a)*$` (slow in every backtracking engine), 40 characters")
+def pattern_slow_everywhere() -> str:
+    session = _pattern_session({"type": "string", "pattern": "^(a|a)*$"})
+    started = time.monotonic()
+    result, waited = _other_client_wait(session, ("slow", {"s": "a" * 40 + "!"}), ("quick", {}))
+    took = time.monotonic() - started
+    assert waited < 2.0 and took < 10, (waited, took)
+    assert "could not be checked" in result.content
+    wait = _seconds(waited)
+    code = _code(result)
+    return f"caller gets {code} (could not be checked in time); the other client waited {wait}"
+
+
+@attack("4c", "4", "`patternProperties` `^(a+)+$` and a 27-character property name")
+def catastrophic_pattern_properties() -> str:
+    schema = {"type": "object", "patternProperties": {"^(a+)+$": {"type": "integer"}}}
+    session = _pattern_session(schema)
+    key = "a" * 27 + "!"
+    result, waited = _other_client_wait(session, ("slow", {"s": {key: 1}}), ("quick", {}))
+    assert waited < 2.0, f"another client waited {waited:.1f} s"
+    return f"caller gets {_code(result)}; the other client waited {_seconds(waited)}"
+
+
+@attack("4d", "4", "`uniqueItems` over 2,000 objects (jsonschema compares every pair)")
+def unique_items() -> str:
+    session = _pattern_session({"type": "array", "uniqueItems": True})
+    items = [{"k": i} for i in range(2_000)]
+    result, waited = _other_client_wait(session, ("slow", {"s": items}), ("quick", {}))
+    assert waited < 2.0, f"another client waited {waited:.1f} s"
+    return f"caller gets {_code(result)}; the other client waited {_seconds(waited)}"
+
+
+@attack("4e", "4", "arguments nested 600 levels deep")
+def deep_arguments() -> str:
+    session = _pattern_session({"type": "object"})
+    deep: Any = "x"
+    for _ in range(600):
+        deep = {"d": deep}
+    result = session.call_sync("slow", {"s": deep})
+    assert _code(result) == "invalid_arguments", result.content
+    return f"{_code(result)}: nested too deeply"
+
+
+@attack("4f", "4", "a tool returns ~20 MB of JSON; another client calls meanwhile")
+def large_result() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    big = [{"id": i, "text": "x" * 200, "tags": ["a", "b"]} for i in range(80_000)]
+    catalog = ToolCatalog([_tool("big", lambda **kw: big), _tool("quick")])
+    session = ToolManager(catalog, call_unloaded="load").session()
+    result, waited = _other_client_wait(session, ("big", {}), ("quick", {}))
+    assert result.truncated and waited < 2.0, waited
+    return f"result cut to budget; the other client waited {_seconds(waited)}"
+
+
+# -- 5. hung sync handlers ---------------------------------------------------------------------
+
+
+@attack(
+    "5a", "5", "64 calls of a sync tool that never returns (1 s timeout), then other sync tools"
+)
+def hung_handlers() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    release = threading.Event()
+    catalog = ToolCatalog(
+        [_tool("hang", lambda **kw: release.wait(60), timeout=1.0), _tool("other", timeout=5.0)]
+    )
+    session = ToolManager(catalog, call_unloaded="load").session()
+
+    async def scenario() -> tuple[list[str], Any, Any, float]:
+        hung = await asyncio.gather(*(session.call("hang", {}) for _ in range(64)))
+        other = await session.call("other", {})
+        started = time.monotonic()
+        again = await session.call("hang", {})
+        return [_code(r) for r in hung], other, again, time.monotonic() - started
+
+    try:
+        hung, other, again, waited = asyncio.run(scenario())
+    finally:
+        release.set()
+    assert _code(other) == "ok", f"another sync tool could not run: {other.content}"
+    assert _code(again) == "tool_unavailable" and waited < 0.5, (again.content, waited)
+    counts = ", ".join(f"{hung.count(code)} {code}" for code in sorted(set(hung)))
+    return (
+        f"its 64 calls: {counts}; other sync tools still run; the hung tool then answers "
+        "tool_unavailable at once"
+    )
+
+
+# -- 6. a side effect reported as a failure ----------------------------------------------------
+
+
+@attack(
+    "6a",
+    "6",
+    "a handler charges, then returns JSON 600 levels deep / an object whose `str()` raises",
+)
+def unshowable_result() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    class Opaque:
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+        __repr__ = __str__
+
+    deep: Any = "x"
+    for _ in range(600):
+        deep = {"d": deep}
+    charged: list[str] = []
+    catalog = ToolCatalog(
+        [
+            _tool("charge_deep", lambda **kw: charged.append("deep") or deep),
+            _tool("charge_opaque", lambda **kw: charged.append("opaque") or Opaque()),
+        ]
+    )
+    session = ToolManager(catalog, call_unloaded="load").session()
+    outcomes = set()
+    for name in ("charge_deep", "charge_opaque"):
+        result = session.call_sync(name, {})
+        assert not result.is_error, f"{name}: {result.content}"
+        assert "try another" not in result.content and "do not call it again" in result.content
+        outcomes.add(
+            f"reported done ({_code(result)}) with a note: the call succeeded, do not repeat it"
+        )
+    assert charged == ["deep", "opaque"] and len(outcomes) == 1
+    return outcomes.pop()
+
+
+# -- 7. a denied upstream revealed and restarted -----------------------------------------------
+
+
+@attack(
+    "7a",
+    "7",
+    '`[policy] deny = ["domain:evil"]`, `evil` keeps crashing; `execute_tool("evil_anything")` x 5',
+)
+def denied_upstream() -> str:
+    pytest.importorskip("mcp")
+    with tempfile.TemporaryDirectory() as folder:
+        starts = Path(folder) / "starts"
+        evil = _upstream(
+            "evil",
+            env={"HOSTILE_STARTS": str(starts), "HOSTILE_EXIT": "1"},
+            reconnect_delay=0,
+            connect_timeout=5,
+        )
+        notes = _upstream("notes")
+
+        async def answers(config: Any) -> list[str]:
+            from mcp import Client
+            from toolmgmt_mcp import Gateway
+
+            async with Gateway(config) as gateway, Client(gateway.server) as client:
+                texts = []
+                for _ in range(5):
+                    call = await client.call_tool(
+                        "execute_tool", {"tool_name": "evil_anything", "arguments": {}}
+                    )
+                    texts.append(call.content[0].text)
+                return texts
+
+        denied = _anyio_run(
+            lambda: answers(_gateway_config(notes + evil, '[policy]\ndeny = ["domain:evil"]\n'))
+        )
+        started = len(starts.read_text().split()) if starts.exists() else 0
+        without = _anyio_run(lambda: answers(_gateway_config(notes, "")))
+    assert started == 0, f"the denied upstream was started {started} times"
+    assert denied == without, "a denied domain answers differently from an unknown name"
+    code = json.loads(denied[0])["error"]
+    return f"answers word for word as a gateway without `evil` ({code}); 0 starts"
+
+
+# -- from issue 15: a tool the policy hides ----------------------------------------------------
+
+
+@attack("8a", "15.5", "call a real tool the policy hides, by its name or a folded form")
+def hidden_tool_named() -> str:
+    from toolmgmt_core import Policy, ToolCatalog, ToolManager
+
+    catalog = ToolCatalog([_tool("notes_delete"), _tool("notes_delete_all"), _tool("notes_read")])
+    policy = [Policy("g", deny=["notes_delete*"])]
+    session = ToolManager(catalog, policies=policy, call_unloaded="load").session()
+    outcomes = set()
+    for name in ("notes_delete", "Notes-Delete"):
+        result = session.call_sync(name, {})
+        assert "notes_delete_all" not in result.content, "revealed a hidden tool it did not name"
+        outcomes.add(f"{_code(result)}; suggestions only from visible tools")
+    unknown = session.call_sync("notes_frobnicate", {})
+    assert len(outcomes) == 1
+    return f"{outcomes.pop()}; an unknown name stays {_code(unknown)}"
+
+
+# -- the page ----------------------------------------------------------------------------------
+
+
+def render(outcomes: dict[str, str]) -> str:
+    rows = ["| # | item | attack | what it gets now |", "|---|---|---|---|"]
+    for item in ATTACKS:
+        tried, cell = (text.replace("|", "\\|") for text in (item.tried, outcomes[item.id]))
+        rows.append(f"| {item.id} | {item.item} | {tried} | {cell} |")
+    return "\n".join(rows)
+
+
+def documented() -> dict[str, str]:
+    """Outcome by attack id, as the page states them."""
+    text = PAGE.read_text(encoding="utf-8")
+    table = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    out = {}
+    for line in table.strip().splitlines()[2:]:
+        cells = [c.strip().replace("\\|", "|") for c in line.strip("|").split(" | ")]
+        out[cells[0]] = cells[-1]
+    return out
+
+
+def test_the_page_lists_every_attack() -> None:
+    assert list(documented()) == [a.id for a in ATTACKS]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("item", ATTACKS, ids=[a.id for a in ATTACKS])
+def test_attack(item: Attack) -> None:
+    assert item.run() == documented()[item.id]
+
+
+def main() -> None:
+    outcomes = {}
+    for item in ATTACKS:
+        try:
+            outcomes[item.id] = item.run()
+        except (AssertionError, Exception) as exc:  # the table says what broke
+            outcomes[item.id] = f"FAILS: {type(exc).__name__}: {_clip(str(exc), 120)}"
+        print(f"{item.id}: {outcomes[item.id]}", file=sys.stderr, flush=True)
+    table = render(outcomes)
+    if "--write" in sys.argv:
+        text = PAGE.read_text(encoding="utf-8")
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        PAGE.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}", encoding="utf-8")
+    print(table)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    main()
