@@ -98,7 +98,7 @@ def bm25s_ranker(pool: list[dict[str, Any]]) -> Ranker:
 
 def toolmgmt_catalog(pool: list[dict[str, Any]]) -> ToolCatalog:
     catalog = ToolCatalog()
-    catalog.add_schemas(pool)
+    catalog.add_schemas(pool, on_error="skip")  # look-alike names (calculate_BMI) are refused
     catalog.search("warm up the index")
     return catalog
 
@@ -149,7 +149,7 @@ def load_embedder(spec: str) -> Any:
 def hybrid_ranker(pool: list[dict[str, Any]], embedder: Any, cache: str | None) -> Ranker:
     """toolmgmt's search with an embedder: BM25 fused with cosine similarity."""
     catalog = ToolCatalog(embedder=embedder, embedding_cache=cache)
-    catalog.add_schemas(pool)
+    catalog.add_schemas(pool, on_error="skip")  # look-alike names (calculate_BMI) are refused
     catalog.search("warm up the index and the embeddings")
 
     def rank(query: str) -> list[str]:

@@ -1,0 +1,147 @@
+"""What checking a call costs: this checkout against a reference version (default: ``main``).
+
+The hardening of issue 18 checks arguments in a bounded engine (no remote ``$ref``, regexes
+with a time limit, deadlines on every keyword), moves slow validation and large results off the
+event loop, and runs each sync tool on threads of its own. None of that may make the common
+small call much slower. For each case this times ``await session.call(...)`` (and
+``validate_arguments`` alone) on one event loop, p50 and p95 per call, first with the reference
+version's code (its ``toolmgmt_core`` taken from git into a temporary folder and run in a
+subprocess), then with this checkout, in the same run.
+
+Run: ``python bench/validation.py [--reference main] [--calls 3000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SMALL = {
+    "type": "object",
+    "properties": {"contact_id": {"type": "string"}, "limit": {"type": "integer"}},
+    "required": ["contact_id"],
+}
+PATTERN = {
+    "type": "object",
+    "properties": {"email": {"type": "string", "pattern": r"^[^@\s]+@[^@\s]+\.[a-z]+$"}},
+}
+ITEMS = {
+    "type": "object",
+    "properties": {
+        "rows": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"id": {"type": "integer"}}},
+        }
+    },
+}
+CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any], bool]] = {
+    # label: (tool, schema, arguments, async handler)
+    "small call, sync handler": ("small_sync", SMALL, {"contact_id": "c1", "limit": 3}, False),
+    "small call, async handler": ("small_async", SMALL, {"contact_id": "c1", "limit": 3}, True),
+    "schema with a pattern, async": ("pattern", PATTERN, {"email": "a@b.io"}, True),
+    "500-row argument, async": ("rows", ITEMS, {"rows": [{"id": i} for i in range(500)]}, True),
+}
+
+
+def measure(calls: int) -> dict[str, tuple[float, float]]:
+    """p50 and p95 microseconds per call for each case, with whatever toolmgmt_core imports."""
+    from toolmgmt_core import Tool, ToolCatalog, ToolManager
+    from toolmgmt_core.execution import validate_arguments
+
+    async def answer(**kwargs: Any) -> str:
+        return "ok"
+
+    tools = [
+        Tool(name, "x", schema, handler=answer if is_async else (lambda **kwargs: "ok"))
+        for name, schema, _, is_async in CASES.values()
+    ]
+    session = ToolManager(ToolCatalog(tools), call_unloaded="load").session()
+    out: dict[str, tuple[float, float]] = {}
+
+    async def run() -> None:
+        for label, (name, _, arguments, _) in CASES.items():
+            times = []
+            for i in range(calls + 50):
+                start = time.perf_counter()
+                result = await session.call(name, arguments)
+                if i >= 50:  # warm-up
+                    times.append((time.perf_counter() - start) * 1e6)
+                assert not result.is_error, result.content
+            out[label] = _p50_p95(times)
+
+    asyncio.run(run())
+    small = tools[0]
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        validate_arguments(small, {"contact_id": "c1", "limit": 3})
+        times.append((time.perf_counter() - start) * 1e6)
+    out["validate_arguments alone, small"] = _p50_p95(times)
+    return out
+
+
+def _p50_p95(times: list[float]) -> tuple[float, float]:
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.95)]
+
+
+def reference_run(ref: str, calls: int) -> dict[str, tuple[float, float]]:
+    """:func:`measure` with ``ref``'s toolmgmt_core, in a subprocess."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref, "toolmgmt_core"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tempfile.TemporaryDirectory() as folder:
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        env = {**os.environ, "PYTHONPATH": folder}
+        script = (
+            "import json, sys; sys.path.insert(0, sys.argv[1]); import validation; "
+            "print(json.dumps(validation.measure(int(sys.argv[2]))))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(Path(__file__).parent), str(calls)],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return {k: tuple(v) for k, v in json.loads(done.stdout.splitlines()[-1]).items()}  # type: ignore[misc]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference", default="main", help="git ref to compare with")
+    parser.add_argument("--calls", type=int, default=3000, help="timed calls per case")
+    args = parser.parse_args()
+    reference = reference_run(args.reference, args.calls)
+    sys.path.insert(0, str(ROOT))
+    current = measure(args.calls)
+    print(f"p50 / p95 microseconds per call; reference = {args.reference}, {args.calls} calls\n")
+    print(f"| case | {args.reference} p50 | this p50 | ratio | {args.reference} p95 | this p95 |")
+    print("|---|---|---|---|---|---|")
+    for label in current:
+        (ref50, ref95), (cur50, cur95) = reference[label], current[label]
+        print(
+            f"| {label} | {ref50:.0f} | {cur50:.0f} | {cur50 / ref50:.2f} | {ref95:.0f} | "
+            f"{cur95:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Per-tool thread lanes, validation off the event loop, and the timeout covering a whole call."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from toolmgmt_core import Tool, ToolCatalog, ToolManager
+from toolmgmt_core.execution import DEFAULT_TOOL_CONCURRENCY, check_arguments, is_small
+
+
+def _session(*tools: Tool, **options: Any) -> Any:
+    return ToolManager(ToolCatalog(list(tools)), call_unloaded="load", **options).session()
+
+
+def test_a_tool_runs_at_most_max_concurrency_calls_at_once() -> None:
+    running, peak = [0], [0]
+    lock = threading.Lock()
+
+    def work() -> str:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return "done"
+
+    session = _session(Tool("work", handler=work, max_concurrency=2, timeout=10))
+
+    async def burst() -> list[Any]:
+        return await asyncio.gather(*(session.call("work", {}) for _ in range(6)))
+
+    results = asyncio.run(burst())
+    assert [r.value for r in results] == ["done"] * 6
+    assert peak[0] == 2
+
+
+def test_queued_calls_that_time_out_are_not_counted_as_hung() -> None:
+    release = threading.Event()
+    hang = Tool("hang", handler=lambda: release.wait(30), max_concurrency=2, timeout=0.3)
+    session = _session(hang)
+
+    async def scenario() -> tuple[list[str], str]:
+        first = await asyncio.gather(*(session.call("hang", {}) for _ in range(5)))
+        again = await session.call("hang", {})
+        return [r.error.code for r in first], again.error.code
+
+    try:
+        codes, again = asyncio.run(scenario())
+    finally:
+        release.set()
+    assert codes == ["timeout"] * 5
+    # two threads hang (the queued three were cancelled before they ran): no slot is left
+    assert again == "tool_unavailable"
+    time.sleep(0.2)  # the released handlers return; their slots come back
+    assert not session.call_sync("hang", {}).is_error
+
+
+def test_default_concurrency_and_max_concurrency_is_checked() -> None:
+    from toolmgmt_core import InvalidToolError
+
+    assert DEFAULT_TOOL_CONCURRENCY == 8
+    with pytest.raises(InvalidToolError, match="max_concurrency must be a positive whole number"):
+        Tool("t", max_concurrency=0)
+
+
+def test_is_small_stops_measuring_early() -> None:
+    assert is_small({"a": [1, 2, 3], "b": "x" * 100})
+    assert not is_small(["x"] * 10_000)
+    assert not is_small("x" * 100_000)
+    assert not is_small({"obj": object()})  # converting an object could cost anything
+
+
+def test_check_arguments_leaves_the_loop_only_when_it_could_take_a_while() -> None:
+    plain = Tool("plain", parameters={"type": "object", "properties": {"a": {"type": "string"}}})
+    regexy = Tool(
+        "regexy",
+        parameters={"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}},
+    )
+    threads: dict[str, str] = {}
+    import toolmgmt_core.execution as execution
+
+    real = execution.validate_arguments
+
+    def spy(tool: Tool, *args: Any, **kwargs: Any) -> Any:
+        threads[tool.name] = threading.current_thread().name
+        return real(tool, *args, **kwargs)
+
+    async def scenario() -> None:
+        execution.validate_arguments = spy  # type: ignore[assignment]
+        try:
+            await check_arguments(plain, {"a": "x"})
+            await check_arguments(regexy, {"a": "x"})
+            await check_arguments(plain, {"a": "x" * 100_000})
+        finally:
+            execution.validate_arguments = real  # type: ignore[assignment]
+
+    asyncio.run(scenario())
+    assert threads["plain"].startswith("toolmgmt-work")  # the large one ran last
+    assert threads["regexy"].startswith("toolmgmt-work")
+
+
+def test_the_timeout_covers_validation_not_approval() -> None:
+    slow_approver_ran: list[bool] = []
+
+    def approve(request: Any) -> bool:
+        time.sleep(0.6)  # longer than the tool's whole timeout
+        slow_approver_ran.append(True)
+        return True
+
+    tool = Tool("act", handler=lambda: "acted", annotations={"destructive": True}, timeout=0.5)
+    session = _session(tool, approval=approve)
+    result = session.call_sync("act", {})
+    assert slow_approver_ran and not result.is_error, result.content
+
+
+def test_a_result_that_cannot_be_shown_is_done_and_accounted() -> None:
+    deep: Any = 0
+    for _ in range(2_000):
+        deep = [deep]
+    session = _session(Tool("charge", handler=lambda: deep))
+    result = session.call_sync("charge", {}, call_id="c1")
+    assert not result.is_error and result.value["status"] == "done"
+    assert result.note == "ResultNotShown: RecursionError"
+    assert [r.call_id for r in session.result_budget.records()] == ["c1"]

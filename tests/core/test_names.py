@@ -1,0 +1,109 @@
+"""The one folding of names: what it forgives, what it keeps, and that everything uses it."""
+
+from __future__ import annotations
+
+import fnmatch
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolmgmt_core import DuplicateToolError, Policy, Tool, ToolCatalog, ToolManager
+from toolmgmt_core import names as names_module
+from toolmgmt_core.catalog import normalize_name
+from toolmgmt_core.names import fold_name, fold_pattern
+from toolmgmt_core.profiles import parse_pattern
+from toolmgmt_core.search.fuzzy import fold_name as fuzzy_fold_name
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "files_delete",
+        "FILES_DELETE",
+        "  files_delete\t",
+        "files-delete",
+        "files delete",
+        "Files Delete",
+        "ｆｉｌｅｓ＿ｄｅｌｅｔｅ",  # fullwidth (NFKC)
+        "files\u200b_delete",  # a zero-width space
+        "files\u00ad_delete",  # a soft hyphen
+        "files\u2013delete",  # an en dash
+        "files\u00a0delete",  # a no-break space
+    ],
+)
+def test_spellings_of_one_name_fold_alike(spelling: str) -> None:
+    assert fold_name(spelling) == "files_delete"
+
+
+def test_what_stays_distinct() -> None:
+    assert fold_name("math.gcd") != fold_name("math_gcd")  # real catalogs hold both
+    assert fold_name("\u0430dmin") != fold_name("admin")  # a cyrillic look-alike is not NFKC
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
+def test_the_ascii_shortcut_agrees_with_the_full_folding(text: str) -> None:
+    slow = "".join(names_module._fold_char(c) for c in text.strip().casefold())
+    assert fold_name(text) == slow
+
+
+def test_one_function_under_every_old_name() -> None:
+    assert normalize_name is fold_name and fuzzy_fold_name is fold_name
+
+
+@pytest.mark.parametrize(
+    ("pattern", "name", "matches"),
+    [
+        ("Files-Delete", "files_delete", True),
+        ("files_*", "FILES-delete", True),
+        ("admin_[a-c]*", "admin_beta", True),  # a range keeps its dash
+        ("admin_[a-c]*", "admin_delta", False),
+        ("admin_[!a-c]*", "admin_delta", True),
+        ("ｆｉｌｅｓ_*", "files_x", True),
+        ("x[", "x[", True),  # an unclosed bracket is a literal, as in fnmatch
+    ],
+)
+def test_patterns_fold_as_names_do(pattern: str, name: str, matches: bool) -> None:
+    assert fnmatch.fnmatchcase(fold_name(name), fold_pattern(pattern)) is matches
+    assert parse_pattern(pattern).matches(Tool(name)) is matches
+
+
+@pytest.mark.filterwarnings("ignore:No catalog tool passes")
+def test_registration_lookup_policy_and_explain_agree() -> None:
+    catalog = ToolCatalog([Tool("Files Delete", handler=lambda: "ran")])
+    with pytest.raises(
+        DuplicateToolError, match="'files-delete' is the same name as 'Files Delete'"
+    ):
+        catalog.add(Tool("files-delete"))
+    assert catalog.find("files_delete") is catalog.get("Files Delete")
+    session = ToolManager(
+        catalog, policies=[Policy("global", deny=["files_delete"])], call_unloaded="load"
+    ).session()
+    assert not session.explain("FILES_DELETE").allowed
+    assert session.explain("FILES_DELETE").pattern == "files_delete"
+    assert session.call_sync("files_delete").error.code == "not_permitted"
+
+
+def test_add_many_refuses_look_alikes_within_one_batch_atomically() -> None:
+    catalog = ToolCatalog([Tool("keep")])
+    with pytest.raises(DuplicateToolError, match="same name"):
+        catalog.add_many([Tool("send_mail"), Tool("Send-Mail")])
+    assert catalog.names() == ["keep"]
+    catalog.remove("keep")
+    catalog.add(Tool("KEEP"))  # the folded name is free again after a removal
+    assert catalog.find("keep").name == "KEEP"
+
+
+def test_names_must_hold_something_visible() -> None:
+    from toolmgmt_core import InvalidToolError
+
+    for bad in ("\u200b", "a\nb", "tab\there\x00"):
+        with pytest.raises(InvalidToolError, match="control character or nothing visible"):
+            Tool(bad)
+
+
+def test_description_overrides_are_found_by_folded_name() -> None:
+    catalog = ToolCatalog([Tool("read_file", "Read a file.")])
+    overrides = {"Read-File": "Read a file under src/ only."}
+    session = ToolManager(catalog, policies=[Policy("agent", description_overrides=overrides)])
+    assert session.session().visible_tools()[0].description == overrides["Read-File"]
