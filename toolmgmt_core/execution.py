@@ -555,13 +555,13 @@ class _Lane:
             return len(self.hung) >= self.limit
 
 
-_LANES: OrderedDict[int, tuple[Callable[..., Any], _Lane]] = OrderedDict()
+_LANES: OrderedDict[tuple[str, int], tuple[Callable[..., Any], _Lane]] = OrderedDict()
 _LANES_LOCK = threading.Lock()
 
 
 def _lane(tool: Tool, handler: Callable[..., Any]) -> _Lane:
     """``tool``'s lane, made on its first sync call; at most ``_MAX_LANES`` idle ones are kept."""
-    key = id(handler)
+    key = (tool.name, id(handler))  # the handler is kept in the entry, so its id stays its own
     with _LANES_LOCK:
         entry = _LANES.get(key)
         if entry is not None and entry[0] is handler:

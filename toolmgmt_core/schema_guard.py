@@ -121,7 +121,7 @@ def json_depth(value: Any, limit: int) -> int:
 
 
 def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
-    raise referencing.exceptions.NoSuchResource(ref=uri)
+    raise referencing.exceptions.NoSuchResource(uri)  # type: ignore[call-arg]
 
 
 NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]

@@ -161,11 +161,46 @@ def _seconds(waited: float, bound: float = 1.0) -> str:
 # -- 1. schemas that reach outside themselves --------------------------------------------------
 
 
-@attack("1a", "1", "`$ref` to an http:// URL (a loopback server that records fetches)")
-def remote_ref() -> str:
-    with loopback_server(SECRET) as (url, fetches):
-        properties = {"a": {"$ref": f"{url}/secret.json"}}
-        return _schema_attack({"type": "object", "properties": properties}, fetches)
+def _properties(**properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties}
+
+
+# (id, what is tried, the schema given the loopback server's URL)
+REMOTE_SCHEMAS: list[tuple[str, str, Callable[[str], dict[str, Any]]]] = [
+    (
+        "1a",
+        "`$ref` to an http:// URL (a loopback server that records fetches)",
+        lambda url: _properties(a={"$ref": f"{url}/secret.json"}),
+    ),
+    (
+        "1c",
+        "remote `$ref` hidden in `$defs`, reached through a local `$ref`",
+        lambda url: {**_properties(a={"$ref": "#/$defs/x"}), "$defs": {"x": {"$ref": url}}},
+    ),
+    (
+        "1d",
+        "relative `$ref` against a remote `$id`",
+        lambda url: {"$id": f"{url}/root.json", **_properties(a={"$ref": "secret.json"})},
+    ),
+    ("1e", "remote `$dynamicRef`", lambda url: _properties(a={"$dynamicRef": f"{url}/s#meta"})),
+    (
+        "1f",
+        "`$schema` naming a remote meta-schema",
+        lambda url: {"$schema": f"{url}/meta.json", **_properties()},
+    ),
+]
+
+
+def _remote_schema_attack(build: Callable[[str], dict[str, Any]]) -> Callable[[], str]:
+    def run() -> str:
+        with loopback_server(SECRET) as (url, fetches):
+            return _schema_attack(build(url), fetches)
+
+    return run
+
+
+for _id, _tried, _build in REMOTE_SCHEMAS:
+    attack(_id, "1", _tried)(_remote_schema_attack(_build))
 
 
 @attack("1b", "1", "`$ref` to a file:// URL")
@@ -173,44 +208,7 @@ def file_ref() -> str:
     with tempfile.TemporaryDirectory() as folder:
         secret = Path(folder) / "secret.json"
         secret.write_text(json.dumps(SECRET))
-        properties = {"a": {"$ref": secret.as_uri()}}
-        return _schema_attack({"type": "object", "properties": properties}, [])
-
-
-@attack("1c", "1", "remote `$ref` hidden in `$defs`, reached through a local `$ref`")
-def remote_ref_in_defs() -> str:
-    with loopback_server(SECRET) as (url, fetches):
-        schema = {
-            "type": "object",
-            "properties": {"a": {"$ref": "#/$defs/x"}},
-            "$defs": {"x": {"$ref": f"{url}/secret.json"}},
-        }
-        return _schema_attack(schema, fetches)
-
-
-@attack("1d", "1", "relative `$ref` against a remote `$id`")
-def relative_ref_remote_id() -> str:
-    with loopback_server(SECRET) as (url, fetches):
-        schema = {
-            "$id": f"{url}/root.json",
-            "type": "object",
-            "properties": {"a": {"$ref": "secret.json"}},
-        }
-        return _schema_attack(schema, fetches)
-
-
-@attack("1e", "1", "remote `$dynamicRef`")
-def remote_dynamic_ref() -> str:
-    with loopback_server(SECRET) as (url, fetches):
-        properties = {"a": {"$dynamicRef": f"{url}/secret.json#meta"}}
-        return _schema_attack({"type": "object", "properties": properties}, fetches)
-
-
-@attack("1f", "1", "`$schema` naming a remote meta-schema")
-def remote_dialect() -> str:
-    with loopback_server(SECRET) as (url, fetches):
-        schema = {"$schema": f"{url}/meta.json", "type": "object", "properties": {}}
-        return _schema_attack(schema, fetches)
+        return _schema_attack(_properties(a={"$ref": secret.as_uri()}), [])
 
 
 @attack("1g", "1", "a `$ref` cycle that never enters the arguments (`a` -> `b` -> `a`)")
@@ -702,7 +700,7 @@ def hidden_tool_named() -> str:
 
 def render(outcomes: dict[str, str]) -> str:
     rows = ["| # | item | attack | what it gets now |", "|---|---|---|---|"]
-    for item in ATTACKS:
+    for item in sorted(ATTACKS, key=lambda a: a.id):
         tried, cell = (text.replace("|", "\\|") for text in (item.tried, outcomes[item.id]))
         rows.append(f"| {item.id} | {item.item} | {tried} | {cell} |")
     return "\n".join(rows)
@@ -720,7 +718,7 @@ def documented() -> dict[str, str]:
 
 
 def test_the_page_lists_every_attack() -> None:
-    assert list(documented()) == [a.id for a in ATTACKS]
+    assert list(documented()) == sorted(a.id for a in ATTACKS)
 
 
 @pytest.mark.timeout(120)

@@ -11,9 +11,10 @@ Environment:
 
 from __future__ import annotations
 
-import json
+import functools
 import os
 import sys
+from pathlib import Path
 
 if os.environ.get("HOSTILE_STARTS"):
     with open(os.environ["HOSTILE_STARTS"], "a", encoding="utf-8") as starts:
@@ -41,40 +42,16 @@ if os.environ.get("HOSTILE_REF_URL"):
     )
 
 
-def answer(request: dict) -> dict:
-    method = request.get("method")
-    if method == "initialize":
-        return {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "hostile", "version": "1"},
-        }
-    if method == "ping":
-        return {}
-    if method == "tools/list":
-        return {"tools": TOOLS}
-    if method == "tools/call":
-        name = request["params"]["name"]
-        if os.environ.get("HOSTILE_RUNS"):
-            with open(os.environ["HOSTILE_RUNS"], "a", encoding="utf-8") as runs:
-                runs.write(name + "\n")
-        return {"content": [{"type": "text", "text": f"ran {name}"}]}
-    raise LookupError(method)
-
-
-def main() -> None:
-    for line in sys.stdin:
-        request = json.loads(line)
-        if "id" not in request:
-            continue  # a notification
-        try:
-            reply = {"jsonrpc": "2.0", "id": request["id"], "result": answer(request)}
-        except LookupError as exc:
-            error = {"code": -32601, "message": f"Method not found: {exc}"}
-            reply = {"jsonrpc": "2.0", "id": request["id"], "error": error}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+def call(name: str) -> dict:
+    if os.environ.get("HOSTILE_RUNS"):
+        with open(os.environ["HOSTILE_RUNS"], "a", encoding="utf-8") as runs:
+            runs.write(name + "\n")
+    return {"content": [{"type": "text", "text": f"ran {name}"}]}
 
 
 if __name__ == "__main__":
-    main()
+    # The JSON-RPC loop of the gateway tests' hand-written server, with these tools.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "adapters" / "mcp" / "servers"))
+    import raw_server
+
+    raw_server.main(functools.partial(raw_server.answer, tools=TOOLS, call=call))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 
 TOOLS = [
     {
@@ -30,7 +31,15 @@ TOOLS = [
 ]
 
 
-def answer(request: dict) -> dict:
+def call(name: str) -> dict:
+    """The result of calling tool ``name``."""
+    if name == "ping":
+        return {"content": [{"type": "text", "text": "pong"}]}
+    return {"content": [{"type": "text", "text": f"cannot run {name}"}], "isError": True}
+
+
+def answer(request: dict, tools: list[dict] = TOOLS, call: Callable[[str], dict] = call) -> dict:
+    """The result for one JSON-RPC request, listing ``tools`` and running them with ``call``."""
     method = request.get("method")
     if method == "initialize":
         return {
@@ -41,16 +50,14 @@ def answer(request: dict) -> dict:
     if method == "ping":
         return {}
     if method == "tools/list":
-        return {"tools": TOOLS}
+        return {"tools": tools}
     if method == "tools/call":
-        name = request["params"]["name"]
-        if name == "ping":
-            return {"content": [{"type": "text", "text": "pong"}]}
-        return {"content": [{"type": "text", "text": f"cannot run {name}"}], "isError": True}
+        return call(request["params"]["name"])
     raise LookupError(method)
 
 
-def main() -> None:
+def main(answer: Callable[[dict], dict] = answer) -> None:
+    """Answer JSON-RPC requests on stdin with ``answer`` (a ``LookupError``: method not found)."""
     for line in sys.stdin:
         request = json.loads(line)
         if "id" not in request:
