@@ -363,6 +363,46 @@ def langchain_state() -> str:
     return f"write tool answers {json.loads(answer.content)['error']}, ran 0 times"
 
 
+LIFTED = {"version": 1, "loaded": ["delete_notes"], "profile": "full"}
+
+
+@attack("2g", "2", 'PydanticAI: `state=` returns `"profile": "full"` with the write tool loaded')
+def pydantic_ai_state() -> str:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from toolmgmt_pydantic_ai import ManagedToolset
+
+    manager, ran = _readonly_manager()
+    offered: list[list[str]] = []
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        offered.append([t.name for t in info.function_tools])
+        if len(offered) == 1:
+            return ModelResponse(parts=[ToolCallPart("delete_notes", {}, tool_call_id="c1")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    managed = ManagedToolset(manager, state=lambda ctx: LIFTED)
+    Agent(FunctionModel(model), toolsets=[managed]).run_sync("delete the notes")
+    assert not ran, "the restored state lifted the profile"
+    assert "delete_notes" not in offered[0]
+    return "write tool never offered, ran 0 times"
+
+
+@attack("2h", "2", 'LiteLLM: `callback.session(id, state)` with `"profile": "full"`')
+def litellm_state() -> str:
+    pytest.importorskip("litellm")
+    from toolmgmt_litellm import ToolManagerCallback
+
+    manager, ran = _readonly_manager()
+    session = ToolManagerCallback(manager).session("conversation-1", LIFTED)
+    listed = [t.name for t in session.tools()]
+    result = session.call_sync("delete_notes", {})
+    assert not ran and "delete_notes" not in listed
+    return f"write tool not listed, answers {_code(result)}, ran 0 times"
+
+
 # -- 3. names that fold differently -----------------------------------------------------------
 
 
