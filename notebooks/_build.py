@@ -804,8 +804,8 @@ MCP = [
         """
         ## Policy, errors and large results
 
-        The gateway's policy hides `tickets_delete_*`: a denied tool is refused exactly like
-        one that does not exist. Arguments are validated against the upstream's schema before
+        The gateway's policy hides `tickets_delete_*`: a denied tool the model names is refused
+        as not permitted (and discovery never shows it). Arguments are validated against the upstream's schema before
         the call, an upstream's own error is reported as a tool error, and a large result is
         cut to the gateway's budget (400 tokens here).
         """
@@ -908,7 +908,7 @@ POLICIES = [
         """
     ),
     md(
-        "The model sees the overridden description, and a denied tool is refused like an unknown one:"
+        "The model sees the overridden description; a denied tool it names is refused as not permitted, and search never finds it:"
     ),
     code(
         """
