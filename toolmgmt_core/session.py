@@ -700,6 +700,8 @@ class ToolSession:
                     jsonable = to_jsonable(value)
                     return self._results.shape(jsonable, tool, goal=self.goal, call_id=call_id)
 
+                # Out of time, the worker may still finish and record its result too: the
+                # session's account then counts the call twice, never not at all.
                 shaped = await asyncio.wait_for(off_loop(shape), limit)
         except asyncio.CancelledError:
             raise

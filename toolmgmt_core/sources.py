@@ -30,6 +30,7 @@ from typing import Any
 
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import CatalogError, CatalogSourceError
+from toolmgmt_core.names import fold_name
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.tool import Tool
 
@@ -163,20 +164,23 @@ def catalog_from_definitions(
         CatalogSourceError: no definition is valid (or the list is empty).
     """
     tools: list[Tool] = []
-    taken: dict[str, str] = {}
+    taken: dict[str, str] = {}  # folded name -> the tool that took it
     skipped = 0
     for position, definition in enumerate(definitions, start=1):
         name = _definition_name(definition)
         where = f"tool #{position}" + (f" ({name})" if name else "")
         try:
             tool = tool_from_dict(definition)
-            if tool.name in taken:
-                raise CatalogError(f"the name {tool.name!r} is already used by an earlier tool")
+            earlier = taken.get(fold_name(tool.name))
+            if earlier is not None:  # the catalog refuses look-alikes too (toolmgmt_core.names)
+                raise CatalogError(
+                    f"the name {tool.name!r} is already used by an earlier tool ({earlier})"
+                )
         except CatalogError as exc:
             skipped += 1
             warn(f"{label}: skipped {where}: {exc}")
             continue
-        taken[tool.name] = where
+        taken[fold_name(tool.name)] = where
         tools.append(tool)
     if not tools:
         what = f"all {skipped} definitions were skipped" if skipped else "the list is empty"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
+import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -107,3 +109,17 @@ def test_description_overrides_are_found_by_folded_name() -> None:
     overrides = {"Read-File": "Read a file under src/ only."}
     session = ToolManager(catalog, policies=[Policy("agent", description_overrides=overrides)])
     assert session.session().visible_tools()[0].description == overrides["Read-File"]
+
+
+def test_the_cli_skips_a_look_alike_with_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from toolmgmt_core.cli import main
+
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"name": "calculate_bmi"}, {"name": "calculate_BMI"}]))
+    assert main(["report", "--catalog", str(path), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["summary"]["tools"] == 1
+    assert "skipped tool #2 (calculate_BMI): the name 'calculate_BMI' is already used" in err
+    assert "(tool #1 (calculate_bmi))" in err
