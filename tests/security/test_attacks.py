@@ -154,8 +154,13 @@ def _other_client_wait(
     return asyncio.run(scenario())
 
 
-def _seconds(waited: float, bound: float = 1.0) -> str:
-    return f"under {bound:g} s" if waited < bound else f"{waited:.0f} s"
+WAIT_BOUND = 3.0
+"""Seconds another client may wait: generous (a stalled loop made it wait 8 s and more)."""
+
+
+def _seconds(waited: float) -> str:
+    assert waited < WAIT_BOUND, f"another client waited {waited:.1f} s"
+    return f"under {WAIT_BOUND:g} s"
 
 
 # -- 1. schemas that reach outside themselves --------------------------------------------------
@@ -537,7 +542,6 @@ def _pattern_session(schema: dict[str, Any]) -> Any:
 def catastrophic_pattern() -> str:
     session = _pattern_session({"type": "string", "pattern": "^(a+)+$"})
     result, waited = _other_client_wait(session, ("slow", {"s": "a" * 27 + "!"}), ("quick", {}))
-    assert waited < 2.0, f"another client waited {waited:.1f} s"
     return f"caller gets {_code(result)}; the other client waited {_seconds(waited)}"
 
 
@@ -547,7 +551,7 @@ def pattern_slow_everywhere() -> str:
     started = time.monotonic()
     result, waited = _other_client_wait(session, ("slow", {"s": "a" * 40 + "!"}), ("quick", {}))
     took = time.monotonic() - started
-    assert waited < 2.0 and took < 10, (waited, took)
+    assert took < 10, took
     assert "could not be checked" in result.content
     wait = _seconds(waited)
     code = _code(result)
@@ -560,7 +564,6 @@ def catastrophic_pattern_properties() -> str:
     session = _pattern_session(schema)
     key = "a" * 27 + "!"
     result, waited = _other_client_wait(session, ("slow", {"s": {key: 1}}), ("quick", {}))
-    assert waited < 2.0, f"another client waited {waited:.1f} s"
     return f"caller gets {_code(result)}; the other client waited {_seconds(waited)}"
 
 
@@ -569,7 +572,6 @@ def unique_items() -> str:
     session = _pattern_session({"type": "array", "uniqueItems": True})
     items = [{"k": i} for i in range(2_000)]
     result, waited = _other_client_wait(session, ("slow", {"s": items}), ("quick", {}))
-    assert waited < 2.0, f"another client waited {waited:.1f} s"
     return f"caller gets {_code(result)}; the other client waited {_seconds(waited)}"
 
 
@@ -592,7 +594,7 @@ def large_result() -> str:
     catalog = ToolCatalog([_tool("big", lambda **kw: big), _tool("quick")])
     session = ToolManager(catalog, call_unloaded="load").session()
     result, waited = _other_client_wait(session, ("big", {}), ("quick", {}))
-    assert result.truncated and waited < 2.0, waited
+    assert result.truncated
     return f"result cut to budget; the other client waited {_seconds(waited)}"
 
 
