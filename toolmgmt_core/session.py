@@ -706,6 +706,7 @@ class ToolSession:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # RecursionError, a failing __str__, a timeout...
+            reraise_control_flow(exc)  # a summariser's framework signal passes
             return self._unshown_result(tool, exc)
         return self._budgeted_result(tool, shaped)
 
