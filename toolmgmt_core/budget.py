@@ -32,8 +32,8 @@ from toolmgmt_core.truncation import (
 
 __all__ = [
     "DEFAULT_MAX_RESULT_TOKENS",
-    "DefinitionPlan",
     "MAX_RESTORED_RECORDS",
+    "DefinitionPlan",
     "ResultBudget",
     "ResultRecord",
     "SessionBudget",

@@ -8,12 +8,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolmgmt_core.names import fold_name
 from toolmgmt_core.schema import tool_from_dict, tool_to_definition
 from toolmgmt_core.tool import Tool, ToolAnnotations
 from toolmgmt_demo import demo_catalog
 
 text = st.text(max_size=30)
 name = st.text(min_size=1, max_size=30).map(str.strip).filter(bool)
+# A tool name holds no control character and something visible (Tool refuses the rest).
+tool_name = name.filter(lambda n: fold_name(n) and all(c.isprintable() or c == " " for c in n))
 json_scalar = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | text
 json_value = st.recursive(
     json_scalar | st.floats(allow_nan=False, allow_infinity=False),
@@ -46,7 +49,7 @@ optional_bool = st.none() | st.booleans()
 
 tools = st.builds(
     Tool,
-    name=name,
+    name=tool_name,
     description=text,
     parameters=parameters(),
     domain=name,
