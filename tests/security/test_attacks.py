@@ -586,11 +586,11 @@ def deep_arguments() -> str:
     return f"{_code(result)}: nested too deeply"
 
 
-@attack("4f", "4", "a tool returns ~20 MB of JSON; another client calls meanwhile")
+@attack("4f", "4", "a tool returns ~50 MB of JSON; another client calls meanwhile")
 def large_result() -> str:
     from toolmgmt_core import ToolCatalog, ToolManager
 
-    big = [{"id": i, "text": "x" * 200, "tags": ["a", "b"]} for i in range(80_000)]
+    big = [{"id": 1, "text": "x" * 200, "tags": ["a", "b"]}] * 200_000  # ~50 MB as JSON
     catalog = ToolCatalog([_tool("big", lambda **kw: big), _tool("quick")])
     session = ToolManager(catalog, call_unloaded="load").session()
     result, waited = _other_client_wait(session, ("big", {}), ("quick", {}))
