@@ -220,7 +220,7 @@ class SessionBudget:
             self._records.append(record)
         return record
 
-    def shape(
+    def shape_sync(
         self,
         value: Any,
         tool: Tool | None = None,
@@ -232,7 +232,7 @@ class SessionBudget:
         """Cut (or summarise) one result to its budget and record it.
 
         With a summariser configured this blocks while it runs; async code uses
-        :meth:`ashape`.
+        :meth:`shape`.
         """
         name = tool_name or (tool.name if tool is not None else "tool")
         limit = self.budget_for(tool)
@@ -245,7 +245,7 @@ class SessionBudget:
             result = truncate_result(value, limit, strategy, encoding=self.budget.encoding)
         return self._recorded(result, name, call_id)
 
-    async def ashape(
+    async def shape(
         self,
         value: Any,
         tool: Tool | None = None,
@@ -254,7 +254,8 @@ class SessionBudget:
         goal: str | None = None,
         call_id: str | None = None,
     ) -> TruncationResult:
-        """:meth:`shape` for async code: an async summariser is awaited, not bridged."""
+        """Cut (or summarise) one result to its budget and record it; an async summariser is
+        awaited, not bridged (:meth:`shape_sync` for sync code)."""
         name = tool_name or (tool.name if tool is not None else "tool")
         limit = self.budget_for(tool)
         strategy = self.budget.strategy_for(tool)

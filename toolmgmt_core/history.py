@@ -92,6 +92,5 @@ def restore_loaded(session: ToolSession, results: Iterable[tuple[str, Any]]) -> 
     Returns:
         The names newly loaded (hidden, unknown and over-the-cap names are left out).
     """
-    visible = [n for n in loaded_names(results) if session._lookup(n) is not None]
-    added, _ = session._load(visible)
+    added, _ = session.load(loaded_names(results))
     return added

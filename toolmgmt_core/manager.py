@@ -8,23 +8,21 @@ threads or asyncio tasks never share loaded tools or results.
 
 from __future__ import annotations
 
-import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from toolmgmt_core.budget import DEFAULT_MAX_RESULT_TOKENS, ResultBudget, plan_definitions
+from toolmgmt_core.budget import DEFAULT_MAX_RESULT_TOKENS, ResultBudget
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.layout import LayoutPlanner
 from toolmgmt_core.meta_tools import INSTRUCTIONS, meta_tools_for
 from toolmgmt_core.policy import ApprovalCallback, Policy, PolicyFile, PolicyView
 from toolmgmt_core.profiles import Profile
+from toolmgmt_core.session import ToolSession
 from toolmgmt_core.tokens import DEFAULT_ENCODING, definition_tokens, get_encoding
-from toolmgmt_core.tool import EMPTY_PARAMETERS, Tool
-
-if TYPE_CHECKING:
-    from toolmgmt_core.session import ToolSession
+from toolmgmt_core.tool import Tool
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -208,14 +206,19 @@ class ToolManager:
         """Result budgets and truncation; each session keeps its own account of it."""
         self.max_result_tokens = max_result_tokens
         self.truncation = truncation
-        self._meta = {
-            m: meta_tools_for(m, max_results=max_results) for m in ("search", "gateway", "lazy")
-        }
-        self._shadowed = frozenset(t.name for t in self.meta_tools())
-        self._stubs: dict[int, tuple[Tool, Tool]] = {}
-        self._auto: dict[tuple[Any, ...], Any] = {}
-        self._pinned: tuple[int, list[str]] = (-1, [])
-        self._lock = threading.Lock()
+        self.planner = LayoutPlanner(
+            catalog,
+            mode=mode,
+            meta_tools={
+                m: meta_tools_for(m, max_results=max_results) for m in ("search", "gateway", "lazy")
+            },
+            always_on=self.always_on,
+            auto_threshold=self.auto_threshold,
+            definitions_budget=definitions_budget,
+            lazy_descriptions=lazy_descriptions,
+            encoding=encoding,
+        )
+        """Plans each step's tool list for this manager's sessions (:mod:`toolmgmt_core.layout`)."""
         # Load the tokenizer now, once: sessions starting together on many threads would
         # otherwise each load it on their first call.
         get_encoding(encoding)
@@ -238,8 +241,6 @@ class ToolManager:
 
     def session(self, state: Mapping[str, Any] | None = None) -> ToolSession:
         """A new conversation's session, or one restored from ``ToolSession.to_json()`` state."""
-        from toolmgmt_core.session import ToolSession
-
         if state is not None:
             return ToolSession.from_json(self, state)
         return ToolSession(self)
@@ -251,8 +252,7 @@ class ToolManager:
 
     def meta_tools(self, mode: str | None = None) -> list[Tool]:
         """The meta-tools of ``mode`` (default: this manager's; ``auto`` gives search's)."""
-        mode = mode or self.mode
-        return list(self._meta.get("search" if mode == "auto" else mode, []))
+        return self.planner.meta_tools(mode)
 
     # -- tokens and thresholds ------------------------------------------------------------
 
@@ -270,67 +270,6 @@ class ToolManager:
         if self.context_window is None:
             return self.auto_threshold_tokens
         return min(self.auto_threshold_tokens, by_share)
-
-    def _pinned_names(self) -> list[str]:
-        """Names always listed (always-on, then ``defer_loading=False``), cached per catalog
-        version."""
-        version, names = self._pinned
-        if version != self.catalog.version:
-            version = self.catalog.version
-            names = [n for n in self.always_on if n in self.catalog]
-            names += [
-                t.name for t in self.catalog if t.defer_loading is False and t.name not in names
-            ]
-            self._pinned = (version, names)
-        return list(names)
-
-    def _auto_defers(self, candidates: Sequence[Tool]) -> bool:
-        """Whether ``auto`` mode defers these (listable) tools; cached per catalog version."""
-        key = (self.catalog.version, tuple(t.name for t in candidates))
-        cached = self._auto.get(key)
-        if cached is None:
-            cached = self.definition_tokens(candidates) > self.auto_threshold
-            with self._lock:
-                if len(self._auto) > 256:
-                    self._auto.clear()
-                self._auto[key] = cached
-        return cached
-
-    def _auto_listed(self, candidates: Sequence[Tool], pinned: Sequence[str]) -> list[str]:
-        """The names ``auto`` mode lists up front under :attr:`definitions_budget`."""
-        assert self.definitions_budget is not None
-        key = (self.catalog.version, tuple(t.name for t in candidates), "plan")
-        cached = self._auto.get(key)
-        if cached is None:
-            sizes = [(t.name, definition_tokens([t], self.encoding)) for t in candidates]
-            plan = plan_definitions(sizes, self.definitions_budget, always_on=pinned)
-            cached = list(plan.listed)
-            with self._lock:
-                if len(self._auto) > 256:
-                    self._auto.clear()
-                self._auto[key] = cached
-        return list(cached)
-
-    def _stub(self, tool: Tool) -> Tool:
-        """``tool`` with its description only and an empty schema (lazy mode's listing)."""
-        cached = self._stubs.get(id(tool))
-        if cached is not None and cached[0] is tool:  # the same (immutable) tool object
-            return cached[1]
-        description = tool.summary if self.lazy_descriptions == "summary" else tool.description
-        stub = Tool(
-            name=tool.name,
-            description=description,
-            parameters=dict(EMPTY_PARAMETERS),
-            domain=tool.domain,
-            group=tool.group,
-            annotations=tool.annotations,
-            metadata={"lazy_stub": True},
-        )
-        with self._lock:
-            if len(self._stubs) > 65536:
-                self._stubs.clear()
-            self._stubs[id(tool)] = (tool, stub)
-        return stub
 
 
 def _check_positive(name: str, value: Any) -> None:

@@ -1,37 +1,34 @@
 """``ToolSession``: one conversation's loaded tools, its tool list and its calls.
 
-What the model sees now is decided here, in one place (:meth:`ToolSession._layout`):
+What the model sees now is planned in one place, the manager's
+:class:`~toolmgmt_core.layout.LayoutPlanner`, from this session's policy view and loads:
 
     meta-tools (by mode)  ->  always-on tools  ->  listed tools  ->  loaded tools, in load order
 
 Loading only ever appends, so the serialised list before a load is a prefix of the list after it
 and a provider's prompt cache keeps holding. Every call goes through the same choke points:
 :meth:`~ToolSession._resolve` (which name was meant), :meth:`~ToolSession._execute` (policy,
-validation, approval, handler) and :meth:`~ToolSession._shape_result` (the result the model
-gets); policy fills :meth:`~ToolSession._visible` and :meth:`~ToolSession._present`.
+validation, approval, handler) and :func:`~toolmgmt_core.results.shape_result` (the result the
+model gets); policy fills :meth:`~ToolSession._visible` and :meth:`~ToolSession._present`. The
+meta-tools' answers are :mod:`toolmgmt_core.meta_calls`', the state's shape
+:mod:`toolmgmt_core.session_state`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolmgmt_core import meta_tools as meta
 from toolmgmt_core.budget import ResultRecord, SessionBudget
-from toolmgmt_core.catalog import SearchHit, ToolEntry, normalize_name
+from toolmgmt_core.catalog import normalize_name
 from toolmgmt_core.control import check_approval, reraise_control_flow
 from toolmgmt_core.errors import (
-    ConfigError,
-    InvalidArgumentsError,
-    SearchError,
     ToolCallError,
     ToolNotFoundError,
     ToolNotLoadedError,
@@ -44,110 +41,26 @@ from toolmgmt_core.execution import (
     ToolResult,
     check_arguments,
     clip,
-    dumps_compact,
-    is_small,
-    off_loop,
     run_handler,
     run_sync,
-    to_jsonable,
 )
+from toolmgmt_core.layout import Layout, Usage
+from toolmgmt_core.meta_calls import MetaToolCalls
 from toolmgmt_core.policy import Explanation, PolicyView
 from toolmgmt_core.profiles import Profile
-from toolmgmt_core.tokens import count_tokens
+from toolmgmt_core.results import error_result, shape_result
+from toolmgmt_core.session_state import SessionState, parse_state
 from toolmgmt_core.tool import Tool
-from toolmgmt_core.truncation import MIN_RESULT_TOKENS, TruncationResult, truncate_result
 
 if TYPE_CHECKING:
     from toolmgmt_core.manager import ToolManager
 
-__all__ = [
-    "MAX_STATE_CHARS",
-    "MAX_STATE_LOADED",
-    "MAX_STATE_NAME_CHARS",
-    "STATE_VERSION",
-    "ToolSession",
-    "Usage",
-]
-
-STATE_VERSION = 1
-"""Version of the JSON state written by :meth:`ToolSession.to_json`."""
-
-MAX_STATE_CHARS = 4_000_000
-"""Longest session state :meth:`ToolSession.from_json` reads as JSON text."""
-
-MAX_STATE_LOADED = 10_000
-"""Most loaded tool names a restored session state may hold."""
-
-MAX_STATE_NAME_CHARS = 1_000
-"""Longest tool name a restored session state may hold."""
-
-_STATE_KEYS = ("version", "mode", "loaded", "profile", "results")
-
-MIN_SHAPE_SECONDS = 2.0
-"""Seconds shaping a result may always take, even when the handler used the whole timeout."""
+__all__ = ["ToolSession", "Usage"]
 
 logger = logging.getLogger("toolmgmt")
 
 _CALL_ID: ContextVar[str | None] = ContextVar("toolmgmt_call_id", default=None)
 """The provider's id of the call being run (set by ``call``; names results in the budget)."""
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Definition tokens a session sends now, against sending every visible tool flat."""
-
-    definition_tokens: int
-    """Tokens of the definitions in ``session.tools()`` now."""
-    flat_tokens: int
-    """Tokens of every visible tool's full definition, as a flat tool list would send."""
-    listed_tools: int
-    """How many definitions ``session.tools()`` holds (meta-tools included)."""
-    visible_tools: int
-    """How many catalog tools the session may see."""
-    loaded_tools: int
-    """How many tools were loaded by search or schema requests."""
-
-    @property
-    def saved_tokens(self) -> int:
-        """Tokens not sent compared with the flat list (negative when the session costs more)."""
-        return self.flat_tokens - self.definition_tokens
-
-    @property
-    def share(self) -> float:
-        """``definition_tokens`` as a share of ``flat_tokens`` (0.0 for an empty catalog)."""
-        return self.definition_tokens / self.flat_tokens if self.flat_tokens else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The figures as a JSON object."""
-        return {
-            "definition_tokens": self.definition_tokens,
-            "flat_tokens": self.flat_tokens,
-            "saved_tokens": self.saved_tokens,
-            "share": round(self.share, 4),
-            "listed_tools": self.listed_tools,
-            "visible_tools": self.visible_tools,
-            "loaded_tools": self.loaded_tools,
-        }
-
-
-@dataclass
-class _Layout:
-    """The tool list of one step, by section."""
-
-    mode: str
-    """Effective mode: search, gateway, lazy, or flat (``auto`` below its threshold)."""
-    meta: list[Tool] = field(default_factory=list)
-    pinned: list[Tool] = field(default_factory=list)
-    listed: list[Tool] = field(default_factory=list)
-    appended: list[Tool] = field(default_factory=list)
-
-    @property
-    def tools(self) -> list[Tool]:
-        return [*self.meta, *self.pinned, *self.listed, *self.appended]
-
-    @property
-    def names(self) -> set[str]:
-        return {t.name for t in self.tools}
 
 
 class ToolSession:
@@ -171,6 +84,7 @@ class ToolSession:
         self._lock = threading.RLock()
         self._results: SessionBudget = manager.result_budget.start()
         self._native_deferred: set[str] = set()
+        self._meta_calls = MetaToolCalls(self)
         self.goal: str | None = None
         """The user's goal when known; passed to the manager's summariser."""
 
@@ -232,13 +146,10 @@ class ToolSession:
 
     def _can_see(self, tool: Tool) -> bool:
         """Visible, and not shadowed by a meta-tool of the same name."""
-        return tool.name not in self.manager._shadowed and self._visible(tool)
+        return tool.name not in self.manager.planner.shadowed and self._visible(tool)
 
     def _visible_raw(self) -> dict[str, Tool]:
-        shadowed = self.manager._shadowed
-        return {
-            t.name: t for t in self.manager.catalog if t.name not in shadowed and self._visible(t)
-        }
+        return {t.name: t for t in self.manager.catalog if self._can_see(t)}
 
     def _lookup(self, name: str) -> Tool | None:
         """The catalog tool named exactly ``name``, when this session can see it."""
@@ -247,54 +158,8 @@ class ToolSession:
             return None
         return tool
 
-    def _layout(self) -> _Layout:
-        manager = self.manager
-        mode: str = manager.mode
-        if mode in ("search", "gateway"):
-            # Only the pinned and loaded tools matter: never scan a 100k-tool catalog per call.
-            pinned_names = manager._pinned_names()
-            visible = {n: t for n in pinned_names if (t := self._lookup(n)) is not None}
-            if mode == "search":
-                for name in self.loaded():
-                    if name not in visible and (tool := self._lookup(name)) is not None:
-                        visible[name] = tool
-        else:
-            visible = self._visible_raw()
-        pinned_names = [n for n in manager.always_on if n in visible]
-        pinned_names += [
-            n for n, t in visible.items() if t.defer_loading is False and n not in pinned_names
-        ]
-        pinned_set = set(pinned_names)
-        rest = [
-            t for n, t in visible.items() if n not in pinned_set and t.defer_loading is not True
-        ]
-        budgeted: list[Tool] | None = None
-        if mode == "auto":
-            candidates = [visible[n] for n in pinned_names] + rest
-            if manager.definitions_budget is not None:
-                fits = set(manager._auto_listed(candidates, pinned_names))
-                budgeted = [t for t in rest if t.name in fits]
-                mode = "flat" if len(budgeted) == len(rest) else "search"
-            else:
-                mode = "search" if manager._auto_defers(candidates) else "flat"
-        layout = _Layout(mode=mode)
-        layout.pinned = [self._present(visible[n]) for n in pinned_names]
-        if mode == "search" and budgeted:
-            layout.listed = [self._present(t) for t in budgeted]
-        if mode == "flat":
-            layout.listed = [self._present(t) for t in rest]
-            if any(t.defer_loading is True for t in visible.values()):
-                layout.meta = manager.meta_tools("search")
-        else:
-            layout.meta = manager.meta_tools(mode)
-        if mode == "lazy":
-            layout.listed = [manager._stub(self._present(t)) for t in rest]
-        if mode != "gateway":
-            taken = pinned_set | {t.name for t in layout.listed}
-            layout.appended = [
-                self._present(visible[n]) for n in self.loaded() if n in visible and n not in taken
-            ]
-        return layout
+    def _layout(self) -> Layout:
+        return self.manager.planner.plan(self._can_see, self._present, self.loaded())
 
     @property
     def mode(self) -> str:
@@ -365,19 +230,15 @@ class ToolSession:
 
     def to_json(self) -> dict[str, Any]:
         """The session's state as plain JSON (store it in a framework's state or checkpoint)."""
-        state: dict[str, Any] = {
-            "version": STATE_VERSION,
-            "mode": self.manager.mode,
-            "loaded": self.loaded(),
-        }
         view = self._profile_view
-        if view is not None:
+        return SessionState(
+            loaded=tuple(self.loaded()),
             # The name only: restoring looks it up among the manager's profiles (an inline
             # profile in state could say anything, so it is never read back).
-            state["profile"] = view.profile.name
-        if self._results.records():
-            state["results"] = self._results.to_json()
-        return state
+            profile=view.profile.name if view is not None else None,
+            results=self._results.to_json() if self._results.records() else None,
+            mode=self.manager.mode,
+        ).to_json()
 
     @classmethod
     def from_json(cls, manager: ToolManager, data: Mapping[str, Any] | str) -> ToolSession:
@@ -393,54 +254,14 @@ class ToolSession:
 
         Raises:
             ConfigError: ``data`` is not a session state this manager accepts; the message says
-                what is wrong.
+                what is wrong (:func:`~toolmgmt_core.session_state.parse_state`).
         """
-        if isinstance(data, str):
-            if len(data) > MAX_STATE_CHARS:
-                raise ConfigError(
-                    f"Session state is {len(data):,} characters, over the limit of "
-                    f"{MAX_STATE_CHARS:,}."
-                )
-            try:
-                data = json.loads(data)
-            except (ValueError, RecursionError) as exc:
-                raise ConfigError(f"Session state is not valid JSON: {exc}.") from exc
-        if not isinstance(data, Mapping):
-            raise ConfigError(
-                f"Session state must be a JSON object from ToolSession.to_json(), got "
-                f"{type(data).__name__}."
-            )
-        unknown = sorted(str(k) for k in data if k not in _STATE_KEYS)
-        if unknown:
-            raise ConfigError(
-                f"Session state has unknown key {clip(unknown[0])!r}; valid keys: "
-                f"{', '.join(_STATE_KEYS)}."
-            )
-        version = data.get("version", STATE_VERSION)
-        if version != STATE_VERSION:
-            raise ConfigError(
-                f"Session state version {clip(repr(version))} is not supported; expected "
-                f"{STATE_VERSION}."
-            )
-        loaded = data.get("loaded", [])
-        if not isinstance(loaded, list) or not all(
-            isinstance(n, str) and len(n) <= MAX_STATE_NAME_CHARS for n in loaded
-        ):
-            raise ConfigError(
-                f'Session state "loaded" must be a list of tool names (each at most '
-                f"{MAX_STATE_NAME_CHARS} characters)."
-            )
-        if len(loaded) > MAX_STATE_LOADED:
-            raise ConfigError(
-                f'Session state "loaded" holds {len(loaded):,} names, over the limit of '
-                f"{MAX_STATE_LOADED:,}."
-            )
+        state = parse_state(data)
         session = cls(manager)
-        profile = data.get("profile")
-        if profile is not None:
-            view = manager.policy.narrowed(profile)
+        if state.profile is not None:
+            view = manager.policy.narrowed(state.profile)
             session._profile_view = None if view is manager.policy else view
-        dropped = session._load(loaded)[1]
+        dropped = session._load(list(state.loaded))[1]
         if dropped:
             logger.warning(
                 "toolmgmt: restored state loads %d tools over max_active=%s; dropped: %s",
@@ -448,11 +269,20 @@ class ToolSession:
                 manager.max_active,
                 ", ".join(clip(n) for n in dropped[:MAX_REPORTED_ERRORS]),
             )
-        if data.get("results") is not None:
-            session._results = manager.result_budget.start(data["results"])
+        if state.results is not None:
+            session._results = manager.result_budget.start(state.results)
         return session
 
     # -- loading --------------------------------------------------------------------------
+
+    def load(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Load tools into this session's list as a search would: appended in order, once each,
+        within ``max_active``. Names this session cannot see are left out.
+
+        Returns:
+            (newly loaded, refused because the ``max_active`` cap is reached).
+        """
+        return self._load([n for n in dict.fromkeys(names) if self._lookup(n) is not None])
 
     def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
         """Record ``names`` as loaded, appending to the list where the mode lists loads.
@@ -508,7 +338,7 @@ class ToolSession:
         try:
             meta_tool = self._meta_tool(name)
             if meta_tool is not None:
-                return await self._call_meta(meta_tool, arguments)
+                return await self._meta_calls.call(meta_tool, arguments)
             tool = self._resolve(name)
             self._ensure_listed(tool)
             return await self._execute(tool, arguments)
@@ -636,7 +466,7 @@ class ToolSession:
     def _schema_hint(self, tool: Tool, mode: str) -> str:
         if mode == "gateway":
             return f" Call get_tool_schema(tool_name={tool.name!r}) for its parameters."
-        if mode == "lazy" and tool.name not in self.manager._pinned_names():
+        if mode == "lazy" and tool.name not in self.manager.planner.pinned_names():
             return f" Call load_tool_schema(tool_names=[{tool.name!r}]) for its parameters."
         return ""
 
@@ -670,348 +500,14 @@ class ToolSession:
         return await self._shape_result(tool, value, clock.left())
 
     async def _shape_result(self, tool: Tool, value: Any, seconds: float | None) -> ToolResult:
-        """The model-facing result of a call that ran, cut to its budget and accounted.
-
-        A large result is shaped off the event loop; shaping gets what is left of the call's
-        timeout, and at least :data:`MIN_SHAPE_SECONDS`. A result that cannot be shaped in
-        that time, or at all (nested too deeply, a value that fails to convert), is replaced
-        by a note saying the call succeeded: the handler ran and its effect happened, so the
-        model must not be invited to run it again.
-        """
-        call_id = _CALL_ID.get()
-        limit = None if seconds is None else max(seconds, MIN_SHAPE_SECONDS)
-        small = is_small(value)
-        try:
-            if self.manager.result_budget.summarizer is not None:
-                jsonable = (
-                    to_jsonable(value) if small else await off_loop(lambda: to_jsonable(value))
-                )
-                # Awaited here: the sync shape would block the loop on the summariser.
-                shaped = await asyncio.wait_for(
-                    self._results.ashape(jsonable, tool, goal=self.goal, call_id=call_id), limit
-                )
-            elif small:
-                shaped = self._results.shape(
-                    to_jsonable(value), tool, goal=self.goal, call_id=call_id
-                )
-            else:
-
-                def shape() -> TruncationResult:
-                    jsonable = to_jsonable(value)
-                    return self._results.shape(jsonable, tool, goal=self.goal, call_id=call_id)
-
-                # Out of time, the worker may still finish and record its result too: the
-                # session's account then counts the call twice, never not at all.
-                shaped = await asyncio.wait_for(off_loop(shape), limit)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # RecursionError, a failing __str__, a timeout...
-            reraise_control_flow(exc)  # a summariser's framework signal passes
-            return self._unshown_result(tool, exc)
-        return self._budgeted_result(tool, shaped)
-
-    def _unshown_result(self, tool: Tool, exc: Exception) -> ToolResult:
-        if isinstance(exc, asyncio.TimeoutError | TimeoutError):
-            reason = "preparing it took too long"
-        elif isinstance(exc, RecursionError):
-            reason = "it is nested too deeply"
-        else:
-            reason = f"it could not be converted ({type(exc).__name__})"
-        logger.warning("toolmgmt: %s ran but its result could not be shown: %r", tool.name, exc)
-        value = {
-            "status": "done",
-            "note": f"{tool.name} ran and finished, but its result cannot be shown ({reason}). "
-            "The call succeeded: do not call it again to see the result.",
-        }
-        content = dumps_compact(value)
-        tokens = count_tokens(content, self.manager.encoding)
-        self._results.record(tokens, tool_name=tool.name, call_id=_CALL_ID.get())
-        return ToolResult(
-            content=content,
-            value=value,
-            tool_name=tool.name,
-            tokens=tokens,
-            original_tokens=tokens,
-            note=f"ResultNotShown: {type(exc).__name__}",
-        )
-
-    def _budgeted_result(self, tool: Tool, shaped: TruncationResult) -> ToolResult:
-        if shaped.note:
-            logger.warning("toolmgmt: %s: %s", tool.name, shaped.note)
-        return ToolResult(
-            content=shaped.text,
-            value=shaped.value,
-            tool_name=tool.name,
-            truncated=shaped.truncated,
-            tokens=shaped.tokens,
-            original_tokens=shaped.original_tokens,
-            note=shaped.note,
-        )
-
-    def _meta_result(self, name: str, value: Any) -> ToolResult:
-        content = dumps_compact(value)
-        tokens = count_tokens(content, self.manager.encoding)
-        return ToolResult(
-            content=content, value=value, tool_name=name, tokens=tokens, original_tokens=tokens
+        """The result of a call that ran (:func:`~toolmgmt_core.results.shape_result`)."""
+        return await shape_result(
+            self._results, tool, value, seconds, goal=self.goal, call_id=_CALL_ID.get()
         )
 
     def _error_result(self, name: str, error: ToolCallError) -> ToolResult:
-        value = error.to_dict()
-        content = dumps_compact(value)
-        tokens = count_tokens(content, self.manager.encoding)
-        tool = self._lookup(name)
-        limit = self._results.budget.per_result(tool)
-        if tokens > limit:  # a handler's message (a stack dump, an error page) is a result too
-            wrapper = count_tokens(dumps_compact({**value, "message": ""}), self.manager.encoding)
-            room = max(limit - wrapper, MIN_RESULT_TOKENS)
-            value["message"] = truncate_result(
-                error.message, room, "smart", encoding=self.manager.encoding
-            ).value
-            content = dumps_compact(value)
-            tokens = count_tokens(content, self.manager.encoding)
-        return ToolResult(
-            content=content,
-            value=value,
-            is_error=True,
-            error=error,
-            tool_name=name,
-            tokens=tokens,
-            original_tokens=tokens,
-        )
-
-    # -- meta-tools -----------------------------------------------------------------------
-
-    async def _call_meta(self, tool: Tool, arguments: Any) -> ToolResult:
-        try:
-            arguments = _forgive_meta_arguments(tool.name, arguments)
-            args = await check_arguments(tool, arguments)
-            if tool.name == meta.EXECUTE_TOOL:
-                return await self._execute_tool(args)
-            handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
-                meta.TOOL_SEARCH: self._tool_search,
-                meta.DISCOVER_TOOLS: self._discover_tools,
-                meta.GET_TOOL_SCHEMA: self._get_tool_schema,
-                meta.LOAD_TOOL_SCHEMA: self._load_tool_schema,
-            }
-            return self._meta_result(tool.name, handlers[tool.name](args))
-        except ToolCallError as exc:
-            return self._error_result(tool.name, exc)
-
-    def _summary(self, name: str) -> str:
-        return self._present(self.manager.catalog.get(name)).summary
-
-    def _search(
-        self,
-        queries: list[str],
-        method: str,
-        *,
-        domain: str | None = None,
-        group: str | None = None,
-        caller: str,
-    ) -> list[SearchHit]:
-        catalog = self.manager.catalog
-        limit = self.manager.max_results * len(queries)
-        try:
-            if method == "regex":
-                hits: dict[str, SearchHit] = {}
-                for pattern in queries:
-                    for hit in catalog.search_regex(
-                        pattern,
-                        self.manager.max_results,
-                        domain=domain,
-                        group=group,
-                        where=self._can_see,
-                    ):
-                        hits.setdefault(hit.name, hit)
-                found = list(hits.values())
-            else:
-                found = catalog.search(
-                    queries, limit, domain=domain, group=group, where=self._can_see
-                )
-        except SearchError as exc:
-            raise InvalidArgumentsError(str(exc), tool_name=caller) from exc
-        return [h for h in found if h.score >= self.manager.min_score]
-
-    def _domains_note(self) -> str:
-        domains = [d.name for d in self.manager.catalog.domains(where=self._can_see)]
-        return f" Domains: {meta.names_hint(domains)}." if domains else ""
-
-    def _tool_search(self, args: dict[str, Any]) -> dict[str, Any]:
-        queries = [q for q in [args.get("query"), *(args.get("queries") or [])] if q]
-        queries = [q for q in queries if isinstance(q, str) and q.strip()]
-        if not queries:
-            raise InvalidArgumentsError(
-                'tool_search needs "query": a few words describing the tool you need (or '
-                '"queries": a list of them).',
-                tool_name=meta.TOOL_SEARCH,
-            )
-        if len(queries) > meta.MAX_QUERIES:
-            raise InvalidArgumentsError(
-                f"tool_search takes at most {meta.MAX_QUERIES} queries at once, got "
-                f"{len(queries)}: search the needs of this step first.",
-                tool_name=meta.TOOL_SEARCH,
-            )
-        hits = self._search(queries, args.get("method") or "keyword", caller=meta.TOOL_SEARCH)
-        if not hits:
-            return {
-                "found": {},
-                "note": f"No tool matched {_quoted(' / '.join(queries))}. Try other words or "
-                f'method "regex".{self._domains_note()}',
-            }
-        added, refused = self._load([h.name for h in hits])
-        response: dict[str, Any] = {"found": {h.name: self._summary(h.name) for h in hits}}
-        if added:
-            response["added"] = added
-        if refused:
-            response["not_added"] = refused
-            response["note"] = self._cap_message(refused)
-        else:
-            response["note"] = "These tools are in your tool list now; call them directly."
-        return response
-
-    def _scope(self, domain: str | None, group: str | None) -> tuple[str | None, str | None]:
-        """``domain``/``group`` checked against what this session sees (forgiving case)."""
-        summaries = self.manager.catalog.domains(where=self._can_see)
-        if domain is not None:
-            by_fold = {normalize_name(d.name): d.name for d in summaries}
-            real = domain if domain in by_fold.values() else by_fold.get(normalize_name(domain))
-            if real is None:
-                valid = meta.names_hint([d.name for d in summaries], 30) or "(none)"
-                raise InvalidArgumentsError(
-                    f"Unknown domain {_quoted(domain)}. Valid domains: {valid}.",
-                    tool_name=meta.DISCOVER_TOOLS,
-                )
-            domain = real
-        if group is not None:
-            groups = sorted(
-                {g for d in summaries if domain is None or d.name == domain for g in d.groups}
-            )
-            by_fold = {normalize_name(g): g for g in groups}
-            real = group if group in groups else by_fold.get(normalize_name(group))
-            if real is None:
-                where = f" in domain {domain!r}" if domain else ""
-                raise InvalidArgumentsError(
-                    f"Unknown group {_quoted(group)}{where}. Valid groups: "
-                    f"{meta.names_hint(groups, 30) or '(none)'}.",
-                    tool_name=meta.DISCOVER_TOOLS,
-                )
-            group = real
-        return domain, group
-
-    def _discover_tools(self, args: dict[str, Any]) -> dict[str, Any]:
-        catalog = self.manager.catalog
-        domain = args.get("domain") or None
-        group = args.get("group") or None
-        query = args.get("query") or None
-        domain, group = self._scope(domain, group)
-        if query:
-            hits = self._search(
-                [query], "keyword", domain=domain, group=group, caller=meta.DISCOVER_TOOLS
-            )
-            response: dict[str, Any] = {"tools": {h.name: self._summary(h.name) for h in hits}}
-            if not hits:
-                response["note"] = (
-                    "Nothing matched; try other words, or discover_tools() to browse domains."
-                )
-            return response
-        if domain is None and group is None:
-            return {
-                "domains": {
-                    d.name: {"tools": d.tool_count, "groups": list(d.groups)}
-                    for d in catalog.domains(where=self._can_see)
-                }
-            }
-        listing = catalog.browse(domain, group, where=self._can_see)
-        entries = [e for e in listing if isinstance(e, ToolEntry)]
-        limit = self.manager.browse_limit
-        head: dict[str, Any] = {}
-        if domain is not None:
-            head["domain"] = domain
-        if group is not None:
-            head["group"] = group
-        if group is None and len(entries) > limit:
-            counts: dict[str, int] = {}
-            for entry in entries:
-                counts[entry.group] = counts.get(entry.group, 0) + 1
-            return {
-                **head,
-                "groups": counts,
-                "note": f"{len(entries)} tools: pass a group, or a query, to list them.",
-            }
-        if group is None:
-            grouped: dict[str, dict[str, str]] = {}
-            for entry in entries:
-                grouped.setdefault(entry.group, {})[entry.name] = self._summary(entry.name)
-            return {**head, "groups": grouped}
-        response = {**head, "tools": {e.name: self._summary(e.name) for e in entries[:limit]}}
-        if len(entries) > limit:
-            response["note"] = f"First {limit} of {len(entries)}; pass a query to narrow."
-        return response
-
-    def _schemas(self, names: Sequence[str], caller: str) -> dict[str, Any]:
-        entries: list[dict[str, Any]] = []
-        errors: dict[str, str] = {}
-        found: list[str] = []
-        suggestions: list[str] = []
-        unknown = 0
-        all_hidden = True
-        for name in dict.fromkeys(names):
-            try:
-                tool = self._resolve(name)
-            except ToolNotFoundError as exc:
-                all_hidden = all_hidden and isinstance(exc, ToolNotPermittedError)
-                unknown += 1
-                if unknown <= MAX_REPORTED_ERRORS:  # each one echoes what the model sent
-                    errors[clip(str(name))] = exc.message
-                    suggestions.extend(exc.suggestions)
-                continue
-            if tool.name not in found:
-                found.append(tool.name)
-                entries.append(meta.schema_entry(self._present(tool)))
-        if unknown > MAX_REPORTED_ERRORS:
-            errors["…"] = f"{unknown - MAX_REPORTED_ERRORS} more unknown names left out."
-        if not entries:
-            refusal = ToolNotPermittedError if all_hidden else ToolNotFoundError
-            raise refusal(" ".join(errors.values()), suggestions=suggestions)
-        _, refused = self._load(found)
-        response: dict[str, Any] = {"tools": entries}
-        if errors:
-            response["errors"] = errors
-        if refused:
-            response["note"] = self._cap_message(refused)
-        return response
-
-    def _get_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:
-        names = [n for n in [args.get("tool_name"), *(args.get("tool_names") or [])] if n]
-        if not names:
-            raise InvalidArgumentsError(
-                'get_tool_schema needs "tool_name" (or "tool_names", a list); find names with '
-                "discover_tools.",
-                tool_name=meta.GET_TOOL_SCHEMA,
-            )
-        response = self._schemas(names, meta.GET_TOOL_SCHEMA)
-        if len(response["tools"]) == 1 and len(response) == 1:
-            return dict(response["tools"][0])
-        return response
-
-    def _load_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self._schemas(args["tool_names"], meta.LOAD_TOOL_SCHEMA)
-
-    async def _execute_tool(self, args: dict[str, Any]) -> ToolResult:
-        name = args["tool_name"]
-        arguments = args.get("arguments")
-        if arguments is None:
-            # A common slip: the tool's arguments beside tool_name instead of inside arguments.
-            arguments = {k: v for k, v in args.items() if k != "tool_name"}
-        inner = self._meta_tool(name)
-        if inner is not None:
-            if inner.name == meta.EXECUTE_TOOL:
-                raise InvalidArgumentsError(
-                    "execute_tool runs a tool found with discover_tools; give that tool's name.",
-                    tool_name=meta.EXECUTE_TOOL,
-                )
-            return await self._call_meta(inner, arguments)
-        return await self._execute(self._resolve(name), arguments)
+        limit = self._results.budget.per_result(self._lookup(name))
+        return error_result(name, error, limit=limit, encoding=self.manager.encoding)
 
 
 class _Clock:
@@ -1036,43 +532,3 @@ class _Clock:
 def _quoted(value: Any) -> str:
     """``repr(value)`` for an error message, clipped: a model's input is echoed, not resent."""
     return clip(repr(value))
-
-
-def _forgive_meta_arguments(name: str, arguments: Any) -> Any:
-    """Fix the slips models make with meta-tool arguments before validating them."""
-    if isinstance(arguments, str):
-        text = arguments.strip()
-        try:
-            arguments = json.loads(text) if text else {}
-        except ValueError:
-            return arguments  # validation reports it
-    if not isinstance(arguments, Mapping):
-        return arguments
-    arguments = dict(arguments)
-    for key in ("tool_names", "queries"):
-        value = arguments.get(key)
-        if isinstance(value, str):
-            try:
-                parsed = json.loads(value)
-            except ValueError:
-                parsed = None
-            if not isinstance(parsed, list):
-                arguments[key] = [value]  # a single name where a list is wanted
-    if name == meta.LOAD_TOOL_SCHEMA and arguments.get("tool_names") == []:
-        raise InvalidArgumentsError(
-            'load_tool_schema got an empty "tool_names": name the tools whose parameters you '
-            'need, for example {"tool_names": ["first_tool", "second_tool"]}.',
-            tool_name=name,
-        )
-    if name == meta.GET_TOOL_SCHEMA and isinstance(arguments.get("tool_name"), list):
-        names = arguments.pop("tool_name")  # several names under the singular key
-        arguments["tool_names"] = [*names, *(arguments.get("tool_names") or [])]
-    if name in (meta.EXECUTE_TOOL, meta.GET_TOOL_SCHEMA) and "tool_name" not in arguments:
-        if isinstance(arguments.get("name"), str) and "tool_names" not in arguments:
-            arguments["tool_name"] = arguments.pop("name")
-    if name == meta.LOAD_TOOL_SCHEMA and "tool_names" not in arguments:
-        for alias in ("tool_name", "names", "name"):
-            if isinstance(arguments.get(alias), str):
-                arguments["tool_names"] = [arguments.pop(alias)]
-                break
-    return arguments

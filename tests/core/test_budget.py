@@ -104,14 +104,14 @@ def test_bad_configuration_says_what_is_valid(options, message) -> None:
 def test_shape_cuts_to_the_tool_budget_and_records_it() -> None:
     account = ResultBudget(max_result_tokens=200, session_tokens=1_000).start()
     big = [{"id": i, "text": "lorem ipsum " * 20} for i in range(500)]
-    result = account.shape(big, Tool("list", max_result_tokens=100), call_id="c1")
+    result = account.shape_sync(big, Tool("list", max_result_tokens=100), call_id="c1")
     assert result.truncated and result.tokens <= 100
     record = account.records()[0]
     assert (record.call_id, record.tool_name, record.tokens) == ("c1", "list", result.tokens)
     assert record.original_tokens == result.original_tokens > 100
 
 
-def test_ashape_awaits_an_async_summariser_and_falls_back_when_it_fails() -> None:
+def test_shape_awaits_an_async_summariser_and_falls_back_when_it_fails() -> None:
     async def summarise(text: str, *, tool_name: str, goal: str | None) -> str:
         if goal == "fail":
             raise TimeoutError("upstream")
@@ -119,8 +119,8 @@ def test_ashape_awaits_an_async_summariser_and_falls_back_when_it_fails() -> Non
 
     account = ResultBudget(max_result_tokens=100, summarizer=summarise).start()
     big = [{"id": i, "text": "lorem ipsum " * 20} for i in range(500)]
-    ok = asyncio.run(account.ashape(big, Tool("list")))
-    failed = asyncio.run(account.ashape(big, Tool("list"), goal="fail"))
+    ok = asyncio.run(account.shape(big, Tool("list")))
+    failed = asyncio.run(account.shape(big, Tool("list"), goal="fail"))
     assert ok.summarized and ok.value == "list: 500 rows"
     assert failed.note == "SummaryFailed: TimeoutError: upstream" and failed.tokens <= 100
     assert [r.truncated for r in account.records()] == [True, True]
