@@ -85,14 +85,23 @@ def test_stores_follow_the_protocol(make_store: MakeStore) -> None:
 def test_save_load_delete_and_versions(make_store: MakeStore) -> None:
     store = make_store()
     assert store.load("s1") is None
-    assert store.save("s1", {"loaded": ["a"]}, version=0) == 1
-    assert store.load("s1") == StoredSession({"loaded": ["a"]}, 1)
-    assert store.save("s1", {"loaded": ["a", "b"]}, version=1) == 2
-    assert store.load("s1") == StoredSession({"loaded": ["a", "b"]}, 2)
+    first = store.save("s1", {"loaded": ["a"]}, version=0)
+    assert store.load("s1") == StoredSession({"loaded": ["a"]}, first)
+    second = store.save("s1", {"loaded": ["a", "b"]}, version=first)
+    assert second > first
+    assert store.load("s1") == StoredSession({"loaded": ["a", "b"]}, second)
     store.delete("s1")
     store.delete("s1")  # deleting nothing is fine
     assert store.load("s1") is None
-    assert store.save("s1", {"fresh": True}, version=0) == 1
+    again = store.save("s1", {"fresh": True}, version=0)
+    # Started again, the session never reuses a version: a writer still holding one from
+    # before the delete (or an expiry) cannot overwrite the new session.
+    assert again > second
+    with pytest.raises(SessionConflictError):
+        store.save("s1", {"stale": True}, version=first)
+    with pytest.raises(SessionConflictError):
+        store.save("s1", {"stale": True}, version=second)
+    assert store.load("s1") == StoredSession({"fresh": True}, again)
 
 
 def test_a_loaded_state_is_a_copy(make_store: MakeStore) -> None:
@@ -326,8 +335,8 @@ def test_bad_session_ids_are_refused(make_store: MakeStore, session_id: Any) -> 
 def test_the_longest_and_most_punctuated_ids_are_fine(make_store: MakeStore) -> None:
     store = make_store()
     for session_id in ("x" * MAX_SESSION_ID_LENGTH, "mcp:3f2a-9b/..*?[]{}@!~"):
-        store.save(session_id, {"ok": True}, version=0)
-        assert store.load(session_id) == StoredSession({"ok": True}, 1)
+        version = store.save(session_id, {"ok": True}, version=0)
+        assert store.load(session_id) == StoredSession({"ok": True}, version)
 
 
 @pytest.mark.parametrize(

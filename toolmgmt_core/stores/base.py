@@ -242,6 +242,7 @@ class InMemorySessionStore:
         self._lock = threading.Lock()
         # session id -> (version, JSON bytes, expiry time or None)
         self._sessions: dict[str, tuple[int, bytes, float | None]] = {}
+        self._counter = 0
         self._next_sweep = clock() + (ttl or 0.0)
 
     def __len__(self) -> int:
@@ -286,7 +287,10 @@ class InMemorySessionStore:
             current = entry[0] if entry is not None else 0
             if current != version:
                 raise _conflict(session_id, version, current)
-            new_version = current + 1
+            # From one counter, not current + 1: a session started again after it expired
+            # never reuses a version, so a stale writer cannot overwrite it (no ABA).
+            self._counter += 1
+            new_version = self._counter
             until = None if self.ttl is None else now + self.ttl
             self._sessions[session_id] = (new_version, data, until)
         return new_version

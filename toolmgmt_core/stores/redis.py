@@ -34,17 +34,22 @@ from toolmgmt_core.stores.base import (
 
 __all__ = ["DEFAULT_PREFIX", "RedisSessionStore", "redact_url"]
 
+_COUNTER = "\x00versions"  # no session id can hold a control character, so no clash
+
 DEFAULT_PREFIX = "toolmgmt:session:"
 """What every session key starts with, so toolmgmt's keys are easy to find and to keep apart."""
 
-# KEYS[1]: the session key. ARGV: the expected version, the state JSON, the TTL in ms (0: none).
-# Returns {1, new version} when saved, {0, current version} (0: no session) when not.
+# KEYS[1]: the session key; KEYS[2]: the store's version counter. ARGV: the expected version,
+# the state JSON, the TTL in ms (0: none). Returns {1, new version} when saved, {0, current
+# version} (0: no session) when not. Versions come from one counter, never from the session's
+# own (current + 1): a session that expired and was started again never reuses a version, so a
+# writer holding a version from before cannot overwrite the new session (no ABA).
 _SAVE_SCRIPT = """
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if current ~= tonumber(ARGV[1]) then
   return {0, current}
 end
-local version = current + 1
+local version = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2])
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then
@@ -190,7 +195,9 @@ class RedisSessionStore:
         check_version(version)
         data = encode_state(state, max_bytes=self.max_state_bytes)
         with self._errors(f"save session {session_id!r}"):
-            saved, current = self._save(keys=[key], args=[version, data, self._ttl_ms])
+            saved, current = self._save(
+                keys=[key, self.prefix + _COUNTER], args=[version, data, self._ttl_ms]
+            )
         if not saved:
             raise _conflict(session_id, version, int(current))
         return int(current)
