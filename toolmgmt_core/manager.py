@@ -21,6 +21,7 @@ from toolmgmt_core.meta_tools import INSTRUCTIONS, meta_tools_for
 from toolmgmt_core.policy import ApprovalCallback, Policy, PolicyFile, PolicyView
 from toolmgmt_core.profiles import Profile
 from toolmgmt_core.session import ToolSession
+from toolmgmt_core.stores.base import InMemorySessionStore, SessionStore
 from toolmgmt_core.tokens import DEFAULT_ENCODING, definition_tokens, get_encoding
 from toolmgmt_core.tool import Tool
 
@@ -103,6 +104,9 @@ class ToolManager:
             results over ``summarize_threshold``; on failure or timeout they are truncated.
         summarize_threshold: summarise results over this many tokens (default: their budget).
         summary_timeout: seconds the summariser may take.
+        session_store: where conversations opened by id (``manager.session("conv-1")``) live
+            between calls: in this process's memory by default; a
+            :class:`~toolmgmt_core.stores.redis.RedisSessionStore` shares them between replicas.
 
     Raises:
         ConfigError: an unknown mode or option value, or an always-on name not in the catalog.
@@ -136,6 +140,7 @@ class ToolManager:
         summarizer: Callable[..., Any] | None = None,
         summarize_threshold: int | None = None,
         summary_timeout: float | None = 30.0,
+        session_store: SessionStore | None = None,
     ) -> None:
         if not isinstance(catalog, ToolCatalog):
             raise ConfigError(
@@ -206,6 +211,15 @@ class ToolManager:
         """Result budgets and truncation; each session keeps its own account of it."""
         self.max_result_tokens = max_result_tokens
         self.truncation = truncation
+        if session_store is not None and not isinstance(session_store, SessionStore):
+            raise ConfigError(
+                f"session_store must have load, save and delete (the SessionStore protocol: "
+                f"InMemorySessionStore, RedisSessionStore), got {type(session_store).__name__}."
+            )
+        self.session_store: SessionStore = (
+            InMemorySessionStore() if session_store is None else session_store
+        )
+        """Where conversations opened by id live between calls."""
         self.planner = LayoutPlanner(
             catalog,
             mode=mode,
@@ -239,11 +253,27 @@ class ToolManager:
 
     # -- sessions -------------------------------------------------------------------------
 
-    def session(self, state: Mapping[str, Any] | None = None) -> ToolSession:
-        """A new conversation's session, or one restored from ``ToolSession.to_json()`` state."""
-        if state is not None:
-            return ToolSession.from_json(self, state)
-        return ToolSession(self)
+    def session(self, key: str | Mapping[str, Any] | None = None) -> ToolSession:
+        """A conversation's session.
+
+        - ``manager.session()``: a new conversation, in this object only;
+        - ``manager.session("conversation-1")``: the conversation with this id in
+          :attr:`session_store`, restored when the store holds it, new otherwise, and saved
+          there after every call that changes it (two managers over one store, as two
+          replicas, serve the same conversation);
+        - ``manager.session(state)``: restored from ``ToolSession.to_json()`` state (a dict; for
+          JSON text use ``ToolSession.from_json``).
+
+        Raises:
+            InvalidSessionError: a bad id.
+            StoreUnavailableError: the session store cannot be reached.
+            ConfigError: a state (given or stored) that is not a session state.
+        """
+        if key is None:
+            return ToolSession(self)
+        if isinstance(key, str):
+            return ToolSession.open(self, key)
+        return ToolSession.from_json(self, key)
 
     @property
     def instructions(self) -> str:

@@ -117,7 +117,7 @@ class MetaToolCalls:
                 "note": f"No tool matched {_quoted(' / '.join(queries))}. Try other words or "
                 f'method "regex".{self._domains_note()}',
             }
-        added, refused = self.session.load([h.name for h in hits])
+        added, refused = self.session._load([h.name for h in hits])
         response: dict[str, Any] = {"found": {h.name: self._summary(h.name) for h in hits}}
         if added:
             response["added"] = added
@@ -232,7 +232,7 @@ class MetaToolCalls:
         if not entries:
             refusal = ToolNotPermittedError if all_hidden else ToolNotFoundError
             raise refusal(" ".join(errors.values()), suggestions=suggestions)
-        _, refused = self.session.load(found)
+        _, refused = self.session._load(found)
         response: dict[str, Any] = {"tools": entries}
         if errors:
             response["errors"] = errors

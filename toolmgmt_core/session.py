@@ -16,6 +16,7 @@ meta-tools' answers are :mod:`toolmgmt_core.meta_calls`', the state's shape
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import threading
@@ -29,6 +30,7 @@ from toolmgmt_core.budget import ResultRecord, SessionBudget
 from toolmgmt_core.catalog import normalize_name
 from toolmgmt_core.control import check_approval, reraise_control_flow
 from toolmgmt_core.errors import (
+    StoreError,
     ToolCallError,
     ToolNotFoundError,
     ToolNotLoadedError,
@@ -49,7 +51,8 @@ from toolmgmt_core.meta_calls import MetaToolCalls
 from toolmgmt_core.policy import Explanation, PolicyView
 from toolmgmt_core.profiles import Profile
 from toolmgmt_core.results import error_result, shape_result
-from toolmgmt_core.session_state import SessionState, parse_state
+from toolmgmt_core.session_state import SessionState, merge_states, parse_state
+from toolmgmt_core.stores.base import InMemorySessionStore, check_session_id, update_session
 from toolmgmt_core.tool import Tool
 
 if TYPE_CHECKING:
@@ -78,8 +81,18 @@ class ToolSession:
     threads or tasks (parallel tool calls), and sessions never share state.
     """
 
-    def __init__(self, manager: ToolManager, *, loaded: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        manager: ToolManager,
+        *,
+        loaded: Iterable[str] = (),
+        session_id: str | None = None,
+    ) -> None:
         self.manager = manager
+        self.session_id = None if session_id is None else check_session_id(session_id)
+        """The conversation's id in the manager's session store (None: this object only)."""
+        self._version = 0
+        self._saved: tuple[Any, ...] | None = None
         self._loaded: list[str] = list(dict.fromkeys(loaded))
         self._lock = threading.RLock()
         self._results: SessionBudget = manager.result_budget.start()
@@ -129,6 +142,7 @@ class ToolSession:
         view = self.manager.policy.with_profile(profile)
         with self._lock:
             self._profile_view = None if view is self.manager.policy else view
+        self.save_sync()
 
     def explain(self, name: str) -> Explanation:
         """Why ``name`` is visible to this session or not, and which policy step decided it."""
@@ -224,7 +238,9 @@ class ToolSession:
 
     def mark_results_cleared(self, call_ids: Iterable[str]) -> int:
         """Record that these results (by call id) left the context; returns tokens freed."""
-        return self._results.mark_cleared(call_ids)
+        freed = self._results.mark_cleared(call_ids)
+        self.save_sync()
+        return freed
 
     # -- state ----------------------------------------------------------------------------
 
@@ -273,6 +289,99 @@ class ToolSession:
             session._results = manager.result_budget.start(state.results)
         return session
 
+    # -- the session store ----------------------------------------------------------------
+
+    @classmethod
+    def open(cls, manager: ToolManager, session_id: str) -> ToolSession:
+        """The conversation ``session_id``: restored from the manager's session store when it
+        holds it (as untrusted as any state: see :meth:`from_json`), else a new one. Either way
+        the session is saved there after every call that changes it.
+
+        Raises:
+            InvalidSessionError: a bad id (1-256 visible ASCII characters).
+            StoreUnavailableError: the store cannot be reached.
+            ConfigError: the stored state is not a session state.
+        """
+        stored = manager.session_store.load(check_session_id(session_id))
+        if stored is None:
+            session = cls(manager, session_id=session_id)
+        else:
+            session = cls.from_json(manager, stored.state)
+            session.session_id = session_id
+            session._version = stored.version
+        session._saved = session._fingerprint()
+        return session
+
+    def _fingerprint(self) -> tuple[Any, ...]:
+        """What a save would change: loads, profile, result records and cleared results."""
+        view = self._profile_view
+        results = self._results.to_json()
+        return (
+            tuple(self.loaded()),
+            view.profile.name if view is not None else None,
+            len(results["records"]),
+            tuple(results["cleared"]),
+        )
+
+    def save_sync(self) -> None:
+        """Save this conversation to the manager's session store, if it has an id and changed.
+
+        A compare-and-set write that merges with what another replica saved meanwhile (loads
+        and result records add up; :func:`~toolmgmt_core.session_state.merge_states`); the
+        session then holds the merged state, so it also lists what the other replica loaded.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached (the change stays unsaved and is
+                saved with the next change).
+            SessionConflictError: other writers kept winning for every retry.
+        """
+        if self.session_id is None:
+            return
+        fingerprint = self._fingerprint()
+        if fingerprint == self._saved:
+            return
+        view = self._profile_view
+        loaded, results = fingerprint[0], self._results.to_json()
+
+        def change(state: Mapping[str, Any] | None) -> dict[str, Any]:
+            return merge_states(
+                state,
+                loaded=loaded,
+                results=results,
+                profile=view.profile.name if view is not None else None,
+                clear_profile=view is None,
+                mode=self.manager.mode,
+            )
+
+        stored = update_session(self.manager.session_store, self.session_id, change)
+        merged = parse_state(stored.state)
+        with self._lock:
+            if merged.loaded != loaded:
+                self._loaded = []
+                self._load(list(merged.loaded))
+            if merged.results is not None:
+                self._results.restore(merged.results)
+            self._version = stored.version
+        self._saved = self._fingerprint()
+
+    async def save(self) -> None:
+        """:meth:`save_sync` for async code; a store that does I/O is written from a worker
+        thread. A store that is down is logged loudly and does not fail the call that ran."""
+        if self.session_id is None or self._fingerprint() == self._saved:
+            return
+        try:
+            if isinstance(self.manager.session_store, InMemorySessionStore):
+                self.save_sync()
+            else:
+                await asyncio.to_thread(self.save_sync)
+        except StoreError as exc:
+            logger.error(
+                "toolmgmt: session %r could not be saved (%s); its change is kept here and "
+                "saved with the next one",
+                self.session_id,
+                exc,
+            )
+
     # -- loading --------------------------------------------------------------------------
 
     def load(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -282,7 +391,9 @@ class ToolSession:
         Returns:
             (newly loaded, refused because the ``max_active`` cap is reached).
         """
-        return self._load([n for n in dict.fromkeys(names) if self._lookup(n) is not None])
+        done = self._load([n for n in dict.fromkeys(names) if self._lookup(n) is not None])
+        self.save_sync()
+        return done
 
     def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
         """Record ``names`` as loaded, appending to the list where the mode lists loads.
@@ -334,6 +445,11 @@ class ToolSession:
             The result; on failure ``is_error`` is set and ``error.kind`` says whether it was the
             gateway ("gateway") or the tool ("tool").
         """
+        result = await self._call(name, arguments, call_id)
+        await self.save()
+        return result
+
+    async def _call(self, name: str, arguments: Any, call_id: str | None) -> ToolResult:
         _CALL_ID.set(call_id)
         try:
             meta_tool = self._meta_tool(name)

@@ -343,7 +343,7 @@ def test_restored_state_with_removed_tool(catalog) -> None:
 )
 def test_bad_state_is_refused_clearly(catalog, state, message) -> None:
     with pytest.raises(ConfigError, match=message):
-        ToolManager(catalog).session(state)
+        ToolSession.from_json(ToolManager(catalog), state)
 
 
 def test_sessions_do_not_share_loaded_tools(catalog) -> None:

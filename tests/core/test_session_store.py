@@ -1,0 +1,183 @@
+"""Conversations by id: kept in the manager's session store, shared by managers over one store
+(two replicas), merged when two write at once, narrowed when restored."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import pytest
+
+from toolmgmt_core import ConfigError, InvalidSessionError, Tool, ToolCatalog, ToolManager
+from toolmgmt_core.errors import StoreUnavailableError
+from toolmgmt_core.session_state import merge_states, parse_state
+from toolmgmt_core.stores import InMemorySessionStore, StoredSession
+
+NAMES = ["send_email", "list_emails", "create_event", "list_events", "read_file", "write_file"]
+
+
+def _catalog() -> ToolCatalog:
+    tools = []
+    for name in NAMES:
+        verb, noun = name.split("_", 1)
+        tools.append(
+            Tool(
+                name=name,
+                description=f"{verb.title()} {noun.replace('_', ' ')} for the user.",
+                handler=lambda **_: "x" * 400,
+                annotations={"read_only": verb in ("list", "read")},
+            )
+        )
+    return ToolCatalog(tools)
+
+
+def _pair(store: Any = None, **options: Any) -> tuple[ToolManager, ToolManager]:
+    """Two managers over one catalog definition and one store: two replicas."""
+    store = store if store is not None else InMemorySessionStore()
+    return (
+        ToolManager(_catalog(), session_store=store, **options),
+        ToolManager(_catalog(), session_store=store, **options),
+    )
+
+
+def test_a_conversation_by_id_keeps_its_loads_between_session_objects() -> None:
+    manager = ToolManager(_catalog())
+    first = manager.session("conversation-1")
+    assert first.session_id == "conversation-1"
+    first.call_sync("tool_search", {"query": "send an email"})
+    assert "send_email" in first.loaded()
+    again = manager.session("conversation-1")
+    assert again.loaded() == first.loaded()
+    assert [t.name for t in again.tools()] == [t.name for t in first.tools()]
+    assert manager.session("conversation-2").loaded() == []
+    assert manager.session().session_id is None  # no id: this object only
+
+
+def test_what_one_replica_loads_the_other_lists_on_its_next_step() -> None:
+    a, b = _pair(session_result_budget=10_000)
+    a.session("c").call_sync("tool_search", {"query": "read a file"})
+    step = b.session("c")
+    assert "read_file" in [t.name for t in step.tools()]
+    spent = step.call_sync("read_file", {})
+    assert not spent.is_error
+    back_on_a = a.session("c")
+    assert back_on_a.result_budget.used == spent.tokens  # the spent budget travels too
+    assert "read_file" in back_on_a.loaded()
+
+
+def test_two_replicas_loading_at_the_same_moment_lose_nothing() -> None:
+    store = InMemorySessionStore()
+    a, b = _pair(store)
+    for round_ in range(40):
+        conversation = f"race-{round_}"
+        sessions = [a.session(conversation), b.session(conversation)]
+        start = threading.Barrier(2)
+
+        def load(session: Any, query: str, start: threading.Barrier = start) -> None:
+            start.wait()
+            session.call_sync("tool_search", {"query": query})
+
+        threads = [
+            threading.Thread(target=load, args=(sessions[0], "send an email")),
+            threading.Thread(target=load, args=(sessions[1], "create a calendar event")),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        stored = store.load(conversation)
+        assert stored is not None
+        assert {"send_email", "create_event"} <= set(stored.state["loaded"]), round_
+
+
+def test_a_profile_chosen_by_code_is_kept_and_stored_state_only_narrows() -> None:
+    store = InMemorySessionStore()
+    manager = ToolManager(_catalog(), session_store=store, profiles=[])
+    session = manager.session("p")
+    session.set_profile("readonly")
+    assert manager.session("p").profile == "readonly"
+    # What the store holds is as untrusted as any state: "full" cannot lift a readonly manager.
+    readonly = ToolManager(_catalog(), session_store=store, profile="readonly")
+    stored = store.load("p")
+    assert stored is not None
+    store.save("p", {**stored.state, "profile": "full"}, version=stored.version)
+    lifted = readonly.session("p")
+    assert "write_file" not in [t.name for t in lifted.visible_tools()]
+    assert lifted.call_sync("write_file", {}).error.code == "not_permitted"  # type: ignore[union-attr]
+
+
+def test_bad_ids_and_bad_stored_states_are_refused_clearly() -> None:
+    store = InMemorySessionStore()
+    manager = ToolManager(_catalog(), session_store=store)
+    with pytest.raises(InvalidSessionError, match="visible ASCII"):
+        manager.session("two words")
+    store.save("bad", {"loaded": "send_email"}, version=0)
+    with pytest.raises(ConfigError, match="must be a list of tool names"):
+        manager.session("bad")
+
+
+class _DownStore(InMemorySessionStore):
+    """A store whose server went away after the conversation was opened."""
+
+    down = False
+
+    def save(self, session_id: str, state: Any, *, version: int) -> int:
+        if self.down:
+            raise StoreUnavailableError("Cannot save: the test store is down.")
+        return super().save(session_id, state, version=version)
+
+    def load(self, session_id: str) -> StoredSession | None:
+        if self.down:
+            raise StoreUnavailableError("Cannot load: the test store is down.")
+        return super().load(session_id)
+
+
+def test_a_store_that_goes_down_fails_no_call_and_catches_up(caplog: Any) -> None:
+    store = _DownStore()
+    manager = ToolManager(_catalog(), session_store=store)
+    session = manager.session("down")
+    store.down = True
+    with caplog.at_level(logging.ERROR, logger="toolmgmt"):
+        result = session.call_sync("tool_search", {"query": "list my emails"})
+    assert not result.is_error and "list_emails" in session.loaded()
+    assert "could not be saved" in caplog.text
+    with pytest.raises(StoreUnavailableError, match="down"):
+        manager.session("down")  # opening says so clearly
+    store.down = False
+    session.call_sync("tool_search", {"query": "read a file"})  # the next change saves both
+    assert {"list_emails", "read_file"} <= set(manager.session("down").loaded())
+
+
+def test_an_expired_conversation_starts_afresh() -> None:
+    now = [0.0]
+    store = InMemorySessionStore(ttl=60, clock=lambda: now[0])
+    manager = ToolManager(_catalog(), session_store=store)
+    manager.session("t").call_sync("tool_search", {"query": "send an email"})
+    now[0] = 30
+    assert manager.session("t").loaded()
+    now[0] = 200
+    assert manager.session("t").loaded() == []
+
+
+def test_merge_states_adds_loads_and_records_up_and_keeps_one_of_each() -> None:
+    stored = {
+        "version": 1,
+        "loaded": ["a", "b"],
+        "results": {"records": [{"call_id": "call_0", "tool_name": "a", "tokens": 5}]},
+    }
+    mine = {
+        "records": [
+            {"call_id": "call_0", "tool_name": "a", "tokens": 5},
+            {"call_id": "call_0", "tool_name": "c", "tokens": 7},  # another replica's call_0
+        ],
+        "cleared": ["call_0"],
+    }
+    merged = parse_state(merge_states(stored, loaded=["c", "a"], results=mine, profile="x"))
+    assert merged.loaded == ("a", "b", "c")
+    assert merged.results is not None
+    assert [r["tool_name"] for r in merged.results["records"]] == ["a", "c"]
+    assert merged.results["cleared"] == ["call_0"] and merged.profile == "x"
+    chosen = merge_states(stored, profile="x")
+    assert parse_state(merge_states(chosen, clear_profile=True)).profile is None
+    assert parse_state(merge_states(None, loaded=["z"])).loaded == ("z",)
