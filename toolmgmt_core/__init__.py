@@ -45,7 +45,9 @@ from toolmgmt_core.errors import (
 from toolmgmt_core.execution import ToolResult
 from toolmgmt_core.lint import Finding, lint
 from toolmgmt_core.manager import ToolManager
-from toolmgmt_core.policy import ApprovalRequest, Explanation, Policy, PolicyView, load_policy_file
+from toolmgmt_core.policy import PolicyView
+from toolmgmt_core.policy_files import load_policy_file
+from toolmgmt_core.policy_steps import ApprovalRequest, Explanation, Policy
 from toolmgmt_core.profiles import Profile
 from toolmgmt_core.providers import FormatReport, format_tools
 from toolmgmt_core.session import ToolSession, Usage

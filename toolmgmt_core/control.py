@@ -25,20 +25,18 @@ The manager's own ``approval`` callback, when one is configured, is asked instea
 from __future__ import annotations
 
 import contextlib
-import copy
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolmgmt_core.policy import ApprovalRequest, PolicyView
-    from toolmgmt_core.tool import Tool
+    from toolmgmt_core.policy_steps import ApprovalRequest
 
 __all__ = [
     "ApprovalAsker",
-    "check_approval",
     "control_flow_types",
     "framework_approval",
+    "framework_approver",
     "is_control_flow",
     "passthrough",
     "reraise_control_flow",
@@ -93,7 +91,7 @@ def framework_approval(approver: ApprovalAsker | None) -> Iterator[None]:
     """Within this block, calls that need approval ask ``approver`` when the manager has no
     ``approval`` callback of its own (None leaves approval to the manager).
 
-    The approver gets the :class:`~toolmgmt_core.policy.ApprovalRequest` after the call's
+    The approver gets the :class:`~toolmgmt_core.policy_steps.ApprovalRequest` after the call's
     arguments were validated, so the human sees exactly what will run.
     """
     token = _APPROVER.set(approver)
@@ -103,15 +101,6 @@ def framework_approval(approver: ApprovalAsker | None) -> Iterator[None]:
         _APPROVER.reset(token)
 
 
-async def check_approval(policy: PolicyView, tool: Tool, arguments: Mapping[str, Any]) -> None:
-    """``policy.check_approval`` with the framework's approver when the manager has none.
-
-    Raises:
-        ApprovalDeniedError: the approver said no (see ``PolicyView.check_approval``).
-    """
-    approver = _APPROVER.get()
-    if approver is not None and policy.approval is None:
-        # A shallow copy shares the view's cached state; only the approver differs.
-        policy = copy.copy(policy)
-        policy.approval = approver
-    await policy.check_approval(tool, arguments)
+def framework_approver() -> ApprovalAsker | None:
+    """The approver of the :func:`framework_approval` block around this point, or None."""
+    return _APPROVER.get()

@@ -18,7 +18,9 @@ from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import ConfigError
 from toolmgmt_core.layout import LayoutPlanner
 from toolmgmt_core.meta_tools import INSTRUCTIONS, meta_tools_for
-from toolmgmt_core.policy import ApprovalCallback, Policy, PolicyFile, PolicyView
+from toolmgmt_core.policy import PolicyView
+from toolmgmt_core.policy_files import PolicyFile
+from toolmgmt_core.policy_steps import ApprovalCallback, Policy
 from toolmgmt_core.profiles import Profile
 from toolmgmt_core.session import ToolSession
 from toolmgmt_core.stores.base import InMemorySessionStore, SessionStore

@@ -20,74 +20,44 @@ The session asks the view about every listing, search hit, browse entry, schema 
 removed tool is invisible and uncallable through every door. :meth:`PolicyView.allows` is cached
 per catalog version.
 
-Policy files (TOML or JSON) hold profiles and steps::
-
-    profile = "support"                 # optional: the default profile
-
-    [profiles.support]
-    include = ["domain:crm", "readonly"]
-    exclude = ["admin_*"]
-    description_overrides = { read_file = "Read a file. Only files under src/." }
-
-    [[policies]]
-    label = "global"
-    deny = ["admin_*"]
-    require_approval = ["destructive"]
-
-    [[policies]]
-    label = "agent"
-    allow = ["domain:crm", "domain:email"]
+Steps are :class:`~toolmgmt_core.policy_steps.Policy` objects; policy files (TOML or JSON) that
+hold profiles and steps are read by :mod:`toolmgmt_core.policy_files`.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import functools
+import copy
 import inspect
-import json
-import re
-import sys
 import threading
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolmgmt_core.control import reraise_control_flow
+from toolmgmt_core.control import framework_approver, reraise_control_flow
 from toolmgmt_core.errors import ApprovalDeniedError, ConfigError
 from toolmgmt_core.meta_tools import is_meta_tool
 from toolmgmt_core.names import fold_name
-from toolmgmt_core.profiles import (
-    BUILTIN_PROFILES,
-    Profile,
-    ToolPattern,
-    _check_overrides,
-    get_profile,
-    parse_pattern,
-    parse_patterns,
+from toolmgmt_core.policy_files import PolicyFile, load_policy_file
+from toolmgmt_core.policy_steps import (
+    PROFILE_STEP,
+    ApprovalCallback,
+    ApprovalRequest,
+    Decision,
+    Explanation,
+    Policy,
+    decide,
+    lint_steps,
+    may_pass,
 )
+from toolmgmt_core.profiles import BUILTIN_PROFILES, Profile, get_profile
 from toolmgmt_core.tool import Tool
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 __all__ = [
-    "ApprovalCallback",
-    "ApprovalRequest",
-    "Explanation",
-    "Policy",
-    "PolicyFile",
     "PolicyView",
-    "is_meta_tool",
-    "load_policy_file",
-    "may_match",
+    "check_approval",
 ]
-
-PROFILE_STEP = "profile"
-"""The label of the pipeline's first step, the profile."""
 
 
 def _shown(value: Any, limit: int = 60) -> str:
@@ -103,161 +73,6 @@ def _override_for(overrides: Mapping[str, str], name: str) -> str | None:
         folded = fold_name(name)
         found = next((v for k, v in overrides.items() if fold_name(k) == folded), None)
     return found
-
-
-@dataclass(frozen=True)
-class Policy:
-    """One labelled step of the policy pipeline.
-
-    Usage::
-
-        Policy("global", deny=["admin_*", "group:billing/refunds"], require_approval=["delete_*"])
-        Policy("agent", allow=["domain:crm"], description_overrides={"read_file": "Only src/."})
-    """
-
-    label: str
-    """What the step is (``global``, ``agent``, ``user``...); ``explain`` names it."""
-    allow: Sequence[str] = ()
-    """Patterns of tools this step lets through; none means every tool (a transparent step)."""
-    deny: Sequence[str] = ()
-    """Patterns of tools this step removes; deny wins over any allow, here or later."""
-    description_overrides: Mapping[str, str] = field(default_factory=dict)
-    """Tool name -> the description the model sees instead (a later step's override wins)."""
-    require_approval: Sequence[str] = ()
-    """Patterns of tools whose every call needs the approval callback's yes."""
-    domain: str | None = None
-    """When set, the step applies to this domain's tools only; the others pass it untouched
-    (an MCP gateway's per-upstream policy)."""
-
-    def __post_init__(self) -> None:
-        if self.domain is not None and (not isinstance(self.domain, str) or not self.domain):
-            raise ConfigError(
-                f"Policy {self.label!r}: domain must be a domain name or None, got {self.domain!r}."
-            )
-        if not isinstance(self.label, str) or not self.label.strip():
-            raise ConfigError(
-                f"A policy step needs a non-empty label (such as 'global', 'agent' or 'user'), "
-                f"got {self.label!r}."
-            )
-        owner = f"Policy {self.label!r}"
-        for attr in ("allow", "deny", "require_approval"):
-            value = parse_patterns(getattr(self, attr), what=f"{owner} {attr}")
-            object.__setattr__(self, attr, value)
-        object.__setattr__(
-            self, "description_overrides", _check_overrides(self.description_overrides, owner)
-        )
-
-    def _patterns(self, attr: str) -> tuple[ToolPattern, ...]:
-        return tuple(getattr(self, attr))
-
-    def applies_to(self, domain: str) -> bool:
-        """Whether this step decides about tools of ``domain`` (every domain when unscoped)."""
-        return self.domain is None or fold_name(self.domain) == fold_name(domain)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The step as plain JSON (what :meth:`from_dict` reads)."""
-        data: dict[str, Any] = {"label": self.label}
-        for attr in ("allow", "deny", "require_approval"):
-            if getattr(self, attr):
-                data[attr] = [p.text for p in self._patterns(attr)]
-        if self.description_overrides:
-            data["description_overrides"] = dict(self.description_overrides)
-        if self.domain is not None:
-            data["domain"] = self.domain
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | Policy) -> Policy:
-        """A step from a mapping with ``label``, ``allow``, ``deny``, ``description_overrides``,
-        ``require_approval`` and ``domain``.
-
-        Raises:
-            ConfigError: a missing label, an unknown key or a bad pattern, naming the valid keys.
-        """
-        if isinstance(data, Policy):
-            return data
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"A policy step must be a table/object, got {type(data).__name__}.")
-        unknown = sorted(set(data) - set(_POLICY_KEYS))
-        if unknown:
-            raise ConfigError(
-                f"Policy {data.get('label', '?')!r}: unknown key {unknown[0]!r}; valid keys: "
-                f"{', '.join(_POLICY_KEYS)}."
-            )
-        if "label" not in data:
-            raise ConfigError(
-                "A policy step needs a 'label' (such as 'global', 'agent' or 'user')."
-            )
-        return cls(**data)
-
-
-_POLICY_KEYS = ("label", "allow", "deny", "description_overrides", "require_approval", "domain")
-_PROFILE_KEYS = ("include", "exclude", "description_overrides")
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """What an approval callback is asked about: one call of one tool."""
-
-    tool: Tool
-    """The tool about to run (as the model sees it)."""
-    arguments: Mapping[str, Any]
-    """The validated arguments of the call."""
-    reason: str
-    """Why approval is needed (the tool is destructive, or which step's pattern asks for it)."""
-
-
-ApprovalCallback = Callable[[ApprovalRequest], "bool | Awaitable[bool]"]
-"""Decides one call: return (or resolve to) True to run it, False to refuse it."""
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """Why a tool is or is not visible to an agent."""
-
-    tool_name: str
-    """The name asked about."""
-    allowed: bool
-    """Whether the tool is visible and callable."""
-    step: str | None
-    """The label of the step that removed it (``profile``, ``global``...), None when allowed."""
-    reason: str
-    """One sentence a developer can act on."""
-    pattern: str | None = None
-    """The pattern that decided it, when one did."""
-    exists: bool = True
-    """Whether the catalog (or the session's meta-tools) has a tool by that name."""
-    needs_approval: bool = False
-    """Whether each call needs the approval callback's yes."""
-    description_from: str | None = None
-    """The step whose description override the model sees, if any."""
-
-    def __bool__(self) -> bool:
-        return self.allowed
-
-    def __str__(self) -> str:
-        return self.reason
-
-    def to_dict(self) -> dict[str, Any]:
-        """The explanation as plain JSON."""
-        return {
-            "tool_name": self.tool_name,
-            "allowed": self.allowed,
-            "step": self.step,
-            "reason": self.reason,
-            "pattern": self.pattern,
-            "exists": self.exists,
-            "needs_approval": self.needs_approval,
-            "description_from": self.description_from,
-        }
-
-
-@dataclass(frozen=True)
-class _Decision:
-    allowed: bool
-    step: str | None = None
-    pattern: str | None = None
-    reason: str = ""
 
 
 @dataclass
@@ -417,56 +232,10 @@ class PolicyView:
         ``{"meta": True}`` flag must not lift it past every step and the approver."""
         return is_meta_tool(tool) and tool.name not in self.catalog
 
-    def _decide(self, tool: Tool) -> _Decision:
+    def _decide(self, tool: Tool) -> Decision:
         if self._is_meta(tool):
-            return _Decision(True, reason="is a meta-tool; policies never remove meta-tools")
-        ceiling = self.ceiling
-        if ceiling is not None and not ceiling.contains(tool):
-            return _Decision(
-                False,
-                PROFILE_STEP,
-                None,
-                f"not in the configured profile {ceiling.name!r} (a session's restored state can "
-                f"only narrow it, here to {self.profile.name!r})",
-            )
-        profile = self.profile
-        excluded = profile.matching_exclude(tool)
-        if excluded is not None:
-            return _Decision(
-                False,
-                PROFILE_STEP,
-                excluded.text,
-                f"excluded by profile {profile.name!r} (pattern {excluded.text!r})",
-            )
-        if profile.matching_include(tool) is None:
-            wanted = ", ".join(p.text for p in profile.include_patterns)
-            return _Decision(
-                False,
-                PROFILE_STEP,
-                None,
-                f"not in profile {profile.name!r} (it includes only: {wanted})",
-            )
-        for step in self.policies:
-            if not step.applies_to(tool.domain):
-                continue
-            denied = next((p for p in step._patterns("deny") if p.matches(tool)), None)
-            if denied is not None:
-                return _Decision(
-                    False,
-                    step.label,
-                    denied.text,
-                    f"denied by step {step.label!r} (pattern {denied.text!r})",
-                )
-            allow = step._patterns("allow")
-            if allow and not any(p.matches(tool) for p in allow):
-                wanted = ", ".join(p.text for p in allow)
-                return _Decision(
-                    False,
-                    step.label,
-                    None,
-                    f"not allowed by step {step.label!r} (it allows only: {wanted})",
-                )
-        return _Decision(True, reason="passes the profile and every policy step")
+            return Decision(True, reason="is a meta-tool; policies never remove meta-tools")
+        return decide(tool, self.profile, self.policies, self.ceiling)
 
     def may_show(
         self,
@@ -478,31 +247,16 @@ class PolicyView:
     ) -> bool:
         """Whether a tool of ``domain`` named ``name`` (any name starting with ``name_prefix``
         when None), declaring ``profiles``, could be visible, whatever its group, keywords and
-        annotations. False only when the profile or a step hides every such tool for certain:
-        for deciding about tools that do not exist yet (an MCP upstream never started for a
-        caller when the policy denies its whole domain)."""
-
-        def match(pattern: ToolPattern) -> bool | None:
-            return may_match(pattern, domain, name, name_prefix=name_prefix, profiles=profiles)
-
-        for profile in (self.ceiling, self.profile):
-            if profile is None:
-                continue
-            if any(match(p) is True for p in profile.exclude_patterns):
-                return False
-            declared = profile.name in profiles
-            if profile.include and not declared:
-                if all(match(p) is False for p in profile.include_patterns):
-                    return False
-        for step in self.policies:
-            if not step.applies_to(domain):
-                continue
-            if any(match(p) is True for p in step._patterns("deny")):
-                return False
-            allow = step._patterns("allow")
-            if allow and all(match(p) is False for p in allow):
-                return False
-        return True
+        annotations (see :func:`~toolmgmt_core.policy_steps.may_pass`)."""
+        return may_pass(
+            domain,
+            name,
+            self.profile,
+            self.policies,
+            self.ceiling,
+            name_prefix=name_prefix,
+            profiles=profiles,
+        )
 
     def _current(self) -> _State:
         version = getattr(self.catalog, "version", None)
@@ -515,7 +269,9 @@ class PolicyView:
                 return state
             tools = list(self.catalog)
             allowed = frozenset(t.name for t in tools if self._decide(t).allowed)
-            state = _State(version, allowed, self._lint(tools, allowed))
+            state = _State(
+                version, allowed, lint_steps(tools, allowed, self.profile, self.policies)
+            )
             self._state = state
         for message in state.warnings:
             if message not in self._warned:
@@ -660,243 +416,21 @@ class PolicyView:
         """Problems worth a look: patterns or overrides that match no tool in the catalog."""
         return list(self._current().warnings)
 
-    def _lint(self, tools: list[Tool], allowed: frozenset[str]) -> list[str]:
-        found: list[str] = []
-        names = {fold_name(t.name) for t in tools}
-
-        def check(patterns: Iterable[ToolPattern], where: str, domain: str | None = None) -> None:
-            scope = [t for t in tools if domain is None or fold_name(t.domain) == fold_name(domain)]
-            for pattern in patterns:
-                if not any(pattern.matches(t) for t in scope):
-                    found.append(f"Pattern {pattern.text!r} in {where} matches no tool.")
-
-        def check_overrides(overrides: Mapping[str, str], where: str) -> None:
-            for name in overrides:
-                if fold_name(name) not in names:
-                    found.append(
-                        f"Description override for {name!r} in {where} names no tool in the "
-                        "catalog."
-                    )
-
-        profile = self.profile
-        if not profile.builtin:
-            check(profile.include_patterns, f"profile {profile.name!r} include")
-            check(profile.exclude_patterns, f"profile {profile.name!r} exclude")
-        check_overrides(profile.description_overrides, f"profile {profile.name!r}")
-        for step in self.policies:
-            for attr in ("allow", "deny", "require_approval"):
-                check(step._patterns(attr), f"step {step.label!r} {attr}", step.domain)
-            check_overrides(step.description_overrides, f"step {step.label!r}")
-        if tools and not allowed:
-            found.append(
-                f"No catalog tool passes profile {profile.name!r} and the policy steps; the "
-                "model can use only the meta-tools."
-            )
-        return found
-
     def __repr__(self) -> str:
         steps = ", ".join(p.label for p in self.policies)
         return f"PolicyView(profile={self.profile.name!r}, steps=[{steps}])"
 
 
-def may_match(
-    pattern: ToolPattern,
-    domain: str,
-    name: str | None = None,
-    *,
-    name_prefix: str = "",
-    profiles: Sequence[str] = (),
-) -> bool | None:
-    """Whether ``pattern`` matches a tool of ``domain`` named ``name`` (or any name starting
-    with ``name_prefix`` when None) that declares ``profiles``, before the tool exists: True
-    (every such tool), False (none), or None (it depends on what is not known yet: the group,
-    keywords, annotations, or the rest of the name)."""
-    kind, value = pattern.kind, pattern.value
-    if kind == "all":
-        return True
-    if kind == "domain":
-        return fnmatch.fnmatchcase(fold_name(domain), value)
-    if kind == "profile":
-        return any(fnmatch.fnmatchcase(fold_name(p), value) for p in profiles)
-    if kind == "group" and "/" in value:
-        if not fnmatch.fnmatchcase(fold_name(domain), value.split("/", 1)[0]):
-            return False
-        return None
-    if kind != "name":
-        return None  # group, keyword, annotations: known once the tool is
-    if name is not None:
-        return fnmatch.fnmatchcase(fold_name(name), value)
-    prefix = fold_name(name_prefix) if name_prefix else ""
-    head = re.split(r"[*?\[]", value, maxsplit=1)[0]
-    if value == head + "*" and prefix.startswith(head):
-        return True  # "evil_*" matches every name of a domain whose names start "evil_"
-    if head.startswith(prefix) or prefix.startswith(head):
-        return None
-    return False
-
-
-# -- files ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PolicyFile:
-    """The contents of a TOML or JSON policy file."""
-
-    path: str
-    """Where it was read from."""
-    profiles: dict[str, Profile]
-    """Custom profiles by name."""
-    policies: list[Policy]
-    """The policy steps, in order."""
-    profile: str | None = None
-    """The default profile the file names, if any."""
-
-
-_TOML_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
-_TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
-
-
-def _line_of(text: str, needle: str, start: int = 1) -> int | None:
-    """The first line at or after ``start`` (1-based) holding ``needle`` as a key or value."""
-    lines = text.splitlines()
-    quoted = (f'"{needle}"', f"'{needle}'")
-    for number in range(max(start, 1), len(lines) + 1):
-        line = lines[number - 1]
-        bare = re.match(rf"\s*{re.escape(needle)}\s*=", line)
-        if bare or any(q in line for q in quoted) or re.search(rf"\.{re.escape(needle)}\]", line):
-            return number
-    return None
-
-
-def load_policy_file(path: str | Path) -> PolicyFile:
-    """Read profiles and policy steps from a TOML (``.toml``) or JSON file.
-
-    The file has an optional ``profile`` (the default profile's name), a ``profiles`` table of
-    custom profiles by name and a ``policies`` list of steps (see the module docstring). A JSON
-    file may also be just the list of steps.
+async def check_approval(policy: PolicyView, tool: Tool, arguments: Mapping[str, Any]) -> None:
+    """``policy.check_approval`` with the framework's approver (see
+    :func:`~toolmgmt_core.control.framework_approval`) when the manager has none.
 
     Raises:
-        ConfigError: the file is missing or invalid; the message gives the file, the line and
-            the problem (a syntax error, an unknown key, a bad pattern).
+        ApprovalDeniedError: the approver said no (see :meth:`PolicyView.check_approval`).
     """
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read policy file {str(file)!r}: {exc.strerror or exc}.") from exc
-    is_toml = file.suffix.casefold() == ".toml"
-    if not is_toml and file.suffix.casefold() != ".json":
-        raise ConfigError(
-            f"Policy file {str(file)!r}: unknown format {file.suffix or '(no suffix)'!r}; use a "
-            ".toml or .json file."
-        )
-    try:
-        data: Any = tomllib.loads(text) if is_toml else json.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc)
-        where = _TOML_WHERE.search(message)
-        if where:
-            lineno, colno = int(where.group(1)), int(where.group(2))
-        else:  # "(at end of document)"
-            lineno = text.count("\n") + 1
-            colno = len(text) - text.rfind("\n")
-        problem = _TOML_WHERE.sub("", getattr(exc, "msg", None) or message)
-        problem = _TOML_END.sub("", problem)
-        raise ConfigError(
-            f"{file}, line {lineno}, column {colno}: invalid TOML: {problem}."
-        ) from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{file}, line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}."
-        ) from exc
-
-    def fail(problem: str, *needles: str, start: int = 1) -> ConfigError:
-        line = start
-        for needle in needles:
-            found = _line_of(text, needle, start)
-            if found is not None:
-                line = found
-                break
-        return ConfigError(f"{file}, line {line}: {problem}")
-
-    if isinstance(data, list):
-        data = {"policies": data}
-    if not isinstance(data, dict):
-        raise fail(f"expected a table/object with 'profiles' and 'policies', got {data!r}.")
-    top_keys = ("profile", "profiles", "policies")
-    for key in data:
-        if key not in top_keys:
-            raise fail(f"unknown top-level key {key!r}; valid keys: {', '.join(top_keys)}.", key)
-
-    profiles: dict[str, Profile] = {}
-    raw_profiles = data.get("profiles", {})
-    if not isinstance(raw_profiles, dict):
-        raise fail("'profiles' must be a table of profiles by name.", "profiles")
-    for name, body in raw_profiles.items():
-        start = _line_of(text, name) or 1
-        profiles[name] = _build(
-            functools.partial(Profile.from_dict, name=name),
-            body,
-            _PROFILE_KEYS,
-            fail,
-            start,
-            f"profile {name!r}",
-        )
-
-    policies: list[Policy] = []
-    raw_policies = data.get("policies", [])
-    if not isinstance(raw_policies, list):
-        raise fail("'policies' must be a list of steps ([[policies]] in TOML).", "policies")
-    headers = [i + 1 for i, line in enumerate(text.splitlines()) if line.strip() == "[[policies]]"]
-    for index, body in enumerate(raw_policies):
-        label = body.get("label") if isinstance(body, dict) else None
-        found = headers[index] if index < len(headers) else None
-        if found is None and isinstance(label, str):
-            found = _line_of(text, label)
-        start = found or 1
-        policies.append(
-            _build(Policy.from_dict, body, _POLICY_KEYS, fail, start, f"policy #{index + 1}")
-        )
-
-    default = data.get("profile")
-    if default is not None:
-        if not isinstance(default, str):
-            raise fail("'profile' must be a profile name.", "profile")
-        try:
-            get_profile(default, profiles)
-        except ConfigError as exc:
-            raise fail(str(exc), "profile") from exc
-    return PolicyFile(str(file), profiles, policies, default)
-
-
-def _build(
-    make: Callable[[Any], Any],
-    body: Any,
-    valid: Sequence[str],
-    fail: Callable[..., ConfigError],
-    start: int,
-    what: str,
-) -> Any:
-    """Build one profile or step, pointing an error at the line of the bad key or pattern."""
-    if not isinstance(body, dict):
-        raise fail(f"{what} must be a table/object, got {body!r}.", start=start)
-    for key, value in body.items():
-        if key not in valid and key not in ("label", "name"):
-            raise fail(
-                f"{what}: unknown key {key!r}; valid keys: {', '.join(valid)}.", key, start=start
-            )
-        if key in ("include", "exclude", "allow", "deny", "require_approval"):
-            items = [value] if isinstance(value, str) else value
-            if not isinstance(items, list):
-                raise fail(
-                    f"{what}: {key!r} must be a list of patterns, got {value!r}.", key, start=start
-                )
-            for item in items:
-                try:
-                    parse_pattern(item)
-                except ConfigError as exc:
-                    raise fail(f"{what}: {exc}", str(item), key, start=start) from exc
-    try:
-        return make(body)
-    except ConfigError as exc:
-        raise fail(f"{what}: {exc}", *body, start=start) from exc
+    approver = framework_approver()
+    if approver is not None and policy.approval is None:
+        # A shallow copy shares the view's cached state; only the approver differs.
+        policy = copy.copy(policy)
+        policy.approval = approver
+    await policy.check_approval(tool, arguments)

@@ -30,9 +30,9 @@ are none, or any tool declaring the profile's name in ``Tool.profiles``), minus 
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -46,6 +46,7 @@ __all__ = [
     "Profile",
     "ToolPattern",
     "get_profile",
+    "may_match",
     "parse_pattern",
     "parse_patterns",
 ]
@@ -273,17 +274,6 @@ class Profile:
             )
         return cls(profile_name, **data)
 
-    @classmethod
-    def from_file(cls, path: str | Path, name: str) -> Profile:
-        """The profile ``name`` from a TOML or JSON policy file (see :func:`load_policy_file`).
-
-        Raises:
-            ConfigError: the file is invalid (with file and line) or has no such profile.
-        """
-        from toolmgmt_core.policy import load_policy_file
-
-        return get_profile(name, load_policy_file(path).profiles)
-
 
 BUILTIN_PROFILES: Mapping[str, Profile] = MappingProxyType(
     {
@@ -339,3 +329,39 @@ def _registry(known: Mapping[str, Profile] | Iterable[Profile] | None) -> dict[s
             raise ConfigError(f"profiles must hold Profile objects, got {type(item).__name__}.")
         registry[item.name] = item
     return registry
+
+
+def may_match(
+    pattern: ToolPattern,
+    domain: str,
+    name: str | None = None,
+    *,
+    name_prefix: str = "",
+    profiles: Sequence[str] = (),
+) -> bool | None:
+    """Whether ``pattern`` matches a tool of ``domain`` named ``name`` (or any name starting
+    with ``name_prefix`` when None) that declares ``profiles``, before the tool exists: True
+    (every such tool), False (none), or None (it depends on what is not known yet: the group,
+    keywords, annotations, or the rest of the name)."""
+    kind, value = pattern.kind, pattern.value
+    if kind == "all":
+        return True
+    if kind == "domain":
+        return _glob(value, domain)
+    if kind == "profile":
+        return any(_glob(value, p) for p in profiles)
+    if kind == "group" and "/" in value:
+        if not _glob(value.split("/", 1)[0], domain):
+            return False
+        return None
+    if kind != "name":
+        return None  # group, keyword, annotations: known once the tool is
+    if name is not None:
+        return _glob(value, name)
+    prefix = fold_name(name_prefix) if name_prefix else ""
+    head = re.split(r"[*?\[]", value, maxsplit=1)[0]
+    if value == head + "*" and prefix.startswith(head):
+        return True  # "evil_*" matches every name of a domain whose names start "evil_"
+    if head.startswith(prefix) or prefix.startswith(head):
+        return None
+    return False

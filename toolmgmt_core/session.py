@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from toolmgmt_core import meta_tools as meta
 from toolmgmt_core.budget import ResultRecord, SessionBudget
 from toolmgmt_core.catalog import normalize_name
-from toolmgmt_core.control import check_approval, reraise_control_flow
+from toolmgmt_core.control import reraise_control_flow
 from toolmgmt_core.errors import (
     StoreError,
     ToolCallError,
@@ -48,7 +48,8 @@ from toolmgmt_core.execution import (
 )
 from toolmgmt_core.layout import Layout, Usage
 from toolmgmt_core.meta_calls import MetaToolCalls
-from toolmgmt_core.policy import Explanation, PolicyView
+from toolmgmt_core.policy import PolicyView, check_approval
+from toolmgmt_core.policy_steps import Explanation
 from toolmgmt_core.profiles import Profile
 from toolmgmt_core.results import error_result, shape_result
 from toolmgmt_core.session_state import SessionState, merge_states, parse_state

@@ -50,8 +50,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolmgmt_core.errors import ConfigError
-from toolmgmt_core.policy import may_match
-from toolmgmt_core.profiles import parse_pattern
+from toolmgmt_core.profiles import may_match, parse_pattern
 
 if sys.version_info >= (3, 11):
     import tomllib

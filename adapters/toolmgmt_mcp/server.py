@@ -25,7 +25,7 @@ from mcp_types import INVALID_PARAMS
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import ConfigError, ToolCallError
 from toolmgmt_core.manager import ToolManager
-from toolmgmt_core.policy import Policy
+from toolmgmt_core.policy_steps import Policy
 from toolmgmt_core.session import ToolSession
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig

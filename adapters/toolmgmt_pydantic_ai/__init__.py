@@ -65,7 +65,7 @@ from toolmgmt_core.compat import require_version
 from toolmgmt_core.control import ApprovalAsker, framework_approval, passthrough
 from toolmgmt_core.history import restore_loaded
 from toolmgmt_core.manager import ToolManager
-from toolmgmt_core.policy import ApprovalRequest
+from toolmgmt_core.policy_steps import ApprovalRequest
 from toolmgmt_core.session import ToolSession
 
 MIN_PYDANTIC_AI_VERSION = "1.71"

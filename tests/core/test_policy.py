@@ -7,13 +7,9 @@ import warnings
 import pytest
 
 from toolmgmt_core import ApprovalDeniedError, ConfigError, Tool, ToolCatalog
-from toolmgmt_core.policy import (
-    ApprovalRequest,
-    Policy,
-    PolicyFile,
-    PolicyView,
-    load_policy_file,
-)
+from toolmgmt_core.policy import PolicyView
+from toolmgmt_core.policy_files import PolicyFile, load_policy_file
+from toolmgmt_core.policy_steps import ApprovalRequest, Policy
 from toolmgmt_core.profiles import Profile
 
 TOOLS = [

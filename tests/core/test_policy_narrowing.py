@@ -7,8 +7,8 @@ import json
 import pytest
 
 from toolmgmt_core import ConfigError, Policy, Profile, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.policy import PolicyView, may_match
-from toolmgmt_core.profiles import parse_pattern
+from toolmgmt_core.policy import PolicyView
+from toolmgmt_core.profiles import may_match, parse_pattern
 
 
 def _catalog() -> ToolCatalog:

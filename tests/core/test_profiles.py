@@ -4,6 +4,7 @@ import pytest
 
 from toolmgmt_core import ConfigError, Tool, ToolCatalog
 from toolmgmt_core.policy import PolicyView
+from toolmgmt_core.policy_files import load_profile
 from toolmgmt_core.profiles import BUILTIN_PROFILES, Profile, get_profile, parse_pattern
 
 
@@ -131,9 +132,9 @@ def test_profile_round_trips_through_dict() -> None:
 def test_profile_from_file(tmp_path) -> None:
     path = tmp_path / "p.toml"
     path.write_text('[profiles.ops]\ninclude = ["domain:admin"]\n')
-    assert Profile.from_file(path, "ops").include_patterns[0].text == "domain:admin"
+    assert load_profile(path, "ops").include_patterns[0].text == "domain:admin"
     with pytest.raises(ConfigError, match="Known profiles: full, minimal, ops, readonly"):
-        Profile.from_file(path, "opz")
+        load_profile(path, "opz")
 
 
 def test_profile_description_override_is_presented(catalog: ToolCatalog) -> None:
