@@ -1,15 +1,8 @@
-"""Running one tool call safely: argument repair and validation, handlers, timeouts, results.
+"""Running one tool call safely: handlers, timeouts, thread lanes, results.
 
-Everything a model can get wrong or a handler can do badly ends here as a :class:`ToolCallError`
-(never an escaping exception):
+Everything a handler can do badly ends here as a :class:`ToolCallError` (never an escaping
+exception); the arguments were checked before (:mod:`toolmgmt_core.validation`):
 
-- arguments that are not an object, or do not match the tool's JSON Schema, become an
-  :class:`InvalidArgumentsError` naming the field, what was expected and what was given;
-- a JSON *string* where the schema wants an object or array (a common model slip, for the whole
-  arguments or a nested field) is parsed once, then validated;
-- a ``null`` for an optional field whose schema refuses null (what OpenAI strict mode sends for a
-  field the model leaves out, since it makes every optional field nullable) is dropped, at any
-  depth, when dropping it removes errors and adds none; a required field's null still fails;
 - a handler that raises, or returns an MCP-style ``{"isError": true, ...}`` result, becomes a
   :class:`ToolExecutionError` (``kind="tool"``); a handler that raises a :class:`ToolCallError`
   itself (an upstream that is down) passes through unchanged;
@@ -17,9 +10,6 @@ Everything a model can get wrong or a handler can do badly ends here as a :class
   run in a worker thread so a slow one never blocks the event loop; Python cannot kill a thread,
   so a timed-out sync handler finishes in the background and its result is dropped.
 
-Untrusted schemas and arguments cannot stall the process: validation resolves no remote
-reference and runs regexes in a bounded engine (:mod:`toolmgmt_core.schema_guard`), stops at
-its deadline, and leaves the event loop when it could take a while (:func:`check_arguments`).
 Each sync tool runs on threads of its own, at most ``Tool.max_concurrency`` at once (default
 :data:`DEFAULT_TOOL_CONCURRENCY`): a tool whose calls hang holds only its own threads, and once
 every one of them is held by a call that timed out it answers ``tool_unavailable`` at once,
@@ -36,71 +26,30 @@ import inspect
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-import referencing.exceptions
-from jsonschema.exceptions import ValidationError, relevance
+from typing import Any
 
 from toolmgmt_core.control import reraise_control_flow
 from toolmgmt_core.errors import (
-    InvalidArgumentsError,
     ToolCallError,
     ToolExecutionError,
     ToolTimeoutError,
     ToolUnavailableError,
 )
-from toolmgmt_core.schema_guard import (
-    MAX_ARGUMENT_DEPTH,
-    ValidationTimeout,
-    argument_validator,
-    json_depth,
-    uses_regex,
-    validation_deadline,
-)
 from toolmgmt_core.tool import Tool
-from toolmgmt_core.truncation import to_jsonable
 
 __all__ = [
     "DEFAULT_TOOL_CONCURRENCY",
-    "MAX_REPORTED_ERRORS",
     "ToolResult",
-    "check_arguments",
-    "clip",
-    "drop_refused_nulls",
     "dumps_compact",
-    "is_small",
-    "off_loop",
     "run_handler",
-    "run_sync",
-    "to_jsonable",
-    "validate_arguments",
 ]
-
-MAX_REPORTED_ERRORS = 3
-"""At most this many schema violations are named in one error message."""
-
-_VALUE_CHARS = 60
-_T = TypeVar("_T")
 
 DEFAULT_TOOL_CONCURRENCY = 8
 """Calls of one sync tool that run at once when the tool sets no ``max_concurrency``."""
 
-_SMALL_NODES = 2_000
-_SMALL_CHARS = 64_000
 _MAX_LANES = 256
-
-# Sync handlers run on their tool's own threads (``_Lane``), never in the loop's default
-# executor: ``asyncio.run`` waits for its default executor on exit, so a hung handler would
-# turn a timeout into a hang. Validation and result shaping of large values run here: their
-# work is bounded (deadlines, regex time limits), so this pool never stays blocked.
-_WORK_POOL = concurrent.futures.ThreadPoolExecutor(
-    max_workers=4, thread_name_prefix="toolmgmt-work"
-)
-_SYNC_BRIDGE_POOL = concurrent.futures.ThreadPoolExecutor(
-    max_workers=16, thread_name_prefix="toolmgmt-sync"
-)
 
 
 @dataclass
@@ -136,358 +85,6 @@ def dumps_compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-# -- validation -------------------------------------------------------------------------------
-
-_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any, bool]] = {}
-
-
-def _cached(schema: Mapping[str, Any]) -> tuple[Mapping[str, Any], Any, bool]:
-    """(schema, its bounded validator, whether it runs regexes), built once per schema."""
-    cached = _VALIDATORS.get(id(schema))
-    if cached is not None and cached[0] is schema:
-        return cached
-    entry = (schema, argument_validator(schema), uses_regex(schema))
-    if len(_VALIDATORS) > 4096:
-        _VALIDATORS.clear()
-    _VALIDATORS[id(schema)] = entry
-    return entry
-
-
-def _validator(schema: Mapping[str, Any]) -> Any:
-    return _cached(schema)[1]
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
-
-
-def clip(text: str, limit: int = _VALUE_CHARS) -> str:
-    """``text`` cut to ``limit`` characters with ``…``: what the model sent, echoed back in an
-    error, must not cost more than the mistake."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _short(value: Any) -> str:
-    return clip(json.dumps(value, ensure_ascii=False, default=str))
-
-
-def _field(path: Any) -> str:
-    parts = list(path)
-    if not parts:
-        return "(arguments)"
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _describe(error: ValidationError) -> str:
-    """One violation in words a model can act on: field, expected, given."""
-    where = _field(error.absolute_path)
-    given = error.instance
-    kind = error.validator
-    if kind == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
-        prefix = f"{where}." if error.absolute_path else ""
-        return f"{prefix}{missing}: required field is missing"
-    if kind == "type":
-        expected = error.validator_value
-        expected_text = " or ".join(expected) if isinstance(expected, list) else str(expected)
-        got = "null" if given is None else f"{_json_type(given)} {_short(given)}"
-        return f"{where}: expected {expected_text}, got {got}"
-    if kind in ("enum", "const"):
-        options = error.validator_value if kind == "enum" else [error.validator_value]
-        valid = ", ".join(_short(o) for o in options)
-        return f"{where}: expected one of {valid}, got {_short(given)}"
-    if kind == "additionalProperties" and isinstance(given, Mapping):
-        allowed = list((error.schema.get("properties") or {}).keys())
-        extra = [k for k in given if k not in allowed]
-        valid = ", ".join(allowed) or "(none)"
-        unexpected = ", ".join(clip(k) for k in extra[:MAX_REPORTED_ERRORS])
-        if len(extra) > MAX_REPORTED_ERRORS:
-            unexpected += f" and {len(extra) - MAX_REPORTED_ERRORS} more"
-        return f"{where}: unexpected field(s) {unexpected}; valid fields: {valid}"
-    if kind in ("maxItems", "minItems") and isinstance(given, list):
-        bound = "at most" if kind == "maxItems" else "at least"
-        return f"{where}: expected {bound} {error.validator_value} items, got {len(given)}"
-    message = error.message
-    if len(message) > 2 * _VALUE_CHARS:  # jsonschema quotes the whole value it refused
-        message = message.replace(repr(given), _short(given))
-        message = clip(message, 2 * _VALUE_CHARS)
-    return f"{where}: {message} (given {_short(given)})"
-
-
-def _parse_json(text: str) -> tuple[bool, Any]:
-    try:
-        return True, json.loads(text)
-    except (ValueError, TypeError):
-        return False, None
-
-
-def _wants(schema: Any, json_kinds: tuple[str, ...]) -> bool:
-    if not isinstance(schema, Mapping):
-        return False
-    kind = schema.get("type")
-    if isinstance(kind, str):
-        return kind in json_kinds
-    if isinstance(kind, list):
-        return any(k in json_kinds for k in kind) and "string" not in kind
-    return False
-
-
-def _set_at(container: Any, path: list[Any], value: Any) -> Any:
-    if not path:
-        return value
-    head, *rest = path
-    container[head] = _set_at(container[head], rest, value)
-    return container
-
-
-def _repair(arguments: dict[str, Any], validator: Any) -> dict[str, Any]:
-    """Parse, once, every JSON string sitting where the schema wants an object or array."""
-    for error in sorted(validator.iter_errors(arguments), key=lambda e: -len(e.absolute_path)):
-        if not isinstance(error.instance, str):
-            continue
-        if error.validator == "type":
-            branches = [error.schema]
-        elif error.validator in ("anyOf", "oneOf"):  # Optional[dict] and friends
-            branches = list(error.validator_value or ())
-        else:
-            continue
-        ok, parsed = _parse_json(error.instance)
-        kind = _json_type(parsed)
-        if ok and kind in ("object", "array") and any(_wants(b, (kind,)) for b in branches):
-            try:
-                arguments = _set_at(arguments, list(error.absolute_path), parsed)
-            except (KeyError, IndexError, TypeError):  # the path moved under an earlier repair
-                continue
-    return arguments
-
-
-def _in_properties(error: ValidationError, key: str) -> bool:
-    """Whether ``error`` came from the ``properties`` entry ``key`` (not a map's values)."""
-    steps = list(error.absolute_schema_path)
-    return any(steps[i] == "properties" and steps[i + 1] == key for i in range(len(steps) - 1))
-
-
-def _null_fields(errors: list[ValidationError]) -> list[tuple[Any, ...]]:
-    """Paths of declared object fields holding a ``null`` their schema refuses."""
-    paths: list[tuple[Any, ...]] = []
-    stack = list(errors)
-    while stack:
-        error = stack.pop()
-        stack.extend(error.context or ())  # the branches of anyOf/oneOf (Optional[Model])
-        path = tuple(error.absolute_path)
-        if (
-            error.instance is None
-            and path
-            and isinstance(path[-1], str)
-            and _in_properties(error, path[-1])
-            and path not in paths
-        ):
-            paths.append(path)
-    return paths
-
-
-def _without(container: Any, path: tuple[Any, ...]) -> Any:
-    """A copy of ``container`` without the dict key at ``path`` (copied along the path only)."""
-    head, rest = path[0], path[1:]
-    if isinstance(container, dict) and head in container:
-        if not rest:
-            return {k: v for k, v in container.items() if k != head}
-        inner = _without(container[head], rest)
-        return None if inner is None else {**container, head: inner}
-    if isinstance(container, list) and isinstance(head, int) and 0 <= head < len(container):
-        inner = _without(container[head], rest) if rest else None
-        return None if inner is None else [*container[:head], inner, *container[head + 1 :]]
-    return None
-
-
-def _error_key(error: ValidationError) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    return tuple(error.absolute_path), tuple(error.absolute_schema_path)
-
-
-def _drop_refused_nulls(
-    arguments: dict[str, Any], validator: Any, errors: list[ValidationError]
-) -> tuple[dict[str, Any], list[ValidationError]]:
-    """Drop each ``null`` of an optional field whose schema refuses null.
-
-    The validator decides both what refuses null (``$ref``, ``anyOf``, ``{}`` accepts it...) and
-    what is optional: a null is dropped only when that removes errors and adds none, so a
-    required field, ``minProperties`` or a dependency keeps its null and its error.
-    """
-    known = {_error_key(e) for e in errors}
-    for path in _null_fields(errors):
-        trial = _without(arguments, path)
-        if trial is None:
-            continue
-        after = list(validator.iter_errors(trial))
-        keys = {_error_key(e) for e in after}
-        if len(after) < len(errors) and keys <= known:
-            arguments, errors, known = trial, after, keys
-    return arguments, errors
-
-
-def drop_refused_nulls(arguments: Any, schema: Mapping[str, Any]) -> Any:
-    """``arguments`` without the ``null`` of each optional field whose ``schema`` refuses null.
-
-    What :func:`validate_arguments` does before its verdict, for callers that validate
-    elsewhere; arguments that are not an object come back unchanged.
-    """
-    if not isinstance(arguments, dict):
-        return arguments
-    validator = _validator(schema)
-    errors = list(validator.iter_errors(arguments))
-    return _drop_refused_nulls(arguments, validator, errors)[0] if errors else arguments
-
-
-def validate_arguments(
-    tool: Tool,
-    arguments: Any,
-    *,
-    repair: bool = True,
-    hint: str = "",
-    time_limit: float | None = None,
-) -> dict[str, Any]:
-    """``arguments`` checked against ``tool.parameters``; returns the (repaired) arguments.
-
-    Args:
-        tool: the tool being called.
-        arguments: what the model sent: a dict, None (no arguments), or a JSON string of one.
-        repair: parse JSON strings found where an object or array is wanted, once, first;
-            drop ``null`` values of optional fields whose schema refuses null.
-        hint: appended to the error message (for example where to find the schema).
-        time_limit: seconds the whole check may take (None: only each regex match is limited,
-            see :data:`~toolmgmt_core.schema_guard.PATTERN_TIME_LIMIT`).
-
-    Raises:
-        InvalidArgumentsError: naming each bad field (at most three), what it expected and what
-            it got; or saying the arguments nest too deeply or could not be checked in time.
-    """
-    try:
-        with validation_deadline(time_limit):
-            return _validate(tool, arguments, repair, hint)
-    except ValidationTimeout as exc:
-        slow = f" against the pattern {clip(repr(exc.pattern))}" if exc.pattern else ""
-        raise InvalidArgumentsError(
-            f"The arguments for {tool.name!r} could not be checked{slow} in time: the tool's "
-            f"schema is too slow for them. Send shorter or simpler values, or use another "
-            f"tool.{hint}",
-            tool_name=tool.name,
-        ) from exc
-    except RecursionError as exc:  # what the depth check below did not foresee
-        raise _too_deep(tool, hint) from exc
-    except referencing.exceptions.Unresolvable as exc:  # a schema changed behind the check
-        raise ToolUnavailableError(
-            f"Tool {tool.name!r} has a schema that refers outside itself, so its arguments "
-            "cannot be checked and it does not run; use another tool.",
-            tool_name=tool.name,
-        ) from exc
-
-
-def _too_deep(tool: Tool, hint: str) -> InvalidArgumentsError:
-    return InvalidArgumentsError(
-        f"Arguments for {tool.name!r} nest deeper than {MAX_ARGUMENT_DEPTH} levels; send "
-        f"a flatter object.{hint}",
-        tool_name=tool.name,
-    )
-
-
-def _validate(tool: Tool, arguments: Any, repair: bool, hint: str) -> dict[str, Any]:
-    if json_depth(arguments, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
-        raise _too_deep(tool, hint)
-    if arguments is None:
-        arguments = {}
-    if isinstance(arguments, str) and repair:
-        ok, parsed = _parse_json(arguments) if arguments.strip() else (True, {})
-        if ok:
-            if json_depth(parsed, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
-                raise _too_deep(tool, hint)
-            arguments = parsed
-    if not isinstance(arguments, Mapping):
-        raise InvalidArgumentsError(
-            f"Arguments for {tool.name!r} must be a JSON object of named arguments, got "
-            f"{_json_type(arguments)} {_short(arguments)}.{hint}",
-            tool_name=tool.name,
-        )
-    arguments = json.loads(dumps_compact(arguments)) if repair else dict(arguments)
-    validator = _validator(tool.parameters)
-    if repair:
-        arguments = _repair(arguments, validator)
-    errors = list(validator.iter_errors(arguments))
-    if errors and repair:  # only a failing call pays for the null repair
-        arguments, errors = _drop_refused_nulls(arguments, validator, errors)
-    errors.sort(key=relevance)
-    if errors:
-        described = "; ".join(_describe(e) for e in errors[:MAX_REPORTED_ERRORS])
-        more = len(errors) - MAX_REPORTED_ERRORS
-        tail = f"; and {more} more" if more > 0 else ""
-        raise InvalidArgumentsError(
-            f"Invalid arguments for {tool.name!r}: {described}{tail}.{hint}",
-            tool_name=tool.name,
-        )
-    return arguments
-
-
-def is_small(value: Any) -> bool:
-    """Whether ``value`` is cheap to handle on the event loop: at most a few thousand JSON
-    nodes and characters (measured only that far, so a huge value costs no more to test)."""
-    nodes = chars = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        nodes += 1
-        if isinstance(item, str):
-            chars += len(item)
-        elif isinstance(item, Mapping):
-            chars += sum(len(k) for k in item if isinstance(k, str))
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-        elif not isinstance(item, int | float | bool) and item is not None:
-            return False  # an object whose conversion could cost anything
-        if nodes > _SMALL_NODES or chars > _SMALL_CHARS:
-            return False
-    return True
-
-
-async def off_loop(fn: Callable[[], _T]) -> _T:
-    """``fn()`` on a worker thread (with this context), so the event loop keeps serving others.
-
-    For bounded CPU work only (validation, result shaping): the pool is small and shared.
-    """
-    loop = asyncio.get_running_loop()
-    context = contextvars.copy_context()
-    return await loop.run_in_executor(_WORK_POOL, context.run, fn)
-
-
-async def check_arguments(
-    tool: Tool, arguments: Any, *, hint: str = "", time_limit: float | None = None
-) -> dict[str, Any]:
-    """:func:`validate_arguments` from async code: on the event loop when it is certainly quick
-    (small arguments, no regex in the schema), else on a worker thread, so one call's slow
-    validation never stalls the others."""
-    if not _cached(tool.parameters)[2] and is_small(arguments):
-        return validate_arguments(tool, arguments, hint=hint, time_limit=time_limit)
-    return await off_loop(
-        functools.partial(validate_arguments, tool, arguments, hint=hint, time_limit=time_limit)
-    )
-
-
 # -- handlers ---------------------------------------------------------------------------------
 
 
@@ -509,6 +106,9 @@ def _error_text(value: Mapping[str, Any]) -> str:
     return dumps_compact(value)
 
 
+# Sync handlers run on their tool's own threads (``_Lane``), never in the loop's default
+# executor: ``asyncio.run`` waits for its default executor on exit, so a hung handler would
+# turn a timeout into a hang.
 class _Lane:
     """The threads of one sync tool: at most ``limit`` of its calls run at once.
 
@@ -657,17 +257,3 @@ def _exception_text(exc: BaseException) -> str:
         return str(exc).strip() or "(no message)"
     except Exception:
         return "(its message could not be read)"
-
-
-def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """Run ``coroutine`` to completion from sync code, even when a loop is already running.
-
-    Inside a running loop (a notebook, an async framework calling sync code) it runs on a
-    fresh loop in a worker thread, since the running loop cannot be re-entered.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    context = contextvars.copy_context()  # the caller's context (a framework's run) goes along
-    return _SYNC_BRIDGE_POOL.submit(context.run, asyncio.run, coroutine).result()

@@ -22,9 +22,10 @@ from toolmgmt_core.errors import (
     ToolNotFoundError,
     ToolNotPermittedError,
 )
-from toolmgmt_core.execution import MAX_REPORTED_ERRORS, ToolResult, check_arguments, clip
+from toolmgmt_core.execution import ToolResult
 from toolmgmt_core.results import meta_result
 from toolmgmt_core.tool import Tool
+from toolmgmt_core.validation import MAX_REPORTED_ERRORS, check_arguments, clip
 
 if TYPE_CHECKING:
     from toolmgmt_core.session import ToolSession

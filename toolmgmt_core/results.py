@@ -21,10 +21,16 @@ from typing import Any
 from toolmgmt_core.budget import SessionBudget
 from toolmgmt_core.control import reraise_control_flow
 from toolmgmt_core.errors import ToolCallError
-from toolmgmt_core.execution import ToolResult, dumps_compact, is_small, off_loop, to_jsonable
+from toolmgmt_core.execution import ToolResult, dumps_compact
+from toolmgmt_core.sync import is_small, off_loop
 from toolmgmt_core.tokens import count_tokens
 from toolmgmt_core.tool import Tool
-from toolmgmt_core.truncation import MIN_RESULT_TOKENS, TruncationResult, truncate_result
+from toolmgmt_core.truncation import (
+    MIN_RESULT_TOKENS,
+    TruncationResult,
+    to_jsonable,
+    truncate_result,
+)
 
 __all__ = [
     "MIN_SHAPE_SECONDS",

@@ -38,14 +38,7 @@ from toolmgmt_core.errors import (
     ToolTimeoutError,
     ToolUnavailableError,
 )
-from toolmgmt_core.execution import (
-    MAX_REPORTED_ERRORS,
-    ToolResult,
-    check_arguments,
-    clip,
-    run_handler,
-    run_sync,
-)
+from toolmgmt_core.execution import ToolResult, run_handler
 from toolmgmt_core.layout import Layout, Usage
 from toolmgmt_core.meta_calls import MetaToolCalls
 from toolmgmt_core.policy import PolicyView, check_approval
@@ -54,7 +47,9 @@ from toolmgmt_core.profiles import Profile
 from toolmgmt_core.results import error_result, shape_result
 from toolmgmt_core.session_state import SessionState, merge_states, parse_state
 from toolmgmt_core.stores.base import InMemorySessionStore, check_session_id, update_session
+from toolmgmt_core.sync import run_sync
 from toolmgmt_core.tool import Tool
+from toolmgmt_core.validation import MAX_REPORTED_ERRORS, check_arguments, clip
 
 if TYPE_CHECKING:
     from toolmgmt_core.manager import ToolManager

@@ -21,6 +21,7 @@ from typing import Any
 
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import CatalogSourceError, ConfigError, ToolmgmtError
+from toolmgmt_core.sync import run_sync
 
 __all__ = ["add_serve_arguments", "gateway_catalog", "main", "register", "run_serve"]
 
@@ -58,8 +59,6 @@ def gateway_catalog(path: Path, *, warn: Callable[[str], None]) -> ToolCatalog |
     """
     if not _is_gateway_config(path):
         return None
-    import anyio
-
     from toolmgmt_mcp.config import load_config
     from toolmgmt_mcp.upstreams import UpstreamManager
 
@@ -74,7 +73,7 @@ def gateway_catalog(path: Path, *, warn: Callable[[str], None]) -> ToolCatalog |
         async with UpstreamManager(config, catalog) as upstreams:
             return list(upstreams.status())
 
-    statuses = anyio.run(collect)
+    statuses = run_sync(collect())
     for status in statuses:
         if status.error:
             warn(f"{label}: upstream {status.name!r} is unavailable: {status.error}")

@@ -27,6 +27,7 @@ from toolmgmt_core.errors import ConfigError, ToolCallError
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.policy_steps import Policy
 from toolmgmt_core.session import ToolSession
+from toolmgmt_core.sync import run_sync
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig
 from toolmgmt_mcp.upstreams import UpstreamManager, capture_media, relay_progress
@@ -266,7 +267,7 @@ async def serve_async(
 
 def serve(config: GatewayConfig, **options: Any) -> None:
     """Blocking :func:`serve_async` (``transport``, ``host``, ``port``, ``token``)."""
-    anyio.run(lambda: serve_async(config, **options))
+    run_sync(serve_async(config, **options))
 
 
 def _policy_steps(config: GatewayConfig) -> list[Policy]:

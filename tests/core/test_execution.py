@@ -22,7 +22,9 @@ from toolmgmt_core import (
     ToolUnavailableError,
     count_tokens,
 )
-from toolmgmt_core.execution import run_handler, run_sync, validate_arguments
+from toolmgmt_core.execution import run_handler
+from toolmgmt_core.sync import run_sync
+from toolmgmt_core.validation import validate_arguments
 
 SCHEMA = {
     "type": "object",

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import Tool, ToolCatalog, ToolManager
-from toolmgmt_core.execution import DEFAULT_TOOL_CONCURRENCY, check_arguments, is_small
+from toolmgmt_core.execution import DEFAULT_TOOL_CONCURRENCY
+from toolmgmt_core.sync import is_small
+from toolmgmt_core.validation import check_arguments
 
 
 def _session(*tools: Tool, **options: Any) -> Any:
@@ -83,22 +85,22 @@ def test_check_arguments_leaves_the_loop_only_when_it_could_take_a_while() -> No
         parameters={"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}},
     )
     threads: dict[str, str] = {}
-    import toolmgmt_core.execution as execution
+    import toolmgmt_core.validation as validation
 
-    real = execution.validate_arguments
+    real = validation.validate_arguments
 
     def spy(tool: Tool, *args: Any, **kwargs: Any) -> Any:
         threads[tool.name] = threading.current_thread().name
         return real(tool, *args, **kwargs)
 
     async def scenario() -> None:
-        execution.validate_arguments = spy  # type: ignore[assignment]
+        validation.validate_arguments = spy  # type: ignore[assignment]
         try:
             await check_arguments(plain, {"a": "x"})
             await check_arguments(regexy, {"a": "x"})
             await check_arguments(plain, {"a": "x" * 100_000})
         finally:
-            execution.validate_arguments = real  # type: ignore[assignment]
+            validation.validate_arguments = real  # type: ignore[assignment]
 
     asyncio.run(scenario())
     assert threads["plain"].startswith("toolmgmt-work")  # the large one ran last

@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolmgmt_core import InvalidArgumentsError, InvalidToolError, Tool
-from toolmgmt_core.execution import validate_arguments
 from toolmgmt_core.schema_guard import (
     MAX_SCHEMA_DEPTH,
     argument_validator,
     check_tool_schema,
     json_depth,
 )
+from toolmgmt_core.validation import validate_arguments
 
 NODE = {
     "type": "object",

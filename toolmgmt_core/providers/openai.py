@@ -10,7 +10,7 @@ subset, moving the meaning of dropped keywords into descriptions, or raises
 a value of any type...), and the tool is then sent non-strict.
 
 A model in strict mode sends ``null`` for an optional argument it leaves out;
-:func:`~toolmgmt_core.execution.validate_arguments` drops those (for any tool call) before the
+:func:`~toolmgmt_core.validation.validate_arguments` drops those (for any tool call) before the
 arguments are checked against the tool's own schema; :func:`strip_strict_nulls` does the same on
 its own.
 """
@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from toolmgmt_core.errors import ProviderError
-from toolmgmt_core.execution import drop_refused_nulls
 from toolmgmt_core.providers.schema_utils import (
     append_description,
     describe_keywords,
@@ -30,6 +29,7 @@ from toolmgmt_core.providers.schema_utils import (
     to_single_object,
 )
 from toolmgmt_core.tool import Tool
+from toolmgmt_core.validation import drop_refused_nulls
 
 __all__ = [
     "MAX_TOOLS",
@@ -306,7 +306,7 @@ def strip_strict_nulls(arguments: Any, parameters: Mapping[str, Any]) -> Any:
     A field's ``null`` is dropped when the original schema does not require the field and does
     not accept ``null`` for it, at any depth (``$ref``, ``anyOf`` and arrays of objects
     included); the schema's own validator decides. Tool calls get this already
-    (:func:`~toolmgmt_core.execution.validate_arguments`); this is for arguments checked
+    (:func:`~toolmgmt_core.validation.validate_arguments`); this is for arguments checked
     elsewhere.
     """
     return drop_refused_nulls(arguments, parameters)

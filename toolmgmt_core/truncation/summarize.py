@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from toolmgmt_core.control import reraise_control_flow
+from toolmgmt_core.sync import run_sync
 from toolmgmt_core.tokens import DEFAULT_ENCODING, Encoding, counter, get_encoding
 from toolmgmt_core.truncation.fit import _check_budget, _truncate
 from toolmgmt_core.truncation.render import (
@@ -144,14 +145,8 @@ async def summarize_result(
     )
 
 
-_SYNC_RUNNER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="toolmgmt-summary")
-
-
 def summarize_result_sync(
     value: Any, summarizer: Callable[..., Any], max_tokens: int, **options: Any
 ) -> TruncationResult:
     """:func:`summarize_result` for synchronous code (safe inside a running event loop too)."""
-    future = _SYNC_RUNNER.submit(
-        asyncio.run, summarize_result(value, summarizer, max_tokens, **options)
-    )
-    return future.result()
+    return run_sync(summarize_result(value, summarizer, max_tokens, **options))
