@@ -1,4 +1,4 @@
-"""What a tool's JSON Schema may hold, and a validator that can do no I/O and cannot hang.
+"""What a tool's JSON Schema may hold, checked once, when the tool is made.
 
 Tool schemas come from third parties (MCP upstreams, OpenAPI exports, other people's code), so
 they are untrusted input. :func:`check_tool_schema` refuses, when a tool is made (so the tool is
@@ -15,43 +15,29 @@ skipped and reported, never half-added):
 - a schema nested deeper than :data:`MAX_SCHEMA_DEPTH` or longer than :data:`MAX_SCHEMA_CHARS`
   (:func:`check_schema_shape`, which runs first, before anything recursive touches it).
 
-:func:`argument_validator` builds the validator arguments are checked with: references resolve
-through a registry that retrieves nothing (defence in depth: no schema can make validation do
-I/O, whatever slipped past the check), regexes run in the ``regex`` engine with a time limit,
-``uniqueItems`` is checked by hashing (jsonschema falls back to comparing every pair), and every
-keyword checks the deadline set by :func:`validation_deadline`. ``format`` is not asserted (no
-format checker), so no format check can do I/O either.
+Arguments are then checked by the bounded validator of :mod:`toolmgmt_core.schema_validator`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import time
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
-from functools import lru_cache
+from collections.abc import Mapping
 from typing import Any
 
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
 import regex
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
+
+from toolmgmt_core.schema_validator import NO_RETRIEVAL, compiled_pattern
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
     "MAX_SCHEMA_CHARS",
     "MAX_SCHEMA_DEPTH",
-    "PATTERN_TIME_LIMIT",
-    "ValidationTimeout",
-    "argument_validator",
     "check_schema_shape",
     "check_tool_schema",
     "json_depth",
-    "uses_regex",
-    "validation_deadline",
 ]
 
 MAX_SCHEMA_DEPTH = 100
@@ -62,9 +48,6 @@ MAX_SCHEMA_CHARS = 1_000_000
 
 MAX_ARGUMENT_DEPTH = 100
 """Deepest nesting of JSON containers a call's arguments may have."""
-
-PATTERN_TIME_LIMIT = 0.5
-"""Seconds one regex match of a schema ``pattern`` may take; a slower one stops validation."""
 
 _REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
 # Keywords whose value is a schema applied to the same instance (a cycle through only these,
@@ -83,19 +66,6 @@ _INNER_ONE = (
 )
 _INNER_MAP = ("properties", "patternProperties")
 _DEFINITIONS = ("$defs", "definitions")
-_REGEX_KEYS = ("pattern", "patternProperties")
-
-
-class ValidationTimeout(Exception):
-    """Validation ran past its deadline (or one regex match past :data:`PATTERN_TIME_LIMIT`)."""
-
-    def __init__(self, pattern: str | None = None) -> None:
-        super().__init__(pattern or "deadline")
-        self.pattern = pattern
-        """The regex that took too long, when a regex did."""
-
-
-# -- the check when a tool is made ------------------------------------------------------------
 
 
 def json_depth(value: Any, limit: int) -> int:
@@ -119,13 +89,6 @@ def json_depth(value: Any, limit: int) -> int:
         stack.extend((child, depth) for child in children)
     return deepest
 
-
-def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
-    raise referencing.exceptions.NoSuchResource(uri)  # type: ignore[call-arg]
-
-
-NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
-"""A registry that knows only what it is given and fetches nothing."""
 
 _SPEC = referencing.jsonschema.DRAFT202012
 
@@ -276,7 +239,7 @@ class _Walk:
 
     def _compile(self, pattern: str, where: list[str]) -> None:
         try:
-            _compiled(pattern)
+            compiled_pattern(pattern)
         except (regex.error, ValueError, OverflowError) as exc:
             raise self.fail(where, f"regex {pattern[:80]!r} does not compile: {exc}.") from exc
 
@@ -311,160 +274,3 @@ def _items(value: Any) -> list[Any]:
 
 def _entries(value: Any) -> list[tuple[str, Any]]:
     return [(str(k), v) for k, v in value.items()] if isinstance(value, Mapping) else []
-
-
-def uses_regex(schema: Mapping[str, Any]) -> bool:
-    """Whether validating against ``schema`` may run a regex (``pattern``/``patternProperties``)."""
-    stack: list[Any] = [schema]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Mapping):
-            if any(isinstance(item.get(k), str | Mapping) for k in _REGEX_KEYS):
-                return True
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
-# -- the validator ----------------------------------------------------------------------------
-
-_DEADLINE: ContextVar[float | None] = ContextVar("toolmgmt_validation_deadline", default=None)
-
-
-@contextlib.contextmanager
-def validation_deadline(seconds: float | None) -> Iterator[None]:
-    """Inside the block, validation stops with :class:`ValidationTimeout` after ``seconds``
-    (None: only each regex match is limited, to :data:`PATTERN_TIME_LIMIT`)."""
-    token = _DEADLINE.set(None if seconds is None else time.monotonic() + max(seconds, 0.0))
-    try:
-        yield
-    finally:
-        _DEADLINE.reset(token)
-
-
-def _check_deadline() -> None:
-    deadline = _DEADLINE.get()
-    if deadline is not None and time.monotonic() > deadline:
-        raise ValidationTimeout()
-
-
-@lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> Any:
-    return regex.compile(pattern)
-
-
-def _search(pattern: str, text: str) -> bool:
-    """``re.search`` semantics in the ``regex`` engine, within the time left (GIL released)."""
-    deadline = _DEADLINE.get()
-    limit = PATTERN_TIME_LIMIT
-    if deadline is not None:
-        limit = min(limit, deadline - time.monotonic())
-        if limit <= 0:
-            raise ValidationTimeout(pattern)
-    try:
-        return _compiled(pattern).search(text, timeout=limit, concurrent=True) is not None
-    except TimeoutError as exc:
-        raise ValidationTimeout(pattern) from exc
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    if validator.is_type(instance, "string") and not _search(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(
-    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            if _search(pattern, key):
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _additional_properties(
-    validator: Any, additional: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    if not validator.is_type(instance, "object"):
-        return
-    properties = schema.get("properties", {})
-    patterns = list(schema.get("patternProperties", {}))
-    extras = [
-        key
-        for key in instance
-        if key not in properties and not any(_search(p, key) for p in patterns)
-    ]
-    if validator.is_type(additional, "object"):
-        for extra in extras:
-            yield from validator.descend(instance[extra], additional, path=extra)
-    elif not additional and extras:
-        if patterns:
-            verb = "does" if len(extras) == 1 else "do"
-            joined = ", ".join(repr(each) for each in sorted(extras))
-            listed = ", ".join(repr(each) for each in sorted(patterns))
-            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
-        else:
-            unexpected = ", ".join(repr(each) for each in sorted(extras, key=str))
-            verb = "was" if len(extras) == 1 else "were"
-            yield ValidationError(
-                f"Additional properties are not allowed ({unexpected} {verb} unexpected)"
-            )
-
-
-def _canonical(value: Any) -> Any:
-    """A hashable form under which two JSON values are equal exactly when JSON Schema says so
-    (``1 == 1.0``, ``true != 1``, objects by content)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return (type(value).__name__, value)
-    if isinstance(value, int | float):
-        return ("number", int(value) if float(value).is_integer() else value)
-    if isinstance(value, Mapping):
-        return ("object", frozenset((k, _canonical(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return ("array", tuple(_canonical(v) for v in value))
-    return ("other", repr(value))
-
-
-def _unique_items(
-    validator: Any, unique: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    if not unique or not validator.is_type(instance, "array"):
-        return
-    seen: set[Any] = set()
-    for item in instance:
-        key = _canonical(item)
-        if key in seen:
-            yield ValidationError(f"{instance!r} has non-unique elements")
-            return
-        seen.add(key)
-
-
-def _with_deadline(keyword: Callable[..., Any]) -> Callable[..., Any]:
-    def checked(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
-        _check_deadline()
-        return keyword(validator, value, instance, schema) or ()
-
-    return checked
-
-
-_OWN = {
-    "pattern": _pattern,
-    "patternProperties": _pattern_properties,
-    "additionalProperties": _additional_properties,
-    "uniqueItems": _unique_items,
-}
-
-_BoundedValidator: Any = validators.extend(
-    Draft202012Validator,
-    {
-        key: _with_deadline(_OWN.get(key, keyword))
-        for key, keyword in Draft202012Validator.VALIDATORS.items()
-    },
-)
-
-
-def argument_validator(schema: Mapping[str, Any]) -> Any:
-    """A 2020-12 validator for ``schema`` that does no I/O and stops at the deadline."""
-    return _BoundedValidator(schema, registry=NO_RETRIEVAL)

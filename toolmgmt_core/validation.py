@@ -10,7 +10,7 @@
   depth, when dropping it removes errors and adds none; a required field's null still fails.
 
 Untrusted schemas and arguments cannot stall the process: validation resolves no remote
-reference and runs regexes in a bounded engine (:mod:`toolmgmt_core.schema_guard`), stops at
+reference and runs regexes in a bounded engine (:mod:`toolmgmt_core.schema_validator`), stops at
 its deadline, and leaves the event loop when it could take a while (:func:`check_arguments`).
 """
 
@@ -25,11 +25,10 @@ import referencing.exceptions
 from jsonschema.exceptions import ValidationError, relevance
 
 from toolmgmt_core.errors import InvalidArgumentsError, ToolUnavailableError
-from toolmgmt_core.schema_guard import (
-    MAX_ARGUMENT_DEPTH,
+from toolmgmt_core.schema_guard import MAX_ARGUMENT_DEPTH, json_depth
+from toolmgmt_core.schema_validator import (
     ValidationTimeout,
     argument_validator,
-    json_depth,
     uses_regex,
     validation_deadline,
 )
@@ -283,7 +282,7 @@ def validate_arguments(
             drop ``null`` values of optional fields whose schema refuses null.
         hint: appended to the error message (for example where to find the schema).
         time_limit: seconds the whole check may take (None: only each regex match is limited,
-            see :data:`~toolmgmt_core.schema_guard.PATTERN_TIME_LIMIT`).
+            see :data:`~toolmgmt_core.schema_validator.PATTERN_TIME_LIMIT`).
 
     Raises:
         InvalidArgumentsError: naming each bad field (at most three), what it expected and what

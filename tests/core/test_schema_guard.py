@@ -11,12 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolmgmt_core import InvalidArgumentsError, InvalidToolError, Tool
-from toolmgmt_core.schema_guard import (
-    MAX_SCHEMA_DEPTH,
-    argument_validator,
-    check_tool_schema,
-    json_depth,
-)
+from toolmgmt_core.schema_guard import MAX_SCHEMA_DEPTH, check_tool_schema, json_depth
+from toolmgmt_core.schema_validator import argument_validator
 from toolmgmt_core.validation import validate_arguments
 
 NODE = {
