@@ -20,11 +20,11 @@ from toolmgmt_core.tool import Tool, ToolAnnotations
 
 psycopg = pytest.importorskip("psycopg")
 from toolmgmt_core.stores.postgres import (  # noqa: E402
-    CHANNEL,
-    CatalogFollower,
     PostgresCatalogStore,
     PostgresEmbeddingCache,
 )
+from toolmgmt_core.stores.postgres_db import CHANNEL  # noqa: E402
+from toolmgmt_core.stores.postgres_follower import CatalogFollower  # noqa: E402
 
 FOLLOW_WITHIN = 1.0  # seconds: a change is searchable on every replica within this
 

@@ -45,8 +45,8 @@ __all__ = [
 _LAZY = {
     "RedisSessionStore": "toolmgmt_core.stores.redis",
     "PostgresCatalogStore": "toolmgmt_core.stores.postgres",
-    "PostgresEmbeddingCache": "toolmgmt_core.stores.postgres",
-    "CatalogFollower": "toolmgmt_core.stores.postgres",
+    "PostgresEmbeddingCache": "toolmgmt_core.stores.postgres_embeddings",
+    "CatalogFollower": "toolmgmt_core.stores.postgres_follower",
 }
 
 
