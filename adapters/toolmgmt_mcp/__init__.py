@@ -38,11 +38,11 @@ from toolmgmt_mcp.config import (  # noqa: E402 - after the SDK check
     GatewaySettings,
     PolicyConfig,
     UpstreamConfig,
-    load_config,
-    parse_config,
 )
+from toolmgmt_mcp.config_file import load_config, parse_config  # noqa: E402
+from toolmgmt_mcp.convert import result_value  # noqa: E402
 from toolmgmt_mcp.server import BearerTokenMiddleware, Gateway, serve, serve_async  # noqa: E402
-from toolmgmt_mcp.upstreams import UpstreamManager, UpstreamStatus, result_value  # noqa: E402
+from toolmgmt_mcp.upstreams import UpstreamManager, UpstreamStatus  # noqa: E402
 
 __all__ = [
     "BearerTokenMiddleware",

@@ -59,7 +59,7 @@ def gateway_catalog(path: Path, *, warn: Callable[[str], None]) -> ToolCatalog |
     """
     if not _is_gateway_config(path):
         return None
-    from toolmgmt_mcp.config import load_config
+    from toolmgmt_mcp.config_file import load_config
     from toolmgmt_mcp.upstreams import UpstreamManager
 
     label = str(path)
@@ -103,7 +103,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
 
 def run_serve(args: argparse.Namespace) -> int:
     """Run the gateway from parsed ``serve`` options; the process exit code."""
-    from toolmgmt_mcp.config import load_config
+    from toolmgmt_mcp.config_file import load_config
     from toolmgmt_mcp.server import serve
 
     try:

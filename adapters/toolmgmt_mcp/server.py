@@ -30,7 +30,8 @@ from toolmgmt_core.session import ToolSession
 from toolmgmt_core.sync import run_sync
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig
-from toolmgmt_mcp.upstreams import UpstreamManager, capture_media, relay_progress
+from toolmgmt_mcp.convert import capture_media, relay_progress
+from toolmgmt_mcp.upstreams import UpstreamManager
 
 __all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_async"]
 

@@ -6,66 +6,49 @@ group, so a crash, a hang or a failed start takes down that domain only: its cal
 other domain keeps working, and the next use reconnects it. The catalog follows the upstream's
 tool list: it is refreshed on ``notifications/tools/list_changed`` (or the 2026 protocol's
 ``subscriptions/listen`` event) and on every reconnect.
+
+Connecting an upstream and naming a failed request's fault are :mod:`toolmgmt_mcp.transport`'s;
+turning its tool listing and call results into the core's terms :mod:`toolmgmt_mcp.convert`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import fnmatch
 import logging
 import math
-import os
-import re
-import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any
 
 import anyio
 import anyio.abc
-import httpx2
 import mcp.types as mcp_types
-import pydantic
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import (
     CatalogError,
+    ToolCallError,
     ToolExecutionError,
-    ToolTimeoutError,
     ToolUnavailableError,
 )
 from toolmgmt_core.names import fold_name
 from toolmgmt_core.policy import PolicyView
-from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
+from toolmgmt_mcp.convert import (
+    error_text,
+    keep_media,
+    progress_callback,
+    result_value,
+    tools_from_listing,
+)
+from toolmgmt_mcp.transport import describe, fault_error, list_tools, open_client, request_fault
 
-__all__ = ["UpstreamManager", "UpstreamStatus", "capture_media", "relay_progress", "result_value"]
+__all__ = ["UpstreamManager", "UpstreamStatus"]
 
 logger = logging.getLogger("toolmgmt_mcp")
-
-_CONNECTION_CLOSED = -32000
-_REQUEST_TIMEOUT = -32001
-_CLOSED_MESSAGE = "Connection closed"
-"""The SDK's message when the whole connection is closed (not one HTTP request's stream)."""
-_TIMEOUT_GRACE = 2.0
-"""Seconds the core's own timeout waits beyond the upstream's, so ours fires first."""
-_PREFIX = re.compile(r"^([A-Za-z0-9]+)[_\-.]")
-_REQUEST_FAILED = "HTTP request failed before an answer"
-"""Start of the error a single failed HTTP request to an upstream resolves its call with."""
-_MAX_CONNECTIONS = 512
-"""HTTP connections to one upstream at most (calls in flight at once); more calls wait."""
-_MAX_KEEPALIVE = 64
-"""Idle HTTP connections to one upstream kept for reuse."""
-_KEEPALIVE_EXPIRY = 2.0
-"""Seconds an idle upstream HTTP connection is reused: below common server keep-alive limits
-(uvicorn closes after 5 s), so a request is not sent on a connection the server is closing."""
 
 
 @dataclass
@@ -84,75 +67,6 @@ class UpstreamStatus:
     """(upstream tool name, reason) for each tool left out (malformed definition, name clash)."""
     protocol_version: str | None = None
     """The protocol version negotiated with it."""
-
-
-_MEDIA: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
-    "toolmgmt_mcp_media", default=None
-)
-
-
-@contextlib.contextmanager
-def capture_media() -> Iterator[list[Any]]:
-    """Collect the non-text content blocks (images, audio, resources) of upstream calls made
-    inside the block, so a gateway can pass them on beside the session's text result."""
-    blocks: list[Any] = []
-    token = _MEDIA.set(blocks)
-    try:
-        yield blocks
-    finally:
-        _MEDIA.reset(token)
-
-
-_PROGRESS: contextvars.ContextVar[Callable[..., Awaitable[None]] | None] = contextvars.ContextVar(
-    "toolmgmt_mcp_progress", default=None
-)
-
-
-@contextlib.contextmanager
-def relay_progress(report: Callable[..., Awaitable[None]]) -> Iterator[None]:
-    """Send the progress notifications of upstream calls made inside the block to ``report``
-    (``report(progress, total, message)``, such as the gateway request's ``report_progress``)."""
-    token = _PROGRESS.set(report)
-    try:
-        yield
-    finally:
-        _PROGRESS.reset(token)
-
-
-def result_value(result: mcp_types.CallToolResult) -> Any:
-    """A JSON-compatible value for an upstream's successful ``CallToolResult``.
-
-    Structured content when the upstream sends it (it is the same data as the text, typed);
-    else the text (one block as a string); else the blocks, with images and binary resources
-    replaced by a short description.
-    """
-    if result.structured_content is not None:
-        return result.structured_content
-    parts: list[Any] = []
-    for block in result.content:
-        if isinstance(block, mcp_types.TextContent):
-            parts.append(block.text)
-        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-            size = math.ceil(len(block.data) * 3 / 4)
-            parts.append(f"[{block.type} {block.mime_type}, {size} bytes, not shown]")
-        elif isinstance(block, mcp_types.EmbeddedResource):
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            parts.append(
-                {"resource": str(resource.uri), "text": text}
-                if text is not None
-                else f"[binary resource {resource.uri}, not shown]"
-            )
-        else:
-            parts.append(block.model_dump(mode="json", by_alias=True, exclude_none=True))
-    if all(isinstance(p, str) for p in parts):
-        return "\n".join(parts)
-    return parts
-
-
-def _error_text(result: mcp_types.CallToolResult) -> str:
-    texts = [b.text for b in result.content if isinstance(b, mcp_types.TextContent)]
-    return "\n".join(texts).strip() or "the tool reported an error without a message"
 
 
 class _Upstream:
@@ -174,23 +88,6 @@ class _Upstream:
 
     # -- connection -------------------------------------------------------------------------
 
-    def _client(self) -> Client:
-        config = self.config
-        common: dict[str, Any] = {
-            "mode": config.mode,
-            "read_timeout_seconds": config.connect_timeout,
-            "message_handler": self._on_message,
-        }
-        if config.command:
-            params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
-            )
-            # stdio_client's default errlog is bound to sys.stderr at import; in a Jupyter kernel
-            # that object has no file descriptor and the subprocess cannot start.
-            return Client(stdio_client(params, errlog=_errlog()), **common)
-        assert config.url is not None
-        return Client(_http_transport(config), **common)
-
     async def _run(
         self,
         stop: anyio.Event,
@@ -200,7 +97,7 @@ class _Upstream:
         """Own the connection: open it, report it started, keep it until ``stop`` or a fault."""
         started = False
         try:
-            async with self._client() as client:
+            async with open_client(self.config, self._on_message) as client:
                 started = True
                 task_status.started(client)
                 async with anyio.create_task_group() as tasks:
@@ -212,7 +109,7 @@ class _Upstream:
             if not started:
                 raise
             # The connection died on its own (crash, closed pipe): only this domain goes down.
-            self._mark_down(f"connection lost: {_describe(exc)}")
+            self._mark_down(f"connection lost: {describe(exc)}")
         finally:
             if self._stop is stop:
                 self.client = None
@@ -265,7 +162,7 @@ class _Upstream:
                 try:
                     client = await self.manager._tasks_or_raise().start(self._run, stop)
                 except Exception as exc:
-                    error = f"failed to start: {_describe(exc)}"
+                    error = f"failed to start: {describe(exc)}"
             if client is None:
                 stop.set()
                 self._mark_down(error or f"did not start within {self.config.connect_timeout:g}s")
@@ -280,7 +177,7 @@ class _Upstream:
             try:
                 await self._list_and_install(client)
             except Exception as exc:
-                self._mark_down(f"listing its tools failed: {_describe(exc)}")
+                self._mark_down(f"listing its tools failed: {describe(exc)}")
                 raise ToolUnavailableError(
                     f"Upstream {name!r} is unavailable: {self.status.error}."
                 ) from exc
@@ -314,94 +211,23 @@ class _Upstream:
             logger.warning("upstream %r: refreshing its tools failed: %s", self.config.name, exc)
 
     async def _list_and_install(self, client: Client) -> None:
-        tools: list[mcp_types.Tool] = []
-        invalid: list[tuple[str, str]] = []
-        cursor: str | None = None
-        with anyio.fail_after(self.config.connect_timeout):
-            for _ in range(100):  # a paginator that never ends cannot hang us
-                try:
-                    page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-                    tools.extend(page.tools)
-                    cursor = page.next_cursor
-                except pydantic.ValidationError as exc:
-                    # One bad tool fails the SDK's model of the whole page: read the page raw
-                    # and keep the tools that are valid on their own.
-                    try:
-                        good, bad, cursor = await _list_page_raw(client, cursor)
-                    except AttributeError:  # the SDK's internals moved: report the page as is
-                        raise exc from None
-                    tools.extend(good)
-                    invalid.extend(bad)
-                if not cursor:
-                    break
+        tools, invalid = await list_tools(client, self.config.connect_timeout)
         self.manager._install(self, tools, invalid)
 
     def to_tools(self, listed: list[mcp_types.Tool]) -> tuple[list[Tool], list[tuple[str, str]]]:
         """Catalog tools for the upstream's listed tools, and the ones skipped with the reason."""
-        config = self.config
-        prefixes: dict[str, int] = {}
-        for item in listed:
-            match = _PREFIX.match(item.name)
-            if match:
-                prefixes[match.group(1)] = prefixes.get(match.group(1), 0) + 1
-        tools: list[Tool] = []
-        skipped: list[tuple[str, str]] = []
         self._retry_safe = {
             item.name
             for item in listed
             if item.annotations
             and (item.annotations.read_only_hint or item.annotations.idempotent_hint)
         }
-        for item in listed:
-            name = f"{config.tool_prefix}{item.name}"
-            definition = {
-                "name": name,
-                "description": item.description or item.title or "",
-                "inputSchema": item.input_schema,
-                "outputSchema": item.output_schema,
-                "annotations": item.annotations.model_dump(by_alias=True, exclude_none=True)
-                if item.annotations
-                else None,
-            }
-            wrapped = _wrapped_output(item.output_schema)
-            if wrapped is not None:  # the SDK's {"result": x} wrapping of a plain return value
-                definition["outputSchema"] = wrapped
-            if item.title and not (item.annotations and item.annotations.title):
-                definition["annotations"] = {
-                    **(definition["annotations"] or {}),
-                    "title": item.title,
-                }
-            try:
-                tool = tool_from_dict(
-                    definition,
-                    domain=config.name,
-                    group=self._group(item.name, prefixes),
-                    profiles=config.profiles,
-                    max_result_tokens=config.max_result_tokens,
-                    truncation=config.truncation,
-                    # A call may first have to restart the upstream: both budgets count.
-                    timeout=config.connect_timeout + config.timeout + _TIMEOUT_GRACE,
-                    handler=self._handler(item.name, unwrap=wrapped is not None),
-                    metadata={"upstream": config.name, "upstream_tool": item.name},
-                    defer_loading=False
-                    if _matches(name, self.manager.config.gateway.always_on)
-                    else None,
-                )
-            except CatalogError as exc:
-                skipped.append((item.name, f"malformed tool definition: {exc}"))
-                continue
-            tools.append(tool)
-        return tools, skipped
-
-    def _group(self, tool_name: str, prefixes: Mapping[str, int]) -> str:
-        for group, patterns in self.config.groups.items():
-            if _matches(tool_name, patterns):
-                return group
-        if self.config.group_by_prefix:
-            match = _PREFIX.match(tool_name)
-            if match and prefixes.get(match.group(1), 0) > 1:
-                return match.group(1).lower()
-        return "general"
+        return tools_from_listing(
+            listed,
+            self.config,
+            always_on=self.manager.config.gateway.always_on,
+            handler=self._handler,
+        )
 
     def _handler(self, tool_name: str, *, unwrap: bool = False) -> Callable[..., Any]:
         async def call_upstream(**arguments: Any) -> Any:
@@ -444,7 +270,6 @@ class _Upstream:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _call_once(self, tool_name: str, arguments: dict[str, Any]) -> Any:
-        name = self.config.name
         gateway_name = f"{self.config.tool_prefix}{tool_name}"
         client = await self.connect()
         timeout = self.config.timeout
@@ -455,74 +280,25 @@ class _Upstream:
                     tool_name,
                     arguments,
                     read_timeout_seconds=timeout,
-                    progress_callback=_progress_callback(),
+                    progress_callback=progress_callback(),
                 )
-        except (TimeoutError, MCPError) as exc:
-            if isinstance(exc, TimeoutError) or exc.code == _REQUEST_TIMEOUT:
-                if await self._alive_since(client, started):
-                    # Only this call is slow: the upstream answers others, keep the connection.
-                    raise ToolTimeoutError(
-                        f"Upstream {name!r} did not answer {gateway_name!r} within "
-                        f"{timeout:g}s; the call was abandoned (the upstream still answers "
-                        "other calls).",
-                        tool_name=gateway_name,
-                    ) from exc
-                self._mark_down(f"a call to {tool_name!r} got no answer within {timeout:g}s")
-                raise ToolTimeoutError(
-                    f"Upstream {name!r} did not answer {gateway_name!r} within {timeout:g}s; the "
-                    "upstream is restarted on its next use. Tools of other domains still work.",
-                    tool_name=gateway_name,
-                ) from exc
-            if exc.code == _CONNECTION_CLOSED and exc.error.message == _CLOSED_MESSAGE:
-                # The whole connection is gone (the process died, the pipe closed).
-                self._mark_down(f"the connection closed during a call to {tool_name!r}")
-                raise ToolUnavailableError(
-                    f"Upstream {name!r} stopped during {gateway_name!r} (connection closed); it "
-                    "is restarted on its next use. Tools of other domains still work.",
-                    tool_name=gateway_name,
-                ) from exc
-            if exc.code == _CONNECTION_CLOSED:
-                # One request's HTTP exchange was lost; the connection itself still works.
-                error = ToolUnavailableError(
-                    f"Upstream {name!r} lost the answer to {gateway_name!r} "
-                    f"({exc.error.message}); the call may or may not have run. Try again.",
-                    tool_name=gateway_name,
-                )
+        except Exception as exc:
+            fault = request_fault(exc)
+            if fault is None:
+                raise
+            if fault in ("ended", "rejected"):
+                self._answered_at = time.monotonic()
+            alive = fault == "timeout" and await self._alive_since(client, started)
+            error, down = fault_error(fault, exc, self.config, tool_name, alive=alive)
+            if down is not None:
+                self._mark_down(down)
+            if fault == "lost":
                 raise _LostAnswer(error) from exc
-            self._answered_at = time.monotonic()
-            if exc.error.message == "Session terminated":
-                # The upstream restarted and forgot our session: reconnect on the next use.
-                self._mark_down(f"it ended the session during a call to {tool_name!r}")
-                raise ToolUnavailableError(
-                    f"Upstream {name!r} ended its session during {gateway_name!r}; it is "
-                    "reconnected on its next use. Try again.",
-                    tool_name=gateway_name,
-                ) from exc
-            raise ToolExecutionError(
-                f"Upstream {name!r} rejected {gateway_name!r}: {exc.error.message}",
-                tool_name=gateway_name,
-            ) from exc
-        except (
-            anyio.ClosedResourceError,
-            anyio.BrokenResourceError,
-            anyio.EndOfStream,
-            OSError,
-            httpx2.HTTPError,
-        ) as exc:
-            self._mark_down(
-                f"the connection failed during a call to {tool_name!r}: {_describe(exc)}"
-            )
-            raise ToolUnavailableError(
-                f"Upstream {name!r} is unreachable ({_describe(exc)}); it is retried on its next "
-                "use. Tools of other domains still work.",
-                tool_name=gateway_name,
-            ) from exc
+            raise error from exc
         self._answered_at = time.monotonic()
         if result.is_error:
-            raise ToolExecutionError(_error_text(result), tool_name=gateway_name)
-        media = _MEDIA.get()
-        if media is not None:
-            media.extend(b for b in result.content if not isinstance(b, mcp_types.TextContent))
+            raise ToolExecutionError(error_text(result), tool_name=gateway_name)
+        keep_media(result)
         return result_value(result)
 
     async def _alive_since(self, client: Client, started: float) -> bool:
@@ -549,7 +325,7 @@ class _Upstream:
 class _LostAnswer(Exception):
     """One call's request or answer was lost while the connection lives (inside ``call``)."""
 
-    def __init__(self, error: ToolUnavailableError) -> None:
+    def __init__(self, error: ToolCallError) -> None:
         super().__init__(str(error))
         self.error = error
 
@@ -706,149 +482,3 @@ class UpstreamManager:
             logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)
         upstream.status.tools = kept
         upstream.status.skipped = skipped
-
-
-def _progress_callback() -> Any:
-    report = _PROGRESS.get()
-    if report is None:
-        return None
-
-    async def forward(progress: float, total: float | None, message: str | None) -> None:
-        try:
-            await report(progress, total, message)
-        except Exception as exc:  # a client that went away must not fail the call
-            logger.debug("progress not relayed: %s", exc)
-
-    return forward
-
-
-@contextlib.asynccontextmanager
-async def _http_transport(config: UpstreamConfig) -> AsyncIterator[Any]:
-    """Streamable HTTP to ``config.url`` with its headers, closing the HTTP client after."""
-    assert config.url is not None
-    # Each call holds a connection while it runs. A call beyond the pool waits for one without
-    # a pool timeout of its own: the call's timeout bounds the wait, and fails that call only.
-    timeout = httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout), pool=None)
-    limits = httpx2.Limits(
-        max_connections=_MAX_CONNECTIONS,
-        max_keepalive_connections=_MAX_KEEPALIVE,
-        keepalive_expiry=_KEEPALIVE_EXPIRY,
-    )
-    transport = _OneRequestFails(httpx2.AsyncHTTPTransport(limits=limits))
-    async with httpx2.AsyncClient(
-        headers=dict(config.headers), timeout=timeout, limits=limits, transport=transport
-    ) as http:
-        async with streamable_http_client(config.url, http_client=http) as streams:
-            yield streams
-
-
-class _OneRequestFails(httpx2.AsyncBaseTransport):
-    """An HTTP transport under which a broken request fails alone.
-
-    The MCP SDK runs each request's POST in its connection's task group, so an exception from
-    one POST (a keep-alive connection the server closed, a read timeout) used to close the
-    whole MCP connection and fail every call in flight on it. Here a POST that could not even
-    reach the upstream (connect error) is sent once more, which is always safe; any other
-    failure becomes a JSON-RPC error answer for that request only, which the SDK hands to its
-    caller (``MCPError`` -32000). A request that still cannot connect raises: the upstream is
-    unreachable, and the connection goes down and is restarted on the next use.
-    """
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
-        self._inner = inner
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        if request.method != "POST":  # the GET stream and DELETE handle their own failures
-            return await self._inner.handle_async_request(request)
-        for attempt in (1, 2):
-            try:
-                return await self._inner.handle_async_request(request)
-            except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
-                if attempt == 2:
-                    raise
-                logger.info("upstream request not sent (%s); sending it again", _describe(exc))
-            except httpx2.TransportError as exc:
-                return _failed_request(exc)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-def _failed_request(exc: httpx2.TransportError) -> httpx2.Response:
-    """A JSON-RPC error answer standing for a request whose HTTP exchange failed."""
-    logger.warning("upstream HTTP request failed (this call only): %s", _describe(exc))
-    body = {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {"code": _CONNECTION_CLOSED, "message": f"{_REQUEST_FAILED}: {_describe(exc)}"},
-    }
-    return httpx2.Response(502, json=body)
-
-
-def _errlog() -> TextIO:
-    """Where a stdio upstream's stderr goes: ours when it is a real file, else the process's."""
-    for stream in (sys.stderr, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.fileno()
-                return stream
-        except (AttributeError, OSError, ValueError):
-            continue
-    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
-
-
-def _wrapped_output(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The inner schema when ``schema`` is a lone required ``result`` property, else None."""
-    if not isinstance(schema, Mapping):
-        return None
-    properties = schema.get("properties")
-    if (
-        schema.get("type") == "object"
-        and isinstance(properties, Mapping)
-        and set(properties) == {"result"}
-        and schema.get("required") == ["result"]
-        and isinstance(properties["result"], Mapping)
-    ):
-        return {k: v for k, v in properties["result"].items() if k != "title"}
-    return None
-
-
-async def _list_page_raw(
-    client: Client, cursor: str | None
-) -> tuple[list[mcp_types.Tool], list[tuple[str, str]], str | None]:
-    """One ``tools/list`` page read as plain JSON: (valid tools, (name, reason) skipped, cursor)."""
-    # The SDK validates every result against its model before any caller sees it, so this
-    # goes one level down (private API, hence the narrow use: only after a validation failure).
-    session: Any = client.session
-    request = mcp_types.ListToolsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    options: dict[str, Any] = {}
-    session._stamp(data, options)
-    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)
-    good: list[mcp_types.Tool] = []
-    bad: list[tuple[str, str]] = []
-    for position, item in enumerate(raw.get("tools") or []):
-        label = str(item.get("name", f"#{position}")) if isinstance(item, dict) else f"#{position}"
-        try:
-            good.append(mcp_types.Tool.model_validate(item))
-        except pydantic.ValidationError as exc:
-            where = ".".join(str(p) for p in exc.errors()[0]["loc"])
-            problem = exc.errors()[0]["msg"]
-            bad.append((label, f"malformed tool definition: {where}: {problem}"))
-    # Let the SDK know the valid tools (it checks structured results against their schemas).
-    session._absorb_tool_listing(mcp_types.ListToolsResult(tools=good), complete=False)
-    cursor = raw.get("nextCursor")
-    return good, bad, cursor if isinstance(cursor, str) and cursor else None
-
-
-def _matches(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-def _describe(exc: BaseException) -> str:
-    """A one-line description of ``exc``, unwrapping exception groups."""
-    while getattr(exc, "exceptions", None):  # an exception group: its first cause
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

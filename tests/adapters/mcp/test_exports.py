@@ -12,7 +12,10 @@ MODULES = [
     "toolmgmt_mcp",
     "toolmgmt_mcp.cli",
     "toolmgmt_mcp.config",
+    "toolmgmt_mcp.config_file",
+    "toolmgmt_mcp.convert",
     "toolmgmt_mcp.server",
+    "toolmgmt_mcp.transport",
     "toolmgmt_mcp.upstreams",
 ]
 

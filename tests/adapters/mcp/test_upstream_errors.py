@@ -12,7 +12,7 @@ import httpx2  # noqa: E402
 import mcp.types as mcp_types  # noqa: E402
 from mcp import MCPError  # noqa: E402
 from toolmgmt_mcp import UpstreamManager, parse_config, result_value  # noqa: E402
-from toolmgmt_mcp.upstreams import _OneRequestFails  # noqa: E402
+from toolmgmt_mcp.transport import _OneRequestFails  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
 from toolmgmt_core.errors import (  # noqa: E402

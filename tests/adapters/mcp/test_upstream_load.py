@@ -19,7 +19,7 @@ pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
 import anyio.abc  # noqa: E402
-import toolmgmt_mcp.upstreams as upstreams_module  # noqa: E402
+import toolmgmt_mcp.transport as transport_module  # noqa: E402
 from toolmgmt_mcp import UpstreamManager, parse_config  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
@@ -151,7 +151,7 @@ async def test_calls_beyond_the_connection_pool_wait_for_a_connection(
 ) -> None:
     # 4 connections for 40 calls of 0.4 s: the last wait ~4 s for a connection, longer than
     # the connect timeout (which used to be the pool timeout too); their own timeout is 20 s.
-    monkeypatch.setattr(upstreams_module, "_MAX_CONNECTIONS", 4)
+    monkeypatch.setattr(transport_module, "_MAX_CONNECTIONS", 4)
     async with _manager(upstream_port, timeout=20, connect_timeout=1.5) as upstreams:
         started = anyio.current_time()
         answers = await _echo_many(upstreams, delay=0.4)
