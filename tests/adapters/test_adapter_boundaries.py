@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 ADAPTERS = ("toolmgmt_langchain", "toolmgmt_pydantic_ai", "toolmgmt_litellm")
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "litellm", "mcp")
+FRAMEWORKS = (
+    "langchain",
+    "langchain_core",
+    "langgraph",
+    "pydantic_ai",
+    "litellm",
+    "mcp",
+    "mcp_types",
+)
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "toolmgmt_core"
 
@@ -53,18 +61,31 @@ def test_no_core_source_imports_an_adapter_or_a_framework(path: Path) -> None:
     assert not _imported(path) & forbidden
 
 
-@pytest.mark.parametrize("adapter", ADAPTERS)
-def test_adapters_import_no_other_adapter(adapter: str) -> None:
-    source = (ROOT / "adapters" / adapter / "__init__.py").read_text(encoding="utf-8")
-    imported = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            imported |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            imported.add(node.module.split(".")[0])
-    others = set(ADAPTERS) - {adapter} | {"toolmgmt_mcp"}
-    assert not imported & others
-    assert "toolmgmt_core" in imported
+OWN_FRAMEWORKS = {
+    "toolmgmt_langchain": {"langchain", "langchain_core", "langgraph"},
+    "toolmgmt_pydantic_ai": {"pydantic_ai"},
+    "toolmgmt_litellm": {"litellm"},
+    "toolmgmt_mcp": {"mcp", "mcp_types"},
+}
+"""The frameworks each adapter package may import (besides the core and the standard library)."""
+
+
+def _adapter_modules() -> list[Path]:
+    return sorted(p for a in OWN_FRAMEWORKS for p in (ROOT / "adapters" / a).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _adapter_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_adapter_modules_import_only_the_core_and_their_framework(path: Path) -> None:
+    adapter = path.relative_to(ROOT / "adapters").parts[0]
+    imported = _imported(path)
+    other_adapters = set(OWN_FRAMEWORKS) - {adapter}
+    other_frameworks = set(FRAMEWORKS) - OWN_FRAMEWORKS[adapter]
+    assert not imported & (other_adapters | other_frameworks | {"toolmgmt_demo"})
+
+
+@pytest.mark.parametrize("adapter", sorted(OWN_FRAMEWORKS))
+def test_each_adapter_package_builds_on_the_core(adapter: str) -> None:
+    assert "toolmgmt_core" in _imported(ROOT / "adapters" / adapter / "__init__.py")
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)

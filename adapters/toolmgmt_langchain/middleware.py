@@ -1,0 +1,245 @@
+"""``ToolManagerMiddleware``: a ``create_agent`` middleware whose tools come from a session.
+
+Each model call gets the session's tools; each tool call runs through the session, inside one
+scope where LangGraph's signals pass, approval asks ``interrupt()``
+(:mod:`toolmgmt_langchain.approval`) and tools with injected arguments find the ToolNode
+(:mod:`toolmgmt_langchain.tools`); the session's state travels in the agent state under
+:data:`STATE_KEY`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Annotated, Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.types import Command
+from typing_extensions import NotRequired
+
+from toolmgmt_core.control import framework_approval, passthrough
+from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.session import ToolSession
+from toolmgmt_langchain.approval import interrupt_approver
+from toolmgmt_langchain.loop import PROVIDERS, SIGNALS, session_tool_definitions, tool_message
+from toolmgmt_langchain.tools import NodeCall, in_tool_node
+
+__all__ = [
+    "STATE_KEY",
+    "ToolManagerMiddleware",
+    "ToolManagerState",
+]
+
+STATE_KEY = "toolmgmt"
+"""Agent-state key holding ``{"rev": n, "session": session.to_json()}``."""
+
+_LIVE_STEPS = 256
+
+
+def _newest(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Reducer: of two snapshots, keep the later one (parallel tool calls each write one)."""
+    if update is None:
+        return current
+    if current is None or update.get("rev", 0) >= current.get("rev", 0):
+        return update
+    return current
+
+
+def _snapshot(state: Mapping[str, Any]) -> tuple[int, Mapping[str, Any] | None]:
+    """(rev, session state) of the toolmgmt snapshot in an agent state, checked for shape.
+
+    Raises:
+        ConfigError: the snapshot is not ``{"rev": int, "session": {...}}``.
+    """
+    snapshot = state.get(STATE_KEY)
+    if snapshot is None:
+        return 0, None
+    rev = snapshot.get("rev", 0) if isinstance(snapshot, Mapping) else None
+    if not isinstance(rev, int) or isinstance(rev, bool):
+        raise ConfigError(
+            f'Agent state "{STATE_KEY}" must be {{"rev": <int>, "session": <session state>}} '
+            "as the middleware writes it."
+        )
+    return rev, snapshot.get("session")
+
+
+class ToolManagerState(AgentState[Any]):
+    """Agent state with the toolmgmt session snapshot."""
+
+    toolmgmt: NotRequired[Annotated[dict[str, Any] | None, _newest]]
+    """``{"rev": n, "session": session.to_json()}``; the highest ``rev`` wins."""
+
+
+class _Live:
+    """The session shared by the parallel tool calls of one model step."""
+
+    def __init__(self, session: ToolSession, rev: int) -> None:
+        self.session = session
+        self.rev = rev
+        self.lock = threading.Lock()
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            self.rev += 1
+            return {"rev": self.rev, "session": self.session.to_json()}
+
+
+class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
+    """Puts a toolmgmt session between a ``create_agent`` agent and its tools.
+
+    Args:
+        manager: the catalog and its discovery configuration.
+        provider: the core formatting sent to ``bind_tools`` (``"openai"`` or ``"anthropic"``,
+            see :func:`session_tool_definitions`).
+        instructions: append the mode's short instructions to the system message.
+        approval: pause calls that need approval with ``interrupt()`` when the manager has no
+            ``approval`` callback (see the module docstring; needs a checkpointer).
+    """
+
+    state_schema = ToolManagerState
+    tools: Sequence[BaseTool] = ()
+
+    def __init__(
+        self,
+        manager: ToolManager,
+        *,
+        provider: str = "openai",
+        instructions: bool = True,
+        approval: bool = True,
+    ) -> None:
+        super().__init__()
+        if not isinstance(manager, ToolManager):
+            raise TypeError(
+                f"ToolManagerMiddleware needs a ToolManager, got {type(manager).__name__}: "
+                "ToolManagerMiddleware(ToolManager(catalog, mode='search'))."
+            )
+        if provider not in PROVIDERS:
+            raise ConfigError(f"provider must be 'openai' or 'anthropic', got {provider!r}.")
+        self.manager = manager
+        self.provider = provider
+        self.instructions = instructions
+        self.approval = approval
+        self._live: OrderedDict[tuple[Any, ...], _Live] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # -- session state ----------------------------------------------------------------------
+
+    def session_from_state(self, state: Mapping[str, Any]) -> ToolSession:
+        """The session an agent state holds (a new one when it holds none).
+
+        The snapshot is untrusted: whoever can invoke the agent can put one in its input. It is
+        restored with :meth:`ToolSession.from_json`, so it can only narrow what the manager's
+        configuration allows; one the manager does not accept raises ``ConfigError`` and the run
+        stops before any tool is listed or run.
+        """
+        _, session = _snapshot(state)
+        return self.manager.session(session)
+
+    def _live_for(self, state: Mapping[str, Any], call_id: str) -> _Live:
+        rev, _ = _snapshot(state)
+        key = (_step_id(state, call_id), rev)
+        with self._lock:
+            live = self._live.get(key)
+            if live is None:
+                live = _Live(self.session_from_state(state), rev)
+                self._live[key] = live
+                while len(self._live) > _LIVE_STEPS:
+                    self._live.popitem(last=False)
+            return live
+
+    def _manages(self, name: str, tool: BaseTool | None) -> bool:
+        # Unknown names go to the session too, which answers with the closest names.
+        return (
+            tool is None or name in META_TOOL_NAMES or self.manager.catalog.find(name) is not None
+        )
+
+    @contextlib.contextmanager
+    def _scope(self, call: Mapping[str, Any], node: NodeCall) -> Iterator[None]:
+        """LangGraph's signals pass, approval asks ``interrupt()``, injected tools find the
+        ToolNode: for this one call."""
+        approver = interrupt_approver(call) if self.approval else None
+        with in_tool_node(node), passthrough(*SIGNALS), framework_approval(approver):
+            yield
+
+    def _answer(
+        self, call: Mapping[str, Any], live: _Live, result: Any, node: NodeCall
+    ) -> Command[Any]:
+        update: dict[str, Any] = {}
+        messages: list[Any] = []
+        goto: Any = ()
+        for command in node.commands:  # a tool's own state updates, as the ToolNode applies
+            extra = dict(command.update) if isinstance(command.update, Mapping) else {}
+            messages += [
+                m
+                for m in extra.pop("messages", None) or []
+                if not (isinstance(m, ToolMessage) and m.tool_call_id == call["id"])
+            ]
+            update.update(extra)
+            goto = command.goto or goto
+        update.update(
+            {"messages": [*messages, tool_message(call, result)], STATE_KEY: live.snapshot()}
+        )
+        return Command(update=update, goto=goto)
+
+    # -- model calls ------------------------------------------------------------------------
+
+    def _prepare(self, request: Any) -> Any:
+        session = self.session_from_state(request.state)
+        managed = session_tool_definitions(session, self.provider)
+        # Provider built-ins (dicts) and framework tools outside the catalog stay as they are.
+        kept = [
+            t
+            for t in request.tools
+            if not isinstance(t, BaseTool)
+            or (t.name not in META_TOOL_NAMES and self.manager.catalog.find(t.name) is None)
+        ]
+        overrides: dict[str, Any] = {"tools": [*managed, *kept]}
+        text = session.instructions if self.instructions else ""
+        if text:
+            base = request.system_message.text if request.system_message else ""
+            overrides["system_message"] = SystemMessage(content=f"{base}\n\n{text}".strip())
+        return request.override(**overrides)
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(self._prepare(request))
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await handler(self._prepare(request))
+
+    # -- tool calls -------------------------------------------------------------------------
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        call = request.tool_call
+        if not self._manages(call["name"], request.tool):
+            return handler(request)
+        live = self._live_for(request.state, call["id"])
+        node = NodeCall(request, handler)
+        with self._scope(call, node):
+            result = live.session.call_sync(call["name"], call.get("args"), call_id=call["id"])
+        return self._answer(call, live, result, node)
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        call = request.tool_call
+        if not self._manages(call["name"], request.tool):
+            return await handler(request)
+        live = self._live_for(request.state, call["id"])
+        node = NodeCall(request, handler)
+        with self._scope(call, node):
+            result = await live.session.call(call["name"], call.get("args"), call_id=call["id"])
+        return self._answer(call, live, result, node)
+
+
+def _step_id(state: Mapping[str, Any], call_id: str) -> str:
+    """The id of the AI message that made the call ``call_id``: one per model step."""
+    for message in reversed(state.get("messages") or []):
+        if isinstance(message, AIMessage) and any(
+            c.get("id") == call_id for c in message.tool_calls
+        ):
+            return str(message.id or call_id)
+    return call_id

@@ -1,0 +1,276 @@
+"""``ToolManagerCallback``: each session's tools in the LiteLLM requests that name it.
+
+:func:`prepare_request` sets a request's tools to the session's (formatted for the target
+provider) and cuts tool results over the manager's budget; the callback applies it on the async
+client path and in the proxy (whose sessions are kept apart per API key and restored from the
+conversation's own tool results); :func:`completion_with_tools` applies it on the sync path,
+where LiteLLM runs no request-changing hook.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
+from typing import Any
+
+import litellm
+from litellm.integrations.custom_logger import CustomLogger
+
+from toolmgmt_core.history import restore_loaded
+from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.providers import format_tools
+from toolmgmt_core.session import ToolSession
+from toolmgmt_core.truncation import truncate_result
+from toolmgmt_litellm.calls import field_of
+
+__all__ = [
+    "SESSION_KEY",
+    "ToolManagerCallback",
+    "completion_with_tools",
+    "prepare_request",
+]
+
+SESSION_KEY = "toolmgmt_session"
+"""The ``metadata`` key naming the session of a request."""
+
+_CHAT_CALLS = ("acompletion", "completion")
+_RESPONSES_CALLS = ("aresponses", "responses")
+_PREPARED = "toolmgmt_prepared"
+"""Set in a request's metadata once its tools are set (the proxy hook, then the client path)."""
+_WRAPPED: ContextVar[bool] = ContextVar("toolmgmt_litellm_wrapped", default=False)
+_NATIVE_SHAPES = {"anthropic": "anthropic"}
+"""LiteLLM providers that take toolmgmt's own format as is; the rest get OpenAI's."""
+
+
+def _target(kwargs: Mapping[str, Any]) -> str:
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(
+            model=str(kwargs.get("model", "")),
+            custom_llm_provider=kwargs.get("custom_llm_provider"),
+        )
+    except Exception:  # an unknown model name: LiteLLM itself will report it
+        provider = str(kwargs.get("model", "")).partition("/")[0]
+    return _NATIVE_SHAPES.get(provider, "openai")
+
+
+def _tool_name(tool: Mapping[str, Any]) -> str:
+    function = tool.get("function")
+    return str((function or {}).get("name") if isinstance(function, Mapping) else tool.get("name"))
+
+
+def prepare_request(
+    session: ToolSession, kwargs: Mapping[str, Any], *, api: str = "chat"
+) -> dict[str, Any]:
+    """``kwargs`` for ``litellm.(a)completion`` with the session's tools and cut tool messages.
+
+    Tools in ``kwargs["tools"]`` that the catalog does not hold stay (after the session's).
+    ``api="responses"`` formats them for ``litellm.(a)responses`` and cuts its
+    ``function_call_output`` items instead.
+    """
+    manager = session.manager
+    request = dict(kwargs)
+    shape = "openai-responses" if api == "responses" else _target(request)
+    managed = format_tools(session, shape)["tools"]
+    own = [
+        t
+        for t in request.get("tools") or []
+        if _tool_name(t) not in META_TOOL_NAMES and manager.catalog.find(_tool_name(t)) is None
+    ]
+    request["tools"] = [*managed, *own]
+    if not request["tools"]:
+        request.pop("tools")
+        request.pop("tool_choice", None)
+    if request.get("messages"):
+        request["messages"] = [_cut(m, manager) for m in request["messages"]]
+    if api == "responses" and isinstance(request.get("input"), list):
+        request["input"] = [_cut_output(item, manager) for item in request["input"]]
+    return request
+
+
+def _cut_output(item: Any, manager: ToolManager) -> Any:
+    """A Responses API ``function_call_output`` over the result budget, cut."""
+    if not isinstance(item, Mapping) or item.get("type") != "function_call_output":
+        return item
+    output = item.get("output")
+    if not isinstance(output, str):
+        return item
+    budget = manager.result_budget
+    cut = truncate_result(
+        output, budget.per_result(None), budget.strategy_for(None), encoding=manager.encoding
+    )
+    return {**item, "output": cut.text} if cut.truncated else item
+
+
+def _cut(message: Any, manager: ToolManager) -> Any:
+    """A tool message over its result budget (the tool's own when it names one), cut."""
+    if not isinstance(message, Mapping) or message.get("role") != "tool":
+        return message
+    content = message.get("content")
+    if not isinstance(content, str):
+        return message
+    name = message.get("name")
+    tool = manager.catalog.find(name) if isinstance(name, str) else None
+    budget = manager.result_budget
+    cut = truncate_result(
+        content, budget.per_result(tool), budget.strategy_for(tool), encoding=manager.encoding
+    )
+    return {**message, "content": cut.text} if cut.truncated else message
+
+
+class ToolManagerCallback(CustomLogger):
+    """A LiteLLM callback that sends each session's tools on the async path.
+
+    Args:
+        manager: the catalog and its discovery configuration.
+        max_sessions: sessions kept by id (the least recently used go first).
+    """
+
+    def __init__(self, manager: ToolManager, *, max_sessions: int = 1024) -> None:
+        super().__init__()
+        if not isinstance(manager, ToolManager):
+            raise TypeError(
+                f"ToolManagerCallback needs a ToolManager, got {type(manager).__name__}: "
+                "ToolManagerCallback(ToolManager(catalog, mode='search'))."
+            )
+        self.manager = manager
+        self.max_sessions = max_sessions
+        self.sessions: OrderedDict[str, ToolSession] = OrderedDict()
+        """Live sessions by id."""
+        self._lock = threading.Lock()
+        self._warned_sync = False
+
+    def session(self, session_id: str, state: Mapping[str, Any] | None = None) -> ToolSession:
+        """The session ``session_id`` (created, or restored from ``state``, when new)."""
+        if not isinstance(session_id, str) or not session_id:
+            raise TypeError(f"A session id is a non-empty string, got {session_id!r}.")
+        with self._lock:
+            session = self.sessions.get(session_id)
+            if session is None:
+                session = self.sessions[session_id] = self.manager.session(state)
+            self.sessions.move_to_end(session_id)
+            while len(self.sessions) > self.max_sessions:
+                self.sessions.popitem(last=False)
+            return session
+
+    def forget(self, session_id: str) -> None:
+        """Drop a finished conversation's session."""
+        with self._lock:
+            self.sessions.pop(session_id, None)
+
+    async def async_pre_call_deployment_hook(
+        self, kwargs: dict[str, Any], call_type: Any
+    ) -> dict[str, Any] | None:
+        """LiteLLM's client path (``acompletion``, ``aresponses``): set the session's tools."""
+        api = _api(call_type)
+        session_id = _session_id(kwargs)
+        if session_id is None or api is None or _metadata(kwargs).get(_PREPARED):
+            return None  # not ours, not a chat or Responses call, or the proxy hook did it
+        return prepare_request(self.session(session_id), kwargs, api=api)
+
+    async def async_pre_call_hook(
+        self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any
+    ) -> dict[str, Any] | None:
+        """The LiteLLM proxy's hook: set the session's tools on a client's request.
+
+        The session is the client's ``metadata["toolmgmt_session"]``, kept apart per API key;
+        the tools the conversation loaded (the meta-tool results among its messages, which the
+        client ran) are loaded into it first, as far as the policy allows.
+        """
+        api = _api(call_type)
+        session_id = _session_id(data)
+        if session_id is None or api is None:
+            return None
+        key = getattr(user_api_key_dict, "token", None) or getattr(
+            user_api_key_dict, "api_key", None
+        )
+        session = self.session(f"{key}/{session_id}" if key else session_id)
+        restore_loaded(session, _tool_results(data, api))
+        request = prepare_request(session, data, api=api)
+        metadata = _metadata(request)
+        if metadata is not _EMPTY:
+            # The client path after the proxy leaves it as it is. A string: the Responses API
+            # forwards metadata to the provider, which takes string values only.
+            metadata[_PREPARED] = "true"
+        return request
+
+    def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
+        """Warn, once, when a plain sync ``litellm.completion`` names a session: no hook can
+        change a sync request, so it went without the session's tools."""
+        if kwargs.get("call_type") != "completion" or _WRAPPED.get() or self._warned_sync:
+            return
+        params = kwargs.get("litellm_params")
+        if _session_id(params if isinstance(params, Mapping) else kwargs) is None:
+            return
+        with self._lock:
+            if self._warned_sync:
+                return
+            self._warned_sync = True
+        warnings.warn(
+            "toolmgmt: litellm.completion (sync) named a toolmgmt_session, but LiteLLM lets no "
+            "callback change a sync request, so it was sent without the session's tools. Use "
+            "toolmgmt_litellm.completion_with_tools(session, ...) for sync calls, or "
+            "litellm.acompletion.",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def _api(call_type: Any) -> str | None:
+    name = getattr(call_type, "value", call_type)
+    if name in _CHAT_CALLS:
+        return "chat"
+    return "responses" if name in _RESPONSES_CALLS else None
+
+
+def _metadata(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The request's metadata (the proxy names it ``litellm_metadata`` on some routes)."""
+    for key in ("metadata", "litellm_metadata"):
+        value = kwargs.get(key)
+        if isinstance(value, dict) and (SESSION_KEY in value or _PREPARED in value):
+            return value
+    return _EMPTY
+
+
+def _session_id(kwargs: Mapping[str, Any]) -> str | None:
+    value = _metadata(kwargs).get(SESSION_KEY)
+    return value if isinstance(value, str) and value else None
+
+
+def _tool_results(request: Mapping[str, Any], api: str) -> Iterable[tuple[str, Any]]:
+    """``(tool name, content)`` of each tool result in a chat or Responses request."""
+    items = request.get("messages" if api == "chat" else "input")
+    if not isinstance(items, list):
+        return []
+    names: dict[str, str] = {}
+    results: list[tuple[str, Any]] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        if api == "chat":
+            for call in item.get("tool_calls") or []:
+                function = field_of(call, "function")
+                names[str(field_of(call, "id"))] = str(field_of(function, "name"))
+            if item.get("role") == "tool":
+                call_id = str(item.get("tool_call_id"))
+                results.append((str(item.get("name") or names.get(call_id)), item.get("content")))
+        elif item.get("type") == "function_call":
+            names[str(item.get("call_id"))] = str(item.get("name"))
+        elif item.get("type") == "function_call_output":
+            results.append((names.get(str(item.get("call_id")), ""), item.get("output")))
+    return results
+
+
+def completion_with_tools(session: ToolSession, **kwargs: Any) -> Any:
+    """``litellm.completion`` with the session's tools (the sync path, where hooks cannot)."""
+    token = _WRAPPED.set(True)
+    try:
+        return litellm.completion(**prepare_request(session, kwargs))
+    finally:
+        _WRAPPED.reset(token)
