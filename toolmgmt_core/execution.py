@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import inspect
 import json
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +43,7 @@ from toolmgmt_core.tool import Tool
 
 __all__ = [
     "DEFAULT_TOOL_CONCURRENCY",
+    "CallClock",
     "ToolResult",
     "dumps_compact",
     "run_handler",
@@ -257,3 +260,24 @@ def _exception_text(exc: BaseException) -> str:
         return str(exc).strip() or "(no message)"
     except Exception:
         return "(its message could not be read)"
+
+
+class CallClock:
+    """What is left of one call's timeout, not counting time spent waiting for approval."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+
+    def left(self) -> float | None:
+        """Seconds left (negative when past), or None without a timeout."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Within this block the clock stands still (an approver may take its time)."""
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            if self.deadline is not None:
+                self.deadline += time.monotonic() - start

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from toolmgmt_core import meta_tools as meta
 from toolmgmt_core.catalog import SearchHit, ToolEntry, normalize_name
@@ -24,20 +24,34 @@ from toolmgmt_core.errors import (
 )
 from toolmgmt_core.execution import ToolResult
 from toolmgmt_core.results import meta_result
+from toolmgmt_core.settings import SessionSettings
 from toolmgmt_core.tool import Tool
 from toolmgmt_core.validation import MAX_REPORTED_ERRORS, check_arguments, clip
 
-if TYPE_CHECKING:
-    from toolmgmt_core.session import ToolSession
+__all__ = ["MetaSession", "MetaToolCalls", "forgive_meta_arguments"]
 
-__all__ = ["MetaToolCalls", "forgive_meta_arguments"]
+
+class MetaSession(Protocol):
+    """What the meta-tools ask of their session (a ``ToolSession``): its policy view, name
+    resolution, loading, and running a tool."""
+
+    @property
+    def manager(self) -> SessionSettings: ...
+    def _can_see(self, tool: Tool) -> bool: ...
+    def _present(self, tool: Tool) -> Tool: ...
+    def _resolve(self, name: str) -> Tool: ...
+    def _meta_tool(self, name: Any) -> Tool | None: ...
+    def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]: ...
+    def _cap_message(self, refused: Sequence[str]) -> str: ...
+    def _error_result(self, name: str, error: ToolCallError) -> ToolResult: ...
+    async def _execute(self, tool: Tool, arguments: Any) -> ToolResult: ...
 
 
 class MetaToolCalls:
     """The meta-tool handlers of one session (the session's collaborator: it asks the
     session's policy, resolution and loading, and never decides those itself)."""
 
-    def __init__(self, session: ToolSession) -> None:
+    def __init__(self, session: MetaSession) -> None:
         self.session = session
 
     async def call(self, tool: Tool, arguments: Any) -> ToolResult:

@@ -10,49 +10,48 @@ and a provider's prompt cache keeps holding. Every call goes through the same ch
 :meth:`~ToolSession._resolve` (which name was meant), :meth:`~ToolSession._execute` (policy,
 validation, approval, handler) and :func:`~toolmgmt_core.results.shape_result` (the result the
 model gets); policy fills :meth:`~ToolSession._visible` and :meth:`~ToolSession._present`. The
-meta-tools' answers are :mod:`toolmgmt_core.meta_calls`', the state's shape
-:mod:`toolmgmt_core.session_state`'s.
+meta-tools' answers are :mod:`toolmgmt_core.meta_calls`', which name was meant
+:mod:`toolmgmt_core.resolution`'s, and the state (JSON, a session store)
+:mod:`toolmgmt_core.conversation`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import threading
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolmgmt_core import meta_tools as meta
 from toolmgmt_core.budget import ResultRecord, SessionBudget
 from toolmgmt_core.catalog import normalize_name
 from toolmgmt_core.control import reraise_control_flow
+from toolmgmt_core.conversation import StoredConversation
 from toolmgmt_core.errors import (
-    StoreError,
     ToolCallError,
-    ToolNotFoundError,
     ToolNotLoadedError,
-    ToolNotPermittedError,
     ToolTimeoutError,
     ToolUnavailableError,
 )
-from toolmgmt_core.execution import ToolResult, run_handler
+from toolmgmt_core.execution import CallClock, ToolResult, run_handler
 from toolmgmt_core.layout import Layout, Usage
 from toolmgmt_core.meta_calls import MetaToolCalls
-from toolmgmt_core.policy import PolicyView, check_approval
-from toolmgmt_core.policy_steps import Explanation
+from toolmgmt_core.policy import Explanation, PolicyView, check_approval
 from toolmgmt_core.profiles import Profile
+from toolmgmt_core.resolution import (
+    cap_message,
+    find_hint,
+    quoted,
+    resolve_tool,
+    unloaded_message,
+)
 from toolmgmt_core.results import error_result, shape_result
-from toolmgmt_core.session_state import SessionState, merge_states, parse_state
-from toolmgmt_core.stores.base import InMemorySessionStore, check_session_id, update_session
+from toolmgmt_core.session_state import SessionState
+from toolmgmt_core.settings import SessionSettings
 from toolmgmt_core.sync import run_sync
 from toolmgmt_core.tool import Tool
-from toolmgmt_core.validation import MAX_REPORTED_ERRORS, check_arguments, clip
-
-if TYPE_CHECKING:
-    from toolmgmt_core.manager import ToolManager
+from toolmgmt_core.validation import check_arguments
 
 __all__ = ["ToolSession", "Usage"]
 
@@ -62,7 +61,7 @@ _CALL_ID: ContextVar[str | None] = ContextVar("toolmgmt_call_id", default=None)
 """The provider's id of the call being run (set by ``call``; names results in the budget)."""
 
 
-class ToolSession:
+class ToolSession(StoredConversation):
     """One conversation's discovery state over a :class:`~toolmgmt_core.manager.ToolManager`.
 
     Usage::
@@ -77,18 +76,15 @@ class ToolSession:
     threads or tasks (parallel tool calls), and sessions never share state.
     """
 
-    def __init__(
-        self,
-        manager: ToolManager,
-        *,
-        loaded: Iterable[str] = (),
-        session_id: str | None = None,
-    ) -> None:
+    manager: SessionSettings
+    """The manager this session belongs to (its configuration)."""
+
+    def __init__(self, manager: SessionSettings, *, loaded: Iterable[str] = ()) -> None:
         self.manager = manager
-        self.session_id = None if session_id is None else check_session_id(session_id)
+        self.session_id: str | None = None
         """The conversation's id in the manager's session store (None: this object only)."""
         self._version = 0
-        self._saved: tuple[Any, ...] | None = None
+        self._saved: SessionState | None = None
         self._loaded: list[str] = list(dict.fromkeys(loaded))
         self._lock = threading.RLock()
         self._results: SessionBudget = manager.result_budget.start()
@@ -238,146 +234,6 @@ class ToolSession:
         self.save_sync()
         return freed
 
-    # -- state ----------------------------------------------------------------------------
-
-    def to_json(self) -> dict[str, Any]:
-        """The session's state as plain JSON (store it in a framework's state or checkpoint)."""
-        view = self._profile_view
-        return SessionState(
-            loaded=tuple(self.loaded()),
-            # The name only: restoring looks it up among the manager's profiles (an inline
-            # profile in state could say anything, so it is never read back).
-            profile=view.profile.name if view is not None else None,
-            results=self._results.to_json() if self._results.records() else None,
-            mode=self.manager.mode,
-        ).to_json()
-
-    @classmethod
-    def from_json(cls, manager: ToolManager, data: Mapping[str, Any] | str) -> ToolSession:
-        """A session restored from :meth:`to_json` output (a dict, or its JSON text).
-
-        Loaded names no longer in the catalog are kept (they reappear if the tool comes back)
-        but never listed. State is untrusted (it may come from an agent's input or a
-        checkpoint store), so it can narrow what the manager's configuration allows and never
-        widen it: a ``"profile"`` must be the exact name of one of the manager's profiles and
-        is applied within the configured one (see :meth:`PolicyView.narrowed`); inline
-        profiles, look-alike names and anything else are refused. Loads beyond the manager's
-        ``max_active`` cap are dropped, as a search would have refused them.
-
-        Raises:
-            ConfigError: ``data`` is not a session state this manager accepts; the message says
-                what is wrong (:func:`~toolmgmt_core.session_state.parse_state`).
-        """
-        state = parse_state(data)
-        session = cls(manager)
-        if state.profile is not None:
-            view = manager.policy.narrowed(state.profile)
-            session._profile_view = None if view is manager.policy else view
-        dropped = session._load(list(state.loaded))[1]
-        if dropped:
-            logger.warning(
-                "toolmgmt: restored state loads %d tools over max_active=%s; dropped: %s",
-                len(dropped),
-                manager.max_active,
-                ", ".join(clip(n) for n in dropped[:MAX_REPORTED_ERRORS]),
-            )
-        if state.results is not None:
-            session._results = manager.result_budget.start(state.results)
-        return session
-
-    # -- the session store ----------------------------------------------------------------
-
-    @classmethod
-    def open(cls, manager: ToolManager, session_id: str) -> ToolSession:
-        """The conversation ``session_id``: restored from the manager's session store when it
-        holds it (as untrusted as any state: see :meth:`from_json`), else a new one. Either way
-        the session is saved there after every call that changes it.
-
-        Raises:
-            InvalidSessionError: a bad id (1-256 visible ASCII characters).
-            StoreUnavailableError: the store cannot be reached.
-            ConfigError: the stored state is not a session state.
-        """
-        stored = manager.session_store.load(check_session_id(session_id))
-        if stored is None:
-            session = cls(manager, session_id=session_id)
-        else:
-            session = cls.from_json(manager, stored.state)
-            session.session_id = session_id
-            session._version = stored.version
-        session._saved = session._fingerprint()
-        return session
-
-    def _fingerprint(self) -> tuple[Any, ...]:
-        """What a save would change: loads, profile, result records and cleared results."""
-        view = self._profile_view
-        results = self._results.to_json()
-        return (
-            tuple(self.loaded()),
-            view.profile.name if view is not None else None,
-            len(results["records"]),
-            tuple(results["cleared"]),
-        )
-
-    def save_sync(self) -> None:
-        """Save this conversation to the manager's session store, if it has an id and changed.
-
-        A compare-and-set write that merges with what another replica saved meanwhile (loads
-        and result records add up; :func:`~toolmgmt_core.session_state.merge_states`); the
-        session then holds the merged state, so it also lists what the other replica loaded.
-
-        Raises:
-            StoreUnavailableError: the store cannot be reached (the change stays unsaved and is
-                saved with the next change).
-            SessionConflictError: other writers kept winning for every retry.
-        """
-        if self.session_id is None:
-            return
-        fingerprint = self._fingerprint()
-        if fingerprint == self._saved:
-            return
-        view = self._profile_view
-        loaded, results = fingerprint[0], self._results.to_json()
-
-        def change(state: Mapping[str, Any] | None) -> dict[str, Any]:
-            return merge_states(
-                state,
-                loaded=loaded,
-                results=results,
-                profile=view.profile.name if view is not None else None,
-                clear_profile=view is None,
-                mode=self.manager.mode,
-            )
-
-        stored = update_session(self.manager.session_store, self.session_id, change)
-        merged = parse_state(stored.state)
-        with self._lock:
-            if merged.loaded != loaded:
-                self._loaded = []
-                self._load(list(merged.loaded))
-            if merged.results is not None:
-                self._results.restore(merged.results)
-            self._version = stored.version
-        self._saved = self._fingerprint()
-
-    async def save(self) -> None:
-        """:meth:`save_sync` for async code; a store that does I/O is written from a worker
-        thread. A store that is down is logged loudly and does not fail the call that ran."""
-        if self.session_id is None or self._fingerprint() == self._saved:
-            return
-        try:
-            if isinstance(self.manager.session_store, InMemorySessionStore):
-                self.save_sync()
-            else:
-                await asyncio.to_thread(self.save_sync)
-        except StoreError as exc:
-            logger.error(
-                "toolmgmt: session %r could not be saved (%s); its change is kept here and "
-                "saved with the next one",
-                self.session_id,
-                exc,
-            )
-
     # -- loading --------------------------------------------------------------------------
 
     def load(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -419,10 +275,7 @@ class ToolSession:
         return added, refused
 
     def _cap_message(self, refused: Sequence[str]) -> str:
-        return (
-            f"The active tool limit ({self.manager.max_active}) is reached, so "
-            f"{meta.names_hint(refused)} could not be added. Use the tools already in your list."
-        )
+        return cap_message(self.manager.max_active, refused)
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -460,7 +313,7 @@ class ToolSession:
             reraise_control_flow(exc)
             logger.exception("toolmgmt: internal error while calling %r", name)
             error = ToolUnavailableError(
-                f"Tool {_quoted(name)} could not be run because of an internal error "
+                f"Tool {quoted(name)} could not be run because of an internal error "
                 f"({type(exc).__name__}); try another tool.",
                 tool_name=str(name),
             )
@@ -486,58 +339,16 @@ class ToolSession:
         mode = self.manager.mode
         if mode == "auto":  # flat below its threshold: tool_search is listed only if needed
             mode = "search" if self._layout().meta else "lazy"
-        return {
-            "search": " Use tool_search to find tools.",
-            "gateway": " Use discover_tools to find tools.",
-            "lazy": " Pick a name from your tool list.",
-        }[mode]
+        return find_hint(mode)
 
     def _resolve(self, name: str) -> Tool:
-        """The visible tool ``name`` stands for: exact, folded, then provider-shortened.
+        """The visible tool ``name`` stands for (:func:`~toolmgmt_core.resolution.resolve_tool`).
 
         Raises:
-            ToolNotPermittedError: ``name`` (exactly or folded) is a catalog tool the policy
-                hides here; suggestions are visible tools only.
-            ToolNotFoundError: with the closest visible names (hidden tools are never named).
+            ToolNotPermittedError: a catalog tool the policy hides here.
+            ToolNotFoundError: with the closest visible names.
         """
-        catalog = self.manager.catalog
-        if not isinstance(name, str) or not name.strip():
-            raise ToolNotFoundError(
-                f"A tool name is required, got {_quoted(name)}.{self._find_hint()}",
-                tool_name=str(name),
-            )
-        tool = catalog.find(name)
-        if tool is not None and self._can_see(tool):
-            return tool
-        if tool is not None:
-            # The model named a real tool it may not use: say so, so it stops looking for it;
-            # only visible tools are suggested, and no hidden tool it did not name is revealed.
-            suggestions = catalog.suggest(name, where=self._can_see)
-            closest = (
-                f" Allowed tools with close names: {', '.join(suggestions)}." if suggestions else ""
-            )
-            raise ToolNotPermittedError(
-                f"Tool {_quoted(name)} is not permitted here; use another tool.{closest}"
-                f"{self._find_hint()}",
-                tool_name=tool.name,
-                suggestions=suggestions,
-            )
-        try:
-            from toolmgmt_core.providers.names import resolve_provider_name
-        except ImportError:  # providers land separately; resolution still works without them
-            resolve_provider_name = None  # type: ignore[assignment]
-        if resolve_provider_name is not None:
-            candidates = [t.name for t in catalog if self._can_see(t)]
-            real = resolve_provider_name(name, candidates)
-            if real is not None and real in catalog:
-                return catalog.get(real)
-        suggestions = catalog.suggest(name, where=self._can_see)
-        closest = f" Closest: {', '.join(suggestions)}." if suggestions else ""
-        raise ToolNotFoundError(
-            f"Unknown tool {_quoted(name)}.{closest}{self._find_hint()}",
-            tool_name=name,
-            suggestions=suggestions,
-        )
+        return resolve_tool(self.manager.catalog, name, self._can_see, self._find_hint())
 
     def _ensure_listed(self, tool: Tool) -> None:
         """Apply ``call_unloaded`` to a direct call of a tool not in the list now."""
@@ -556,23 +367,11 @@ class ToolSession:
             if refused:
                 raise ToolNotLoadedError(self._cap_message(refused), tool_name=name)
             return
-        if layout.mode == "gateway":
-            message = (
-                f"Tool {name!r} cannot be called directly: use execute_tool(tool_name={name!r}, "
-                "arguments={...}); get_tool_schema gives its parameters."
-            )
-        elif (cap := self.manager.max_active) is not None and len(layout.appended) >= cap:
+        cap = self.manager.max_active
+        if layout.mode != "gateway" and cap is not None and len(layout.appended) >= cap:
             message = self._cap_message([name])  # searching again would not help
-        elif layout.mode == "lazy":
-            message = (
-                f"Tool {name!r} is not loaded yet: call load_tool_schema(tool_names=[{name!r}]) "
-                "first, then call it."
-            )
         else:
-            message = (
-                f"Tool {name!r} is not loaded yet: call tool_search(query={name!r}) first; it "
-                "is then added to your tools."
-            )
+            message = unloaded_message(name, layout.mode)
         raise ToolNotLoadedError(message, tool_name=name)
 
     def _schema_hint(self, tool: Tool, mode: str) -> str:
@@ -590,7 +389,7 @@ class ToolSession:
         a result that cannot be shaped is reported done, with a short note in its place.
         """
         timeout = tool.timeout if tool.timeout is not None else self.manager.default_timeout
-        clock = _Clock(timeout)
+        clock = CallClock(timeout)
         try:
             if not self._can_see(tool):
                 self._resolve(tool.name)  # raises what a lookup of the name would
@@ -620,27 +419,3 @@ class ToolSession:
     def _error_result(self, name: str, error: ToolCallError) -> ToolResult:
         limit = self._results.budget.per_result(self._lookup(name))
         return error_result(name, error, limit=limit, encoding=self.manager.encoding)
-
-
-class _Clock:
-    """What is left of one call's timeout, not counting time spent waiting for approval."""
-
-    def __init__(self, timeout: float | None) -> None:
-        self.deadline = None if timeout is None else time.monotonic() + timeout
-
-    def left(self) -> float | None:
-        return None if self.deadline is None else self.deadline - time.monotonic()
-
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        start = time.monotonic()
-        try:
-            yield
-        finally:
-            if self.deadline is not None:
-                self.deadline += time.monotonic() - start
-
-
-def _quoted(value: Any) -> str:
-    """``repr(value)`` for an error message, clipped: a model's input is echoed, not resent."""
-    return clip(repr(value))

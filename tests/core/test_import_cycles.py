@@ -13,18 +13,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "toolmgmt_core"
 
-KNOWN = {
-    # session <-> manager: the session names ToolManager in its annotations (TYPE_CHECKING)
-    # while the manager makes sessions; the lead is breaking it (issue 16). Remove the entry
-    # then: the test fails while an entry names an edge that no longer exists.
-    ("toolmgmt_core.session", "toolmgmt_core.manager"),
-    # session <-> meta_calls, the same reshaping: the meta-tools' answers name ToolSession
-    # (TYPE_CHECKING) while the session holds them.
-    ("toolmgmt_core.meta_calls", "toolmgmt_core.session"),
-}
-"""Edges (importer, imported) left out of the check, each closing a circle being broken."""
-
-
 def _module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -81,25 +69,14 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_no_core_module_takes_part_in_an_import_circle() -> None:
-    graph = _graph()
-    for importer, imported in KNOWN:
-        graph[importer].discard(imported)
-    cycle = _cycle(graph)
+    cycle = _cycle(_graph())
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
-
-
-def test_every_known_exception_still_exists() -> None:
-    graph = _graph()
-    stale = sorted(edge for edge in KNOWN if edge[1] not in graph.get(edge[0], set()))
-    assert not stale, f"remove these from KNOWN, they are gone: {stale}"
 
 
 def test_the_check_sees_lazy_and_type_checking_imports() -> None:
     graph = _graph()
-    # policy.py imports control.py at the top; control.py names ApprovalRequest only under
-    # TYPE_CHECKING, and the session imports the manager only there.
+    # control.py names ApprovalRequest only under TYPE_CHECKING.
     assert "toolmgmt_core.policy_steps" in graph["toolmgmt_core.control"]
-    assert "toolmgmt_core.manager" in graph["toolmgmt_core.session"]
     # A function's own import (the CLI loads its commands' modules lazily).
     assert "toolmgmt_core.lint" in graph["toolmgmt_core.cli.commands"]
     # ``from toolmgmt_core import meta_tools`` is the submodule, not the package.
