@@ -2,10 +2,10 @@
 
 :class:`StoredConversation` is the state side of :class:`~toolmgmt_core.session.ToolSession`:
 ``to_json``/``from_json`` write and read the state (:mod:`toolmgmt_core.session_state` checks
-its shape; restored state only narrows), ``ToolSession.open(manager, id)`` restores the conversation the manager's session store holds
-(as untrusted as any state: it only narrows), and after every call that changed it (loads,
-result records, cleared results, profile) the session saves itself with a compare-and-set
-write that merges with what another writer saved meanwhile
+its shape; restored state only narrows), and ``ToolSession.open(manager, id)`` restores the
+conversation the manager's session store holds (as untrusted as any state). After every call
+that changed it (loads, result records, cleared results, profile) the session saves itself with
+a compare-and-set write that merges with what another writer saved meanwhile
 (:func:`~toolmgmt_core.session_state.merge_states`); the session then holds the merged state.
 Two replicas serving one conversation therefore lose nothing, and each lists what the other
 loaded from its next step on.
