@@ -217,7 +217,7 @@ def run_litellm(managed: bool) -> tuple[int, float]:
     import httpx
     import litellm
     from openai import AsyncOpenAI
-    from toolmgmt_litellm import ToolManagerCallback, arun_meta_tool_calls
+    from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
 
     from toolmgmt_core import format_tools
 
@@ -283,7 +283,7 @@ def run_litellm(managed: bool) -> tuple[int, float]:
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:
                 return
-            answers = await arun_meta_tool_calls(session, response, all_tools=True)
+            answers = await run_meta_tool_calls(session, response, all_tools=True)
             messages += answers
 
     try:

@@ -579,7 +579,7 @@ LITELLM = [
         from toolmgmt_demo import demo_catalog
         from toolmgmt_litellm import (
             ToolManagerCallback,
-            arun_meta_tool_calls,
+            run_meta_tool_calls,
             completion_with_tools,
             prepare_request,
         )
@@ -613,7 +613,7 @@ LITELLM = [
     md(
         """
         The loop: each request names its session in `metadata`; the callback sets the tools.
-        `arun_meta_tool_calls(..., all_tools=True)` runs the model's calls through the session.
+        `run_meta_tool_calls(..., all_tools=True)` runs the model's calls through the session.
         The scripted tool calls play the model.
         """
     ),
@@ -642,7 +642,7 @@ LITELLM = [
             )
             message = response.choices[0].message
             messages.append(message.model_dump(exclude_none=True))
-            answers = await arun_meta_tool_calls(session, response, all_tools=True)
+            answers = await run_meta_tool_calls(session, response, all_tools=True)
             messages += answers
             for answer in answers:
                 text = answer["content"]

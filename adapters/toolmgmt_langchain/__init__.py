@@ -38,7 +38,7 @@ values (a ``Command`` they return updates the agent state as usual); outside an 
 cannot run.
 
 For a hand-written loop: ``bind_session_tools(model, session)`` and
-``run_tool_calls(session, ai_message)`` (``arun_tool_calls`` when async).
+``run_tool_calls_sync(session, ai_message)`` (``run_tool_calls`` when async).
 """
 
 from __future__ import annotations
@@ -62,9 +62,9 @@ require_version("langchain", MIN_LANGCHAIN_VERSION, "langchain")
 # After the check: the modules below import the framework.
 from toolmgmt_langchain.embeddings import LangChainEmbedder  # noqa: E402
 from toolmgmt_langchain.loop import (  # noqa: E402
-    arun_tool_calls,
     bind_session_tools,
     run_tool_calls,
+    run_tool_calls_sync,
     session_tool_definitions,
 )
 from toolmgmt_langchain.middleware import (  # noqa: E402
@@ -75,14 +75,14 @@ from toolmgmt_langchain.middleware import (  # noqa: E402
 from toolmgmt_langchain.tools import add_langchain_tools  # noqa: E402
 
 __all__ = [
-    "LangChainEmbedder",
     "MIN_LANGCHAIN_VERSION",
     "STATE_KEY",
+    "LangChainEmbedder",
     "ToolManagerMiddleware",
     "ToolManagerState",
     "add_langchain_tools",
-    "arun_tool_calls",
     "bind_session_tools",
     "run_tool_calls",
+    "run_tool_calls_sync",
     "session_tool_definitions",
 ]

@@ -19,9 +19,9 @@ from toolmgmt_core.session import ToolSession
 __all__ = [
     "PROVIDERS",
     "SIGNALS",
-    "arun_tool_calls",
     "bind_session_tools",
     "run_tool_calls",
+    "run_tool_calls_sync",
     "session_tool_definitions",
     "tool_message",
 ]
@@ -61,7 +61,7 @@ def tool_message(call: Mapping[str, Any], result: Any) -> ToolMessage:
     )
 
 
-def run_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
+def run_tool_calls_sync(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
     """Run every tool call of ``message`` through the session; one ``ToolMessage`` per call.
 
     Inside a LangGraph node, an ``interrupt()`` from a tool passes through and pauses it.
@@ -75,8 +75,9 @@ def run_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage
         ]
 
 
-async def arun_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
-    """Async :func:`run_tool_calls` (calls run one after another, in order)."""
+async def run_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
+    """Run every tool call of ``message`` through the session (one after another, in order);
+    :func:`run_tool_calls_sync` for sync code."""
     with passthrough(*SIGNALS):
         return [
             tool_message(

@@ -4,7 +4,7 @@ Usage::
 
     import litellm
     from toolmgmt_core import ToolManager
-    from toolmgmt_litellm import ToolManagerCallback, arun_meta_tool_calls
+    from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
 
     callback = ToolManagerCallback(ToolManager(catalog, mode="search", max_result_tokens=2000))
     litellm.callbacks.append(callback)
@@ -17,7 +17,7 @@ Usage::
         messages.append(response.choices[0].message.model_dump())
         if not response.choices[0].message.tool_calls:
             break
-        messages += await arun_meta_tool_calls(session, response, all_tools=True)
+        messages += await run_meta_tool_calls(session, response, all_tools=True)
 
 On the async path (``acompletion``) the callback replaces the request's tools with the session's
 (via ``format_tools``: Anthropic's own shape for Anthropic models, OpenAI's for every other
@@ -59,18 +59,18 @@ from toolmgmt_litellm.callback import (  # noqa: E402
     completion_with_tools,
     prepare_request,
 )
-from toolmgmt_litellm.calls import arun_meta_tool_calls, run_meta_tool_calls  # noqa: E402
+from toolmgmt_litellm.calls import run_meta_tool_calls, run_meta_tool_calls_sync  # noqa: E402
 from toolmgmt_litellm.embeddings import LiteLLMEmbedder  # noqa: E402
 from toolmgmt_litellm.summarizer import litellm_summarizer  # noqa: E402
 
 __all__ = [
-    "LiteLLMEmbedder",
     "MIN_LITELLM_VERSION",
     "SESSION_KEY",
+    "LiteLLMEmbedder",
     "ToolManagerCallback",
-    "arun_meta_tool_calls",
     "completion_with_tools",
     "litellm_summarizer",
     "prepare_request",
     "run_meta_tool_calls",
+    "run_meta_tool_calls_sync",
 ]

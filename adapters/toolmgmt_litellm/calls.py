@@ -14,9 +14,9 @@ from toolmgmt_core.providers import resolve_provider_name
 from toolmgmt_core.session import ToolSession
 
 __all__ = [
-    "arun_meta_tool_calls",
     "field_of",
     "run_meta_tool_calls",
+    "run_meta_tool_calls_sync",
 ]
 
 
@@ -71,7 +71,7 @@ def _message(call_id: str, name: str, result: Any, responses: bool) -> dict[str,
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": result.content}
 
 
-def run_meta_tool_calls(
+def run_meta_tool_calls_sync(
     session: ToolSession, response: Any, *, all_tools: bool = False
 ) -> list[dict[str, Any]]:
     """Run a response's meta-tool calls (every call with ``all_tools``) through the session.
@@ -95,10 +95,11 @@ def run_meta_tool_calls(
     ]
 
 
-async def arun_meta_tool_calls(
+async def run_meta_tool_calls(
     session: ToolSession, response: Any, *, all_tools: bool = False
 ) -> list[dict[str, Any]]:
-    """Async :func:`run_meta_tool_calls`."""
+    """Run a response's meta-tool calls through the session (:func:`run_meta_tool_calls_sync`
+    for sync code)."""
     return [
         _message(call_id, name, await session.call(name, arguments, call_id=call_id), responses)
         for call_id, name, arguments, responses in _calls(session, response, all_tools)

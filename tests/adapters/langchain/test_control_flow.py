@@ -26,7 +26,7 @@ from toolmgmt_langchain import (  # noqa: E402
     ToolManagerMiddleware,
     ToolManagerState,
     add_langchain_tools,
-    run_tool_calls,
+    run_tool_calls_sync,
 )
 from typing_extensions import NotRequired  # noqa: E402
 
@@ -217,7 +217,7 @@ def test_hand_written_loop_inside_a_node_pauses_too() -> None:
     from langgraph.graph import END, START, MessagesState, StateGraph
 
     def tools(state: MessagesState) -> dict[str, Any]:
-        return {"messages": run_tool_calls(session, message)}
+        return {"messages": run_tool_calls_sync(session, message)}
 
     graph = StateGraph(MessagesState)
     graph.add_node("tools", tools)

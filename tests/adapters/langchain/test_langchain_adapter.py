@@ -23,9 +23,9 @@ from toolmgmt_langchain import (  # noqa: E402
     STATE_KEY,
     ToolManagerMiddleware,
     add_langchain_tools,
-    arun_tool_calls,
     bind_session_tools,
     run_tool_calls,
+    run_tool_calls_sync,
 )
 
 from toolmgmt_core import (  # noqa: E402
@@ -253,14 +253,14 @@ def test_hand_written_bind_tools_loop() -> None:
     session = manager.session()
     model = RecordingChatModel(script=[SCRIPT[0], SCRIPT[1]])
     first = bind_session_tools(model, session).invoke([HumanMessage("find patel")])
-    messages = run_tool_calls(session, first)
+    messages = run_tool_calls_sync(session, first)
     assert [m.tool_call_id for m in messages] == ["call_1"]
     second = bind_session_tools(model, session).invoke(
         [HumanMessage("find patel"), first, *messages]
     )
     assert model.calls[0]["tools"] == _initial(manager)
     assert "crm_search_contacts" in model.calls[1]["tools"]
-    result = asyncio.run(arun_tool_calls(session, second))
+    result = asyncio.run(run_tool_calls(session, second))
     assert result[0].status == "success" and "patel" in result[0].content.lower()
 
 
@@ -329,7 +329,9 @@ def test_add_langchain_tools_refuses_injected_arguments_and_duplicates() -> None
 
 
 def test_public_surface() -> None:
-    assert toolmgmt_langchain.__all__ == sorted(toolmgmt_langchain.__all__)
+    # constants, then classes, then functions (the order every module's __all__ keeps)
+    kinds = {n: 0 if n.isupper() else 1 if n[:1].isupper() else 2 for n in toolmgmt_langchain.__all__}
+    assert toolmgmt_langchain.__all__ == sorted(toolmgmt_langchain.__all__, key=lambda n: (kinds[n], n))
     for name in toolmgmt_langchain.__all__:
         assert hasattr(toolmgmt_langchain, name)
     assert "Usage::" in (toolmgmt_langchain.__doc__ or "")

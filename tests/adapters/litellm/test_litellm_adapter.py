@@ -18,10 +18,10 @@ from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler  # noqa: E40
 from openai import AsyncOpenAI, OpenAI  # noqa: E402
 from toolmgmt_litellm import (  # noqa: E402
     ToolManagerCallback,
-    arun_meta_tool_calls,
     completion_with_tools,
     litellm_summarizer,
     run_meta_tool_calls,
+    run_meta_tool_calls_sync,
 )
 
 from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
@@ -159,7 +159,7 @@ def test_full_loop(callbacks: list[Any], use_async: bool) -> None:
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:
                 return
-            answered = await arun_meta_tool_calls(session, response, all_tools=True)
+            answered = await run_meta_tool_calls(session, response, all_tools=True)
             messages.extend(_answer(message, answered, big_logs))
 
     def sync_loop() -> None:
@@ -170,7 +170,7 @@ def test_full_loop(callbacks: list[Any], use_async: bool) -> None:
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:
                 return
-            answered = run_meta_tool_calls(session, response, all_tools=True)
+            answered = run_meta_tool_calls_sync(session, response, all_tools=True)
             messages.extend(_answer(message, answered, big_logs))
 
     if use_async:
@@ -281,7 +281,7 @@ def test_sync_path_needs_the_wrapper(callbacks: list[Any]) -> None:
         session, model="openai/gpt-4o-mini", messages=messages, client=client, tools=[APP_TOOL]
     )
     assert fake.tools(1) == [t.name for t in manager.session().tools()] + ["app_fetch_logs"]
-    results = run_meta_tool_calls(session, response)
+    results = run_meta_tool_calls_sync(session, response)
     assert [r["role"] for r in results] == ["tool"] and "calendar" in results[0]["content"]
     completion_with_tools(session, model="openai/gpt-4o-mini", messages=messages, client=client)
     assert any(n.startswith("calendar_") for n in fake.tools(2)[1:])
@@ -307,9 +307,9 @@ def test_run_meta_tool_calls_leaves_app_calls_to_the_app() -> None:
             }
         ]
     }
-    only_meta = run_meta_tool_calls(session, response)
+    only_meta = run_meta_tool_calls_sync(session, response)
     assert [m["tool_call_id"] for m in only_meta] == ["2"]
-    everything = run_meta_tool_calls(session, response, all_tools=True)
+    everything = run_meta_tool_calls_sync(session, response, all_tools=True)
     assert [m["tool_call_id"] for m in everything] == ["2", "3", "4"]
     assert "email" in everything[0]["content"]
     # Not loaded yet (and the JSON is broken): the session explains, the loop goes on.
@@ -346,7 +346,9 @@ def test_litellm_summarizer_as_the_managers_summarizer() -> None:
 
 
 def test_public_surface() -> None:
-    assert toolmgmt_litellm.__all__ == sorted(toolmgmt_litellm.__all__)
+    # constants, then classes, then functions (the order every module's __all__ keeps)
+    kinds = {n: 0 if n.isupper() else 1 if n[:1].isupper() else 2 for n in toolmgmt_litellm.__all__}
+    assert toolmgmt_litellm.__all__ == sorted(toolmgmt_litellm.__all__, key=lambda n: (kinds[n], n))
     for name in toolmgmt_litellm.__all__:
         assert hasattr(toolmgmt_litellm, name)
     assert "Usage::" in (toolmgmt_litellm.__doc__ or "")

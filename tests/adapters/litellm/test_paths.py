@@ -21,9 +21,9 @@ from litellm.proxy._types import UserAPIKeyAuth  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from toolmgmt_litellm import (  # noqa: E402
     ToolManagerCallback,
-    arun_meta_tool_calls,
     completion_with_tools,
     run_meta_tool_calls,
+    run_meta_tool_calls_sync,
 )
 
 from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
@@ -275,7 +275,7 @@ def test_aresponses_gets_the_sessions_tools_in_the_responses_shape(callbacks: li
                 metadata={"toolmgmt_session": "r1"},
             )
             calls = [o.model_dump() for o in response.output if o.type == "function_call"]
-            items += calls + await arun_meta_tool_calls(session, response)
+            items += calls + await run_meta_tool_calls(session, response)
         return items
 
     items = asyncio.run(loop())
@@ -288,7 +288,7 @@ def test_aresponses_gets_the_sessions_tools_in_the_responses_shape(callbacks: li
     assert len(outputs) == 1 and "crm_search_contacts" in outputs[0]["output"]
     assert outputs[0]["call_id"] == "call_1_0"
     # The same calls through the sync runner give the same kind of items.
-    sync = run_meta_tool_calls(
+    sync = run_meta_tool_calls_sync(
         manager.session(),
         {
             "output": [
