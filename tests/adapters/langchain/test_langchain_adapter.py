@@ -330,8 +330,9 @@ def test_add_langchain_tools_refuses_injected_arguments_and_duplicates() -> None
 
 def test_public_surface() -> None:
     # constants, then classes, then functions (the order every module's __all__ keeps)
-    kinds = {n: 0 if n.isupper() else 1 if n[:1].isupper() else 2 for n in toolmgmt_langchain.__all__}
-    assert toolmgmt_langchain.__all__ == sorted(toolmgmt_langchain.__all__, key=lambda n: (kinds[n], n))
+    names = toolmgmt_langchain.__all__
+    kinds = {n: 0 if n.isupper() else 1 if n[:1].isupper() else 2 for n in names}
+    assert names == sorted(names, key=lambda n: (kinds[n], n))
     for name in toolmgmt_langchain.__all__:
         assert hasattr(toolmgmt_langchain, name)
     assert "Usage::" in (toolmgmt_langchain.__doc__ or "")
