@@ -109,7 +109,9 @@ def load_split(split: Split = "dev", folder: Path | None = None) -> BfclData:
         )
         for q in raw
     ]
-    return BfclData(split, folder, pool_file["tools"], queries, dict(pool_file.get("renamed") or {}))
+    return BfclData(
+        split, folder, pool_file["tools"], queries, dict(pool_file.get("renamed") or {})
+    )
 
 
 def load_bfcl(

@@ -368,9 +368,7 @@ def evaluate(rank: Ranker, data: BfclData, queries: Sequence[BfclQuery]) -> Eval
             tally.add(min(gt_pos), max(gt_pos), name_first, multi)
         if (max(gt_pos) >= 5) if multi else (name_first if names else min(gt_pos)) >= 1:
             misses.append((q, ranked[:5]))
-    categories = {
-        c: {"n": t.n, **t.metrics(names)} for c, t in sorted(per_category.items())
-    }
+    categories = {c: {"n": t.n, **t.metrics(names)} for c, t in sorted(per_category.items())}
     return Evaluation(
         total.metrics(names), categories if names else {}, _percentiles(latencies), misses
     )
@@ -454,9 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results[label] = evaluate(ranker, data, queries)
     multi = sum(len(q.ground_truth) > 1 for q in queries)
     names = args.split == "live"
-    print(
-        f"BFCL {args.split}: {len(pool)} tools, {len(queries)} requests ({multi} multi-tool)\n"
-    )
+    print(f"BFCL {args.split}: {len(pool)} tools, {len(queries)} requests ({multi} multi-tool)\n")
     columns = [*METRICS, *(NAME_METRICS if names else ())]
     header = "| retriever | " + " | ".join(columns) + " | build s | p50 ms | p95 ms |"
     print(header)
