@@ -27,6 +27,7 @@ from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
+from toolmgmt_core.search.request import read_request
 from toolmgmt_core.tool import Tool
 
 __all__ = [
@@ -231,7 +232,8 @@ class SearchEngine:
         if isinstance(query, str):
             if not query.strip():
                 raise SearchError("The query is empty: give words describing the tool you need.")
-            clauses = split_query(query) if split else [query]
+            # clauses come from what the user asks now, not from a transcript or its wrapping
+            clauses = split_query(read_request(query).focus) if split else [query]
             return ([query, *clauses] if len(clauses) > 1 else [query]), True
         if not isinstance(query, Sequence) or not all(isinstance(q, str) for q in query):
             raise SearchError(
@@ -265,7 +267,8 @@ class SearchEngine:
         vectors = self.vectors(index)
         if vectors is not None:
             try:
-                cosines = vectors.scores_many(texts)  # the texts embedded in one batch
+                # the embedder reads each text without its scaffolding, in one batch
+                cosines = vectors.scores_many([read_request(t).focus for t in texts])
             except Exception as exc:  # the request is ranked by BM25 alone, consistently
                 reraise_control_flow(exc)
                 self._embedder_failed(exc, until_changed=False)
