@@ -94,9 +94,11 @@ def _unwrap(text: str) -> str:
                 text = "\n".join(strings).strip()
         if len(text) >= 2 and _PAIRS.get(text[0]) == text[-1]:
             inner = text[1:-1]
-            if _LONE_QUOTE.search(inner) if text[0] == "'" else text[0] not in inner:
-                pass
+            if text[0] == "'":  # apostrophes inside ("it's") do not count as quotes
+                nested = _LONE_QUOTE.search(inner) is not None
             else:
+                nested = text[0] in inner or text[-1] in inner
+            if not nested:  # one pair of quotes around everything
                 text = inner.strip()
         if text == before:
             break
