@@ -58,6 +58,8 @@ _ROLE = re.compile(
     r"model)(?:\|>)?\s*:\s*",
     re.IGNORECASE,
 )
+# Without any of these there is nothing to read: no quote, no JSON, no role marker.
+_MARKUP = re.compile(r"[\"'`{\[:\u201c\u2018]")
 _USER_ROLES = frozenset({"user", "human"})
 _QUOTED = re.compile(
     r"```.*?(?:```|$)"  # a code block (an unclosed one runs to the end)
@@ -123,6 +125,8 @@ def read_request(text: str) -> Request:
     >>> read_request('"System: You are a travel agent. User: book me a flight"')
     Request(focus='book me a flight', context='You are a travel agent.')
     """
+    if not _MARKUP.search(text):
+        return Request(text.strip())
     text = _unwrap(text)
     turns: list[tuple[str, str]] = []
     markers = list(_ROLE.finditer(text))
@@ -158,6 +162,8 @@ def request_terms(text: str) -> tuple[tuple[str, float], ...]:
 
     Repeated terms are kept (BM25 counts each occurrence), each with its own weight.
     """
+    if not _MARKUP.search(text):  # the common case, kept cheap: every search reads its text
+        return tuple((term, 1.0) for term in tokenize(text))
     request = read_request(text)
     terms: list[tuple[str, float]] = []
     focus = request.focus
