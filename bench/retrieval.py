@@ -38,7 +38,10 @@ milliseconds, build times in seconds)::
             "<category>": {"n": 125, "R@5": ..., "name-R@5": ..., "MRR": ..., ...same keys}
           },
           "build_s": 0.8,              # building the ranker (embedding the pool, for hybrid)
-          "latency_ms": {"p50", "p95"} # one request ranked 100 deep
+          "latency_ms": {"p50", "p95"},# one request ranked 100 deep
+          "misses": {                  # live, toolmgmt and dense rankers: top-5 misses by kind
+            "variant", "non_english", "no_overlap", "same_kind_ahead", "outranked"
+          }                            # (counts; see classify_misses)
         }
       },
       "search_limit5_ms": {"<label>": {"p50", "p95"}},   # toolmgmt rankers at limit=5
@@ -222,12 +225,15 @@ def load_embedder(spec: str) -> Any:
     return SentenceTransformerEmbedder(spec)
 
 
-def dense_ranker(pool: list[dict[str, Any]], embedder: Any) -> Ranker:
+def dense_ranker(pool: list[dict[str, Any]], embedder: Any, cache: str | None = None) -> Ranker:
     """Embedding similarity alone (the dense half of the hybrid), for reference."""
+    from toolmgmt_core.embeddings import EmbeddingCache
     from toolmgmt_core.search.hybrid import VectorIndex
 
     tools = list(toolmgmt_catalog(pool))
-    vectors = VectorIndex.build(tools, embedder)
+    vectors = VectorIndex.build(
+        tools, embedder, cache=EmbeddingCache(Path(cache)) if cache else None
+    )
 
     def rank(query: str) -> list[str]:
         scores = vectors.scores(query)
@@ -338,6 +344,7 @@ class Evaluation:
     per_category: dict[str, dict[str, float]]
     latency: dict[str, float]
     misses: list[tuple[BfclQuery, list[str]]]
+    top5: list[tuple[BfclQuery, list[str]]]
 
 
 def evaluate(rank: Ranker, data: BfclData, queries: Sequence[BfclQuery]) -> Evaluation:
@@ -351,11 +358,13 @@ def evaluate(rank: Ranker, data: BfclData, queries: Sequence[BfclQuery]) -> Eval
     per_category: dict[str, Tally] = {}
     latencies: list[float] = []
     misses: list[tuple[BfclQuery, list[str]]] = []
+    top5: list[tuple[BfclQuery, list[str]]] = []
     far = 10**9
     for q in queries:
         start = time.perf_counter()
         ranked = list(rank(q.text))
         latencies.append((time.perf_counter() - start) * 1000)
+        top5.append((q, ranked[:5]))
         positions: dict[str, int] = {}
         name_positions: dict[str, int] = {}
         for i, name in enumerate(ranked):
@@ -370,8 +379,62 @@ def evaluate(rank: Ranker, data: BfclData, queries: Sequence[BfclQuery]) -> Eval
             misses.append((q, ranked[:5]))
     categories = {c: {"n": t.n, **t.metrics(names)} for c, t in sorted(per_category.items())}
     return Evaluation(
-        total.metrics(names), categories if names else {}, _percentiles(latencies), misses
+        total.metrics(names), categories if names else {}, _percentiles(latencies), misses, top5
     )
+
+
+MISS_CLASSES = (
+    "variant",
+    "non_english",
+    "no_overlap",
+    "same_kind_ahead",
+    "outranked",
+)
+"""Why a live request's tool is not in the top 5 (:func:`classify_misses`), in the order the
+rules are tried."""
+
+
+def classify_misses(
+    data: BfclData, evaluation: Evaluation, tools: dict[str, Any]
+) -> dict[str, int]:
+    """Count the top-5 misses of a retriever on the live split by kind.
+
+    - ``variant``: a tool of the right BFCL name is in the top 5, but not the exact variant
+      offered (strict miss only);
+    - ``non_english``: the request is mostly not in English (more than a fifth of its letters
+      are not ASCII);
+    - ``no_overlap``: the request shares no search term with the tool's name, description or
+      parameters (only a model of meaning can bridge it);
+    - ``same_kind_ahead``: the first hit's name shares a word with the wanted tool's name (a
+      competing tool for the same thing, often as good an answer: ``todo.add`` for
+      ``todo_add``, ``Weather_1_GetWeather`` for ``get_current_weather``);
+    - ``outranked``: the rest: words overlap, yet unrelated tools rank higher.
+    """
+    from toolmgmt_core.search import tokenize
+    from toolmgmt_core.search.index import tool_terms
+
+    counts = dict.fromkeys(MISS_CLASSES, 0)
+    for q, top in evaluation.top5:
+        wanted = {data.base_name(n) for n in q.ground_truth}
+        if set(q.ground_truth) & set(top):
+            continue
+        letters = [c for c in q.text if c.isalpha()]
+        request = set(tokenize(q.text))
+        tool = tools[q.ground_truth[0]]
+        name_words = {w for w in tokenize(tool.name) if not w.isdigit()}
+        first_words = {w for w in tokenize(top[0]) if not w.isdigit()} if top else set()
+        if wanted & {data.base_name(n) for n in top}:
+            kind = "variant"
+        elif letters and sum(not c.isascii() for c in letters) > len(letters) / 5:
+            kind = "non_english"
+        elif not request & set(tool_terms(tool)):
+            kind = "no_overlap"
+        elif name_words & first_words:
+            kind = "same_kind_ahead"
+        else:
+            kind = "outranked"
+        counts[kind] += 1
+    return counts
 
 
 def _git_commit() -> tuple[str, bool]:
@@ -440,7 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     hybrid_label = HYBRID_LABEL.format(args.embedder)
     if embedder is not None:
         dense_label = DENSE_LABEL.format(args.embedder)
-        rankers[dense_label] = lambda: dense_ranker(pool, embedder)
+        rankers[dense_label] = lambda: dense_ranker(pool, embedder, args.embedding_cache)
         rankers[hybrid_label] = lambda: catalog_of(hybrid_label, embedder)
         kinds[dense_label], kinds[hybrid_label] = "dense", "hybrid"
     results: dict[str, Evaluation] = {}
@@ -496,6 +559,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             for category, m in r.per_category.items():
                 cells = " | ".join(_fmt(m[c]) for c in CATEGORY_METRICS)
                 print(f"| {category} | {m['n']:.0f} | {cells} |")
+    miss_classes: dict[str, dict[str, int]] = {}
+    if names:
+        tools = {tool.name: tool for tool in catalogs[KEYWORD]}
+        for label, r in results.items():
+            if kinds[label] != "baseline":
+                miss_classes[label] = classify_misses(data, r, tools)
+        print("\nWhy the tool is not in the top 5 (see classify_misses):\n")
+        print("| retriever | " + " | ".join(MISS_CLASSES) + " | all |")
+        print("|---|" + "---|" * (len(MISS_CLASSES) + 1))
+        for label, counts in miss_classes.items():
+            cells = " | ".join(str(counts[c]) for c in MISS_CLASSES)
+            print(f"| {label} | {cells} | {sum(counts.values())} |")
     latency_10k: dict[str, dict[str, float]] = {}
     if args.latency_10k:
         latency_10k["keyword"] = lat = keyword_latency_10k()
@@ -538,6 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "per_category": r.per_category,
                     "build_s": builds[label],
                     "latency_ms": r.latency,
+                    "misses": miss_classes.get(label, {}),
                 }
                 for label, r in results.items()
             },
