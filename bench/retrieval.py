@@ -25,7 +25,8 @@ milliseconds, build times in seconds)::
       "split": "live",                 # dev | live
       "commit": "<git rev-parse HEAD>",
       "dirty": false,                  # uncommitted changes in the working tree
-      "machine": {"platform": ..., "python": ..., "cpu_count": 2},
+      "machine": {"platform": ..., "python": ..., "cpu_count": 2,
+                  "load_avg_1min": 0.4},         # when the run started: other work slows it
       "pool": 2101, "queries": 675, "multi": 9,   # multi: requests needing several tools
       "embedder": "minilm-onnx" | null,
       "retrievers": {                  # in table order; keys are the table's labels
@@ -480,6 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-baselines", action="store_true", help="skip the BM25 baselines")
     parser.add_argument("--json", metavar="OUT", help="write every figure to OUT (see above)")
     args = parser.parse_args(argv)
+    load_at_start = os.getloadavg()[0]  # latencies mean little on a busy machine: say how busy
     data = load_split(args.split)
     pool = data.pool
     queries = data.queries
@@ -600,6 +602,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "platform": platform.platform(),
                 "python": platform.python_version(),
                 "cpu_count": os.cpu_count(),
+                "load_avg_1min": load_at_start,
             },
             "pool": len(pool),
             "queries": len(queries),
