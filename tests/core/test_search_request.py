@@ -118,3 +118,12 @@ def test_bm25_scores_take_a_weight_per_term() -> None:
     assert np.allclose(matrix.scores(ids[:1], [3.0]), 3.0 * flight)
     with pytest.raises(ValueError, match="one each"):
         matrix.scores(ids, [1.0])
+
+
+def test_a_long_transcript_is_read_the_same_way() -> None:
+    text = "System: " + "you book flights for travellers. " * 300 + "\nUser: cancel my order"
+    assert len(text) > 4_000
+    assert read_request(text).focus == "cancel my order"
+    weights = dict(request_terms(text))
+    assert weights["cancel"] == 1.0 and weights["flight"] == CONTEXT_WEIGHT
+    assert _catalog().search(text)[0].name == "cancel_order"

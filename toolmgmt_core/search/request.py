@@ -13,7 +13,8 @@ nothing tied to a catalog):
   JSON wrapper such as ``{"input": "..."}`` (the string inside is the request);
 - in a transcript with role markers (``USER:``, ``Human:``, ``ASSISTANT:``, ``System:``...),
   the last user turn is the request (the *focus*); the earlier turns and the system prompt are
-  *context*, kept at :data:`CONTEXT_WEIGHT` so that "do the same for Paris" still leans on them;
+  *context*, each of their terms kept once at :data:`CONTEXT_WEIGHT`, so that "do the same for
+  Paris" still leans on them but a long transcript cannot outweigh the request;
 - quoted passages and code blocks of several words inside the request are *payload*, kept at
   :data:`PAYLOAD_WEIGHT`: "translate 'What is your name?' to French" is about translating, not
   about names. A short quoted name ("the 'list_files' command") is a need and counts fully.
@@ -118,13 +119,21 @@ def _json_strings(value: object) -> list[str]:
     return []
 
 
-@lru_cache(maxsize=1024)
+_CACHED_LENGTH = 4_000
+"""Longer requests are read afresh each time rather than kept (a cache of long transcripts
+would hold megabytes); a search reads its request two or three times, cheaply."""
+
+
 def read_request(text: str) -> Request:
     """Split ``text`` into its focus and its context (see the module docstring).
 
     >>> read_request('"System: You are a travel agent. User: book me a flight"')
     Request(focus='book me a flight', context='You are a travel agent.')
     """
+    return _read_cached(text) if len(text) <= _CACHED_LENGTH else _read(text)
+
+
+def _read(text: str) -> Request:
     if not _MARKUP.search(text):
         return Request(text.strip())
     text = _unwrap(text)
@@ -156,12 +165,17 @@ def _payload_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-@lru_cache(maxsize=4096)
 def request_terms(text: str) -> tuple[tuple[str, float], ...]:
     """The search terms of ``text``, each with its weight (1 for the request's own words).
 
-    Repeated terms are kept (BM25 counts each occurrence), each with its own weight.
+    A term repeated in the request counts once per occurrence (as BM25 counts a query); a
+    term of the context counts once however often it comes back, so that a long system prompt
+    or transcript cannot outweigh the request.
     """
+    return _terms_cached(text) if len(text) <= _CACHED_LENGTH else _terms(text)
+
+
+def _terms(text: str) -> tuple[tuple[str, float], ...]:
     if not _MARKUP.search(text):  # the common case, kept cheap: every search reads its text
         return tuple((term, 1.0) for term in tokenize(text))
     request = read_request(text)
@@ -173,6 +187,10 @@ def request_terms(text: str) -> tuple[tuple[str, float], ...]:
         terms += [(t, PAYLOAD_WEIGHT) for t in tokenize(focus[start:end])]
         position = end
     terms += [(t, 1.0) for t in tokenize(focus[position:])]
-    if request.context:
-        terms += [(t, CONTEXT_WEIGHT) for t in tokenize(request.context)]
+    if request.context:  # each term once: a long system prompt names a topic, not a need
+        terms += [(t, CONTEXT_WEIGHT) for t in dict.fromkeys(tokenize(request.context))]
     return tuple(terms)
+
+
+_read_cached = lru_cache(maxsize=1024)(_read)
+_terms_cached = lru_cache(maxsize=4096)(_terms)
