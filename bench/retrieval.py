@@ -446,7 +446,16 @@ def _git_commit() -> tuple[str, bool]:
         ).stdout.strip()
         dirty = bool(
             subprocess.run(
-                ["git", "status", "--porcelain", "--untracked-files=no"],
+                # the results themselves do not make the code dirty
+                [
+                    "git",
+                    "status",
+                    "--porcelain",
+                    "--untracked-files=no",
+                    "--",
+                    ".",
+                    ":!bench/results",
+                ],
                 cwd=root,
                 capture_output=True,
                 text=True,
