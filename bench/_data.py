@@ -1,4 +1,15 @@
-"""Shared loaders for the benchmarks: the BFCL dev split in ``../shared/bench/bfcl_dev``."""
+"""Shared loaders for the benchmarks: the BFCL splits in ``<repo>/../shared/bench``.
+
+Two splits, each a folder holding ``bfcl_pool.json`` and ``bfcl_queries.json``:
+
+- ``dev`` (``bfcl_dev/``): 979 tools, 1,150 requests from BFCL's single-turn categories;
+- ``live`` (``bfcl_live/``): 2,101 tools, 675 real users' requests from BFCL's ``live_*``
+  categories (the other half is held out by the project owner).
+
+The folder is ``$TOOLMGMT_BFCL_DIR/bfcl_<split>`` when that exists, else ``$TOOLMGMT_BFCL_DIR``
+itself when it holds ``bfcl_pool.json`` (one split's folder), else
+``<repo>/../shared/bench/bfcl_<split>``.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +17,19 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["BfclQuery", "bfcl_dir", "load_bfcl"]
+__all__ = ["SPLITS", "BfclQuery", "Split", "bfcl_dir", "load_bfcl", "load_split"]
+
+Split = Literal["dev", "live"]
+
+SPLITS: tuple[Split, ...] = ("dev", "live")
+"""The splits the benchmarks know."""
 
 
 @dataclass(frozen=True)
 class BfclQuery:
-    """One retrieval query of the dev split."""
+    """One retrieval query of a split."""
 
     id: str
     """The BFCL id (``simple_python_0``...)."""
@@ -23,29 +39,84 @@ class BfclQuery:
     """The user turns."""
     ground_truth: tuple[str, ...]
     """Pool names of the tools the query needs."""
+    offered: tuple[str, ...] = ()
+    """Pool names of the tools BFCL offered the model with this query."""
 
 
-def bfcl_dir() -> Path:
-    """Where the split lives: ``$TOOLMGMT_BFCL_DIR`` or ``shared/bench/bfcl_dev``."""
+@dataclass(frozen=True)
+class BfclData:
+    """A split: the pool, the queries and the renamed same-name variants."""
+
+    split: Split
+    """``dev`` or ``live``."""
+    folder: Path
+    """Where it was read from."""
+    pool: list[dict[str, Any]]
+    """The tool definitions (plain dicts)."""
+    queries: list[BfclQuery]
+    """The requests, in file order."""
+    renamed: dict[str, str]
+    """Pool name (``get_current_weather__2``) to BFCL name, for variants that were renamed."""
+
+    def base_name(self, pool_name: str) -> str:
+        """The BFCL name of a pool tool (same-name variants share it)."""
+        return self.renamed.get(pool_name, pool_name)
+
+
+def bfcl_dir(split: Split = "dev") -> Path:
+    """The folder of ``split`` (see the module docstring).
+
+    Raises:
+        ValueError: an unknown split.
+        FileNotFoundError: the folder is not where it is looked for.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"Unknown split {split!r}; valid splits: {', '.join(SPLITS)}.")
+    folder_name = f"bfcl_{split}"
     env = os.environ.get("TOOLMGMT_BFCL_DIR")
     if env:
-        return Path(env)
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (
-        here.parent / "shared" / "bench" / "bfcl_dev",
-        Path("/work/shared/bench/bfcl_dev"),
-    ):
-        if candidate.exists():
-            return candidate
+        root = Path(env).expanduser()
+        if (root / folder_name / "bfcl_pool.json").is_file():
+            return root / folder_name
+        if (root / "bfcl_pool.json").is_file():
+            return root
+        raise FileNotFoundError(
+            f"TOOLMGMT_BFCL_DIR={env} holds neither {folder_name}/bfcl_pool.json nor "
+            "bfcl_pool.json."
+        )
+    repo = Path(__file__).resolve().parent.parent
+    candidate = repo.parent / "shared" / "bench" / folder_name
+    if (candidate / "bfcl_pool.json").is_file():
+        return candidate
     raise FileNotFoundError(
-        "BFCL dev split not found: set TOOLMGMT_BFCL_DIR to the folder holding bfcl_pool.json."
+        f"BFCL {split} split not found at {candidate}: set TOOLMGMT_BFCL_DIR to the folder "
+        f"holding {folder_name}/ (or to the folder holding bfcl_pool.json)."
     )
 
 
-def load_bfcl(folder: Path | None = None) -> tuple[list[dict[str, Any]], list[BfclQuery]]:
-    """The pool of tool definitions (plain dicts) and the queries."""
-    folder = folder or bfcl_dir()
-    pool = json.loads((folder / "bfcl_pool.json").read_text())["tools"]
+def load_split(split: Split = "dev", folder: Path | None = None) -> BfclData:
+    """Everything in ``split``'s folder (``folder`` overrides where it is looked for)."""
+    folder = folder or bfcl_dir(split)
+    pool_file = json.loads((folder / "bfcl_pool.json").read_text())
     raw = json.loads((folder / "bfcl_queries.json").read_text())["queries"]
-    queries = [BfclQuery(q["id"], q["category"], q["query"], tuple(q["ground_truth"])) for q in raw]
-    return pool, queries
+    queries = [
+        BfclQuery(
+            q["id"],
+            q["category"],
+            q["query"],
+            tuple(q["ground_truth"]),
+            tuple(q.get("offered") or ()),
+        )
+        for q in raw
+    ]
+    return BfclData(
+        split, folder, pool_file["tools"], queries, dict(pool_file.get("renamed") or {})
+    )
+
+
+def load_bfcl(
+    folder: Path | None = None, split: Split = "dev"
+) -> tuple[list[dict[str, Any]], list[BfclQuery]]:
+    """The pool of tool definitions (plain dicts) and the queries of ``split``."""
+    data = load_split(split, folder)
+    return data.pool, data.queries

@@ -2,33 +2,24 @@
 
 from __future__ import annotations
 
-import logging
 import threading
-import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-import regex
-
-from toolmgmt_core.control import reraise_control_flow
-from toolmgmt_core.embeddings import Embedder, EmbeddingCache, VectorCache
-from toolmgmt_core.errors import (
-    BrowseError,
-    CatalogError,
-    DuplicateToolError,
-    SearchError,
-    UnknownToolError,
-)
+from toolmgmt_core.embeddings import Embedder, VectorCache
+from toolmgmt_core.errors import CatalogError, DuplicateToolError, UnknownToolError
 from toolmgmt_core.names import fold_name
 from toolmgmt_core.schema import tool_from_dict
-from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
-from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
-from toolmgmt_core.search.index import BM25Index
-from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
+from toolmgmt_core.search.engine import (
+    MAX_REGEX_LENGTH,
+    REGEX_TIME_LIMIT,  # noqa: F401  (importable from here, as before)
+    SearchEngine,
+    ToolFilter,
+    check_scope,
+)
+from toolmgmt_core.search.hybrid import FusionWeights
 from toolmgmt_core.tokens import DEFAULT_ENCODING, definition_tokens
 from toolmgmt_core.tool import Tool
 
@@ -41,17 +32,6 @@ __all__ = [
     "ToolEntry",
     "normalize_name",
 ]
-
-logger = logging.getLogger("toolmgmt.catalog")
-
-MAX_REGEX_LENGTH = 200
-"""Longest regex pattern ``search_regex`` accepts."""
-
-REGEX_TIME_LIMIT = 0.25
-"""Seconds a regex search may take over the whole catalog before it is stopped."""
-
-ToolFilter = Callable[[Tool], bool]
-
 
 normalize_name = fold_name
 """A name folded for forgiving lookup: :func:`toolmgmt_core.names.fold_name`, the one rule for
@@ -159,23 +139,15 @@ class ToolCatalog:
         self._tools: dict[str, Tool] = {}
         self._folded: dict[str, str] = {}
         self._lock = threading.RLock()
-        self._index: BM25Index | None = None
         self._version = 0
         self.encoding = encoding
-        if embedder is not None and not isinstance(embedder, Embedder):
-            raise CatalogError(
-                f"embedder must have a model_id and an embed(texts) method (the Embedder "
-                f"protocol), got {type(embedder).__name__}."
-            )
-        self.embedder = embedder
-        if isinstance(embedding_cache, str | Path):
-            embedding_cache = EmbeddingCache(Path(embedding_cache).expanduser())
-        self.embedding_cache = embedding_cache
-        self.fusion = fusion or FusionWeights()
-        self.embedder_error: str | None = None
-        """Why the embedder last failed (search then uses BM25 alone), or None."""
-        self._vectors: tuple[int, VectorIndex] | None = None
-        self._embedder_failed_at: int | None = None
+        self._engine = SearchEngine(
+            lambda: list(self._tools.values()),
+            lock=self._lock,
+            embedder=embedder,
+            embedding_cache=embedding_cache,
+            fusion=fusion,
+        )
         self.add_many(tools)
 
     # -- contents -------------------------------------------------------------------------
@@ -219,9 +191,8 @@ class ToolCatalog:
         return tool
 
     def _changed(self) -> None:
-        self._index = None
         self._version += 1
-        self._embedder_failed_at = None
+        self._engine.changed()
 
     def _check_new(self, tool: Tool, pending: Mapping[str, Tool] = {}) -> str:
         """Refuse ``tool`` when its name, or its folded name, is taken here or in ``pending``
@@ -353,154 +324,34 @@ class ToolCatalog:
 
     # -- search ---------------------------------------------------------------------------
 
-    def _get_vectors(self, index: BM25Index) -> VectorIndex | None:
-        """Tool vectors for ``index``'s tools (built once per catalog version), or None when
-        there is no embedder or it failed (reported once; retried after the catalog changes)."""
-        if self.embedder is None:
-            return None
-        with self._lock:
-            version = self._version
-            if self._vectors is not None and self._vectors[0] == version:
-                return self._vectors[1]
-            if self._embedder_failed_at == version:
-                return None
-            try:
-                vectors = VectorIndex.build(index.tools, self.embedder, cache=self.embedding_cache)
-            except Exception as exc:  # any embedder failure: keyword search goes on
-                reraise_control_flow(exc)
-                self._embedder_failed(exc)
-                return None
-            if self._vectors is not None:  # query vectors do not depend on the tools
-                vectors.queries = self._vectors[1].queries
-            self._vectors = (version, vectors)
-            return vectors
+    @property
+    def search_engine(self) -> SearchEngine:
+        """The engine behind :meth:`search`, :meth:`search_regex` and :meth:`suggest`."""
+        return self._engine
 
-    def _embedder_failed(self, exc: Exception, *, version: int | None | bool = True) -> None:
-        first = self.embedder_error is None
-        model = getattr(self.embedder, "model_id", type(self.embedder).__name__)
-        self.embedder_error = f"{type(exc).__name__}: {exc}"
-        if version is True:
-            self._embedder_failed_at = self._version
-        if first:
-            message = (
-                f"The embedder {model!r} failed ({self.embedder_error}); search uses BM25 "
-                "alone until the catalog changes."
-            )
-            logger.warning(message)
-            warnings.warn(message, RuntimeWarning, stacklevel=4)
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder fused with BM25 in :meth:`search`, or None."""
+        return self._engine.embedder
 
-    def _get_index(self) -> tuple[BM25Index, list[Tool]]:
-        with self._lock:
-            if self._index is None:
-                self._index = BM25Index.build(list(self._tools.values()))
-            return self._index, self._index.tools
+    @property
+    def embedding_cache(self) -> VectorCache | None:
+        """Where tool vectors are kept across runs, or None."""
+        return self._engine.embedding_cache
 
-    def _mask(
-        self,
-        index: BM25Index,
-        domain: str | None,
-        group: str | None,
-        where: ToolFilter | None,
-    ) -> np.ndarray | None:
-        """Which indexed tools a search may return (None: all of them).
+    @property
+    def fusion(self) -> FusionWeights:
+        """How BM25 and embedding similarity are fused (see :class:`FusionWeights`)."""
+        return self._engine.fusion
 
-        Domain and group masks are cached with the index (so per catalog version). A ``where``
-        predicate is called once per in-scope tool on every search, because its answer may
-        change while the catalog does not (a policy granting a tool); a predicate that knows
-        when it changes may carry a hashable ``cache_key`` attribute, and its mask is then
-        cached per (catalog version, domain, group, cache_key).
-        """
-        scope = index.scope_mask(domain, group)
-        if where is None:
-            return scope
-        key: Any = getattr(where, "cache_key", None)
-        if key is not None:
-            try:
-                key = ("where", key, domain, group)
-                hash(key)
-            except TypeError:
-                key = None
-        if key is not None:
-            cached = index.cached_mask(key)
-            if cached is not None:
-                return cached
-        tools = index.tools
-        positions = range(len(tools)) if scope is None else np.flatnonzero(scope).tolist()
-        mask = np.zeros(len(tools), dtype=bool)
-        mask[[i for i in positions if where(tools[i])]] = True
-        return index.remember_mask(key, mask) if key is not None else mask
+    @fusion.setter
+    def fusion(self, weights: FusionWeights) -> None:
+        self._engine.fusion = weights
 
-    def _plan(self, query: str | Sequence[str], split: bool) -> tuple[list[str], bool]:
-        """The texts to rank for ``query``, and whether the first is the whole request.
-
-        A string is ranked whole and, when it holds several needs, clause by clause as well;
-        an explicit list of queries is ranked query by query, as given.
-        """
-        if isinstance(query, str):
-            if not query.strip():
-                raise SearchError("The query is empty: give words describing the tool you need.")
-            clauses = split_query(query) if split else [query]
-            return ([query, *clauses] if len(clauses) > 1 else [query]), True
-        if not isinstance(query, Sequence) or not all(isinstance(q, str) for q in query):
-            raise SearchError(
-                f"The query must be a string or a list of strings, got {type(query).__name__}."
-            )
-        queries = list(dict.fromkeys(q for q in query if q.strip()))
-        if not queries:
-            raise SearchError("The query is empty: give words describing the tool you need.")
-        return queries, False
-
-    def _rank_queries(
-        self,
-        index: BM25Index,
-        texts: Sequence[str],
-        *,
-        whole_first: bool,
-        depth: int,
-        mask: np.ndarray | None,
-    ) -> tuple[list[Ranking], bool]:
-        """One ranking per text: (tool position, score) pairs, best first; and whether the
-        scores are hybrid (BM25 fused with embeddings for every text).
-
-        This is where each query is scored; the caller merges the rankings. With
-        ``whole_first``, ``texts[0]`` is the whole request and the others its clauses: a
-        clause's scores get :data:`CLAUSE_CONTEXT_WEIGHT` (hybrid: ``FusionWeights.context``)
-        times the whole request's, so that a clause like "use the same function again" or
-        "for the same day" still leans on what the request is about, and ties between
-        near-duplicate tools break towards the context.
-        """
-        keyword = [index.scores(text) for text in texts]
-        vectors = self._get_vectors(index)
-        if vectors is not None:
-            try:
-                cosines = vectors.scores_many(texts)  # the texts embedded in one batch
-            except Exception as exc:  # the request is ranked by BM25 alone, consistently
-                reraise_control_flow(exc)
-                self._embedder_failed(exc, version=None)
-            else:
-                fused = [
-                    fuse_scores(k, c, self.fusion) for k, c in zip(keyword, cosines, strict=True)
-                ]
-                return self._rank(fused, whole_first, self.fusion.context, depth, mask), True
-        return self._rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
-
-    @staticmethod
-    def _rank(
-        scores: Sequence[np.ndarray],
-        whole_first: bool,
-        context_weight: float,
-        depth: int,
-        mask: np.ndarray | None,
-    ) -> list[Ranking]:
-        rankings: list[Ranking] = []
-        context: np.ndarray | None = None
-        for position, text_scores in enumerate(scores):
-            if whole_first and position == 0 and len(scores) > 1:
-                context = text_scores * context_weight
-            elif context is not None:
-                text_scores = text_scores + context
-            rankings.append(BM25Index.top(text_scores, depth, mask))
-        return rankings
+    @property
+    def embedder_error(self) -> str | None:
+        """Why the embedder last failed (search then uses BM25 alone), or None."""
+        return self._engine.embedder_error
 
     def search(
         self,
@@ -523,7 +374,8 @@ class ToolCatalog:
             limit: at most this many hits.
             domain, group: search only there.
             where: only tools for which this returns True (a policy view); see
-                :meth:`_mask` for caching it.
+                :meth:`SearchEngine.mask <toolmgmt_core.search.engine.SearchEngine.mask>` for
+                caching it.
             split: set False to search a string as one query, without splitting it.
 
         Returns:
@@ -535,28 +387,10 @@ class ToolCatalog:
             SearchError: an empty query or a limit below 1.
             BrowseError: an unknown domain or group, listing the valid ones.
         """
-        texts, whole_first = self._plan(query, split)
-        if not isinstance(limit, int) or limit < 1:
-            raise SearchError(f"limit must be a whole number of at least 1, got {limit!r}.")
-        index, tools = self._get_index()
-        if (domain is not None and domain not in index.domains) or (
-            group is not None and not index.has_group(group, domain)
-        ):
-            self._check_scope(domain, group)  # raises, naming the valid domains or groups
-        mask = self._mask(index, domain, group, where)
-        rankings, hybrid = self._rank_queries(
-            index, texts, whole_first=whole_first, depth=max(2 * limit, 20), mask=mask
+        found = self._engine.search(
+            query, limit, domain=domain, group=group, where=where, split=split
         )
-        if hybrid:
-            merged = cover_rankings(
-                rankings,
-                limit,
-                temperature=self.fusion.temperature,
-                saturation=self.fusion.saturation,
-            )
-        else:
-            merged = fuse_rankings(rankings, limit)
-        return [self._hit(tools[i], score) for i, score in merged]
+        return [self._hit(tool, score) for tool, score in found]
 
     def search_regex(
         self,
@@ -577,49 +411,8 @@ class ToolCatalog:
             SearchError: the pattern is empty, over 200 characters, does not compile, or takes
                 longer than the time limit (a pathological pattern).
         """
-        if not pattern:
-            raise SearchError("The regex pattern is empty.")
-        if len(pattern) > MAX_REGEX_LENGTH:
-            raise SearchError(
-                f"The regex pattern is {len(pattern)} characters; at most {MAX_REGEX_LENGTH} "
-                "are allowed. Use a shorter pattern or a keyword search."
-            )
-        try:
-            compiled = regex.compile(pattern, regex.IGNORECASE)
-        except regex.error as exc:
-            raise SearchError(f"The regex pattern {pattern!r} does not compile: {exc}.") from exc
-        self._check_scope(domain, group)
-        deadline = time.monotonic() + REGEX_TIME_LIMIT
-        hits: list[SearchHit] = []
-        for tool in list(self._tools.values()):
-            if domain is not None and tool.domain != domain:
-                continue
-            if group is not None and tool.group != group:
-                continue
-            if where is not None and not where(tool):
-                continue
-            remaining = deadline - time.monotonic()
-            try:
-                if remaining <= 0:
-                    raise TimeoutError
-                if compiled.search(tool.name, timeout=remaining):
-                    score = 2.0
-                # each field on its own, so that ^ and $ anchor to a field's ends
-                elif any(
-                    compiled.search(text, timeout=max(deadline - time.monotonic(), 1e-3))
-                    for text in (tool.description, tool.domain, tool.group)
-                ):
-                    score = 1.0
-                else:
-                    continue
-            except TimeoutError as exc:
-                raise SearchError(
-                    f"The regex pattern {pattern!r} took longer than {REGEX_TIME_LIMIT}s and was "
-                    "stopped; simplify it (avoid nested repetition such as (a+)+)."
-                ) from exc
-            hits.append(self._hit(tool, score))
-        hits.sort(key=lambda h: -h.score)
-        return hits[:limit]
+        found = self._engine.search_regex(pattern, limit, domain=domain, group=group, where=where)
+        return [self._hit(tool, score) for tool, score in found]
 
     def suggest(self, name: str, limit: int = 3, *, where: ToolFilter | None = None) -> list[str]:
         """The names closest to ``name`` (for a misspelled tool), best first.
@@ -628,26 +421,12 @@ class ToolCatalog:
         NameMatcher`): a few milliseconds at 10,000 tools. ``where`` limits the names as in
         :meth:`search`.
         """
-        index, _ = self._get_index()
-        allowed = self._mask(index, None, None, where)
-        return index.name_matcher().closest(name, limit, allowed=allowed)
+        return self._engine.suggest(name, limit, where=where)
 
     # -- browse ---------------------------------------------------------------------------
 
     def _check_scope(self, domain: str | None, group: str | None) -> None:
-        tools = list(self._tools.values())
-        if domain is not None:
-            domains = sorted({t.domain for t in tools})
-            if domain not in domains:
-                raise BrowseError(
-                    f"Unknown domain {domain!r}. Valid domains: {', '.join(domains) or '(none)'}."
-                )
-        if group is not None:
-            groups = sorted({t.group for t in tools if domain is None or t.domain == domain})
-            if group not in groups:
-                where = f" in domain {domain!r}" if domain else ""
-                valid = ", ".join(groups) or "(none)"
-                raise BrowseError(f"Unknown group {group!r}{where}. Valid groups: {valid}.")
+        check_scope(self._tools.values(), domain, group)
 
     def domains(self, *, where: ToolFilter | None = None) -> list[DomainSummary]:
         """The table of contents: every domain with its tool count and groups."""

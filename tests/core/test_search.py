@@ -284,9 +284,11 @@ def test_a_name_match_outweighs_a_description_match() -> None:
 def test_search_modules_export_what_they_define() -> None:
     import importlib
 
-    for name in ("bm25", "fusion", "fuzzy", "index", "query", "tokenize"):
+    for name in ("bm25", "engine", "fusion", "fuzzy", "hybrid", "index", "query", "tokenize"):
         module = importlib.import_module(f"toolmgmt_core.search.{name}")
         assert module.__all__ and all(hasattr(module, n) for n in module.__all__), name
     package = importlib.import_module("toolmgmt_core.search")
     assert all(hasattr(package, n) for n in package.__all__)
-    assert {"split_query", "fuse_rankings", "BM25Index", "NameMatcher"} <= set(package.__all__)
+    assert {"split_query", "fuse_rankings", "BM25Index", "NameMatcher", "SearchEngine"} <= set(
+        package.__all__
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from toolmgmt_core.search.bm25 import BM25Matrix
+from toolmgmt_core.search.engine import SearchEngine
 from toolmgmt_core.search.fusion import RRF_K, Ranking, cover_rankings, fuse_rankings
 from toolmgmt_core.search.fuzzy import NameMatcher, fold_name
 from toolmgmt_core.search.index import FIELD_WEIGHTS, BM25Index, tool_terms
@@ -19,6 +20,7 @@ __all__ = [
     "BM25Matrix",
     "NameMatcher",
     "Ranking",
+    "SearchEngine",
     "cover_rankings",
     "fold_name",
     "fuse_rankings",

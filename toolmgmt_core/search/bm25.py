@@ -135,20 +135,25 @@ class BM25Matrix:
         vocab = self.vocab
         return [vocab[t] for t in terms if t in vocab]
 
-    def scores(self, term_ids: Sequence[int]) -> np.ndarray:
+    def scores(self, term_ids: Sequence[int], weights: Sequence[float] | None = None) -> np.ndarray:
         """The BM25 score of every document for a query of these term rows (a new array).
 
-        A repeated term counts once per occurrence, as in rank-bm25 and bm25s.
+        A repeated term counts once per occurrence, as in rank-bm25 and bm25s. ``weights``
+        (one per term row, default 1) scales each occurrence's contribution.
         """
         if not term_ids or not self.n_docs:
             return np.zeros(self.n_docs, dtype=np.float64)
+        if weights is not None and len(weights) != len(term_ids):
+            raise ValueError(f"{len(term_ids)} terms but {len(weights)} weights: give one each.")
         if len(term_ids) == 1:
             start, end = self.indptr[term_ids[0]], self.indptr[term_ids[0] + 1]
             out = np.zeros(self.n_docs, dtype=np.float64)
             out[self.indices[start:end]] = self.data[start:end]
-            return out
+            return out * weights[0] if weights is not None else out
         starts = self.indptr[term_ids]
         ends = self.indptr[np.asarray(term_ids) + 1]
         indices = np.concatenate([self.indices[s:e] for s, e in zip(starts, ends, strict=True)])
         data = np.concatenate([self.data[s:e] for s, e in zip(starts, ends, strict=True)])
+        if weights is not None:
+            data = data * np.repeat(np.asarray(weights, dtype=np.float64), ends - starts)
         return np.bincount(indices, weights=data, minlength=self.n_docs)

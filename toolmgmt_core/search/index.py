@@ -22,6 +22,7 @@ import numpy as np
 from toolmgmt_core.search.bm25 import BM25Matrix, IdfVariant
 from toolmgmt_core.search.fusion import Ranking
 from toolmgmt_core.search.fuzzy import NameMatcher
+from toolmgmt_core.search.request import request_terms
 from toolmgmt_core.search.tokenize import tokenize, tokenize_batch, tokenize_document
 from toolmgmt_core.tool import Tool
 
@@ -245,9 +246,20 @@ class BM25Index:
     def scores(self, query: str) -> np.ndarray:
         """BM25 scores of every tool for ``query`` (zeros when no term is known).
 
+        The request is read first (:func:`~toolmgmt_core.search.request.request_terms`): the
+        last user turn counts fully, earlier turns, a system prompt and quoted passages less.
         The array is new and the caller's to modify.
         """
-        return self._matrix.scores(self.term_ids(query))
+        vocab = self._matrix.vocab
+        ids: list[int] = []
+        weights: list[float] = []
+        for term, weight in request_terms(query):
+            row = vocab.get(term)
+            if row is not None:
+                ids.append(row)
+                weights.append(weight)
+        plain = all(w == 1.0 for w in weights)
+        return self._matrix.scores(ids, None if plain else weights)
 
     def scope_mask(self, domain: str | None, group: str | None) -> np.ndarray | None:
         """Which tools are in ``domain`` / ``group`` (None: all of them); cached."""

@@ -62,16 +62,21 @@ def split_identifier(name: str) -> list[str]:
 def stem(word: str) -> str:
     """A light, predictable suffix stripper (plural and verb endings).
 
-    Deliberately conservative: it maps ``emails``/``emailing``/``emailed`` to ``email`` and
-    ``queries`` to ``query`` but leaves short words alone, so that rare technical terms survive.
-    A full Porter/Snowball stemmer measured no better on the BFCL dev split and conflates more
-    technical words (``calculation``/``calculus``), so this one stays. Cached: a catalog's
-    vocabulary is small next to its word count, which makes indexing 100k tools cheap.
+    Deliberately conservative: it maps ``emails``/``emailing``/``emailed`` to ``email`` but
+    leaves short words alone, so that rare technical terms survive. A final ``y`` after a
+    consonant and a final ``ie`` both become ``i`` (as in Porter's stemmer), so that the
+    forms of one word meet whichever way its plural is spelt: ``query``/``queries``/
+    ``queried`` -> ``queri``, ``movie``/``movies`` -> ``movi``, ``copy``/``copies``/
+    ``copying`` -> ``copi``. A full Porter/Snowball stemmer measured no better on the BFCL dev
+    split and conflates more technical words (``calculation``/``calculus``), so this one
+    stays. Cached: a catalog's vocabulary is small next to its word count, which makes
+    indexing 100k tools cheap.
     """
     if len(word) <= 3 or not word.isalpha():
         return word
+    base = word
     for suffix, repl, min_len in (
-        ("ies", "y", 5),
+        ("ies", "i", 5),
         ("sses", "ss", 5),
         ("ing", "", 6),
         ("ed", "", 5),
@@ -80,14 +85,18 @@ def stem(word: str) -> str:
     ):
         if word.endswith(suffix) and len(word) >= min_len:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
-                return word
+                break
             if suffix == "es" and not word.endswith(("ches", "shes", "xes", "sses", "zes")):
                 continue
             base = word[: len(word) - len(suffix)] + repl
             if suffix in ("ing", "ed") and len(base) >= 4 and base[-1] == base[-2]:
                 base = base[:-1]  # running -> run(n), stopped -> stop(p)
-            return base
-    return word
+            break
+    if len(base) >= 4 and base.endswith("y") and base[-2] not in "aeiou":
+        return base[:-1] + "i"  # query, queried and queries meet at queri
+    if len(base) >= 5 and base.endswith("ie"):
+        return base[:-1]  # movie and movies meet at movi
+    return base
 
 
 def tokenize(text: str, *, stopwords: bool = True) -> list[str]:
