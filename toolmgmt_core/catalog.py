@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from toolmgmt_core.embeddings import Embedder, VectorCache
+from toolmgmt_core.entries import DomainSummary, IngestReport, SearchHit, ToolEntry
 from toolmgmt_core.errors import CatalogError, DuplicateToolError, UnknownToolError
 from toolmgmt_core.names import fold_name
 from toolmgmt_core.schema import tool_from_dict
@@ -36,68 +36,6 @@ __all__ = [
 normalize_name = fold_name
 """A name folded for forgiving lookup: :func:`toolmgmt_core.names.fold_name`, the one rule for
 lookups, registration, policy and suggestions alike."""
-
-
-@dataclass(frozen=True)
-class ToolEntry:
-    """A tool in a listing: what browsing shows."""
-
-    name: str
-    """The tool's name."""
-    domain: str
-    """Its domain."""
-    group: str
-    """Its group within the domain."""
-    description: str
-    """The first sentence of its description."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "group": self.group, "description": self.description}
-
-
-@dataclass(frozen=True)
-class SearchHit(ToolEntry):
-    """A tool found by a search, with its score (higher is better)."""
-
-    score: float = 0.0
-    """Relevance; comparable within one search only."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "domain": self.domain,
-            "group": self.group,
-            "description": self.description,
-            "score": round(self.score, 3),
-        }
-
-
-@dataclass(frozen=True)
-class DomainSummary:
-    """A domain in the table of contents."""
-
-    name: str
-    """The domain's name."""
-    tool_count: int
-    """How many (visible) tools it holds."""
-    groups: tuple[str, ...]
-    """Its groups, sorted."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"domain": self.name, "tools": self.tool_count, "groups": list(self.groups)}
-
-
-@dataclass
-class IngestReport:
-    """What a batch ingestion added and what it skipped (with the reason)."""
-
-    added: list[str] = field(default_factory=list)
-    """Names of the tools added."""
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    """(name or position, reason) for each definition left out."""
-
-    def __bool__(self) -> bool:
-        return bool(self.added)
 
 
 class ToolCatalog:

@@ -1,0 +1,75 @@
+"""What listings, searches and ingestion hand back: small frozen records of tools.
+
+:class:`ToolEntry` (a tool in a listing), :class:`SearchHit` (a tool a search found, with its
+score), :class:`DomainSummary` (a domain in the table of contents) and :class:`IngestReport`
+(what a batch ingestion added and what it skipped, with the reason).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["DomainSummary", "IngestReport", "SearchHit", "ToolEntry"]
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """A tool in a listing: what browsing shows."""
+
+    name: str
+    """The tool's name."""
+    domain: str
+    """Its domain."""
+    group: str
+    """Its group within the domain."""
+    description: str
+    """The first sentence of its description."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "group": self.group, "description": self.description}
+
+
+@dataclass(frozen=True)
+class SearchHit(ToolEntry):
+    """A tool found by a search, with its score (higher is better)."""
+
+    score: float = 0.0
+    """Relevance; comparable within one search only."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "domain": self.domain,
+            "group": self.group,
+            "description": self.description,
+            "score": round(self.score, 3),
+        }
+
+
+@dataclass(frozen=True)
+class DomainSummary:
+    """A domain in the table of contents."""
+
+    name: str
+    """The domain's name."""
+    tool_count: int
+    """How many (visible) tools it holds."""
+    groups: tuple[str, ...]
+    """Its groups, sorted."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"domain": self.name, "tools": self.tool_count, "groups": list(self.groups)}
+
+
+@dataclass
+class IngestReport:
+    """What a batch ingestion added and what it skipped (with the reason)."""
+
+    added: list[str] = field(default_factory=list)
+    """Names of the tools added."""
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """(name or position, reason) for each definition left out."""
+
+    def __bool__(self) -> bool:
+        return bool(self.added)
