@@ -11,8 +11,8 @@ at most 128 per request), and three costs are measured:
 Reference, in the same run: ``copy.deepcopy`` of each tool's name, description and parameters,
 the least any uncached formatter must do. A native session step (a ``ToolManager`` over the whole
 pool in search mode, ``format_tools(session, "anthropic", native=True)``: the loaded tools plus
-978 deferred ones, as the catalog refuses the look-alike ``calculate_BMI``) is timed cold and
-cached too.
+the rest of the catalog deferred; the catalog refuses the look-alike ``calculate_BMI``) is timed
+cold and cached too.
 
 ``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
 
