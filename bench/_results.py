@@ -49,11 +49,18 @@ def machine() -> dict[str, Any]:
 
 
 def stamp(name: str) -> dict[str, Any]:
-    """The header of a result file: bench name, commit, whether the tree was dirty, machine."""
+    """The header of a result file: bench name, commit, whether the code was dirty, machine.
+
+    Dirty means a tracked file other than those in ``bench/results/`` differs from the commit.
+    """
     return {
         "bench": name,
         "commit": _git("rev-parse", "--short=12", "HEAD") or "unknown",
-        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        # Result files do not change what is measured: writing one run's files must not mark
+        # the next run's as made from local changes.
+        "dirty": bool(
+            _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results")
+        ),
         "date": datetime.date.today().isoformat(),
         "machine": machine(),
     }

@@ -13,7 +13,14 @@ Printed per framework: tokens of the tool definitions the model received, summed
 requests of the conversation (compact JSON of name, description and parameters, o200k_base), and
 the wall time per step (median of ``--repeat`` runs, fake model time included).
 
-Run: ``python bench/adapters.py [--repeat 5]``.
+``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
+
+    {"catalog_tools": int, "steps_managed": 6, "steps_flat": 4, "repeat": int,
+     "frameworks": [{"framework": "langchain" | "pydantic_ai" | "litellm",
+                     "tokens_flat": int, "tokens_managed": int, "share": managed / flat,
+                     "ms_per_step_flat": float, "ms_per_step_managed": float}, ...]}
+
+Run: ``python bench/adapters.py [--repeat 5] [--json bench/results/adapters.json]``.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_results  # noqa: E402
 
 from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
 from toolmgmt_core.execution import dumps_compact  # noqa: E402
@@ -301,6 +311,7 @@ def run_litellm(managed: bool) -> tuple[int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     print(
         f"demo catalog: {len(DEMO)} tools; {len(STEPS)} steps managed, {len(FLAT_STEPS)} flat "
@@ -310,6 +321,7 @@ def main() -> None:
         f"{'framework':<12} {'tokens flat':>12} {'managed':>9} {'share':>7}"
         f" {'ms/step flat':>13} {'managed':>9}"
     )
+    rows: list[dict[str, Any]] = []
     for name, run in (
         ("langchain", run_langchain),
         ("pydantic_ai", run_pydantic_ai),
@@ -323,6 +335,25 @@ def main() -> None:
             f"{name:<12} {tokens[False]:>12,} {tokens[True]:>9,} "
             f"{tokens[True] / tokens[False]:>7.1%} {ms[False]:>13.1f} {ms[True]:>9.1f}"
         )
+        rows.append(
+            {
+                "framework": name,
+                "tokens_flat": tokens[False],
+                "tokens_managed": tokens[True],
+                "share": tokens[True] / tokens[False],
+                "ms_per_step_flat": ms[False],
+                "ms_per_step_managed": ms[True],
+            }
+        )
+    if args.json:
+        figures = {
+            "catalog_tools": len(DEMO),
+            "steps_managed": len(STEPS),
+            "steps_flat": len(FLAT_STEPS),
+            "repeat": args.repeat,
+            "frameworks": rows,
+        }
+        write_results(args.json, "adapters", figures)
 
 
 if __name__ == "__main__":

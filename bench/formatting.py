@@ -1,7 +1,5 @@
 """Provider formatting time per tool, cold and cached, on the BFCL dev pool (979 tools).
 
-Run: ``python bench/formatting.py`` (``--repeat N`` for more timing rounds).
-
 For each provider configuration the pool is formatted in requests of 100 tools (OpenAI accepts
 at most 128 per request), and three costs are measured:
 
@@ -13,7 +11,21 @@ at most 128 per request), and three costs are measured:
 Reference, in the same run: ``copy.deepcopy`` of each tool's name, description and parameters,
 the least any uncached formatter must do. A native session step (a ``ToolManager`` over the whole
 pool in search mode, ``format_tools(session, "anthropic", native=True)``: the loaded tools plus
-979 deferred ones) is timed cold and cached too.
+the rest of the catalog deferred; the catalog refuses the look-alike ``calculate_BMI``) is timed
+cold and cached too.
+
+``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
+
+    {"tools": int, "request_size": 100, "repeat": int, "deepcopy_us_per_tool": float,
+     "configs": [{"config": "anthropic" | "anthropic native" | "openai" | "openai strict" |
+                            "responses strict" | "gemini" | "gemini json schema",
+                  "cold_us_per_tool": float, "same_content_us_per_tool": float,
+                  "cached_us_per_tool": float, "cached_us_per_request": float,
+                  "cold_vs_deepcopy": cold / deepcopy}, ...],
+     "native_session_step": {"provider": "anthropic", "tools_sent": int, "deferred": int,
+                             "cold_ms": float, "cached_ms": float}}
+
+Run: ``python bench/formatting.py [--repeat 5] [--json bench/results/formatting.json]``.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._data import load_bfcl  # noqa: E402
+from bench._results import write_results  # noqa: E402
 from toolmgmt_core import Tool, ToolCatalog  # noqa: E402
 from toolmgmt_core.manager import ToolManager  # noqa: E402
 from toolmgmt_core.providers import clear_format_cache, format_tools  # noqa: E402
@@ -66,6 +79,7 @@ def _time(fn: Callable[[], Any], repeat: int, before: Callable[[], None] | None 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="timing rounds (median is shown)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
 
     definitions, _ = load_bfcl()
@@ -83,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     header += f" {'cached µs/request':>18} {'cold/deepcopy':>14}"
     print(header)
     print("-" * len(header))
+    rows: list[dict[str, Any]] = []
     for label, provider, options in CONFIGS:
 
         def run(parts: list[list[Tool]], provider: str = provider, options: dict = options) -> None:
@@ -103,10 +118,20 @@ def main(argv: list[str] | None = None) -> int:
             f"{cached / n * 1e6:>9.2f} {cached / len(chunks) * 1e6:>18.1f} "
             f"{cold / reference:>13.1f}x"
         )
+        rows.append(
+            {
+                "config": label,
+                "cold_us_per_tool": cold / n * 1e6,
+                "same_content_us_per_tool": same / n * 1e6,
+                "cached_us_per_tool": cached / n * 1e6,
+                "cached_us_per_request": cached / len(chunks) * 1e6,
+                "cold_vs_deepcopy": cold / reference,
+            }
+        )
     print(f"{'reference: deepcopy':<20} {reference / n * 1e6:>13.1f}")
 
     catalog = ToolCatalog()
-    catalog.add_many(tools)
+    catalog.add_schemas(definitions, on_error="skip")  # look-alike names (calculate_BMI) refused
     session = ToolManager(catalog, mode="search").session()
     cold = _time(
         lambda: format_tools(session, "anthropic", native=True),
@@ -120,6 +145,22 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(out['report'].deferred)} deferred): cold {cold * 1e3:.1f} ms, "
         f"cached {cached * 1e3:.2f} ms ({cold / cached:.0f}x faster)"
     )
+    if args.json:
+        figures = {
+            "tools": n,
+            "request_size": CHUNK,
+            "repeat": args.repeat,
+            "deepcopy_us_per_tool": reference / n * 1e6,
+            "configs": rows,
+            "native_session_step": {
+                "provider": "anthropic",
+                "tools_sent": len(out["tools"]),
+                "deferred": len(out["report"].deferred),
+                "cold_ms": cold * 1e3,
+                "cached_ms": cached * 1e3,
+            },
+        }
+        write_results(args.json, "formatting", figures)
     return 0
 
 

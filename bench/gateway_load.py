@@ -1,6 +1,6 @@
 """Load on the MCP gateway: concurrent clients calling ``execute_tool`` over streamable HTTP.
 
-    python bench/gateway_load.py [--clients 50] [--calls 20]
+    python bench/gateway_load.py [--clients 50] [--calls 20] [--json OUT]
 
 Starts, on 127.0.0.1 only, a local upstream MCP server (``tests/adapters/mcp/servers/
 notes_server.py`` over streamable HTTP) and the gateway in front of it (``python -m
@@ -16,6 +16,18 @@ Each call carries a unique token that must come back unchanged: a call that fail
 call answered with another call's token is "mixed". The table gives latency percentiles per path
 and the gateway's added latency (gateway minus direct, same percentile). Bounded: a fixed number
 of calls, a deadline for the whole run, loopback only.
+
+``--json OUT`` writes (under ``figures``, see ``bench/_results.py``; ``PATH`` is
+``{"calls": int, "answered": int, "lost": int, "mixed": int, "p50_ms": float, "p95_ms": float,
+"max_ms": float, "calls_per_s": float}``, and a percentile of a path with no answered call is
+null)::
+
+    {"clients": int, "calls_per_client": int, "all_answered": bool,
+     "one_client": {"calls": int, "direct": PATH, "gateway": PATH, "added": ADDED},
+     "concurrent": {"calls": int, "direct": PATH, "gateway": PATH, "added": ADDED}}
+
+where ``ADDED`` is the gateway's added latency, ``{"p50_ms": float, "p95_ms": float,
+"mean_ms": float}`` (gateway minus direct, same statistic), or null when a path answered nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +50,10 @@ import anyio
 from mcp import Client
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_results  # noqa: E402
+
 NOTES = ROOT / "tests" / "adapters" / "mcp" / "servers" / "notes_server.py"
 DEADLINE = 600.0
 """Seconds the whole run may take."""
@@ -171,31 +187,71 @@ async def run_path(name: str, url: str, clients: int, calls: int, *, gateway: bo
     return result
 
 
-def print_table(results: list[PathResult], total: int) -> None:
+def _ms(seconds: float) -> float | None:
+    return None if seconds != seconds else round(seconds * 1000, 3)  # NaN: nothing answered
+
+
+def path_figures(r: PathResult, total: int) -> dict[str, Any]:
+    """What one path measured, in milliseconds (the ``PATH`` of the module docstring)."""
+    answered = len(r.latencies)
+    return {
+        "calls": total,
+        "answered": answered,
+        "lost": r.lost,
+        "mixed": r.mixed,
+        "p50_ms": _ms(r.percentile(0.5)),
+        "p95_ms": _ms(r.percentile(0.95)),
+        "max_ms": _ms(max(r.latencies, default=float("nan"))),
+        "calls_per_s": round(answered / r.wall, 1) if r.wall else 0.0,
+    }
+
+
+def phase_figures(results: list[PathResult], total: int) -> dict[str, Any]:
+    """Both paths of one phase and the gateway's added latency."""
+    direct, through = results
+    added = None
+    if direct.latencies and through.latencies:
+        added = {
+            "p50_ms": round(1000 * (through.percentile(0.5) - direct.percentile(0.5)), 3),
+            "p95_ms": round(1000 * (through.percentile(0.95) - direct.percentile(0.95)), 3),
+            "mean_ms": round(
+                1000 * (statistics.mean(through.latencies) - statistics.mean(direct.latencies)), 3
+            ),
+        }
+    return {
+        "calls": total,
+        "direct": path_figures(direct, total),
+        "gateway": path_figures(through, total),
+        "added": added,
+    }
+
+
+def print_table(results: list[PathResult], phase: dict[str, Any]) -> None:
     header = (
         f"{'path':<18}{'calls':>7}{'answered':>10}{'lost':>6}{'mixed':>7}"
         f"{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'calls/s':>9}"
     )
     print(header)
     print("-" * len(header))
-    for r in results:
-        answered = len(r.latencies)
+    nan = float("nan")
+    for r, key in zip(results, ("direct", "gateway"), strict=True):
+        row = phase[key]
         print(
-            f"{r.name:<18}{total:>7}{answered:>10}{r.lost:>6}{r.mixed:>7}"
-            f"{r.percentile(0.5) * 1000:>9.1f}{r.percentile(0.95) * 1000:>9.1f}"
-            f"{max(r.latencies, default=float('nan')) * 1000:>9.1f}"
-            f"{answered / r.wall if r.wall else 0:>9.0f}"
+            f"{r.name:<18}{row['calls']:>7}{row['answered']:>10}{row['lost']:>6}{row['mixed']:>7}"
+            f"{row['p50_ms'] if row['p50_ms'] is not None else nan:>9.1f}"
+            f"{row['p95_ms'] if row['p95_ms'] is not None else nan:>9.1f}"
+            f"{row['max_ms'] if row['max_ms'] is not None else nan:>9.1f}"
+            f"{row['calls_per_s']:>9.0f}"
         )
-    direct, through = results
-    if not (direct.latencies and through.latencies):
-        return
-    p50 = 1000 * (through.percentile(0.5) - direct.percentile(0.5))
-    p95 = 1000 * (through.percentile(0.95) - direct.percentile(0.95))
-    mean = 1000 * (statistics.mean(through.latencies) - statistics.mean(direct.latencies))
-    print(f"\ngateway added latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms (mean {mean:.1f} ms)")
+    added = phase["added"]
+    if added:
+        print(
+            f"\ngateway added latency: p50 {added['p50_ms']:.1f} ms, p95 {added['p95_ms']:.1f} ms "
+            f"(mean {added['mean_ms']:.1f} ms)"
+        )
 
 
-async def main_async(clients: int, calls: int) -> int:
+async def main_async(clients: int, calls: int, json_out: Path | None = None) -> int:
     port = free_port()
     upstream = subprocess.Popen(
         [sys.executable, str(NOTES), "--http", str(port)],
@@ -230,10 +286,12 @@ async def main_async(clients: int, calls: int) -> int:
                 await run_path("direct upstream", upstream_url, clients, calls, gateway=False),
                 await run_path("through gateway", gateway_url, clients, calls, gateway=True),
             ]
+        one_client = phase_figures(alone, SEQUENTIAL)
+        concurrent = phase_figures(loaded, clients * calls)
         print(f"one client, {SEQUENTIAL} calls in sequence:")
-        print_table(alone, SEQUENTIAL)
+        print_table(alone, one_client)
         print(f"\n{clients} concurrent clients x {calls} calls:")
-        print_table(loaded, clients * calls)
+        print_table(loaded, concurrent)
         for r in alone + loaded:
             for failure in r.failures:
                 print(f"  {r.name}: {failure[:300]}")
@@ -243,6 +301,15 @@ async def main_async(clients: int, calls: int) -> int:
         ok = all(len(r.latencies) == clients * calls for r in loaded)
         ok = ok and all(len(r.latencies) == SEQUENTIAL for r in alone)
         print("\nevery call answered with its own token" if ok else "\nSOME CALLS LOST OR MIXED")
+        if json_out:
+            figures = {
+                "clients": clients,
+                "calls_per_client": calls,
+                "all_answered": ok,
+                "one_client": one_client,
+                "concurrent": concurrent,
+            }
+            write_results(json_out, "gateway_load", figures)
         return 0 if ok else 1
     finally:
         for process in (gateway, upstream):
@@ -258,8 +325,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    return anyio.run(main_async, args.clients, args.calls)
+    return anyio.run(main_async, args.clients, args.calls, args.json)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,20 @@ with a profile and three policy steps (11 patterns, one description override). I
 ``PolicyView.allows`` cached (per catalog version, as sessions use it) against deciding afresh
 each time, which is what the cache saves on every listing and search.
 
-Run: ``python bench/policy_overhead.py [--repeat 20]``.
+``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
+
+    {"repeat": int,
+     "catalogs": [{"catalog": "demo" | "1k" | "10k", "tools": int, "visible": int,
+                   "operations": [{"operation": "visible_tools()" | "tools() (search mode)" |
+                                                "tool_search" | "call by name" |
+                                                "allows() x every tool",
+                                   "reference_ms": float, "policy_ms": float,
+                                   "ratio": policy / reference}, ...]}, ...]}
+
+Median milliseconds; for ``allows() x every tool`` the reference is deciding afresh and
+``policy_ms`` the cached decision.
+
+Run: ``python bench/policy_overhead.py [--repeat 20] [--json bench/results/policy_overhead.json]``.
 """
 
 from __future__ import annotations
@@ -18,8 +31,12 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_results  # noqa: E402
 
 from toolmgmt_core import Policy, Profile, Tool, ToolCatalog, ToolManager  # noqa: E402
 
@@ -82,7 +99,17 @@ def timed(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(runs)
 
 
-def bench(name: str, catalog: ToolCatalog, repeat: int) -> list[tuple[str, str, float, float]]:
+def _row(operation: str, reference: float, policy: float) -> dict[str, Any]:
+    return {
+        "operation": operation,
+        "reference_ms": reference,
+        "policy_ms": policy,
+        "ratio": policy / reference,
+    }
+
+
+def bench(name: str, catalog: ToolCatalog, repeat: int) -> dict[str, Any]:
+    """One catalog's figures (the shape the module docstring gives)."""
     rows = []
     plain = ToolManager(catalog, "search", call_unloaded="load")
     guarded = ToolManager(catalog, "search", call_unloaded="load", **pipeline(catalog))
@@ -99,7 +126,7 @@ def bench(name: str, catalog: ToolCatalog, repeat: int) -> list[tuple[str, str, 
         "call by name": lambda m: lambda s=m.session(): s.call_sync(target, {"id": "1"}),  # type: ignore[misc]
     }
     for label, make in ops.items():
-        rows.append((name, label, timed(make(plain), repeat), timed(make(guarded), repeat)))
+        rows.append(_row(label, timed(make(plain), repeat), timed(make(guarded), repeat)))
     view = guarded.policy
     tools = list(catalog)
 
@@ -111,14 +138,14 @@ def bench(name: str, catalog: ToolCatalog, repeat: int) -> list[tuple[str, str, 
         for tool in tools:
             view._decide(tool)
 
-    rows.append((name, "allows() x every tool", timed(afresh, repeat), timed(cached, repeat)))
-    rows.append((name, f"(visible: {len(visible)} of {len(catalog)})", 0.0, 0.0))
-    return rows
+    rows.append(_row("allows() x every tool", timed(afresh, repeat), timed(cached, repeat)))
+    return {"catalog": name, "tools": len(catalog), "visible": len(visible), "operations": rows}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     catalogs: list[tuple[str, ToolCatalog]] = []
@@ -128,16 +155,22 @@ def main() -> None:
     catalogs += [("1k", synthetic(1_000)), ("10k", synthetic(10_000))]
     print(f"{'catalog':<8} {'operation':<32} {'reference ms':>13} {'policy ms':>10} {'ratio':>7}")
     print("-" * 74)
+    results = []
     for name, catalog in catalogs:
-        for cat, label, ref, pol in bench(name, catalog, args.repeat):
-            if ref == 0.0:
-                print(f"{cat:<8} {label}")
-                continue
-            print(f"{cat:<8} {label:<32} {ref:>13.3f} {pol:>10.3f} {pol / ref:>7.2f}")
+        result = bench(name, catalog, args.repeat)
+        results.append(result)
+        for row in result["operations"]:
+            print(
+                f"{name:<8} {row['operation']:<32} {row['reference_ms']:>13.3f} "
+                f"{row['policy_ms']:>10.3f} {row['ratio']:>7.2f}"
+            )
+        print(f"{name:<8} (visible: {result['visible']} of {result['tools']})")
     print(
         "\nreference: the same session without policies; for allows(), deciding every tool "
         "afresh (no cache)."
     )
+    if args.json:
+        write_results(args.json, "policy_overhead", {"repeat": args.repeat, "catalogs": results})
 
 
 if __name__ == "__main__":

@@ -11,7 +11,11 @@ and this script rewrites every marked block from the result files the benchmarks
 machine each block's figures were measured on. ``--check`` changes nothing and exits 1 when the
 README differs from what the results give (a test runs it).
 
-Run: ``python bench/readme_figures.py [--check] [--readme README.md]``.
+Each ``@renders(NAME)`` function below makes the block ``NAME`` from ``bench/results/NAME.json``:
+a small table and the provenance line (timing blocks add the load average, since the figures
+of a busy machine are noisy). ``--show NAME`` prints one block, to place it in the README.
+
+Run: ``python bench/readme_figures.py [--check] [--readme README.md] [--show NAME]``.
 """
 
 from __future__ import annotations
@@ -53,15 +57,22 @@ def _pct(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 
-def _source(*results: dict[str, Any]) -> str:
-    """The provenance line under a block: which script, commit and machine."""
+def _source(*results: dict[str, Any], load: bool = False) -> str:
+    """The provenance line under a block: which script, commit and machine.
+
+    ``load`` adds the machine's load average (1 minute) when the file was written: times
+    measured on a busy machine say so.
+    """
     parts = []
     for data in results:
         machine = data["machine"]
         dirty = "+local changes" if data.get("dirty") else ""
+        busy = ""
+        if load and machine.get("load_average"):
+            busy = f" at load {machine['load_average'][0]:.1f}"
         parts.append(
             f"`bench/{data['bench']}.py` at {data['commit'][:8]}{dirty}, {data['date']}, "
-            f"{machine['cpus']} CPUs ({machine['processor']}, Python {machine['python']})"
+            f"{machine['cpus']} CPUs{busy} ({machine['processor']}, Python {machine['python']})"
         )
     return "<sub>Measured by " + "; ".join(parts) + ".</sub>\n"
 
@@ -102,6 +113,318 @@ def render_tokens(folder: Path) -> str:
     return "\n".join(lines) + "\n\n" + _source(data)
 
 
+def _num(value: float) -> str:
+    """A time or size with about three significant digits (0.013, 0.187, 1.06, 18.2, 128)."""
+    size = abs(value)
+    if size >= 100:
+        return f"{value:,.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    if size >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def _pair(first: float | None, second: float | None) -> str:
+    """``p50 / p95`` (a dash for a percentile of nothing)."""
+    return " / ".join("-" if v is None else _num(v) for v in (first, second))
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+@renders("search_speed")
+def render_search_speed(folder: Path) -> str:
+    """Index build and keyword search latency at 1k/10k/100k tools, against raw bm25s."""
+    data = read_results("search_speed", folder)
+    rows = [
+        [
+            f"{int(r['size']):,}",
+            f"{_num(r['tm_build'])} ({_num(r['tm_cpu'])})",
+            _pair(r["tm_p50"], r["tm_p95"]),
+            _pair(r["tm2_p50"], r["tm2_p95"]),
+            f"{_num(r['tm_mem'])} MB",
+            f"{_num(r['bs_build'])} ({_num(r['bs_cpu'])})",
+            _pair(r["bs_p50"], r["bs_p95"]),
+            f"{_num(r['bs_mem'])} MB",
+        ]
+        for r in data["figures"]["rows"]
+    ]
+    header = [
+        "tools",
+        "index build s (CPU s)",
+        "search p50 / p95 ms",
+        "two-need request p50 / p95 ms",
+        "peak memory",
+        "raw bm25s: build s (CPU s)",
+        "bm25s p50 / p95 ms",
+        "bm25s peak memory",
+    ]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
+@renders("truncation")
+def render_truncation(folder: Path) -> str:
+    """Truncation time against tokenising the input once, validity, budget and memory growth."""
+    data = read_results("truncation", folder)
+    figures = data["figures"]
+    budget = figures["budget"]
+    sizes = list(dict.fromkeys(r["size"] for r in figures["speed"]))
+    growth = {r["shape"]: r["growth_kb"] for r in figures["memory"]}
+    rows = []
+    for shape in dict.fromkeys(r["shape"] for r in figures["speed"]):
+        cells = {r["size"]: r for r in figures["speed"] if r["shape"] == shape}
+        ok = all(r["valid_json"] and r["tokens"] <= budget for r in cells.values())
+        rows.append(
+            [
+                shape,
+                *(_ratio(cells[size]["ratio"]) if size in cells else "-" for size in sizes),
+                "yes" if ok else "NO",
+                f"{growth[shape]:.1f} KB" if shape in growth else "-",
+            ]
+        )
+    header = [
+        f"result cut to {budget:,} tokens: time / tokenising it once",
+        *sizes,
+        f"every output valid JSON and <= {budget:,} tokens",
+        "memory growth over 50 calls (1 MB)",
+    ]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
+@renders("gateway_load")
+def render_gateway_load(folder: Path) -> str:
+    """Calls answered, lost and mixed up, and the latency the MCP gateway adds."""
+    data = read_results("gateway_load", folder)
+    figures = data["figures"]
+    rows = []
+    phases = (
+        ("one_client", f"1 client x {figures['one_client']['calls']} in sequence"),
+        ("concurrent", f"{figures['clients']} clients x {figures['calls_per_client']}"),
+    )
+    for key, label in phases:
+        phase = figures[key]
+        added = phase["added"] or {}
+        for path, name in (("direct", "upstream directly"), ("gateway", "through the gateway")):
+            row = phase[path]
+            rows.append(
+                [
+                    label if path == "direct" else "",
+                    name,
+                    f"{row['answered']:,} of {row['calls']:,}",
+                    f"{row['lost']:,}",
+                    f"{row['mixed']:,}",
+                    _pair(row["p50_ms"], row["p95_ms"]),
+                    _pair(added.get("p50_ms"), added.get("p95_ms")) if path == "gateway" else "",
+                ]
+            )
+    header = [
+        "clients x calls",
+        "path",
+        "answered",
+        "lost",
+        "mixed up",
+        "p50 / p95 ms",
+        "added by the gateway p50 / p95 ms",
+    ]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
+@renders("embed_speed")
+def render_embed_speed(folder: Path) -> str:
+    """Query embedding latency and pool embedding time per runtime, against torch."""
+    data = read_results("embed_speed", folder)
+    figures = data["figures"]
+    rows = [
+        [
+            r["runtime"],
+            _pair(r["query_p50_ms"], r["query_p95_ms"]),
+            _ratio(r["speedup_p50"]),
+            _num(r["embed_pool_s"]),
+            f"{r['cosine_mean']:.4f} / {r['cosine_min']:.4f}",
+        ]
+        for r in figures["runtimes"]
+    ]
+    header = [
+        f"{figures['model']} runtime",
+        "one query p50 / p95 ms",
+        "p50 speedup",
+        f"embed {figures['tool_texts']:,} tool texts s",
+        "cosine to the first row (mean / min)",
+    ]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
+@renders("formatting")
+def render_formatting(folder: Path) -> str:
+    """Provider formatting time per tool, cold, same content and cached, against deepcopy."""
+    data = read_results("formatting", folder)
+    figures = data["figures"]
+    rows = [
+        [
+            r["config"],
+            _num(r["cold_us_per_tool"]),
+            _num(r["same_content_us_per_tool"]),
+            _num(r["cached_us_per_request"]),
+            _ratio(r["cold_vs_deepcopy"]),
+        ]
+        for r in figures["configs"]
+    ]
+    step = figures["native_session_step"]
+    rows.append(["reference: `copy.deepcopy`", _num(figures["deepcopy_us_per_tool"]), "", "", ""])
+    header = [
+        f"format {figures['tools']:,} tools, {figures['request_size']} a request",
+        "cold µs/tool",
+        "same content µs/tool",
+        "cached µs/request",
+        "cold / deepcopy",
+    ]
+    native = (
+        f"A native {step['provider']} session step ({step['tools_sent']:,} tools sent, "
+        f"{step['deferred']:,} deferred): cold {_num(step['cold_ms'])} ms, cached "
+        f"{_num(step['cached_ms'])} ms.\n"
+    )
+    return _table(header, rows) + "\n" + native + "\n" + _source(data, load=True)
+
+
+POLICY_OPERATIONS = {
+    "visible_tools()": "`visible_tools()` ms (ratio)",
+    "tool_search": "`tool_search` ms (ratio)",
+    "call by name": "call by name ms (ratio)",
+    "allows() x every tool": "`allows()` x every tool, cached ms (ratio to uncached)",
+}
+"""The policy_overhead operations a table shows, and their column headings."""
+
+
+@renders("policy_overhead")
+def render_policy_overhead(folder: Path) -> str:
+    """Policy pipeline cost per operation: ms with policies and the ratio to none."""
+    data = read_results("policy_overhead", folder)
+    rows = []
+    for catalog in data["figures"]["catalogs"]:
+        ops = {op["operation"]: op for op in catalog["operations"]}
+        rows.append(
+            [
+                f"{catalog['catalog']} ({catalog['visible']:,} of {catalog['tools']:,} visible)",
+                *(
+                    f"{_num(ops[k]['policy_ms'])} ({_ratio(ops[k]['ratio'])})" if k in ops else "-"
+                    for k in POLICY_OPERATIONS
+                ),
+            ]
+        )
+    header = ["catalog (with policies; ratio to none)", *POLICY_OPERATIONS.values()]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
+@renders("validation")
+def render_validation(folder: Path) -> str:
+    """A checked call's p50/p95 against the same with a reference version's code."""
+    data = read_results("validation", folder)
+    figures = data["figures"]
+    ref = f"`{figures['reference']}` ({figures['reference_commit'][:8]})"
+    rows = [
+        [
+            r["case"],
+            _pair(r["reference_p50_us"], r["reference_p95_us"]),
+            _pair(r["p50_us"], r["p95_us"]),
+            _ratio(r["ratio_p50"]),
+        ]
+        for r in figures["cases"]
+    ]
+    header = [
+        f"case ({figures['calls']:,} calls)",
+        f"{ref} p50 / p95 µs",
+        "this p50 / p95 µs",
+        "p50 ratio",
+    ]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
+@renders("adapters")
+def render_adapters(folder: Path) -> str:
+    """Tool tokens sent over one conversation and time per step, managed against flat."""
+    data = read_results("adapters", folder)
+    figures = data["figures"]
+    rows = [
+        [
+            r["framework"],
+            f"{r['tokens_flat']:,}",
+            f"{r['tokens_managed']:,} ({_pct(r['share'])})",
+            _num(r["ms_per_step_flat"]),
+            _num(r["ms_per_step_managed"]),
+        ]
+        for r in figures["frameworks"]
+    ]
+    header = [
+        f"framework ({figures['catalog_tools']} demo tools)",
+        f"tool tokens sent, flat ({figures['steps_flat']} steps)",
+        f"managed ({figures['steps_managed']} steps)",
+        "ms per step, flat",
+        "managed",
+    ]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
+@renders("stores")
+def render_stores(folder: Path) -> str:
+    """Redis session updates and PostgreSQL catalog follow, against memory and in-process."""
+    data = read_results("stores", folder)
+    figures = data["figures"]
+    sessions = {(r["store"], r["state"]): r for r in figures["sessions"]}
+    contended = {r["store"]: r for r in figures["contended"]}
+    rows = []
+    for (store, state), row in sessions.items():
+        if store == "memory":
+            continue
+        memory = sessions.get(("memory", state))
+        rows.append(
+            [
+                f"session update, {store}, {state} state ({row['state_bytes']:,} bytes)",
+                _pair(row["p50_ms"], row["p95_ms"]),
+                f"in memory {_pair(memory['p50_ms'], memory['p95_ms'])}" if memory else "-",
+            ]
+        )
+    for store, row in contended.items():
+        if store == "memory":
+            continue
+        memory = contended.get("memory")
+        rows.append(
+            [
+                f"two writers on one session, {store} ({row['updates']:,} updates, "
+                f"{row['attempts']:,} attempts, {row['lost']:,} lost)",
+                _pair(row["p50_ms"], row["p95_ms"]),
+                f"in memory {_pair(memory['p50_ms'], memory['p95_ms'])}" if memory else "-",
+            ]
+        )
+    follow = figures["catalog_follow"]
+    local = follow["reference_in_process_add_and_search"]
+    for key, label in (
+        ("push_to_present_on_2_replicas", "catalog push until present on 2 replicas"),
+        ("push_to_searchable_on_2_replicas", "catalog push until searchable on 2 replicas"),
+        ("remove_to_gone_on_2_replicas", "catalog remove until gone from 2 replicas"),
+    ):
+        row = follow[key]
+        reference = "-"
+        if key == "push_to_searchable_on_2_replicas":  # what the in-process reference does
+            reference = f"in process {_pair(local['p50_ms'], local['p95_ms'])}"
+        rows.append(
+            [
+                f"{label}, PostgreSQL ({follow['catalog_tools']} tools)",
+                _pair(row["p50_ms"], row["p95_ms"]),
+                reference,
+            ]
+        )
+    header = ["what", "p50 / p95 ms", "reference p50 / p95 ms"]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
 def render(text: str, folder: Path = RESULTS_DIR) -> str:
     """``text`` with every marked block regenerated from the results in ``folder``.
 
@@ -128,7 +451,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the README is stale")
     parser.add_argument("--readme", type=Path, default=README)
     parser.add_argument("--results", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--show", choices=sorted(RENDERERS), help="print this block and exit")
     args = parser.parse_args(argv)
+    if args.show:
+        print(
+            f"<!-- figures:{args.show} -->\n{RENDERERS[args.show](args.results)}"
+            f"<!-- /figures:{args.show} -->"
+        )
+        return 0
     text = args.readme.read_text(encoding="utf-8")
     new = render(text, args.results)
     if args.check:

@@ -16,7 +16,20 @@ Real servers: by default a local redis-server and PostgreSQL on loopback (``Loca
 ``LocalPostgres``; PostgreSQL without fsync, as in the tests), or ``--redis URL`` and
 ``--postgres DSN``.
 
-Run: ``python bench/stores.py [--rounds 2000] [--json OUT]``.
+``--json OUT`` writes (under ``figures``, see ``bench/_results.py``; ``P`` is
+``{"p50_ms": float, "p95_ms": float, "max_ms": float, "n": int}``)::
+
+    {"rounds": int, "follow_rounds": int,
+     "sessions": [{"store": "memory" | "redis", "state": "typical" | "heavy (100 loaded)",
+                   "state_bytes": int, **P}, ...],
+     "contended": [{"store": "memory" | "redis", "updates": int, "attempts": int,
+                    "names_kept": int, "lost": int, **P}, ...],
+     "catalog_follow": {"catalog_tools": int, "push_to_present_on_2_replicas": P,
+                        "push_to_searchable_on_2_replicas": P,
+                        "remove_to_gone_on_2_replicas": P,
+                        "reference_in_process_add_and_search": P}}
+
+Run: ``python bench/stores.py [--rounds 2000] [--json bench/results/stores.json]``.
 """
 
 from __future__ import annotations
@@ -33,6 +46,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_results  # noqa: E402
 
 from toolmgmt_core import Tool, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_core.stores import (  # noqa: E402
@@ -199,7 +215,12 @@ def main() -> int:
     args = parser.parse_args()
     from toolmgmt_core.stores.redis import RedisSessionStore
 
-    results: dict[str, Any] = {"sessions": {}, "contended": {}}
+    results: dict[str, Any] = {
+        "rounds": args.rounds,
+        "follow_rounds": args.follow_rounds,
+        "sessions": [],
+        "contended": [],
+    }
     states = session_states()
     with server("redis", args.redis) as url:
         stores: dict[str, SessionStore] = {
@@ -209,27 +230,32 @@ def main() -> int:
         for label, state in states.items():
             size = len(json.dumps(state, separators=(",", ":")))
             for kind, store in stores.items():
-                results["sessions"][f"{kind}, {label}"] = {
-                    "state_bytes": size,
-                    **time_updates(store, state, args.rounds),
-                }
+                results["sessions"].append(
+                    {
+                        "store": kind,
+                        "state": label,
+                        "state_bytes": size,
+                        **time_updates(store, state, args.rounds),
+                    }
+                )
         for kind, store in stores.items():
-            results["contended"][kind] = contended(store, args.rounds // 4)
+            results["contended"].append({"store": kind, **contended(store, args.rounds // 4)})
     with server("postgres", args.postgres) as dsn:
         results["catalog_follow"] = follow_latency(dsn, args.follow_rounds)
 
     print("session update (load + compare-and-set save), one writer")
     print(f"{'store, state':<34}{'bytes':>7}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
-    for label, row in results["sessions"].items():
+    for row in results["sessions"]:
+        label = f"{row['store']}, {row['state']}"
         print(
             f"{label:<34}{row['state_bytes']:>7}{row['p50_ms']:>9.3f}{row['p95_ms']:>9.3f}"
             f"{row['max_ms']:>9.3f}"
         )
     print("\ntwo writers, one session (each update retried until it lands)")
     print(f"{'store':<10}{'updates':>8}{'attempts':>9}{'lost':>6}{'p50 ms':>9}{'p95 ms':>9}")
-    for kind, row in results["contended"].items():
+    for row in results["contended"]:
         print(
-            f"{kind:<10}{row['updates']:>8}{row['attempts']:>9}{row['lost']:>6}"
+            f"{row['store']:<10}{row['updates']:>8}{row['attempts']:>9}{row['lost']:>6}"
             f"{row['p50_ms']:>9.3f}{row['p95_ms']:>9.3f}"
         )
     follow = results["catalog_follow"]
@@ -244,7 +270,7 @@ def main() -> int:
         row = follow[key]
         print(f"{key:<40}{row['p50_ms']:>9.3f}{row['p95_ms']:>9.3f}{row['max_ms']:>9.3f}")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_results(args.json, "stores", results)
     return 0
 
 

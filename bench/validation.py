@@ -8,7 +8,16 @@ small call much slower. For each case this times ``await session.call(...)`` (an
 version's code (its ``toolmgmt_core`` taken from git into a temporary folder and run in a
 subprocess), then with this checkout, in the same run.
 
-Run: ``python bench/validation.py [--reference main] [--calls 3000]``.
+``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
+
+    {"reference": "main", "reference_commit": "<12 hex digits>", "calls": int,
+     "cases": [{"case": "small call, sync handler" | "small call, async handler" |
+                        "schema with a pattern, async" | "500-row argument, async" |
+                        "validate_arguments alone, small",
+                "reference_p50_us": float, "p50_us": float, "ratio_p50": this / reference,
+                "reference_p95_us": float, "p95_us": float}, ...]}
+
+Run: ``python bench/validation.py [--reference main] [--calls 3000] [--json OUT]``.
 """
 
 from __future__ import annotations
@@ -28,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_results  # noqa: E402
 
 SMALL = {
     "type": "object",
@@ -128,6 +140,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", default="main", help="git ref to compare with")
     parser.add_argument("--calls", type=int, default=3000, help="timed calls per case")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     reference = reference_run(args.reference, args.calls)
     sys.path.insert(0, str(ROOT))
@@ -135,12 +148,37 @@ def main() -> None:
     print(f"p50 / p95 microseconds per call; reference = {args.reference}, {args.calls} calls\n")
     print(f"| case | {args.reference} p50 | this p50 | ratio | {args.reference} p95 | this p95 |")
     print("|---|---|---|---|---|---|")
+    cases = []
     for label in current:
         (ref50, ref95), (cur50, cur95) = reference[label], current[label]
         print(
             f"| {label} | {ref50:.0f} | {cur50:.0f} | {cur50 / ref50:.2f} | {ref95:.0f} | "
             f"{cur95:.0f} |"
         )
+        cases.append(
+            {
+                "case": label,
+                "reference_p50_us": ref50,
+                "p50_us": cur50,
+                "ratio_p50": cur50 / ref50,
+                "reference_p95_us": ref95,
+                "p95_us": cur95,
+            }
+        )
+    if args.json:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", args.reference],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        figures = {
+            "reference": args.reference,
+            "reference_commit": commit or "unknown",
+            "calls": args.calls,
+            "cases": cases,
+        }
+        write_results(args.json, "validation", figures)
 
 
 if __name__ == "__main__":

@@ -57,3 +57,131 @@ def test_the_token_results_are_what_the_code_computes_now() -> None:
         "token figures changed: run python bench/tokens.py --json bench/results/tokens.json, "
         "then python bench/readme_figures.py"
     )
+
+
+RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
+    "tokens": [("catalogs", 1, "flat"), ("catalogs", 1, "modes", "gateway", "initial")],
+    "search_speed": [
+        ("rows", 1, "tm_p50"),
+        ("rows", 2, "tm_p50"),
+        ("rows", 2, "tm_build"),
+        ("rows", 2, "bs_p50"),
+    ],
+    "truncation": [
+        ("speed", 4, "ratio"),
+        ("speed", 1, "valid_json"),
+        ("speed", 1, "tokens"),
+        ("memory", 0, "growth_kb"),
+    ],
+    "gateway_load": [
+        ("concurrent", "gateway", "answered"),
+        ("concurrent", "gateway", "lost"),
+        ("concurrent", "gateway", "mixed"),
+        ("one_client", "gateway", "p50_ms"),
+        ("one_client", "added", "p50_ms"),
+    ],
+    "embed_speed": [
+        ("runtimes", 0, "query_p50_ms"),
+        ("runtimes", 1, "query_p50_ms"),
+        ("runtimes", 2, "query_p50_ms"),
+        ("runtimes", 1, "cosine_mean"),
+    ],
+    "formatting": [
+        ("configs", 0, "cold_us_per_tool"),
+        ("configs", 2, "cached_us_per_request"),
+        ("deepcopy_us_per_tool",),
+        ("native_session_step", "cold_ms"),
+    ],
+    "policy_overhead": [
+        ("catalogs", 2, "operations", 2, "policy_ms"),
+        ("catalogs", 2, "operations", 2, "ratio"),
+        ("catalogs", 0, "visible"),
+    ],
+    "validation": [
+        ("cases", 0, "p50_us"),
+        ("cases", 0, "reference_p50_us"),
+        ("cases", 3, "ratio_p50"),
+    ],
+    "adapters": [
+        ("frameworks", 0, "tokens_managed"),
+        ("frameworks", 0, "share"),
+        ("frameworks", 2, "ms_per_step_managed"),
+    ],
+    "stores": [
+        ("sessions", 1, "p50_ms"),
+        ("contended", 1, "lost"),
+        ("catalog_follow", "push_to_searchable_on_2_replicas", "p50_ms"),
+    ],
+}
+"""Per renderer, figures (paths under ``figures``) it must show: the ones the README quotes."""
+
+
+def _changed(value: object) -> object:
+    """A different value of the same kind, different enough to show at any precision."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value * 3 + 7
+    if isinstance(value, float):
+        return value * 1.5 + 1.1
+    raise TypeError(f"not a figure: {value!r}")
+
+
+def _results_copy(folder: Path) -> Path:
+    for path in (BENCH / "results").glob("*.json"):
+        (folder / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    return folder
+
+
+def test_every_renderer_says_which_figures_it_must_show() -> None:
+    figures = _bench("readme_figures")
+    assert set(RENDERED_FIGURES) == set(figures.RENDERERS)
+
+
+@pytest.mark.parametrize("name", sorted(RENDERED_FIGURES))
+def test_every_renderer_renders_the_committed_results(name: str) -> None:
+    figures = _bench("readme_figures")
+    out = figures.RENDERERS[name](BENCH / "results")
+    table = [line for line in out.splitlines() if line.startswith("|")]
+    assert len(table) >= 3, out  # header, rule and at least one row
+    assert len({line.count("|") for line in table}) == 1, f"ragged table:\n{out}"
+    assert f"`bench/{name}.py` at " in out.splitlines()[-1], out
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [(name, path) for name, paths in RENDERED_FIGURES.items() for path in paths],
+    ids=lambda v: v if isinstance(v, str) else ".".join(map(str, v)),
+)
+def test_a_changed_figure_changes_the_rendering(
+    name: str, path: tuple[str | int, ...], tmp_path: Path
+) -> None:
+    figures = _bench("readme_figures")
+    folder = _results_copy(tmp_path)
+    before = figures.RENDERERS[name](folder)
+    file = folder / f"{name}.json"
+    data = json.loads(file.read_text(encoding="utf-8"))
+    parent = data["figures"]
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = _changed(parent[path[-1]])
+    file.write_text(json.dumps(data), encoding="utf-8")
+    assert figures.RENDERERS[name](folder) != before, f"{name} ignores {path}"
+
+
+def test_timing_blocks_say_how_busy_the_machine_was(tmp_path: Path) -> None:
+    figures = _bench("readme_figures")
+    folder = _results_copy(tmp_path)
+    data = json.loads((folder / "search_speed.json").read_text(encoding="utf-8"))
+    data["machine"]["load_average"] = [7.3, 1.0, 1.0]
+    (folder / "search_speed.json").write_text(json.dumps(data), encoding="utf-8")
+    out = figures.RENDERERS["search_speed"](folder)
+    assert f"{data['machine']['cpus']} CPUs at load 7.3 " in out, out
+
+
+def test_a_shown_block_is_up_to_date_once_placed(capsys: pytest.CaptureFixture[str]) -> None:
+    figures = _bench("readme_figures")
+    assert figures.main(["--show", "truncation"]) == 0
+    shown = capsys.readouterr().out
+    assert list(figures.blocks(shown)) == ["truncation"]
+    assert figures.render(shown) == shown
