@@ -425,6 +425,100 @@ def render_stores(folder: Path) -> str:
     return _table(header, rows) + "\n" + _source(data, load=True)
 
 
+KEYWORD_LABEL = "toolmgmt ToolCatalog.search"
+"""The keyword ranker's label in ``bench/retrieval.py``'s tables."""
+
+
+def _retrievers(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, entry) of each ranker, baselines first, as ``bench/retrieval.py`` printed them."""
+    return list(data["figures"]["retrievers"].items())
+
+
+def _metric(entry: dict[str, Any], key: str) -> str:
+    value = entry.get(key)
+    return "" if value is None else f"{value:.1f}"
+
+
+@renders("retrieval_dev")
+def render_retrieval_dev(folder: Path) -> str:
+    """Retrieval on the BFCL dev split: every ranker, the baselines first."""
+    data = read_results("retrieval_dev", folder)
+    fig = data["figures"]
+    rows = [
+        [f"**{label}**" if entry["kind"] != "baseline" else label]
+        + [_metric(entry["metrics"], k) for k in ("R@1", "R@5", "R@10", "MRR", "all@5")]
+        for label, entry in _retrievers(data)
+    ]
+    header = [
+        f"ranker ({fig['pool']:,} tools, {fig['queries']:,} requests)",
+        "R@1",
+        "R@5",
+        "R@10",
+        "MRR",
+        f"all@5 ({fig['multi']} multi-tool)",
+    ]
+    return _table(header, rows) + "\n" + _source(data)
+
+
+@renders("retrieval_live")
+def render_retrieval_live(folder: Path) -> str:
+    """Retrieval on real users' requests (BFCL live, the published half): strict and name-level
+    figures for every ranker, then toolmgmt's per category."""
+    data = read_results("retrieval_live", folder)
+    fig = data["figures"]
+    rows = [
+        [f"**{label}**" if entry["kind"] != "baseline" else label]
+        + [_metric(entry["metrics"], k) for k in ("R@1", "R@5", "MRR", "name-R@5")]
+        for label, entry in _retrievers(data)
+    ]
+    header = [
+        f"ranker ({fig['pool']:,} tools, {fig['queries']:,} requests)",
+        "R@1",
+        "R@5",
+        "MRR",
+        "name-R@5",
+    ]
+    out = _table(header, rows)
+    ours = [(label, e) for label, e in _retrievers(data) if e["kind"] in ("keyword", "hybrid")]
+    categories = sorted(ours[0][1]["per_category"]) if ours else []
+    cat_rows = [
+        [category, str(ours[0][1]["per_category"][category]["n"])]
+        + [
+            " / ".join(
+                _metric(entry["per_category"][category], k) for k in ("R@5", "name-R@5")
+            )
+            for _, entry in ours
+        ]
+        for category in categories
+    ]
+    out += "\n" + _table(
+        ["category", "requests", *[f"{label}: R@5 / name-R@5" for label, _ in ours]], cat_rows
+    )
+    return out + "\n" + _source(data)
+
+
+@renders("retrieval_latency")
+def render_retrieval_latency(folder: Path) -> str:
+    """Search latency at 10,000 tools, keyword and hybrid (query embedding included)."""
+    data = read_results("retrieval_live", folder)
+    fig = data["figures"]
+    lat = fig.get("latency_10k") or {}
+    rows = []
+    if "keyword" in lat:
+        rows.append(["keyword (BM25)", _pair(lat["keyword"]["p50"], lat["keyword"]["p95"]), ""])
+    if "hybrid" in lat:
+        hybrid = lat["hybrid"]
+        rows.append(
+            [
+                f"hybrid ({fig['embedder']})",
+                _pair(hybrid["p50"], hybrid["p95"]),
+                f"{_num(hybrid['p50_one_need'])} / {_num(hybrid['p50_two_needs'])}",
+            ]
+        )
+    header = ["10,000 tools", "search p50 / p95 ms", "p50 one need / two needs ms"]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
 def render(text: str, folder: Path = RESULTS_DIR) -> str:
     """``text`` with every marked block regenerated from the results in ``folder``.
 

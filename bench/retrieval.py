@@ -18,15 +18,13 @@ The two baselines are computed in the same run with the split's README tokenizer
 words, snake_case / camelCase / dots split, nothing else): ``rank_bm25 BM25Okapi`` over name +
 description, and ``bm25s`` over name + description + parameter names and descriptions.
 
-``--json OUT`` writes every figure printed, as one object (all figures in percent, latencies in
-milliseconds, build times in seconds)::
+``--json OUT`` writes every figure printed (``bench/_results.py``: stamped with the commit and
+the machine), the figures as one object (all in percent, latencies in milliseconds, build times
+in seconds)::
 
     {
       "split": "live",                 # dev | live
-      "commit": "<git rev-parse HEAD>",
-      "dirty": false,                  # uncommitted changes in the working tree
-      "machine": {"platform": ..., "python": ..., "cpu_count": 2,
-                  "load_avg_1min": 0.4},         # when the run started: other work slows it
+      "load_avg_1min_at_start": 0.4,   # other work slows the latencies down
       "pool": 2101, "queries": 675, "multi": 9,   # multi: requests needing several tools
       "embedder": "minilm-onnx" | null,
       "retrievers": {                  # in table order; keys are the table's labels
@@ -60,11 +58,8 @@ and ``DENSE_LABEL.format(embedder)``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -80,6 +75,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import SPLITS, BfclData, BfclQuery, load_split  # noqa: E402
+from _results import write_results  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
 
@@ -441,35 +437,6 @@ def classify_misses(
     return counts
 
 
-def _git_commit() -> tuple[str, bool]:
-    root = Path(__file__).resolve().parent.parent
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = bool(
-            subprocess.run(
-                # the results themselves do not make the code dirty
-                [
-                    "git",
-                    "status",
-                    "--porcelain",
-                    "--untracked-files=no",
-                    "--",
-                    ".",
-                    ":!bench/results",
-                ],
-                cwd=root,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.strip()
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown", False
-    return commit, dirty
-
-
 def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:.1f}"
 
@@ -605,17 +572,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for q, top in results[KEYWORD].misses:
             print(f"\n[{q.id}] {q.text}\n  want {list(q.ground_truth)}\n  got  {top}")
     if args.json:
-        commit, dirty = _git_commit()
         report = {
             "split": args.split,
-            "commit": commit,
-            "dirty": dirty,
-            "machine": {
-                "platform": platform.platform(),
-                "python": platform.python_version(),
-                "cpu_count": os.cpu_count(),
-                "load_avg_1min": load_at_start,
-            },
+            "load_avg_1min_at_start": load_at_start,
             "pool": len(pool),
             "queries": len(queries),
             "multi": multi,
@@ -635,7 +594,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "search_limit5_ms": search_limit5,
             "latency_10k": latency_10k,
         }
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+        write_results(args.json, "retrieval", report)
         print(f"\nwrote {args.json}")
     return 0
 
