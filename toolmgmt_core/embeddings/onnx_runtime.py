@@ -113,12 +113,10 @@ class OnnxEmbedder(PromptedQueries):
     sentence-transformers files when present (mean pooling otherwise); rows are unit vectors, as
     with :class:`SentenceTransformerEmbedder`, whose vectors it reproduces (cosine > 0.9999).
 
-    Measured with all-MiniLM-L6-v2 on 2 CPU cores: one query embeds in 5.4 ms (fp32) or 3.7 ms
-    (dynamic int8) against 11.7 ms through sentence-transformers and torch
-    (``bench/embed_speed.py``); on the BFCL dev split the fp32 model's hybrid rows equal
-    sentence-transformers' (R@1 83.6, R@5 97.3, all@5 80.1) and int8 stays close (83.3, 96.9,
-    77.0); hybrid search over 10,000 tools takes p50 11.7 ms (fp32) or 8.8 ms (int8), query
-    embedding included, against 21.8 ms with torch.
+    With all-MiniLM-L6-v2 a query embeds several times faster than through
+    sentence-transformers and torch, fp32 giving the same retrieval and dynamic int8 a little
+    less for more speed (``bench/embed_speed.py``, ``bench/retrieval.py --embedder
+    minilm-onnx``; the figures are in ``bench/results/`` and the README).
 
     Args:
         path: the folder.

@@ -21,10 +21,9 @@ class StaticEmbedder:
 
     Much lighter than a transformer: ``pip install "toolmgmt[embeddings-static]"`` brings
     numpy, tokenizers and safetensors only, embeds a thousand tools in a tenth of a second and a
-    query in well under a millisecond. On the BFCL dev split, all-MiniLM-L6-v2 distilled to 256
-    dimensions ranks worse than MiniLM itself alone (R@1 62.2 against 68.9, R@5 84.0 against
-    93.2), but in the catalog's default fusion with BM25 it still lifts R@1 from 80.2 (BM25
-    alone) to 82.1, at R@5 95.8 (BM25 96.0) and all@5 73.3 (BM25 73.3; MiniLM 80.1). Make one
+    query in well under a millisecond. All-MiniLM-L6-v2 distilled to 256 dimensions ranks worse
+    than MiniLM itself, but fused with BM25 it still lifts R@1 on the BFCL dev split
+    (``bench/retrieval.py --embedder static:PATH``). Make one
     offline from a local sentence-transformers folder with ``model2vec.distill`` (needs
     ``model2vec[distill]`` once), or use a published one.
 

@@ -22,16 +22,17 @@ class FusionWeights:
     ``fused = bm25 / max(bm25) + dense * max(0, (cosine - floor) / (1 - floor))``: the keyword
     score scaled to 0-1 within the query, plus the cosine similarity above a floor (unrelated
     texts still score about 0.1 with small sentence models). Score fusion beat reciprocal rank
-    fusion on the BFCL dev split (R@1 83.6 against 81.2 at the same R@5), because it keeps how
-    sure each ranker is, not only its order. With an embedder, hit scores are on this scale.
+    fusion on the BFCL dev split (a better R@1 at the same R@5), because it keeps how sure each
+    ranker is, not only its order. With an embedder, hit scores are on this scale.
 
     A request holding several needs is ranked whole and clause by clause, each clause with
     ``context`` times the whole request's scores added; because fused scores mean the same in
     every ranking, the rankings are merged by covering each clause's need
-    (:func:`~toolmgmt_core.search.fusion.cover_rankings`) rather than by rank alone. On the
-    dev split that covers every need of a multi-tool request in the top 5 for 80.1% of them,
-    against 72.3 with the keyword search's merge; any ``context`` from 0.3 to 0.4,
-    ``temperature`` from 0.25 to 0.4 and ``saturation`` from 0.05 to 0.2 gives 77.5-81.2.
+    (:func:`~toolmgmt_core.search.fusion.cover_rankings`) rather than by rank alone: on the dev
+    split it puts every need of a multi-tool request in the top 5 more often than the keyword
+    search's merge (all@5 in ``bench/results/retrieval_dev.json``). The defaults sit in the
+    middle of a flat region: ``context`` 0.3-0.4, ``temperature`` 0.25-0.4 and ``saturation``
+    0.05-0.2 give about the same all@5.
     """
 
     dense: float = 1.5
