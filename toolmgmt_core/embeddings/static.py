@@ -23,7 +23,7 @@ class StaticEmbedder:
     numpy, tokenizers and safetensors only, embeds a thousand tools in a tenth of a second and a
     query in well under a millisecond. All-MiniLM-L6-v2 distilled to 256 dimensions ranks worse
     than MiniLM itself, but fused with BM25 it still lifts R@1 on the BFCL dev split
-    (``bench/retrieval.py --embedder static:PATH``). Make one
+    (measured with ``bench/retrieval.py`` given such a model). Make one
     offline from a local sentence-transformers folder with ``model2vec.distill`` (needs
     ``model2vec[distill]`` once), or use a published one.
 
