@@ -26,6 +26,7 @@ from toolmgmt_core.session_state import SessionState, merge_states, parse_state
 from toolmgmt_core.settings import SessionSettings
 from toolmgmt_core.stores.base import (
     InMemorySessionStore,
+    StoredSession,
     check_session_id,
     update_session,
 )
@@ -45,7 +46,7 @@ class StoredConversation:
 
     manager: SessionSettings
     session_id: str | None
-    _version: int
+    _stored: StoredSession | None
     _saved: SessionState | None
     _profile_view: PolicyView | None
     _results: SessionBudget
@@ -113,6 +114,22 @@ class StoredConversation:
         session._open(session_id)
         return session
 
+    @classmethod
+    def restore(
+        cls: type[_S], manager: SessionSettings, session_id: str, stored: StoredSession | None
+    ) -> _S:
+        """:meth:`open` with the conversation its caller already loaded from the manager's
+        session store (``stored``; None: not there), so that a server checking a conversation
+        on each request loads it once. Saved there after every change, as :meth:`open`.
+
+        Raises:
+            InvalidSessionError: a bad id.
+            ConfigError: the stored state is not a session state.
+        """
+        session = cls(manager)
+        session._restore(check_session_id(session_id), stored)
+        return session
+
     def _adopt(self, state: SessionState) -> None:
         """Take ``state`` on, narrowed by the manager's configuration (see :meth:`from_json`).
 
@@ -145,11 +162,13 @@ class StoredConversation:
             StoreUnavailableError: the store cannot be reached.
             ConfigError: the stored state is not a session state.
         """
-        stored = self.manager.session_store.load(check_session_id(session_id))
+        self._restore(session_id, self.manager.session_store.load(check_session_id(session_id)))
+
+    def _restore(self, session_id: str, stored: StoredSession | None) -> None:
         self.session_id = session_id
         if stored is not None:
             self._adopt(parse_state(stored.state))
-            self._version = stored.version
+        self._stored = stored
         self._saved = self.snapshot()
 
     def save_sync(self) -> None:
@@ -176,11 +195,15 @@ class StoredConversation:
                 mode=self.manager.mode,
             )
 
-        stored = update_session(self.manager.session_store, self.session_id, change)
+        # The first attempt merges onto the state this session was restored from (or last
+        # saved): no load unless another writer saved in between.
+        stored = update_session(
+            self.manager.session_store, self.session_id, change, current=self._stored
+        )
         merged = parse_state(stored.state)
         if merged != mine:
             self._adopt(merged)
-        self._version = stored.version
+        self._stored = stored
         self._saved = self.snapshot()
 
     async def save(self) -> None:

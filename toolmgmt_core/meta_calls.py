@@ -288,8 +288,6 @@ class MetaToolCalls:
         return await self.session._execute(self.session._resolve(name), arguments)
 
 
-
-
 def _quoted(value: Any) -> str:
     """``repr(value)`` for an error message, clipped: a model's input is echoed, not resent."""
     return clip(repr(value))

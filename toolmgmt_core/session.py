@@ -49,6 +49,7 @@ from toolmgmt_core.resolution import (
 from toolmgmt_core.results import error_result, shape_result
 from toolmgmt_core.session_state import SessionState
 from toolmgmt_core.settings import SessionSettings
+from toolmgmt_core.stores.base import StoredSession
 from toolmgmt_core.sync import run_sync
 from toolmgmt_core.tool import Tool
 from toolmgmt_core.validation import check_arguments
@@ -83,7 +84,8 @@ class ToolSession(StoredConversation):
         self.manager = manager
         self.session_id: str | None = None
         """The conversation's id in the manager's session store (None: this object only)."""
-        self._version = 0
+        self._stored: StoredSession | None = None
+        """The conversation as last loaded from or saved to the store (None: not there yet)."""
         self._saved: SessionState | None = None
         self._loaded: list[str] = list(dict.fromkeys(loaded))
         self._lock = threading.RLock()

@@ -91,8 +91,7 @@ def parse_state(data: Mapping[str, Any] | str) -> SessionState:
     if isinstance(data, str):
         if len(data) > MAX_STATE_CHARS:
             raise ConfigError(
-                f"Session state is {len(data):,} characters, over the limit of "
-                f"{MAX_STATE_CHARS:,}."
+                f"Session state is {len(data):,} characters, over the limit of {MAX_STATE_CHARS:,}."
             )
         try:
             data = json.loads(data)

@@ -1,7 +1,8 @@
 """The gateway's command line: ``toolmgmt serve`` and ``python -m toolmgmt_mcp`` (the same).
 
-``--config FILE [--transport stdio|http] [--host H] [--port P] [--token T]``; the token can also
-come from ``$TOOLMGMT_GATEWAY_TOKEN`` or the config's ``[gateway] token_env``.
+``--config FILE [--transport stdio|http | --http] [--host H] [--port P] [--token T]``; the token
+can also come from ``$TOOLMGMT_GATEWAY_TOKEN`` or the config's ``[gateway] token_env``. A config
+with ``[store]`` runs one replica of several (docs/deploy.md).
 
 The core's command line finds :func:`register` (the ``serve`` command) and
 :func:`gateway_catalog` (``--catalog gateway.toml``) through entry points
@@ -91,6 +92,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
     parser.add_argument("--config", required=True, help="gateway config file (TOML or JSON)")
     parser.add_argument(
         "--transport", choices=("stdio", "http"), help="override [gateway] transport"
+    )
+    parser.add_argument(
+        "--http",
+        dest="transport",
+        action="store_const",
+        const="http",
+        help="same as --transport http",
     )
     parser.add_argument("--host", help="HTTP address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="HTTP port (0 picks a free one)")

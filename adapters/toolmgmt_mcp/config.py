@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.stores import DEFAULT_SESSION_TTL
 
 __all__ = [
     "GatewayConfig",
     "GatewaySettings",
     "PolicyConfig",
+    "StoreConfig",
     "UpstreamConfig",
 ]
 
@@ -113,6 +115,29 @@ class GatewaySettings:
     media: Literal["describe", "pass"] = "describe"
     """Upstream images, audio and resources: described in the text result (``describe``), or
     also passed on as MCP content blocks after it (``pass``; they bypass the token budget)."""
+    session_result_budget: int | None = None
+    """Tokens of results one conversation may hold before later results are cut harder;
+    None: no session budget."""
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Shared stores, for running several gateway replicas (``[store]``; docs/deploy.md)."""
+
+    sessions: str | None = field(default=None, repr=False)
+    """Redis URL of the session store; conversations then live there, and any replica serves
+    any of them. None: conversations live in this process (one per client connection)."""
+    session_ttl: float = DEFAULT_SESSION_TTL
+    """Seconds a conversation is kept after its last request."""
+    session_prefix: str | None = None
+    """What the Redis keys of this gateway's conversations start with; None: the store's
+    default (``toolmgmt:session:``)."""
+    catalog: str | None = field(default=None, repr=False)
+    """PostgreSQL DSN of a catalog store whose tools every replica serves beside its
+    upstreams' own (``toolmgmt catalog push``); also its embedding cache. None: none."""
+
+    def __bool__(self) -> bool:
+        return bool(self.sessions or self.catalog)
 
 
 @dataclass(frozen=True)
@@ -127,6 +152,8 @@ class GatewayConfig:
     """The gateway-wide policy on gateway tool names (``<domain>_<tool>``)."""
     source: str = "<config>"
     """Where the configuration came from (a path), for messages."""
+    store: StoreConfig = field(default_factory=StoreConfig)
+    """Shared stores (``[store]``); empty by default: everything in this process."""
 
     def upstream(self, name: str) -> UpstreamConfig:
         """The upstream named ``name``.

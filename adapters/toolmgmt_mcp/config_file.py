@@ -34,6 +34,11 @@ TOML (``.toml``) or JSON (any other suffix)::
     url = "http://127.0.0.1:8765/mcp"
     headers = { Authorization = "Bearer ..." }
 
+    [store]                        # run as one of several replicas (docs/deploy.md)
+    sessions = "redis://127.0.0.1:6379/0"   # or sessions_env = "REDIS_URL" (holds a password)
+    session_ttl = 86400            # seconds a conversation lives after its last request
+    catalog = "postgresql://toolmgmt@db/toolmgmt"   # or catalog_env = "CATALOG_DSN"
+
 Errors are :class:`~toolmgmt_core.errors.ConfigError` naming the file, the line when known, and
 what is wrong.
 """
@@ -50,7 +55,14 @@ from typing import Any, Literal
 
 from toolmgmt_core.errors import ConfigError
 from toolmgmt_core.profiles import may_match, parse_pattern
-from toolmgmt_mcp.config import GatewayConfig, GatewaySettings, PolicyConfig, UpstreamConfig
+from toolmgmt_core.stores import DEFAULT_SESSION_TTL
+from toolmgmt_mcp.config import (
+    GatewayConfig,
+    GatewaySettings,
+    PolicyConfig,
+    StoreConfig,
+    UpstreamConfig,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -62,6 +74,8 @@ __all__ = [
     "parse_config",
 ]
 
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 _PREFIX = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 
@@ -146,7 +160,7 @@ class _Reader:
     def read(self, data: Any) -> GatewayConfig:
         if not isinstance(data, Mapping):
             raise self.fail((), "the top level must be a table/object.")
-        known = {"upstreams", "gateway", "policy"}
+        known = {"upstreams", "gateway", "policy", "store"}
         for key in data:
             if key not in known:
                 raise self.fail(
@@ -163,7 +177,8 @@ class _Reader:
         gateway = self._gateway(data.get("gateway", {}))
         policy = self._policy(("policy",), data.get("policy", {}))
         self._check_deny(policy, upstreams)
-        return GatewayConfig(upstreams, gateway, policy, self.source)
+        store = self._store(data.get("store", {}))
+        return GatewayConfig(upstreams, gateway, policy, self.source, store=store)
 
     def _check_deny(self, policy: PolicyConfig, upstreams: tuple[UpstreamConfig, ...]) -> None:
         """A ``[policy]`` deny pattern that can match no tool name as exposed is an error: it
@@ -211,6 +226,7 @@ class _Reader:
         where = ("gateway",)
         keys = {"name", "transport", "host", "port", "path", "token", "token_env"}
         keys |= {"max_result_tokens", "default_timeout", "profile", "always_on", "media"}
+        keys |= {"session_result_budget"}
         body = self._table(where, body, keys)
         transport = body.get("transport", "stdio")
         if transport not in ("stdio", "http"):
@@ -249,7 +265,66 @@ class _Reader:
             default_timeout=self._seconds(
                 where + ("default_timeout",), body.get("default_timeout", 30.0)
             ),
+            session_result_budget=None
+            if body.get("session_result_budget") is None
+            else self._int(
+                where + ("session_result_budget",),
+                body["session_result_budget"],
+                low=1,
+                high=100_000_000,
+            ),
         )
+
+    def _store(self, body: Any) -> StoreConfig:
+        where = ("store",)
+        keys = {"sessions", "sessions_env", "session_ttl", "session_prefix"}
+        keys |= {"catalog", "catalog_env"}
+        body = self._table(where, body, keys)
+        sessions = self._secret(where, body, "sessions")
+        if sessions is not None and not sessions.startswith(_REDIS_SCHEMES):
+            raise self.fail(
+                where + ("sessions",),
+                "must be a Redis URL: redis://[[user]:password@]host[:port][/db], rediss://... "
+                "(TLS) or unix:///path/to/redis.sock.",
+            )
+        catalog = self._secret(where, body, "catalog")
+        if catalog is not None and not (catalog.startswith(_POSTGRES_SCHEMES) or "=" in catalog):
+            raise self.fail(
+                where + ("catalog",),
+                "must be a PostgreSQL DSN: postgresql://user[:password]@host[:port]/dbname or "
+                "'host=... dbname=... user=...'.",
+            )
+        for key in ("session_ttl", "session_prefix"):
+            if key in body and sessions is None:
+                raise self.fail(where + (key,), "only applies with sessions (a Redis URL).")
+        prefix = body.get("session_prefix")
+        if prefix is not None:
+            prefix = self._string(where + ("session_prefix",), prefix)
+        return StoreConfig(
+            sessions=sessions,
+            session_ttl=self._seconds(
+                where + ("session_ttl",), body.get("session_ttl", DEFAULT_SESSION_TTL)
+            ),
+            session_prefix=prefix,
+            catalog=catalog,
+        )
+
+    def _secret(self, where: tuple[str, ...], body: Mapping[str, Any], key: str) -> str | None:
+        """``key``'s value, or the environment variable ``<key>_env`` names (for secrets)."""
+        env_key = f"{key}_env"
+        if key in body and env_key in body:
+            raise self.fail(where + (env_key,), f"set {key} or {env_key}, not both.")
+        if env_key in body:
+            var = self._string(where + (env_key,), body[env_key])
+            value = os.environ.get(var)
+            if not value:
+                raise self.fail(
+                    where + (env_key,), f"environment variable {var!r} is not set or empty."
+                )
+            return value
+        if key in body:
+            return self._string(where + (key,), body[key])
+        return None
 
     def _upstream(self, name: str, body: Any) -> UpstreamConfig:
         where = ("upstreams", name)

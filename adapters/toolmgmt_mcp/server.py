@@ -3,7 +3,10 @@ upstream's tools.
 
 The server only translates: listing, search, policy, validation and truncation are the
 :class:`~toolmgmt_core.ToolSession`'s (gateway mode), one session per MCP client connection; the
-upstream calls are :mod:`toolmgmt_mcp.upstreams`'.
+upstream calls are :mod:`toolmgmt_mcp.upstreams`'. With ``[store]`` (docs/deploy.md) it runs as
+one of several replicas: conversations live in the session store
+(:mod:`toolmgmt_mcp.conversations`) and the catalog follows a catalog store
+(:mod:`toolmgmt_mcp.catalog_store`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import mcp.types as mcp_types
 from mcp import MCPError
 from mcp.server.lowlevel import Server
@@ -23,13 +27,16 @@ from mcp.server.stdio import stdio_server
 from mcp_types import INVALID_PARAMS
 
 from toolmgmt_core.catalog import ToolCatalog
-from toolmgmt_core.errors import ConfigError, ToolCallError
+from toolmgmt_core.errors import ConfigError, StoreError, ToolCallError
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.policy_steps import Policy
 from toolmgmt_core.session import ToolSession
+from toolmgmt_core.stores import SessionStore
 from toolmgmt_core.sync import run_sync
 from toolmgmt_core.tool import Tool
+from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.config import GatewayConfig
+from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
 from toolmgmt_mcp.convert import capture_media, relay_progress
 from toolmgmt_mcp.upstreams import UpstreamManager
 
@@ -40,6 +47,9 @@ logger = logging.getLogger("toolmgmt_mcp")
 _SESSION_KEY = "toolmgmt.session"
 _EXECUTE = "execute_tool"
 _DISCOVER = "discover_tools"
+HEALTH_PATH = "/healthz"
+"""Answers 200 while the process serves (for a load balancer); it checks no store, so a
+Redis outage does not mark every replica down at once."""
 
 
 class Gateway:
@@ -55,15 +65,42 @@ class Gateway:
 
     Entering connects the upstreams (one that fails is reported and retried on use); leaving
     closes them. ``manager`` is a gateway-mode :class:`ToolManager` over ``catalog``;
-    ``manager_options`` are passed on to it (``browse_limit``, ``max_results``...).
+    ``manager_options`` are passed on to it (``browse_limit``, ``max_results``...);
+    ``embedder`` makes search hybrid (its vectors cached in the catalog store when there is one).
+
+    With ``[store] sessions``, conversations live in that Redis (:attr:`session_store`) and
+    HTTP is served statelessly behind :class:`~toolmgmt_mcp.conversations.ConversationMiddleware`,
+    so any replica serves any conversation; with ``[store] catalog``, the catalog follows that
+    PostgreSQL store beside the upstreams' own tools (:class:`~toolmgmt_mcp.catalog_store.
+    SharedCatalog`).
+
+    Raises:
+        ConfigError: a ``[store]`` whose driver is not installed, or a bad URL or DSN.
     """
 
-    def __init__(self, config: GatewayConfig, **manager_options: Any) -> None:
+    def __init__(
+        self, config: GatewayConfig, *, embedder: Any = None, **manager_options: Any
+    ) -> None:
         self.config = config
-        self.catalog = ToolCatalog()
+        self.session_store: SessionStore | None = _session_store(config)
+        """The shared session store (``[store] sessions``), or None: conversations per
+        connection, in this process."""
+        catalog_store = _catalog_store(config)
+        cache = _embedding_cache(config) if embedder is not None and catalog_store else None
+        self.catalog = ToolCatalog(embedder=embedder, embedding_cache=cache)
+        self.shared: SharedCatalog | None = (
+            SharedCatalog(self.catalog, config, catalog_store) if catalog_store else None
+        )
+        """The catalog store's tools merged with the upstreams' (``[store] catalog``), or None."""
         options = {**self._manager_options(config), **manager_options}
+        if self.session_store is not None:
+            options.setdefault("session_store", self.session_store)
         self.manager = ToolManager(self.catalog, mode="gateway", **options)
-        self.upstreams = UpstreamManager(config, self.catalog, self.manager.policy)
+        upstream_catalog = self.shared.local if self.shared else self.catalog
+        self.upstreams = UpstreamManager(config, upstream_catalog, self.manager.policy)
+        if self.shared is not None:
+            self.shared.ensure_upstream = self.upstreams.ensure_for
+        self._background: Any = None
         self.server: Server[Any] = Server(
             config.gateway.name,
             version=_version(),
@@ -81,11 +118,25 @@ class Gateway:
             options["max_result_tokens"] = config.gateway.max_result_tokens
         if config.gateway.profile is not None:
             options["profile"] = config.gateway.profile
+        if config.gateway.session_result_budget is not None:
+            options["session_result_budget"] = config.gateway.session_result_budget
         options["policies"] = _policy_steps(config)
         return options
 
     async def __aenter__(self) -> Gateway:
-        await self.upstreams.__aenter__()
+        self._background = anyio.create_task_group()
+        tasks = await self._background.__aenter__()
+        try:
+            await self.upstreams.__aenter__()
+            if self.shared is not None:
+                await self.shared.start(tasks)
+                self.shared.sync()
+            if self.session_store is not None:
+                await _check_session_store(self.session_store)
+        except BaseException:
+            tasks.cancel_scope.cancel()
+            await self._background.__aexit__(None, None, None)
+            raise
         domains = [s.name for s in self.upstreams.status()]
         self.server.instructions = (
             f"{self.manager.instructions} Domains are upstream servers: {', '.join(domains)}."
@@ -93,17 +144,37 @@ class Gateway:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        await self.upstreams.__aexit__(*exc_info)
+        try:
+            await self.upstreams.__aexit__(*exc_info)
+        finally:
+            if self.shared is not None:
+                self.shared.close()
+            if self._background is not None:
+                self._background.cancel_scope.cancel()
+                await self._background.__aexit__(None, None, None)
+            close = getattr(self.session_store, "close", None)
+            if close is not None:
+                close()
 
     # -- MCP handlers -----------------------------------------------------------------------
 
     def session_for(self, ctx: Any) -> ToolSession:
-        """The :class:`ToolSession` of the MCP connection ``ctx`` belongs to.
+        """The :class:`ToolSession` of the conversation ``ctx`` belongs to.
 
-        Handshake-era connections (stdio, stateful HTTP) keep one session for their lifetime;
+        Over HTTP with a session store, the conversation the
+        :class:`~toolmgmt_mcp.conversations.ConversationMiddleware` checked for this request,
+        restored from the store (and saved there after each change). Otherwise,
+        handshake-era connections (stdio, stateful HTTP) keep one session for their lifetime;
         the 2026 protocol has no connection state, so each of its requests gets a fresh one
         (gateway mode needs none: ``execute_tool`` runs any visible tool).
         """
+        if self.shared is not None:
+            self.shared.sync()  # the catalog store's latest changes, before anything is read
+        request = getattr(ctx, "request", None)
+        scope = getattr(request, "scope", None)
+        conversation = scope.get(CONVERSATION_SCOPE_KEY) if isinstance(scope, dict) else None
+        if conversation is not None:
+            return ToolSession.restore(self.manager, conversation.key, conversation.stored)
         connection = getattr(ctx.session, "_connection", None)
         state = getattr(connection, "state", None)
         if not isinstance(state, dict):
@@ -162,12 +233,32 @@ class Gateway:
     def http_app(
         self, *, path: str | None = None, host: str | None = None, token: str | None = None
     ) -> Any:
-        """The streamable HTTP ASGI app, behind :class:`BearerTokenMiddleware` when ``token``."""
+        """The streamable HTTP ASGI app, behind :class:`BearerTokenMiddleware` when ``token``.
+
+        With a session store, the SDK's stateless transport behind
+        :class:`~toolmgmt_mcp.conversations.ConversationMiddleware` (conversations in the
+        store); otherwise the SDK's sessions, in this process. ``/healthz`` answers 200 either
+        way, without a token.
+        """
+        from starlette.responses import PlainTextResponse
+        from starlette.routing import Route
+
+        async def healthz(request: Any) -> Any:
+            return PlainTextResponse("ok")
+
         settings = self.config.gateway
+        path = path or settings.path
+        stateless = self.session_store is not None
         app = self.server.streamable_http_app(
-            streamable_http_path=path or settings.path, host=host or settings.host
+            streamable_http_path=path,
+            host=host or settings.host,
+            stateless_http=stateless,
+            custom_starlette_routes=[Route(HEALTH_PATH, healthz, methods=["GET"])],
         )
-        return BearerTokenMiddleware(app, token) if token else app
+        if self.session_store is not None:
+            initial = ToolSession(self.manager).to_json()
+            app = ConversationMiddleware(app, self.session_store, path=path, initial_state=initial)
+        return BearerTokenMiddleware(app, token, open_paths=(HEALTH_PATH,)) if token else app
 
     async def run_http(
         self,
@@ -206,16 +297,18 @@ class Gateway:
 
 
 class BearerTokenMiddleware:
-    """ASGI middleware refusing HTTP requests without ``Authorization: Bearer <token>`` (401)."""
+    """ASGI middleware refusing HTTP requests without ``Authorization: Bearer <token>`` (401),
+    except on ``open_paths`` (a health check)."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: Any, token: str, *, open_paths: tuple[str, ...] = ()) -> None:
         if not token:
             raise ConfigError("The gateway's bearer token must not be empty.")
         self.app = app
         self._expected = f"Bearer {token}".encode()
+        self._open = frozenset(open_paths)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and scope.get("path") not in self._open:
             given = dict(scope.get("headers") or ()).get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
                 body = json.dumps(
@@ -260,6 +353,16 @@ async def serve_async(
             print(f"toolmgmt gateway: upstream {status.name}: {state}", file=sys.stderr)
             for tool, reason in status.skipped:
                 print(f"  skipped {tool}: {reason}", file=sys.stderr)
+        if gateway.session_store is not None:
+            if transport == "stdio":
+                print(
+                    "toolmgmt gateway: [store] sessions applies to HTTP; over stdio the one "
+                    "conversation lives in this process",
+                    file=sys.stderr,
+                )
+            else:
+                where = getattr(gateway.session_store, "url", "")
+                print(f"toolmgmt gateway: conversations in {where}", file=sys.stderr)
         if transport == "stdio":
             await gateway.run_stdio()
         else:
@@ -269,6 +372,51 @@ async def serve_async(
 def serve(config: GatewayConfig, **options: Any) -> None:
     """Blocking :func:`serve_async` (``transport``, ``host``, ``port``, ``token``)."""
     run_sync(serve_async(config, **options))
+
+
+def _session_store(config: GatewayConfig) -> SessionStore | None:
+    store = config.store
+    if not store.sessions:
+        return None
+    try:
+        from toolmgmt_core.stores.redis import RedisSessionStore
+    except ImportError as exc:
+        raise ConfigError(f"{config.source}: [store] sessions: {exc}") from exc
+    options: dict[str, Any] = {"ttl": store.session_ttl}
+    if store.session_prefix is not None:
+        options["prefix"] = store.session_prefix
+    return RedisSessionStore(store.sessions, **options)
+
+
+def _catalog_store(config: GatewayConfig) -> Any:
+    if not config.store.catalog:
+        return None
+    try:
+        from toolmgmt_core.stores.postgres import PostgresCatalogStore
+    except ImportError as exc:
+        raise ConfigError(f"{config.source}: [store] catalog: {exc}") from exc
+    return PostgresCatalogStore(config.store.catalog)
+
+
+def _embedding_cache(config: GatewayConfig) -> Any:
+    from toolmgmt_core.stores.postgres import PostgresEmbeddingCache
+
+    assert config.store.catalog is not None
+    return PostgresEmbeddingCache(config.store.catalog)
+
+
+async def _check_session_store(store: SessionStore) -> None:
+    """Say loudly at start when the session store does not answer (the replica still starts:
+    its health check stays green, and conversations open once the store is back)."""
+    ping = getattr(store, "ping", None)
+    if ping is None:
+        return
+    try:
+        await anyio.to_thread.run_sync(ping)
+    except StoreError as exc:
+        logger.error(
+            "%s; until it answers, opening or continuing a conversation gets HTTP 503", exc
+        )
 
 
 def _policy_steps(config: GatewayConfig) -> list[Policy]:

@@ -30,8 +30,7 @@ from toolmgmt_core.providers import format_tools
 from toolmgmt_core.providers.names import NAME_RULES
 from toolmgmt_core.tool import Tool
 
-__all__ = [
-]
+__all__ = []
 
 
 def _lint_name(tool: Tool) -> Iterator[Finding]:

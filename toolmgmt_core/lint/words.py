@@ -8,8 +8,7 @@ from functools import lru_cache
 
 from toolmgmt_core.tool import Tool
 
-__all__ = [
-]
+__all__ = []
 
 
 _VERBS = frozenset(

@@ -85,8 +85,11 @@ class SessionStore(Protocol):
     :meth:`save`.
     """
 
-    def load(self, session_id: str) -> StoredSession | None:
+    def load(self, session_id: str, *, touch: bool = False) -> StoredSession | None:
         """The stored session, or None when there is none (never saved, deleted or expired).
+
+        ``touch=True`` also restarts the session's time to live, in the same round trip: a
+        conversation that only reads (a gateway's ``discover_tools``) stays alive while used.
 
         Raises:
             InvalidSessionError: a bad session id, or a stored state that is not a JSON object.
@@ -266,11 +269,15 @@ class InMemorySessionStore:
         for key in expired:
             del self._sessions[key]
 
-    def load(self, session_id: str) -> StoredSession | None:
+    def load(self, session_id: str, *, touch: bool = False) -> StoredSession | None:
         """See :meth:`SessionStore.load`."""
         check_session_id(session_id)
         with self._lock:
-            entry = self._live(session_id, self._clock())
+            now = self._clock()
+            entry = self._live(session_id, now)
+            if entry is not None and touch and self.ttl is not None:
+                entry = (entry[0], entry[1], now + self.ttl)
+                self._sessions[session_id] = entry
         if entry is None:
             return None
         return StoredSession(decode_state(entry[1], session_id=session_id), entry[0])
@@ -319,6 +326,7 @@ def update_session(
     *,
     retries: int = UPDATE_RETRIES,
     backoff: float = 0.002,
+    current: StoredSession | None = None,
 ) -> StoredSession:
     """Load the session, apply ``change`` to its state, save; on a conflict, do it again.
 
@@ -335,6 +343,10 @@ def update_session(
         retries: attempts after the first before giving up.
         backoff: the first wait after a conflict, in seconds; it doubles per attempt (up to
             64 times), with full jitter so that two writers do not collide again in step.
+        current: the session as the caller last loaded or saved it: the first attempt applies
+            ``change`` to it without loading (one round trip instead of two when nobody
+            wrote in between; a conflict loads afresh as usual). ``change`` receives its
+            ``state`` itself: a change that modifies its argument modifies it.
 
     Returns:
         The saved state and its version.
@@ -347,7 +359,7 @@ def update_session(
         raise ValueError(f"retries must be 0 or more, got {retries!r}.")
     attempt = 0
     while True:
-        stored = store.load(session_id)
+        stored = current if attempt == 0 and current is not None else store.load(session_id)
         state = change(None if stored is None else stored.state)
         try:
             version = store.save(session_id, state, version=0 if stored is None else stored.version)

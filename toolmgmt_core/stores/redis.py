@@ -175,11 +175,18 @@ class RedisSessionStore:
         with self._errors("reach the session store"):
             self._client.ping()
 
-    def load(self, session_id: str) -> StoredSession | None:
+    def load(self, session_id: str, *, touch: bool = False) -> StoredSession | None:
         """See :meth:`~toolmgmt_core.stores.SessionStore.load`."""
         key = self.key(session_id)
         with self._errors(f"load session {session_id!r}"):
-            version, data = self._client.hmget(key, ["v", "s"])
+            if touch and self._ttl_ms:
+                # One round trip: the read and the new time to live (a missing key stays so).
+                pipe = self._client.pipeline(transaction=False)
+                pipe.hmget(key, ["v", "s"])
+                pipe.pexpire(key, self._ttl_ms)
+                (version, data), _ = pipe.execute()
+            else:
+                version, data = self._client.hmget(key, ["v", "s"])
         if version is None:
             return None
         if data is None:
