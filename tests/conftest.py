@@ -18,7 +18,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["TIKTOKEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="toolmgmt-tiktoken-")
 os.environ["TOOLMGMT_TIKTOKEN_OFFLINE"] = "1"
 
-# -- real Redis and PostgreSQL servers (tests/stores) -----------------------------------------
+# -- real Redis, PostgreSQL and HAProxy (tests/stores, the replicated gateway) -----------------
 # One of each per test session, started on first use. A missing binary skips the tests that
 # need it, except in CI (TOOLMGMT_REQUIRE_ENGINES=1), where it fails them: CI installs both.
 
@@ -58,3 +58,15 @@ def redis_server() -> Iterator[Any]:
 def postgres_server() -> Iterator[Any]:
     """A real PostgreSQL on 127.0.0.1 (a ``LocalPostgres``: ``.dsn``), for the whole session."""
     yield from _local_engine("postgres")
+
+
+@pytest.fixture(scope="session")
+def haproxy_binary() -> str:
+    """The ``haproxy`` binary (for the load-balanced gateway tests)."""
+    from toolmgmt_core.stores.local import find_haproxy
+
+    found = find_haproxy()
+    if found is None:
+        _engine_missing("haproxy is not installed (apt-get install haproxy)")
+    assert found is not None
+    return found

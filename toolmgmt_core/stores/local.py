@@ -53,6 +53,7 @@ __all__ = [
     "LocalHAProxy",
     "LocalPostgres",
     "LocalRedis",
+    "die_with_parent",
     "find_haproxy",
     "find_postgres_bindir",
     "find_redis_server",
@@ -142,7 +143,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent(sig: int) -> Callable[[], None] | None:
+def die_with_parent(sig: int) -> Callable[[], None] | None:
     """A preexec function asking Linux to send ``sig`` to the child when this thread dies."""
     if not sys.platform.startswith("linux") or threading.current_thread() is not (
         threading.main_thread()
@@ -233,7 +234,7 @@ class _LocalServer:
                 stderr=subprocess.STDOUT,
                 cwd=self.folder,
                 start_new_session=True,  # a Ctrl-C at the terminal is ours to handle
-                preexec_fn=_die_with_parent(self.stop_signal),
+                preexec_fn=die_with_parent(self.stop_signal),
                 **self._run_as,
             )
         deadline = time.monotonic() + _START_TIMEOUT

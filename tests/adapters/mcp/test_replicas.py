@@ -1,0 +1,281 @@
+"""End to end: two gateway replicas (``toolmgmt serve --http``) behind a real HAProxy, sharing a
+real Redis (conversations) and a real PostgreSQL (the catalog).
+
+- a tool pushed with ``toolmgmt catalog push`` becomes searchable on both replicas, without a
+  restart;
+- an MCP client's conversation survives the SIGKILL of the replica serving its call: the call in
+  flight fails and is not replayed (its upstream tool ran exactly once), the next call succeeds
+  on the other replica with the same client (no re-initialize), and the conversation keeps its
+  loaded tools and its spent result budget.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+pytest.importorskip("redis")
+pytest.importorskip("psycopg")
+
+import anyio  # noqa: E402
+import psycopg  # noqa: E402
+import redis  # noqa: E402
+from mcp import Client, MCPError  # noqa: E402
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
+from toolmgmt_mcp.local import LocalGateway  # noqa: E402
+
+from toolmgmt_core.stores.local import LocalHAProxy  # noqa: E402
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
+
+COUNTER = Path(__file__).parent / "servers" / "counter_server.py"
+WORDS = 240
+"""Padding words of a ``bump`` answer: about 250 tokens, under one result's budget (300)."""
+GENEROUS = 30.0
+"""Seconds within which anything here must happen (a does-not-hang bound, not a speed goal)."""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait(condition: Any, what: str, timeout: float = GENEROUS) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"{what}: not within {timeout:g}s")
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def topology(
+    redis_server: Any, postgres_server: Any, haproxy_binary: str, tmp_path_factory: Any
+) -> Iterator[SimpleNamespace]:
+    """Redis, PostgreSQL, a counting upstream, two replicas on fixed ports, HAProxy."""
+    folder = tmp_path_factory.mktemp("replicas")
+    with redis.Redis.from_url(redis_server.url) as client:
+        client.flushdb()
+    with psycopg.connect(postgres_server.dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS toolmgmt_tools")
+    upstream_port = _free_port()
+    upstream = subprocess.Popen(
+        [sys.executable, str(COUNTER), "--http", str(upstream_port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    config = folder / "gateway.toml"
+    config.write_text(
+        "[gateway]\n"
+        "max_result_tokens = 300\n"
+        "session_result_budget = 400\n\n"
+        "[upstreams.counter]\n"
+        f'url = "http://127.0.0.1:{upstream_port}/mcp"\n'
+        "timeout = 30\n\n"
+        "[store]\n"
+        f'sessions = "{redis_server.url}"\n'
+        "session_ttl = 600\n"
+        f'catalog = "{postgres_server.dsn}"\n'
+    )
+    replicas = [LocalGateway(config, port=_free_port()) for _ in range(2)]
+    balancer: LocalHAProxy | None = None
+    try:
+        _wait(lambda: _listening(upstream_port), "the counting upstream listens")
+        with ThreadPoolExecutor(2) as pool:  # both replicas start at once
+            list(pool.map(LocalGateway.start, replicas))
+        balancer = LocalHAProxy([r.address for r in replicas], binary=haproxy_binary).start()
+        _wait(lambda: _all_up(balancer, 2), "HAProxy sees both replicas up")
+        yield SimpleNamespace(
+            replicas=replicas,
+            balancer=balancer,
+            url=f"{balancer.url}/mcp",
+            redis_url=redis_server.url,
+            dsn=postgres_server.dsn,
+            upstream=f"http://127.0.0.1:{upstream_port}/mcp",
+        )
+    finally:
+        if balancer is not None:
+            balancer.close()
+        for replica in replicas:
+            replica.stop()
+        upstream.terminate()
+        upstream.wait(10)
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _all_up(balancer: LocalHAProxy, count: int) -> bool:
+    states = balancer.server_states()
+    return len(states) == count and all(s.startswith("UP") for s in states.values())
+
+
+async def _call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    result = await client.call_tool(name, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    try:
+        return bool(result.is_error), json.loads(text)
+    except ValueError:
+        return bool(result.is_error), text
+
+
+async def _bump(client: Client, key: str) -> tuple[bool, Any]:
+    arguments = {"key": key, "words": WORDS}
+    return await _call(client, "execute_tool", {"tool_name": "counter_bump", "arguments": arguments})
+
+
+def _conversations(redis_url: str) -> dict[str, dict[str, Any]]:
+    """Every conversation's stored state, by store key."""
+    with redis.Redis.from_url(redis_url) as client:
+        keys = [k for k in client.keys("toolmgmt:session:mcp-*")]
+        return {k.decode(): json.loads(client.hget(k, "s")) for k in keys}
+
+
+async def _runs(upstream: str, key: str) -> int:
+    async with Client(upstream) as direct:
+        result = await direct.call_tool("runs", {"key": key})
+        return int(result.content[0].text)  # type: ignore[union-attr]
+
+
+async def test_a_pushed_tool_is_searchable_on_both_replicas(
+    topology: SimpleNamespace, tmp_path: Path
+) -> None:
+    tools = tmp_path / "tools.json"
+    # A curated definition of the upstream's own ``runs`` (new words to find it by), and a
+    # tool of a domain no upstream serves (skipped: nothing could run it).
+    curated = {
+        "name": "counter_runs",
+        "description": "Tally ledger: how many times a zebra counter key was bumped.",
+        "parameters": {
+            "type": "object",
+            "properties": {"key": {"type": "string"}},
+            "required": ["key"],
+        },
+        "domain": "counter",
+        "keywords": ["zebra", "ledger"],
+        "annotations": {"readOnlyHint": True},
+    }
+    orphan = {**curated, "name": "nowhere_zebra", "domain": "nowhere"}
+    tools.write_text(json.dumps([curated, orphan]))
+    subprocess.run(
+        ["toolmgmt", "catalog", "push", str(tools), "--store", topology.dsn],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    pushed = time.monotonic()
+    seen: dict[str, float] = {}
+    async with Client(topology.replicas[0].url) as first, Client(topology.replicas[1].url) as second:
+        with anyio.fail_after(GENEROUS):
+            while len(seen) < 2:
+                for name, client in (("first", first), ("second", second)):
+                    if name in seen:
+                        continue
+                    _, found = await _call(client, "discover_tools", {"query": "zebra ledger"})
+                    if "counter_runs" in found.get("tools", {}):
+                        seen[name] = time.monotonic() - pushed
+                        assert "nowhere_zebra" not in found["tools"]
+                await anyio.sleep(0.05)
+        # The curated definition runs on the upstream, through either replica.
+        for client in (first, second):
+            error, value = await _call(
+                client, "execute_tool", {"tool_name": "counter_runs", "arguments": {"key": "z"}}
+            )
+            assert (error, value) == (False, 0)
+    print(f"pushed tool searchable after: {seen}")
+    assert any("nowhere" in line for line in topology.replicas[0].log)  # said why it was skipped
+
+
+async def test_a_conversation_survives_the_death_of_its_replica(topology: SimpleNamespace) -> None:
+    t = topology
+    async with Client(t.url) as client:
+        # The default client asked for the 2026 protocol, was told -32022, fell back.
+        assert client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+        error, found = await _call(client, "discover_tools", {"query": "bump a counter key"})
+        assert not error and "counter_bump" in found["tools"]
+        error, schema = await _call(client, "get_tool_schema", {"tool_name": "counter_bump"})
+        assert not error and schema["name"] == "counter_bump"
+        error, first = await _bump(client, "k")
+        assert not error and first["runs"] == 1 and len(first["padding"].split()) == WORDS
+        error, second = await _bump(client, "k")  # over what is left of the budget: cut
+        assert not error and second["runs"] == 2
+        (before,) = _conversations(t.redis_url).values()
+        assert before["loaded"] == ["counter_bump"] and len(before["results"]["records"]) == 2
+
+        # A call in flight on the replica that dies: it fails, and nothing replays it.
+        outcome: dict[str, Any] = {}
+
+        async def slow_call() -> None:
+            arguments = {"key": "in-flight", "delay": 3}
+            try:
+                outcome["result"] = await client.call_tool(
+                    "execute_tool", {"tool_name": "counter_slow_bump", "arguments": arguments}
+                )
+            except MCPError as exc:
+                outcome["error"] = exc
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(slow_call)
+            busy = await anyio.to_thread.run_sync(
+                lambda: _wait(t.balancer.busy_servers, "HAProxy shows the call in flight")
+            )
+            victim = t.replicas[int(busy[0].removeprefix("gw")) - 1]
+            survivor = t.replicas[1 - t.replicas.index(victim)]
+            victim.kill()
+        assert "error" in outcome, outcome  # the SSE stream ended without an answer
+        print(f"in flight at the kill: {outcome['error']!r}")
+
+        # The next call, on the same client, succeeds on the surviving replica.
+        with anyio.fail_after(GENEROUS):
+            error, third = await _bump(client, "k")
+        assert not error and third["runs"] == 3  # each bump ran exactly once
+        # The spent budget came along: the same answer is cut now, but whole in a new
+        # conversation (below).
+        cut = len(third["padding"].split()) if isinstance(third, dict) else 0
+        assert cut < WORDS, third
+        (after,) = _conversations(t.redis_url).values()  # still one conversation: no re-init
+        assert after["loaded"] == ["counter_bump"] and len(after["results"]["records"]) == 3
+        assert after["results"]["records"][:2] == before["results"]["records"]
+
+        await anyio.sleep(3.5)  # the in-flight call is over upstream: was it run again?
+        assert await _runs(t.upstream, "in-flight") == 1
+        assert await _runs(t.upstream, "k") == 3
+
+    async with Client(t.url) as fresh:
+        error, whole = await _bump(fresh, "control")
+        assert not error and len(whole["padding"].split()) == WORDS
+
+    await anyio.to_thread.run_sync(
+        lambda: _wait(
+            lambda: t.balancer.server_states().get(f"gw{t.replicas.index(victim) + 1}") == "DOWN",
+            "HAProxy marks the killed replica down",
+        )
+    )
+    assert survivor.running
+    # The replica comes back on its port and rejoins (for any later test).
+    victim.start()
+    await anyio.to_thread.run_sync(lambda: _wait(lambda: _all_up(t.balancer, 2), "it rejoins"))
