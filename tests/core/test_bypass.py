@@ -307,6 +307,7 @@ def _variants(name: str) -> list[str]:
 def _demo() -> tuple[ToolCatalog, ToolCatalog, dict[str, dict[str, Any]]]:
     """(the demo catalog, the same without the tools DEMO_POLICIES hide, example arguments)."""
     import toolmgmt_demo as demo
+
     catalog = demo.demo_catalog()
     arguments = {t.name: demo.example_arguments(t) for t in catalog}
     view = ToolManager(catalog, policies=DEMO_POLICIES).policy

@@ -11,6 +11,7 @@ import pytest
 
 from toolmgmt_core import ConfigError, InvalidSessionError, Tool, ToolCatalog, ToolManager
 from toolmgmt_core.errors import StoreUnavailableError
+from toolmgmt_core.session import ToolSession
 from toolmgmt_core.session_state import merge_states, parse_state
 from toolmgmt_core.stores import InMemorySessionStore, StoredSession
 
@@ -121,16 +122,18 @@ class _DownStore(InMemorySessionStore):
     """A store whose server went away after the conversation was opened."""
 
     down = False
+    loads = 0
 
     def save(self, session_id: str, state: Any, *, version: int) -> int:
         if self.down:
             raise StoreUnavailableError("Cannot save: the test store is down.")
         return super().save(session_id, state, version=version)
 
-    def load(self, session_id: str) -> StoredSession | None:
+    def load(self, session_id: str, *, touch: bool = False) -> StoredSession | None:
         if self.down:
             raise StoreUnavailableError("Cannot load: the test store is down.")
-        return super().load(session_id)
+        self.loads += 1
+        return super().load(session_id, touch=touch)
 
 
 def test_a_store_that_goes_down_fails_no_call_and_catches_up(caplog: Any) -> None:
@@ -181,3 +184,21 @@ def test_merge_states_adds_loads_and_records_up_and_keeps_one_of_each() -> None:
     chosen = merge_states(stored, profile="x")
     assert parse_state(merge_states(chosen, clear_profile=True)).profile is None
     assert parse_state(merge_states(None, loaded=["z"])).loaded == ("z",)
+
+
+def test_a_session_restored_from_what_was_loaded_saves_without_loading_again() -> None:
+    store = _DownStore()
+    a, b = _pair(store)
+    a.session("r").call_sync("tool_search", {"query": "send an email"})
+    stored = store.load("r")
+    loads = store.loads
+    session = ToolSession.restore(b, "r", stored)  # a server that loaded it for its check
+    assert "send_email" in session.loaded()
+    session.call_sync("tool_search", {"query": "read a file"})
+    assert store.loads == loads  # merged onto what it was restored from: one save, no load
+    assert {"send_email", "read_file"} <= set(a.session("r").loaded())
+    stale = ToolSession.restore(b, "r", stored)  # another writer saved since: merged anyway
+    stale.call_sync("tool_search", {"query": "create a calendar event"})
+    assert {"send_email", "read_file", "create_event"} <= set(a.session("r").loaded())
+    fresh = ToolSession.restore(b, "new", None)
+    assert fresh.session_id == "new" and fresh.loaded() == []

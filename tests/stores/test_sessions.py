@@ -149,6 +149,26 @@ def test_update_session_reapplies_the_change_after_a_conflict(make_store: MakeSt
     assert store.load("s") == result
 
 
+def test_update_session_from_a_known_state_loads_only_after_a_conflict(
+    make_store: MakeStore,
+) -> None:
+    store, other = make_store(), make_store()
+    known = StoredSession({"loaded": ["first"]}, store.save("s", {"loaded": ["first"]}, version=0))
+    seen: list[list[str]] = []
+
+    def change(state: dict[str, Any] | None) -> dict[str, Any]:
+        assert state is not None
+        seen.append(list(state["loaded"]))
+        return {"loaded": [*state["loaded"], "mine"]}
+
+    saved = update_session(store, "s", change, current=known)  # nobody wrote: no load
+    assert seen == [["first"]] and saved.state == {"loaded": ["first", "mine"]}
+    other.save("s", {"loaded": ["first", "mine", "theirs"]}, version=saved.version)
+    again = update_session(store, "s", change, current=saved)  # stale: conflicts, reloads
+    assert seen[1:] == [["first", "mine"], ["first", "mine", "theirs"]]
+    assert again.state == {"loaded": ["first", "mine", "theirs", "mine"]}
+
+
 def test_update_session_creates_a_missing_session(make_store: MakeStore) -> None:
     store = make_store()
     assert update_session(store, "new", add_name("a")) == StoredSession({"loaded": ["a"]}, 1)
@@ -315,6 +335,17 @@ def test_each_save_restarts_the_ttl_in_redis(redis_url: str) -> None:
     forever = RedisSessionStore(redis_url, ttl=None)
     forever.save("s", {"n": 2}, version=2)
     assert client.pttl(forever.key("s")) == -1  # no expiry
+
+
+def test_a_touching_load_restarts_the_ttl(make_store: MakeStore) -> None:
+    store = make_store(ttl=0.6)
+    store.save("s", {"n": 1}, version=0)
+    for _ in range(4):  # read every 0.3 s for 1.2 s: kept alive by reads alone
+        time.sleep(0.3)
+        assert store.load("s", touch=True) == StoredSession({"n": 1}, 1)
+    assert store.load("missing", touch=True) is None
+    time.sleep(0.9)
+    assert store.load("s") is None  # a plain load does not touch
 
 
 @pytest.mark.parametrize(

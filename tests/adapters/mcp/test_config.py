@@ -93,6 +93,16 @@ def test_json_is_accepted_with_every_upstream_key(tmp_path: Path, monkeypatch) -
         ("[gateway]\ntransport = 'sse'\n[upstreams.a]\ncommand = 'x'\n", 2, "'stdio' or 'http'"),
         ("[policy]\ndeny = ['x']\n", None, "at least one upstream"),
         ("[upstreams.a]\ncommand = 'x'\n[extra]\n", 3, "unknown section"),
+        ("[upstreams.a]\ncommand = 'x'\n[store]\nsessions = 'http://h'\n", 4, "Redis URL"),
+        ("[upstreams.a]\ncommand = 'x'\n[store]\ncatalog = 'mysql://h'\n", 4, "PostgreSQL DSN"),
+        ("[upstreams.a]\ncommand = 'x'\n[store]\nsession_ttl = 60\n", 4, "only applies with"),
+        ("[upstreams.a]\ncommand = 'x'\n[store]\ncache = 1\n", 4, "valid keys: catalog"),
+        (
+            "[upstreams.a]\ncommand = 'x'\n[store]\nsessions = 'redis://h'\nsession_ttl = 0\n",
+            5,
+            "more than 0",
+        ),
+        ("[gateway]\nsession_result_budget = 0\n[upstreams.a]\ncommand = 'x'\n", 2, "1 to"),
     ],
 )
 def test_bad_values_name_file_line_and_problem(
@@ -125,3 +135,25 @@ def test_token_env_must_be_set(monkeypatch) -> None:
     text = "[gateway]\ntoken_env = 'NOPE_TOKEN'\n[upstreams.a]\ncommand = 'x'\n"
     with pytest.raises(ConfigError, match=r"<config>:2: gateway.token_env: .*NOPE_TOKEN"):
         parse_config(text)
+
+
+def test_the_store_table_takes_urls_or_the_variables_holding_them(monkeypatch) -> None:
+    monkeypatch.setenv("GW_REDIS", "redis://:pw@cache:6380/2")
+    text = (
+        "[gateway]\nsession_result_budget = 4000\n[upstreams.a]\ncommand = 'x'\n"
+        "[store]\nsessions_env = 'GW_REDIS'\nsession_ttl = 600\n"
+        "catalog = 'postgresql://toolmgmt@db/toolmgmt'\n"
+    )
+    config = parse_config(text)
+    assert config.store.sessions == "redis://:pw@cache:6380/2"
+    assert config.store.session_ttl == 600.0 and config.store.session_prefix is None
+    assert config.store.catalog == "postgresql://toolmgmt@db/toolmgmt"
+    assert "pw" not in repr(config.store)  # secrets stay out of reprs and logs
+    assert config.gateway.session_result_budget == 4000
+    assert not parse_config("[upstreams.a]\ncommand = 'x'\n").store  # nothing shared
+    monkeypatch.delenv("GW_REDIS")
+    with pytest.raises(ConfigError, match=r"<config>:6: store.sessions_env: .*GW_REDIS"):
+        parse_config(text)
+    both = "[upstreams.a]\ncommand = 'x'\n[store]\ncatalog = 'host=db'\ncatalog_env = 'X'\n"
+    with pytest.raises(ConfigError, match="set catalog or catalog_env, not both"):
+        parse_config(both)

@@ -77,7 +77,8 @@ def topology(
     with redis.Redis.from_url(redis_server.url) as client:
         client.flushdb()
     with psycopg.connect(postgres_server.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS toolmgmt_tools")
+        if conn.execute("SELECT to_regclass('toolmgmt_tools')").fetchone()[0]:
+            conn.execute("TRUNCATE toolmgmt_tools")
     upstream_port = _free_port()
     upstream = subprocess.Popen(
         [sys.executable, str(COUNTER), "--http", str(upstream_port)],
@@ -145,7 +146,9 @@ async def _call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[b
 
 async def _bump(client: Client, key: str) -> tuple[bool, Any]:
     arguments = {"key": key, "words": WORDS}
-    return await _call(client, "execute_tool", {"tool_name": "counter_bump", "arguments": arguments})
+    return await _call(
+        client, "execute_tool", {"tool_name": "counter_bump", "arguments": arguments}
+    )
 
 
 def _conversations(redis_url: str) -> dict[str, dict[str, Any]]:
@@ -189,7 +192,10 @@ async def test_a_pushed_tool_is_searchable_on_both_replicas(
     )
     pushed = time.monotonic()
     seen: dict[str, float] = {}
-    async with Client(topology.replicas[0].url) as first, Client(topology.replicas[1].url) as second:
+    async with (
+        Client(topology.replicas[0].url) as first,
+        Client(topology.replicas[1].url) as second,
+    ):
         with anyio.fail_after(GENEROUS):
             while len(seen) < 2:
                 for name, client in (("first", first), ("second", second)):

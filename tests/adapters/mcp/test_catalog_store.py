@@ -1,0 +1,137 @@
+"""The gateway's catalog over a real PostgreSQL catalog store (``[store] catalog``): the
+upstreams' own tools and the store's side by side, stored tools running on their domain's
+upstream, and a replica that keeps its last catalog while PostgreSQL is away."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+pytest.importorskip("psycopg")
+
+import anyio  # noqa: E402
+from mcp import Client  # noqa: E402
+from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
+
+from toolmgmt_core.stores.local import LocalPostgres  # noqa: E402
+from toolmgmt_core.stores.postgres import PostgresCatalogStore  # noqa: E402
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+ECHO_PARAMETERS = {
+    "type": "object",
+    "properties": {"token": {"type": "string"}},
+    "required": ["token"],
+}
+
+
+def _config(mcp_kit: Any, dsn: str) -> Any:
+    return parse_config(mcp_kit.stdio_upstream("notes") + f'\n[store]\ncatalog = "{dsn}"\n')
+
+
+def _tool(name: str, description: str, domain: str = "notes") -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": description,
+        "parameters": ECHO_PARAMETERS,
+        "domain": domain,
+    }
+
+
+async def _found(client: Client, mcp_kit: Any, query: str) -> dict[str, str]:
+    _, found = await mcp_kit.call(client, "discover_tools", {"query": query})
+    return found.get("tools", {}) if isinstance(found, dict) else {}
+
+
+async def _until(check: Any, timeout: float = 30.0) -> None:
+    with anyio.fail_after(timeout):
+        while not await check():
+            await anyio.sleep(0.05)
+
+
+async def test_stored_tools_join_the_upstreams_own_and_run_on_their_upstream(
+    mcp_kit: Any, pg_dsn: str, caplog: Any
+) -> None:
+    store = PostgresCatalogStore(pg_dsn)
+    store.push(
+        [
+            # the upstream's own echo, curated: found by new words, runs the upstream's echo
+            _tool("notes_echo", "Parrot a walrus token back unchanged."),
+            # a name the upstream does not list: found, and its call says why it cannot run
+            _tool("notes_echo_loudly", "Parrot a walrus token back, loudly."),
+        ]
+    )
+    with caplog.at_level(logging.WARNING):
+        async with Gateway(_config(mcp_kit, pg_dsn)) as gateway, Client(gateway.server) as client:
+            found = await _found(client, mcp_kit, "parrot walrus")
+            assert set(found) == {"notes_echo", "notes_echo_loudly"}
+            assert await mcp_kit.execute(client, "notes_echo", token="w") == (False, "w")
+            error, value = await mcp_kit.execute(client, "notes_echo_loudly", token="w")
+            assert error and "does not list 'echo_loudly'" in value["message"]
+            assert "notes_get_note" in gateway.catalog  # the upstream's others stay
+
+            # Pushed and removed while serving: followed without a restart.
+            store.push([_tool("notes_x", "Hoist the kraken flag.", domain="elsewhere")])
+            store.push([_tool("notes_list_notes", "Enumerate every kraken scroll title.")])
+
+            async def curated() -> bool:
+                return "notes_list_notes" in await _found(client, mcp_kit, "kraken scroll")
+
+            await _until(curated)
+            assert "notes_x" not in await _found(client, mcp_kit, "hoist kraken flag")
+            store.remove(["notes_echo", "notes_echo_loudly"])
+
+            async def reverted() -> bool:
+                found = await _found(client, mcp_kit, "parrot walrus")
+                return "notes_echo_loudly" not in found and "notes_echo" in gateway.catalog
+
+            await _until(reverted)  # the upstream's own echo is back, with its own words
+            assert gateway.catalog.get("notes_echo").description == "Echo a token back."
+    assert "domain 'elsewhere' is not an upstream of this gateway (notes)" in caplog.text
+    store.close()
+
+
+async def test_a_replica_keeps_its_catalog_while_postgres_is_down(
+    mcp_kit: Any, caplog: Any
+) -> None:
+    with LocalPostgres() as server:
+        store = PostgresCatalogStore(server.dsn)
+        store.push([_tool("notes_echo", "Parrot a walrus token back unchanged.")])
+        with caplog.at_level(logging.WARNING):
+            gateway = Gateway(_config(mcp_kit, server.dsn))
+            async with gateway, Client(gateway.server) as client:
+                server.stop()
+
+                async def noticed() -> bool:
+                    return "keeping the current catalog" in caplog.text
+
+                await _until(noticed)
+                assert "notes_echo" in await _found(client, mcp_kit, "parrot walrus")
+                assert await mcp_kit.execute(client, "notes_echo", token="w") == (False, "w")
+                server.start()
+                store.push([_tool("notes_list_notes", "Enumerate every kraken scroll title.")])
+
+                async def caught_up() -> bool:
+                    return "notes_list_notes" in await _found(client, mcp_kit, "kraken scroll")
+
+                await _until(caught_up)
+
+        # A replica started while the store is down serves its upstreams' tools, and follows
+        # the store once it answers.
+        server.stop()
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            gateway = Gateway(_config(mcp_kit, server.dsn))
+            async with gateway, Client(gateway.server) as client:
+                assert "catalog store unreachable at start" in caplog.text
+                assert "notes_echo" in await _found(client, mcp_kit, "echo a token")
+                server.start()
+
+                async def following() -> bool:
+                    return "notes_list_notes" in await _found(client, mcp_kit, "kraken scroll")
+
+                await _until(following)
+        store.close()

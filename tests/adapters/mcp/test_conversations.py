@@ -1,0 +1,173 @@
+"""The gateway's conversations in a real Redis (``[store] sessions``): ids minted by the gateway
+and checked on every request, the SDK's answers for unknown ones, the fallback from the 2026
+protocol, and what a client sees when Redis is down or was restarted."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+pytest.importorskip("redis")
+
+import anyio  # noqa: E402
+import httpx2  # noqa: E402
+import redis  # noqa: E402
+from mcp import Client, MCPError  # noqa: E402
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
+from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
+from toolmgmt_mcp.conversations import conversation_key  # noqa: E402
+
+from toolmgmt_core.stores.local import LocalRedis  # noqa: E402
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+HANDSHAKE = HANDSHAKE_PROTOCOL_VERSIONS[-1]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": HANDSHAKE,
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+ACCEPT = {"accept": "application/json, text/event-stream", "mcp-protocol-version": HANDSHAKE}
+
+
+def _config(mcp_kit: Any, redis_url: str, extra: str = "") -> Any:
+    text = (
+        f'[gateway]\ntransport = "http"\nport = 0\n{extra}\n'
+        + mcp_kit.stdio_upstream("notes")
+        + f'\n[store]\nsessions = "{redis_url}"\nsession_ttl = 60\n'
+    )
+    return parse_config(text, source="gateway.toml")
+
+
+@contextlib.asynccontextmanager
+async def _serving(gateway: Gateway, token: str | None = None) -> AsyncIterator[str]:
+    """The gateway over HTTP on a free loopback port, for the block; its URL."""
+    urls: list[str] = []
+    ready = anyio.Event()
+
+    def announce(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(lambda: gateway.run_http(port=0, token=token, on_ready=announce))
+        with anyio.fail_after(30):
+            await ready.wait()
+        yield urls[0]
+        tasks.cancel_scope.cancel()
+
+
+async def test_ids_are_minted_bound_to_the_caller_and_checked_on_every_request(
+    mcp_kit: Any, redis_url: str
+) -> None:
+    async with Gateway(_config(mcp_kit, redis_url)) as gateway, _serving(gateway) as url:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            opened = await http.post(url, json=INITIALIZE, headers=ACCEPT)
+            assert opened.status_code == 200
+            conversation = opened.headers["mcp-session-id"]
+            assert conversation.startswith("tmc_") and len(conversation) > 40
+            with redis.Redis.from_url(redis_url) as client:
+                keys = [k.decode() for k in client.keys("toolmgmt:session:mcp-*")]
+            # Stored under a hash of the id and the caller's credentials, never the id itself.
+            assert keys == ["toolmgmt:session:" + conversation_key(conversation, "")]
+            assert conversation not in json.dumps(keys)
+
+            mine = {**ACCEPT, "mcp-session-id": conversation}
+            listed = await http.post(url, json=LIST, headers=mine)
+            assert listed.status_code == 200 and "discover_tools" in listed.text
+            for headers in (
+                {**ACCEPT, "mcp-session-id": "tmc_forged"},
+                {**mine, "authorization": "Bearer someone-else"},
+            ):
+                refused = await http.post(url, json=LIST, headers=headers)
+                assert refused.status_code == 404
+                assert refused.json()["error"]["message"] == "Session not found"
+            missing = await http.post(url, json=LIST, headers=ACCEPT)
+            assert missing.status_code == 400 and "Missing session ID" in missing.text
+            assert (await http.get(url, headers=mine)).status_code == 405
+
+            modern = {**ACCEPT, "mcp-protocol-version": "2026-07-28"}
+            probe = {"jsonrpc": "2.0", "id": 7, "method": "server/discover"}
+            told = await http.post(url, json=probe, headers=modern)
+            assert told.status_code == 400
+            error = told.json()["error"]
+            assert error["code"] == -32022 and told.json()["id"] == 7
+            assert error["data"]["supported"] == list(HANDSHAKE_PROTOCOL_VERSIONS)
+
+            assert (await http.delete(url, headers=mine)).status_code == 204
+            assert (await http.post(url, json=LIST, headers=mine)).status_code == 404
+            assert (await http.delete(url, headers=mine)).status_code == 404
+
+        # The default client falls back to the handshake by itself, and keeps one conversation.
+        async with Client(url) as client:
+            assert client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+            await client.call_tool("get_tool_schema", {"tool_name": "notes_echo"})
+            await client.call_tool(
+                "execute_tool", {"tool_name": "notes_echo", "arguments": {"token": "t"}}
+            )
+            with redis.Redis.from_url(redis_url) as raw:
+                (key,) = raw.keys("toolmgmt:session:mcp-*")
+                state = json.loads(raw.hget(key, "s"))
+            assert state["loaded"] == ["notes_echo"] and len(state["results"]["records"]) == 1
+        with redis.Redis.from_url(redis_url) as raw:
+            assert raw.keys("toolmgmt:session:mcp-*") == []  # the client's DELETE ended it
+
+
+async def test_the_health_check_needs_no_token_and_no_redis(
+    mcp_kit: Any, closed_port: int, caplog: Any
+) -> None:
+    config = _config(mcp_kit, f"redis://127.0.0.1:{closed_port}/0")
+    with caplog.at_level(logging.ERROR, logger="toolmgmt_mcp"):
+        gateway = Gateway(config)
+        async with gateway, _serving(gateway, token="secret") as url:
+            async with httpx2.AsyncClient(timeout=30) as http:
+                health = await http.get(url.replace("/mcp", "/healthz"))
+                assert (health.status_code, health.text) == (200, "ok")
+                assert (await http.post(url, json=INITIALIZE, headers=ACCEPT)).status_code == 401
+    assert f"127.0.0.1:{closed_port}" in caplog.text  # said at start that Redis is not there
+
+
+async def test_redis_down_gives_a_clear_503_and_never_hangs(mcp_kit: Any) -> None:
+    with LocalRedis() as server:
+        gateway = Gateway(_config(mcp_kit, server.url))
+        async with gateway, _serving(gateway) as url:
+            async with Client(url) as client:
+                await client.call_tool("discover_tools", {})
+                server.stop()
+                with anyio.fail_after(30), pytest.raises(MCPError) as down:
+                    await client.call_tool("discover_tools", {})
+                message = str(down.value)
+                assert "503" in message and "session store" in message and server.url in message
+
+                # Opening a conversation meanwhile says the same (the SDK raises it from its
+                # connection's task group).
+                with anyio.fail_after(30), pytest.raises(Exception) as opening:  # noqa: B017
+                    async with Client(url) as other:
+                        await other.list_tools()
+                assert any("503" in str(e) and server.url in str(e) for e in _leaves(opening.value))
+
+                # This Redis keeps nothing on disk: restarted, it forgot the conversation,
+                # which the client is told the SDK's way.
+                server.start()
+                with anyio.fail_after(30), pytest.raises(MCPError, match="Session not found"):
+                    await client.call_tool("discover_tools", {})
+            async with Client(url) as again:  # a new conversation works at once
+                await again.call_tool("discover_tools", {})
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups."""
+    inner = getattr(error, "exceptions", None)
+    return [leaf for e in inner for leaf in _leaves(e)] if inner else [error]
