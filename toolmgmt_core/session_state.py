@@ -183,9 +183,15 @@ def merge_states(
         else:
             # By the whole record: two replicas may both number a call "call_3", but the
             # same call (a save retried after a conflict) is the same record.
-            known = {_key(r) for r in _records(merged_results)}
-            extra = [r for r in _records(mine) if _key(r) not in known]
-            merged_results["records"] = [*_records(merged_results), *extra]
+            stored_records, my_records = _records(merged_results), _records(mine)
+            if my_records[: len(stored_records)] == stored_records:
+                # The usual case, a session extending what it restored: no need to compare
+                # record by record (which costs a serialisation each, every call).
+                extra = my_records[len(stored_records) :]
+            else:
+                known = {_key(r) for r in stored_records}
+                extra = [r for r in my_records if _key(r) not in known]
+            merged_results["records"] = [*stored_records, *extra]
             cleared = dict.fromkeys(
                 [*(merged_results.get("cleared") or []), *(mine.get("cleared") or [])]
             )

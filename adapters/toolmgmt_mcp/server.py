@@ -11,6 +11,7 @@ one of several replicas: conversations live in the session store
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -370,8 +371,25 @@ async def serve_async(
 
 
 def serve(config: GatewayConfig, **options: Any) -> None:
-    """Blocking :func:`serve_async` (``transport``, ``host``, ``port``, ``token``)."""
-    run_sync(serve_async(config, **options))
+    """Blocking :func:`serve_async` (``transport``, ``host``, ``port``, ``token``), on uvloop
+    when it is installed and no loop runs yet (the ``mcp`` extra installs it: a gateway spends
+    most of its time in the event loop)."""
+    try:
+        import uvloop
+    except ImportError:
+        uvloop = None
+    if uvloop is not None and not _loop_running():
+        uvloop.run(serve_async(config, **options))
+    else:
+        run_sync(serve_async(config, **options))
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _session_store(config: GatewayConfig) -> SessionStore | None:

@@ -188,6 +188,11 @@ class _LocalServer:
     # -- life cycle -------------------------------------------------------------------------
 
     @property
+    def pid(self) -> int | None:
+        """The server's process id while it runs (to watch its CPU, say)."""
+        return self._process.pid if self.running and self._process is not None else None
+
+    @property
     def running(self) -> bool:
         """Whether the server process is alive."""
         return self._process is not None and self._process.poll() is None

@@ -41,6 +41,16 @@ def runs(key: str) -> int:
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def tally() -> dict[str, object]:
+    """How many keys were bumped, how many bumps in all, and the keys bumped more than once."""
+    return {
+        "keys": len(RUNS),
+        "bumps": sum(RUNS.values()),
+        "repeated": sorted(k for k, n in RUNS.items() if n > 1),
+    }
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def echo(token: str) -> str:
     """Echo a token back."""
     return token
