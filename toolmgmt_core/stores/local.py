@@ -166,6 +166,8 @@ class _LocalServer:
 
     name = "server"
     stop_signal = signal.SIGTERM
+    fixed_port = 0
+    """The port to listen on; 0 picks a free one."""
 
     def __init__(self) -> None:
         self.port = 0
@@ -216,7 +218,7 @@ class _LocalServer:
                 raise
         for attempt in range(3):
             if first:
-                self.port = _free_port()
+                self.port = self.fixed_port or _free_port()
             try:
                 self._spawn()
                 return self
@@ -476,12 +478,14 @@ class LocalHAProxy(_LocalServer):
         self,
         servers: Sequence[str],
         *,
+        port: int = 0,
         template: str | Path | None = None,
         binary: str | None = None,
     ) -> None:
         """
         Args:
             servers: ``HOST:PORT`` of each gateway replica.
+            port: the port clients connect to (0: a free one).
             template: the configuration template (default: :data:`HAPROXY_TEMPLATE`).
             binary: the ``haproxy`` to run (default: :func:`find_haproxy`).
 
@@ -504,6 +508,7 @@ class LocalHAProxy(_LocalServer):
                 "the repository's deploy/ folder: pass template= with its path."
             ) from exc
         self.binary = found
+        self.fixed_port = port
         self.servers = list(servers)
         render_haproxy_config(self.template, bind="127.0.0.1:1", servers=self.servers)  # check
 
