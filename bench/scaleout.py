@@ -227,7 +227,7 @@ class Rig:
 
         from toolmgmt_core.stores.local import LocalHAProxy
 
-        replicas = [LocalGateway(self.config, port=free_port()) for _ in range(count)]
+        replicas = [LocalGateway(self.config) for _ in range(count)]
         balancer = None
         try:
             with ThreadPoolExecutor(count) as pool:

@@ -49,7 +49,8 @@ class LocalGateway:
         """
         Args:
             config: the gateway config file.
-            port: the port to serve (0: a free one, read from the announcement).
+            port: the port to serve (0: a free one, read from the announcement; a restart
+                with :meth:`start` uses the same one again).
             host: the address to bind.
             args: more ``serve`` options (``--token``...).
             env: the replica's environment (default: this process's).
@@ -109,6 +110,8 @@ class LocalGateway:
             match = _ANNOUNCE.search(line)
             if match and self.url is None:
                 self.url = match.group(1)
+                # a restart comes back on the same port (the load balancer knows that one)
+                self.port = int(self.address.rsplit(":", 1)[1])
                 ready.set()
         ready.set()
 

@@ -72,7 +72,7 @@ def anyio_backend() -> str:
 def topology(
     redis_server: Any, postgres_server: Any, haproxy_binary: str, tmp_path_factory: Any
 ) -> Iterator[SimpleNamespace]:
-    """Redis, PostgreSQL, a counting upstream, two replicas on fixed ports, HAProxy."""
+    """Redis, PostgreSQL, a counting upstream, two replicas (a restart keeps its port), HAProxy."""
     folder = tmp_path_factory.mktemp("replicas")
     with redis.Redis.from_url(redis_server.url) as client:
         client.flushdb()
@@ -98,7 +98,7 @@ def topology(
         "session_ttl = 600\n"
         f'catalog = "{postgres_server.dsn}"\n'
     )
-    replicas = [LocalGateway(config, port=_free_port()) for _ in range(2)]
+    replicas = [LocalGateway(config) for _ in range(2)]
     balancer: LocalHAProxy | None = None
     try:
         _wait(lambda: _listening(upstream_port), "the counting upstream listens")
@@ -246,6 +246,9 @@ async def test_a_conversation_survives_the_death_of_its_replica(topology: Simple
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(slow_call)
+            with anyio.fail_after(GENEROUS):  # it reached the upstream, which ran it
+                while await _runs(t.upstream, "in-flight") == 0:
+                    await anyio.sleep(0.05)
             busy = await anyio.to_thread.run_sync(
                 lambda: _wait(t.balancer.busy_servers, "HAProxy shows the call in flight")
             )
