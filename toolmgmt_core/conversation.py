@@ -13,7 +13,6 @@ loaded from its next step on.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Mapping, Sequence
@@ -25,8 +24,8 @@ from toolmgmt_core.policy import PolicyView
 from toolmgmt_core.session_state import SessionState, merge_states, parse_state
 from toolmgmt_core.settings import SessionSettings
 from toolmgmt_core.stores.base import (
-    InMemorySessionStore,
     StoredSession,
+    call_store,
     check_session_id,
     update_session,
 )
@@ -212,10 +211,7 @@ class StoredConversation:
         if self.session_id is None or self.snapshot() == self._saved:
             return
         try:
-            if isinstance(self.manager.session_store, InMemorySessionStore):
-                self.save_sync()
-            else:
-                await asyncio.to_thread(self.save_sync)
+            await call_store(self.manager.session_store, self.save_sync)
         except StoreError as exc:
             logger.error(
                 "toolmgmt: session %r could not be saved (%s); its change is kept here and "

@@ -4,14 +4,17 @@
 provider) and cuts tool results over the manager's budget; the callback applies it on the async
 client path and in the proxy (whose sessions are kept apart per API key and restored from the
 conversation's own tool results); :func:`completion_with_tools` applies it on the sync path,
-where LiteLLM runs no request-changing hook.
+where LiteLLM runs no request-changing hook. Conversations live in the manager's session store
+(``manager.session(id)`` on every request): in memory by default, shared by every worker of a
+proxy with a ``RedisSessionStore``, so none is ever evicted while alive (they expire after the
+store's TTL).
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from typing import Any
@@ -24,6 +27,7 @@ from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.session import ToolSession
+from toolmgmt_core.stores import StoredSession, call_store, check_session_id
 from toolmgmt_core.truncation import truncate_result
 from toolmgmt_litellm.calls import field_of
 
@@ -124,12 +128,17 @@ def _cut(message: Any, manager: ToolManager) -> Any:
 class ToolManagerCallback(CustomLogger):
     """A LiteLLM callback that sends each session's tools on the async path.
 
+    Each request's session is the conversation its ``metadata["toolmgmt_session"]`` names in
+    the manager's session store (:meth:`ToolManager.session`), opened afresh for the request
+    and saved after every change: what the app's own session object loaded (running the
+    meta-tool calls) is listed in the next request, and with a ``RedisSessionStore`` every
+    worker of a proxy serves every conversation.
+
     Args:
-        manager: the catalog and its discovery configuration.
-        max_sessions: sessions kept by id (the least recently used go first).
+        manager: the catalog, its discovery configuration and its session store.
     """
 
-    def __init__(self, manager: ToolManager, *, max_sessions: int = 1024) -> None:
+    def __init__(self, manager: ToolManager) -> None:
         super().__init__()
         if not isinstance(manager, ToolManager):
             raise TypeError(
@@ -137,29 +146,31 @@ class ToolManagerCallback(CustomLogger):
                 "ToolManagerCallback(ToolManager(catalog, mode='search'))."
             )
         self.manager = manager
-        self.max_sessions = max_sessions
-        self.sessions: OrderedDict[str, ToolSession] = OrderedDict()
-        """Live sessions by id."""
         self._lock = threading.Lock()
         self._warned_sync = False
 
     def session(self, session_id: str, state: Mapping[str, Any] | None = None) -> ToolSession:
-        """The session ``session_id`` (created, or restored from ``state``, when new)."""
+        """The conversation ``session_id`` of the manager's session store: restored when the
+        store holds it; else new, or started from ``state`` (``session.to_json()``, as untrusted
+        as any state: it only narrows). Saved there after every change.
+
+        Raises:
+            TypeError: ``session_id`` is not a non-empty string.
+            InvalidSessionError: not a valid id (1-256 visible ASCII characters).
+            StoreUnavailableError: the store cannot be reached.
+        """
         if not isinstance(session_id, str) or not session_id:
             raise TypeError(f"A session id is a non-empty string, got {session_id!r}.")
-        with self._lock:
-            session = self.sessions.get(session_id)
-            if session is None:
-                session = self.sessions[session_id] = self.manager.session(state)
-            self.sessions.move_to_end(session_id)
-            while len(self.sessions) > self.max_sessions:
-                self.sessions.popitem(last=False)
-            return session
+        if state is None:
+            return self.manager.session(session_id)
+        stored = self.manager.session_store.load(check_session_id(session_id))
+        # Not stored yet: ``state`` is where it starts (version 0, so its first save creates it).
+        start = stored if stored is not None else StoredSession(dict(state), 0)
+        return ToolSession.restore(self.manager, session_id, start)
 
     def forget(self, session_id: str) -> None:
-        """Drop a finished conversation's session."""
-        with self._lock:
-            self.sessions.pop(session_id, None)
+        """End a finished conversation (deleted from the session store)."""
+        self.manager.session_store.delete(check_session_id(session_id))
 
     async def async_pre_call_deployment_hook(
         self, kwargs: dict[str, Any], call_type: Any
@@ -169,7 +180,8 @@ class ToolManagerCallback(CustomLogger):
         session_id = _session_id(kwargs)
         if session_id is None or api is None or _metadata(kwargs).get(_PREPARED):
             return None  # not ours, not a chat or Responses call, or the proxy hook did it
-        return prepare_request(self.session(session_id), kwargs, api=api)
+        session = await call_store(self.manager.session_store, lambda: self.session(session_id))
+        return prepare_request(session, kwargs, api=api)
 
     async def async_pre_call_hook(
         self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any
@@ -187,8 +199,16 @@ class ToolManagerCallback(CustomLogger):
         key = getattr(user_api_key_dict, "token", None) or getattr(
             user_api_key_dict, "api_key", None
         )
-        session = self.session(f"{key}/{session_id}" if key else session_id)
-        restore_loaded(session, _tool_results(data, api))
+        # Apart per API key; the key itself is never part of a stored id.
+        owner = hashlib.sha256(str(key).encode()).hexdigest()[:32] if key else None
+        conversation = f"{owner}/{session_id}" if owner else session_id
+
+        def open_and_restore() -> ToolSession:
+            session = self.session(conversation)
+            restore_loaded(session, _tool_results(data, api))
+            return session
+
+        session = await call_store(self.manager.session_store, open_and_restore)
         request = prepare_request(session, data, api=api)
         metadata = _metadata(request)
         if metadata is not _EMPTY:

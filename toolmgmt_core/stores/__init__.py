@@ -22,6 +22,7 @@ from toolmgmt_core.stores.base import (
     InMemorySessionStore,
     SessionStore,
     StoredSession,
+    call_store,
     check_session_id,
     update_session,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "RedisSessionStore",
     "SessionStore",
     "StoredSession",
+    "call_store",
     "check_session_id",
     "update_session",
 ]

@@ -24,6 +24,7 @@ what is wrong and what is valid.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -31,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from toolmgmt_core.errors import InvalidSessionError, SessionConflictError
 
@@ -43,6 +44,7 @@ __all__ = [
     "InMemorySessionStore",
     "SessionStore",
     "StoredSession",
+    "call_store",
     "check_session_id",
     "check_version",
     "decode_state",
@@ -61,6 +63,8 @@ MAX_STATE_BYTES = 1 << 20
 
 UPDATE_RETRIES = 10
 """How many times :func:`update_session` re-applies a change after a conflict by default."""
+
+_T = TypeVar("_T")
 
 # Visible ASCII, as MCP requires of its session ids: no spaces or control characters, so an id
 # cannot break a log line or a key, and nothing that needs escaping anywhere.
@@ -374,3 +378,11 @@ def update_session(
             attempt += 1
             continue
         return StoredSession(state if isinstance(state, dict) else dict(state), version)
+
+
+async def call_store(store: SessionStore, work: Callable[[], _T]) -> _T:
+    """``work()`` from async code: at once for a store in this process's memory, on a worker
+    thread for one that does I/O (Redis), so the event loop keeps serving meanwhile."""
+    if isinstance(store, InMemorySessionStore):
+        return work()
+    return await asyncio.to_thread(work)
