@@ -20,8 +20,11 @@ The wrapped toolsets' tools join the manager's catalog on the first step of the 
 kept in ``sessions`` by run id. A run given an earlier run's ``message_history`` starts with
 the tools that conversation loaded (rebuilt from the meta-tools' answers in the history, as far
 as the policy allows); ``state=lambda ctx: ...`` resumes from a saved ``session.to_json()``
-instead. Calls go through the session (policy, validation, truncation), whose handlers call
-back into the wrapped toolset's ``call_tool``.
+instead, and ``conversation=lambda ctx: ctx.deps.conversation_id`` keys the run's session by a
+conversation id in the manager's session store (``manager.session(id)``: restored when the
+store holds it, saved there after every change; with a ``RedisSessionStore``, every worker
+serving the conversation sees what the others loaded). Calls go through the session (policy,
+validation, truncation), whose handlers call back into the wrapped toolset's ``call_tool``.
 
 PydanticAI's own control flow passes through the session untouched: a wrapped tool's
 ``ApprovalRequired`` or ``CallDeferred`` ends the run with ``DeferredToolRequests``, and its
@@ -67,6 +70,7 @@ from toolmgmt_core.history import restore_loaded
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.policy_steps import ApprovalRequest
 from toolmgmt_core.session import ToolSession
+from toolmgmt_core.stores import call_store
 
 MIN_PYDANTIC_AI_VERSION = "1.71"
 """Oldest supported ``pydantic-ai-slim`` (``AbstractToolset.for_run`` came in 1.71)."""
@@ -162,6 +166,9 @@ class ManagedToolset(AbstractToolset[Any]):
         search: ``"toolmgmt"`` or ``"pydantic_ai"`` (see the module docstring).
         state: ``ctx -> session state or None`` to resume a run's session from
             ``session.to_json()`` saved earlier (for example in ``ctx.deps``).
+        conversation: ``ctx -> conversation id or None``: the run's session is that
+            conversation of the manager's session store (``ctx.run_id`` keys it by the run);
+            None from it, a session of the run alone. Not with ``state``.
         instructions: add the mode's short instructions to the agent's instructions.
         approval: defer calls that need approval to PydanticAI's human-in-the-loop
             (``DeferredToolRequests``) when the manager has no ``approval`` callback.
@@ -177,6 +184,7 @@ class ManagedToolset(AbstractToolset[Any]):
         *,
         search: Literal["toolmgmt", "pydantic_ai"] = "toolmgmt",
         state: Callable[[RunContext[Any]], Mapping[str, Any] | None] | None = None,
+        conversation: Callable[[RunContext[Any]], str | None] | None = None,
         instructions: bool = True,
         approval: bool = True,
         max_retries: int = 1,
@@ -186,6 +194,11 @@ class ManagedToolset(AbstractToolset[Any]):
             raise TypeError(
                 f"ManagedToolset needs a ToolManager, got {type(manager).__name__}: "
                 "ManagedToolset(ToolManager(catalog, mode='search'), toolsets=[...])."
+            )
+        if state is not None and conversation is not None:
+            raise ConfigError(
+                "Give state= or conversation=, not both: a conversation resumes from the "
+                "manager's session store, state= from a saved session.to_json()."
             )
         if search not in _SEARCHES:
             raise ConfigError(f"search must be 'toolmgmt' or 'pydantic_ai', got {search!r}.")
@@ -208,6 +221,7 @@ class ManagedToolset(AbstractToolset[Any]):
         self.toolsets = pairs
         self.search = search
         self.state = state
+        self.conversation = conversation
         self.instructions = instructions
         self.approval = approval
         self.max_retries = max_retries
@@ -238,10 +252,21 @@ class ManagedToolset(AbstractToolset[Any]):
     async def for_run(self, ctx: RunContext[Any]) -> ManagedToolset:
         run_copy = copy.copy(self)
         pairs = [(domain, await toolset.for_run(ctx)) for domain, toolset in self.toolsets]
-        saved = self.state(ctx) if self.state else None
-        session = self.manager.session(saved)
-        if saved is None and ctx.messages:
-            restore_loaded(session, _tool_results(ctx.messages))
+        conversation = self.conversation(ctx) if self.conversation else None
+        if conversation is not None:
+
+            def open_conversation() -> ToolSession:
+                session = self.manager.session(conversation)
+                if ctx.messages:  # loads only add up (and only what the policy allows)
+                    restore_loaded(session, _tool_results(ctx.messages))
+                return session
+
+            session = await call_store(self.manager.session_store, open_conversation)
+        else:
+            saved = self.state(ctx) if self.state else None
+            session = self.manager.session(saved)
+            if saved is None and ctx.messages:
+                restore_loaded(session, _tool_results(ctx.messages))
         run_copy._run = _Run(session, pairs)
         run_copy._stack = None
         if ctx.run_id:

@@ -29,6 +29,7 @@ from pydantic_core import SchemaValidator, core_schema  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
 from toolmgmt_core import ConfigError, ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core.stores import InMemorySessionStore  # noqa: E402
 from toolmgmt_demo import demo_catalog  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
@@ -191,6 +192,35 @@ def test_each_run_has_its_own_session_and_state_resumes_one() -> None:
         managed.session_for("nope")
 
 
+def test_a_conversation_id_keys_the_session_in_the_managers_store() -> None:
+    store = InMemorySessionStore()
+    # Two workers: two toolsets over two managers sharing one session store.
+    workers = [
+        ManagedToolset(
+            _manager(session_store=store),
+            toolsets={"meteo": weather_toolset()},
+            conversation=lambda ctx: ctx.deps,
+        )
+        for _ in range(2)
+    ]
+    first = Script([_call("tool_search", {"query": "weather forecast"}, 1), "ok"])
+    Agent(FunctionModel(first), toolsets=[workers[0]], deps_type=str).run_sync("a", deps="c-1")
+    stored = store.load("c-1")
+    assert stored is not None and "get_forecast" in stored.state["loaded"]
+    # The next turn of the conversation, on the other worker, without any message history.
+    second = Script([_call("get_forecast", {"city": "Rome"}, 1), "ok"])
+    run = Agent(FunctionModel(second), toolsets=[workers[1]], deps_type=str)
+    result = run.run_sync("b", deps="c-1")
+    assert "get_forecast" in second.seen[0]
+    assert (
+        json.loads(_returns(result.all_messages())["call_1"].model_response_str())["city"] == "Rome"
+    )
+    assert workers[1].session_for(result.run_id).session_id == "c-1"
+    other = Script(["ok"])  # another conversation starts empty
+    Agent(FunctionModel(other), toolsets=[workers[1]], deps_type=str).run_sync("c", deps="c-2")
+    assert "get_forecast" not in other.seen[0]
+
+
 def test_toolmgmt_search_keeps_pydantic_ai_search_silent() -> None:
     manager = _manager()
     deferred = weather_toolset().defer_loading()
@@ -344,6 +374,8 @@ def test_configuration_errors() -> None:
         ManagedToolset(_manager(), toolsets=[lambda: 1])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="ToolManager"):
         ManagedToolset(ToolCatalog())  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="not both"):
+        ManagedToolset(_manager(), state=lambda ctx: None, conversation=lambda ctx: "c")
 
 
 def test_public_surface() -> None:
