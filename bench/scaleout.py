@@ -20,7 +20,9 @@ Phases, each with fresh replicas:
    its loaded tool and one result record per answered call (*state kept*).
 
 Every call is ``execute_tool(counter_bump, {key})`` with a unique key (``bump`` directly): an
-answer naming another key is *mixed*. Run: ``python bench/scaleout.py [--clients 50]
+answer naming another key is *mixed*. Throughput on a shared machine depends on what else runs:
+the ``others`` column is the cores other processes kept busy during each phase (``/proc/stat``
+less this run's processes). Run: ``python bench/scaleout.py [--clients 50]
 [--calls 20] [--json OUT]``.
 """
 
@@ -179,6 +181,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds every core of this machine has spent busy since boot (``/proc/stat``)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / _TICKS
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process so far (0 once it is gone)."""
     try:
@@ -274,6 +283,7 @@ def run_clients(
         command += ["--redis", redis_url]
     pids = {p for group in watch.values() for p in group}
     before = {p: cpu_seconds(p) for p in pids}
+    busy_before, started = machine_busy_seconds(), time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak: dict[int, float] = {}
     killed: list[float] = []
@@ -305,6 +315,10 @@ def run_clients(
     used = {p: max(cpu_seconds(p), peak.get(p, 0.0)) - before[p] for p in pids}
     result["cpu"] = {g: round(sum(used[p] for p in group), 2) for g, group in watch.items()}
     result["cpu"]["clients"] = round(result["cpu_self"], 2)
+    # What else kept the cores busy meanwhile (other jobs on a shared machine), in cores.
+    wall = time.perf_counter() - started
+    ours = sum(used.values()) + result["cpu_self"]
+    result["other_cores"] = round(max(machine_busy_seconds() - busy_before - ours, 0) / wall, 2)
     return result
 
 
@@ -425,6 +439,7 @@ def summary(name: str, result: dict[str, Any], calls: int) -> dict[str, Any]:
         "p95_ms": pct(0.95) if data else None,
         "mean_ms": round(statistics.mean(data) * 1000, 2) if data else None,
         "cpu_s": result.get("cpu", {}),
+        "other_jobs_cores": result.get("other_cores"),
         "cpu_ms_per_call": {
             g: round(1000 * s / answered, 2) for g, s in result.get("cpu", {}).items() if answered
         },
@@ -438,7 +453,7 @@ def print_table(title: str, rows: list[dict[str, Any]]) -> None:
     print(f"\n{title}")
     header = (
         f"{'path':<26}{'calls':>6}{'ok':>6}{'lost':>5}{'intr':>5}{'calls/s':>9}"
-        f"{'p50 ms':>8}{'p95 ms':>8}   CPU ms per call"
+        f"{'p50 ms':>8}{'p95 ms':>8}{'others':>7}   CPU ms per call"
     )
     print(header)
     print("-" * (len(header) + 40))
@@ -447,7 +462,7 @@ def print_table(title: str, rows: list[dict[str, Any]]) -> None:
         print(
             f"{row['path']:<26}{row['calls']:>6}{row['answered']:>6}{row['lost']:>5}"
             f"{row['interrupted']:>5}{row['calls_per_s']:>9}{row['p50_ms']!s:>8}"
-            f"{row['p95_ms']!s:>8}   {cpu}"
+            f"{row['p95_ms']!s:>8}{row['other_jobs_cores']!s:>7}   {cpu}"
         )
 
 
@@ -533,7 +548,8 @@ def main() -> int:
                 loaded.append(
                     summary(f"{count} replica{'s' if count > 1 else ''} via HAProxy", result, total)
                 )
-            print_table(f"{clients} clients at once", loaded)
+
+        print_table(f"{clients} clients at once", loaded)
 
         # 3. A replica killed under load.
         with rig.replicas(2) as (replicas, balancer):
