@@ -51,8 +51,9 @@ _CONNECTION_CLOSED = -32000
 _REQUEST_TIMEOUT = -32001
 _CLOSED_MESSAGE = "Connection closed"
 """The SDK's message when the whole connection is closed (not one HTTP request's stream)."""
-_SESSION_TERMINATED = "Session terminated"
-"""The SDK's message when the upstream restarted and forgot our session."""
+_SESSION_GONE = frozenset({"Session terminated", "Session not found"})
+"""What the SDK says when the upstream restarted and forgot our session: the client's own words
+for a bare 404, or the server's JSON-RPC error (an SDK 2.x server answers "Session not found")."""
 _REQUEST_FAILED = "HTTP request failed before an answer"
 """Start of the error a single failed HTTP request to an upstream resolves its call with."""
 _MAX_CONNECTIONS = 512
@@ -106,7 +107,7 @@ def request_fault(exc: BaseException) -> Fault | None:
             return "timeout"
         if exc.code == _CONNECTION_CLOSED:
             return "closed" if exc.error.message == _CLOSED_MESSAGE else "lost"
-        return "ended" if exc.error.message == _SESSION_TERMINATED else "rejected"
+        return "ended" if exc.error.message in _SESSION_GONE else "rejected"
     if isinstance(exc, _UNREACHABLE):
         return "unreachable"
     return None

@@ -133,3 +133,15 @@ async def test_an_http_request_that_may_have_been_sent_is_answered_with_an_error
         inner.failures = [httpx2.ReadError("reset")]
         with pytest.raises(httpx2.ReadError):
             await http.get("http://127.0.0.1:9/mcp")
+
+
+@pytest.mark.parametrize("message", ["Session terminated", "Session not found"])
+def test_an_upstream_that_forgot_our_session_is_reconnected_not_blamed(message: str) -> None:
+    # An SDK 2.x upstream that restarted answers a bare 404 ("Session terminated", the client's
+    # words) or a JSON-RPC error ("Session not found", the server's): either way the session
+    # ended, so the upstream is reconnected on next use instead of every call failing.
+    from mcp import MCPError
+    from toolmgmt_mcp.transport import request_fault
+
+    assert request_fault(MCPError(code=-32600, message=message)) == "ended"
+    assert request_fault(MCPError(code=-32602, message="Invalid params")) == "rejected"
