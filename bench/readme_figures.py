@@ -519,6 +519,56 @@ def render_retrieval_latency(folder: Path) -> str:
     return _table(header, rows) + "\n" + _source(data, load=True)
 
 
+def _count(value: Any) -> str:
+    """A count given as a number or as the list of what it counts."""
+    return f"{len(value) if isinstance(value, list | tuple) else value:,}"
+
+
+@renders("scaleout")
+def render_scaleout(folder: Path) -> str:
+    """Gateway replicas behind HAProxy with Redis: calls/s and latency for 1 client in sequence
+    and 50 at once, against the upstream called directly; a replica killed under load."""
+    data = read_results("scaleout", folder)
+    fig = data["figures"]
+    rows = []
+    for phase, label in (("sequential", "1 client in sequence"), ("concurrent", "")):
+        for row in fig[phase]:
+            rows.append(
+                [
+                    label or f"{fig['clients']} clients x {fig['calls_per_client']}",
+                    row["path"],
+                    _num(row["calls_per_s"]),
+                    _pair(row["p50_ms"], row["p95_ms"]),
+                    f"{row['answered']:,} of {row['calls']:,}",
+                    str(row["lost"]),
+                ]
+            )
+            label = " "
+    killed = fig["killed"]
+    rows.append(
+        [
+            f"{fig['clients']} clients x {fig['calls_per_client']}",
+            f"{killed['path']} (SIGKILL mid-run)",
+            _num(killed["calls_per_s"]),
+            _pair(killed["p50_ms"], killed["p95_ms"]),
+            f"{killed['answered']:,} of {killed['calls']:,} ({killed['interrupted']} in flight on "
+            f"the killed replica, not replayed)",
+            str(killed["lost"]),
+        ]
+    )
+    header = ["load", "path", "calls/s", "p50 / p95 ms", "answered", "lost"]
+    goals = fig["goals"]
+    note = (
+        f"\nA replica adds {_num(goals['added_p50_ms_one_client'])} ms p50 to a direct call; "
+        f"2 replicas give {goals['speedup_2_vs_1']:.2f}x the calls/s of 1 and 3 give "
+        f"{goals['speedup_3_vs_1']:.2f}x on these 2 cores (the clients, the upstream and HAProxy "
+        f"share them); after the kill every conversation kept its state: "
+        f"{'yes' if killed['state_kept'] else 'NO'}; calls run twice: "
+        f"{_count(killed['duplicated'])}.\n"
+    )
+    return _table(header, rows) + note + "\n" + _source(data, load=True)
+
+
 def render(text: str, folder: Path = RESULTS_DIR) -> str:
     """``text`` with every marked block regenerated from the results in ``folder``.
 

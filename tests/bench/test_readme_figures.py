@@ -122,6 +122,13 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("retrievers", "toolmgmt ToolCatalog.search", "per_category", "live_simple", "R@5"),
         ("retrievers", "bm25s (name+desc+params)", "metrics", "R@5"),
     ],
+    "scaleout": [
+        ("concurrent", 2, "calls_per_s"),
+        ("concurrent", 0, "p50_ms"),
+        ("killed", "lost"),
+        ("killed", "interrupted"),
+        ("goals", "speedup_2_vs_1"),
+    ],
     "retrieval_latency": [
         ("latency_10k", "keyword", "p50"),
         ("latency_10k", "hybrid", "p50"),
