@@ -234,15 +234,11 @@ class SessionBudget:
         With a summariser configured this blocks while it runs; async code uses
         :meth:`shape`.
         """
-        name = tool_name or (tool.name if tool is not None else "tool")
-        limit = self.budget_for(tool)
-        strategy = self.budget.strategy_for(tool)
+        name, limit, options = self._plan(tool, tool_name, goal)
         if self.budget.summarizer is not None:
-            result = summarize_result_sync(
-                value, self.budget.summarizer, limit, **self._summary_options(name, goal, strategy)
-            )
+            result = summarize_result_sync(value, self.budget.summarizer, limit, **options)
         else:
-            result = truncate_result(value, limit, strategy, encoding=self.budget.encoding)
+            result = truncate_result(value, limit, **_truncation(options))
         return self._recorded(result, name, call_id)
 
     async def shape(
@@ -256,26 +252,27 @@ class SessionBudget:
     ) -> TruncationResult:
         """Cut (or summarise) one result to its budget and record it; an async summariser is
         awaited, not bridged (:meth:`shape_sync` for sync code)."""
-        name = tool_name or (tool.name if tool is not None else "tool")
-        limit = self.budget_for(tool)
-        strategy = self.budget.strategy_for(tool)
+        name, limit, options = self._plan(tool, tool_name, goal)
         if self.budget.summarizer is not None:
-            result = await summarize_result(
-                value, self.budget.summarizer, limit, **self._summary_options(name, goal, strategy)
-            )
+            result = await summarize_result(value, self.budget.summarizer, limit, **options)
         else:
-            result = truncate_result(value, limit, strategy, encoding=self.budget.encoding)
+            result = truncate_result(value, limit, **_truncation(options))
         return self._recorded(result, name, call_id)
 
-    def _summary_options(self, name: str, goal: str | None, strategy: str) -> dict[str, Any]:
-        return {
+    def _plan(
+        self, tool: Tool | None, tool_name: str | None, goal: str | None
+    ) -> tuple[str, int, dict[str, Any]]:
+        """(the tool's name, its budget now, the summary/truncation options) for one result."""
+        name = tool_name or (tool.name if tool is not None else "tool")
+        options = {
             "tool_name": name,
             "goal": goal,
             "threshold": self.budget.summarize_threshold,
             "timeout": self.budget.summary_timeout,
-            "strategy": strategy,
+            "strategy": self.budget.strategy_for(tool),
             "encoding": self.budget.encoding,
         }
+        return name, self.budget_for(tool), options
 
     def _recorded(
         self, result: TruncationResult, name: str, call_id: str | None
@@ -385,6 +382,11 @@ class DefinitionPlan:
     """Whether the always-on tools alone exceed the budget (they are listed anyway)."""
     sizes: Mapping[str, int] = field(default_factory=dict, repr=False)
     """Tokens of each definition, as given."""
+
+
+def _truncation(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The truncation options among a summary's (what both kinds of shaping share)."""
+    return {"strategy": options["strategy"], "encoding": options["encoding"]}
 
 
 def plan_definitions(

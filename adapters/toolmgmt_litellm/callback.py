@@ -28,6 +28,7 @@ from toolmgmt_core.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.session import ToolSession
 from toolmgmt_core.stores import StoredSession, call_store, check_session_id
+from toolmgmt_core.tool import Tool
 from toolmgmt_core.truncation import truncate_result
 from toolmgmt_litellm.calls import field_of
 
@@ -102,11 +103,8 @@ def _cut_output(item: Any, manager: ToolManager) -> Any:
     output = item.get("output")
     if not isinstance(output, str):
         return item
-    budget = manager.result_budget
-    cut = truncate_result(
-        output, budget.per_result(None), budget.strategy_for(None), encoding=manager.encoding
-    )
-    return {**item, "output": cut.text} if cut.truncated else item
+    cut = _within_budget(output, None, manager)
+    return {**item, "output": cut} if cut is not None else item
 
 
 def _cut(message: Any, manager: ToolManager) -> Any:
@@ -118,11 +116,18 @@ def _cut(message: Any, manager: ToolManager) -> Any:
         return message
     name = message.get("name")
     tool = manager.catalog.find(name) if isinstance(name, str) else None
+    cut = _within_budget(content, tool, manager)
+    return {**message, "content": cut} if cut is not None else message
+
+
+def _within_budget(text: str, tool: Tool | None, manager: ToolManager) -> str | None:
+    """``text`` cut to ``tool``'s result budget (the default one without a tool), or None when
+    it fits."""
     budget = manager.result_budget
     cut = truncate_result(
-        content, budget.per_result(tool), budget.strategy_for(tool), encoding=manager.encoding
+        text, budget.per_result(tool), budget.strategy_for(tool), encoding=manager.encoding
     )
-    return {**message, "content": cut.text} if cut.truncated else message
+    return cut.text if cut.truncated else None
 
 
 class ToolManagerCallback(CustomLogger):
