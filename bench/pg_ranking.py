@@ -1,4 +1,4 @@
-"""Why search ranking stays in each replica: PostgreSQL full-text ranking against the catalog's BM25.
+"""Why search ranking stays in each replica: PostgreSQL full-text ranking against BM25.
 
 Every replica builds its own BM25 index from the tools it follows in the catalog store
 (``PostgresCatalogStore``), instead of asking PostgreSQL to rank. This measures that choice on

@@ -15,7 +15,9 @@ Each ``@renders(NAME)`` function below makes the block ``NAME`` from ``bench/res
 a small table and the provenance line (timing blocks add the load average, since the figures
 of a busy machine are noisy). ``--show NAME`` prints one block, to place it in the README.
 
-Run: ``python bench/readme_figures.py [--check] [--readme README.md] [--show NAME]``.
+The documents are the README and docs/deploy.md (:data:`DOCUMENTS`).
+
+Run: ``python bench/readme_figures.py [--check] [--readme FILE] [--show NAME]``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from _results import RESULTS_DIR, read_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCUMENTS = (README, ROOT / "docs" / "deploy.md")
+"""The documents whose figure blocks this script writes (all of them unless ``--readme``)."""
 BLOCK = re.compile(
     r"(<!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /figures:(?P=name) -->)", re.S
 )
@@ -484,9 +488,7 @@ def render_retrieval_live(folder: Path) -> str:
     cat_rows = [
         [category, str(ours[0][1]["per_category"][category]["n"])]
         + [
-            " / ".join(
-                _metric(entry["per_category"][category], k) for k in ("R@5", "name-R@5")
-            )
+            " / ".join(_metric(entry["per_category"][category], k) for k in ("R@5", "name-R@5"))
             for _, entry in ours
         ]
         for category in categories
@@ -569,6 +571,55 @@ def render_scaleout(folder: Path) -> str:
     return _table(header, rows) + note + "\n" + _source(data, load=True)
 
 
+@renders("scaleout_cpu")
+def render_scaleout_cpu(folder: Path) -> str:
+    """Where a call's CPU goes, per process, and a replica's time by leg and by layer (py-spy)."""
+    data = read_results("scaleout", folder)
+    fig = data["figures"]
+    parts = ("clients", "replicas", "upstream", "haproxy", "redis")
+    rows = [
+        [row["path"], *[_num(row["cpu_ms_per_call"].get(p, 0.0)) for p in parts]]
+        for row in fig["concurrent"]
+    ]
+    out = _table(["50 clients: CPU ms per call", *parts], rows)
+    profile = fig.get("profile")
+    if profile:
+        legs = [[leg, f"{share:.0f}%"] for leg, share in profile["by_leg_percent"].items()]
+        layers = [[lay, f"{share:.0f}%"] for lay, share in profile["by_layer_percent"].items()]
+        out += "\n" + _table(
+            [
+                f"a replica's time under load ({profile['replica_cpu_ms_per_call']} ms CPU a call)",
+                "share",
+            ],
+            legs,
+        )
+        out += "\n" + _table(["by library", "share"], layers)
+    return out + "\n" + _source(data, load=True)
+
+
+@renders("pg_ranking")
+def render_pg_ranking(folder: Path) -> str:
+    """PostgreSQL's full-text ranking against the catalog's BM25 on the BFCL dev split."""
+    data = read_results("pg_ranking", folder)
+    fig = data["figures"]
+    rows = [
+        [
+            row["ranker"],
+            *[f"{row[k]:.1f}" for k in ("R@1", "R@5", "MRR")],
+            _pair(row["p50_ms"], row["p95_ms"]),
+        ]
+        for row in fig["rankers"]
+    ]
+    header = [
+        f"ranker (BFCL dev: {fig['pool']:,} tools, {fig['queries']:,} requests)",
+        "R@1",
+        "R@5",
+        "MRR",
+        "p50 / p95 ms",
+    ]
+    return _table(header, rows) + "\n" + _source(data, load=True)
+
+
 def render(text: str, folder: Path = RESULTS_DIR) -> str:
     """``text`` with every marked block regenerated from the results in ``folder``.
 
@@ -592,8 +643,10 @@ def blocks(text: str) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the README is stale")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--check", action="store_true", help="exit 1 if a document is stale")
+    parser.add_argument(
+        "--readme", type=Path, help="only this document (default: README.md and docs/deploy.md)"
+    )
     parser.add_argument("--results", type=Path, default=RESULTS_DIR)
     parser.add_argument("--show", choices=sorted(RENDERERS), help="print this block and exit")
     args = parser.parse_args(argv)
@@ -603,18 +656,21 @@ def main(argv: list[str] | None = None) -> int:
             f"<!-- /figures:{args.show} -->"
         )
         return 0
-    text = args.readme.read_text(encoding="utf-8")
-    new = render(text, args.results)
-    if args.check:
-        stale = [n for n, body in blocks(new).items() if blocks(text).get(n) != body]
-        if stale:
-            print(f"{args.readme}: stale figure blocks: {', '.join(stale)}", file=sys.stderr)
-            return 1
-        print(f"{args.readme}: {len(blocks(new))} figure blocks up to date")
-        return 0
-    args.readme.write_text(new, encoding="utf-8")
-    print(f"{args.readme}: {len(blocks(new))} figure blocks regenerated")
-    return 0
+    stale_documents = 0
+    for document in [args.readme] if args.readme else DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        new = render(text, args.results)
+        if args.check:
+            stale = [n for n, body in blocks(new).items() if blocks(text).get(n) != body]
+            if stale:
+                print(f"{document}: stale figure blocks: {', '.join(stale)}", file=sys.stderr)
+                stale_documents += 1
+            else:
+                print(f"{document}: {len(blocks(new))} figure blocks up to date")
+            continue
+        document.write_text(new, encoding="utf-8")
+        print(f"{document}: {len(blocks(new))} figure blocks regenerated")
+    return 1 if stale_documents else 0
 
 
 if __name__ == "__main__":

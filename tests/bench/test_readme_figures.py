@@ -26,12 +26,13 @@ def _bench(name: str) -> ModuleType:
     return module
 
 
-def test_every_figure_block_is_what_the_results_give() -> None:
+@pytest.mark.parametrize("document", ["README.md", "docs/deploy.md"])
+def test_every_figure_block_is_what_the_results_give(document: str) -> None:
     figures = _bench("readme_figures")
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = figures.blocks(text)
-    assert "tokens" in found, "the README has lost its generated token table"
-    assert figures.render(text) == text, "README figures are stale: run bench/readme_figures.py"
+    assert ROOT / document in figures.DOCUMENTS
+    text = (ROOT / document).read_text(encoding="utf-8")
+    assert figures.blocks(text), f"{document} has lost its generated figure blocks"
+    assert figures.render(text) == text, f"{document} is stale: run bench/readme_figures.py"
 
 
 def test_a_typed_figure_is_caught(tmp_path: Path) -> None:
@@ -129,6 +130,16 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("killed", "interrupted"),
         ("goals", "speedup_2_vs_1"),
     ],
+    "scaleout_cpu": [
+        ("concurrent", 1, "cpu_ms_per_call", "replicas"),
+        ("profile", "by_leg_percent", "calling the upstream (MCP client)"),
+        ("profile", "replica_cpu_ms_per_call"),
+    ],
+    "pg_ranking": [
+        ("rankers", 0, "R@1"),
+        ("rankers", 1, "R@5"),
+        ("rankers", 0, "p50_ms"),
+    ],
     "retrieval_latency": [
         ("latency_10k", "keyword", "p50"),
         ("latency_10k", "hybrid", "p50"),
@@ -136,7 +147,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
 }
 """Per renderer, figures (paths under ``figures``) it must show: the ones the README quotes."""
 
-RESULT_FILE = {"retrieval_latency": "retrieval_live"}
+RESULT_FILE = {"retrieval_latency": "retrieval_live", "scaleout_cpu": "scaleout"}
 """Renderers whose results file is not named after them."""
 
 
