@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
@@ -38,6 +37,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 from _results import write_results  # noqa: E402
 
@@ -224,17 +224,15 @@ def run_pydantic_ai(managed: bool) -> tuple[int, float]:
 
 def run_litellm(managed: bool) -> tuple[int, float]:
     script = STEPS if managed else FLAT_STEPS
-    import httpx
     import litellm
-    from openai import AsyncOpenAI
+    from openai_edge import async_client, tool_calls_message  # the tests' faked provider edge
     from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
 
     from toolmgmt_core import format_tools
 
     sent: list[int] = []
 
-    def edge(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
+    def edge(body: dict[str, Any]) -> dict[str, Any]:
         sent.append(
             _tokens(
                 [
@@ -246,46 +244,23 @@ def run_litellm(managed: bool) -> tuple[int, float]:
             )
         )
         step = script[len(sent) - 1]
-        message: dict[str, Any] = {"role": "assistant", "content": step}
-        if not isinstance(step, str):
-            message = {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": f"c{len(sent)}_{i}",
-                        "type": "function",
-                        "function": {"name": n, "arguments": json.dumps(a)},
-                    }
-                    for i, (n, a) in enumerate(step)
-                ],
-            }
-        return httpx.Response(
-            200,
-            json={
-                "id": "x",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "gpt-4o-mini",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            },
-        )
+        if isinstance(step, str):
+            return {"role": "assistant", "content": step}
+        return tool_calls_message(step, prefix=f"c{len(sent)}")
 
-    client = AsyncOpenAI(
-        api_key="sk", http_client=httpx.AsyncClient(transport=httpx.MockTransport(edge))
-    )
+    client = async_client(edge)
     manager = _manager()
     callback = ToolManagerCallback(manager)
     saved = list(litellm.callbacks)
     litellm.callbacks[:] = [callback] if managed else []
-    session = callback.session("bench")
     flat = format_tools(_flat(manager), "openai")["tools"]
 
-    async def loop() -> None:
+    async def loop(conversation: str) -> None:
+        session = callback.session(conversation)
         messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
         for _ in script:
-            extra = {"metadata": {"toolmgmt_session": "bench"}} if managed else {"tools": flat}
+            metadata = {"toolmgmt_session": conversation}
+            extra = {"metadata": metadata} if managed else {"tools": flat}
             response = await litellm.acompletion(
                 model="openai/gpt-4o-mini", messages=messages, client=client, **extra
             )
@@ -297,12 +272,10 @@ def run_litellm(managed: bool) -> tuple[int, float]:
             messages += answers
 
     try:
-        asyncio.run(loop())  # warm LiteLLM's lazy imports outside the timing
+        asyncio.run(loop("warm-up"))  # LiteLLM's lazy imports outside the timing
         sent.clear()
-        session = callback.session("bench2")
-        callback.sessions["bench"] = session
         start = time.perf_counter()
-        asyncio.run(loop())
+        asyncio.run(loop("bench"))  # a fresh conversation
         return sum(sent), (time.perf_counter() - start) / len(script)
     finally:
         litellm.callbacks[:] = saved

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 import pytest
+from support.races import load_at_once
 
 from toolmgmt_core import ConfigError, InvalidSessionError, Tool, ToolCatalog, ToolManager
 from toolmgmt_core.errors import StoreUnavailableError
@@ -73,20 +73,7 @@ def test_two_replicas_loading_at_the_same_moment_lose_nothing() -> None:
     for round_ in range(40):
         conversation = f"race-{round_}"
         sessions = [a.session(conversation), b.session(conversation)]
-        start = threading.Barrier(2)
-
-        def load(session: Any, query: str, start: threading.Barrier = start) -> None:
-            start.wait()
-            session.call_sync("tool_search", {"query": query})
-
-        threads = [
-            threading.Thread(target=load, args=(sessions[0], "send an email")),
-            threading.Thread(target=load, args=(sessions[1], "create a calendar event")),
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        load_at_once(sessions, ["send an email", "create a calendar event"])
         stored = store.load(conversation)
         assert stored is not None
         assert {"send_email", "create_event"} <= set(stored.state["loaded"]), round_

@@ -3,10 +3,10 @@ a profile travel, and two replicas loading at the same moment lose nothing."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
+from support.races import load_at_once
 
 from toolmgmt_core import Tool, ToolCatalog, ToolManager
 
@@ -55,18 +55,5 @@ def test_loads_at_the_same_moment_on_two_replicas_add_up(replicas: list[ToolMana
     for round_ in range(25):
         conversation = f"race-{round_}"
         sessions = [a.session(conversation), b.session(conversation)]
-        start = threading.Barrier(2)
-
-        def load(session: Any, query: str, start: threading.Barrier = start) -> None:
-            start.wait()
-            session.call_sync("tool_search", {"query": query})
-
-        threads = [
-            threading.Thread(target=load, args=(sessions[0], "send an email")),
-            threading.Thread(target=load, args=(sessions[1], "create a calendar event")),
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        load_at_once(sessions, ["send an email", "create a calendar event"])
         assert {"send_email", "create_event"} <= set(a.session(conversation).loaded()), round_

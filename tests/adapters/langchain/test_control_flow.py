@@ -13,15 +13,12 @@ import pytest
 pytest.importorskip("langchain")
 
 from langchain.agents import create_agent  # noqa: E402
-from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import InjectedToolCallId, tool  # noqa: E402
-from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.prebuilt import InjectedState, ToolRuntime  # noqa: E402
 from langgraph.types import Command, interrupt  # noqa: E402
-from pydantic import Field  # noqa: E402
+from support.langchain_models import ScriptedChatModel  # noqa: E402
 from toolmgmt_langchain import (  # noqa: E402
     ToolManagerMiddleware,
     ToolManagerState,
@@ -31,34 +28,6 @@ from toolmgmt_langchain import (  # noqa: E402
 from typing_extensions import NotRequired  # noqa: E402
 
 from toolmgmt_core import Policy, ToolAnnotations, ToolCatalog, ToolManager  # noqa: E402
-
-
-class ScriptedModel(BaseChatModel):
-    """Answers from a script (accepts ``bind_tools``) and records the tools of each call."""
-
-    script: list[AIMessage]
-    calls: list[dict[str, Any]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted-fake"
-
-    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: Any = None,
-        run_manager: Any = None,
-        tools: Any = (),
-        **kwargs: Any,
-    ) -> ChatResult:
-        step = len(self.calls)
-        self.calls.append(
-            {"tools": [t["function"]["name"] for t in tools], "messages": list(messages)}
-        )
-        return ChatResult(generations=[ChatGeneration(message=self.script[step])])
 
 
 def _call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
@@ -103,7 +72,7 @@ def _catalog(runs: dict[str, int]) -> ToolCatalog:
 def test_a_catalog_tool_calling_interrupt_pauses_and_resumes(use_async: bool) -> None:
     runs = {"ask": 0, "purge": 0}
     manager = ToolManager(_catalog(runs), mode="search", always_on=["ask_human"])
-    model = ScriptedModel(
+    model = ScriptedChatModel(
         script=[_call("ask_human", {"question": "Which year?"}, "q1"), AIMessage(content="2019")]
     )
     agent = create_agent(
@@ -122,7 +91,7 @@ def test_a_catalog_tool_calling_interrupt_pauses_and_resumes(use_async: bool) ->
 
 def _approval_agent(
     runs: dict[str, int], mode: str = "search", **options: Any
-) -> tuple[Any, ScriptedModel]:
+) -> tuple[Any, ScriptedChatModel]:
     manager = ToolManager(
         _catalog(runs),
         mode=mode,  # type: ignore[arg-type]
@@ -136,7 +105,7 @@ def _approval_agent(
         )
     else:
         call = _call("purge_archive", {"year": 2019}, "p1")
-    model = ScriptedModel(script=[call, AIMessage(content="done")])
+    model = ScriptedChatModel(script=[call, AIMessage(content="done")])
     agent = create_agent(
         model, middleware=[ToolManagerMiddleware(manager)], checkpointer=InMemorySaver()
     )
@@ -190,7 +159,7 @@ def test_require_approval_step_an_unreadable_answer_and_approval_off() -> None:
     manager = ToolManager(
         _catalog(runs), mode="search", always_on=["archive_stats"], policies=review
     )
-    model = ScriptedModel(script=[_call("archive_stats", {"year": 1}, "a1"), AIMessage("ok")])
+    model = ScriptedChatModel(script=[_call("archive_stats", {"year": 1}, "a1"), AIMessage("ok")])
     agent = create_agent(
         model, middleware=[ToolManagerMiddleware(manager)], checkpointer=InMemorySaver()
     )
@@ -203,7 +172,7 @@ def test_require_approval_step_an_unreadable_answer_and_approval_off() -> None:
     # approval=False: the manager alone decides (no approver: the destructive tool runs).
     runs = {"ask": 0, "purge": 0}
     manager = ToolManager(_catalog(runs), mode="search", always_on=["purge_archive"])
-    model = ScriptedModel(script=[_call("purge_archive", {"year": 1}, "p1"), AIMessage("ok")])
+    model = ScriptedChatModel(script=[_call("purge_archive", {"year": 1}, "p1"), AIMessage("ok")])
     agent = create_agent(model, middleware=[ToolManagerMiddleware(manager, approval=False)])
     state = agent.invoke({"messages": [HumanMessage("purge")]})
     assert runs["purge"] == 1 and _results(state)["p1"].status == "success"
@@ -278,7 +247,7 @@ def test_tools_with_injected_arguments_run_through_the_tool_node(use_async: bool
     assert report.added == ["whoami", "count_messages", "remember"]
     assert list(catalog.get("whoami").parameters["properties"]) == ["greeting"]
     manager = ToolManager(catalog, mode="search", max_results=3)
-    model = ScriptedModel(
+    model = ScriptedChatModel(
         script=[
             _call("tool_search", {"query": "greet the user count messages remember"}, "s1"),
             AIMessage(

@@ -12,13 +12,10 @@ pytest.importorskip("langchain")
 
 import toolmgmt_langchain  # noqa: E402
 from langchain.agents import create_agent  # noqa: E402
-from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import InjectedToolArg, StructuredTool, tool  # noqa: E402
-from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-from pydantic import Field  # noqa: E402
+from support.langchain_models import ScriptedChatModel  # noqa: E402
 from toolmgmt_langchain import (  # noqa: E402
     STATE_KEY,
     ToolManagerMiddleware,
@@ -36,36 +33,6 @@ from toolmgmt_core import (  # noqa: E402
     count_tokens,
 )
 from toolmgmt_demo import demo_catalog  # noqa: E402
-
-
-class RecordingChatModel(BaseChatModel):
-    """Answers from a script and records the tool names bound at each call."""
-
-    script: list[AIMessage]
-    calls: list[dict[str, Any]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "recording-fake"
-
-    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: Any = None,
-        run_manager: Any = None,
-        tools: Any = (),
-        **kwargs: Any,
-    ) -> ChatResult:
-        step = len(self.calls)
-        self.calls.append(
-            {"tools": [t["function"]["name"] for t in tools], "messages": list(messages)}
-        )
-        if step >= len(self.script):
-            raise AssertionError(f"the agent asked the model a step too many ({step + 1})")
-        return ChatResult(generations=[ChatGeneration(message=self.script[step])])
 
 
 def _call(name: str, args: dict[str, Any], n: int) -> AIMessage:
@@ -116,7 +83,7 @@ def _tool_messages(state: dict[str, Any]) -> dict[str, ToolMessage]:
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 def test_full_agent_loop(use_async: bool) -> None:
     manager = _manager()
-    model = RecordingChatModel(script=list(SCRIPT))
+    model = ScriptedChatModel(script=list(SCRIPT))
     agent = create_agent(model, tools=[], middleware=[ToolManagerMiddleware(manager)])
     state = _run(agent, use_async)
 
@@ -167,7 +134,7 @@ def test_full_agent_loop(use_async: bool) -> None:
 
 def test_checkpointer_restores_loaded_tools_across_invocations() -> None:
     manager = _manager()
-    first = RecordingChatModel(script=[SCRIPT[0], AIMessage(content="ok")])
+    first = ScriptedChatModel(script=[SCRIPT[0], AIMessage(content="ok")])
     saver = InMemorySaver()
     config = {"configurable": {"thread_id": "t1"}}
     agent = create_agent(first, middleware=[ToolManagerMiddleware(manager)], checkpointer=saver)
@@ -176,13 +143,13 @@ def test_checkpointer_restores_loaded_tools_across_invocations() -> None:
     assert "crm_search_contacts" in loaded
 
     # A new agent (a new process, say) with the same checkpointer sees the loaded tools.
-    second = RecordingChatModel(
+    second = ScriptedChatModel(
         script=[_call("crm_get_contact", {"contact_id": "con_0001"}, 9), AIMessage(content="bye")]
     )
     agent2 = create_agent(second, middleware=[ToolManagerMiddleware(manager)], checkpointer=saver)
     state = agent2.invoke({"messages": [HumanMessage("and con_0001?")]}, config)
     assert second.calls[0]["tools"] == loaded
-    other = RecordingChatModel(script=[AIMessage(content="fresh")])
+    other = ScriptedChatModel(script=[AIMessage(content="fresh")])
     agent3 = create_agent(other, middleware=[ToolManagerMiddleware(manager)], checkpointer=saver)
     agent3.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "t2"}})
     assert other.calls[0]["tools"] == _initial(manager)
@@ -199,7 +166,7 @@ def test_parallel_searches_in_one_step_keep_every_load(use_async: bool) -> None:
             {"name": "tool_search", "args": {"query": "calendar events"}, "id": "b"},
         ],
     )
-    model = RecordingChatModel(script=[both, AIMessage(content="ok")])
+    model = ScriptedChatModel(script=[both, AIMessage(content="ok")])
     agent = create_agent(model, middleware=[ToolManagerMiddleware(manager)])
     state = _run(agent, use_async)
     session = manager.session()
@@ -215,7 +182,7 @@ def test_framework_tools_outside_the_catalog_stay_with_langchain() -> None:
         """Upper-case the text."""
         return text.upper()
 
-    model = RecordingChatModel(script=[_call("shout", {"text": "hi"}, 1), AIMessage(content="ok")])
+    model = ScriptedChatModel(script=[_call("shout", {"text": "hi"}, 1), AIMessage(content="ok")])
     manager = _manager()
     agent = create_agent(model, tools=[shout], middleware=[ToolManagerMiddleware(manager)])
     state = agent.invoke({"messages": [HumanMessage("go")]})
@@ -227,7 +194,7 @@ def test_lazy_mode_over_128_tools_needs_the_anthropic_shape() -> None:
     manager = _manager(mode="lazy")
     listed = [t.name for t in manager.session().tools()]
     assert len(listed) > 128
-    model = RecordingChatModel(script=[AIMessage(content="ok")])
+    model = ScriptedChatModel(script=[AIMessage(content="ok")])
     agent = create_agent(model, middleware=[ToolManagerMiddleware(manager, provider="anthropic")])
     agent.invoke({"messages": [HumanMessage("go")]})
     assert model.calls[0]["tools"] == listed
@@ -239,7 +206,7 @@ def test_lazy_mode_over_128_tools_needs_the_anthropic_shape() -> None:
 
 
 def test_unknown_tool_gets_closest_names() -> None:
-    model = RecordingChatModel(
+    model = ScriptedChatModel(
         script=[_call("crm_search_contact", {"query": "x"}, 1), AIMessage(content="ok")]
     )
     agent = create_agent(model, middleware=[ToolManagerMiddleware(_manager())])
@@ -251,7 +218,7 @@ def test_unknown_tool_gets_closest_names() -> None:
 def test_hand_written_bind_tools_loop() -> None:
     manager = _manager()
     session = manager.session()
-    model = RecordingChatModel(script=[SCRIPT[0], SCRIPT[1]])
+    model = ScriptedChatModel(script=[SCRIPT[0], SCRIPT[1]])
     first = bind_session_tools(model, session).invoke([HumanMessage("find patel")])
     messages = run_tool_calls_sync(session, first)
     assert [m.tool_call_id for m in messages] == ["call_1"]

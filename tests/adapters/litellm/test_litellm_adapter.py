@@ -16,6 +16,7 @@ import litellm  # noqa: E402
 import toolmgmt_litellm  # noqa: E402
 from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler  # noqa: E402
 from openai import AsyncOpenAI, OpenAI  # noqa: E402
+from support.openai_edge import completion, tool_calls_message  # noqa: E402
 from toolmgmt_litellm import (  # noqa: E402
     ToolManagerCallback,
     completion_with_tools,
@@ -67,27 +68,9 @@ class FakeOpenAI:
         step = self.script[len(self.requests) - 1]
         if isinstance(step, str):
             message: dict[str, Any] = {"role": "assistant", "content": step}
-            finish = "stop"
         else:
-            calls = [
-                {
-                    "id": f"call_{len(self.requests)}_{i}",
-                    "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)},
-                }
-                for i, (name, args) in enumerate(step)
-            ]
-            message = {"role": "assistant", "content": None, "tool_calls": calls}
-            finish = "tool_calls"
-        body = {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-        return httpx.Response(200, json=body)
+            message = tool_calls_message(step, prefix=f"call_{len(self.requests)}")
+        return completion(message, number=len(self.requests))
 
     def async_client(self) -> AsyncOpenAI:
         return AsyncOpenAI(api_key="sk-test", http_client=httpx.AsyncClient(transport=self._t()))

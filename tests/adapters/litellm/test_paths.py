@@ -19,6 +19,7 @@ from litellm.caching.dual_cache import DualCache  # noqa: E402
 from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler  # noqa: E402
 from litellm.proxy._types import UserAPIKeyAuth  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
+from support.openai_edge import async_client  # noqa: E402
 from toolmgmt_litellm import (  # noqa: E402
     ToolManagerCallback,
     completion_with_tools,
@@ -50,29 +51,11 @@ def callbacks() -> Iterator[list[Any]]:
 
 
 def _chat_edge(bodies: list[dict[str, Any]]) -> AsyncOpenAI:
-    def answer(request: httpx.Request) -> httpx.Response:
-        bodies.append(json.loads(request.content))
-        return httpx.Response(
-            200,
-            json={
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "gpt-4o-mini",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": "ok"},
-                    }
-                ],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            },
-        )
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        bodies.append(body)
+        return {"role": "assistant", "content": "ok"}
 
-    return AsyncOpenAI(
-        api_key="sk-test", http_client=httpx.AsyncClient(transport=httpx.MockTransport(answer))
-    )
+    return async_client(answer)
 
 
 def _names(tools: list[dict[str, Any]]) -> list[str]:

@@ -4,7 +4,6 @@ and shared by every worker over one Redis (real ``litellm.acompletion``, HTTP ed
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,9 +11,8 @@ import pytest
 
 pytest.importorskip("litellm")
 
-import httpx  # noqa: E402
 import litellm  # noqa: E402
-from openai import AsyncOpenAI  # noqa: E402
+from support.openai_edge import async_client  # noqa: E402
 from toolmgmt_litellm import ToolManagerCallback  # noqa: E402
 
 from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
@@ -39,24 +37,11 @@ def _sent_tools(session_id: str) -> list[str]:
     registered callbacks; the provider's HTTP edge is faked)."""
     bodies: list[dict[str, Any]] = []
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        bodies.append(json.loads(request.content))
-        message = {"role": "assistant", "content": "ok"}
-        return httpx.Response(
-            200,
-            json={
-                "id": "c",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "gpt-4o-mini",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            },
-        )
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        bodies.append(body)
+        return {"role": "assistant", "content": "ok"}
 
-    client = AsyncOpenAI(
-        api_key="sk-test", http_client=httpx.AsyncClient(transport=httpx.MockTransport(answer))
-    )
+    client = async_client(answer)
     asyncio.run(
         litellm.acompletion(
             model="openai/gpt-4o-mini",
