@@ -163,7 +163,7 @@ def _stored_conversations(redis_url: str) -> dict[str, Any]:
     with redis.Redis.from_url(redis_url) as client:
         states = [
             json.loads(client.hget(key, "s") or b"{}")
-            for key in client.keys("toolmgmt:session:mcp-*")
+            for key in client.keys("toolmgmt:session:{mcp-*}")
         ]
     return {
         "count": len(states),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -140,6 +141,11 @@ class _DownStore(InMemorySessionStore):
         self.loads += 1
         return super().load(session_id, touch=touch)
 
+    def version(self, session_id: str) -> int:
+        if self.down:
+            raise StoreUnavailableError("Cannot check: the test store is down.")
+        return super().version(session_id)
+
 
 def test_a_store_that_goes_down_fails_no_call_and_catches_up(caplog: Any) -> None:
     store = _DownStore()
@@ -207,3 +213,33 @@ def test_a_session_restored_from_what_was_loaded_saves_without_loading_again() -
     assert {"send_email", "read_file", "create_event"} <= set(a.session("r").loaded())
     fresh = ToolSession.restore(b, "new", None)
     assert fresh.session_id == "new" and fresh.loaded() == []
+
+
+def test_a_session_held_open_catches_up_when_it_refreshes(caplog: Any) -> None:
+    store = _DownStore()
+    a, b = _pair(store)
+    held = a.session("held")  # opened once, as a PydanticAI run does
+    b.session("held").call_sync("tool_search", {"query": "send an email"})
+    assert "send_email" not in held.loaded()  # held open: not seen until it refreshes
+    assert held.refresh_sync() is True
+    assert "send_email" in [t.name for t in held.tools()]
+    loads = store.loads
+    assert held.refresh_sync() is False  # nothing new: a version compared, nothing loaded
+    assert store.loads == loads
+    # A change of its own that the store missed (it was down) is saved by the refresh, merged
+    # with what the other replica saved meanwhile.
+    store.down = True
+    held.call_sync("tool_search", {"query": "read a file"})
+    store.down = False
+    b.session("held").call_sync("tool_search", {"query": "create a calendar event"})
+    assert held.refresh_sync() is True
+    assert {"send_email", "read_file", "create_event"} <= set(held.loaded())
+    assert {"send_email", "read_file", "create_event"} <= set(b.session("held").loaded())
+    store.down = True  # a step while the store is down goes on with what the session holds
+    with caplog.at_level(logging.ERROR, logger="toolmgmt"):
+        asyncio.run(held.refresh())
+    assert "could not be refreshed" in caplog.text and "read_file" in held.loaded()
+    store.down = False
+    store.delete("held")  # gone from the store: the session keeps what it holds
+    assert held.refresh_sync() is False and "read_file" in held.loaded()
+    assert a.session().refresh_sync() is False  # no conversation id: nothing to catch up with

@@ -70,3 +70,22 @@ def test_two_replicas_changing_one_conversation_at_once_lose_nothing(redis_url: 
     finally:
         for store in stores:
             store.close()
+
+
+def test_a_session_held_open_on_one_replica_catches_up_with_the_other(
+    replicas: list[ToolManager], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = replicas
+    held = a.session("held")  # opened once for a run of several steps
+    b.session("held").call_sync("tool_search", {"query": "send an email"})
+    spent = b.session("held").call_sync("send_email", {})
+    assert "send_email" not in held.loaded()
+    assert held.refresh_sync() is True
+    assert "send_email" in [t.name for t in held.tools()]
+    assert held.result_budget.used == spent.tokens
+    monkeypatch.setattr(a.session_store, "load", _refused)
+    assert held.refresh_sync() is False  # one version read, no state loaded
+
+
+def _refused(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("loaded the state where the version said nothing changed")

@@ -154,7 +154,7 @@ async def _bump(client: Client, key: str) -> tuple[bool, Any]:
 def _conversations(redis_url: str) -> dict[str, dict[str, Any]]:
     """Every conversation's stored state, by store key."""
     with redis.Redis.from_url(redis_url) as client:
-        keys = [k for k in client.keys("toolmgmt:session:mcp-*")]
+        keys = [k for k in client.keys("toolmgmt:session:{mcp-*}")]
         return {k.decode(): json.loads(client.hget(k, "s")) for k in keys}
 
 
