@@ -16,10 +16,11 @@ Phases, each with fresh replicas:
    ``toolmgmt_mcp.exchange``);
 2. **50 clients at once**: the upstream directly, then 1, 2 and 3 replicas through HAProxy;
 3. **a replica killed under load** (2 replicas, 50 clients): one replica gets SIGKILL a third of
-   the way through. A call that fails is *interrupted* when it was in flight at the kill (it may
-   or may not have run: only its client may retry it), *lost* otherwise; the upstream counts
-   every run, so a call that ran twice shows; after the run every conversation must still hold
-   its loaded tool and one result record per answered call (*state kept*).
+   the way through. A call that fails is *interrupted* when it was in flight at the kill and
+   failed because its connection or stream to the killed replica was lost (it may or may not
+   have run: only its client may retry it), *lost* otherwise (``split_failures``); the upstream
+   counts every run, so a call that ran twice shows; after the run every conversation must still
+   hold its loaded tool and one result record per answered call (*state kept*).
 
 Every call is ``execute_tool(counter_bump, {key})`` with a unique key (``bump`` directly): an
 answer naming another key is *mixed*. Throughput on a shared machine depends on what else runs:
@@ -57,6 +58,15 @@ SEQUENTIAL = 200
 DEADLINE = 900.0
 """Seconds one client process may take."""
 _TICKS = os.sysconf("SC_CLK_TCK")
+STREAM_LOST = (
+    "SSE stream ended without a response",  # the replica died while its answer streamed
+    "SSE stream failed",
+    "Server returned an error response",  # HAProxy's 502 (not JSON-RPC): it died before answering
+    "RemoteProtocolError",  # the connection dropped under the client
+    "ReadError",
+)
+"""What an MCP client says of a call whose replica died under it: its connection or stream was
+lost. The gateway's own failures are JSON-RPC errors with messages of their own."""
 
 
 # -- the client process ----------------------------------------------------------------------
@@ -114,12 +124,17 @@ async def _load(
                         )
                     text = reply.content[0].text if reply.content else ""
                     value = json.loads(text) if not reply.is_error else None
-                except Exception as exc:
+                except Exception as exc:  # no answer: the call raised
                     failures.append(
-                        {"started": started, "ended": time.perf_counter(), "error": repr(exc)[:300]}
+                        {
+                            "started": started,
+                            "ended": time.perf_counter(),
+                            "error": repr(exc)[:300],
+                            "raised": True,
+                        }
                     )
                     continue
-                if value is None:
+                if value is None:  # an answer, an error one
                     failures.append(
                         {"started": started, "ended": time.perf_counter(), "error": text[:300]}
                     )
@@ -165,7 +180,7 @@ def _stored_conversations(redis_url: str) -> dict[str, Any]:
     with redis.Redis.from_url(redis_url) as client:
         states = [
             json.loads(client.hget(key, "s") or b"{}")
-            for key in client.keys("toolmgmt:session:mcp-*")
+            for key in client.keys("toolmgmt:session:{mcp-*}")
         ]
     return {
         "count": len(states),
@@ -294,7 +309,7 @@ def run_clients(
     busy_before, started = machine_busy_seconds(), time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak: dict[int, float] = {}
-    killed: list[float] = []
+    killed: list[tuple[float, float]] = []
     errors: list[str] = []
 
     def read_stderr() -> None:  # drained all along: a full pipe would stall the clients
@@ -303,8 +318,9 @@ def run_clients(
             errors.append(line)
             if line.startswith("KILL") and kill is not None and not killed:
                 peak.update({p: cpu_seconds(p) for p in pids})  # the victim's, before it dies
-                kill()
-                killed.append(time.perf_counter())  # CLOCK_MONOTONIC: the worker's clock too
+                began = time.perf_counter()  # CLOCK_MONOTONIC: the worker's clock too
+                kill()  # SIGKILL, then waits for the replica to be gone
+                killed.append((began, time.perf_counter()))
 
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
@@ -313,13 +329,12 @@ def run_clients(
     process.wait(DEADLINE)
     reader.join(10)
     err = "".join(errors)
-    killed_at = killed[0] if killed else None
     if process.returncode != 0:
         raise RuntimeError(f"the client process failed:\n{err[-3000:]}")
     result = json.loads(out)
-    failures = result["failures"]
-    result["interrupted"] = sum(1 for f in failures if killed_at and f["started"] <= killed_at)
-    result["lost"] = len(failures) - result["interrupted"]
+    result["interrupted"], result["lost"] = split_failures(
+        result["failures"], killed[0] if killed else None
+    )
     used = {p: max(cpu_seconds(p), peak.get(p, 0.0)) - before[p] for p in pids}
     result["cpu"] = {g: round(sum(used[p] for p in group), 2) for g, group in watch.items()}
     result["cpu"]["clients"] = round(result["cpu_self"], 2)
@@ -328,6 +343,36 @@ def run_clients(
     ours = sum(used.values()) + result["cpu_self"]
     result["other_cores"] = round(max(machine_busy_seconds() - busy_before - ours, 0) / wall, 2)
     return result
+
+
+def split_failures(
+    failures: list[dict[str, Any]], kill: tuple[float, float] | None
+) -> tuple[int, int]:
+    """(interrupted, lost) among failed calls.
+
+    *Interrupted*: in flight when the replica was killed (started before it was gone, ended
+    after the kill began) and raised because its connection or stream was lost
+    (:data:`STREAM_LOST`): it was on the killed replica and may or may not have run. *Lost*:
+    any other failure (an error answer, a timeout, a call started after the kill), which a
+    replica going away must not cause.
+
+    Args:
+        failures: the client process's failed calls (``started``, ``ended``, ``error``, and
+            ``raised`` when there was no answer at all).
+        kill: when the kill began and when the replica was gone (None: no kill).
+    """
+    if kill is None:
+        return 0, len(failures)
+    began, gone = kill
+    interrupted = sum(
+        1
+        for failure in failures
+        if failure.get("raised")
+        and failure["started"] <= gone
+        and failure["ended"] >= began
+        and any(mark in failure["error"] for mark in STREAM_LOST)
+    )
+    return interrupted, len(failures) - interrupted
 
 
 # -- where a replica's time goes ----------------------------------------------------------------

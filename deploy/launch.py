@@ -32,6 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from toolmgmt_core.embeddings.named import check_embedder_spec  # noqa: E402
 from toolmgmt_core.errors import ToolmgmtError  # noqa: E402
 from toolmgmt_core.stores.local import (  # noqa: E402
     HAPROXY_TEMPLATE,
@@ -51,6 +52,9 @@ def replica_config(source: Path, redis_url: str, dsn: str, folder: Path) -> Path
         if isinstance(upstream, dict) and "command" in upstream:
             cwd = Path(upstream.get("cwd", "."))
             upstream["cwd"] = str(cwd if cwd.is_absolute() else (source.parent / cwd).resolve())
+    search = data.get("search")
+    if isinstance(search, dict) and "embedder" in search:  # a model folder beside the original
+        search["embedder"] = check_embedder_spec(search["embedder"], base=source.parent.resolve())
     data["store"] = {"sessions": redis_url, "catalog": dsn}
     copy = folder / "gateway.json"
     copy.write_text(json.dumps(data, indent=2), encoding="utf-8")

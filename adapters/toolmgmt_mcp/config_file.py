@@ -40,6 +40,11 @@ TOML (``.toml``) or JSON (any other suffix)::
     session_ttl = 86400            # seconds a conversation lives after its last request
     catalog = "postgresql://toolmgmt@db/toolmgmt"   # or catalog_env = "CATALOG_DSN"
 
+    [search]
+    embedder = "onnx:models/minilm-onnx"   # hybrid search; or static:<model>,
+                                           # sentence-transformers:<model>, module:attribute;
+                                           # vectors cached in [store] catalog when set
+
 Errors are :class:`~toolmgmt_core.errors.ConfigError` naming the file, the line when known, and
 what is wrong.
 """
@@ -54,6 +59,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from toolmgmt_core.embeddings.named import check_embedder_spec
 from toolmgmt_core.errors import ConfigError
 from toolmgmt_core.profiles import may_match, parse_pattern
 from toolmgmt_core.stores import DEFAULT_SESSION_TTL
@@ -61,6 +67,7 @@ from toolmgmt_mcp.config import (
     GatewayConfig,
     GatewaySettings,
     PolicyConfig,
+    SearchConfig,
     StoreConfig,
     UpstreamConfig,
 )
@@ -161,7 +168,7 @@ class _Reader:
     def read(self, data: Any) -> GatewayConfig:
         if not isinstance(data, Mapping):
             raise self.fail((), "the top level must be a table/object.")
-        known = {"upstreams", "gateway", "policy", "store"}
+        known = {"upstreams", "gateway", "policy", "store", "search"}
         for key in data:
             if key not in known:
                 raise self.fail(
@@ -179,7 +186,8 @@ class _Reader:
         policy = self._policy(("policy",), data.get("policy", {}))
         self._check_deny(policy, upstreams)
         store = self._store(data.get("store", {}))
-        return GatewayConfig(upstreams, gateway, policy, self.source, store=store)
+        search = self._search(data.get("search", {}))
+        return GatewayConfig(upstreams, gateway, policy, self.source, store=store, search=search)
 
     def _check_deny(self, policy: PolicyConfig, upstreams: tuple[UpstreamConfig, ...]) -> None:
         """A ``[policy]`` deny pattern that can match no tool name as exposed is an error: it
@@ -315,6 +323,17 @@ class _Reader:
             session_prefix=prefix,
             catalog=catalog,
         )
+
+    def _search(self, body: Any) -> SearchConfig:
+        where = ("search",)
+        body = self._table(where, body, {"embedder"})
+        if "embedder" not in body:
+            return SearchConfig()
+        try:
+            embedder = check_embedder_spec(body["embedder"], base=self.base)
+        except ConfigError as exc:
+            raise self.fail(where + ("embedder",), str(exc)) from None
+        return SearchConfig(embedder=embedder)
 
     def _secret(self, where: tuple[str, ...], body: Mapping[str, Any], key: str) -> str | None:
         """``key``'s value, or the environment variable ``<key>_env`` names (for secrets)."""

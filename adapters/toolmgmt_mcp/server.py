@@ -28,6 +28,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types import INVALID_PARAMS
 
 from toolmgmt_core.catalog import ToolCatalog
+from toolmgmt_core.embeddings.named import embedder_from_spec
 from toolmgmt_core.errors import ConfigError, StoreError, ToolCallError
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.policy_steps import Policy
@@ -67,7 +68,8 @@ class Gateway:
     Entering connects the upstreams (one that fails is reported and retried on use); leaving
     closes them. ``manager`` is a gateway-mode :class:`ToolManager` over ``catalog``;
     ``manager_options`` are passed on to it (``browse_limit``, ``max_results``...);
-    ``embedder`` makes search hybrid (its vectors cached in the catalog store when there is one).
+    ``embedder`` (else the config's ``[search] embedder``) makes search hybrid (its vectors
+    cached in the catalog store when there is one).
 
     With ``[store] sessions``, conversations live in that Redis (:attr:`session_store`) and
     HTTP is served statelessly behind :class:`~toolmgmt_mcp.conversations.ConversationMiddleware`,
@@ -87,6 +89,8 @@ class Gateway:
         """The shared session store (``[store] sessions``), or None: conversations per
         connection, in this process."""
         catalog_store = _catalog_store(config)
+        if embedder is None:
+            embedder = _configured_embedder(config)
         cache = _embedding_cache(config) if embedder is not None and catalog_store else None
         self.catalog = ToolCatalog(embedder=embedder, embedding_cache=cache)
         self.shared: SharedCatalog | None = (
@@ -417,6 +421,16 @@ def _catalog_store(config: GatewayConfig) -> Any:
     except ImportError as exc:
         raise ConfigError(f"{config.source}: [store] catalog: {exc}") from exc
     return PostgresCatalogStore(config.store.catalog)
+
+
+def _configured_embedder(config: GatewayConfig) -> Any:
+    """The ``[search] embedder``, or None (BM25 alone)."""
+    if not config.search.embedder:
+        return None
+    try:
+        return embedder_from_spec(config.search.embedder)
+    except ConfigError as exc:
+        raise ConfigError(f"{config.source}: [search] embedder: {exc}") from exc
 
 
 def _embedding_cache(config: GatewayConfig) -> Any:

@@ -81,7 +81,9 @@ def test_account_state_round_trips_through_json() -> None:
     state = json.loads(json.dumps(account.to_json()))
     restored = config.start(state)
     assert restored.records() == account.records() and restored.used == 600
-    assert restored.record(1, tool_name="c").call_id == "call_3"  # numbering goes on
+    later = restored.record(1, tool_name="c")
+    assert later.order == 2  # numbering goes on
+    assert later.id not in {r.id for r in account.records()}  # a record id of its own
     with pytest.raises(ConfigError, match="SessionBudget.to_json"):
         config.start({"records": [{"tokens": 3}]})
 

@@ -37,9 +37,9 @@ async def test_ids_are_minted_bound_to_the_caller_and_checked_on_every_request(
             conversation = opened.headers["mcp-session-id"]
             assert conversation.startswith("tmc_") and len(conversation) > 40
             with redis.Redis.from_url(redis_url) as client:
-                keys = [k.decode() for k in client.keys("toolmgmt:session:mcp-*")]
+                keys = [k.decode() for k in client.keys("toolmgmt:session:{mcp-*}")]
             # Stored under a hash of the id and the caller's credentials, never the id itself.
-            assert keys == ["toolmgmt:session:" + conversation_key(conversation, "")]
+            assert keys == ["toolmgmt:session:{" + conversation_key(conversation, "") + "}"]
             assert conversation not in json.dumps(keys)
 
             mine = {**ACCEPT, "mcp-session-id": conversation}
@@ -76,11 +76,11 @@ async def test_ids_are_minted_bound_to_the_caller_and_checked_on_every_request(
                 "execute_tool", {"tool_name": "notes_echo", "arguments": {"token": "t"}}
             )
             with redis.Redis.from_url(redis_url) as raw:
-                (key,) = raw.keys("toolmgmt:session:mcp-*")
+                (key,) = raw.keys("toolmgmt:session:{mcp-*}")
                 state = json.loads(raw.hget(key, "s"))
             assert state["loaded"] == ["notes_echo"] and len(state["results"]["records"]) == 1
         with redis.Redis.from_url(redis_url) as raw:
-            assert raw.keys("toolmgmt:session:mcp-*") == []  # the client's DELETE ended it
+            assert raw.keys("toolmgmt:session:{mcp-*}") == []  # the client's DELETE ended it
 
 
 async def test_the_health_check_needs_no_token_and_no_redis(

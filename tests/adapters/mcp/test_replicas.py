@@ -2,7 +2,7 @@
 real Redis (conversations) and a real PostgreSQL (the catalog).
 
 - a tool pushed with ``toolmgmt catalog push`` becomes searchable on both replicas, without a
-  restart;
+  restart, and one removed with ``toolmgmt catalog remove`` leaves search on both;
 - an MCP client's conversation survives the SIGKILL of the replica serving its call: the call in
   flight fails and is not replayed (its upstream tool ran exactly once), the next call succeeds
   on the other replica with the same client (no re-initialize), and the conversation keeps its
@@ -154,7 +154,7 @@ async def _bump(client: Client, key: str) -> tuple[bool, Any]:
 def _conversations(redis_url: str) -> dict[str, dict[str, Any]]:
     """Every conversation's stored state, by store key."""
     with redis.Redis.from_url(redis_url) as client:
-        keys = [k for k in client.keys("toolmgmt:session:mcp-*")]
+        keys = [k for k in client.keys("toolmgmt:session:{mcp-*}")]
         return {k.decode(): json.loads(client.hget(k, "s")) for k in keys}
 
 
@@ -162,6 +162,36 @@ async def _runs(upstream: str, key: str) -> int:
     async with Client(upstream) as direct:
         result = await direct.call_tool("runs", {"key": key})
         return int(result.content[0].text)  # type: ignore[union-attr]
+
+
+def _catalog_command(dsn: str, *args: str) -> None:
+    subprocess.run(
+        ["toolmgmt", "catalog", *args, "--store", dsn], check=True, capture_output=True, timeout=60
+    )
+
+
+async def _until_on_both(
+    topology: SimpleNamespace, query: str, holds: Any, what: str
+) -> dict[str, float]:
+    """Search ``query`` on each replica until ``holds(found tools)`` on both (a generous bound:
+    how fast is bench/stores.py's figure); the seconds each took."""
+    started = time.monotonic()
+    seen: dict[str, float] = {}
+    async with (
+        Client(topology.replicas[0].url) as first,
+        Client(topology.replicas[1].url) as second,
+    ):
+        with anyio.fail_after(GENEROUS):
+            while len(seen) < 2:
+                for name, client in (("first", first), ("second", second)):
+                    if name in seen:
+                        continue
+                    _, found = await _call(client, "discover_tools", {"query": query})
+                    if holds(found.get("tools", {})):
+                        seen[name] = time.monotonic() - started
+                await anyio.sleep(0.05)
+    print(f"{what} on both replicas after: {seen}")
+    return seen
 
 
 async def test_a_pushed_tool_is_searchable_on_both_replicas(
@@ -184,36 +214,50 @@ async def test_a_pushed_tool_is_searchable_on_both_replicas(
     }
     orphan = {**curated, "name": "nowhere_zebra", "domain": "nowhere"}
     tools.write_text(json.dumps([curated, orphan]))
-    subprocess.run(
-        ["toolmgmt", "catalog", "push", str(tools), "--store", topology.dsn],
-        check=True,
-        capture_output=True,
-        timeout=60,
+    _catalog_command(topology.dsn, "push", str(tools))
+    await _until_on_both(
+        topology,
+        "zebra ledger",
+        lambda found: "counter_runs" in found and "nowhere_zebra" not in found,
+        "pushed tool searchable",
     )
-    pushed = time.monotonic()
-    seen: dict[str, float] = {}
-    async with (
-        Client(topology.replicas[0].url) as first,
-        Client(topology.replicas[1].url) as second,
-    ):
-        with anyio.fail_after(GENEROUS):
-            while len(seen) < 2:
-                for name, client in (("first", first), ("second", second)):
-                    if name in seen:
-                        continue
-                    _, found = await _call(client, "discover_tools", {"query": "zebra ledger"})
-                    if "counter_runs" in found.get("tools", {}):
-                        seen[name] = time.monotonic() - pushed
-                        assert "nowhere_zebra" not in found["tools"]
-                await anyio.sleep(0.05)
-        # The curated definition runs on the upstream, through either replica.
-        for client in (first, second):
+    # The curated definition runs on the upstream, through either replica.
+    for replica in topology.replicas:
+        async with Client(replica.url) as client:
             error, value = await _call(
                 client, "execute_tool", {"tool_name": "counter_runs", "arguments": {"key": "z"}}
             )
             assert (error, value) == (False, 0)
-    print(f"pushed tool searchable after: {seen}")
     assert any("nowhere" in line for line in topology.replicas[0].log)  # said why it was skipped
+
+
+async def test_a_tool_removed_from_the_store_leaves_search_on_both_replicas(
+    topology: SimpleNamespace, tmp_path: Path
+) -> None:
+    # A tool only the store has (its upstream does not list it): once removed from the store,
+    # nothing else brings it back.
+    audit = {
+        "name": "counter_quokka_audit",
+        "description": "Audit the quokka ledger of every counter key.",
+        "parameters": {"type": "object", "properties": {}},
+        "domain": "counter",
+        "keywords": ["quokka"],
+    }
+    tools = tmp_path / "audit.json"
+    tools.write_text(json.dumps([audit]))
+    _catalog_command(topology.dsn, "push", str(tools))
+    await _until_on_both(
+        topology, "quokka audit", lambda found: audit["name"] in found, "pushed tool searchable"
+    )
+    _catalog_command(topology.dsn, "remove", audit["name"])
+    await _until_on_both(
+        topology, "quokka audit", lambda found: audit["name"] not in found, "removed tool gone"
+    )
+    async with Client(topology.url) as client:  # nor can it be run any more
+        error, answer = await _call(
+            client, "execute_tool", {"tool_name": audit["name"], "arguments": {}}
+        )
+        assert error and audit["name"] in json.dumps(answer)
 
 
 async def test_a_conversation_survives_the_death_of_its_replica(topology: SimpleNamespace) -> None:
