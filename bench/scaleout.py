@@ -11,7 +11,9 @@ process group's CPU time per call.
 Phases, each with fresh replicas:
 
 1. **one client in sequence** (the hop's own cost, no queueing): the upstream directly, one
-   replica directly, one replica through HAProxy;
+   replica directly, one replica through HAProxy, and one replica that sends every request
+   through the SDK's stateless transport (``direct_answers = false``, the reference for
+   ``toolmgmt_mcp.exchange``);
 2. **50 clients at once**: the upstream directly, then 1, 2 and 3 replicas through HAProxy;
 3. **a replica killed under load** (2 replicas, 50 clients): one replica gets SIGKILL a third of
    the way through. A call that fails is *interrupted* when it was in flight at the kill and
@@ -234,24 +236,30 @@ class Rig:
                 raise RuntimeError("the upstream did not start")
             time.sleep(0.05)
         self.config = folder / "gateway.toml"
-        self.config.write_text(
+        common = (
             f'[upstreams.counter]\nurl = "{self.upstream_url}"\ntimeout = 60\n\n'
             f'[store]\nsessions = "{self.redis.url}"\ncatalog = "{self.postgres.dsn}"\n'
         )
+        self.config.write_text(common)
+        self.sdk_config = folder / "gateway-sdk.toml"
+        """Every request through the SDK's stateless transport (the reference for direct
+        answers, ``toolmgmt_mcp.exchange``)."""
+        self.sdk_config.write_text("[gateway]\ndirect_answers = false\n\n" + common)
 
     def processes(self) -> dict[str, list[int]]:
         return {"upstream": [self.upstream.pid], "redis": [self.redis.pid]}
 
     @contextmanager
-    def replicas(self, count: int) -> Iterator[tuple[list[Any], Any]]:
-        """``count`` replicas behind a fresh HAProxy; (replicas, balancer)."""
+    def replicas(self, count: int, config: Path | None = None) -> Iterator[tuple[list[Any], Any]]:
+        """``count`` replicas (of ``config``, by default the usual one) behind a fresh
+        HAProxy; (replicas, balancer)."""
         from concurrent.futures import ThreadPoolExecutor
 
         from toolmgmt_mcp.local import LocalGateway
 
         from toolmgmt_core.stores.local import LocalHAProxy
 
-        replicas = [LocalGateway(self.config) for _ in range(count)]
+        replicas = [LocalGateway(config or self.config) for _ in range(count)]
         balancer = None
         try:
             with ThreadPoolExecutor(count) as pool:
@@ -569,6 +577,16 @@ def main() -> int:
                     SEQUENTIAL,
                 )
             )
+        with rig.replicas(1, rig.sdk_config) as (replicas, balancer):
+            watch = {**base, "replicas": [r.process.pid for r in replicas]}
+            run_clients(replicas[0].url, 2, 5, direct=False, watch=watch)  # warm up
+            alone.append(
+                summary(
+                    "1 replica, no HAProxy, SDK transport only",
+                    run_clients(replicas[0].url, 1, SEQUENTIAL, direct=False, watch=watch),
+                    SEQUENTIAL,
+                )
+            )
         print_table("one client, calls in sequence", alone)
 
         # 2. 50 clients at once.
@@ -647,6 +665,7 @@ def main() -> int:
     figures["goals"] = {
         "added_p50_ms_one_client": round(alone[2]["p50_ms"] - direct_p50, 2),
         "added_p50_ms_one_client_no_haproxy": round(alone[1]["p50_ms"] - direct_p50, 2),
+        "added_p50_ms_one_client_sdk_transport": round(alone[3]["p50_ms"] - direct_p50, 2),
         "speedup_2_vs_1": round(loaded[2]["calls_per_s"] / one, 2) if one else None,
         "speedup_3_vs_1": round(loaded[3]["calls_per_s"] / one, 2)
         if one and len(loaded) > 3

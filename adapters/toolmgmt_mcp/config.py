@@ -119,6 +119,10 @@ class GatewaySettings:
     session_result_budget: int | None = None
     """Tokens of results one conversation may hold before later results are cut harder;
     None: no session budget."""
+    direct_answers: bool = True
+    """With ``[store] sessions``, answer a conversation's plain requests (no progress token) in
+    their own task (:mod:`toolmgmt_mcp.exchange`: less CPU per call); False: every request
+    through the SDK's stateless transport."""
 
 
 @dataclass(frozen=True)

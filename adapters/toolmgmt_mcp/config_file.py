@@ -12,6 +12,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     profile = "full"               # a toolmgmt profile (built-in: minimal, readonly, full)
     always_on = ["notes_search_*"] # tools listed directly beside the three meta-tools
     media = "describe"             # or "pass": upstream images/audio/resources passed on too
+    direct_answers = true          # [store] sessions: plain requests skip the SDK's transport
 
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
@@ -234,7 +235,7 @@ class _Reader:
         where = ("gateway",)
         keys = {"name", "transport", "host", "port", "path", "token", "token_env"}
         keys |= {"max_result_tokens", "default_timeout", "profile", "always_on", "media"}
-        keys |= {"session_result_budget"}
+        keys |= {"session_result_budget", "direct_answers"}
         body = self._table(where, body, keys)
         transport = body.get("transport", "stdio")
         if transport not in ("stdio", "http"):
@@ -244,6 +245,11 @@ class _Reader:
         media = body.get("media", "describe")
         if media not in ("describe", "pass"):
             raise self.fail(where + ("media",), f"must be 'describe' or 'pass', got {media!r}.")
+        direct_answers = body.get("direct_answers", True)
+        if not isinstance(direct_answers, bool):
+            raise self.fail(
+                where + ("direct_answers",), f"must be true or false, got {direct_answers!r}."
+            )
         token = body.get("token")
         if "token_env" in body:
             var = self._string(where + ("token_env",), body["token_env"])
@@ -270,6 +276,7 @@ class _Reader:
             else None,
             always_on=self._strings(where + ("always_on",), body.get("always_on", [])),
             media=media,
+            direct_answers=direct_answers,
             default_timeout=self._seconds(
                 where + ("default_timeout",), body.get("default_timeout", 30.0)
             ),

@@ -262,7 +262,10 @@ class Gateway:
         )
         if self.session_store is not None:
             initial = ToolSession(self.manager).to_json()
-            app = ConversationMiddleware(app, self.session_store, path=path, initial_state=initial)
+            direct = self.server if settings.direct_answers else None
+            app = ConversationMiddleware(
+                app, self.session_store, path=path, initial_state=initial, server=direct
+            )
         return BearerTokenMiddleware(app, token, open_paths=(HEALTH_PATH,)) if token else app
 
     async def run_http(
