@@ -3,10 +3,10 @@ upstream called directly in the same run; calls lost and state kept when a repli
 
 Everything runs on this machine, on loopback: a local Redis (conversations) and PostgreSQL
 (catalog store), one upstream MCP server over streamable HTTP (``tests/adapters/mcp/servers/
-counter_server.py``), N ``toolmgmt serve --http`` replicas with ``[store]``, and HAProxy from the
-repository's ``deploy/haproxy.cfg``. The clients (``mcp.Client``, one conversation each) run in a
-process of their own, so their CPU is counted apart from the gateway's; the table gives each
-process group's CPU time per call.
+counter_server.py``), N ``toolmgmt serve --http`` replicas with ``[store]``, and HAProxy
+(``LocalHAProxy``, its packaged template). The clients (``mcp.Client``, one conversation each)
+run in a process of their own, so their CPU is counted apart from the gateway's; the table gives
+each process group's CPU time per call.
 
 Phases, each with fresh replicas:
 
