@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.bfcl import bfcl_dir, bfcl_missing
 
 import toolmgmt_demo
 from toolmgmt_core import ToolCatalog, ToolManager
@@ -27,8 +28,6 @@ from toolmgmt_core.tokens import (
 from toolmgmt_core.tool import Tool
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
-ROOT = Path(__file__).resolve().parents[2]
-DEV_POOL = ROOT.parent / "shared" / "bench" / "bfcl_dev" / "bfcl_pool.json"
 
 GERMAN = Tool(
     name="wetter_vorhersage",
@@ -168,9 +167,9 @@ def test_the_estimate_is_within_ten_percent_on_the_demo_catalog() -> None:
     assert real == ToolCatalog(toolmgmt_demo.demo_tools()).definition_tokens()
 
 
-@pytest.mark.skipif(not DEV_POOL.is_file(), reason=f"the shared BFCL data is not at {DEV_POOL}")
+@pytest.mark.skipif(bfcl_missing("dev") is not None, reason=str(bfcl_missing("dev")))
 def test_the_estimate_is_within_ten_percent_on_the_bfcl_dev_pool() -> None:
-    pool = json.loads(DEV_POOL.read_text(encoding="utf-8"))["tools"]
+    pool = json.loads((bfcl_dir("dev") / "bfcl_pool.json").read_text(encoding="utf-8"))["tools"]
     catalog = ToolCatalog()
     catalog.add_schemas(pool, on_error="skip")
     _within(_definitions_texts(list(catalog)), 0.10)
