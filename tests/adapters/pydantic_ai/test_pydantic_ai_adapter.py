@@ -26,18 +26,17 @@ from pydantic_ai.tools import ToolDefinition  # noqa: E402
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset  # noqa: E402
 from pydantic_ai.toolsets.abstract import ToolsetTool  # noqa: E402
 from pydantic_core import SchemaValidator, core_schema  # noqa: E402
+from support.demo import demo_manager  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
 from toolmgmt_core import ConfigError, ToolCatalog, ToolManager, count_tokens  # noqa: E402
 from toolmgmt_core.stores import InMemorySessionStore  # noqa: E402
-from toolmgmt_demo import demo_catalog  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
 
 # The policy names a wrapped toolset's tool, which joins the catalog on the first run step, after
 # the manager (and its policy lint) is built.
 pytestmark = pytest.mark.filterwarnings("ignore:Pattern 'weather_alerts' in step:UserWarning")
-DEMO = demo_catalog()  # built once (its backends take a while); each test copies the tool list
 
 
 class Script:
@@ -78,11 +77,9 @@ def weather_toolset() -> FunctionToolset[Any]:
 
 
 def _manager(mode: str = "search", **extra: Any) -> ToolManager:
-    return ToolManager(
-        ToolCatalog(list(DEMO)),
-        mode=mode,  # type: ignore[arg-type]
-        max_results=3,
-        policies=[{"label": "agent", "deny": ["crm_delete_*", "weather_alerts"]}],
+    return demo_manager(
+        mode,
+        deny=("crm_delete_*", "weather_alerts"),
         max_result_tokens=MAX_RESULT_TOKENS,
         **extra,
     )

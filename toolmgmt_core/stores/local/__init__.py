@@ -40,7 +40,7 @@ from toolmgmt_core.stores.local.haproxy import (
     render_haproxy_config,
 )
 from toolmgmt_core.stores.local.postgres_server import LocalPostgres, find_postgres_bindir
-from toolmgmt_core.stores.local.process import die_with_parent
+from toolmgmt_core.stores.local.process import die_with_parent, free_port, stop_process
 from toolmgmt_core.stores.local.redis_server import LocalRedis, find_redis_server
 
 __all__ = [
@@ -52,5 +52,7 @@ __all__ = [
     "find_haproxy",
     "find_postgres_bindir",
     "find_redis_server",
+    "free_port",
     "render_haproxy_config",
+    "stop_process",
 ]

@@ -1,5 +1,6 @@
 """What the local servers share: a child process in a temporary folder, started and waited
-for until it answers, stopped and cleaned up, and told to die with its owner."""
+for until it answers, stopped and cleaned up, and told to die with its owner; a free loopback
+port and stopping a process (also for the gateway replicas, the tests and the benchmarks)."""
 
 from __future__ import annotations
 
@@ -19,16 +20,32 @@ from typing import Any
 
 from toolmgmt_core.errors import StoreUnavailableError
 
-__all__ = ["LocalServer", "die_with_parent"]
+__all__ = ["LocalServer", "die_with_parent", "free_port", "stop_process"]
 
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 10.0
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nothing listens on now (bound, then released)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def stop_process(
+    process: subprocess.Popen[Any], timeout: float = _STOP_TIMEOUT, sig: int = signal.SIGTERM
+) -> None:
+    """Send ``sig`` to ``process`` and wait; SIGKILL it if it has not exited within ``timeout``
+    seconds. Returns once it is gone (at once when it already was)."""
+    if process.poll() is not None:
+        return
+    process.send_signal(sig)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def die_with_parent(sig: int) -> Callable[[], None] | None:
@@ -106,7 +123,7 @@ class LocalServer:
                 raise
         for attempt in range(3):
             if first:
-                self.port = self.fixed_port or _free_port()
+                self.port = self.fixed_port or free_port()
             try:
                 self._spawn()
                 return self
@@ -157,12 +174,7 @@ class LocalServer:
         process = self._process
         if process is None:
             return
-        if process.poll() is None:
-            process.send_signal(self.stop_signal)
-            try:
-                process.wait(_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self._kill()
+        stop_process(process, sig=self.stop_signal)
         self._process = None
 
     def _kill(self) -> None:
