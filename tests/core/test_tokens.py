@@ -17,6 +17,7 @@ from support.bfcl import bfcl_dir, bfcl_missing
 import toolmgmt_demo
 from toolmgmt_core import ToolCatalog, ToolManager
 from toolmgmt_core import tokens as tokens_module
+from toolmgmt_core.errors import TokenizerUnavailableError
 from toolmgmt_core.report import report_tables
 from toolmgmt_core.tokens import (
     ApproxEncoding,
@@ -111,6 +112,23 @@ def test_tiktokens_own_cache_folder_gives_exact_counts(core_only: Path) -> None:
     assert count_tokens(definition_text(GERMAN)) == len(
         encoding.encode_ordinary(definition_text(GERMAN))
     )
+
+
+def test_the_folder_named_by_toolmgmt_tiktoken_dir_is_read_first(
+    core_only: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "encodings"
+    folder.mkdir()
+    monkeypatch.setenv("TOOLMGMT_TIKTOKEN_DIR", str(folder))
+    monkeypatch.setenv("TOOLMGMT_TIKTOKEN_OFFLINE", "1")
+    with pytest.raises(TokenizerUnavailableError) as raised:  # empty: named first, then the rest
+        get_encoding("o200k_base", fallback=False)
+    assert f"none of these folders: {folder}, {core_only}" in str(raised.value)
+    shutil.copy(BUNDLE, folder / BUNDLE.name)  # offline, no litellm, an empty tiktoken cache
+    encoding = get_encoding("o200k_base", fallback=False)
+    assert not isinstance(encoding, ApproxEncoding)
+    text = definition_text(JAPANESE)
+    assert count_tokens(text) == len(encoding.encode_ordinary(text)) != ApproxEncoding().count(text)
 
 
 def test_tiktokens_own_loading_is_used_when_nothing_is_local(
