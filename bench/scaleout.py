@@ -3,10 +3,10 @@ upstream called directly in the same run; calls lost and state kept when a repli
 
 Everything runs on this machine, on loopback: a local Redis (conversations) and PostgreSQL
 (catalog store), one upstream MCP server over streamable HTTP (``tests/adapters/mcp/servers/
-counter_server.py``), N ``toolmgmt serve --http`` replicas with ``[store]``, and HAProxy from the
-repository's ``deploy/haproxy.cfg``. The clients (``mcp.Client``, one conversation each) run in a
-process of their own, so their CPU is counted apart from the gateway's; the table gives each
-process group's CPU time per call.
+counter_server.py``), N ``toolmgmt serve --http`` replicas with ``[store]``, and HAProxy
+(``LocalHAProxy``, its packaged template). The clients (``mcp.Client``, one conversation each)
+run in a process of their own, so their CPU is counted apart from the gateway's; the table gives
+each process group's CPU time per call.
 
 Phases, each with fresh replicas:
 
@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,8 +49,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "adapters"))
+sys.path.insert(0, str(ROOT / "tests"))  # support.*: the tests' upstream servers
+sys.path.insert(0, str(ROOT / "bench"))  # _clients, _results
 
-COUNTER = ROOT / "tests" / "adapters" / "mcp" / "servers" / "counter_server.py"
 TOOL = "counter_bump"
 SEQUENTIAL = 200
 """Calls of the one-client phases."""
@@ -86,71 +86,65 @@ async def _load(
     url: str, clients: int, calls: int, direct: bool, kill_after: int, redis_url: str | None
 ) -> dict[str, Any]:
     import anyio
-    from mcp import Client
+    from _clients import together
 
     latencies: list[float] = []
     failures: list[dict[str, Any]] = []
     mixed = 0
     answered = 0
     started_calls = 0
-    connected = anyio.Event()
     finished = anyio.Event()
-    ready = 0
     done = 0
     kill_asked = False
 
-    async def one_client(number: int) -> None:
-        nonlocal ready, mixed, answered, started_calls, done, kill_asked
-        async with Client(url) as client:
-            if not direct:  # a conversation that loads its tool, as a model would
-                await client.call_tool("get_tool_schema", {"tool_name": TOOL})
-            ready += 1
-            if ready == clients:
-                connected.set()
-            await connected.wait()  # every conversation open before the first call
-            for i in range(calls):
-                key = f"c{number}-{i}-{os.urandom(6).hex()}"
-                started = time.perf_counter()
-                started_calls += 1
-                if kill_after and started_calls == kill_after and not kill_asked:
-                    kill_asked = True
-                    print("KILL", flush=True, file=sys.stderr)  # the parent kills a replica
-                try:
-                    if direct:
-                        reply = await client.call_tool("bump", {"key": key})
-                    else:
-                        reply = await client.call_tool(
-                            "execute_tool", {"tool_name": TOOL, "arguments": {"key": key}}
-                        )
-                    text = reply.content[0].text if reply.content else ""
-                    value = json.loads(text) if not reply.is_error else None
-                except Exception as exc:  # no answer: the call raised
-                    failures.append(
-                        {
-                            "started": started,
-                            "ended": time.perf_counter(),
-                            "error": repr(exc)[:300],
-                            "raised": True,
-                        }
-                    )
-                    continue
-                if value is None:  # an answer, an error one
-                    failures.append(
-                        {"started": started, "ended": time.perf_counter(), "error": text[:300]}
-                    )
-                elif value.get("key") != key:
-                    mixed += 1
+    async def calls_of(number: int, client: Any) -> None:
+        nonlocal mixed, answered, started_calls, done, kill_asked
+        for i in range(calls):
+            key = f"c{number}-{i}-{os.urandom(6).hex()}"
+            started = time.perf_counter()
+            started_calls += 1
+            if kill_after and started_calls == kill_after and not kill_asked:
+                kill_asked = True
+                print("KILL", flush=True, file=sys.stderr)  # the parent kills a replica
+            try:
+                if direct:
+                    reply = await client.call_tool("bump", {"key": key})
                 else:
-                    answered += 1
-                    latencies.append(time.perf_counter() - started)
-            done += 1
-            if done == clients:
-                finished.set()
-            await finished.wait()  # conversations stay open until their state is read
-            if number == 0 and redis_url:
-                state.update(_stored_conversations(redis_url))
-                checked.set()
-            await checked.wait()
+                    reply = await client.call_tool(
+                        "execute_tool", {"tool_name": TOOL, "arguments": {"key": key}}
+                    )
+                text = reply.content[0].text if reply.content else ""
+                value = json.loads(text) if not reply.is_error else None
+            except Exception as exc:  # no answer: the call raised
+                failures.append(
+                    {
+                        "started": started,
+                        "ended": time.perf_counter(),
+                        "error": repr(exc)[:300],
+                        "raised": True,
+                    }
+                )
+                continue
+            if value is None:  # an answer, an error one
+                failures.append(
+                    {"started": started, "ended": time.perf_counter(), "error": text[:300]}
+                )
+            elif value.get("key") != key:
+                mixed += 1
+            else:
+                answered += 1
+                latencies.append(time.perf_counter() - started)
+        done += 1
+        if done == clients:
+            finished.set()
+        await finished.wait()  # conversations stay open until their state is read
+        if number == 0 and redis_url:
+            state.update(_stored_conversations(redis_url))
+            checked.set()
+        await checked.wait()
+
+    async def load_tool(client: Any) -> None:  # a conversation loads its tool, as a model would
+        await client.call_tool("get_tool_schema", {"tool_name": TOOL})
 
     state: dict[str, Any] = {}
     checked = anyio.Event()
@@ -158,9 +152,7 @@ async def _load(
         checked.set()
     began, cpu = time.perf_counter(), time.process_time()
     with anyio.fail_after(DEADLINE):
-        async with anyio.create_task_group() as tasks:
-            for number in range(clients):
-                tasks.start_soon(one_client, number)
+        await together(url, clients, calls_of, prepare=None if direct else load_tool)
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     return {
         "cpu_self": cpu,  # the load only: not the interpreter's start and imports
@@ -192,12 +184,6 @@ def _stored_conversations(redis_url: str) -> dict[str, Any]:
 # -- the rig -----------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def machine_busy_seconds() -> float:
     """CPU seconds every core of this machine has spent busy since boot (``/proc/stat``)."""
     fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
@@ -218,23 +204,14 @@ class Rig:
     """The engines and the upstream, started once; replicas and HAProxy per phase."""
 
     def __init__(self, stack: ExitStack, folder: Path) -> None:
+        from support.upstreams import COUNTER, http_upstream
+
         from toolmgmt_core.stores.local import LocalPostgres, LocalRedis
 
         self.redis = stack.enter_context(LocalRedis())
         self.postgres = stack.enter_context(LocalPostgres())
-        port = free_port()
-        self.upstream = subprocess.Popen(
-            [sys.executable, str(COUNTER), "--http", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        stack.callback(_stop, self.upstream)
-        self.upstream_url = f"http://127.0.0.1:{port}/mcp"
-        deadline = time.monotonic() + 60
-        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the upstream did not start")
-            time.sleep(0.05)
+        upstream = stack.enter_context(http_upstream(COUNTER))
+        self.upstream, self.upstream_url = upstream.process, upstream.url
         self.config = folder / "gateway.toml"
         common = (
             f'[upstreams.counter]\nurl = "{self.upstream_url}"\ntimeout = 60\n\n'
@@ -276,14 +253,6 @@ class Rig:
                 balancer.close()
             for replica in replicas:
                 replica.stop()
-
-
-def _stop(process: subprocess.Popen[Any]) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 def run_clients(
@@ -666,16 +635,17 @@ def main() -> int:
         "added_p50_ms_one_client": round(alone[2]["p50_ms"] - direct_p50, 2),
         "added_p50_ms_one_client_no_haproxy": round(alone[1]["p50_ms"] - direct_p50, 2),
         "added_p50_ms_one_client_sdk_transport": round(alone[3]["p50_ms"] - direct_p50, 2),
-        "speedup_2_vs_1": round(loaded[2]["calls_per_s"] / one, 2) if one else None,
-        "speedup_3_vs_1": round(loaded[3]["calls_per_s"] / one, 2)
-        if one and len(loaded) > 3
-        else None,
+        **{
+            f"speedup_{n}_vs_1": round(loaded[n]["calls_per_s"] / one, 2)
+            if one and len(loaded) > n
+            else None
+            for n in (2, 3)
+        },
         "lost": sum(r["lost"] for r in loaded) + killed["lost"],
         "state_kept": killed["state_kept"],
     }
     print("\ngoals:", json.dumps(figures["goals"]))
     if args.json:
-        sys.path.insert(0, str(ROOT / "bench"))
         from _results import write_results
 
         print(f"wrote {write_results(args.json, 'scaleout', figures)}")

@@ -5,9 +5,10 @@
 
 ``up`` starts, on 127.0.0.1, a throw-away Redis and PostgreSQL (Debian's ``redis-server`` and
 ``postgresql``), N ``toolmgmt serve --http`` replicas of ``--config`` with its ``[store]``
-pointing at them, and HAProxy (``deploy/haproxy.cfg``) in front; it prints where everything is
-and stops it all on Ctrl-C (or when killed: every server dies with this process).
-``haproxy-config`` fills ``deploy/haproxy.cfg`` for servers you run yourself.
+pointing at them, and HAProxy in front; it prints where everything is and stops it all on
+Ctrl-C (or when killed: every server dies with this process). ``haproxy-config`` fills HAProxy's
+template (``toolmgmt_core/stores/local/haproxy.cfg``, shipped in the package) for servers you
+run yourself.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def main() -> int:
     start.add_argument("--port", type=int, default=8080, help="HAProxy's port (0: a free one)")
     start.add_argument("--host", default="127.0.0.1", help="the replicas' address")
     start.set_defaults(run=up)
-    render = commands.add_parser("haproxy-config", help="print deploy/haproxy.cfg filled in")
+    render = commands.add_parser("haproxy-config", help="print the HAProxy template filled in")
     render.add_argument("--bind", required=True, help="ADDRESS:PORT clients connect to")
     render.add_argument("--server", action="append", required=True, help="HOST:PORT, repeated")
     render.add_argument("--admin-socket", help="a Unix socket for HAProxy's runtime API")

@@ -25,6 +25,7 @@ from toolmgmt_core.records import (
     new_record_id,
     read_account,
 )
+from toolmgmt_core.sync import run_sync
 from toolmgmt_core.tokens import DEFAULT_ENCODING
 from toolmgmt_core.tool import Tool
 from toolmgmt_core.truncation import (
@@ -32,7 +33,6 @@ from toolmgmt_core.truncation import (
     STRATEGIES,
     TruncationResult,
     summarize_result,
-    summarize_result_sync,
     truncate_result,
 )
 
@@ -210,15 +210,13 @@ class SessionBudget:
     ) -> TruncationResult:
         """Cut (or summarise) one result to its budget and record it.
 
-        With a summariser configured this blocks while it runs; async code uses
-        :meth:`shape`.
+        With a summariser configured this blocks while it runs (:meth:`shape` through
+        :func:`~toolmgmt_core.sync.run_sync`); async code uses :meth:`shape`.
         """
-        name, limit, options = self._plan(tool, tool_name, goal)
-        if self.budget.summarizer is not None:
-            result = summarize_result_sync(value, self.budget.summarizer, limit, **options)
-        else:
-            result = truncate_result(value, limit, **_truncation(options))
-        return self._recorded(result, name, call_id)
+        if self.budget.summarizer is None:
+            return self._truncated(value, tool, tool_name, goal, call_id)
+        shaped = self.shape(value, tool, tool_name=tool_name, goal=goal, call_id=call_id)
+        return run_sync(shaped)
 
     async def shape(
         self,
@@ -231,12 +229,22 @@ class SessionBudget:
     ) -> TruncationResult:
         """Cut (or summarise) one result to its budget and record it; an async summariser is
         awaited, not bridged (:meth:`shape_sync` for sync code)."""
+        if self.budget.summarizer is None:
+            return self._truncated(value, tool, tool_name, goal, call_id)
         name, limit, options = self._plan(tool, tool_name, goal)
-        if self.budget.summarizer is not None:
-            result = await summarize_result(value, self.budget.summarizer, limit, **options)
-        else:
-            result = truncate_result(value, limit, **_truncation(options))
+        result = await summarize_result(value, self.budget.summarizer, limit, **options)
         return self._recorded(result, name, call_id)
+
+    def _truncated(
+        self,
+        value: Any,
+        tool: Tool | None,
+        tool_name: str | None,
+        goal: str | None,
+        call_id: str | None,
+    ) -> TruncationResult:
+        name, limit, options = self._plan(tool, tool_name, goal)
+        return self._recorded(truncate_result(value, limit, **_truncation(options)), name, call_id)
 
     def _plan(
         self, tool: Tool | None, tool_name: str | None, goal: str | None

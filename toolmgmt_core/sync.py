@@ -1,7 +1,8 @@
 """Where sync and async code meet: the one bridge each way.
 
 - :func:`run_sync` runs a coroutine from sync code (``call_sync``, ``summarize_result_sync``,
-  the CLI's and the MCP adapter's blocking entry points), even when a loop is already running;
+  the CLI's and the MCP adapter's blocking entry points, ``serve_sync`` on uvloop through its
+  ``loop_factory``), even when a loop is already running;
 - :func:`off_loop` runs bounded sync work (validation, result shaping) from async code on a
   small shared pool, so the event loop keeps serving other calls, and :func:`is_small` tells
   when a value is cheap enough to handle on the loop itself.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import sys
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
@@ -39,18 +41,50 @@ _SYNC_BRIDGE_POOL = concurrent.futures.ThreadPoolExecutor(
 )
 
 
-def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
+def run_sync(
+    coroutine: Coroutine[Any, Any, _T],
+    *,
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+) -> _T:
     """Run ``coroutine`` to completion from sync code, even when a loop is already running.
 
     Inside a running loop (a notebook, an async framework calling sync code) it runs on a
     fresh loop in a worker thread, since the running loop cannot be re-entered.
+
+    Args:
+        coroutine: what to run.
+        loop_factory: makes the loop it runs on (``uvloop.new_event_loop``); default asyncio's.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
+        return _run(coroutine, loop_factory)
     context = contextvars.copy_context()  # the caller's context (a framework's run) goes along
-    return _SYNC_BRIDGE_POOL.submit(context.run, asyncio.run, coroutine).result()
+    return _SYNC_BRIDGE_POOL.submit(context.run, _run, coroutine, loop_factory).result()
+
+
+def _run(
+    coroutine: Coroutine[Any, Any, _T],
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None,
+) -> _T:
+    """``asyncio.run(coroutine, loop_factory=...)``, which Python 3.10 spells by hand."""
+    if loop_factory is None:
+        return asyncio.run(coroutine)
+    if sys.version_info >= (3, 11):
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            return runner.run(coroutine)
+    loop = loop_factory()  # Python 3.10: asyncio.run without loop_factory, by hand
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(coroutine)
+    finally:
+        tasks = asyncio.all_tasks(loop)
+        for task in tasks:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 def is_small(value: Any) -> bool:

@@ -11,7 +11,6 @@ one of several replicas: conversations live in the session store
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 import logging
@@ -42,7 +41,7 @@ from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddl
 from toolmgmt_mcp.convert import capture_media, relay_progress
 from toolmgmt_mcp.upstreams import UpstreamManager
 
-__all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_async"]
+__all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_sync"]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
@@ -338,7 +337,7 @@ class BearerTokenMiddleware:
         await self.app(scope, receive, send)
 
 
-async def serve_async(
+async def serve(
     config: GatewayConfig,
     *,
     transport: str | None = None,
@@ -377,26 +376,15 @@ async def serve_async(
             await gateway.run_http(host=host, port=port, token=token, on_ready=on_ready)
 
 
-def serve(config: GatewayConfig, **options: Any) -> None:
-    """Blocking :func:`serve_async` (``transport``, ``host``, ``port``, ``token``), on uvloop
-    when it is installed and no loop runs yet (the ``mcp`` extra installs it: a gateway spends
-    most of its time in the event loop)."""
+def serve_sync(config: GatewayConfig, **options: Any) -> None:
+    """Blocking :func:`serve` (``transport``, ``host``, ``port``, ``token``), on uvloop when it
+    is installed (the ``mcp`` extra installs it: a gateway spends most of its time in the event
+    loop)."""
     try:
-        import uvloop
+        from uvloop import new_event_loop
     except ImportError:
-        uvloop = None
-    if uvloop is not None and not _loop_running():
-        uvloop.run(serve_async(config, **options))
-    else:
-        run_sync(serve_async(config, **options))
-
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+        new_event_loop = None
+    run_sync(serve(config, **options), loop_factory=new_event_loop)
 
 
 def _session_store(config: GatewayConfig) -> SessionStore | None:

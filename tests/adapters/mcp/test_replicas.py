@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,25 +31,17 @@ import psycopg  # noqa: E402
 import redis  # noqa: E402
 from mcp import Client, MCPError  # noqa: E402
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
+from support.upstreams import COUNTER, http_upstream  # noqa: E402
 from toolmgmt_mcp.local import LocalGateway  # noqa: E402
 
 from toolmgmt_core.stores.local import LocalHAProxy  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
-COUNTER = Path(__file__).parent / "servers" / "counter_server.py"
 WORDS = 240
 """Padding words of a ``bump`` answer: about 250 tokens, under one result's budget (300)."""
 GENEROUS = 30.0
 """Seconds within which anything here must happen (a does-not-hang bound, not a speed goal)."""
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait(condition: Any, what: str, timeout: float = GENEROUS) -> Any:
@@ -79,55 +70,40 @@ def topology(
     with psycopg.connect(postgres_server.dsn, autocommit=True) as conn:
         if conn.execute("SELECT to_regclass('toolmgmt_tools')").fetchone()[0]:
             conn.execute("TRUNCATE toolmgmt_tools")
-    upstream_port = _free_port()
-    upstream = subprocess.Popen(
-        [sys.executable, str(COUNTER), "--http", str(upstream_port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    config = folder / "gateway.toml"
-    config.write_text(
-        "[gateway]\n"
-        "max_result_tokens = 300\n"
-        "session_result_budget = 400\n\n"
-        "[upstreams.counter]\n"
-        f'url = "http://127.0.0.1:{upstream_port}/mcp"\n'
-        "timeout = 30\n\n"
-        "[store]\n"
-        f'sessions = "{redis_server.url}"\n'
-        "session_ttl = 600\n"
-        f'catalog = "{postgres_server.dsn}"\n'
-    )
-    replicas = [LocalGateway(config) for _ in range(2)]
-    balancer: LocalHAProxy | None = None
-    try:
-        _wait(lambda: _listening(upstream_port), "the counting upstream listens")
-        with ThreadPoolExecutor(2) as pool:  # both replicas start at once
-            list(pool.map(LocalGateway.start, replicas))
-        balancer = LocalHAProxy([r.address for r in replicas], binary=haproxy_binary).start()
-        _wait(lambda: _all_up(balancer, 2), "HAProxy sees both replicas up")
-        yield SimpleNamespace(
-            replicas=replicas,
-            balancer=balancer,
-            url=f"{balancer.url}/mcp",
-            redis_url=redis_server.url,
-            dsn=postgres_server.dsn,
-            upstream=f"http://127.0.0.1:{upstream_port}/mcp",
+    with http_upstream(COUNTER) as upstream:
+        config = folder / "gateway.toml"
+        config.write_text(
+            "[gateway]\n"
+            "max_result_tokens = 300\n"
+            "session_result_budget = 400\n\n"
+            "[upstreams.counter]\n"
+            f'url = "{upstream.url}"\n'
+            "timeout = 30\n\n"
+            "[store]\n"
+            f'sessions = "{redis_server.url}"\n'
+            "session_ttl = 600\n"
+            f'catalog = "{postgres_server.dsn}"\n'
         )
-    finally:
-        if balancer is not None:
-            balancer.close()
-        for replica in replicas:
-            replica.stop()
-        upstream.terminate()
-        upstream.wait(10)
-
-
-def _listening(port: int) -> bool:
-    import socket
-
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+        replicas = [LocalGateway(config) for _ in range(2)]
+        balancer: LocalHAProxy | None = None
+        try:
+            with ThreadPoolExecutor(2) as pool:  # both replicas start at once
+                list(pool.map(LocalGateway.start, replicas))
+            balancer = LocalHAProxy([r.address for r in replicas], binary=haproxy_binary).start()
+            _wait(lambda: _all_up(balancer, 2), "HAProxy sees both replicas up")
+            yield SimpleNamespace(
+                replicas=replicas,
+                balancer=balancer,
+                url=f"{balancer.url}/mcp",
+                redis_url=redis_server.url,
+                dsn=postgres_server.dsn,
+                upstream=upstream.url,
+            )
+        finally:
+            if balancer is not None:
+                balancer.close()
+            for replica in replicas:
+                replica.stop()
 
 
 def _all_up(balancer: LocalHAProxy, count: int) -> bool:
