@@ -15,7 +15,7 @@ from toolmgmt_core.stores import StoredSession, update_session
 redis = pytest.importorskip("redis")
 from redis.cluster import RedisCluster  # noqa: E402
 
-from toolmgmt_core.stores.local import LocalRedis  # noqa: E402
+from toolmgmt_core.stores.local import LocalRedis, free_port  # noqa: E402
 from toolmgmt_core.stores.redis import RedisSessionStore, hash_tag  # noqa: E402
 
 # Ids whose braces would end a hash tag early (or leave it empty), and look-alikes of their
@@ -28,7 +28,10 @@ class _LocalRedisCluster(LocalRedis):
     keys are in two slots fails with CROSSSLOT on one node as on many)."""
 
     def _command(self) -> list[str]:
-        return [*super()._command(), "--cluster-enabled", "yes"]
+        # The cluster bus listens on its own port (by default the client port + 10,000, which
+        # fails for a random port above 55,535): a free one of its own.
+        bus = str(free_port())
+        return [*super()._command(), "--cluster-enabled", "yes", "--cluster-port", bus]
 
     def start(self) -> _LocalRedisCluster:
         super().start()
