@@ -355,8 +355,8 @@ class SessionBudget:
             cleared = {str(c) for c in raw_cleared}
             if any(r.tokens < 0 or r.original_tokens < 0 for r in records):
                 raise ValueError("token counts must not be negative")
-        except (TypeError, KeyError, ValueError, AttributeError) as exc:
-            raise ConfigError(
+        except (TypeError, KeyError, ValueError, AttributeError, OverflowError) as exc:
+            raise ConfigError(  # OverflowError: "tokens": Infinity, which JSON text may hold
                 "Result budget state must be {'records': [{call_id, tool_name, tokens, ...}], "
                 f"'cleared': [call ids]}} from SessionBudget.to_json(): {exc!r}."
             ) from exc
