@@ -1,8 +1,10 @@
 """Tool patterns and profiles: named sets of tools an agent may use.
 
 A *pattern* names tools in one of these forms. Matching compares names as lookup does, through
-:func:`~toolmgmt_core.names.fold_name` (case, unicode look-alikes, ``-`` and spaces for ``_``), so
-a pattern covers every spelling of a name that lookup would run as that name::
+:func:`~toolmgmt_core.names.fold_name` (case, unicode look-alikes, invisible characters,
+separators) and against every name lookup reaches a tool by (its provider forms too:
+:func:`~toolmgmt_core.names.name_forms`), so a pattern covers every spelling of a name that lookup
+would run as that name::
 
     search_contacts        an exact tool name
     admin_*  *_delete      a glob over names (fnmatch: * ? [seq])
