@@ -152,7 +152,7 @@ def _same_bases(checked: _Bases, declared: _Bases, spec: Any) -> None:
     for site, (where, base) in checked.items():
         if declared.get(site, (where, base))[1] != base:
             raise _Refused(
-                f"at {'/'.join(where)}: under its $schema ({spec.name}) an \"id\" above this "
+                f'at {"/".join(where)}: under its $schema ({spec.name}) an "id" above this '
                 "reference moves it to another document; tool schemas are checked as JSON Schema "
                 "2020-12, where it does not move: remove that id, or the $schema."
             )
