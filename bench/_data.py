@@ -1,4 +1,4 @@
-"""Shared loaders for the benchmarks: the BFCL splits in ``<repo>/../shared/bench``.
+"""Shared loaders for the benchmarks: the BFCL splits.
 
 Two splits, each a folder holding ``bfcl_pool.json`` and ``bfcl_queries.json``:
 
@@ -6,25 +6,23 @@ Two splits, each a folder holding ``bfcl_pool.json`` and ``bfcl_queries.json``:
 - ``live`` (``bfcl_live/``): 2,101 tools, 675 real users' requests from BFCL's ``live_*``
   categories (the other half is held out by the project owner).
 
-The folder is ``$TOOLMGMT_BFCL_DIR/bfcl_<split>`` when that exists, else ``$TOOLMGMT_BFCL_DIR``
-itself when it holds ``bfcl_pool.json`` (one split's folder), else
-``<repo>/../shared/bench/bfcl_<split>``.
+Where they are (``$TOOLMGMT_BFCL_DIR``, else ``<repo>/../shared/bench``) is
+``tests/support/bfcl.py``'s :func:`bfcl_dir`, one lookup for the tests and the benchmarks.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # support.*
+
+from support.bfcl import SPLITS, Split, bfcl_dir  # noqa: E402
 
 __all__ = ["SPLITS", "BfclQuery", "Split", "bfcl_dir", "load_bfcl", "load_split"]
-
-Split = Literal["dev", "live"]
-
-SPLITS: tuple[Split, ...] = ("dev", "live")
-"""The splits the benchmarks know."""
 
 
 @dataclass(frozen=True)
@@ -61,37 +59,6 @@ class BfclData:
     def base_name(self, pool_name: str) -> str:
         """The BFCL name of a pool tool (same-name variants share it)."""
         return self.renamed.get(pool_name, pool_name)
-
-
-def bfcl_dir(split: Split = "dev") -> Path:
-    """The folder of ``split`` (see the module docstring).
-
-    Raises:
-        ValueError: an unknown split.
-        FileNotFoundError: the folder is not where it is looked for.
-    """
-    if split not in SPLITS:
-        raise ValueError(f"Unknown split {split!r}; valid splits: {', '.join(SPLITS)}.")
-    folder_name = f"bfcl_{split}"
-    env = os.environ.get("TOOLMGMT_BFCL_DIR")
-    if env:
-        root = Path(env).expanduser()
-        if (root / folder_name / "bfcl_pool.json").is_file():
-            return root / folder_name
-        if (root / "bfcl_pool.json").is_file():
-            return root
-        raise FileNotFoundError(
-            f"TOOLMGMT_BFCL_DIR={env} holds neither {folder_name}/bfcl_pool.json nor "
-            "bfcl_pool.json."
-        )
-    repo = Path(__file__).resolve().parent.parent
-    candidate = repo.parent / "shared" / "bench" / folder_name
-    if (candidate / "bfcl_pool.json").is_file():
-        return candidate
-    raise FileNotFoundError(
-        f"BFCL {split} split not found at {candidate}: set TOOLMGMT_BFCL_DIR to the folder "
-        f"holding {folder_name}/ (or to the folder holding bfcl_pool.json)."
-    )
 
 
 def load_split(split: Split = "dev", folder: Path | None = None) -> BfclData:

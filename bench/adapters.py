@@ -37,13 +37,13 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # support.*: the tests'
 
 from _results import write_results  # noqa: E402
+from support.demo import demo_manager, demo_tools  # noqa: E402
 
-from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core import ToolManager, count_tokens  # noqa: E402
 from toolmgmt_core.execution import dumps_compact  # noqa: E402
-from toolmgmt_demo import demo_catalog  # noqa: E402
 
 STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     [("tool_search", {"query": "search crm contacts by name"})],
@@ -55,16 +55,7 @@ STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
 ]
 FLAT_STEPS = [s for s in STEPS if isinstance(s, str) or s[0][0] != "tool_search"]
 """With every tool listed the model needs no search."""
-DEMO = demo_catalog()
-
-
-def _manager() -> ToolManager:
-    return ToolManager(
-        ToolCatalog(list(DEMO)),
-        mode="search",
-        max_results=3,
-        policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
-    )
+DEMO = demo_tools()
 
 
 FLAT_LIMIT = 128
@@ -88,66 +79,37 @@ def _plain(name: str, description: str | None, parameters: Any) -> dict[str, Any
     return {"name": name, "description": description or "", "parameters": parameters}
 
 
+def _openai_tokens(tools: list[dict[str, Any]]) -> int:
+    """:func:`_tokens` of tools in OpenAI's Chat form (``{"function": {...}}``)."""
+    keys = ("name", "description", "parameters")
+    return _tokens([_plain(**{k: t["function"].get(k) for k in keys}) for t in tools])
+
+
 # -- LangChain ------------------------------------------------------------------------------
 
 
 def run_langchain(managed: bool) -> tuple[int, float]:
     script = STEPS if managed else FLAT_STEPS
     from langchain.agents import create_agent
-    from langchain_core.language_models.chat_models import BaseChatModel
-    from langchain_core.messages import AIMessage, HumanMessage
-    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
     from langchain_core.tools import StructuredTool
-    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from support.langchain_models import ScriptedChatModel
     from toolmgmt_langchain import ToolManagerMiddleware
 
     sent: list[int] = []
 
-    class Fake(BaseChatModel):
-        @property
-        def _llm_type(self) -> str:
-            return "bench-fake"
+    def answer(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+        sent.append(_openai_tokens(tools))
+        step = script[len(sent) - 1]
+        if isinstance(step, str):
+            return AIMessage(content=step)
+        calls = [{"name": n, "args": a, "id": f"c{len(sent)}_{i}"} for i, (n, a) in enumerate(step)]
+        return AIMessage(content="", tool_calls=calls)
 
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-            return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
-
-        def _generate(
-            self,
-            messages: Any,
-            stop: Any = None,
-            run_manager: Any = None,
-            tools: Any = (),
-            **kwargs: Any,
-        ) -> ChatResult:
-            sent.append(
-                _tokens(
-                    [
-                        _plain(
-                            **{
-                                k: t["function"].get(k)
-                                for k in ("name", "description", "parameters")
-                            }
-                        )
-                        for t in tools
-                    ]
-                )
-            )
-            step = script[len(sent) - 1]
-            if isinstance(step, str):
-                message = AIMessage(content=step)
-            else:
-                calls = [
-                    {"name": n, "args": a, "id": f"c{len(sent)}_{i}"}
-                    for i, (n, a) in enumerate(step)
-                ]
-                message = AIMessage(content="", tool_calls=calls)
-            return ChatResult(generations=[ChatGeneration(message=message)])
-
-    manager = _manager()
+    manager = demo_manager()
+    model = ScriptedChatModel(script=answer)
     if managed:
-        agent = create_agent(
-            Fake(), middleware=[ToolManagerMiddleware(manager, instructions=False)]
-        )
+        agent = create_agent(model, middleware=[ToolManagerMiddleware(manager, instructions=False)])
     else:
         visible = _flat(manager)
         tools = [
@@ -159,7 +121,7 @@ def run_langchain(managed: bool) -> tuple[int, float]:
             )
             for t in visible
         ]
-        agent = create_agent(Fake(), tools=tools)
+        agent = create_agent(model, tools=tools)
     start = time.perf_counter()
     agent.invoke({"messages": [HumanMessage("go")]})
     return sum(sent), (time.perf_counter() - start) / len(script)
@@ -197,7 +159,7 @@ def run_pydantic_ai(managed: bool) -> tuple[int, float]:
             ]
         )
 
-    manager = _manager()
+    manager = demo_manager()
     if managed:
         toolset: Any = ManagedToolset(manager, instructions=False)
     else:
@@ -225,7 +187,7 @@ def run_pydantic_ai(managed: bool) -> tuple[int, float]:
 def run_litellm(managed: bool) -> tuple[int, float]:
     script = STEPS if managed else FLAT_STEPS
     import litellm
-    from openai_edge import async_client, tool_calls_message  # the tests' faked provider edge
+    from support.openai_edge import async_client, tool_calls_message
     from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
 
     from toolmgmt_core import format_tools
@@ -233,23 +195,14 @@ def run_litellm(managed: bool) -> tuple[int, float]:
     sent: list[int] = []
 
     def edge(body: dict[str, Any]) -> dict[str, Any]:
-        sent.append(
-            _tokens(
-                [
-                    _plain(
-                        **{k: t["function"].get(k) for k in ("name", "description", "parameters")}
-                    )
-                    for t in body.get("tools", [])
-                ]
-            )
-        )
+        sent.append(_openai_tokens(body.get("tools", [])))
         step = script[len(sent) - 1]
         if isinstance(step, str):
             return {"role": "assistant", "content": step}
         return tool_calls_message(step, prefix=f"c{len(sent)}")
 
     client = async_client(edge)
-    manager = _manager()
+    manager = demo_manager()
     callback = ToolManagerCallback(manager)
     saved = list(litellm.callbacks)
     litellm.callbacks[:] = [callback] if managed else []

@@ -34,33 +34,31 @@ from __future__ import annotations
 
 import argparse
 import re
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "tests"))  # support.*: the tests' upstream servers
 
+from _clients import together  # noqa: E402
 from _results import write_results  # noqa: E402
+from support.upstreams import NOTES, http_upstream  # noqa: E402
+from toolmgmt_mcp.local import LocalGateway  # noqa: E402
 
-NOTES = ROOT / "tests" / "adapters" / "mcp" / "servers" / "notes_server.py"
 DEADLINE = 600.0
 """Seconds the whole run may take."""
 SEQUENTIAL = 100
 """Calls of the single-client reference phase."""
-GATEWAY_LOG: list[str] = []
-"""The gateway's stderr, for the report of anything that went wrong."""
 
 
 @dataclass
@@ -87,51 +85,6 @@ class PathResult:
         return data[min(len(data) - 1, int(round(share * (len(data) - 1))))]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[Any], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the upstream exited with {process.returncode}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
-
-
-def start_gateway(config: Path) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "toolmgmt_mcp", "--config", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    found: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            GATEWAY_LOG.append(line.rstrip())
-            match = re.search(r"listening on (http://\S+)", line)
-            if match and not found:
-                found.append(match.group(1))
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    if not ready.wait(60) or not found:
-        process.kill()
-        raise RuntimeError("the gateway did not start")
-    return process, found[0]
-
-
 def _answer(result: Any) -> str | None:
     """The echoed token: the first text block (the gateway sends a string value as is)."""
     if result.is_error or not result.content:
@@ -142,47 +95,37 @@ def _answer(result: Any) -> str | None:
 async def run_path(name: str, url: str, clients: int, calls: int, *, gateway: bool) -> PathResult:
     """``clients`` concurrent connections, ``calls`` sequential calls each, unique tokens."""
     result = PathResult(name)
-    connected = anyio.Event()
-    ready = 0
 
-    async def one_client(number: int) -> None:
-        nonlocal ready
-        async with Client(url) as client:
-            ready += 1
-            if ready == clients:
-                connected.set()
-            await connected.wait()  # every connection open before the first call
-            for i in range(calls):
-                token = f"c{number}-{i}-{uuid.uuid4().hex}"
-                started = time.perf_counter()
-                try:
-                    if gateway:
-                        reply = await client.call_tool(
-                            "execute_tool",
-                            {"tool_name": "notes_echo", "arguments": {"token": token}},
-                        )
-                    else:
-                        reply = await client.call_tool("echo", {"token": token})
-                    answer = _answer(reply)
-                except Exception as exc:
-                    result.lost += 1
-                    if len(result.failures) < 3:
-                        result.failures.append(f"{type(exc).__name__}: {exc}")
-                    continue
-                elapsed = time.perf_counter() - started
-                if answer is None:
-                    result.lost += 1
-                    if len(result.failures) < 3:
-                        result.failures.append(f"error result: {reply.content}")
-                elif answer != token:
-                    result.mixed += 1
+    async def calls_of(number: int, client: Any) -> None:
+        for i in range(calls):
+            token = f"c{number}-{i}-{uuid.uuid4().hex}"
+            started = time.perf_counter()
+            try:
+                if gateway:
+                    reply = await client.call_tool(
+                        "execute_tool",
+                        {"tool_name": "notes_echo", "arguments": {"token": token}},
+                    )
                 else:
-                    result.latencies.append(elapsed)
+                    reply = await client.call_tool("echo", {"token": token})
+                answer = _answer(reply)
+            except Exception as exc:
+                result.lost += 1
+                if len(result.failures) < 3:
+                    result.failures.append(f"{type(exc).__name__}: {exc}")
+                continue
+            elapsed = time.perf_counter() - started
+            if answer is None:
+                result.lost += 1
+                if len(result.failures) < 3:
+                    result.failures.append(f"error result: {reply.content}")
+            elif answer != token:
+                result.mixed += 1
+            else:
+                result.latencies.append(elapsed)
 
     started = time.perf_counter()
-    async with anyio.create_task_group() as tasks:
-        for number in range(clients):
-            tasks.start_soon(one_client, number)
+    await together(url, clients, calls_of)
     result.wall = time.perf_counter() - started
     return result
 
@@ -252,23 +195,12 @@ def print_table(results: list[PathResult], phase: dict[str, Any]) -> None:
 
 
 async def main_async(clients: int, calls: int, json_out: Path | None = None) -> int:
-    port = free_port()
-    upstream = subprocess.Popen(
-        [sys.executable, str(NOTES), "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    gateway: subprocess.Popen[str] | None = None
-    try:
-        wait_for_port(port, upstream)
-        upstream_url = f"http://127.0.0.1:{port}/mcp"
-        with tempfile.TemporaryDirectory() as folder:
-            config = Path(folder) / "gateway.toml"
-            config.write_text(
-                '[gateway]\ntransport = "http"\nport = 0\n\n'
-                f'[upstreams.notes]\nurl = "{upstream_url}"\ntimeout = 60\n'
-            )
-            gateway, gateway_url = start_gateway(config)
+    with ExitStack() as stack:
+        upstream_url = stack.enter_context(http_upstream(NOTES)).url
+        config = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "gateway.toml"
+        config.write_text(f'[upstreams.notes]\nurl = "{upstream_url}"\ntimeout = 60\n')
+        gateway = stack.enter_context(LocalGateway(config))
+        gateway_url = gateway.url
         print(
             f"{clients} clients x {calls} calls, loopback; upstream {upstream_url}, "
             f"gateway {gateway_url}\n"
@@ -295,7 +227,9 @@ async def main_async(clients: int, calls: int, json_out: Path | None = None) -> 
         for r in alone + loaded:
             for failure in r.failures:
                 print(f"  {r.name}: {failure[:300]}")
-        trouble = [line for line in GATEWAY_LOG if re.search(r"WARNING|ERROR|Error|down", line)]
+        trouble = [
+            line.rstrip() for line in gateway.log if re.search(r"WARNING|ERROR|Error|down", line)
+        ]
         for line in dict.fromkeys(trouble):  # distinct lines, first seen first
             print(f"  gateway log ({trouble.count(line)}x): {line[:300]}")
         ok = all(len(r.latencies) == clients * calls for r in loaded)
@@ -311,14 +245,6 @@ async def main_async(clients: int, calls: int, json_out: Path | None = None) -> 
             }
             write_results(json_out, "gateway_load", figures)
         return 0 if ok else 1
-    finally:
-        for process in (gateway, upstream):
-            if process is not None:
-                process.terminate()
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
 
 
 def main() -> int:

@@ -11,9 +11,11 @@ and this script rewrites every marked block from the result files the benchmarks
 machine each block's figures were measured on. ``--check`` changes nothing and exits 1 when the
 README differs from what the results give (a test runs it).
 
-Each ``@renders(NAME)`` function below makes the block ``NAME`` from ``bench/results/NAME.json``:
-a small table and the provenance line (timing blocks add the load average, since the figures
-of a busy machine are noisy). ``--show NAME`` prints one block, to place it in the README.
+Each ``@renders(NAME)`` function below makes the tables of the block ``NAME`` from the figures
+of ``bench/results/NAME.json`` (most with :func:`_rows`: a heading and a cell writer a column),
+and :func:`renders` adds the provenance line (timing blocks add the load average, since the
+figures of a busy machine are noisy). ``--show NAME`` prints one block, to place it in the
+README.
 
 The documents are the README and docs/deploy.md (:data:`DOCUMENTS`).
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +47,23 @@ Renderer = Callable[[Path], str]
 RENDERERS: dict[str, Renderer] = {}
 
 
-def renders(name: str) -> Callable[[Renderer], Renderer]:
-    def register(fn: Renderer) -> Renderer:
-        RENDERERS[name] = fn
-        return fn
+def renders(
+    name: str, *, results: str | None = None, timed: bool = False
+) -> Callable[[Callable[[dict[str, Any]], str]], Renderer]:
+    """Register a function from a results file's figures to the block ``name``'s tables.
+
+    The block is what it returns, then the provenance line (:func:`_source`) of
+    ``bench/results/<results or name>.json``; ``timed`` adds the load average to that line.
+    """
+
+    def register(fn: Callable[[dict[str, Any]], str]) -> Renderer:
+        def render_block(folder: Path) -> str:
+            data = read_results(results or name, folder)
+            return fn(data["figures"]) + "\n" + _source(data, load=timed)
+
+        render_block.__doc__ = fn.__doc__
+        RENDERERS[name] = render_block
+        return render_block
 
     return register
 
@@ -81,42 +96,6 @@ def _source(*results: dict[str, Any], load: bool = False) -> str:
     return "<sub>Measured by " + "; ".join(parts) + ".</sub>\n"
 
 
-def token_rows(figures: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The tokens bench's rows by catalog label."""
-    return {row["catalog"]: row for row in figures["catalogs"]}
-
-
-@renders("tokens")
-def render_tokens(folder: Path) -> str:
-    data = read_results("tokens", folder)
-    rows = token_rows(data["figures"])
-    names = {
-        "bfcl-80": "80 BFCL tools",
-        "bfcl-200": "200 BFCL tools",
-        "demo": "demo catalog",
-        "bfcl-pool": "whole BFCL dev pool",
-    }
-    lines = [
-        "| catalog | tools | flat | search | gateway | lazy | cold start: gateway / search / "
-        "lazy |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for key, label in names.items():
-        row = rows[key]
-        modes = row["modes"]
-        cells = [
-            f"{_n(modes[m]['initial'])} ({_pct(modes[m]['share'])})"
-            for m in ("search", "gateway", "lazy")
-        ]
-        cold = " / ".join(
-            _n(modes[m]["cold_start"]["tokens"]) for m in ("gateway", "search", "lazy")
-        )
-        lines.append(
-            f"| {label} | {row['tools']} | {_n(row['flat'])} | {' | '.join(cells)} | {cold} |"
-        )
-    return "\n".join(lines) + "\n\n" + _source(data)
-
-
 def _num(value: float) -> str:
     """A time or size with about three significant digits (0.013, 0.187, 1.06, 18.2, 128)."""
     size = abs(value)
@@ -144,70 +123,130 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@renders("search_speed")
-def render_search_speed(folder: Path) -> str:
+Cell = Callable[[Any], str]
+
+
+def _rows(items: Iterable[Any], columns: dict[str, Cell], last: Sequence[list[str]] = ()) -> str:
+    """A table of a row per item: each column's heading and how it writes an item's cell
+    (``last``: rows written out, after them)."""
+    rows = [[cell(item) for cell in columns.values()] for item in items]
+    return _table(list(columns), rows + list(last))
+
+
+def _get(key: Any, write: Callable[[Any], str] = str) -> Cell:
+    """The cell ``write(item[key])``."""
+    return lambda item: write(item[key])
+
+
+def _p(prefix: str, suffix: str = "") -> Cell:
+    """The ``p50 / p95`` cell of ``<prefix>p50<suffix>`` and ``<prefix>p95<suffix>``."""
+    return lambda r: _pair(r[f"{prefix}p50{suffix}"], r[f"{prefix}p95{suffix}"])
+
+
+def _mb(key: str) -> Cell:
+    return lambda r: f"{_num(r[key])} MB"
+
+
+def _with_cpu(wall: str, cpu: str) -> Cell:
+    return lambda r: f"{_num(r[wall])} ({_num(r[cpu])})"
+
+
+def token_rows(figures: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tokens bench's rows by catalog label."""
+    return {row["catalog"]: row for row in figures["catalogs"]}
+
+
+TOKEN_CATALOGS = {
+    "bfcl-80": "80 BFCL tools",
+    "bfcl-200": "200 BFCL tools",
+    "demo": "demo catalog",
+    "bfcl-pool": "whole BFCL dev pool",
+}
+"""The tokens table's rows: catalog labels and what the README calls them."""
+
+
+@renders("tokens")
+def render_tokens(figures: dict[str, Any]) -> str:
+    """Definition tokens flat and per mode, and a cold start, per catalog."""
+    rows = token_rows(figures)
+
+    def initial(mode: str) -> Cell:
+        def cell(key: str) -> str:
+            entry = rows[key]["modes"][mode]
+            return f"{_n(entry['initial'])} ({_pct(entry['share'])})"
+
+        return cell
+
+    def cold(key: str) -> str:
+        modes = rows[key]["modes"]
+        return " / ".join(
+            _n(modes[m]["cold_start"]["tokens"]) for m in ("gateway", "search", "lazy")
+        )
+
+    return _rows(
+        TOKEN_CATALOGS,
+        {
+            "catalog": TOKEN_CATALOGS.__getitem__,
+            "tools": lambda key: str(rows[key]["tools"]),
+            "flat": lambda key: _n(rows[key]["flat"]),
+            **{mode: initial(mode) for mode in ("search", "gateway", "lazy")},
+            "cold start: gateway / search / lazy": cold,
+        },
+    )
+
+
+@renders("search_speed", timed=True)
+def render_search_speed(figures: dict[str, Any]) -> str:
     """Index build and keyword search latency at 1k/10k/100k tools, against raw bm25s."""
-    data = read_results("search_speed", folder)
-    rows = [
-        [
-            f"{int(r['size']):,}",
-            f"{_num(r['tm_build'])} ({_num(r['tm_cpu'])})",
-            _pair(r["tm_p50"], r["tm_p95"]),
-            _pair(r["tm2_p50"], r["tm2_p95"]),
-            f"{_num(r['tm_mem'])} MB",
-            f"{_num(r['bs_build'])} ({_num(r['bs_cpu'])})",
-            _pair(r["bs_p50"], r["bs_p95"]),
-            f"{_num(r['bs_mem'])} MB",
-        ]
-        for r in data["figures"]["rows"]
-    ]
-    header = [
-        "tools",
-        "index build s (CPU s)",
-        "search p50 / p95 ms",
-        "two-need request p50 / p95 ms",
-        "peak memory",
-        "raw bm25s: build s (CPU s)",
-        "bm25s p50 / p95 ms",
-        "bm25s peak memory",
-    ]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+    return _rows(
+        figures["rows"],
+        {
+            "tools": _get("size", lambda size: f"{int(size):,}"),
+            "index build s (CPU s)": _with_cpu("tm_build", "tm_cpu"),
+            "search p50 / p95 ms": _p("tm_"),
+            "two-need request p50 / p95 ms": _p("tm2_"),
+            "peak memory": _mb("tm_mem"),
+            "raw bm25s: build s (CPU s)": _with_cpu("bs_build", "bs_cpu"),
+            "bm25s p50 / p95 ms": _p("bs_"),
+            "bm25s peak memory": _mb("bs_mem"),
+        },
+    )
 
 
-@renders("truncation")
-def render_truncation(folder: Path) -> str:
+@renders("truncation", timed=True)
+def render_truncation(figures: dict[str, Any]) -> str:
     """Truncation time against tokenising the input once, validity, budget and memory growth."""
-    data = read_results("truncation", folder)
-    figures = data["figures"]
     budget = figures["budget"]
     sizes = list(dict.fromkeys(r["size"] for r in figures["speed"]))
     growth = {r["shape"]: r["growth_kb"] for r in figures["memory"]}
-    rows = []
-    for shape in dict.fromkeys(r["shape"] for r in figures["speed"]):
-        cells = {r["size"]: r for r in figures["speed"] if r["shape"] == shape}
-        ok = all(r["valid_json"] and r["tokens"] <= budget for r in cells.values())
-        rows.append(
-            [
-                shape,
-                *(_ratio(cells[size]["ratio"]) if size in cells else "-" for size in sizes),
-                "yes" if ok else "NO",
-                f"{growth[shape]:.1f} KB" if shape in growth else "-",
-            ]
-        )
-    header = [
-        f"result cut to {budget:,} tokens: time / tokenising it once",
-        *sizes,
-        f"every output valid JSON and <= {budget:,} tokens",
-        "memory growth over 50 calls (1 MB)",
-    ]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+    cells = {
+        shape: {r["size"]: r for r in figures["speed"] if r["shape"] == shape}
+        for shape in dict.fromkeys(r["shape"] for r in figures["speed"])
+    }
+
+    def ratio(size: str) -> Cell:
+        return lambda shape: _ratio(cells[shape][size]["ratio"]) if size in cells[shape] else "-"
+
+    def ok(shape: str) -> str:
+        fine = all(r["valid_json"] and r["tokens"] <= budget for r in cells[shape].values())
+        return "yes" if fine else "NO"
+
+    return _rows(
+        cells,
+        {
+            f"result cut to {budget:,} tokens: time / tokenising it once": str,
+            **{size: ratio(size) for size in sizes},
+            f"every output valid JSON and <= {budget:,} tokens": ok,
+            "memory growth over 50 calls (1 MB)": lambda shape: (
+                f"{growth[shape]:.1f} KB" if shape in growth else "-"
+            ),
+        },
+    )
 
 
-@renders("gateway_load")
-def render_gateway_load(folder: Path) -> str:
+@renders("gateway_load", timed=True)
+def render_gateway_load(figures: dict[str, Any]) -> str:
     """Calls answered, lost and mixed up, and the latency the MCP gateway adds."""
-    data = read_results("gateway_load", folder)
-    figures = data["figures"]
     rows = []
     phases = (
         ("one_client", f"1 client x {figures['one_client']['calls']} in sequence"),
@@ -238,64 +277,48 @@ def render_gateway_load(folder: Path) -> str:
         "p50 / p95 ms",
         "added by the gateway p50 / p95 ms",
     ]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+    return _table(header, rows)
 
 
-@renders("embed_speed")
-def render_embed_speed(folder: Path) -> str:
+@renders("embed_speed", timed=True)
+def render_embed_speed(figures: dict[str, Any]) -> str:
     """Query embedding latency and pool embedding time per runtime, against torch."""
-    data = read_results("embed_speed", folder)
-    figures = data["figures"]
-    rows = [
-        [
-            r["runtime"],
-            _pair(r["query_p50_ms"], r["query_p95_ms"]),
-            _ratio(r["speedup_p50"]),
-            _num(r["embed_pool_s"]),
-            f"{r['cosine_mean']:.4f} / {r['cosine_min']:.4f}",
-        ]
-        for r in figures["runtimes"]
-    ]
-    header = [
-        f"{figures['model']} runtime",
-        "one query p50 / p95 ms",
-        "p50 speedup",
-        f"embed {figures['tool_texts']:,} tool texts s",
-        "cosine to the first row (mean / min)",
-    ]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+    return _rows(
+        figures["runtimes"],
+        {
+            f"{figures['model']} runtime": _get("runtime"),
+            "one query p50 / p95 ms": _p("query_", "_ms"),
+            "p50 speedup": _get("speedup_p50", _ratio),
+            f"embed {figures['tool_texts']:,} tool texts s": _get("embed_pool_s", _num),
+            "cosine to the first row (mean / min)": lambda r: (
+                f"{r['cosine_mean']:.4f} / {r['cosine_min']:.4f}"
+            ),
+        },
+    )
 
 
-@renders("formatting")
-def render_formatting(folder: Path) -> str:
+@renders("formatting", timed=True)
+def render_formatting(figures: dict[str, Any]) -> str:
     """Provider formatting time per tool, cold, same content and cached, against deepcopy."""
-    data = read_results("formatting", folder)
-    figures = data["figures"]
-    rows = [
-        [
-            r["config"],
-            _num(r["cold_us_per_tool"]),
-            _num(r["same_content_us_per_tool"]),
-            _num(r["cached_us_per_request"]),
-            _ratio(r["cold_vs_deepcopy"]),
-        ]
-        for r in figures["configs"]
-    ]
+    heading = f"format {figures['tools']:,} tools, {figures['request_size']} a request"
+    table = _rows(
+        figures["configs"],
+        {
+            heading: _get("config"),
+            "cold µs/tool": _get("cold_us_per_tool", _num),
+            "same content µs/tool": _get("same_content_us_per_tool", _num),
+            "cached µs/request": _get("cached_us_per_request", _num),
+            "cold / deepcopy": _get("cold_vs_deepcopy", _ratio),
+        },
+        last=[["reference: `copy.deepcopy`", _num(figures["deepcopy_us_per_tool"]), "", "", ""]],
+    )
     step = figures["native_session_step"]
-    rows.append(["reference: `copy.deepcopy`", _num(figures["deepcopy_us_per_tool"]), "", "", ""])
-    header = [
-        f"format {figures['tools']:,} tools, {figures['request_size']} a request",
-        "cold µs/tool",
-        "same content µs/tool",
-        "cached µs/request",
-        "cold / deepcopy",
-    ]
     native = (
         f"A native {step['provider']} session step ({step['tools_sent']:,} tools sent, "
         f"{step['deferred']:,} deferred): cold {_num(step['cold_ms'])} ms, cached "
         f"{_num(step['cached_ms'])} ms.\n"
     )
-    return _table(header, rows) + "\n" + native + "\n" + _source(data, load=True)
+    return table + "\n" + native
 
 
 POLICY_OPERATIONS = {
@@ -307,135 +330,115 @@ POLICY_OPERATIONS = {
 """The policy_overhead operations a table shows, and their column headings."""
 
 
-@renders("policy_overhead")
-def render_policy_overhead(folder: Path) -> str:
+@renders("policy_overhead", timed=True)
+def render_policy_overhead(figures: dict[str, Any]) -> str:
     """Policy pipeline cost per operation: ms with policies and the ratio to none."""
-    data = read_results("policy_overhead", folder)
-    rows = []
-    for catalog in data["figures"]["catalogs"]:
-        ops = {op["operation"]: op for op in catalog["operations"]}
-        rows.append(
-            [
-                f"{catalog['catalog']} ({catalog['visible']:,} of {catalog['tools']:,} visible)",
-                *(
-                    f"{_num(ops[k]['policy_ms'])} ({_ratio(ops[k]['ratio'])})" if k in ops else "-"
-                    for k in POLICY_OPERATIONS
-                ),
-            ]
-        )
-    header = ["catalog (with policies; ratio to none)", *POLICY_OPERATIONS.values()]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+
+    def operation(key: str) -> Cell:
+        def cell(catalog: dict[str, Any]) -> str:
+            ops = {op["operation"]: op for op in catalog["operations"]}
+            return (
+                f"{_num(ops[key]['policy_ms'])} ({_ratio(ops[key]['ratio'])})"
+                if key in ops
+                else "-"
+            )
+
+        return cell
+
+    return _rows(
+        figures["catalogs"],
+        {
+            "catalog (with policies; ratio to none)": lambda c: (
+                f"{c['catalog']} ({c['visible']:,} of {c['tools']:,} visible)"
+            ),
+            **{heading: operation(key) for key, heading in POLICY_OPERATIONS.items()},
+        },
+    )
 
 
-@renders("validation")
-def render_validation(folder: Path) -> str:
+@renders("validation", timed=True)
+def render_validation(figures: dict[str, Any]) -> str:
     """A checked call's p50/p95 against the same with a reference version's code."""
-    data = read_results("validation", folder)
-    figures = data["figures"]
     ref = f"`{figures['reference']}` ({figures['reference_commit'][:8]})"
-    rows = [
-        [
-            r["case"],
-            _pair(r["reference_p50_us"], r["reference_p95_us"]),
-            _pair(r["p50_us"], r["p95_us"]),
-            _ratio(r["ratio_p50"]),
-        ]
-        for r in figures["cases"]
-    ]
-    header = [
-        f"case ({figures['calls']:,} calls)",
-        f"{ref} p50 / p95 µs",
-        "this p50 / p95 µs",
-        "p50 ratio",
-    ]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+    return _rows(
+        figures["cases"],
+        {
+            f"case ({figures['calls']:,} calls)": _get("case"),
+            f"{ref} p50 / p95 µs": _p("reference_", "_us"),
+            "this p50 / p95 µs": _p("", "_us"),
+            "p50 ratio": _get("ratio_p50", _ratio),
+        },
+    )
 
 
-@renders("adapters")
-def render_adapters(folder: Path) -> str:
+@renders("adapters", timed=True)
+def render_adapters(figures: dict[str, Any]) -> str:
     """Tool tokens sent over one conversation and time per step, managed against flat."""
-    data = read_results("adapters", folder)
-    figures = data["figures"]
-    rows = [
-        [
-            r["framework"],
-            f"{r['tokens_flat']:,}",
-            f"{r['tokens_managed']:,} ({_pct(r['share'])})",
-            _num(r["ms_per_step_flat"]),
-            _num(r["ms_per_step_managed"]),
-        ]
-        for r in figures["frameworks"]
-    ]
-    header = [
-        f"framework ({figures['catalog_tools']} demo tools)",
-        f"tool tokens sent, flat ({figures['steps_flat']} steps)",
-        f"managed ({figures['steps_managed']} steps)",
-        "ms per step, flat",
-        "managed",
-    ]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+    return _rows(
+        figures["frameworks"],
+        {
+            f"framework ({figures['catalog_tools']} demo tools)": _get("framework"),
+            f"tool tokens sent, flat ({figures['steps_flat']} steps)": lambda r: (
+                f"{r['tokens_flat']:,}"
+            ),
+            f"managed ({figures['steps_managed']} steps)": lambda r: (
+                f"{r['tokens_managed']:,} ({_pct(r['share'])})"
+            ),
+            "ms per step, flat": _get("ms_per_step_flat", _num),
+            "managed": _get("ms_per_step_managed", _num),
+        },
+    )
 
 
-@renders("stores")
-def render_stores(folder: Path) -> str:
+FOLLOW_ROWS = {
+    "push_to_present_on_2_replicas": "catalog push until present on 2 replicas",
+    "push_to_searchable_on_2_replicas": "catalog push until searchable on 2 replicas",
+    "remove_to_gone_on_2_replicas": "catalog remove until gone from 2 replicas",
+}
+"""The stores table's catalog follow rows: figures and what they are called."""
+
+
+@renders("stores", timed=True)
+def render_stores(figures: dict[str, Any]) -> str:
     """Redis session updates and PostgreSQL catalog follow, against memory and in-process."""
-    data = read_results("stores", folder)
-    figures = data["figures"]
     sessions = {(r["store"], r["state"]): r for r in figures["sessions"]}
     contended = {r["store"]: r for r in figures["contended"]}
-    rows = []
-    for (store, state), row in sessions.items():
-        if store == "memory":
-            continue
-        memory = sessions.get(("memory", state))
-        rows.append(
-            [
-                f"session update, {store}, {state} state ({row['state_bytes']:,} bytes)",
-                _pair(row["p50_ms"], row["p95_ms"]),
-                f"in memory {_pair(memory['p50_ms'], memory['p95_ms'])}" if memory else "-",
-            ]
-        )
-    for store, row in contended.items():
-        if store == "memory":
-            continue
-        memory = contended.get("memory")
-        rows.append(
-            [
-                f"two writers on one session, {store} ({row['updates']:,} updates, "
-                f"{row['attempts']:,} attempts, {row['lost']:,} lost)",
-                _pair(row["p50_ms"], row["p95_ms"]),
-                f"in memory {_pair(memory['p50_ms'], memory['p95_ms'])}" if memory else "-",
-            ]
-        )
     follow = figures["catalog_follow"]
     local = follow["reference_in_process_add_and_search"]
-    for key, label in (
-        ("push_to_present_on_2_replicas", "catalog push until present on 2 replicas"),
-        ("push_to_searchable_on_2_replicas", "catalog push until searchable on 2 replicas"),
-        ("remove_to_gone_on_2_replicas", "catalog remove until gone from 2 replicas"),
-    ):
-        row = follow[key]
-        reference = "-"
-        if key == "push_to_searchable_on_2_replicas":  # what the in-process reference does
-            reference = f"in process {_pair(local['p50_ms'], local['p95_ms'])}"
-        rows.append(
-            [
-                f"{label}, PostgreSQL ({follow['catalog_tools']} tools)",
-                _pair(row["p50_ms"], row["p95_ms"]),
-                reference,
-            ]
-        )
-    header = ["what", "p50 / p95 ms", "reference p50 / p95 ms"]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+    rows = []  # (what, figures, reference figures or None)
+    for (store, state), row in sessions.items():
+        if store != "memory":
+            what = f"session update, {store}, {state} state ({row['state_bytes']:,} bytes)"
+            rows.append((what, row, sessions.get(("memory", state)), "in memory "))
+    for store, row in contended.items():
+        if store != "memory":
+            what = (
+                f"two writers on one session, {store} ({row['updates']:,} updates, "
+                f"{row['attempts']:,} attempts, {row['lost']:,} lost)"
+            )
+            rows.append((what, row, contended.get("memory"), "in memory "))
+    for key, label in FOLLOW_ROWS.items():
+        # the in-process reference makes a tool searchable
+        reference = local if key == "push_to_searchable_on_2_replicas" else None
+        what = f"{label}, PostgreSQL ({follow['catalog_tools']} tools)"
+        rows.append((what, follow[key], reference, "in process "))
+    return _rows(
+        rows,
+        {
+            "what": _get(0),
+            "p50 / p95 ms": _get(1, _p("", "_ms")),
+            "reference p50 / p95 ms": lambda r: r[3] + _p("", "_ms")(r[2]) if r[2] else "-",
+        },
+    )
 
 
 KEYWORD_LABEL = "toolmgmt ToolCatalog.search"
 """The keyword ranker's label in ``bench/retrieval.py``'s tables."""
 
 
-def _retrievers(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _retrievers(figures: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(label, entry) of each ranker, baselines first, as ``bench/retrieval.py`` printed them."""
-    return list(data["figures"]["retrievers"].items())
+    return list(figures["retrievers"].items())
 
 
 def _metric(entry: dict[str, Any], key: str) -> str:
@@ -443,68 +446,61 @@ def _metric(entry: dict[str, Any], key: str) -> str:
     return "" if value is None else f"{value:.1f}"
 
 
+def _rankers(figures: dict[str, Any], metrics: dict[str, str]) -> str:
+    """Every ranker's ``metrics`` (key: heading), the baselines first, toolmgmt's in bold."""
+
+    def ranker(item: tuple[str, dict[str, Any]]) -> str:
+        label, entry = item
+        return label if entry["kind"] == "baseline" else f"**{label}**"
+
+    def metric(key: str) -> Cell:
+        return lambda item: _metric(item[1]["metrics"], key)
+
+    heading = f"ranker ({figures['pool']:,} tools, {figures['queries']:,} requests)"
+    return _rows(
+        _retrievers(figures),
+        {heading: ranker, **{title: metric(key) for key, title in metrics.items()}},
+    )
+
+
 @renders("retrieval_dev")
-def render_retrieval_dev(folder: Path) -> str:
+def render_retrieval_dev(figures: dict[str, Any]) -> str:
     """Retrieval on the BFCL dev split: every ranker, the baselines first."""
-    data = read_results("retrieval_dev", folder)
-    fig = data["figures"]
-    rows = [
-        [f"**{label}**" if entry["kind"] != "baseline" else label]
-        + [_metric(entry["metrics"], k) for k in ("R@1", "R@5", "R@10", "MRR", "all@5")]
-        for label, entry in _retrievers(data)
-    ]
-    header = [
-        f"ranker ({fig['pool']:,} tools, {fig['queries']:,} requests)",
-        "R@1",
-        "R@5",
-        "R@10",
-        "MRR",
-        f"all@5 ({fig['multi']} multi-tool)",
-    ]
-    return _table(header, rows) + "\n" + _source(data)
+    metrics = {"R@1": "R@1", "R@5": "R@5", "R@10": "R@10", "MRR": "MRR"}
+    return _rankers(figures, {**metrics, "all@5": f"all@5 ({figures['multi']} multi-tool)"})
 
 
 @renders("retrieval_live")
-def render_retrieval_live(folder: Path) -> str:
+def render_retrieval_live(figures: dict[str, Any]) -> str:
     """Retrieval on real users' requests (BFCL live, the published half): strict and name-level
     figures for every ranker, then toolmgmt's per category."""
-    data = read_results("retrieval_live", folder)
-    fig = data["figures"]
-    rows = [
-        [f"**{label}**" if entry["kind"] != "baseline" else label]
-        + [_metric(entry["metrics"], k) for k in ("R@1", "R@5", "MRR", "name-R@5")]
-        for label, entry in _retrievers(data)
-    ]
-    header = [
-        f"ranker ({fig['pool']:,} tools, {fig['queries']:,} requests)",
-        "R@1",
-        "R@5",
-        "MRR",
-        "name-R@5",
-    ]
-    out = _table(header, rows)
-    ours = [(label, e) for label, e in _retrievers(data) if e["kind"] in ("keyword", "hybrid")]
+    out = _rankers(figures, {k: k for k in ("R@1", "R@5", "MRR", "name-R@5")})
+    ours = [(label, e) for label, e in _retrievers(figures) if e["kind"] in ("keyword", "hybrid")]
     categories = sorted(ours[0][1]["per_category"]) if ours else []
-    cat_rows = [
-        [category, str(ours[0][1]["per_category"][category]["n"])]
-        + [
-            " / ".join(_metric(entry["per_category"][category], k) for k in ("R@5", "name-R@5"))
-            for _, entry in ours
-        ]
-        for category in categories
-    ]
-    out += "\n" + _table(
-        ["category", "requests", *[f"{label}: R@5 / name-R@5" for label, _ in ours]], cat_rows
+
+    def scores(entry: dict[str, Any]) -> Cell:
+        return lambda category: " / ".join(
+            _metric(entry["per_category"][category], k) for k in ("R@5", "name-R@5")
+        )
+
+    return (
+        out
+        + "\n"
+        + _rows(
+            categories,
+            {
+                "category": str,
+                "requests": lambda category: str(ours[0][1]["per_category"][category]["n"]),
+                **{f"{label}: R@5 / name-R@5": scores(entry) for label, entry in ours},
+            },
+        )
     )
-    return out + "\n" + _source(data)
 
 
-@renders("retrieval_latency")
-def render_retrieval_latency(folder: Path) -> str:
+@renders("retrieval_latency", results="retrieval_live", timed=True)
+def render_retrieval_latency(figures: dict[str, Any]) -> str:
     """Search latency at 10,000 tools, keyword and hybrid (query embedding included)."""
-    data = read_results("retrieval_live", folder)
-    fig = data["figures"]
-    lat = fig.get("latency_10k") or {}
+    lat = figures.get("latency_10k") or {}
     rows = []
     if "keyword" in lat:
         rows.append(["keyword (BM25)", _pair(lat["keyword"]["p50"], lat["keyword"]["p95"]), ""])
@@ -512,13 +508,13 @@ def render_retrieval_latency(folder: Path) -> str:
         hybrid = lat["hybrid"]
         rows.append(
             [
-                f"hybrid ({fig['embedder']})",
+                f"hybrid ({figures['embedder']})",
                 _pair(hybrid["p50"], hybrid["p95"]),
                 f"{_num(hybrid['p50_one_need'])} / {_num(hybrid['p50_two_needs'])}",
             ]
         )
     header = ["10,000 tools", "search p50 / p95 ms", "p50 one need / two needs ms"]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+    return _table(header, rows)
 
 
 def _count(value: Any) -> str:
@@ -526,12 +522,11 @@ def _count(value: Any) -> str:
     return f"{len(value) if isinstance(value, list | tuple) else value:,}"
 
 
-@renders("scaleout")
-def render_scaleout(folder: Path) -> str:
+@renders("scaleout", timed=True)
+def render_scaleout(figures: dict[str, Any]) -> str:
     """Gateway replicas behind HAProxy with Redis: calls/s and latency for 1 client in sequence
     and 50 at once, against the upstream called directly; a replica killed under load."""
-    data = read_results("scaleout", folder)
-    fig = data["figures"]
+    fig = figures
     rows = []
     for phase, label in (("sequential", "1 client in sequence"), ("concurrent", "")):
         for row in fig[phase]:
@@ -568,56 +563,43 @@ def render_scaleout(folder: Path) -> str:
         f"{'yes' if killed['state_kept'] else 'NO'}; calls run twice: "
         f"{_count(killed['duplicated'])}.\n"
     )
-    return _table(header, rows) + note + "\n" + _source(data, load=True)
+    return _table(header, rows) + note
 
 
-@renders("scaleout_cpu")
-def render_scaleout_cpu(folder: Path) -> str:
+@renders("scaleout_cpu", results="scaleout", timed=True)
+def render_scaleout_cpu(figures: dict[str, Any]) -> str:
     """Where a call's CPU goes, per process, and a replica's time by leg and by layer (py-spy)."""
-    data = read_results("scaleout", folder)
-    fig = data["figures"]
+
+    def cpu(part: str) -> Cell:
+        return lambda row: _num(row["cpu_ms_per_call"].get(part, 0.0))
+
     parts = ("clients", "replicas", "upstream", "haproxy", "redis")
-    rows = [
-        [row["path"], *[_num(row["cpu_ms_per_call"].get(p, 0.0)) for p in parts]]
-        for row in fig["concurrent"]
-    ]
-    out = _table(["50 clients: CPU ms per call", *parts], rows)
-    profile = fig.get("profile")
+    out = _rows(
+        figures["concurrent"],
+        {"50 clients: CPU ms per call": _get("path"), **{part: cpu(part) for part in parts}},
+    )
+    profile = figures.get("profile")
     if profile:
-        legs = [[leg, f"{share:.0f}%"] for leg, share in profile["by_leg_percent"].items()]
-        layers = [[lay, f"{share:.0f}%"] for lay, share in profile["by_layer_percent"].items()]
-        out += "\n" + _table(
-            [
-                f"a replica's time under load ({profile['replica_cpu_ms_per_call']} ms CPU a call)",
-                "share",
-            ],
-            legs,
-        )
-        out += "\n" + _table(["by library", "share"], layers)
-    return out + "\n" + _source(data, load=True)
+        share = _get(1, "{:.0f}%".format)
+        mine = f"a replica's time under load ({profile['replica_cpu_ms_per_call']} ms CPU a call)"
+        out += "\n" + _rows(profile["by_leg_percent"].items(), {mine: _get(0), "share": share})
+        layers = profile["by_layer_percent"].items()
+        out += "\n" + _rows(layers, {"by library": _get(0), "share": share})
+    return out
 
 
-@renders("pg_ranking")
-def render_pg_ranking(folder: Path) -> str:
+@renders("pg_ranking", timed=True)
+def render_pg_ranking(figures: dict[str, Any]) -> str:
     """PostgreSQL's full-text ranking against the catalog's BM25 on the BFCL dev split."""
-    data = read_results("pg_ranking", folder)
-    fig = data["figures"]
-    rows = [
-        [
-            row["ranker"],
-            *[f"{row[k]:.1f}" for k in ("R@1", "R@5", "MRR")],
-            _pair(row["p50_ms"], row["p95_ms"]),
-        ]
-        for row in fig["rankers"]
-    ]
-    header = [
-        f"ranker (BFCL dev: {fig['pool']:,} tools, {fig['queries']:,} requests)",
-        "R@1",
-        "R@5",
-        "MRR",
-        "p50 / p95 ms",
-    ]
-    return _table(header, rows) + "\n" + _source(data, load=True)
+    heading = f"ranker (BFCL dev: {figures['pool']:,} tools, {figures['queries']:,} requests)"
+    return _rows(
+        figures["rankers"],
+        {
+            heading: _get("ranker"),
+            **{key: _get(key, "{:.1f}".format) for key in ("R@1", "R@5", "MRR")},
+            "p50 / p95 ms": _p("", "_ms"),
+        },
+    )
 
 
 def render(text: str, folder: Path = RESULTS_DIR) -> str:

@@ -3,21 +3,24 @@ upstream called directly in the same run; calls lost and state kept when a repli
 
 Everything runs on this machine, on loopback: a local Redis (conversations) and PostgreSQL
 (catalog store), one upstream MCP server over streamable HTTP (``tests/adapters/mcp/servers/
-counter_server.py``), N ``toolmgmt serve --http`` replicas with ``[store]``, and HAProxy from the
-repository's ``deploy/haproxy.cfg``. The clients (``mcp.Client``, one conversation each) run in a
-process of their own, so their CPU is counted apart from the gateway's; the table gives each
-process group's CPU time per call.
+counter_server.py``), N ``toolmgmt serve --http`` replicas with ``[store]``, and HAProxy
+(``LocalHAProxy``, its packaged template). The clients (``mcp.Client``, one conversation each)
+run in a process of their own, so their CPU is counted apart from the gateway's; the table gives
+each process group's CPU time per call.
 
 Phases, each with fresh replicas:
 
 1. **one client in sequence** (the hop's own cost, no queueing): the upstream directly, one
-   replica directly, one replica through HAProxy;
+   replica directly, one replica through HAProxy, and one replica that sends every request
+   through the SDK's stateless transport (``direct_answers = false``, the reference for
+   ``toolmgmt_mcp.exchange``);
 2. **50 clients at once**: the upstream directly, then 1, 2 and 3 replicas through HAProxy;
 3. **a replica killed under load** (2 replicas, 50 clients): one replica gets SIGKILL a third of
-   the way through. A call that fails is *interrupted* when it was in flight at the kill (it may
-   or may not have run: only its client may retry it), *lost* otherwise; the upstream counts
-   every run, so a call that ran twice shows; after the run every conversation must still hold
-   its loaded tool and one result record per answered call (*state kept*).
+   the way through. A call that fails is *interrupted* when it was in flight at the kill and
+   failed because its connection or stream to the killed replica was lost (it may or may not
+   have run: only its client may retry it), *lost* otherwise (``split_failures``); the upstream
+   counts every run, so a call that ran twice shows; after the run every conversation must still
+   hold its loaded tool and one result record per answered call (*state kept*).
 
 Every call is ``execute_tool(counter_bump, {key})`` with a unique key (``bump`` directly): an
 answer naming another key is *mixed*. Throughput on a shared machine depends on what else runs:
@@ -32,7 +35,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -47,14 +49,24 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "adapters"))
+sys.path.insert(0, str(ROOT / "tests"))  # support.*: the tests' upstream servers
+sys.path.insert(0, str(ROOT / "bench"))  # _clients, _results
 
-COUNTER = ROOT / "tests" / "adapters" / "mcp" / "servers" / "counter_server.py"
 TOOL = "counter_bump"
 SEQUENTIAL = 200
 """Calls of the one-client phases."""
 DEADLINE = 900.0
 """Seconds one client process may take."""
 _TICKS = os.sysconf("SC_CLK_TCK")
+STREAM_LOST = (
+    "SSE stream ended without a response",  # the replica died while its answer streamed
+    "SSE stream failed",
+    "Server returned an error response",  # HAProxy's 502 (not JSON-RPC): it died before answering
+    "RemoteProtocolError",  # the connection dropped under the client
+    "ReadError",
+)
+"""What an MCP client says of a call whose replica died under it: its connection or stream was
+lost. The gateway's own failures are JSON-RPC errors with messages of their own."""
 
 
 # -- the client process ----------------------------------------------------------------------
@@ -74,66 +86,65 @@ async def _load(
     url: str, clients: int, calls: int, direct: bool, kill_after: int, redis_url: str | None
 ) -> dict[str, Any]:
     import anyio
-    from mcp import Client
+    from _clients import together
 
     latencies: list[float] = []
     failures: list[dict[str, Any]] = []
     mixed = 0
     answered = 0
     started_calls = 0
-    connected = anyio.Event()
     finished = anyio.Event()
-    ready = 0
     done = 0
     kill_asked = False
 
-    async def one_client(number: int) -> None:
-        nonlocal ready, mixed, answered, started_calls, done, kill_asked
-        async with Client(url) as client:
-            if not direct:  # a conversation that loads its tool, as a model would
-                await client.call_tool("get_tool_schema", {"tool_name": TOOL})
-            ready += 1
-            if ready == clients:
-                connected.set()
-            await connected.wait()  # every conversation open before the first call
-            for i in range(calls):
-                key = f"c{number}-{i}-{os.urandom(6).hex()}"
-                started = time.perf_counter()
-                started_calls += 1
-                if kill_after and started_calls == kill_after and not kill_asked:
-                    kill_asked = True
-                    print("KILL", flush=True, file=sys.stderr)  # the parent kills a replica
-                try:
-                    if direct:
-                        reply = await client.call_tool("bump", {"key": key})
-                    else:
-                        reply = await client.call_tool(
-                            "execute_tool", {"tool_name": TOOL, "arguments": {"key": key}}
-                        )
-                    text = reply.content[0].text if reply.content else ""
-                    value = json.loads(text) if not reply.is_error else None
-                except Exception as exc:
-                    failures.append(
-                        {"started": started, "ended": time.perf_counter(), "error": repr(exc)[:300]}
-                    )
-                    continue
-                if value is None:
-                    failures.append(
-                        {"started": started, "ended": time.perf_counter(), "error": text[:300]}
-                    )
-                elif value.get("key") != key:
-                    mixed += 1
+    async def calls_of(number: int, client: Any) -> None:
+        nonlocal mixed, answered, started_calls, done, kill_asked
+        for i in range(calls):
+            key = f"c{number}-{i}-{os.urandom(6).hex()}"
+            started = time.perf_counter()
+            started_calls += 1
+            if kill_after and started_calls == kill_after and not kill_asked:
+                kill_asked = True
+                print("KILL", flush=True, file=sys.stderr)  # the parent kills a replica
+            try:
+                if direct:
+                    reply = await client.call_tool("bump", {"key": key})
                 else:
-                    answered += 1
-                    latencies.append(time.perf_counter() - started)
-            done += 1
-            if done == clients:
-                finished.set()
-            await finished.wait()  # conversations stay open until their state is read
-            if number == 0 and redis_url:
-                state.update(_stored_conversations(redis_url))
-                checked.set()
-            await checked.wait()
+                    reply = await client.call_tool(
+                        "execute_tool", {"tool_name": TOOL, "arguments": {"key": key}}
+                    )
+                text = reply.content[0].text if reply.content else ""
+                value = json.loads(text) if not reply.is_error else None
+            except Exception as exc:  # no answer: the call raised
+                failures.append(
+                    {
+                        "started": started,
+                        "ended": time.perf_counter(),
+                        "error": repr(exc)[:300],
+                        "raised": True,
+                    }
+                )
+                continue
+            if value is None:  # an answer, an error one
+                failures.append(
+                    {"started": started, "ended": time.perf_counter(), "error": text[:300]}
+                )
+            elif value.get("key") != key:
+                mixed += 1
+            else:
+                answered += 1
+                latencies.append(time.perf_counter() - started)
+        done += 1
+        if done == clients:
+            finished.set()
+        await finished.wait()  # conversations stay open until their state is read
+        if number == 0 and redis_url:
+            state.update(_stored_conversations(redis_url))
+            checked.set()
+        await checked.wait()
+
+    async def load_tool(client: Any) -> None:  # a conversation loads its tool, as a model would
+        await client.call_tool("get_tool_schema", {"tool_name": TOOL})
 
     state: dict[str, Any] = {}
     checked = anyio.Event()
@@ -141,9 +152,7 @@ async def _load(
         checked.set()
     began, cpu = time.perf_counter(), time.process_time()
     with anyio.fail_after(DEADLINE):
-        async with anyio.create_task_group() as tasks:
-            for number in range(clients):
-                tasks.start_soon(one_client, number)
+        await together(url, clients, calls_of, prepare=None if direct else load_tool)
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     return {
         "cpu_self": cpu,  # the load only: not the interpreter's start and imports
@@ -163,7 +172,7 @@ def _stored_conversations(redis_url: str) -> dict[str, Any]:
     with redis.Redis.from_url(redis_url) as client:
         states = [
             json.loads(client.hget(key, "s") or b"{}")
-            for key in client.keys("toolmgmt:session:mcp-*")
+            for key in client.keys("toolmgmt:session:{mcp-*}")
         ]
     return {
         "count": len(states),
@@ -173,12 +182,6 @@ def _stored_conversations(redis_url: str) -> dict[str, Any]:
 
 
 # -- the rig -----------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def machine_busy_seconds() -> float:
@@ -201,42 +204,39 @@ class Rig:
     """The engines and the upstream, started once; replicas and HAProxy per phase."""
 
     def __init__(self, stack: ExitStack, folder: Path) -> None:
+        from support.upstreams import COUNTER, http_upstream
+
         from toolmgmt_core.stores.local import LocalPostgres, LocalRedis
 
         self.redis = stack.enter_context(LocalRedis())
         self.postgres = stack.enter_context(LocalPostgres())
-        port = free_port()
-        self.upstream = subprocess.Popen(
-            [sys.executable, str(COUNTER), "--http", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        stack.callback(_stop, self.upstream)
-        self.upstream_url = f"http://127.0.0.1:{port}/mcp"
-        deadline = time.monotonic() + 60
-        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the upstream did not start")
-            time.sleep(0.05)
+        upstream = stack.enter_context(http_upstream(COUNTER))
+        self.upstream, self.upstream_url = upstream.process, upstream.url
         self.config = folder / "gateway.toml"
-        self.config.write_text(
+        common = (
             f'[upstreams.counter]\nurl = "{self.upstream_url}"\ntimeout = 60\n\n'
             f'[store]\nsessions = "{self.redis.url}"\ncatalog = "{self.postgres.dsn}"\n'
         )
+        self.config.write_text(common)
+        self.sdk_config = folder / "gateway-sdk.toml"
+        """Every request through the SDK's stateless transport (the reference for direct
+        answers, ``toolmgmt_mcp.exchange``)."""
+        self.sdk_config.write_text("[gateway]\ndirect_answers = false\n\n" + common)
 
     def processes(self) -> dict[str, list[int]]:
         return {"upstream": [self.upstream.pid], "redis": [self.redis.pid]}
 
     @contextmanager
-    def replicas(self, count: int) -> Iterator[tuple[list[Any], Any]]:
-        """``count`` replicas behind a fresh HAProxy; (replicas, balancer)."""
+    def replicas(self, count: int, config: Path | None = None) -> Iterator[tuple[list[Any], Any]]:
+        """``count`` replicas (of ``config``, by default the usual one) behind a fresh
+        HAProxy; (replicas, balancer)."""
         from concurrent.futures import ThreadPoolExecutor
 
         from toolmgmt_mcp.local import LocalGateway
 
         from toolmgmt_core.stores.local import LocalHAProxy
 
-        replicas = [LocalGateway(self.config) for _ in range(count)]
+        replicas = [LocalGateway(config or self.config) for _ in range(count)]
         balancer = None
         try:
             with ThreadPoolExecutor(count) as pool:
@@ -253,14 +253,6 @@ class Rig:
                 balancer.close()
             for replica in replicas:
                 replica.stop()
-
-
-def _stop(process: subprocess.Popen[Any]) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 def run_clients(
@@ -286,7 +278,7 @@ def run_clients(
     busy_before, started = machine_busy_seconds(), time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak: dict[int, float] = {}
-    killed: list[float] = []
+    killed: list[tuple[float, float]] = []
     errors: list[str] = []
 
     def read_stderr() -> None:  # drained all along: a full pipe would stall the clients
@@ -295,8 +287,9 @@ def run_clients(
             errors.append(line)
             if line.startswith("KILL") and kill is not None and not killed:
                 peak.update({p: cpu_seconds(p) for p in pids})  # the victim's, before it dies
-                kill()
-                killed.append(time.perf_counter())  # CLOCK_MONOTONIC: the worker's clock too
+                began = time.perf_counter()  # CLOCK_MONOTONIC: the worker's clock too
+                kill()  # SIGKILL, then waits for the replica to be gone
+                killed.append((began, time.perf_counter()))
 
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
@@ -305,13 +298,12 @@ def run_clients(
     process.wait(DEADLINE)
     reader.join(10)
     err = "".join(errors)
-    killed_at = killed[0] if killed else None
     if process.returncode != 0:
         raise RuntimeError(f"the client process failed:\n{err[-3000:]}")
     result = json.loads(out)
-    failures = result["failures"]
-    result["interrupted"] = sum(1 for f in failures if killed_at and f["started"] <= killed_at)
-    result["lost"] = len(failures) - result["interrupted"]
+    result["interrupted"], result["lost"] = split_failures(
+        result["failures"], killed[0] if killed else None
+    )
     used = {p: max(cpu_seconds(p), peak.get(p, 0.0)) - before[p] for p in pids}
     result["cpu"] = {g: round(sum(used[p] for p in group), 2) for g, group in watch.items()}
     result["cpu"]["clients"] = round(result["cpu_self"], 2)
@@ -320,6 +312,36 @@ def run_clients(
     ours = sum(used.values()) + result["cpu_self"]
     result["other_cores"] = round(max(machine_busy_seconds() - busy_before - ours, 0) / wall, 2)
     return result
+
+
+def split_failures(
+    failures: list[dict[str, Any]], kill: tuple[float, float] | None
+) -> tuple[int, int]:
+    """(interrupted, lost) among failed calls.
+
+    *Interrupted*: in flight when the replica was killed (started before it was gone, ended
+    after the kill began) and raised because its connection or stream was lost
+    (:data:`STREAM_LOST`): it was on the killed replica and may or may not have run. *Lost*:
+    any other failure (an error answer, a timeout, a call started after the kill), which a
+    replica going away must not cause.
+
+    Args:
+        failures: the client process's failed calls (``started``, ``ended``, ``error``, and
+            ``raised`` when there was no answer at all).
+        kill: when the kill began and when the replica was gone (None: no kill).
+    """
+    if kill is None:
+        return 0, len(failures)
+    began, gone = kill
+    interrupted = sum(
+        1
+        for failure in failures
+        if failure.get("raised")
+        and failure["started"] <= gone
+        and failure["ended"] >= began
+        and any(mark in failure["error"] for mark in STREAM_LOST)
+    )
+    return interrupted, len(failures) - interrupted
 
 
 # -- where a replica's time goes ----------------------------------------------------------------
@@ -524,6 +546,16 @@ def main() -> int:
                     SEQUENTIAL,
                 )
             )
+        with rig.replicas(1, rig.sdk_config) as (replicas, balancer):
+            watch = {**base, "replicas": [r.process.pid for r in replicas]}
+            run_clients(replicas[0].url, 2, 5, direct=False, watch=watch)  # warm up
+            alone.append(
+                summary(
+                    "1 replica, no HAProxy, SDK transport only",
+                    run_clients(replicas[0].url, 1, SEQUENTIAL, direct=False, watch=watch),
+                    SEQUENTIAL,
+                )
+            )
         print_table("one client, calls in sequence", alone)
 
         # 2. 50 clients at once.
@@ -602,16 +634,18 @@ def main() -> int:
     figures["goals"] = {
         "added_p50_ms_one_client": round(alone[2]["p50_ms"] - direct_p50, 2),
         "added_p50_ms_one_client_no_haproxy": round(alone[1]["p50_ms"] - direct_p50, 2),
-        "speedup_2_vs_1": round(loaded[2]["calls_per_s"] / one, 2) if one else None,
-        "speedup_3_vs_1": round(loaded[3]["calls_per_s"] / one, 2)
-        if one and len(loaded) > 3
-        else None,
+        "added_p50_ms_one_client_sdk_transport": round(alone[3]["p50_ms"] - direct_p50, 2),
+        **{
+            f"speedup_{n}_vs_1": round(loaded[n]["calls_per_s"] / one, 2)
+            if one and len(loaded) > n
+            else None
+            for n in (2, 3)
+        },
         "lost": sum(r["lost"] for r in loaded) + killed["lost"],
         "state_kept": killed["state_kept"],
     }
     print("\ngoals:", json.dumps(figures["goals"]))
     if args.json:
-        sys.path.insert(0, str(ROOT / "bench"))
         from _results import write_results
 
         print(f"wrote {write_results(args.json, 'scaleout', figures)}")

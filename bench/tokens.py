@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +56,24 @@ def bfcl_catalog(definitions: list[dict[str, Any]], n: int | None = None) -> Too
     return catalog
 
 
-def catalogs() -> list[tuple[str, ToolCatalog]]:
-    """The catalogs measured: 80 and 200 BFCL tools, the demo catalog, the whole BFCL pool."""
+CATALOGS: dict[str, int | None] = {"bfcl-80": 80, "bfcl-200": 200, "demo": None, "bfcl-pool": None}
+"""The catalogs measured, in table order: BFCL ones by their number of tools (None: the whole
+pool), and the demo catalog."""
+
+
+def catalogs(labels: Sequence[str] = tuple(CATALOGS)) -> list[tuple[str, ToolCatalog]]:
+    """The catalogs of ``labels`` (default: all); the BFCL data is read only for a BFCL one."""
     import toolmgmt_demo
 
-    pool, _ = load_bfcl()
+    pool = load_bfcl()[0] if any(label != "demo" for label in labels) else []
     return [
-        ("bfcl-80", bfcl_catalog(pool, 80)),
-        ("bfcl-200", bfcl_catalog(pool, 200)),
-        ("demo", toolmgmt_demo.demo_catalog()),
-        ("bfcl-pool", bfcl_catalog(pool)),
+        (
+            label,
+            toolmgmt_demo.demo_catalog()
+            if label == "demo"
+            else bfcl_catalog(pool, CATALOGS[label]),
+        )
+        for label in labels
     ]
 
 

@@ -5,9 +5,10 @@
 
 ``up`` starts, on 127.0.0.1, a throw-away Redis and PostgreSQL (Debian's ``redis-server`` and
 ``postgresql``), N ``toolmgmt serve --http`` replicas of ``--config`` with its ``[store]``
-pointing at them, and HAProxy (``deploy/haproxy.cfg``) in front; it prints where everything is
-and stops it all on Ctrl-C (or when killed: every server dies with this process).
-``haproxy-config`` fills ``deploy/haproxy.cfg`` for servers you run yourself.
+pointing at them, and HAProxy in front; it prints where everything is and stops it all on
+Ctrl-C (or when killed: every server dies with this process). ``haproxy-config`` fills HAProxy's
+template (``toolmgmt_core/stores/local/haproxy.cfg``, shipped in the package) for servers you
+run yourself.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from toolmgmt_core.embeddings.named import check_embedder_spec  # noqa: E402
 from toolmgmt_core.errors import ToolmgmtError  # noqa: E402
 from toolmgmt_core.stores.local import (  # noqa: E402
     HAPROXY_TEMPLATE,
@@ -51,6 +53,9 @@ def replica_config(source: Path, redis_url: str, dsn: str, folder: Path) -> Path
         if isinstance(upstream, dict) and "command" in upstream:
             cwd = Path(upstream.get("cwd", "."))
             upstream["cwd"] = str(cwd if cwd.is_absolute() else (source.parent / cwd).resolve())
+    search = data.get("search")
+    if isinstance(search, dict) and "embedder" in search:  # a model folder beside the original
+        search["embedder"] = check_embedder_spec(search["embedder"], base=source.parent.resolve())
     data["store"] = {"sessions": redis_url, "catalog": dsn}
     copy = folder / "gateway.json"
     copy.write_text(json.dumps(data, indent=2), encoding="utf-8")
@@ -108,7 +113,7 @@ def main() -> int:
     start.add_argument("--port", type=int, default=8080, help="HAProxy's port (0: a free one)")
     start.add_argument("--host", default="127.0.0.1", help="the replicas' address")
     start.set_defaults(run=up)
-    render = commands.add_parser("haproxy-config", help="print deploy/haproxy.cfg filled in")
+    render = commands.add_parser("haproxy-config", help="print the HAProxy template filled in")
     render.add_argument("--bind", required=True, help="ADDRESS:PORT clients connect to")
     render.add_argument("--server", action="append", required=True, help="HOST:PORT, repeated")
     render.add_argument("--admin-socket", help="a Unix socket for HAProxy's runtime API")

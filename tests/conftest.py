@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import tempfile
 from collections.abc import Iterator
 from typing import Any
@@ -84,9 +83,9 @@ def pg_dsn(postgres_server: Any) -> Iterator[str]:
 @pytest.fixture
 def closed_port() -> int:
     """A loopback port nothing listens on (bound then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    from toolmgmt_core.stores.local import free_port
+
+    return free_port()
 
 
 @pytest.fixture(scope="session")

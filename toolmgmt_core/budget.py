@@ -19,6 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.records import (
+    MAX_RESTORED_RECORDS,
+    ResultRecord,
+    new_record_id,
+    read_account,
+)
+from toolmgmt_core.sync import run_sync
 from toolmgmt_core.tokens import DEFAULT_ENCODING
 from toolmgmt_core.tool import Tool
 from toolmgmt_core.truncation import (
@@ -26,7 +33,6 @@ from toolmgmt_core.truncation import (
     STRATEGIES,
     TruncationResult,
     summarize_result,
-    summarize_result_sync,
     truncate_result,
 )
 
@@ -42,9 +48,6 @@ __all__ = [
 
 DEFAULT_MAX_RESULT_TOKENS = 4_000
 """Budget of one tool result when neither the tool nor the manager sets one."""
-
-MAX_RESTORED_RECORDS = 100_000
-"""Most result records (and cleared ids) a restored account may hold."""
 
 
 def _check_tokens(name: str, value: Any, *, optional: bool = False) -> None:
@@ -122,34 +125,6 @@ class ResultBudget:
         return account
 
 
-@dataclass(frozen=True)
-class ResultRecord:
-    """One result as the session's account saw it."""
-
-    call_id: str
-    """The call's id (the provider's tool-call id when known, else ``call_<n>``)."""
-    tool_name: str
-    """The tool that produced it."""
-    tokens: int
-    """Tokens sent to the model."""
-    original_tokens: int
-    """Tokens before truncation."""
-    truncated: bool = False
-    """Whether it was cut or summarised."""
-    order: int = 0
-    """Position in the session (0 for the first result)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "call_id": self.call_id,
-            "tool_name": self.tool_name,
-            "tokens": self.tokens,
-            "original_tokens": self.original_tokens,
-            "truncated": self.truncated,
-            "order": self.order,
-        }
-
-
 class SessionBudget:
     """One session's account of result tokens (thread-safe)."""
 
@@ -163,7 +138,7 @@ class SessionBudget:
     @property
     def used(self) -> int:
         """Tokens of the results still in the context (recorded, not cleared)."""
-        return sum(r.tokens for r in self._records if r.call_id not in self._cleared)
+        return sum(r.tokens for r in self._records if r.id not in self._cleared)
 
     @property
     def exceeded(self) -> bool:
@@ -207,10 +182,14 @@ class SessionBudget:
         call_id: str | None = None,
     ) -> ResultRecord:
         """Account for a result sent to the model; returns its record."""
+        record_id = new_record_id()
         with self._lock:
             order = next(self._counter)
             record = ResultRecord(
-                call_id=call_id or f"call_{order + 1}",
+                id=record_id,
+                # Unique, not ``call_<n>``: another replica serving the same conversation
+                # numbers its calls too, and clearing by call id must name one of them.
+                call_id=call_id or f"call_{record_id}",
                 tool_name=tool_name,
                 tokens=int(tokens),
                 original_tokens=int(tokens if original_tokens is None else original_tokens),
@@ -231,15 +210,13 @@ class SessionBudget:
     ) -> TruncationResult:
         """Cut (or summarise) one result to its budget and record it.
 
-        With a summariser configured this blocks while it runs; async code uses
-        :meth:`shape`.
+        With a summariser configured this blocks while it runs (:meth:`shape` through
+        :func:`~toolmgmt_core.sync.run_sync`); async code uses :meth:`shape`.
         """
-        name, limit, options = self._plan(tool, tool_name, goal)
-        if self.budget.summarizer is not None:
-            result = summarize_result_sync(value, self.budget.summarizer, limit, **options)
-        else:
-            result = truncate_result(value, limit, **_truncation(options))
-        return self._recorded(result, name, call_id)
+        if self.budget.summarizer is None:
+            return self._truncated(value, tool, tool_name, goal, call_id)
+        shaped = self.shape(value, tool, tool_name=tool_name, goal=goal, call_id=call_id)
+        return run_sync(shaped)
 
     async def shape(
         self,
@@ -252,12 +229,22 @@ class SessionBudget:
     ) -> TruncationResult:
         """Cut (or summarise) one result to its budget and record it; an async summariser is
         awaited, not bridged (:meth:`shape_sync` for sync code)."""
+        if self.budget.summarizer is None:
+            return self._truncated(value, tool, tool_name, goal, call_id)
         name, limit, options = self._plan(tool, tool_name, goal)
-        if self.budget.summarizer is not None:
-            result = await summarize_result(value, self.budget.summarizer, limit, **options)
-        else:
-            result = truncate_result(value, limit, **_truncation(options))
+        result = await summarize_result(value, self.budget.summarizer, limit, **options)
         return self._recorded(result, name, call_id)
+
+    def _truncated(
+        self,
+        value: Any,
+        tool: Tool | None,
+        tool_name: str | None,
+        goal: str | None,
+        call_id: str | None,
+    ) -> TruncationResult:
+        name, limit, options = self._plan(tool, tool_name, goal)
+        return self._recorded(truncate_result(value, limit, **_truncation(options)), name, call_id)
 
     def _plan(
         self, tool: Tool | None, tool_name: str | None, goal: str | None
@@ -295,7 +282,7 @@ class SessionBudget:
                 None uses the session budget, and without one every candidate is listed.
         """
         with self._lock:
-            live = [r for r in self._records if r.call_id not in self._cleared]
+            live = [r for r in self._records if r.id not in self._cleared]
         candidates = live[: max(len(live) - max(keep_last, 0), 0)]
         candidates.sort(key=lambda r: (-r.tokens, r.order))
         goal = self.budget.session_tokens if target is None else target
@@ -311,12 +298,15 @@ class SessionBudget:
         return chosen
 
     def mark_cleared(self, call_ids: Iterable[str]) -> int:
-        """Record that these results left the context; returns the tokens freed."""
+        """Record that these results (by call id, or by record id) left the context; returns
+        the tokens freed. What is kept are the ids of the records named now: a record another
+        replica adds later under the same call id is not cleared by this."""
         ids = set(call_ids)
         with self._lock:
-            fresh = {r.call_id for r in self._records if r.call_id in ids} - self._cleared
+            named = {r.id for r in self._records if r.call_id in ids or r.id in ids}
+            fresh = named - self._cleared
             self._cleared |= fresh
-            return sum(r.tokens for r in self._records if r.call_id in fresh)
+            return sum(r.tokens for r in self._records if r.id in fresh)
 
     def to_json(self) -> dict[str, Any]:
         """The account as plain JSON (kept with the session's state)."""
@@ -326,40 +316,13 @@ class SessionBudget:
         }
 
     def restore(self, state: Mapping[str, Any]) -> None:
-        """Replace the account with ``to_json()`` output.
+        """Replace the account with ``to_json()`` output (also state written before records
+        had ids: :mod:`toolmgmt_core.records`).
 
         Raises:
             ConfigError: ``state`` is not an account's state.
         """
-        raw_records, raw_cleared = state.get("records", []), state.get("cleared", [])
-        if not isinstance(raw_records, list) or not isinstance(raw_cleared, list):
-            raise ConfigError("Result budget state needs 'records' and 'cleared' lists.")
-        if len(raw_records) > MAX_RESTORED_RECORDS or len(raw_cleared) > MAX_RESTORED_RECORDS:
-            # Untrusted state: every call would sum an unbounded list.
-            raise ConfigError(
-                f"Result budget state holds over {MAX_RESTORED_RECORDS:,} records; a session "
-                "never makes that many calls."
-            )
-        try:
-            records = [
-                ResultRecord(
-                    call_id=str(r["call_id"]),
-                    tool_name=str(r["tool_name"]),
-                    tokens=int(r["tokens"]),
-                    original_tokens=int(r.get("original_tokens", r["tokens"])),
-                    truncated=bool(r.get("truncated", False)),
-                    order=int(r.get("order", i)),
-                )
-                for i, r in enumerate(raw_records)
-            ]
-            cleared = {str(c) for c in raw_cleared}
-            if any(r.tokens < 0 or r.original_tokens < 0 for r in records):
-                raise ValueError("token counts must not be negative")
-        except (TypeError, KeyError, ValueError, AttributeError, OverflowError) as exc:
-            raise ConfigError(  # OverflowError: "tokens": Infinity, which JSON text may hold
-                "Result budget state must be {'records': [{call_id, tool_name, tokens, ...}], "
-                f"'cleared': [call ids]}} from SessionBudget.to_json(): {exc!r}."
-            ) from exc
+        records, cleared = read_account(state)
         with self._lock:
             self._records = records
             self._cleared = cleared

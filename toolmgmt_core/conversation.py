@@ -8,14 +8,15 @@ that changed it (loads, result records, cleared results, profile) the session sa
 a compare-and-set write that merges with what another writer saved meanwhile
 (:func:`~toolmgmt_core.session_state.merge_states`); the session then holds the merged state.
 Two replicas serving one conversation therefore lose nothing, and each lists what the other
-loaded from its next step on.
+loaded from its next step on: a session opened per step sees it when opened, one held open across
+steps when it ``refresh``-es (one version check when nothing changed).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from toolmgmt_core.budget import SessionBudget
@@ -27,6 +28,7 @@ from toolmgmt_core.stores.base import (
     StoredSession,
     call_store,
     check_session_id,
+    stored_version,
     update_session,
 )
 from toolmgmt_core.validation import MAX_REPORTED_ERRORS, clip
@@ -205,17 +207,68 @@ class StoredConversation:
         self._stored = stored
         self._saved = self.snapshot()
 
+    def refresh_sync(self) -> bool:
+        """Catch up with what other writers (replicas, workers) saved to this conversation
+        since this session last loaded or saved it; whether the session changed.
+
+        A session held open across the steps of a run sees another replica's loads only once
+        it refreshes: call this at the start of each step (the PydanticAI toolset does), not
+        while this session's own calls run. Cheap when nothing changed: one version check on
+        a store that offers one (Redis: one small read), else one load. A change of this
+        session's own not saved yet (the store was down) is saved now instead, which merges
+        both ways.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+            ConfigError: the stored state is not a session state.
+        """
+        if self.session_id is None:
+            return False
+        if self.snapshot() != self._saved:
+            self.save_sync()
+            return True
+        store = self.manager.session_store
+        held = self._stored.version if self._stored is not None else 0
+        if stored_version(store, self.session_id) == held:
+            return False
+        stored = store.load(self.session_id)
+        if stored is None:  # expired or deleted: what is held here is saved with the next change
+            self._stored = None
+            return False
+        if stored.version == held:
+            return False
+        self._adopt(parse_state(stored.state))
+        self._stored = stored
+        self._saved = self.snapshot()
+        return True
+
+    async def refresh(self) -> None:
+        """:meth:`refresh_sync` for async code (a store that does I/O is read from a worker
+        thread). A store that is down is logged loudly and the session goes on with what it
+        holds."""
+        if self.session_id is not None:
+            await self._in_store(
+                self.refresh_sync,
+                "could not be refreshed from the store",
+                "going on with what this process holds",
+            )
+
     async def save(self) -> None:
         """:meth:`save_sync` for async code; a store that does I/O is written from a worker
         thread. A store that is down is logged loudly and does not fail the call that ran."""
         if self.session_id is None or self.snapshot() == self._saved:
             return
+        await self._in_store(
+            self.save_sync,
+            "could not be saved",
+            "its change is kept here and saved with the next one",
+        )
+
+    async def _in_store(self, work: Callable[[], Any], failed: str, meanwhile: str) -> None:
+        """``work()`` off the event loop for a store that does I/O; a store error is logged."""
         try:
-            await call_store(self.manager.session_store, self.save_sync)
+            await call_store(self.manager.session_store, work)
         except StoreError as exc:
             logger.error(
-                "toolmgmt: session %r could not be saved (%s); its change is kept here and "
-                "saved with the next one",
-                self.session_id,
-                exc,
+                "toolmgmt: session %r %s (%s); %s", self.session_id, failed, exc, meanwhile
             )

@@ -290,7 +290,7 @@ class ToolSession(StoredConversation):
             name: the tool name the model used (forgiving case, look-alikes and provider forms).
             arguments: the arguments object (a dict, a JSON string of one, or None).
             call_id: the provider's tool-call id, used to name the result in
-                :meth:`clearable_results` (default ``call_<n>``).
+                :meth:`clearable_results` (default ``call_<a unique id>``).
 
         Returns:
             The result; on failure ``is_error`` is set and ``error.kind`` says whether it was the

@@ -10,7 +10,8 @@ allows (the session applies a ``profile`` within the configured one). The shape:
 
 ``profile`` and ``results`` are left out when unset. :func:`merge_states` combines the state a
 store holds with the change one call made, so that two replicas writing one conversation at the
-same moment lose nothing: loads are a union in load order, result records a union by call id.
+same moment lose nothing: loads are a union in load order, result records a union by record id
+(:mod:`toolmgmt_core.records`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.records import merge_accounts
 
 __all__ = [
     "MAX_STATE_CHARS",
@@ -139,15 +141,6 @@ def parse_state(data: Mapping[str, Any] | str) -> SessionState:
     )
 
 
-def _records(results: Mapping[str, Any] | None) -> list[Any]:
-    records = (results or {}).get("records")
-    return list(records) if isinstance(records, list) else []
-
-
-def _key(record: Any) -> str:
-    return json.dumps(record, sort_keys=True, default=str)
-
-
 def merge_states(
     stored: Mapping[str, Any] | None,
     *,
@@ -162,41 +155,24 @@ def merge_states(
     Args:
         stored: the state the store holds now (None: none yet).
         loaded: names the writer loaded; appended after the stored ones, in order, once each.
-        results: the writer's result account; its records join the stored ones (a record the
-            store already has, the same call's, is kept once), and its cleared calls join the
-            stored cleared ones.
+        results: the writer's result account; its records join the stored ones by record id
+            (a record the store already has is kept once), and its cleared records join the
+            stored cleared ones (:func:`~toolmgmt_core.records.merge_accounts`).
         profile: the profile the writer chose, if it chose one.
         clear_profile: the writer went back to the manager's profile.
         mode: the writer's mode, recorded as the state's mode.
 
     Raises:
-        ConfigError: ``stored`` is not a session state.
+        ConfigError: ``stored`` is not a session state, or an account is not an account.
     """
     base = parse_state(dict(stored)) if stored is not None else SessionState()
     merged_loaded = list(dict.fromkeys([*base.loaded, *loaded]))
     merged_profile = None if clear_profile else (profile or base.profile)
     merged_results: dict[str, Any] | None = dict(base.results) if base.results else None
     if results:
-        mine = dict(results)
-        if merged_results is None:
-            merged_results = mine
-        else:
-            # By the whole record: two replicas may both number a call "call_3", but the
-            # same call (a save retried after a conflict) is the same record.
-            stored_records, my_records = _records(merged_results), _records(mine)
-            if my_records[: len(stored_records)] == stored_records:
-                # The usual case, a session extending what it restored: no need to compare
-                # record by record (which costs a serialisation each, every call).
-                extra = my_records[len(stored_records) :]
-            else:
-                known = {_key(r) for r in stored_records}
-                extra = [r for r in my_records if _key(r) not in known]
-            merged_results["records"] = [*stored_records, *extra]
-            cleared = dict.fromkeys(
-                [*(merged_results.get("cleared") or []), *(mine.get("cleared") or [])]
-            )
-            if cleared:
-                merged_results["cleared"] = list(cleared)
+        # By record id: each record's own, so that two replicas' calls never merge into one
+        # and the same call (a save retried after a conflict) is kept once.
+        merged_results = merge_accounts(merged_results, results)
     return SessionState(
         loaded=tuple(merged_loaded),
         profile=merged_profile,

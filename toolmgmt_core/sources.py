@@ -18,9 +18,7 @@ it and what is wrong.
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -30,6 +28,7 @@ from typing import Any
 
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import CatalogError, CatalogSourceError
+from toolmgmt_core.imports import load_object
 from toolmgmt_core.names import name_forms
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.tool import Tool
@@ -200,28 +199,11 @@ def _definition_name(definition: Any) -> str | None:
 
 
 def _load_python(spec: str, warn: Warn) -> ToolCatalog:
-    module_name, _, attribute = spec.partition(":")
-    if os.getcwd() not in sys.path:  # console scripts do not put the working folder on the path
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise CatalogSourceError(f"{spec}: cannot import module {module_name!r}: {exc}.") from None
-    target: Any = module
-    for part in attribute.split("."):
-        try:
-            target = getattr(target, part)
-        except AttributeError:
-            raise CatalogSourceError(
-                f"{spec}: module {module_name!r} has no attribute {attribute!r}."
-            ) from None
-    if callable(target) and not isinstance(target, ToolCatalog):
-        try:
-            target = target()
-        except Exception as exc:  # the user's factory failed: say so, with its error
-            raise CatalogSourceError(
-                f"{spec}: calling {attribute}() failed: {type(exc).__name__}: {exc}"
-            ) from exc
+    target = load_object(
+        spec,
+        CatalogSourceError,
+        factory=lambda found: callable(found) and not isinstance(found, ToolCatalog),
+    )
     if isinstance(target, ToolCatalog):
         return target
     if isinstance(target, list | tuple):

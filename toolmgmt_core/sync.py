@@ -1,7 +1,8 @@
 """Where sync and async code meet: the one bridge each way.
 
 - :func:`run_sync` runs a coroutine from sync code (``call_sync``, ``summarize_result_sync``,
-  the CLI's and the MCP adapter's blocking entry points), even when a loop is already running;
+  the CLI's and the MCP adapter's blocking entry points, ``serve_sync`` on uvloop through its
+  ``loop_factory``), even when a loop is already running;
 - :func:`off_loop` runs bounded sync work (validation, result shaping) from async code on a
   thread, so the event loop keeps serving other calls; each tool's work goes to a small pool of
   its own (a *lane*), so one tool's slow inputs never keep another tool's work waiting; and
@@ -87,28 +88,40 @@ _SYNC_BRIDGE_POOL = concurrent.futures.ThreadPoolExecutor(
 )
 
 
-def run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
+def run_sync(
+    coroutine: Coroutine[Any, Any, _T],
+    *,
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+) -> _T:
     """Run ``coroutine`` to completion from sync code, even when a loop is already running.
 
     Inside a running loop (a notebook, an async framework calling sync code) it runs on a
     fresh loop in a worker thread, since the running loop cannot be re-entered.
+
+    Args:
+        coroutine: what to run.
+        loop_factory: makes the loop it runs on (``uvloop.new_event_loop``); default asyncio's.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _run(coroutine)
+        return _run(coroutine, loop_factory)
     context = contextvars.copy_context()  # the caller's context (a framework's run) goes along
-    return _SYNC_BRIDGE_POOL.submit(context.run, _run, coroutine).result()
+    return _SYNC_BRIDGE_POOL.submit(context.run, _run, coroutine, loop_factory).result()
 
 
 _SHUTDOWN_SECONDS = 1.0
 
 
-def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """``asyncio.run``, except that a task still running at the end is cancelled and given
-    :data:`_SHUTDOWN_SECONDS`, not waited for until it ends: ``asyncio.run`` would wait forever
-    for a tool handler that ignores its cancellation (one left running after its timeout)."""
-    loop = asyncio.new_event_loop()
+def _run(
+    coroutine: Coroutine[Any, Any, _T],
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None,
+) -> _T:
+    """``asyncio.run(coroutine, loop_factory=...)`` (which Python 3.10 does not have), except
+    that a task still running at the end is cancelled and given :data:`_SHUTDOWN_SECONDS`, not
+    waited for until it ends: ``asyncio.run`` would wait forever for a tool handler that
+    ignores its cancellation (one left running after its timeout)."""
+    loop = (loop_factory or asyncio.new_event_loop)()
     try:
         asyncio.set_event_loop(loop)
         return loop.run_until_complete(coroutine)

@@ -92,32 +92,28 @@ def prepare_request(
     if request.get("messages"):
         request["messages"] = [_cut(m, manager) for m in request["messages"]]
     if api == "responses" and isinstance(request.get("input"), list):
-        request["input"] = [_cut_output(item, manager) for item in request["input"]]
+        request["input"] = [_cut(item, manager) for item in request["input"]]
     return request
 
 
-def _cut_output(item: Any, manager: ToolManager) -> Any:
-    """A Responses API ``function_call_output`` over the result budget, cut."""
-    if not isinstance(item, Mapping) or item.get("type") != "function_call_output":
-        return item
-    output = item.get("output")
-    if not isinstance(output, str):
-        return item
-    cut = _within_budget(output, None, manager)
-    return {**item, "output": cut} if cut is not None else item
-
-
 def _cut(message: Any, manager: ToolManager) -> Any:
-    """A tool message over its result budget (the tool's own when it names one), cut."""
-    if not isinstance(message, Mapping) or message.get("role") != "tool":
+    """A tool result over its budget, cut: a Chat ``tool`` message (the tool's own budget when
+    it names one) or a Responses API ``function_call_output`` item."""
+    if not isinstance(message, Mapping):
         return message
-    content = message.get("content")
-    if not isinstance(content, str):
+    if message.get("role") == "tool":
+        key = "content"
+    elif message.get("type") == "function_call_output":
+        key = "output"
+    else:
+        return message
+    text = message.get(key)
+    if not isinstance(text, str):
         return message
     name = message.get("name")
     tool = manager.catalog.find(name) if isinstance(name, str) else None
-    cut = _within_budget(content, tool, manager)
-    return {**message, "content": cut} if cut is not None else message
+    cut = _within_budget(text, tool, manager)
+    return {**message, key: cut} if cut is not None else message
 
 
 def _within_budget(text: str, tool: Tool | None, manager: ToolManager) -> str | None:

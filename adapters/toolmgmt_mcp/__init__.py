@@ -41,7 +41,7 @@ from toolmgmt_mcp.config import (  # noqa: E402 - after the SDK check
 )
 from toolmgmt_mcp.config_file import load_config, parse_config  # noqa: E402
 from toolmgmt_mcp.convert import result_value  # noqa: E402
-from toolmgmt_mcp.server import BearerTokenMiddleware, Gateway, serve, serve_async  # noqa: E402
+from toolmgmt_mcp.server import BearerTokenMiddleware, Gateway, serve, serve_sync  # noqa: E402
 from toolmgmt_mcp.upstreams import UpstreamManager, UpstreamStatus  # noqa: E402
 
 __all__ = [
@@ -58,5 +58,5 @@ __all__ = [
     "parse_config",
     "result_value",
     "serve",
-    "serve_async",
+    "serve_sync",
 ]

@@ -112,7 +112,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
 def run_serve(args: argparse.Namespace) -> int:
     """Run the gateway from parsed ``serve`` options; the process exit code."""
     from toolmgmt_mcp.config_file import load_config
-    from toolmgmt_mcp.server import serve
+    from toolmgmt_mcp.server import serve_sync
 
     try:
         config = load_config(args.config)
@@ -124,7 +124,7 @@ def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
     logging.getLogger("toolmgmt_mcp").setLevel(logging.INFO)
     try:
-        serve(config, transport=args.transport, host=args.host, port=args.port, token=token)
+        serve_sync(config, transport=args.transport, host=args.host, port=args.port, token=token)
     except ConfigError as exc:
         print(f"toolmgmt serve: {exc}", file=sys.stderr)
         return 2

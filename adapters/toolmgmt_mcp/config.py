@@ -17,6 +17,7 @@ __all__ = [
     "GatewayConfig",
     "GatewaySettings",
     "PolicyConfig",
+    "SearchConfig",
     "StoreConfig",
     "UpstreamConfig",
 ]
@@ -118,6 +119,10 @@ class GatewaySettings:
     session_result_budget: int | None = None
     """Tokens of results one conversation may hold before later results are cut harder;
     None: no session budget."""
+    direct_answers: bool = True
+    """With ``[store] sessions``, answer a conversation's plain requests (no progress token) in
+    their own task (:mod:`toolmgmt_mcp.exchange`: less CPU per call); False: every request
+    through the SDK's stateless transport."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,17 @@ class StoreConfig:
 
 
 @dataclass(frozen=True)
+class SearchConfig:
+    """How the gateway's catalog is searched (``[search]``)."""
+
+    embedder: str | None = None
+    """An embedder making search hybrid (BM25 and vectors), named as
+    :func:`~toolmgmt_core.embeddings.embedder_from_spec` takes it (``onnx:<folder>``,
+    ``module:attribute``...); its vectors are cached in the catalog store when there is one.
+    None: BM25 alone."""
+
+
+@dataclass(frozen=True)
 class GatewayConfig:
     """A whole gateway configuration."""
 
@@ -154,6 +170,8 @@ class GatewayConfig:
     """Where the configuration came from (a path), for messages."""
     store: StoreConfig = field(default_factory=StoreConfig)
     """Shared stores (``[store]``); empty by default: everything in this process."""
+    search: SearchConfig = field(default_factory=SearchConfig)
+    """How the catalog is searched (``[search]``); BM25 alone by default."""
 
     def upstream(self, name: str) -> UpstreamConfig:
         """The upstream named ``name``.

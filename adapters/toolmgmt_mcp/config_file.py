@@ -12,6 +12,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     profile = "full"               # a toolmgmt profile (built-in: minimal, readonly, full)
     always_on = ["notes_search_*"] # tools listed directly beside the three meta-tools
     media = "describe"             # or "pass": upstream images/audio/resources passed on too
+    direct_answers = true          # [store] sessions: plain requests skip the SDK's transport
 
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
@@ -39,6 +40,11 @@ TOML (``.toml``) or JSON (any other suffix)::
     session_ttl = 86400            # seconds a conversation lives after its last request
     catalog = "postgresql://toolmgmt@db/toolmgmt"   # or catalog_env = "CATALOG_DSN"
 
+    [search]
+    embedder = "onnx:models/minilm-onnx"   # hybrid search; or static:<model>,
+                                           # sentence-transformers:<model>, module:attribute;
+                                           # vectors cached in [store] catalog when set
+
 Errors are :class:`~toolmgmt_core.errors.ConfigError` naming the file, the line when known, and
 what is wrong.
 """
@@ -53,6 +59,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from toolmgmt_core.embeddings.named import check_embedder_spec
 from toolmgmt_core.errors import ConfigError
 from toolmgmt_core.profiles import may_match, parse_pattern
 from toolmgmt_core.stores import DEFAULT_SESSION_TTL
@@ -60,6 +67,7 @@ from toolmgmt_mcp.config import (
     GatewayConfig,
     GatewaySettings,
     PolicyConfig,
+    SearchConfig,
     StoreConfig,
     UpstreamConfig,
 )
@@ -160,7 +168,7 @@ class _Reader:
     def read(self, data: Any) -> GatewayConfig:
         if not isinstance(data, Mapping):
             raise self.fail((), "the top level must be a table/object.")
-        known = {"upstreams", "gateway", "policy", "store"}
+        known = {"upstreams", "gateway", "policy", "store", "search"}
         for key in data:
             if key not in known:
                 raise self.fail(
@@ -178,7 +186,8 @@ class _Reader:
         policy = self._policy(("policy",), data.get("policy", {}))
         self._check_deny(policy, upstreams)
         store = self._store(data.get("store", {}))
-        return GatewayConfig(upstreams, gateway, policy, self.source, store=store)
+        search = self._search(data.get("search", {}))
+        return GatewayConfig(upstreams, gateway, policy, self.source, store=store, search=search)
 
     def _check_deny(self, policy: PolicyConfig, upstreams: tuple[UpstreamConfig, ...]) -> None:
         """A ``[policy]`` deny pattern that can match no tool name as exposed is an error: it
@@ -226,7 +235,7 @@ class _Reader:
         where = ("gateway",)
         keys = {"name", "transport", "host", "port", "path", "token", "token_env"}
         keys |= {"max_result_tokens", "default_timeout", "profile", "always_on", "media"}
-        keys |= {"session_result_budget"}
+        keys |= {"session_result_budget", "direct_answers"}
         body = self._table(where, body, keys)
         transport = body.get("transport", "stdio")
         if transport not in ("stdio", "http"):
@@ -236,6 +245,11 @@ class _Reader:
         media = body.get("media", "describe")
         if media not in ("describe", "pass"):
             raise self.fail(where + ("media",), f"must be 'describe' or 'pass', got {media!r}.")
+        direct_answers = body.get("direct_answers", True)
+        if not isinstance(direct_answers, bool):
+            raise self.fail(
+                where + ("direct_answers",), f"must be true or false, got {direct_answers!r}."
+            )
         token = body.get("token")
         if "token_env" in body:
             var = self._string(where + ("token_env",), body["token_env"])
@@ -262,6 +276,7 @@ class _Reader:
             else None,
             always_on=self._strings(where + ("always_on",), body.get("always_on", [])),
             media=media,
+            direct_answers=direct_answers,
             default_timeout=self._seconds(
                 where + ("default_timeout",), body.get("default_timeout", 30.0)
             ),
@@ -308,6 +323,17 @@ class _Reader:
             session_prefix=prefix,
             catalog=catalog,
         )
+
+    def _search(self, body: Any) -> SearchConfig:
+        where = ("search",)
+        body = self._table(where, body, {"embedder"})
+        if "embedder" not in body:
+            return SearchConfig()
+        try:
+            embedder = check_embedder_spec(body["embedder"], base=self.base)
+        except ConfigError as exc:
+            raise self.fail(where + ("embedder",), str(exc)) from None
+        return SearchConfig(embedder=embedder)
 
     def _secret(self, where: tuple[str, ...], body: Mapping[str, Any], key: str) -> str | None:
         """``key``'s value, or the environment variable ``<key>_env`` names (for secrets)."""

@@ -38,6 +38,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from toolmgmt_core.errors import SessionConflictError, StoreError, StoreUnavailableError
 from toolmgmt_core.stores import SessionStore, StoredSession
+from toolmgmt_mcp.exchange import answer_directly, direct_request
 
 __all__ = ["CONVERSATION_SCOPE_KEY", "Conversation", "ConversationMiddleware", "conversation_key"]
 
@@ -48,6 +49,9 @@ CONVERSATION_SCOPE_KEY = "toolmgmt.conversation"
 
 _ID_PREFIX = "tmc_"
 _KEY_PREFIX = "mcp-"
+_MAX_DIRECT_BODY = 1 << 20
+"""Largest body read to decide whether a request can be answered directly (a larger one goes
+to the SDK, which applies its own limit)."""
 _MAX_OPENING_BODY = 1 << 20
 """Largest body read from a request without an id (an ``initialize`` is a few hundred bytes)."""
 _JSON = [(b"content-type", b"application/json")]
@@ -92,6 +96,8 @@ class ConversationMiddleware:
         store: where conversations live (a Redis store shared by the replicas).
         path: the MCP endpoint's path; other paths (``/healthz``) pass through untouched.
         initial_state: the session state a new conversation starts with.
+        server: the SDK server behind ``app``: a known conversation's plain requests are then
+            answered in their own task (:mod:`toolmgmt_mcp.exchange`), the rest by ``app``.
     """
 
     def __init__(
@@ -101,8 +107,10 @@ class ConversationMiddleware:
         *,
         path: str = "/mcp",
         initial_state: Mapping[str, Any] | None = None,
+        server: Any = None,
     ) -> None:
         self.app = app
+        self.server = server
         self.store = store
         self.path = path
         self.initial_state = dict(initial_state or {})
@@ -112,7 +120,7 @@ class ConversationMiddleware:
         if scope["type"] != "http" or scope["path"] != self.path:
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = _headers(scope)
         method = scope["method"]
         if method == "GET":  # no standalone stream in stateless mode (the spec allows 405)
             await _respond(send, 405, b"", [(b"allow", b"POST, DELETE")])
@@ -152,7 +160,16 @@ class ConversationMiddleware:
             await _respond(send, 404, _NOT_FOUND, _JSON)
             return
         scope[CONVERSATION_SCOPE_KEY] = Conversation(key, stored)
-        await self.app(scope, receive, send)
+        if self.server is None or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, complete = await _read_up_to(receive, _MAX_DIRECT_BODY)
+        message = direct_request(_headers(scope), body) if complete else None
+        if message is not None and await answer_directly(
+            self.server, scope, receive, send, message
+        ):
+            return
+        await self.app(scope, _replaying(body, complete, receive), send)
 
     # -- a new conversation -----------------------------------------------------------------
 
@@ -182,14 +199,6 @@ class ConversationMiddleware:
         except StoreError as exc:
             await self._store_failed(send, exc, message.get("id"))
             return
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
         async def send_with_id(event: Any) -> None:
             if event["type"] == "http.response.start":
@@ -201,7 +210,7 @@ class ConversationMiddleware:
             await send(event)
 
         scope[CONVERSATION_SCOPE_KEY] = Conversation(key, StoredSession(self.initial_state, 0))
-        await self.app(scope, replay, send_with_id)
+        await self.app(scope, _replaying(body, True, receive), send_with_id)
 
     async def _forget(self, key: str) -> None:
         try:
@@ -258,12 +267,47 @@ class ConversationMiddleware:
         )
 
 
+def _headers(scope: Any) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+def _replaying(body: bytes, complete: bool, receive: Any) -> Any:
+    """An ASGI ``receive`` that gives ``body`` (read already) first, then what is left."""
+    replayed = False
+
+    async def replay() -> Any:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": not complete}
+        return await receive()
+
+    return replay
+
+
 def _parse(body: bytes) -> dict[str, Any]:
     try:
         message = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return {}
     return message if isinstance(message, dict) else {}
+
+
+async def _read_up_to(receive: Any, limit: int) -> tuple[bytes, bool]:
+    """The request body read until it ends or passes ``limit`` bytes; whether it ended."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        event = await receive()
+        if event["type"] != "http.request":
+            return b"".join(chunks), True
+        chunk = event.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if not event.get("more_body", False):
+            return b"".join(chunks), True
+        if size > limit:
+            return b"".join(chunks), False
 
 
 async def _read_body(receive: Any, limit: int) -> bytes | None:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from toolmgmt_core.stores.local import die_with_parent
+from toolmgmt_core.stores.local import die_with_parent, stop_process
 
 __all__ = ["LocalGateway"]
 
@@ -129,15 +129,8 @@ class LocalGateway:
 
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM, then SIGKILL after ``timeout`` seconds."""
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if self.process is not None:
+            stop_process(self.process, timeout)
 
     def wait_for(self, pattern: str, timeout: float = 10.0) -> bool:
         """Wait until a line matching ``pattern`` (a regex) was logged; whether it was."""

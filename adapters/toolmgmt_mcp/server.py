@@ -11,7 +11,6 @@ one of several replicas: conversations live in the session store
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 import logging
@@ -28,6 +27,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types import INVALID_PARAMS
 
 from toolmgmt_core.catalog import ToolCatalog
+from toolmgmt_core.embeddings.named import embedder_from_spec
 from toolmgmt_core.errors import ConfigError, StoreError, ToolCallError
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.policy_steps import Policy
@@ -41,7 +41,7 @@ from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddl
 from toolmgmt_mcp.convert import capture_media, relay_progress
 from toolmgmt_mcp.upstreams import UpstreamManager
 
-__all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_async"]
+__all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_sync"]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
@@ -67,7 +67,8 @@ class Gateway:
     Entering connects the upstreams (one that fails is reported and retried on use); leaving
     closes them. ``manager`` is a gateway-mode :class:`ToolManager` over ``catalog``;
     ``manager_options`` are passed on to it (``browse_limit``, ``max_results``...);
-    ``embedder`` makes search hybrid (its vectors cached in the catalog store when there is one).
+    ``embedder`` (else the config's ``[search] embedder``) makes search hybrid (its vectors
+    cached in the catalog store when there is one).
 
     With ``[store] sessions``, conversations live in that Redis (:attr:`session_store`) and
     HTTP is served statelessly behind :class:`~toolmgmt_mcp.conversations.ConversationMiddleware`,
@@ -87,6 +88,8 @@ class Gateway:
         """The shared session store (``[store] sessions``), or None: conversations per
         connection, in this process."""
         catalog_store = _catalog_store(config)
+        if embedder is None:
+            embedder = _configured_embedder(config)
         cache = _embedding_cache(config) if embedder is not None and catalog_store else None
         self.catalog = ToolCatalog(embedder=embedder, embedding_cache=cache)
         self.shared: SharedCatalog | None = (
@@ -258,7 +261,10 @@ class Gateway:
         )
         if self.session_store is not None:
             initial = ToolSession(self.manager).to_json()
-            app = ConversationMiddleware(app, self.session_store, path=path, initial_state=initial)
+            direct = self.server if settings.direct_answers else None
+            app = ConversationMiddleware(
+                app, self.session_store, path=path, initial_state=initial, server=direct
+            )
         return BearerTokenMiddleware(app, token, open_paths=(HEALTH_PATH,)) if token else app
 
     async def run_http(
@@ -331,7 +337,7 @@ class BearerTokenMiddleware:
         await self.app(scope, receive, send)
 
 
-async def serve_async(
+async def serve(
     config: GatewayConfig,
     *,
     transport: str | None = None,
@@ -370,26 +376,15 @@ async def serve_async(
             await gateway.run_http(host=host, port=port, token=token, on_ready=on_ready)
 
 
-def serve(config: GatewayConfig, **options: Any) -> None:
-    """Blocking :func:`serve_async` (``transport``, ``host``, ``port``, ``token``), on uvloop
-    when it is installed and no loop runs yet (the ``mcp`` extra installs it: a gateway spends
-    most of its time in the event loop)."""
+def serve_sync(config: GatewayConfig, **options: Any) -> None:
+    """Blocking :func:`serve` (``transport``, ``host``, ``port``, ``token``), on uvloop when it
+    is installed (the ``mcp`` extra installs it: a gateway spends most of its time in the event
+    loop)."""
     try:
-        import uvloop
+        from uvloop import new_event_loop
     except ImportError:
-        uvloop = None
-    if uvloop is not None and not _loop_running():
-        uvloop.run(serve_async(config, **options))
-    else:
-        run_sync(serve_async(config, **options))
-
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+        new_event_loop = None
+    run_sync(serve(config, **options), loop_factory=new_event_loop)
 
 
 def _session_store(config: GatewayConfig) -> SessionStore | None:
@@ -414,6 +409,16 @@ def _catalog_store(config: GatewayConfig) -> Any:
     except ImportError as exc:
         raise ConfigError(f"{config.source}: [store] catalog: {exc}") from exc
     return PostgresCatalogStore(config.store.catalog)
+
+
+def _configured_embedder(config: GatewayConfig) -> Any:
+    """The ``[search] embedder``, or None (BM25 alone)."""
+    if not config.search.embedder:
+        return None
+    try:
+        return embedder_from_spec(config.search.embedder)
+    except ConfigError as exc:
+        raise ConfigError(f"{config.source}: [search] embedder: {exc}") from exc
 
 
 def _embedding_cache(config: GatewayConfig) -> Any:

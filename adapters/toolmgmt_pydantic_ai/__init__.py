@@ -22,8 +22,9 @@ the tools that conversation loaded (rebuilt from the meta-tools' answers in the 
 as the policy allows); ``state=lambda ctx: ...`` resumes from a saved ``session.to_json()``
 instead, and ``conversation=lambda ctx: ctx.deps.conversation_id`` keys the run's session by a
 conversation id in the manager's session store (``manager.session(id)``: restored when the
-store holds it, saved there after every change; with a ``RedisSessionStore``, every worker
-serving the conversation sees what the others loaded). Calls go through the session (policy,
+store holds it, saved there after every change, refreshed from it at the start of every step;
+with a ``RedisSessionStore``, every worker serving the conversation sees what the others loaded,
+from its next step on, even within one run). Calls go through the session (policy,
 validation, truncation), whose handlers call back into the wrapped toolset's ``call_tool``.
 
 PydanticAI's own control flow passes through the session untouched: a wrapped tool's
@@ -118,6 +119,8 @@ class _Run:
         self.tools: dict[str, tuple[AbstractToolset[Any], ToolsetTool[Any]]] | None = None
         self.plain: frozenset[str] | None = None
         self.lock = asyncio.Lock()
+        self.listed = False
+        """Whether a step listed the tools yet (the first step uses the session as opened)."""
 
     async def listing(self, ctx: RunContext[Any]) -> dict[str, tuple[AbstractToolset[Any], Any]]:
         async with self.lock:
@@ -330,6 +333,9 @@ class ManagedToolset(AbstractToolset[Any]):
         run = self._current()
         await self._ingest(run, ctx)
         session = run.session
+        if run.listed:  # what another worker saved to the conversation since the last step
+            await session.refresh()
+        run.listed = True
         listed = session.tools()
         wrapped = run.tools or {}
         if self.search == "toolmgmt":

@@ -2,10 +2,10 @@
 
 Each Python block runs in a fresh namespace, from ``notebooks/servers`` (where the MCP server the
 PydanticAI quick start names lives). A line marked ``(the docs test uses a fake)`` gets a fake
-model for the block's framework instead of a hosted one: a LangChain chat model that accepts
-``bind_tools``, a PydanticAI ``FunctionModel``, a LiteLLM custom provider. Each fake plays one
-simple agent: on a user's message it calls the newest listed catalog tool (or ``tool_search``
-with the message), and after tool results it answers.
+model for the block's framework instead of a hosted one: the tests' scripted LangChain chat
+model (``support.langchain_models``), a PydanticAI ``FunctionModel``, a LiteLLM custom provider.
+Each fake plays one simple agent: on a user's message it calls the newest listed catalog tool
+(or ``tool_search`` with the message), and after tool results it answers.
 """
 
 from __future__ import annotations
@@ -99,39 +99,20 @@ class Seen:
 
 
 def _langchain_fake(seen: Seen) -> Any:
-    from langchain_core.language_models.chat_models import BaseChatModel
-    from langchain_core.messages import AIMessage, HumanMessage
-    from langchain_core.outputs import ChatGeneration, ChatResult
-    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+    from support.langchain_models import ScriptedChatModel
 
-    class FakeAgentModel(BaseChatModel):
-        @property
-        def _llm_type(self) -> str:
-            return "docs-fake"
+    def agent(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+        offered = [(t["function"]["name"], t["function"]["parameters"]) for t in tools]
+        seen.tools.append([n for n, _ in offered])
+        move = _pick(offered, str(messages[-1].content))
+        if not isinstance(messages[-1], HumanMessage) or move is None:
+            return AIMessage(content="done")
+        seen.calls.append(move[0])
+        call = {"name": move[0], "args": move[1], "id": f"call_{len(seen.calls)}"}
+        return AIMessage(content="", tool_calls=[call])
 
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-            return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
-
-        def _generate(
-            self,
-            messages: Any,
-            stop: Any = None,
-            run_manager: Any = None,
-            tools: Any = (),
-            **kwargs: Any,
-        ) -> ChatResult:
-            offered = [(t["function"]["name"], t["function"]["parameters"]) for t in tools]
-            seen.tools.append([n for n, _ in offered])
-            move = _pick(offered, str(messages[-1].content))
-            if not isinstance(messages[-1], HumanMessage) or move is None:
-                message = AIMessage(content="done")
-            else:
-                seen.calls.append(move[0])
-                call = {"name": move[0], "args": move[1], "id": f"call_{len(seen.calls)}"}
-                message = AIMessage(content="", tool_calls=[call])
-            return ChatResult(generations=[ChatGeneration(message=message)])
-
-    return FakeAgentModel()
+    return ScriptedChatModel(script=agent)
 
 
 def _pydantic_ai_fake(seen: Seen) -> Any:

@@ -15,7 +15,7 @@ from toolmgmt_core import (
     plan_definitions,
 )
 from toolmgmt_core.tokens import count_tokens
-from toolmgmt_core.truncation import MIN_RESULT_TOKENS
+from toolmgmt_core.truncation import MIN_RESULT_TOKENS, TruncationResult
 
 
 def test_tool_budget_wins_over_the_default() -> None:
@@ -81,7 +81,9 @@ def test_account_state_round_trips_through_json() -> None:
     state = json.loads(json.dumps(account.to_json()))
     restored = config.start(state)
     assert restored.records() == account.records() and restored.used == 600
-    assert restored.record(1, tool_name="c").call_id == "call_3"  # numbering goes on
+    later = restored.record(1, tool_name="c")
+    assert later.order == 2  # numbering goes on
+    assert later.id not in {r.id for r in account.records()}  # a record id of its own
     with pytest.raises(ConfigError, match="SessionBudget.to_json"):
         config.start({"records": [{"tokens": 3}]})
 
@@ -124,6 +126,26 @@ def test_shape_awaits_an_async_summariser_and_falls_back_when_it_fails() -> None
     assert ok.summarized and ok.value == "list: 500 rows"
     assert failed.note == "SummaryFailed: TimeoutError: upstream" and failed.tokens <= 100
     assert [r.truncated for r in account.records()] == [True, True]
+
+
+def test_shape_sync_summarises_through_the_one_bridge_even_inside_a_running_loop() -> None:
+    async def summarise(text: str, *, tool_name: str, goal: str | None) -> str:
+        return f"{tool_name} for {goal}: 500 rows"
+
+    account = ResultBudget(max_result_tokens=100, summarizer=summarise).start()
+    big = [{"id": i, "text": "lorem ipsum " * 20} for i in range(500)]
+    plain = account.shape_sync(big, Tool("list"), goal="a report", call_id="c1")
+
+    async def from_async_code() -> TruncationResult:  # a framework's loop calls sync code
+        return account.shape_sync(big, Tool("list"), goal="a chart", call_id="c2")
+
+    nested = asyncio.run(from_async_code())
+    assert (plain.value, nested.value) == (
+        "list for a report: 500 rows",
+        "list for a chart: 500 rows",
+    )
+    assert plain.summarized and nested.summarized
+    assert [r.call_id for r in account.records()] == ["c1", "c2"]
 
 
 def test_definitions_plan_lists_in_order_within_budget() -> None:

@@ -490,18 +490,12 @@ def test_gateway_config_without_the_mcp_extra_names_it(
 def test_report_counts_with_the_chosen_encoding(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from toolmgmt_core import count_tokens
+    from toolmgmt_core.tokens import definition_tokens
 
     path = write_json(tmp_path, MIXED_SHAPES)
     catalog = ToolCatalog()
     catalog.add_schemas(MIXED_SHAPES)
-    expected = {
-        name: sum(
-            count_tokens(json.dumps(t.to_dict(full=False), separators=(",", ":")), name)
-            for t in catalog
-        )
-        for name in ("o200k_base", "cl100k_base")
-    }
+    expected = {name: definition_tokens(catalog, name) for name in ("o200k_base", "cl100k_base")}
     assert expected["o200k_base"] != expected["cl100k_base"]
     for name, tokens in expected.items():
         code, out, _ = run(capsys, "report", "--catalog", path, "--encoding", name, "--json")

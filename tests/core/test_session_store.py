@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 import pytest
-from support.races import load_at_once
+from support.races import ConflictCounter, race_problems, race_replicas
 
+import toolmgmt_core.conversation
 from toolmgmt_core import ConfigError, InvalidSessionError, Tool, ToolCatalog, ToolManager
 from toolmgmt_core.errors import StoreUnavailableError
 from toolmgmt_core.session import ToolSession
@@ -67,16 +69,33 @@ def test_what_one_replica_loads_the_other_lists_on_its_next_step() -> None:
     assert "read_file" in back_on_a.loaded()
 
 
-def test_two_replicas_loading_at_the_same_moment_lose_nothing() -> None:
+ROUNDS = 20
+
+
+def _last_writer_wins(stored: Any, **change: Any) -> dict[str, Any]:
+    """A broken merge for the control below: the writer's state replaces the stored one."""
+    return merge_states(None, **change)
+
+
+@pytest.mark.parametrize("merge", ["merged", "last_writer_wins"])
+def test_two_replicas_changing_one_conversation_at_once_lose_nothing(
+    merge: str, monkeypatch: Any
+) -> None:
+    if merge == "last_writer_wins":  # the control: the same race must catch a lost update
+        monkeypatch.setattr(toolmgmt_core.conversation, "merge_states", _last_writer_wins)
     store = InMemorySessionStore()
-    a, b = _pair(store)
-    for round_ in range(40):
-        conversation = f"race-{round_}"
-        sessions = [a.session(conversation), b.session(conversation)]
-        load_at_once(sessions, ["send an email", "create a calendar event"])
-        stored = store.load(conversation)
-        assert stored is not None
-        assert {"send_email", "create_event"} <= set(stored.state["loaded"]), round_
+    conflicts = ConflictCounter(store)
+    a, b = _pair(store, session_result_budget=10_000)
+    problems = {}
+    for round_ in range(ROUNDS):
+        spent = race_replicas(a, b, f"race-{round_}")
+        problems[round_] = race_problems(store, f"race-{round_}", spent)
+    # Both sessions were opened from one version: each race's second save had to retry.
+    assert conflicts.count >= 2 * ROUNDS
+    if merge == "merged":
+        assert not any(problems.values()), problems
+    else:
+        assert all(problems.values()), problems
 
 
 def test_a_profile_chosen_by_code_is_kept_and_stored_state_only_narrows() -> None:
@@ -122,6 +141,11 @@ class _DownStore(InMemorySessionStore):
         self.loads += 1
         return super().load(session_id, touch=touch)
 
+    def version(self, session_id: str) -> int:
+        if self.down:
+            raise StoreUnavailableError("Cannot check: the test store is down.")
+        return super().version(session_id)
+
 
 def test_a_store_that_goes_down_fails_no_call_and_catches_up(caplog: Any) -> None:
     store = _DownStore()
@@ -154,20 +178,20 @@ def test_merge_states_adds_loads_and_records_up_and_keeps_one_of_each() -> None:
     stored = {
         "version": 1,
         "loaded": ["a", "b"],
-        "results": {"records": [{"call_id": "call_0", "tool_name": "a", "tokens": 5}]},
+        "results": {"records": [{"id": "r0", "call_id": "call_1", "tool_name": "a", "tokens": 5}]},
     }
     mine = {
         "records": [
-            {"call_id": "call_0", "tool_name": "a", "tokens": 5},
-            {"call_id": "call_0", "tool_name": "c", "tokens": 7},  # another replica's call_0
+            {"id": "r0", "call_id": "call_1", "tool_name": "a", "tokens": 5},  # the stored one
+            {"id": "r1", "call_id": "call_1", "tool_name": "a", "tokens": 5},  # another call
         ],
-        "cleared": ["call_0"],
+        "cleared": ["r1"],
     }
     merged = parse_state(merge_states(stored, loaded=["c", "a"], results=mine, profile="x"))
     assert merged.loaded == ("a", "b", "c")
     assert merged.results is not None
-    assert [r["tool_name"] for r in merged.results["records"]] == ["a", "c"]
-    assert merged.results["cleared"] == ["call_0"] and merged.profile == "x"
+    assert [r["id"] for r in merged.results["records"]] == ["r0", "r1"]
+    assert merged.results["cleared"] == ["r1"] and merged.profile == "x"
     chosen = merge_states(stored, profile="x")
     assert parse_state(merge_states(chosen, clear_profile=True)).profile is None
     assert parse_state(merge_states(None, loaded=["z"])).loaded == ("z",)
@@ -189,3 +213,33 @@ def test_a_session_restored_from_what_was_loaded_saves_without_loading_again() -
     assert {"send_email", "read_file", "create_event"} <= set(a.session("r").loaded())
     fresh = ToolSession.restore(b, "new", None)
     assert fresh.session_id == "new" and fresh.loaded() == []
+
+
+def test_a_session_held_open_catches_up_when_it_refreshes(caplog: Any) -> None:
+    store = _DownStore()
+    a, b = _pair(store)
+    held = a.session("held")  # opened once, as a PydanticAI run does
+    b.session("held").call_sync("tool_search", {"query": "send an email"})
+    assert "send_email" not in held.loaded()  # held open: not seen until it refreshes
+    assert held.refresh_sync() is True
+    assert "send_email" in [t.name for t in held.tools()]
+    loads = store.loads
+    assert held.refresh_sync() is False  # nothing new: a version compared, nothing loaded
+    assert store.loads == loads
+    # A change of its own that the store missed (it was down) is saved by the refresh, merged
+    # with what the other replica saved meanwhile.
+    store.down = True
+    held.call_sync("tool_search", {"query": "read a file"})
+    store.down = False
+    b.session("held").call_sync("tool_search", {"query": "create a calendar event"})
+    assert held.refresh_sync() is True
+    assert {"send_email", "read_file", "create_event"} <= set(held.loaded())
+    assert {"send_email", "read_file", "create_event"} <= set(b.session("held").loaded())
+    store.down = True  # a step while the store is down goes on with what the session holds
+    with caplog.at_level(logging.ERROR, logger="toolmgmt"):
+        asyncio.run(held.refresh())
+    assert "could not be refreshed" in caplog.text and "read_file" in held.loaded()
+    store.down = False
+    store.delete("held")  # gone from the store: the session keeps what it holds
+    assert held.refresh_sync() is False and "read_file" in held.loaded()
+    assert a.session().refresh_sync() is False  # no conversation id: nothing to catch up with

@@ -12,10 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.bfcl import bfcl_dir, bfcl_missing
 
 import toolmgmt_demo
 from toolmgmt_core import ToolCatalog, ToolManager
 from toolmgmt_core import tokens as tokens_module
+from toolmgmt_core.errors import TokenizerUnavailableError
 from toolmgmt_core.report import report_tables
 from toolmgmt_core.tokens import (
     ApproxEncoding,
@@ -27,8 +29,6 @@ from toolmgmt_core.tokens import (
 from toolmgmt_core.tool import Tool
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
-ROOT = Path(__file__).resolve().parents[2]
-DEV_POOL = ROOT.parent / "shared" / "bench" / "bfcl_dev" / "bfcl_pool.json"
 
 GERMAN = Tool(
     name="wetter_vorhersage",
@@ -114,6 +114,23 @@ def test_tiktokens_own_cache_folder_gives_exact_counts(core_only: Path) -> None:
     )
 
 
+def test_the_folder_named_by_toolmgmt_tiktoken_dir_is_read_first(
+    core_only: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "encodings"
+    folder.mkdir()
+    monkeypatch.setenv("TOOLMGMT_TIKTOKEN_DIR", str(folder))
+    monkeypatch.setenv("TOOLMGMT_TIKTOKEN_OFFLINE", "1")
+    with pytest.raises(TokenizerUnavailableError) as raised:  # empty: named first, then the rest
+        get_encoding("o200k_base", fallback=False)
+    assert f"none of these folders: {folder}, {core_only}" in str(raised.value)
+    shutil.copy(BUNDLE, folder / BUNDLE.name)  # offline, no litellm, an empty tiktoken cache
+    encoding = get_encoding("o200k_base", fallback=False)
+    assert not isinstance(encoding, ApproxEncoding)
+    text = definition_text(JAPANESE)
+    assert count_tokens(text) == len(encoding.encode_ordinary(text)) != ApproxEncoding().count(text)
+
+
 def test_tiktokens_own_loading_is_used_when_nothing_is_local(
     core_only: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -168,9 +185,9 @@ def test_the_estimate_is_within_ten_percent_on_the_demo_catalog() -> None:
     assert real == ToolCatalog(toolmgmt_demo.demo_tools()).definition_tokens()
 
 
-@pytest.mark.skipif(not DEV_POOL.is_file(), reason=f"the shared BFCL data is not at {DEV_POOL}")
+@pytest.mark.skipif(bfcl_missing("dev") is not None, reason=str(bfcl_missing("dev")))
 def test_the_estimate_is_within_ten_percent_on_the_bfcl_dev_pool() -> None:
-    pool = json.loads(DEV_POOL.read_text(encoding="utf-8"))["tools"]
+    pool = json.loads((bfcl_dir("dev") / "bfcl_pool.json").read_text(encoding="utf-8"))["tools"]
     catalog = ToolCatalog()
     catalog.add_schemas(pool, on_error="skip")
     _within(_definitions_texts(list(catalog)), 0.10)

@@ -173,7 +173,8 @@ def test_06_policies_and_truncation() -> None:
     assert "description: Search CRM contacts. Only customers in the EU region." in text
     assert '"error":"approval_denied"' in text
     assert "items omitted" in text and "chars omitted" in text
-    assert "spent: True" in text and "clearable: [('call_1', 'files_read_file'" in text
+    assert "spent: True" in text
+    assert re.search(r"clearable: \[\('call_[0-9a-f]{12}', 'files_read_file'", text)
 
 
 if __name__ == "__main__":  # python tests/notebooks/test_notebooks.py 01_quickstart ...

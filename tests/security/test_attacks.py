@@ -130,18 +130,27 @@ def _clip(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+@dataclass(frozen=True)
+class Wait:
+    """Seconds another client's call took (``other``) while the attacker's ran (``attacker``)."""
+
+    other: float
+    attacker: float
+
+
 def _other_client_wait(
     session: Any, slow: tuple[str, Any], quick: tuple[str, Any], *, copies: int = 1
-) -> tuple[Any, float]:
+) -> tuple[Any, Wait]:
     """Run ``slow`` (``copies`` times at once) on one event loop and, from another thread once
-    it started, ``quick`` on the same loop: (the first slow call's result, seconds the quick
-    call waited)."""
+    it started, ``quick`` on the same loop: (the first slow call's result, how long each call
+    took)."""
 
-    async def scenario() -> tuple[Any, float]:
+    async def scenario() -> tuple[Any, Wait]:
         loop = asyncio.get_running_loop()
+        started = time.monotonic()
         # Planned before the slow calls start: a thread held up by a stall (the GIL held by a
         # regex in C) wakes late, and that lateness is waiting too.
-        start = time.monotonic() + (0.3 if copies > 1 else 0.1)
+        start = started + (0.3 if copies > 1 else 0.1)
 
         def other_client() -> float:
             time.sleep(max(start - time.monotonic(), 0))
@@ -151,19 +160,29 @@ def _other_client_wait(
             return time.monotonic() - start
 
         slow_calls = [asyncio.ensure_future(session.call(*slow)) for _ in range(copies)]
+        ended: list[float] = []
+        slow_calls[0].add_done_callback(lambda _: ended.append(time.monotonic()))
         waited = await asyncio.to_thread(other_client)
-        return (await asyncio.gather(*slow_calls))[0], waited
+        results = await asyncio.gather(*slow_calls)
+        return results[0], Wait(other=waited, attacker=ended[0] - started)
 
     return asyncio.run(scenario())
 
 
-WAIT_BOUND = 3.0
-"""Seconds another client may wait: generous (a stalled loop made it wait 8 s and more)."""
+WAIT_BOUND = 2.0
+"""Seconds another client may wait, or half the attacker's call when that is longer.
+
+Stalled, the other client waits about as long as the attacker's call (it asks 0.1 s after it;
+4f on the loop: 5.1 s of 5.2 s); served, a few ms (under 0.1 s here with three CPU hogs on two
+cores). Half a short call would be a tight bound on a busy machine, hence the floor."""
 
 
-def _seconds(waited: float) -> str:
-    assert waited < WAIT_BOUND, f"another client waited {waited:.1f} s"
-    return f"under {WAIT_BOUND:g} s"
+def _seconds(wait: Wait) -> str:
+    bound = max(WAIT_BOUND, wait.attacker / 2)
+    assert wait.other < bound, (
+        f"another client waited {wait.other:.1f} s of the attacker's {wait.attacker:.1f} s"
+    )
+    return f"under half the attacker's call (or {WAIT_BOUND:g} s)"
 
 
 # -- 1. schemas that reach outside themselves --------------------------------------------------
@@ -839,9 +858,7 @@ def validation_lanes() -> str:
     session = ToolManager(catalog, call_unloaded="load").session()
     slow = ("heavy", {"items": ["s"] * 300_000})
     _, waited = _other_client_wait(session, slow, ("lookup", {"id": "42"}), copies=4)
-    return (
-        f"the other tool's call waited {_seconds(waited)} (each tool's checks have their own lane)"
-    )
+    return f"the other tool's call waited {_seconds(waited)}; each tool's checks have a lane"
 
 
 @attack(
@@ -903,7 +920,8 @@ def hung_handlers() -> str:
     finally:
         release.set()
     assert _code(other) == "ok", f"another sync tool could not run: {other.content}"
-    assert _code(again) == "tool_unavailable" and waited < 0.5, (again.content, waited)
+    # tool_unavailable, not timeout: refused without being run; the bound only says "no hang"
+    assert _code(again) == "tool_unavailable" and waited < 10, (again.content, waited)
     counts = ", ".join(f"{hung.count(code)} {code}" for code in sorted(set(hung)))
     return (
         f"its 64 calls: {counts}; other sync tools still run; the hung tool then answers "

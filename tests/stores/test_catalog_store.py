@@ -26,7 +26,10 @@ from toolmgmt_core.stores.postgres import (  # noqa: E402
 from toolmgmt_core.stores.postgres_db import CHANNEL  # noqa: E402
 from toolmgmt_core.stores.postgres_follower import CatalogFollower  # noqa: E402
 
-FOLLOW_WITHIN = 1.0  # seconds: a change is searchable on every replica within this
+ARRIVES_WITHIN = 15.0
+"""Seconds a change may take to reach a follower: "does not hang" (a follower does not poll,
+so a lost notification fails this). How fast it arrives is measured by ``bench/stores.py``
+(docs/deploy.md, "Measured: the stores")."""
 
 
 def full_tool(name: str = "payments_refund_charge", **changes: Any) -> Tool:
@@ -202,7 +205,7 @@ def test_load_into_replaces_the_catalog_and_binds(store: PostgresCatalogStore) -
     assert report.skipped == [("c", "bind returned int, not a Tool")]
 
 
-def test_two_replicas_see_a_push_and_a_removal_within_a_second(
+def test_two_replicas_see_a_push_and_a_removal(
     store: PostgresCatalogStore, follow: Callable[..., CatalogFollower]
 ) -> None:
     store.push([full_tool("payments_refund_charge")])
@@ -216,18 +219,18 @@ def test_two_replicas_see_a_push_and_a_removal_within_a_second(
     zebra = Tool("zoo_feed_zebras", "Feed the zebras at the zoo.", domain="zoo")
     store.push([zebra])
     for catalog in replicas:
-        wait_until(lambda c=catalog: found(c, "feed the zebras", "zoo_feed_zebras"), FOLLOW_WITHIN)
+        wait_until(lambda c=catalog: found(c, "feed the zebras", "zoo_feed_zebras"), ARRIVES_WITHIN)
 
     store.push([full_tool("payments_refund_charge", description="Give money back to a buyer.")])
     for catalog in replicas:
         wait_until(
             lambda c=catalog: c.get("payments_refund_charge").description.startswith("Give"),
-            FOLLOW_WITHIN,
+            ARRIVES_WITHIN,
         )
 
     store.remove(["zoo_feed_zebras"])
     for catalog in replicas:
-        wait_until(lambda c=catalog: "zoo_feed_zebras" not in c, FOLLOW_WITHIN)
+        wait_until(lambda c=catalog: "zoo_feed_zebras" not in c, ARRIVES_WITHIN)
         assert not found(catalog, "feed the zebras", "zoo_feed_zebras")
     assert all(f.revision >= 4 for f in followers)
 
@@ -238,7 +241,7 @@ def test_a_follower_binds_every_change(
     catalog = ToolCatalog()
     follow(catalog, bind=lambda tool: tool.replace(handler=lambda: tool.domain))
     store.push([Tool("ping", domain="net")])
-    wait_until(lambda: "ping" in catalog, FOLLOW_WITHIN)
+    wait_until(lambda: "ping" in catalog, ARRIVES_WITHIN)
     handler = catalog.get("ping").handler
     assert handler is not None and handler() == "net"
 
@@ -249,7 +252,7 @@ def test_a_big_push_arrives_whole(
     catalog = ToolCatalog()
     follow(catalog)
     store.push([Tool(f"tool_{i}", f"Tool number {i}.") for i in range(300)])
-    wait_until(lambda: len(catalog) == 300, 5 * FOLLOW_WITHIN)
+    wait_until(lambda: len(catalog) == 300, 2 * ARRIVES_WITHIN)
 
 
 def test_a_name_too_long_for_a_notification_still_arrives(
@@ -259,10 +262,10 @@ def test_a_name_too_long_for_a_notification_still_arrives(
     follower = follow(catalog)
     long_name = "n" * 9000  # over NOTIFY's 8000-byte payload: followers resynchronise fully
     store.push([Tool(long_name)])
-    wait_until(lambda: long_name in catalog, FOLLOW_WITHIN)
+    wait_until(lambda: long_name in catalog, ARRIVES_WITHIN)
     assert follower.resyncs == 2
     store.remove([long_name])
-    wait_until(lambda: long_name not in catalog, FOLLOW_WITHIN)
+    wait_until(lambda: long_name not in catalog, ARRIVES_WITHIN)
 
 
 def test_a_malformed_notification_is_ignored(
@@ -274,7 +277,7 @@ def test_a_malformed_notification_is_ignored(
         for payload in ("not json", '{"op": "upsert"}', '["list"]', '{"op": "explode", "name": 1}'):
             conn.execute("SELECT pg_notify(%s, %s)", [CHANNEL, payload])
     store.push([Tool("after_the_noise")])
-    wait_until(lambda: "after_the_noise" in catalog, FOLLOW_WITHIN)
+    wait_until(lambda: "after_the_noise" in catalog, ARRIVES_WITHIN)
 
 
 def test_a_follower_keeps_its_catalog_while_postgres_is_down_and_catches_up(
@@ -302,7 +305,7 @@ def test_a_follower_keeps_its_catalog_while_postgres_is_down_and_catches_up(
     store.remove(["to_remove"])
     for follower, catalog in zip(followers, replicas, strict=True):
         wait_until(lambda c=catalog: found(c, "feed zebras", "zoo_feed_zebras"), 10)
-        wait_until(lambda c=catalog: "to_remove" not in c, FOLLOW_WITHIN)
+        wait_until(lambda c=catalog: "to_remove" not in c, ARRIVES_WITHIN)
         assert follower.connected and follower.resyncs >= 2
         assert follower.last_error is not None
 

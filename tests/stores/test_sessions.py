@@ -428,7 +428,9 @@ def test_prefixes_keep_deployments_apart(redis_url: str) -> None:
     two = RedisSessionStore(redis_url, prefix="two:")
     one.save("s", {"who": 1}, version=0)
     assert two.load("s") is None
-    assert redis.Redis.from_url(redis_url).exists("one:s") == 1
+    assert redis.Redis.from_url(redis_url).exists("one:{s}") == 1
+    with pytest.raises(ConfigError, match="may not hold braces"):
+        RedisSessionStore(redis_url, prefix="toolmgmt:{deployment}:")
 
 
 def test_unreachable_redis_names_the_server_but_not_the_password(closed_port: int) -> None:

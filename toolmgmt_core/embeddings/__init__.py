@@ -15,9 +15,10 @@ toolmgmt ships:
   ``toolmgmt_litellm.LiteLLMEmbedder`` (hosted models through ``litellm.embedding``).
 
 One module per backend (:mod:`.sentence_transformer`, :mod:`.static`, :mod:`.onnx_runtime`), each
-importing its library only when a model is loaded; :mod:`.base` holds the protocol and
+importing its library only when a model is loaded; :mod:`.base` holds the protocol,
 :mod:`.cache` the vectors kept across runs (:class:`EmbeddingCache`, an SQLite file keyed by the
-model and the exact tool text).
+model and the exact tool text), and :mod:`.named` an embedder named by a string
+(:func:`embedder_from_spec`: ``onnx:<folder>``, ``module:attribute``...).
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ from toolmgmt_core.embeddings.base import (
     normalize_rows,
 )
 from toolmgmt_core.embeddings.cache import EmbeddingCache, VectorCache, embed_with_cache, text_key
+from toolmgmt_core.embeddings.named import EMBEDDER_KINDS, check_embedder_spec, embedder_from_spec
 from toolmgmt_core.embeddings.onnx_runtime import OnnxEmbedder, export_onnx
 from toolmgmt_core.embeddings.sentence_transformer import SentenceTransformerEmbedder
 from toolmgmt_core.embeddings.static import StaticEmbedder
 
 __all__ = [
+    "EMBEDDER_KINDS",
     "Embedder",
     "EmbeddingCache",
     "OnnxEmbedder",
@@ -41,7 +44,9 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "StaticEmbedder",
     "VectorCache",
+    "check_embedder_spec",
     "embed_with_cache",
+    "embedder_from_spec",
     "export_onnx",
     "matrix_from_vectors",
     "normalize_rows",

@@ -3,14 +3,16 @@ vectors it returns."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from toolmgmt_core.errors import EmbeddingError
 
-__all__ = ["Embedder", "PromptedQueries", "matrix_from_vectors", "normalize_rows"]
+__all__ = ["Embedder", "LazyModel", "PromptedQueries", "matrix_from_vectors", "normalize_rows"]
 
 
 @runtime_checkable
@@ -74,3 +76,23 @@ class PromptedQueries:
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Several queries' vectors in one batch (with ``query_prompt`` prepended)."""
         return self.embed([self.query_prompt + text for text in texts])
+
+
+class LazyModel:
+    """The model of an embedder: an object given loaded, or a folder or name (:attr:`source`)
+    that ``load`` turns into one on first use, once, under a lock (several threads may embed)."""
+
+    def __init__(self, model: Any, load: Callable[[str], Any]) -> None:
+        self.source: str | None = str(model) if isinstance(model, str | Path) else None
+        """The folder or name to load from (None: the model was given loaded)."""
+        self._model = None if self.source is not None else model
+        self._load = load
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        """The model, loaded now if it was not yet."""
+        with self._lock:
+            if self._model is None:
+                assert self.source is not None
+                self._model = self._load(self.source)
+            return self._model

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from toolmgmt_core.embeddings.base import PromptedQueries
+from toolmgmt_core.embeddings.base import LazyModel, PromptedQueries
 
 __all__ = ["SentenceTransformerEmbedder"]
 
@@ -40,36 +38,31 @@ class SentenceTransformerEmbedder(PromptedQueries):
         model_id: str | None = None,
         query_prompt: str = "",
     ) -> None:
-        self._model = None if isinstance(model, str | Path) else model
-        self._source = str(model) if isinstance(model, str | Path) else None
+        self._model = LazyModel(model, self._open)
         self.device = device
         self.batch_size = batch_size
         self.query_prompt = query_prompt
         if model_id is None:
             model_id = (
-                self._source
+                self._model.source
                 or getattr(model, "model_card_data", None)
                 and getattr(model.model_card_data, "base_model", None)
             )
             model_id = str(model_id or type(model).__name__)
         self.model_id = f"st:{model_id}"
-        self._lock = threading.Lock()
 
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as exc:
-                    raise ImportError(
-                        "SentenceTransformerEmbedder needs sentence-transformers: "
-                        'pip install "toolmgmt[embeddings]"'
-                    ) from exc
-                self._model = SentenceTransformer(self._source, device=self.device)
-            return self._model
+    def _open(self, source: str) -> Any:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ImportError(
+                "SentenceTransformerEmbedder needs sentence-transformers: "
+                'pip install "toolmgmt[embeddings]"'
+            ) from exc
+        return SentenceTransformer(source, device=self.device)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        model = self._load()
+        model = self._model.get()
         vectors = model.encode(
             list(texts),
             batch_size=self.batch_size,

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from toolmgmt_core.embeddings.base import matrix_from_vectors
+from toolmgmt_core.embeddings.base import LazyModel, matrix_from_vectors
 from toolmgmt_core.errors import EmbeddingError
 
 __all__ = ["StaticEmbedder"]
@@ -39,42 +38,35 @@ class StaticEmbedder:
     """
 
     def __init__(self, model: Any, *, model_id: str | None = None) -> None:
-        self._model = None if isinstance(model, str | Path) else model
-        self._source = str(model) if isinstance(model, str | Path) else None
-        self.model_id = f"static:{model_id or self._source or type(model).__name__}"
-        self._lock = threading.Lock()
-
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                try:
-                    from model2vec import StaticModel
-                except ImportError as exc:
-                    raise ImportError(
-                        'StaticEmbedder needs model2vec: pip install "toolmgmt[embeddings-static]"'
-                    ) from exc
-                try:
-                    source = str(self._source)
-                    # A local folder loads as is; a hub name must not be fetched again each time.
-                    options: dict[str, Any] = (
-                        {} if Path(source).is_dir() else {"force_download": False}
-                    )
-                    self._model = StaticModel.from_pretrained(source, **options)
-                except Exception as exc:
-                    raise EmbeddingError(
-                        f"Could not load the static model {self._source!r}: "
-                        f"{type(exc).__name__}: {exc}. Pass a folder holding a model2vec model "
-                        "(config.json, model.safetensors, tokenizer.json)."
-                    ) from exc
-            return self._model
+        self._model = LazyModel(model, _open)
+        self.model_id = f"static:{model_id or self._model.source or type(model).__name__}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        vectors = self._load().encode(texts, show_progress_bar=False, use_multiprocessing=False)
+        model = self._model.get()
+        vectors = model.encode(texts, show_progress_bar=False, use_multiprocessing=False)
         return matrix_from_vectors(vectors, len(texts), self.model_id)
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector."""
         return self.embed([text])[0]
+
+
+def _open(source: str) -> Any:
+    try:
+        from model2vec import StaticModel
+    except ImportError as exc:
+        raise ImportError(
+            'StaticEmbedder needs model2vec: pip install "toolmgmt[embeddings-static]"'
+        ) from exc
+    try:
+        # A local folder loads as is; a hub name must not be fetched again each time.
+        options: dict[str, Any] = {} if Path(source).is_dir() else {"force_download": False}
+        return StaticModel.from_pretrained(source, **options)
+    except Exception as exc:
+        raise EmbeddingError(
+            f"Could not load the static model {source!r}: {type(exc).__name__}: {exc}. Pass a "
+            "folder holding a model2vec model (config.json, model.safetensors, tokenizer.json)."
+        ) from exc

@@ -19,17 +19,15 @@ and content of the tools and the options, so formatting an unchanged step costs 
 
 from __future__ import annotations
 
-import json
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolmgmt_core.errors import ProviderError
 from toolmgmt_core.meta_tools import is_meta_tool
-from toolmgmt_core.providers.anthropic import assemble_anthropic, to_anthropic_tool
-from toolmgmt_core.providers.gemini import allowed_functions_config, to_gemini_declaration
+from toolmgmt_core.providers.anthropic import assemble_anthropic
+from toolmgmt_core.providers.cache import REQUESTS, clear_format_cache, convert
+from toolmgmt_core.providers.gemini import allowed_functions_config
 from toolmgmt_core.providers.names import (
     NameMap,
     build_name_map,
@@ -40,7 +38,6 @@ from toolmgmt_core.providers.openai import (
     MAX_TOOLS,
     allowed_tools_choice,
     strip_strict_nulls,
-    to_openai_tool,
 )
 from toolmgmt_core.providers.report import FormatReport
 from toolmgmt_core.tool import Tool
@@ -79,89 +76,6 @@ class SessionLike(Protocol):
     def visible_tools(self) -> list[Tool]:
         """Every tool the session may see (deferred ones included)."""
         ...
-
-
-class _LRU:
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.data: OrderedDict[Any, Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self.lock:
-            value = self.data.get(key)
-            if value is not None:
-                self.data.move_to_end(key)
-            return value
-
-    def put(self, key: Any, value: Any) -> None:
-        with self.lock:
-            self.data[key] = value
-            self.data.move_to_end(key)
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.data.clear()
-
-
-_REQUESTS = _LRU(64)
-_BY_ID = _LRU(8192)
-_BY_CONTENT = _LRU(8192)
-
-
-def clear_format_cache() -> None:
-    """Forget every cached formatting result (for benchmarks and tests)."""
-    for cache in (_REQUESTS, _BY_ID, _BY_CONTENT):
-        cache.clear()
-
-
-@dataclass(frozen=True)
-class _Converted:
-    data: dict[str, Any] | None
-    notes: tuple[str, ...] = ()
-    fallback: str | None = None
-    error: str | None = None
-
-
-def _fingerprint(tool: Tool, examples: bool) -> str:
-    content: list[Any] = [tool.name, tool.description, tool.parameters]
-    if examples:
-        content.append(tool.input_examples)
-    return json.dumps(content, sort_keys=True, default=str)
-
-
-def _convert_uncached(tool: Tool, provider: str, name: str, options: tuple[Any, ...]) -> _Converted:
-    strict, json_schema, examples = options
-    try:
-        if provider == "anthropic":
-            data, notes = to_anthropic_tool(tool, name, examples=examples)
-            return _Converted(data, tuple(notes))
-        if provider == "gemini":
-            data, notes = to_gemini_declaration(tool, name, json_schema=json_schema)
-            return _Converted(data, tuple(notes))
-        api: Literal["chat", "responses"] = (
-            "responses" if provider == "openai-responses" else "chat"
-        )
-        data, notes, fallback = to_openai_tool(tool, name, api=api, strict=strict)
-        return _Converted(data, tuple(notes), fallback)
-    except Exception as exc:  # one bad tool never fails the request
-        return _Converted(None, error=f"{type(exc).__name__}: {exc}")
-
-
-def _convert(tool: Tool, provider: str, name: str, options: tuple[Any, ...]) -> _Converted:
-    id_key = (provider, options, name, id(tool))
-    hit = _BY_ID.get(id_key)
-    if hit is not None and hit[0] is tool:
-        return hit[1]  # type: ignore[no-any-return]
-    content_key = (provider, options, name, _fingerprint(tool, options[2]))
-    converted = _BY_CONTENT.get(content_key)
-    if converted is None:
-        converted = _convert_uncached(tool, provider, name, options)
-        _BY_CONTENT.put(content_key, converted)
-    _BY_ID.put(id_key, (tool, converted))
-    return converted  # type: ignore[no-any-return]
 
 
 _NATIVE_SEARCH = frozenset({"anthropic", "openai-responses"})
@@ -274,7 +188,7 @@ def format_tools(
         examples,
         tuple((t.name, id(t), t.name in deferred) for t in tools),
     )
-    hit = _REQUESTS.get(key)
+    hit = REQUESTS.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], tools, strict=True)):
         result = hit[1]
         _note_native(tools_or_session, result["report"])
@@ -297,7 +211,7 @@ def format_tools(
         namespaces=namespaces,
         examples=examples,
     )
-    _REQUESTS.put(key, (tuple(tools), result))
+    REQUESTS.put(key, (tuple(tools), result))
     _note_native(tools_or_session, result["report"])
     return {**result, "tools": list(result["tools"])}
 
@@ -349,7 +263,7 @@ def _format(
     entries: list[tuple[str, dict[str, Any], bool]] = []
     for tool in unique:
         pname = names.provider_name(tool.name)
-        converted = _convert(tool, provider, pname, options)
+        converted = convert(tool, provider, pname, options)
         if converted.data is None:
             report.skipped[tool.name] = converted.error or "could not be formatted"
             continue

@@ -24,6 +24,7 @@ from toolmgmt_core.stores.base import (
     StoredSession,
     call_store,
     check_session_id,
+    stored_version,
     update_session,
 )
 
@@ -41,6 +42,7 @@ __all__ = [
     "StoredSession",
     "call_store",
     "check_session_id",
+    "stored_version",
     "update_session",
 ]
 

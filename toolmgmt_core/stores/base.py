@@ -49,6 +49,7 @@ __all__ = [
     "check_version",
     "decode_state",
     "encode_state",
+    "stored_version",
     "update_session",
 ]
 
@@ -119,6 +120,20 @@ class SessionStore(Protocol):
     def delete(self, session_id: str) -> None:
         """Forget the session (nothing happens when there is none)."""
         ...
+
+
+def stored_version(store: SessionStore, session_id: str) -> int | None:
+    """The version ``store`` holds of a session (0: none), when the store can tell without
+    reading the state: a store may offer ``version(session_id) -> int`` (both stores here do;
+    Redis reads one number), which a session held open across steps asks to see whether
+    another replica saved meanwhile. None from a store without it (load the session instead).
+
+    Raises:
+        InvalidSessionError: a bad session id.
+        StoreUnavailableError: the store cannot be reached.
+    """
+    probe = getattr(store, "version", None)
+    return None if probe is None else int(probe(session_id))
 
 
 def check_session_id(session_id: object) -> str:
@@ -285,6 +300,13 @@ class InMemorySessionStore:
         if entry is None:
             return None
         return StoredSession(decode_state(entry[1], session_id=session_id), entry[0])
+
+    def version(self, session_id: str) -> int:
+        """The session's version, 0 when there is none (see :func:`stored_version`)."""
+        check_session_id(session_id)
+        with self._lock:
+            entry = self._live(session_id, self._clock())
+        return 0 if entry is None else entry[0]
 
     def save(self, session_id: str, state: Mapping[str, Any], *, version: int) -> int:
         """See :meth:`SessionStore.save`."""

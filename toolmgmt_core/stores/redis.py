@@ -1,9 +1,19 @@
 """``RedisSessionStore``: sessions shared by every replica, on Redis (``toolmgmt[redis]``).
 
-Each session is one Redis hash ``{prefix}{session id}`` with two fields: ``v`` (the version) and
-``s`` (the state as JSON). A save is one Lua script, so the version check, the write and the
-new time to live happen atomically on the server: two replicas saving the same version at the
-same moment cannot both succeed.
+Each session is two keys that share the session id as their Redis Cluster *hash tag*, so both
+live in one slot (one node) of a cluster, as a script touching both requires:
+
+- ``{prefix}{<id>}``, a hash with two fields: ``v`` (the version) and ``s`` (the state as JSON);
+- ``{prefix}{<id>}:versions``, the session's version counter, which outlives the state (twice
+  its time to live): a session that expired or was deleted and is started again goes on from
+  the versions it had, so a writer still holding one from before cannot overwrite it (no ABA).
+
+In the tag, ``%``, ``{`` and ``}`` of an id are written ``%25``, ``%7B`` and ``%7D`` (an id is
+any visible ASCII, and a brace would end the tag early). A save is one Lua script, so the
+version check, the write and the new time to live happen atomically on the server: two
+replicas saving the same version at the same moment cannot both succeed. The same keys serve a
+single Redis, a replicated one and a Redis Cluster (pass a ``redis.RedisCluster`` as
+``client=``).
 """
 
 from __future__ import annotations
@@ -32,18 +42,20 @@ from toolmgmt_core.stores.base import (
     encode_state,
 )
 
-__all__ = ["DEFAULT_PREFIX", "RedisSessionStore", "redact_url"]
-
-_COUNTER = "\x00versions"  # no session id can hold a control character, so no clash
+__all__ = ["DEFAULT_PREFIX", "RedisSessionStore", "hash_tag", "redact_url"]
 
 DEFAULT_PREFIX = "toolmgmt:session:"
 """What every session key starts with, so toolmgmt's keys are easy to find and to keep apart."""
 
-# KEYS[1]: the session key; KEYS[2]: the store's version counter. ARGV: the expected version,
-# the state JSON, the TTL in ms (0: none). Returns {1, new version} when saved, {0, current
-# version} (0: no session) when not. Versions come from one counter, never from the session's
-# own (current + 1): a session that expired and was started again never reuses a version, so a
-# writer holding a version from before cannot overwrite the new session (no ABA).
+_COUNTER_SUFFIX = ":versions"
+_COUNTER_KEPT_WITHOUT_TTL_MS = round(DEFAULT_SESSION_TTL * 1000)
+"""How long the counter of a deleted session with no TTL is kept (a writer holding one of its
+versions that long is not expected)."""
+
+# KEYS[1]: the session's hash; KEYS[2]: its version counter (one hash tag: one slot). ARGV: the
+# expected version, the state JSON, the TTL in ms (0: none). Returns {1, new version} when
+# saved, {0, current version} (0: no session) when not. The counter is kept twice the TTL, so
+# a session that expired and is started again never reuses a version (no ABA).
 _SAVE_SCRIPT = """
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if current ~= tonumber(ARGV[1]) then
@@ -54,11 +66,19 @@ redis.call('HSET', KEYS[1], 'v', version, 's', ARGV[2])
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], 2 * ttl)
 else
   redis.call('PERSIST', KEYS[1])
+  redis.call('PERSIST', KEYS[2])
 end
 return {1, version}
 """
+
+
+def hash_tag(session_id: str) -> str:
+    """``session_id`` as a Redis Cluster hash tag: braces and ``%`` escaped, reversibly (two
+    ids never share a key), so that the tag is the whole id whatever it holds."""
+    return session_id.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
 
 
 def redact_url(url: str) -> str:
@@ -111,13 +131,19 @@ class RedisSessionStore:
             url: ``redis://[[user]:password@]host[:port][/db]``, ``rediss://`` (TLS) or
                 ``unix:///path/to/redis.sock``.
             ttl: seconds a session lives after its last save; None keeps it until deleted.
-            prefix: what every key starts with (several deployments may share one Redis).
+            prefix: what every key starts with (several deployments may share one Redis);
+                no braces (the session id is the keys' hash tag).
             client: a ready ``redis.Redis`` to use instead of making one from ``url``.
             max_state_bytes: the largest serialised state accepted.
             timeout: seconds to wait to connect and for each reply.
         """
         if ttl is not None and not ttl > 0:
             raise ConfigError(f"ttl must be a positive number of seconds or None, got {ttl!r}.")
+        if "{" in prefix or "}" in prefix:
+            raise ConfigError(
+                f"A session key prefix may not hold braces, got {prefix!r}: the session id in "
+                "braces is each key's Redis Cluster hash tag. Use e.g. 'toolmgmt:session:'."
+            )
         if client is None:
             if not url:
                 raise ConfigError("RedisSessionStore needs a url (redis://host:port/db).")
@@ -150,8 +176,8 @@ class RedisSessionStore:
         return f"RedisSessionStore({self.url!r}, prefix={self.prefix!r}, ttl={self.ttl!r})"
 
     def key(self, session_id: str) -> str:
-        """The Redis key of a session (the id checked first)."""
-        return self.prefix + check_session_id(session_id)
+        """The Redis key of a session's state: ``{prefix}{<id>}`` (the id checked first)."""
+        return f"{self.prefix}{{{hash_tag(check_session_id(session_id))}}}"
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
@@ -196,6 +222,14 @@ class RedisSessionStore:
             )
         return StoredSession(decode_state(data, session_id=session_id), int(version))
 
+    def version(self, session_id: str) -> int:
+        """The session's version, 0 when there is none: one small read, not the state (see
+        :func:`~toolmgmt_core.stores.stored_version`)."""
+        key = self.key(session_id)
+        with self._errors(f"check session {session_id!r}"):
+            version = self._client.hget(key, "v")
+        return 0 if version is None else int(version)
+
     def save(self, session_id: str, state: Mapping[str, Any], *, version: int) -> int:
         """See :meth:`~toolmgmt_core.stores.SessionStore.save`."""
         key = self.key(session_id)
@@ -203,7 +237,7 @@ class RedisSessionStore:
         data = encode_state(state, max_bytes=self.max_state_bytes)
         with self._errors(f"save session {session_id!r}"):
             saved, current = self._save(
-                keys=[key, self.prefix + _COUNTER], args=[version, data, self._ttl_ms]
+                keys=[key, key + _COUNTER_SUFFIX], args=[version, data, self._ttl_ms]
             )
         if not saved:
             raise _conflict(session_id, version, int(current))
@@ -212,8 +246,14 @@ class RedisSessionStore:
     def delete(self, session_id: str) -> None:
         """See :meth:`~toolmgmt_core.stores.SessionStore.delete`."""
         key = self.key(session_id)
+        kept = 2 * self._ttl_ms if self._ttl_ms else _COUNTER_KEPT_WITHOUT_TTL_MS
         with self._errors(f"delete session {session_id!r}"):
-            self._client.delete(key)
+            # The counter stays a while (one slot: one pipeline), so that a session started
+            # again under this id goes on from its versions.
+            pipe = self._client.pipeline(transaction=False)
+            pipe.delete(key)
+            pipe.pexpire(key + _COUNTER_SUFFIX, kept)
+            pipe.execute()
 
     def close(self) -> None:
         """Close the connections (the store can be used again: it reconnects)."""

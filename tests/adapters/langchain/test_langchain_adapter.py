@@ -15,6 +15,7 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import InjectedToolArg, StructuredTool, tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from support.demo import demo_manager, demo_tools  # noqa: E402
 from support.langchain_models import ScriptedChatModel  # noqa: E402
 from toolmgmt_langchain import (  # noqa: E402
     STATE_KEY,
@@ -32,7 +33,6 @@ from toolmgmt_core import (  # noqa: E402
     ToolManager,
     count_tokens,
 )
-from toolmgmt_demo import demo_catalog  # noqa: E402
 
 
 def _call(name: str, args: dict[str, Any], n: int) -> AIMessage:
@@ -40,7 +40,6 @@ def _call(name: str, args: dict[str, Any], n: int) -> AIMessage:
 
 
 MAX_RESULT_TOKENS = 300
-CATALOG = demo_catalog()  # built once: the demo backends and the search index take a while
 
 
 def _initial(manager: ToolManager) -> list[str]:
@@ -49,14 +48,8 @@ def _initial(manager: ToolManager) -> list[str]:
 
 
 def _manager(mode: str = "search", **extra: Any) -> ToolManager:
-    return ToolManager(
-        CATALOG,
-        mode=mode,  # type: ignore[arg-type]
-        max_results=3,
-        policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
-        max_result_tokens=MAX_RESULT_TOKENS,
-        **extra,
-    )
+    # one catalog for every test: its search index is built once
+    return demo_manager(mode, catalog=demo_tools(), max_result_tokens=MAX_RESULT_TOKENS, **extra)
 
 
 SCRIPT = [

@@ -16,6 +16,7 @@ import litellm  # noqa: E402
 import toolmgmt_litellm  # noqa: E402
 from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler  # noqa: E402
 from openai import AsyncOpenAI, OpenAI  # noqa: E402
+from support.demo import demo_manager  # noqa: E402
 from support.openai_edge import completion, tool_calls_message  # noqa: E402
 from toolmgmt_litellm import (  # noqa: E402
     ToolManagerCallback,
@@ -27,10 +28,8 @@ from toolmgmt_litellm import (  # noqa: E402
 
 from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
 from toolmgmt_core.truncation import summarize_result  # noqa: E402
-from toolmgmt_demo import demo_catalog  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
-DEMO = demo_catalog()
 
 APP_TOOL = {
     "type": "function",
@@ -43,14 +42,7 @@ APP_TOOL = {
 
 
 def _manager(**extra: Any) -> ToolManager:
-    return ToolManager(
-        ToolCatalog(list(DEMO)),
-        mode="search",
-        max_results=3,
-        policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
-        max_result_tokens=MAX_RESULT_TOKENS,
-        **extra,
-    )
+    return demo_manager(max_result_tokens=MAX_RESULT_TOKENS, **extra)
 
 
 class FakeOpenAI:

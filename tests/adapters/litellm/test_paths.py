@@ -19,6 +19,7 @@ from litellm.caching.dual_cache import DualCache  # noqa: E402
 from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler  # noqa: E402
 from litellm.proxy._types import UserAPIKeyAuth  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
+from support.demo import demo_manager  # noqa: E402
 from support.openai_edge import async_client  # noqa: E402
 from toolmgmt_litellm import (  # noqa: E402
     ToolManagerCallback,
@@ -27,20 +28,11 @@ from toolmgmt_litellm import (  # noqa: E402
     run_meta_tool_calls_sync,
 )
 
-from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_demo import demo_catalog  # noqa: E402
-
-DEMO = demo_catalog()
+from toolmgmt_core import ToolManager  # noqa: E402
 
 
 def _manager() -> ToolManager:
-    return ToolManager(
-        ToolCatalog(list(DEMO)),
-        mode="search",
-        max_results=3,
-        policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
-        max_result_tokens=300,
-    )
+    return demo_manager(max_result_tokens=300)
 
 
 @pytest.fixture

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -42,24 +39,6 @@ def _toml_value(value: Any) -> str:
     return json.dumps(value)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen[Any], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on port {port} after {timeout}s")
-
-
 async def call(client: Any, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
     """Call a gateway meta-tool; (is_error, the JSON or text of its one text block)."""
     result = await client.call_tool(name, arguments)
@@ -84,8 +63,6 @@ def mcp_kit() -> Any:
         RAW=RAW,
         PYTHON=PYTHON,
         stdio_upstream=stdio_upstream,
-        free_port=free_port,
-        wait_for_port=wait_for_port,
         call=call,
         execute=execute,
     )

@@ -17,7 +17,10 @@ from mcp import Client  # noqa: E402
 from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
 
 from toolmgmt_core.stores.local import LocalPostgres  # noqa: E402
-from toolmgmt_core.stores.postgres import PostgresCatalogStore  # noqa: E402
+from toolmgmt_core.stores.postgres import (  # noqa: E402
+    PostgresCatalogStore,
+    PostgresEmbeddingCache,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -135,3 +138,23 @@ async def test_a_replica_keeps_its_catalog_while_postgres_is_down(
 
                 await _until(following)
         store.close()
+
+
+async def test_the_configured_embedder_caches_its_vectors_in_the_catalog_store(
+    mcp_kit: Any, pg_dsn: str
+) -> None:
+    # ``[search] embedder`` names it (tests/support is on the path), ``[store] catalog`` caches
+    # its vectors in PostgreSQL: what ``toolmgmt serve`` reaches with the config alone.
+    config = parse_config(
+        mcp_kit.stdio_upstream("notes")
+        + f'\n[store]\ncatalog = "{pg_dsn}"\n'
+        + '\n[search]\nembedder = "support.embedders:HashingEmbedder"\n'
+    )
+    async with Gateway(config) as gateway, Client(gateway.server) as client:
+        assert gateway.catalog.embedder.model_id == "hashing-256"
+        assert "notes_echo" in await _found(client, mcp_kit, "echo a token")
+    cache = PostgresEmbeddingCache(pg_dsn)
+    try:
+        assert len(cache) >= len(gateway.catalog)  # every tool's vector, kept for every replica
+    finally:
+        cache.close()

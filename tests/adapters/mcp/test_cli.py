@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,3 +55,17 @@ def test_serve_reports_a_bad_config(capsys, tmp_path: Path) -> None:
     assert (
         f"{config}:3: upstreams.a.timeout: must be a number of seconds" in capsys.readouterr().err
     )
+
+
+def test_serve_sync_runs_the_gateway_on_uvloop(monkeypatch: pytest.MonkeyPatch) -> None:
+    uvloop = pytest.importorskip("uvloop")
+    from toolmgmt_mcp import server
+
+    seen: list[tuple[Any, dict[str, Any]]] = []
+
+    async def serve(config: Any, **options: Any) -> None:
+        seen.append((type(asyncio.get_running_loop()), options))
+
+    monkeypatch.setattr(server, "serve", serve)
+    server.serve_sync(None, transport="http", port=0)  # type: ignore[arg-type]
+    assert seen == [(uvloop.Loop, {"transport": "http", "port": 0})]

@@ -103,6 +103,10 @@ def test_json_is_accepted_with_every_upstream_key(tmp_path: Path, monkeypatch) -
             "more than 0",
         ),
         ("[gateway]\nsession_result_budget = 0\n[upstreams.a]\ncommand = 'x'\n", 2, "1 to"),
+        ("[upstreams.a]\ncommand = 'x'\n[search]\nembedder = 'minilm'\n", 4, "onnx:<folder>"),
+        ("[upstreams.a]\ncommand = 'x'\n[search]\nembedder = 'onnx:'\n", 4, "names no model"),
+        ("[upstreams.a]\ncommand = 'x'\n[search]\nembedder = 'a b:c'\n", 4, "neither a kind"),
+        ("[upstreams.a]\ncommand = 'x'\n[search]\nmodel = 'x'\n", 4, "valid keys: embedder"),
     ],
 )
 def test_bad_values_name_file_line_and_problem(
@@ -157,3 +161,15 @@ def test_the_store_table_takes_urls_or_the_variables_holding_them(monkeypatch) -
     both = "[upstreams.a]\ncommand = 'x'\n[store]\ncatalog = 'host=db'\ncatalog_env = 'X'\n"
     with pytest.raises(ConfigError, match="set catalog or catalog_env, not both"):
         parse_config(both)
+
+
+def test_the_search_table_names_an_embedder(tmp_path: Path) -> None:
+    upstream = "[upstreams.a]\ncommand = 'x'\n"
+    (tmp_path / "models" / "minilm-onnx").mkdir(parents=True)
+    file = tmp_path / "gateway.toml"
+    file.write_text(upstream + "[search]\nembedder = 'onnx:models/minilm-onnx'\n")
+    folder = (tmp_path / "models" / "minilm-onnx").resolve()
+    assert load_config(file).search.embedder == f"onnx:{folder}"  # beside the config file
+    named = upstream + "[search]\nembedder = 'support.embedders:HashingEmbedder'\n"
+    assert parse_config(named).search.embedder == "support.embedders:HashingEmbedder"
+    assert parse_config(upstream).search.embedder is None

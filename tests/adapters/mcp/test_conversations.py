@@ -4,10 +4,8 @@ protocol, and what a client sees when Redis is down or was restarted."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -20,68 +18,28 @@ import httpx2  # noqa: E402
 import redis  # noqa: E402
 from mcp import Client, MCPError  # noqa: E402
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
-from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
+from support.mcp_http import ACCEPT, INITIALIZE, LIST, serving, store_config  # noqa: E402
+from toolmgmt_mcp import Gateway  # noqa: E402
 from toolmgmt_mcp.conversations import conversation_key  # noqa: E402
 
 from toolmgmt_core.stores.local import LocalRedis  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-HANDSHAKE = HANDSHAKE_PROTOCOL_VERSIONS[-1]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": HANDSHAKE,
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-ACCEPT = {"accept": "application/json, text/event-stream", "mcp-protocol-version": HANDSHAKE}
-
-
-def _config(mcp_kit: Any, redis_url: str, extra: str = "") -> Any:
-    text = (
-        f'[gateway]\ntransport = "http"\nport = 0\n{extra}\n'
-        + mcp_kit.stdio_upstream("notes")
-        + f'\n[store]\nsessions = "{redis_url}"\nsession_ttl = 60\n'
-    )
-    return parse_config(text, source="gateway.toml")
-
-
-@contextlib.asynccontextmanager
-async def _serving(gateway: Gateway, token: str | None = None) -> AsyncIterator[str]:
-    """The gateway over HTTP on a free loopback port, for the block; its URL."""
-    urls: list[str] = []
-    ready = anyio.Event()
-
-    def announce(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(lambda: gateway.run_http(port=0, token=token, on_ready=announce))
-        with anyio.fail_after(30):
-            await ready.wait()
-        yield urls[0]
-        tasks.cancel_scope.cancel()
-
 
 async def test_ids_are_minted_bound_to_the_caller_and_checked_on_every_request(
     mcp_kit: Any, redis_url: str
 ) -> None:
-    async with Gateway(_config(mcp_kit, redis_url)) as gateway, _serving(gateway) as url:
+    async with Gateway(store_config(mcp_kit, redis_url)) as gateway, serving(gateway) as url:
         async with httpx2.AsyncClient(timeout=30) as http:
             opened = await http.post(url, json=INITIALIZE, headers=ACCEPT)
             assert opened.status_code == 200
             conversation = opened.headers["mcp-session-id"]
             assert conversation.startswith("tmc_") and len(conversation) > 40
             with redis.Redis.from_url(redis_url) as client:
-                keys = [k.decode() for k in client.keys("toolmgmt:session:mcp-*")]
+                keys = [k.decode() for k in client.keys("toolmgmt:session:{mcp-*}")]
             # Stored under a hash of the id and the caller's credentials, never the id itself.
-            assert keys == ["toolmgmt:session:" + conversation_key(conversation, "")]
+            assert keys == ["toolmgmt:session:{" + conversation_key(conversation, "") + "}"]
             assert conversation not in json.dumps(keys)
 
             mine = {**ACCEPT, "mcp-session-id": conversation}
@@ -118,20 +76,20 @@ async def test_ids_are_minted_bound_to_the_caller_and_checked_on_every_request(
                 "execute_tool", {"tool_name": "notes_echo", "arguments": {"token": "t"}}
             )
             with redis.Redis.from_url(redis_url) as raw:
-                (key,) = raw.keys("toolmgmt:session:mcp-*")
+                (key,) = raw.keys("toolmgmt:session:{mcp-*}")
                 state = json.loads(raw.hget(key, "s"))
             assert state["loaded"] == ["notes_echo"] and len(state["results"]["records"]) == 1
         with redis.Redis.from_url(redis_url) as raw:
-            assert raw.keys("toolmgmt:session:mcp-*") == []  # the client's DELETE ended it
+            assert raw.keys("toolmgmt:session:{mcp-*}") == []  # the client's DELETE ended it
 
 
 async def test_the_health_check_needs_no_token_and_no_redis(
     mcp_kit: Any, closed_port: int, caplog: Any
 ) -> None:
-    config = _config(mcp_kit, f"redis://127.0.0.1:{closed_port}/0")
+    config = store_config(mcp_kit, f"redis://127.0.0.1:{closed_port}/0")
     with caplog.at_level(logging.ERROR, logger="toolmgmt_mcp"):
         gateway = Gateway(config)
-        async with gateway, _serving(gateway, token="secret") as url:
+        async with gateway, serving(gateway, token="secret") as url:
             async with httpx2.AsyncClient(timeout=30) as http:
                 health = await http.get(url.replace("/mcp", "/healthz"))
                 assert (health.status_code, health.text) == (200, "ok")
@@ -141,8 +99,8 @@ async def test_the_health_check_needs_no_token_and_no_redis(
 
 async def test_redis_down_gives_a_clear_503_and_never_hangs(mcp_kit: Any) -> None:
     with LocalRedis() as server:
-        gateway = Gateway(_config(mcp_kit, server.url))
-        async with gateway, _serving(gateway) as url:
+        gateway = Gateway(store_config(mcp_kit, server.url))
+        async with gateway, serving(gateway) as url:
             async with Client(url) as client:
                 await client.call_tool("discover_tools", {})
                 server.stop()

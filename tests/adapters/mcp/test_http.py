@@ -3,10 +3,6 @@ one stdio upstream and one streamable-HTTP upstream."""
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,69 +14,25 @@ pytest.importorskip("mcp")
 import httpx2  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from support.upstreams import NOTES, http_upstream  # noqa: E402
+from toolmgmt_mcp.local import LocalGateway  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 TOKEN = "test-token-4f9a"
 
 
-class _Gateway:
-    """A running ``python -m toolmgmt_mcp`` process and the URL it announced."""
-
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.process = process
-        self.url: str | None = None
-        self.ready = threading.Event()
-        self.log: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.log.append(line)
-            match = re.search(r"listening on (http://\S+)", line)
-            if match:
-                self.url = match.group(1)
-                self.ready.set()
-        self.ready.set()
-
-
 @pytest.fixture
-def http_gateway(mcp_kit: Any, tmp_path: Path) -> Iterator[_Gateway]:
-    k = mcp_kit
-    port = k.free_port()
-    upstream = subprocess.Popen(
-        [k.PYTHON, str(k.NOTES), "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    gateway: subprocess.Popen[str] | None = None
-    try:
-        k.wait_for_port(port, upstream)
+def http_gateway(mcp_kit: Any, tmp_path: Path) -> Iterator[LocalGateway]:
+    """``python -m toolmgmt_mcp --http`` with a token, over a stdio and an HTTP upstream."""
+    with http_upstream(NOTES) as upstream:
         config = tmp_path / "gateway.toml"
         config.write_text(
-            '[gateway]\ntransport = "http"\nport = 0\n\n'
-            + k.stdio_upstream("notes")
-            + f'\n[upstreams.remote]\nurl = "http://127.0.0.1:{port}/mcp"\ntimeout = 10\n'
+            mcp_kit.stdio_upstream("notes")
+            + f'\n[upstreams.remote]\nurl = "{upstream.url}"\ntimeout = 10\n'
         )
-        gateway = subprocess.Popen(
-            [sys.executable, "-m", "toolmgmt_mcp", "--config", str(config), "--token", TOKEN],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        running = _Gateway(gateway)
-        assert running.ready.wait(30), "the gateway did not start"
-        assert running.url, "".join(running.log)
-        yield running
-    finally:
-        for process in (gateway, upstream):
-            if process is not None:
-                process.terminate()
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        with LocalGateway(config, args=["--token", TOKEN], start_timeout=30) as gateway:
+            yield gateway
 
 
 def _client(url: str, token: str | None) -> Client:
@@ -89,7 +41,7 @@ def _client(url: str, token: str | None) -> Client:
 
 
 async def test_http_gateway_serves_both_upstreams_and_refuses_bad_tokens(
-    http_gateway: _Gateway, mcp_kit: Any
+    http_gateway: LocalGateway, mcp_kit: Any
 ) -> None:
     k = mcp_kit
     url = http_gateway.url

@@ -2,7 +2,7 @@
 real Redis (conversations) and a real PostgreSQL (the catalog).
 
 - a tool pushed with ``toolmgmt catalog push`` becomes searchable on both replicas, without a
-  restart;
+  restart, and one removed with ``toolmgmt catalog remove`` leaves search on both;
 - an MCP client's conversation survives the SIGKILL of the replica serving its call: the call in
   flight fails and is not replayed (its upstream tool ran exactly once), the next call succeeds
   on the other replica with the same client (no re-initialize), and the conversation keeps its
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,25 +31,17 @@ import psycopg  # noqa: E402
 import redis  # noqa: E402
 from mcp import Client, MCPError  # noqa: E402
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
+from support.upstreams import COUNTER, http_upstream  # noqa: E402
 from toolmgmt_mcp.local import LocalGateway  # noqa: E402
 
 from toolmgmt_core.stores.local import LocalHAProxy  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
-COUNTER = Path(__file__).parent / "servers" / "counter_server.py"
 WORDS = 240
 """Padding words of a ``bump`` answer: about 250 tokens, under one result's budget (300)."""
 GENEROUS = 30.0
 """Seconds within which anything here must happen (a does-not-hang bound, not a speed goal)."""
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait(condition: Any, what: str, timeout: float = GENEROUS) -> Any:
@@ -79,55 +70,40 @@ def topology(
     with psycopg.connect(postgres_server.dsn, autocommit=True) as conn:
         if conn.execute("SELECT to_regclass('toolmgmt_tools')").fetchone()[0]:
             conn.execute("TRUNCATE toolmgmt_tools")
-    upstream_port = _free_port()
-    upstream = subprocess.Popen(
-        [sys.executable, str(COUNTER), "--http", str(upstream_port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    config = folder / "gateway.toml"
-    config.write_text(
-        "[gateway]\n"
-        "max_result_tokens = 300\n"
-        "session_result_budget = 400\n\n"
-        "[upstreams.counter]\n"
-        f'url = "http://127.0.0.1:{upstream_port}/mcp"\n'
-        "timeout = 30\n\n"
-        "[store]\n"
-        f'sessions = "{redis_server.url}"\n'
-        "session_ttl = 600\n"
-        f'catalog = "{postgres_server.dsn}"\n'
-    )
-    replicas = [LocalGateway(config) for _ in range(2)]
-    balancer: LocalHAProxy | None = None
-    try:
-        _wait(lambda: _listening(upstream_port), "the counting upstream listens")
-        with ThreadPoolExecutor(2) as pool:  # both replicas start at once
-            list(pool.map(LocalGateway.start, replicas))
-        balancer = LocalHAProxy([r.address for r in replicas], binary=haproxy_binary).start()
-        _wait(lambda: _all_up(balancer, 2), "HAProxy sees both replicas up")
-        yield SimpleNamespace(
-            replicas=replicas,
-            balancer=balancer,
-            url=f"{balancer.url}/mcp",
-            redis_url=redis_server.url,
-            dsn=postgres_server.dsn,
-            upstream=f"http://127.0.0.1:{upstream_port}/mcp",
+    with http_upstream(COUNTER) as upstream:
+        config = folder / "gateway.toml"
+        config.write_text(
+            "[gateway]\n"
+            "max_result_tokens = 300\n"
+            "session_result_budget = 400\n\n"
+            "[upstreams.counter]\n"
+            f'url = "{upstream.url}"\n'
+            "timeout = 30\n\n"
+            "[store]\n"
+            f'sessions = "{redis_server.url}"\n'
+            "session_ttl = 600\n"
+            f'catalog = "{postgres_server.dsn}"\n'
         )
-    finally:
-        if balancer is not None:
-            balancer.close()
-        for replica in replicas:
-            replica.stop()
-        upstream.terminate()
-        upstream.wait(10)
-
-
-def _listening(port: int) -> bool:
-    import socket
-
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+        replicas = [LocalGateway(config) for _ in range(2)]
+        balancer: LocalHAProxy | None = None
+        try:
+            with ThreadPoolExecutor(2) as pool:  # both replicas start at once
+                list(pool.map(LocalGateway.start, replicas))
+            balancer = LocalHAProxy([r.address for r in replicas], binary=haproxy_binary).start()
+            _wait(lambda: _all_up(balancer, 2), "HAProxy sees both replicas up")
+            yield SimpleNamespace(
+                replicas=replicas,
+                balancer=balancer,
+                url=f"{balancer.url}/mcp",
+                redis_url=redis_server.url,
+                dsn=postgres_server.dsn,
+                upstream=upstream.url,
+            )
+        finally:
+            if balancer is not None:
+                balancer.close()
+            for replica in replicas:
+                replica.stop()
 
 
 def _all_up(balancer: LocalHAProxy, count: int) -> bool:
@@ -154,7 +130,7 @@ async def _bump(client: Client, key: str) -> tuple[bool, Any]:
 def _conversations(redis_url: str) -> dict[str, dict[str, Any]]:
     """Every conversation's stored state, by store key."""
     with redis.Redis.from_url(redis_url) as client:
-        keys = [k for k in client.keys("toolmgmt:session:mcp-*")]
+        keys = [k for k in client.keys("toolmgmt:session:{mcp-*}")]
         return {k.decode(): json.loads(client.hget(k, "s")) for k in keys}
 
 
@@ -162,6 +138,36 @@ async def _runs(upstream: str, key: str) -> int:
     async with Client(upstream) as direct:
         result = await direct.call_tool("runs", {"key": key})
         return int(result.content[0].text)  # type: ignore[union-attr]
+
+
+def _catalog_command(dsn: str, *args: str) -> None:
+    subprocess.run(
+        ["toolmgmt", "catalog", *args, "--store", dsn], check=True, capture_output=True, timeout=60
+    )
+
+
+async def _until_on_both(
+    topology: SimpleNamespace, query: str, holds: Any, what: str
+) -> dict[str, float]:
+    """Search ``query`` on each replica until ``holds(found tools)`` on both (a generous bound:
+    how fast is bench/stores.py's figure); the seconds each took."""
+    started = time.monotonic()
+    seen: dict[str, float] = {}
+    async with (
+        Client(topology.replicas[0].url) as first,
+        Client(topology.replicas[1].url) as second,
+    ):
+        with anyio.fail_after(GENEROUS):
+            while len(seen) < 2:
+                for name, client in (("first", first), ("second", second)):
+                    if name in seen:
+                        continue
+                    _, found = await _call(client, "discover_tools", {"query": query})
+                    if holds(found.get("tools", {})):
+                        seen[name] = time.monotonic() - started
+                await anyio.sleep(0.05)
+    print(f"{what} on both replicas after: {seen}")
+    return seen
 
 
 async def test_a_pushed_tool_is_searchable_on_both_replicas(
@@ -184,36 +190,50 @@ async def test_a_pushed_tool_is_searchable_on_both_replicas(
     }
     orphan = {**curated, "name": "nowhere_zebra", "domain": "nowhere"}
     tools.write_text(json.dumps([curated, orphan]))
-    subprocess.run(
-        ["toolmgmt", "catalog", "push", str(tools), "--store", topology.dsn],
-        check=True,
-        capture_output=True,
-        timeout=60,
+    _catalog_command(topology.dsn, "push", str(tools))
+    await _until_on_both(
+        topology,
+        "zebra ledger",
+        lambda found: "counter_runs" in found and "nowhere_zebra" not in found,
+        "pushed tool searchable",
     )
-    pushed = time.monotonic()
-    seen: dict[str, float] = {}
-    async with (
-        Client(topology.replicas[0].url) as first,
-        Client(topology.replicas[1].url) as second,
-    ):
-        with anyio.fail_after(GENEROUS):
-            while len(seen) < 2:
-                for name, client in (("first", first), ("second", second)):
-                    if name in seen:
-                        continue
-                    _, found = await _call(client, "discover_tools", {"query": "zebra ledger"})
-                    if "counter_runs" in found.get("tools", {}):
-                        seen[name] = time.monotonic() - pushed
-                        assert "nowhere_zebra" not in found["tools"]
-                await anyio.sleep(0.05)
-        # The curated definition runs on the upstream, through either replica.
-        for client in (first, second):
+    # The curated definition runs on the upstream, through either replica.
+    for replica in topology.replicas:
+        async with Client(replica.url) as client:
             error, value = await _call(
                 client, "execute_tool", {"tool_name": "counter_runs", "arguments": {"key": "z"}}
             )
             assert (error, value) == (False, 0)
-    print(f"pushed tool searchable after: {seen}")
     assert any("nowhere" in line for line in topology.replicas[0].log)  # said why it was skipped
+
+
+async def test_a_tool_removed_from_the_store_leaves_search_on_both_replicas(
+    topology: SimpleNamespace, tmp_path: Path
+) -> None:
+    # A tool only the store has (its upstream does not list it): once removed from the store,
+    # nothing else brings it back.
+    audit = {
+        "name": "counter_quokka_audit",
+        "description": "Audit the quokka ledger of every counter key.",
+        "parameters": {"type": "object", "properties": {}},
+        "domain": "counter",
+        "keywords": ["quokka"],
+    }
+    tools = tmp_path / "audit.json"
+    tools.write_text(json.dumps([audit]))
+    _catalog_command(topology.dsn, "push", str(tools))
+    await _until_on_both(
+        topology, "quokka audit", lambda found: audit["name"] in found, "pushed tool searchable"
+    )
+    _catalog_command(topology.dsn, "remove", audit["name"])
+    await _until_on_both(
+        topology, "quokka audit", lambda found: audit["name"] not in found, "removed tool gone"
+    )
+    async with Client(topology.url) as client:  # nor can it be run any more
+        error, answer = await _call(
+            client, "execute_tool", {"tool_name": audit["name"], "arguments": {}}
+        )
+        assert error and audit["name"] in json.dumps(answer)
 
 
 async def test_a_conversation_survives_the_death_of_its_replica(topology: SimpleNamespace) -> None:

@@ -9,7 +9,6 @@ cuts the connection carrying a chosen request.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -20,6 +19,7 @@ pytest.importorskip("mcp")
 import anyio  # noqa: E402
 import anyio.abc  # noqa: E402
 import toolmgmt_mcp.transport as transport_module  # noqa: E402
+from support.upstreams import NOTES, http_upstream  # noqa: E402
 from toolmgmt_mcp import UpstreamManager, parse_config  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
@@ -32,19 +32,9 @@ CONCURRENT = 40
 
 
 @pytest.fixture
-def upstream_port(mcp_kit: Any) -> Iterator[int]:
-    port = mcp_kit.free_port()
-    process = subprocess.Popen(
-        [mcp_kit.PYTHON, str(mcp_kit.NOTES), "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        mcp_kit.wait_for_port(port, process)
-        yield port
-    finally:
-        process.terminate()
-        process.wait(10)
+def upstream_port() -> Iterator[int]:
+    with http_upstream(NOTES) as upstream:
+        yield upstream.port
 
 
 class _CuttingProxy:

@@ -29,6 +29,7 @@ from pydantic_ai.messages import (  # noqa: E402
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDenied  # noqa: E402
 from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
+from support.pydantic_ai_messages import tool_returns  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
 from toolmgmt_core import Policy, ToolAnnotations, ToolCatalog, ToolManager  # noqa: E402
@@ -55,16 +56,6 @@ class Script:
 
 def _call(name: str, args: dict[str, Any], call_id: str) -> list[ToolCallPart]:
     return [ToolCallPart(name, args, tool_call_id=call_id)]
-
-
-def _parts(messages: list[ModelMessage], kind: type) -> dict[str, Any]:
-    return {
-        part.tool_call_id: part
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if isinstance(part, kind)
-    }
 
 
 class Files:
@@ -131,7 +122,7 @@ def test_wrapped_approval_required_tool_pauses_and_resumes(approve: bool) -> Non
     assert resumed.output == "Finished."
     # The resumed run lists the tool the first run loaded (from the history, no state=).
     assert "remove_file" in second.tools[0]
-    answer = _parts(resumed.all_messages(), ToolReturnPart)["rm1"].content
+    answer = tool_returns(resumed.all_messages())["rm1"].content
     if approve:
         assert files.runs["remove_file"] == 1 and answer == "removed /tmp/a"
     else:
@@ -187,7 +178,7 @@ def test_toolmgmt_policy_approval_uses_deferred_tools(mode: str, approve: bool) 
         message_history=paused.all_messages(),
         deferred_tool_results=DeferredToolResults(approvals={"p1": approve}),
     )
-    answer = _parts(resumed.all_messages(), ToolReturnPart)["p1"].content
+    answer = tool_returns(resumed.all_messages())["p1"].content
     if approve:
         assert runs["purge"] == 1  # exactly once, through the session: cut to the budget
         assert answer.startswith("purged record") and len(answer) < len("purged record\n" * 400)
@@ -220,7 +211,7 @@ def test_require_approval_step_and_approval_off() -> None:
         _call("archive_stats", {"year": 1}, "a1") + _call("purge_archive", {"year": 1}, "p1"), "ok"
     )
     result = _agent(script, off).run_sync("go")
-    answers = _parts(result.all_messages(), ToolReturnPart)
+    answers = tool_returns(result.all_messages())
     assert json.loads(answers["a1"].content)["error"] == "approval_denied"
     assert runs["purge"] == 1
 
@@ -239,7 +230,7 @@ def test_model_retry_reaches_the_model_as_a_retry_prompt() -> None:
     retry = [p for p in script.requests[1].parts if p.tool_call_id == "t1"][0]
     assert "English name" in str(retry.content) and retry.tool_name == "translate"
     assert isinstance(retry, RetryPromptPart) or retry.outcome == "retried"
-    assert _parts(result.all_messages(), ToolReturnPart)["t2"].content == "[French] hello"
+    assert tool_returns(result.all_messages())["t2"].content == "[French] hello"
 
     # Counted against the tool's own retries (1): a second ModelRetry in a row ends the run.
     files = Files()
@@ -271,7 +262,7 @@ def test_call_deferred_yields_deferred_tool_requests() -> None:
         deferred_tool_results=DeferredToolResults(calls={"q1": "20%"}),
     )
     assert resumed.output == "VAT is 20%."
-    assert _parts(resumed.all_messages(), ToolReturnPart)["q1"].content == "20%"
+    assert tool_returns(resumed.all_messages())["q1"].content == "20%"
 
 
 def test_two_runs_with_message_history_keep_their_tools() -> None:
@@ -287,7 +278,7 @@ def test_two_runs_with_message_history_keep_their_tools() -> None:
         "Now read notes.txt.", message_history=one.all_messages()
     )
     assert second.tools[0] == first.tools[1]  # the same list: loaded tools and their order
-    assert _parts(two.all_messages(), ToolReturnPart)["r1"].content == "contents of notes.txt"
+    assert tool_returns(two.all_messages())["r1"].content == "contents of notes.txt"
     assert files.runs["read_file"] == 1
     # Without the history, a new conversation starts from the meta-tools again.
     fresh = Script("hi")

@@ -15,29 +15,27 @@ from pydantic_ai import Agent, RunContext  # noqa: E402
 from pydantic_ai.capabilities import ToolSearch  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
     ModelMessage,
-    ModelRequest,
     ModelResponse,
     TextPart,
     ToolCallPart,
-    ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.tools import ToolDefinition  # noqa: E402
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset  # noqa: E402
 from pydantic_ai.toolsets.abstract import ToolsetTool  # noqa: E402
 from pydantic_core import SchemaValidator, core_schema  # noqa: E402
+from support.demo import demo_manager  # noqa: E402
+from support.pydantic_ai_messages import tool_returns  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
 from toolmgmt_core import ConfigError, ToolCatalog, ToolManager, count_tokens  # noqa: E402
 from toolmgmt_core.stores import InMemorySessionStore  # noqa: E402
-from toolmgmt_demo import demo_catalog  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
 
 # The policy names a wrapped toolset's tool, which joins the catalog on the first run step, after
 # the manager (and its policy lint) is built.
 pytestmark = pytest.mark.filterwarnings("ignore:Pattern 'weather_alerts' in step:UserWarning")
-DEMO = demo_catalog()  # built once (its backends take a while); each test copies the tool list
 
 
 class Script:
@@ -78,11 +76,9 @@ def weather_toolset() -> FunctionToolset[Any]:
 
 
 def _manager(mode: str = "search", **extra: Any) -> ToolManager:
-    return ToolManager(
-        ToolCatalog(list(DEMO)),
-        mode=mode,  # type: ignore[arg-type]
-        max_results=3,
-        policies=[{"label": "agent", "deny": ["crm_delete_*", "weather_alerts"]}],
+    return demo_manager(
+        mode,
+        deny=("crm_delete_*", "weather_alerts"),
         max_result_tokens=MAX_RESULT_TOKENS,
         **extra,
     )
@@ -98,16 +94,6 @@ SCRIPT: list[list[ToolCallPart] | str] = [
     + _call("weather_alerts", {"region": "west"}, 7),
     "Done.",
 ]
-
-
-def _returns(messages: list[ModelMessage]) -> dict[str, ToolReturnPart]:
-    return {
-        part.tool_call_id: part
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if isinstance(part, ToolReturnPart)
-    }
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
@@ -143,7 +129,7 @@ def test_full_agent_loop(use_async: bool) -> None:
     assert not any(script.deferred)
     assert "search_tools" not in {n for s in script.seen for n in s}
 
-    returns = _returns(result.all_messages())
+    returns = tool_returns(result.all_messages())
     assert "patel" in returns["call_2"].model_response_str().lower()
     forecast = json.loads(returns["call_5"].model_response_str())
     # The wrapped tool ran through its own toolset; deps reached it through RunContext.
@@ -186,7 +172,8 @@ def test_each_run_has_its_own_session_and_state_resumes_one() -> None:
     run3 = Agent(FunctionModel(third), toolsets=[managed]).run_sync("c")
     assert "get_forecast" in third.seen[0]
     assert (
-        json.loads(_returns(run3.all_messages())["call_1"].model_response_str())["city"] == "Rome"
+        json.loads(tool_returns(run3.all_messages())["call_1"].model_response_str())["city"]
+        == "Rome"
     )
     with pytest.raises(KeyError, match="recent"):
         managed.session_for("nope")
@@ -213,7 +200,8 @@ def test_a_conversation_id_keys_the_session_in_the_managers_store() -> None:
     result = run.run_sync("b", deps="c-1")
     assert "get_forecast" in second.seen[0]
     assert (
-        json.loads(_returns(result.all_messages())["call_1"].model_response_str())["city"] == "Rome"
+        json.loads(tool_returns(result.all_messages())["call_1"].model_response_str())["city"]
+        == "Rome"
     )
     assert workers[1].session_for(result.run_id).session_id == "c-1"
     other = Script(["ok"])  # another conversation starts empty
@@ -258,7 +246,7 @@ def test_pydantic_ai_search_replaces_toolmgmt_search() -> None:
     assert not first & {"tool_search", "get_forecast", "crm_search_contacts"}
     assert "weather_alerts" not in {n for s in script.seen for n in s}  # denied by policy
     assert "get_forecast" in script.seen[1] and "get_forecast" in script.deferred[1]
-    returned = json.loads(_returns(result.all_messages())["call_2"].model_response_str())
+    returned = json.loads(tool_returns(result.all_messages())["call_2"].model_response_str())
     assert returned["forecast"] == ["sun"]
     assert "get_forecast" in managed.session_for(result.run_id).loaded()
 
@@ -284,7 +272,7 @@ def test_gateway_mode_executes_wrapped_tools_through_execute_tool() -> None:
     assert script.seen[0][:3] == ["discover_tools", "get_tool_schema", "execute_tool"]
     assert "get_forecast" not in script.seen[0]
     assert all(s == script.seen[0] for s in script.seen)
-    returns = _returns(result.all_messages())
+    returns = tool_returns(result.all_messages())
     assert "get_forecast" in returns["call_1"].model_response_str()
     schema = json.loads(returns["call_2"].model_response_str())
     assert schema["name"] == "get_forecast" and "city" in schema["parameters"]["properties"]
@@ -361,7 +349,7 @@ def test_wrapped_toolset_lifecycle_is_forwarded() -> None:
     note = manager.catalog.get("read_note")
     assert note.domain == "notes" and note.annotations.read_only is True
     assert "read_note" in script.seen[1]
-    body = _returns(result.all_messages())["call_2"].model_response_str()
+    body = tool_returns(result.all_messages())["call_2"].model_response_str()
     assert count_tokens(body) <= MAX_RESULT_TOKENS  # the session's budget applied
 
 

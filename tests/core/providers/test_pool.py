@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from support.bfcl import bfcl_dir, bfcl_missing
 
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.tool import Tool
 
-# The shared benchmark data sits beside the repository (../shared), as bench/_data.py finds it.
-POOL = Path(__file__).resolve().parents[4] / "shared" / "bench" / "bfcl_dev" / "bfcl_pool.json"
-
-pytestmark = pytest.mark.skipif(not POOL.exists(), reason="BFCL dev pool not available")
+pytestmark = pytest.mark.skipif(bfcl_missing("dev") is not None, reason=str(bfcl_missing("dev")))
 
 
 @pytest.fixture(scope="module")
 def pool() -> list[Tool]:
-    data = json.loads(POOL.read_text())
+    data = json.loads((bfcl_dir("dev") / "bfcl_pool.json").read_text())
     return [tool_from_dict(entry) for entry in data["tools"]]
 
 

@@ -47,17 +47,26 @@ _leaf = st.one_of(
 )
 
 
-def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    obj = st.dictionaries(_names, children, min_size=0, max_size=4).flatmap(
+def _object(
+    children: st.SearchStrategy[Any], max_size: int, **optional: st.SearchStrategy[Any]
+) -> st.SearchStrategy[Any]:
+    """An object schema: up to ``max_size`` properties, maybe some required, ``optional`` keys."""
+    return st.dictionaries(_names, children, max_size=max_size).flatmap(
         lambda props: st.fixed_dictionaries(
             {"type": st.just("object"), "properties": st.just(props)},
             optional={
                 "required": st.lists(st.sampled_from(sorted(props)), unique=True)
                 if props
                 else st.just([]),
-                "additionalProperties": st.sampled_from([False, True, {"type": "string"}]),
+                **optional,
             },
         )
+    )
+
+
+def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    obj = _object(
+        children, 4, additionalProperties=st.sampled_from([False, True, {"type": "string"}])
     )
     return st.one_of(
         obj,
@@ -72,16 +81,10 @@ def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 _schema = st.recursive(_leaf, _containers, max_leaves=8)
 
-_parameters = st.dictionaries(_names, _schema, max_size=5).flatmap(
-    lambda props: st.fixed_dictionaries(
-        {"type": st.just("object"), "properties": st.just(props)},
-        optional={
-            "required": st.lists(st.sampled_from(sorted(props)), unique=True)
-            if props
-            else st.just([]),
-            "$defs": st.just({"Item": {"type": "object", "properties": {"n": {"type": "string"}}}}),
-        },
-    )
+_parameters = _object(
+    _schema,
+    5,
+    **{"$defs": st.just({"Item": {"type": "object", "properties": {"n": {"type": "string"}}}})},
 )
 
 

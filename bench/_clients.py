@@ -1,0 +1,40 @@
+"""MCP clients that start calling together: the load of ``gateway_load.py`` and ``scaleout.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from mcp import Client
+
+__all__ = ["together"]
+
+
+async def together(
+    url: str,
+    clients: int,
+    run: Callable[[int, Any], Awaitable[None]],
+    *,
+    prepare: Callable[[Any], Awaitable[Any]] | None = None,
+) -> None:
+    """Open ``clients`` connections to the MCP server at ``url`` (each ``prepare``d, say with
+    the call that loads its tool); once every one is open, ``run(number, client)`` on all of
+    them at once. Returns when every ``run`` has, the connections closed."""
+    connected = anyio.Event()
+    ready = 0
+
+    async def one_client(number: int) -> None:
+        nonlocal ready
+        async with Client(url) as client:
+            if prepare is not None:
+                await prepare(client)
+            ready += 1
+            if ready == clients:
+                connected.set()
+            await connected.wait()  # every connection open before the first call
+            await run(number, client)
+
+    async with anyio.create_task_group() as tasks:
+        for number in range(clients):
+            tasks.start_soon(one_client, number)
