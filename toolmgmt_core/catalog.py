@@ -10,7 +10,7 @@ from typing import Any, Literal
 from toolmgmt_core.embeddings import Embedder, VectorCache
 from toolmgmt_core.entries import DomainSummary, IngestReport, SearchHit, ToolEntry
 from toolmgmt_core.errors import CatalogError, DuplicateToolError, UnknownToolError
-from toolmgmt_core.names import fold_name
+from toolmgmt_core.names import fold_name, name_forms
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.search.engine import (
     MAX_REGEX_LENGTH,
@@ -76,6 +76,7 @@ class ToolCatalog:
         """
         self._tools: dict[str, Tool] = {}
         self._folded: dict[str, str] = {}
+        self._reached: dict[str, str] = {}  # each of a tool's name_forms -> its name
         self._lock = threading.RLock()
         self._version = 0
         self.encoding = encoding
@@ -128,22 +129,36 @@ class ToolCatalog:
             tool = self._tools.get(real) if real else None
         return tool
 
+    def _put(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+        self._folded[fold_name(tool.name)] = tool.name
+        self._reached.update(dict.fromkeys(name_forms(tool.name), tool.name))
+
     def _changed(self) -> None:
         self._version += 1
         self._engine.changed()
 
-    def _check_new(self, tool: Tool, pending: Mapping[str, Tool] = {}) -> str:
-        """Refuse ``tool`` when its name, or its folded name, is taken here or in ``pending``
-        (tools about to be added, by folded name); returns its folded name."""
+    def _check_new(self, tool: Tool, pending: Mapping[str, Tool] = {}) -> frozenset[str]:
+        """Refuse ``tool`` when its name, or any name lookup reaches it by (its folded name or
+        a provider's form of it: :func:`~toolmgmt_core.names.name_forms`), is taken here or in
+        ``pending`` (tools about to be added, by those forms); returns its forms."""
         if not isinstance(tool, Tool):
             raise CatalogError(
                 f"Expected a Tool, got {type(tool).__name__}. Use add_function() for a function "
                 "or add_schemas() for dict definitions."
             )
-        folded = fold_name(tool.name)
-        clash = self._tools.get(self._folded.get(folded, "")) or pending.get(folded)
+        forms = name_forms(tool.name)
+        clash = self._tools.get(tool.name) or next(
+            (
+                found
+                for form in sorted(forms)
+                for found in (self._tools.get(self._reached.get(form, "")), pending.get(form))
+                if found is not None
+            ),
+            None,
+        )
         if clash is None:
-            return folded
+            return forms
         if clash.name == tool.name:
             raise DuplicateToolError(
                 f"A tool named {tool.name!r} is already in the catalog (domain "
@@ -151,11 +166,12 @@ class ToolCatalog:
                 "choose another name."
             )
         # Names that fold alike are one name to lookup and policy, so a look-alike of a tool
-        # (``Files-Delete`` beside ``files_delete``) could stand in for it: refused.
+        # (``Files-Delete`` or ``files.delete`` beside ``files_delete``) could stand in for it.
         raise DuplicateToolError(
             f"Tool name {tool.name!r} is the same name as {clash.name!r} (domain "
-            f"{clash.domain!r}) once case, spaces, dashes and unicode look-alikes are ignored, "
-            "as lookup and policy ignore them; choose a name that differs in its letters."
+            f"{clash.domain!r}) once case, separators, invisible characters, unicode "
+            "look-alikes and the characters a provider refuses are ignored, as lookup and "
+            "policy ignore them; choose a name that differs in its letters."
         )
 
     def add(self, tool: Tool) -> Tool:
@@ -166,8 +182,7 @@ class ToolCatalog:
         """
         with self._lock:
             self._check_new(tool)
-            self._tools[tool.name] = tool
-            self._folded[fold_name(tool.name)] = tool.name
+            self._put(tool)
             self._changed()
         return tool
 
@@ -177,12 +192,11 @@ class ToolCatalog:
         with self._lock:
             pending: dict[str, Tool] = {}
             for tool in tools:
-                pending[self._check_new(tool, pending)] = tool
+                pending.update(dict.fromkeys(self._check_new(tool, pending), tool))
             if not pending:
                 return []
             for tool in tools:
-                self._tools[tool.name] = tool
-                self._folded[fold_name(tool.name)] = tool.name
+                self._put(tool)
             self._changed()
         return tools
 
@@ -226,13 +240,13 @@ class ToolCatalog:
                 if handlers and label in handlers:
                     extra["handler"] = handlers[label]
                 tool = tool_from_dict(definition, **extra)
-                folded = self._check_new(tool, seen)
+                forms = self._check_new(tool, seen)
             except CatalogError as exc:
                 if on_error == "raise":
                     raise CatalogError(f"Definition #{position} ({label}): {exc}") from exc
                 report.skipped.append((label, str(exc)))
                 continue
-            seen[folded] = tool
+            seen.update(dict.fromkeys(forms, tool))
             tools.append(tool)
         self.add_many(tools)
         report.added = [t.name for t in tools]
@@ -248,6 +262,9 @@ class ToolCatalog:
             tool = self.get(name)
             del self._tools[name]
             self._folded.pop(fold_name(name), None)
+            for form in name_forms(name):
+                if self._reached.get(form) == name:
+                    del self._reached[form]
             self._changed()
         return tool
 

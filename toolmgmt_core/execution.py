@@ -6,9 +6,12 @@ exception); the arguments were checked before (:mod:`toolmgmt_core.validation`):
 - a handler that raises, or returns an MCP-style ``{"isError": true, ...}`` result, becomes a
   :class:`ToolExecutionError` (``kind="tool"``); a handler that raises a :class:`ToolCallError`
   itself (an upstream that is down) passes through unchanged;
-- a handler that runs longer than its timeout becomes a :class:`ToolTimeoutError`. Sync handlers
-  run in a worker thread so a slow one never blocks the event loop; Python cannot kill a thread,
-  so a timed-out sync handler finishes in the background and its result is dropped.
+- a handler that runs longer than its timeout becomes a :class:`ToolTimeoutError`, at the
+  timeout. Sync handlers run in a worker thread so a slow one never blocks the event loop;
+  Python cannot kill a thread, so a timed-out sync handler finishes in the background and its
+  result is dropped. An async handler is cancelled and given :data:`STOP_SECONDS` to stop; one
+  that does not (it swallows the cancellation) is left running, never waited for. Either way
+  the model is told the call may still complete, so a side effect is not repeated blindly.
 
 Each sync tool runs on threads of its own, at most ``Tool.max_concurrency`` at once (default
 :data:`DEFAULT_TOOL_CONCURRENCY`): a tool whose calls hang holds only its own threads, and once
@@ -25,6 +28,7 @@ import contextvars
 import functools
 import inspect
 import json
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -43,6 +47,7 @@ from toolmgmt_core.tool import Tool
 
 __all__ = [
     "DEFAULT_TOOL_CONCURRENCY",
+    "STOP_SECONDS",
     "CallClock",
     "ToolResult",
     "dumps_compact",
@@ -52,7 +57,12 @@ __all__ = [
 DEFAULT_TOOL_CONCURRENCY = 8
 """Calls of one sync tool that run at once when the tool sets no ``max_concurrency``."""
 
+STOP_SECONDS = 1.0
+"""Seconds an async handler cancelled at its timeout is given to stop before it is left."""
+
 _MAX_LANES = 256
+
+logger = logging.getLogger("toolmgmt")
 
 
 @dataclass
@@ -221,17 +231,27 @@ async def run_handler(
             f"Tool {tool.name!r} has no handler here, so it cannot be run; use another tool.",
             tool_name=tool.name,
         )
+    limit = stated if stated is not None else timeout
     try:
         if _is_async_callable(handler):
-            value = await asyncio.wait_for(handler(**arguments), timeout)
+            value = await _within(tool, handler(**arguments), timeout)
         else:
             context = contextvars.copy_context()
             call = functools.partial(context.run, handler, **arguments)
-            value = await _run_on_lane(tool, handler, call, timeout)
+            try:
+                value = await _run_on_lane(tool, handler, call, timeout)
+            except (asyncio.TimeoutError, TimeoutError) as exc:  # the thread runs on
+                raise _Unstopped() from exc
         if inspect.isawaitable(value):  # a sync callable that returned a coroutine
-            value = await asyncio.wait_for(value, timeout)
+            value = await _within(tool, value, timeout)
+    except _Unstopped as exc:
+        raise ToolTimeoutError(
+            f"Tool {tool.name!r} did not finish within {limit or 0:g}s, and it may still be "
+            "running and complete: if it changes anything, check whether it did before "
+            "calling it again. Otherwise try narrower arguments, or another tool.",
+            tool_name=tool.name,
+        ) from exc
     except (asyncio.TimeoutError, TimeoutError) as exc:
-        limit = stated if stated is not None else timeout
         raise ToolTimeoutError(
             f"Tool {tool.name!r} did not finish within {limit or 0:g}s and was stopped. Try "
             "narrower arguments, or another tool.",
@@ -247,11 +267,84 @@ async def run_handler(
             f"Tool {tool.name!r} failed: {type(exc).__name__}: {_exception_text(exc)}",
             tool_name=tool.name,
         ) from exc
-    if isinstance(value, Mapping) and True in (value.get("isError"), value.get("is_error")):
+    if _reported_error(value):
         raise ToolExecutionError(
             f"Tool {tool.name!r} reported an error: {_error_text(value)}", tool_name=tool.name
         )
     return value
+
+
+def _reported_error(value: Any) -> bool:
+    """Whether ``value`` is an MCP-style ``{"isError": true}``; a value that cannot even be
+    asked (its ``get`` raises) is a result the handler returned, so the call is done."""
+    if not isinstance(value, Mapping):
+        return False
+    try:
+        return True in (value.get("isError"), value.get("is_error"))
+    except Exception as exc:
+        reraise_control_flow(exc)
+        return False
+
+
+class _Unstopped(Exception):
+    """A handler past its timeout that could not be stopped: it may still complete."""
+
+
+_LEFT_RUNNING: set[asyncio.Future[Any]] = set()
+"""Async handlers that ignored their cancellation: referenced, so they are not collected."""
+
+
+async def _within(tool: Tool, awaitable: Any, timeout: float | None) -> Any:
+    """Await ``awaitable`` as a task for at most ``timeout`` seconds.
+
+    ``asyncio.wait_for`` waits for a cancelled task to end, forever when the handler swallows
+    the cancellation; here the task is cancelled at the timeout, given :data:`STOP_SECONDS`,
+    and then left running (kept referenced, logged).
+
+    Raises:
+        asyncio.TimeoutError: it was cancelled and stopped.
+        _Unstopped: it did not stop.
+    """
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if done:
+            return task.result()
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=STOP_SECONDS)
+    except asyncio.CancelledError:  # the caller gave up: so does the handler, unwaited
+        task.cancel()
+        _leave_running(tool, task, stubborn=False)
+        raise
+    if not done:
+        _leave_running(tool, task)
+        raise _Unstopped()
+    if not task.cancelled() and task.exception() is None:
+        return task.result()  # it finished as it was being stopped
+    raise asyncio.TimeoutError()
+
+
+def _leave_running(tool: Tool, task: asyncio.Future[Any], *, stubborn: bool = True) -> None:
+    """Keep ``task`` referenced until it ends; log a handler that ignored its cancellation."""
+    if task.done():
+        return
+    for old in [t for t in _LEFT_RUNNING if t.get_loop().is_closed()]:
+        _LEFT_RUNNING.discard(old)  # a closed loop never runs them again
+    _LEFT_RUNNING.add(task)
+    if stubborn:
+        logger.warning(
+            "toolmgmt: %s did not stop within %gs of being cancelled at its timeout; it is "
+            "left running",
+            tool.name,
+            STOP_SECONDS,
+        )
+
+    def finished(task: asyncio.Future[Any]) -> None:
+        _LEFT_RUNNING.discard(task)
+        if stubborn:
+            logger.warning("toolmgmt: %s, left running after its timeout, has ended", tool.name)
+
+    task.add_done_callback(finished)
 
 
 def _exception_text(exc: BaseException) -> str:

@@ -1,57 +1,138 @@
 """The one folding of tool names: every comparison of two names goes through it.
 
 Lookup forgives what a model (or a person) gets wrong about a name that is still clearly the
-same name: case, unicode compatibility forms (fullwidth letters, ligatures), invisible format
-characters (zero-width spaces, soft hyphens) and the choice of separator (``-``, a dash or any
-space for ``_``). Whatever lookup forgives, policy must forgive too, or a deny of
-``files_delete`` would miss a tool registered as ``Files Delete`` that lookup then runs as
-``files_delete``. So one function decides, and everything that compares names uses it:
+same name: case, unicode compatibility forms (fullwidth letters, ligatures), invisible
+characters (zero-width spaces, soft hyphens, variation selectors, the combining grapheme joiner:
+every default-ignorable code point) and the choice of separator (``_``, ``-``, a dash, any
+space, ``.``, ``/`` or ``:``, and a run of them, all fold to one ``_``). Whatever lookup
+forgives, policy must forgive too, or a deny of ``files_delete`` would miss a tool registered as
+``Files.Delete`` that lookup then runs as ``files_delete``. So one function decides, and
+everything that compares names uses it:
 
-- the catalog's lookup (:meth:`~toolmgmt_core.catalog.ToolCatalog.find`) and its refusal of a
-  new name that folds to a name it already holds;
+- the catalog's lookup (:meth:`~toolmgmt_core.catalog.ToolCatalog.find`);
 - policy and profile patterns (:func:`fold_pattern` folds a glob the same way, keeping its
   ``[...]`` sets), description overrides and ``explain``;
 - closest-name suggestions.
 
-Dots are not folded: ``math.gcd`` and ``math_gcd`` are different tools in real catalogs.
+A tool is also reached by the name a provider is sent (:func:`provider_safe`: each character a
+provider refuses made ``_``, so ``files_deleteé`` is sent, and called, as ``files_delete``).
+:func:`name_forms` gives every folded name a tool can be reached by; policy patterns match a tool
+when they match any of them, and the catalog refuses a new tool sharing one with a tool it holds.
+
+Separators at the ends are kept (``files_`` folds to ``files_``, not ``files``), so a glob such
+as ``files_*`` still covers it.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["fold_name", "fold_pattern"]
+__all__ = ["fold_name", "fold_pattern", "fold_prefix", "name_forms", "provider_safe"]
 
 _SEPARATOR = "_"
 _ASCII_SEPARATORS = str.maketrans(
-    {c: _SEPARATOR for c in map(chr, range(128)) if c.isspace() or c == "-"}
+    {c: _SEPARATOR for c in map(chr, range(128)) if c.isspace() or c in "-./:"}
+)
+_RUNS = re.compile("_{2,}")
+
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt), which NFKC keeps: what a
+# renderer shows as nothing. Format characters (category Cf) are dropped too.
+_IGNORABLE = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
 )
 
 
+def _ignorable(char: str) -> bool:
+    point = ord(char)
+    return unicodedata.category(char) == "Cf" or any(a <= point <= b for a, b in _IGNORABLE)
+
+
 def _fold_char(char: str) -> str:
-    """One character folded (may be empty for a format character, or several characters)."""
-    if char.isspace() or char == "-" or unicodedata.category(char) == "Pd":
+    """One character folded (may be empty for an invisible character, or several characters)."""
+    if char.isspace() or char in "-./:" or unicodedata.category(char) == "Pd":
         return _SEPARATOR
-    if unicodedata.category(char) == "Cf":  # zero-width space/joiner, soft hyphen, BOM...
+    if _ignorable(char):
         return ""
     return char
 
 
 @lru_cache(maxsize=65536)
 def fold_name(name: str) -> str:
-    """``name`` folded for comparison: NFKC, casefold, trimmed, format characters dropped, and
-    ``-``, dashes and spaces made ``_``.
+    """``name`` folded for comparison: NFKC, casefold, trimmed of spaces, invisible characters
+    dropped, and each run of separators (``_ - . / :``, dashes, spaces) made one ``_``.
 
     Two names are the same name exactly when their folds are equal.
     """
-    if name.isascii():  # the common case, ten times faster
-        return name.strip().lower().translate(_ASCII_SEPARATORS)
-    text = unicodedata.normalize("NFKC", name)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf").strip()
-    # NFKC(casefold(NFKC(x))): casefolding can leave a string that is not NFKC.
-    text = unicodedata.normalize("NFKC", text.casefold())
-    return "".join(_fold_char(c) for c in text)
+    return _fold_text(name.strip())
+
+
+def fold_prefix(prefix: str) -> str:
+    """The start of a name (a gateway's tool prefix) folded as :func:`fold_name` folds names
+    that start with it."""
+    return _fold_text(prefix.lstrip())
+
+
+def _fold_text(text: str) -> str:
+    """Like :func:`fold_name`, without trimming (a glob's inner pieces keep their spaces as
+    separators)."""
+    if not text:
+        return text
+    if text.isascii():  # the common case, ten times faster
+        folded = text.lower().translate(_ASCII_SEPARATORS)
+    else:
+        text = unicodedata.normalize("NFKC", text)
+        text = "".join(c for c in text if not _ignorable(c))
+        # NFKC(casefold(NFKC(x))): casefolding can leave a string that is not NFKC.
+        text = unicodedata.normalize("NFKC", text.casefold())
+        folded = "".join(_fold_char(c) for c in text)
+    return _RUNS.sub(_SEPARATOR, folded) if "__" in folded else folded
+
+
+PROVIDER_REFUSED = r"[^a-zA-Z0-9_-]"
+"""One character that Anthropic, OpenAI and Gemini refuse in a function name."""
+
+
+def provider_safe(name: str, refused: str = PROVIDER_REFUSED) -> str:
+    """``name`` as a provider is sent it when it refuses some of its characters: each one made
+    ``_``, runs of ``_`` collapsed, ``_`` trimmed from the ends (empty when nothing is left);
+    ``name`` itself when every character is accepted. See :mod:`toolmgmt_core.providers.names`
+    (the length limit, a leading letter, the hash suffix)."""
+    cleaned = re.sub(refused, _SEPARATOR, name)
+    if cleaned == name:
+        return name
+    return re.sub(r"_{2,}", _SEPARATOR, cleaned).strip(_SEPARATOR)
+
+
+@lru_cache(maxsize=65536)
+def name_forms(name: str) -> frozenset[str]:
+    """Every folded name by which lookup reaches the tool called ``name``: its own fold, and
+    the fold of each name a provider is sent for it (also with the ``_`` a provider that
+    wants a letter first puts before a digit)."""
+    forms = {fold_name(name)}
+    safe = provider_safe(name)
+    if safe and safe != name:
+        forms.add(fold_name(safe))
+    if safe and not (safe[0].isalpha() or safe[0] == _SEPARATOR):
+        forms.add(fold_name(_SEPARATOR + safe))
+    return frozenset(forms)
 
 
 @lru_cache(maxsize=4096)
@@ -78,18 +159,6 @@ def fold_pattern(pattern: str) -> str:
         i = end + 1
     out.append(_fold_text("".join(literal)))
     return "".join(out)
-
-
-def _fold_text(text: str) -> str:
-    """Like :func:`fold_name`, without trimming (a glob's inner pieces keep their spaces as
-    separators)."""
-    if not text:
-        return text
-    if text.isascii():
-        return text.lower().translate(_ASCII_SEPARATORS)
-    text = unicodedata.normalize("NFKC", text)
-    text = unicodedata.normalize("NFKC", text.casefold())
-    return "".join(_fold_char(c) for c in text)
 
 
 def _set_end(pattern: str, start: int) -> int:

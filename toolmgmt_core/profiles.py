@@ -1,8 +1,10 @@
 """Tool patterns and profiles: named sets of tools an agent may use.
 
 A *pattern* names tools in one of these forms. Matching compares names as lookup does, through
-:func:`~toolmgmt_core.names.fold_name` (case, unicode look-alikes, ``-`` and spaces for ``_``), so
-a pattern covers every spelling of a name that lookup would run as that name::
+:func:`~toolmgmt_core.names.fold_name` (case, unicode look-alikes, invisible characters,
+separators) and against every name lookup reaches a tool by (its provider forms too:
+:func:`~toolmgmt_core.names.name_forms`), so a pattern covers every spelling of a name that lookup
+would run as that name::
 
     search_contacts        an exact tool name
     admin_*  *_delete      a glob over names (fnmatch: * ? [seq])
@@ -37,7 +39,7 @@ from types import MappingProxyType
 from typing import Any
 
 from toolmgmt_core.errors import ConfigError
-from toolmgmt_core.names import fold_name, fold_pattern
+from toolmgmt_core.names import fold_pattern, fold_prefix, name_forms, provider_safe
 from toolmgmt_core.tool import Tool
 
 __all__ = [
@@ -70,8 +72,11 @@ _FLAGS = ("readonly", "destructive", "openworld")
 
 
 def _glob(pattern: str, value: str) -> bool:
-    """Whether ``value`` matches the folded glob ``pattern``, compared as names are."""
-    return fnmatch.fnmatchcase(fold_name(value), pattern)
+    """Whether ``value`` matches the folded glob ``pattern``, compared as names are: under any
+    name lookup reaches it by (:func:`~toolmgmt_core.names.name_forms`), so a deny of
+    ``files_delete`` covers ``files.delete`` and ``files_deleteé``, which a model calls as
+    ``files_delete``."""
+    return any(fnmatch.fnmatchcase(form, pattern) for form in name_forms(value))
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,8 @@ class ToolPattern:
             return _glob(value, tool.domain)
         if kind == "group":
             if "/" in value:
-                return _glob(value, f"{tool.domain}/{tool.group}")
+                domain, group = value.split("/", 1)
+                return _glob(domain, tool.domain) and _glob(group, tool.group)
             return _glob(value, tool.group)
         if kind == "keyword":
             return any(_glob(value, k) for k in tool.keywords)
@@ -143,6 +149,9 @@ def parse_pattern(text: str) -> ToolPattern:
             )
         if not rest.strip():
             raise ConfigError(f"Pattern {text!r} names no {kind} after the colon.")
+        if kind == "group" and "/" in rest:  # domain/group: "/" would fold to "_"
+            domain, group = rest.split("/", 1)
+            return ToolPattern(text, kind, f"{fold_pattern(domain)}/{fold_pattern(group)}")
         return ToolPattern(text, kind, fold_pattern(rest))
     return ToolPattern(text, "name", fold_pattern(raw))
 
@@ -358,10 +367,12 @@ def may_match(
         return None  # group, keyword, annotations: known once the tool is
     if name is not None:
         return _glob(value, name)
-    prefix = fold_name(name_prefix) if name_prefix else ""
+    prefix = fold_prefix(name_prefix) if name_prefix else ""
     head = re.split(r"[*?\[]", value, maxsplit=1)[0]
     if value == head + "*" and prefix.startswith(head):
         return True  # "evil_*" matches every name of a domain whose names start "evil_"
     if head.startswith(prefix) or prefix.startswith(head):
         return None
+    if provider_safe(name_prefix.strip()) != name_prefix.strip():
+        return None  # a name's provider form may start otherwise ("évil_x" is sent as "vil_x")
     return False

@@ -128,8 +128,8 @@ def read_account(state: Mapping[str, Any]) -> tuple[list[ResultRecord], set[str]
         ids = {r.id for r in records}
         if len(ids) != len(records):
             raise ValueError("two records have the same id")
-    except (TypeError, KeyError, ValueError, AttributeError) as exc:
-        raise ConfigError(
+    except (TypeError, KeyError, ValueError, AttributeError, OverflowError) as exc:
+        raise ConfigError(  # OverflowError: "tokens": Infinity, which JSON text may hold
             "Result budget state must be {'records': [{id, call_id, tool_name, tokens, ...}], "
             f"'cleared': [record ids]}} from SessionBudget.to_json(): {exc!r}."
         ) from exc

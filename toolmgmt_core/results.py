@@ -70,7 +70,11 @@ async def shape_result(
     small = is_small(value)
     try:
         if account.budget.summarizer is not None:
-            jsonable = to_jsonable(value) if small else await off_loop(lambda: to_jsonable(value))
+            jsonable = (
+                to_jsonable(value)
+                if small
+                else await off_loop(lambda: to_jsonable(value), lane=tool.name)
+            )
             # Awaited here: the sync shape would block the loop on the summariser.
             shaped = await asyncio.wait_for(
                 account.shape(jsonable, tool, goal=goal, call_id=call_id), limit
@@ -84,7 +88,7 @@ async def shape_result(
 
             # Out of time, the worker may still finish and record its result too: the
             # session's account then counts the call twice, never not at all.
-            shaped = await asyncio.wait_for(off_loop(shape), limit)
+            shaped = await asyncio.wait_for(off_loop(shape, lane=tool.name), limit)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # RecursionError, a failing __str__, a timeout...

@@ -8,7 +8,11 @@ skipped and reported, never half-added):
   ``#anchor``) resolving inside the schema itself: a remote or file reference would make
   validation fetch it at call time (SSRF, local file read) and echo what it fetched;
 - a ``$ref`` cycle that never goes into a property or an item (validation would never end);
-- a ``$schema`` that is not a known JSON Schema dialect;
+- a ``$schema`` that is not a known JSON Schema dialect, or one below the root naming another
+  dialect than the root's: every tool schema is checked as JSON Schema 2020-12 (the validator
+  is pinned, see :mod:`toolmgmt_core.schema_validator`), so a subschema cannot switch dialect;
+- a reference that resolves differently under the root's declared dialect than under 2020-12
+  (draft 4's ``id`` moving a ``$ref``'s base URI): what the author meant is not what is checked;
 - a ``pattern`` / ``patternProperties`` regex the bounded engine cannot compile, and
   ``unevaluatedProperties`` beside ``patternProperties`` (jsonschema matches those regexes with
   the unbounded ``re`` engine there);
@@ -108,6 +112,11 @@ def check_schema_shape(schema: Any) -> str | None:
     return None
 
 
+_Bases = dict[tuple[int, str], tuple[list[str], int]]
+"""Each reference (its node and keyword): where it sits and the document its base URI names
+(the id of its contents; -1 for none inside the schema)."""
+
+
 def check_tool_schema(schema: Mapping[str, Any]) -> str | None:
     """Why ``schema`` could make validation do I/O, loop or hang, or None when it cannot.
 
@@ -117,10 +126,36 @@ def check_tool_schema(schema: Mapping[str, Any]) -> str | None:
     if problem is not None:
         return problem
     try:
-        _Walk(schema).run()
+        bases = _Walk(schema, _SPEC).run()
+        declared = _declared_spec(schema.get("$schema"))
+        if declared is not _SPEC:
+            _same_bases(bases, _Walk(schema, declared, quiet=True).run(), declared)
     except _Refused as refused:
         return str(refused)
     return None
+
+
+def _declared_spec(dialect: Any) -> Any:
+    """The referencing specification ``dialect`` (a ``$schema`` value) names; 2020-12 when it
+    names none (``_Walk`` refuses an unknown one before this is asked)."""
+    if dialect is None:
+        return _SPEC
+    try:
+        return referencing.jsonschema.specification_with(dialect)
+    except (referencing.jsonschema.UnknownDialect, TypeError):
+        return _SPEC
+
+
+def _same_bases(checked: _Bases, declared: _Bases, spec: Any) -> None:
+    """Refuse a reference whose base URI an identifier moves to another document under the
+    declared dialect only (draft 4's ``id``): what it means there is not what is checked."""
+    for site, (where, base) in checked.items():
+        if declared.get(site, (where, base))[1] != base:
+            raise _Refused(
+                f'at {"/".join(where)}: under its $schema ({spec.name}) an "id" above this '
+                "reference moves it to another document; tool schemas are checked as JSON Schema "
+                "2020-12, where it does not move: remove that id, or the $schema."
+            )
 
 
 class _Refused(Exception):
@@ -130,18 +165,24 @@ class _Refused(Exception):
 class _Walk:
     """One schema-aware walk over a schema: references, dialects, regexes and cycles."""
 
-    def __init__(self, schema: Mapping[str, Any]) -> None:
+    def __init__(self, schema: Mapping[str, Any], spec: Any, *, quiet: bool = False) -> None:
         self.schema = schema
-        self.root = NO_RETRIEVAL.resolver_with_root(_SPEC.create_resource(schema))
+        self.spec = spec
+        """How identifiers and references are read (2020-12, or the declared dialect)."""
+        self.quiet = quiet
+        """Pass over a reference that resolves to nothing (only its base URI is wanted)."""
+        self.root = NO_RETRIEVAL.resolver_with_root(spec.create_resource(schema))
         self.done: set[int] = set()
         self.in_place: dict[int, list[int]] = {}
+        self.bases: _Bases = {}
+        """Where each reference sits and the document it resolves in."""
         self.has_pattern_properties = False
         self.has_unevaluated = False
 
     def fail(self, where: list[str], problem: str) -> _Refused:
         return _Refused(f"at {'/'.join(where) or '(root)'}: {problem}")
 
-    def run(self) -> None:
+    def run(self) -> _Bases:
         self.visit(self.schema, self.root, [])
         if self.has_pattern_properties and self.has_unevaluated:
             raise self.fail(
@@ -150,30 +191,29 @@ class _Walk:
                 "regexes could not be time-limited); use additionalProperties instead.",
             )
         self._refuse_cycles()
+        return self.bases
 
     def visit(self, node: Any, resolver: Any, where: list[str]) -> None:
         if not isinstance(node, Mapping) or id(node) in self.done:
             return
         self.done.add(id(node))
         edges = self.in_place.setdefault(id(node), [])
-        dialect = node.get("$schema")
-        if dialect is not None:
-            try:
-                referencing.jsonschema.specification_with(dialect)
-            except (referencing.jsonschema.UnknownDialect, TypeError) as exc:
-                raise self.fail(
-                    where + ["$schema"],
-                    f"unknown $schema {str(dialect)[:80]!r}; use a JSON Schema dialect URI such "
-                    'as "https://json-schema.org/draft/2020-12/schema", or leave it out.',
-                ) from exc
+        if "$schema" in node:
+            self._check_dialect(node, where)
         try:
-            resolver = resolver.in_subresource(_SPEC.create_resource(node))
+            resolver = resolver.in_subresource(self.spec.create_resource(node))
         except Exception as exc:  # a malformed $id
             raise self.fail(where + ["$id"], f"unusable $id: {exc}") from exc
         for key in _REF_KEYS:
             if key in node:
                 ref = node[key]
-                target = self._resolve(ref, resolver, where + [key])
+                self.bases[(id(node), key)] = (where + [key], self._document(resolver))
+                try:
+                    target = self._resolve(ref, resolver, where + [key])
+                except _Refused:
+                    if self.quiet:
+                        continue
+                    raise
                 edges.append(id(target.contents))
                 # Where the target sits, for messages: its pointer ("#/$defs/x" -> $defs/x).
                 at = ref[2:].split("/") if ref.startswith("#/") else where + [key]
@@ -201,6 +241,32 @@ class _Walk:
                 self.visit(item, resolver, where + [key, name])
         for name, item in _entries(node.get("dependencies")):  # draft 7: schemas or name lists
             self.visit(item, resolver, where + ["dependencies", name])
+
+    def _document(self, resolver: Any) -> int:
+        """The document a resolver's base URI names (referencing keeps that URI private;
+        without it every reference compares as in the root, and no base is compared)."""
+        base = getattr(resolver, "_base_uri", "")
+        try:
+            return id(resolver.lookup(base).contents) if base else id(self.schema)
+        except referencing.exceptions.Unresolvable:
+            return -1
+
+    def _check_dialect(self, node: Mapping[str, Any], where: list[str]) -> None:
+        dialect = node["$schema"]
+        try:
+            spec = referencing.jsonschema.specification_with(dialect)
+        except (referencing.jsonschema.UnknownDialect, TypeError) as exc:
+            raise self.fail(
+                where + ["$schema"],
+                f"unknown $schema {str(dialect)[:80]!r}; use a JSON Schema dialect URI such "
+                'as "https://json-schema.org/draft/2020-12/schema", or leave it out.',
+            ) from exc
+        if node is not self.schema and spec is not _declared_spec(self.schema.get("$schema")):
+            raise self.fail(
+                where + ["$schema"],
+                f"a subschema may not switch dialect (to {str(dialect)[:80]!r}): the whole "
+                "schema is checked as JSON Schema 2020-12; remove this $schema.",
+            )
 
     def _child(
         self, node: Mapping[str, Any], key: str, resolver: Any, where: list[str], edges: Any

@@ -7,29 +7,40 @@ run in the ``regex`` engine with a time limit (:data:`PATTERN_TIME_LIMIT`), whic
 ``uniqueItems`` by hashing (jsonschema falls back to comparing every pair), and each of whose
 keywords checks the deadline set by :func:`validation_deadline`. ``format`` is not asserted (no
 format checker), so no format check can do I/O either.
+
+The validator is pinned: jsonschema switches to another draft's stock validator (stdlib ``re``,
+no deadline) wherever a subschema names a ``$schema`` (``evolve`` asks ``validator_for``), so a
+``"$schema": "...draft-07..."`` next to a catastrophic ``pattern`` would undo every bound above.
+Here every subschema, whatever ``$schema`` it names, is checked by this same validator, as JSON
+Schema 2020-12 (the dialect tool schemas are read in, see :mod:`toolmgmt_core.schema_guard`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
+import attrs
 import referencing
 import referencing.exceptions
 import regex
 from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import ValidationError, best_match
 
 __all__ = [
+    "EXAMPLE_TIME_LIMIT",
     "NO_RETRIEVAL",
     "PATTERN_TIME_LIMIT",
     "ValidationTimeout",
     "argument_validator",
+    "check_deadline",
     "compiled_pattern",
+    "example_errors",
     "uses_regex",
     "validation_deadline",
 ]
@@ -85,7 +96,9 @@ def validation_deadline(seconds: float | None) -> Iterator[None]:
         _DEADLINE.reset(token)
 
 
-def _check_deadline() -> None:
+def check_deadline() -> None:
+    """Raise :class:`ValidationTimeout` when the deadline of :func:`validation_deadline` passed
+    (for work between keywords, such as parsing a JSON string found in the arguments)."""
     deadline = _DEADLINE.get()
     if deadline is not None and time.monotonic() > deadline:
         raise ValidationTimeout()
@@ -187,7 +200,7 @@ def _unique_items(
 
 def _with_deadline(keyword: Callable[..., Any]) -> Callable[..., Any]:
     def checked(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
-        _check_deadline()
+        check_deadline()
         return keyword(validator, value, instance, schema) or ()
 
     return checked
@@ -209,6 +222,64 @@ _BoundedValidator: Any = validators.extend(
 )
 
 
+_INIT_FIELDS = [
+    (field.name, field.alias) for field in attrs.fields(_BoundedValidator) if field.init
+]
+
+
+def _pinned_evolve(self: Any, **changes: Any) -> Any:
+    """jsonschema's ``evolve`` without ``validator_for``: the class never changes."""
+    for name, alias in _INIT_FIELDS:
+        if alias not in changes:
+            changes[alias] = getattr(self, name)
+    return _BoundedValidator(**changes)
+
+
+_BoundedValidator.evolve = _pinned_evolve
+
+
 def argument_validator(schema: Mapping[str, Any]) -> Any:
     """A 2020-12 validator for ``schema`` that does no I/O and stops at the deadline."""
     return _BoundedValidator(schema, registry=NO_RETRIEVAL)
+
+
+EXAMPLE_TIME_LIMIT = 1.0
+"""Seconds checking a tool's input examples against its schema may take, all of them."""
+
+Problem = tuple[list[Any], str]
+"""Where in an example (its path) and why it does not match its schema."""
+
+
+def example_errors(schema: Mapping[str, Any], examples: Sequence[Any]) -> list[Problem | None]:
+    """Why each of a tool's input examples (third-party, like its schema) does not match
+    ``schema``, or None for one that does.
+
+    Checked as call arguments are, by :func:`argument_validator`, within
+    :data:`EXAMPLE_TIME_LIMIT` for all of them, once per schema and examples (formatting a tool
+    list asks again on every request): an example that cannot be checked in time, or against
+    a schema that refers outside itself, does not match either.
+    """
+    try:
+        key = json.dumps([schema, examples], sort_keys=True, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return [([], "it is not JSON")] * len(examples)
+    return list(_example_errors(key))
+
+
+@lru_cache(maxsize=1024)
+def _example_errors(key: str) -> tuple[Problem | None, ...]:
+    schema, examples = json.loads(key)
+    validator = argument_validator(schema)
+    out: list[Problem | None] = []
+    with validation_deadline(EXAMPLE_TIME_LIMIT):
+        for example in examples:
+            try:
+                error = best_match(validator.iter_errors(example))
+            except ValidationTimeout:
+                out.append(([], "it could not be checked in time"))
+                continue
+            except (referencing.exceptions.Unresolvable, RecursionError):
+                out.append(([], "it could not be checked against this schema"))
+                continue
+            out.append(None if error is None else (list(error.absolute_path), error.message))
+    return tuple(out)

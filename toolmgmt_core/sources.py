@@ -29,7 +29,7 @@ from typing import Any
 from toolmgmt_core.catalog import ToolCatalog
 from toolmgmt_core.errors import CatalogError, CatalogSourceError
 from toolmgmt_core.imports import load_object
-from toolmgmt_core.names import fold_name
+from toolmgmt_core.names import name_forms
 from toolmgmt_core.schema import tool_from_dict
 from toolmgmt_core.tool import Tool
 
@@ -170,7 +170,8 @@ def catalog_from_definitions(
         where = f"tool #{position}" + (f" ({name})" if name else "")
         try:
             tool = tool_from_dict(definition)
-            earlier = taken.get(fold_name(tool.name))
+            forms = name_forms(tool.name)
+            earlier = next((taken[f] for f in sorted(forms) if f in taken), None)
             if earlier is not None:  # the catalog refuses look-alikes too (toolmgmt_core.names)
                 raise CatalogError(
                     f"the name {tool.name!r} is already used by an earlier tool ({earlier})"
@@ -179,7 +180,7 @@ def catalog_from_definitions(
             skipped += 1
             warn(f"{label}: skipped {where}: {exc}")
             continue
-        taken[fold_name(tool.name)] = where
+        taken.update(dict.fromkeys(forms, where))
         tools.append(tool)
     if not tools:
         what = f"all {skipped} definitions were skipped" if skipped else "the list is empty"

@@ -7,7 +7,8 @@
   arguments or a nested field) is parsed once, then validated;
 - a ``null`` for an optional field whose schema refuses null (what OpenAI strict mode sends for a
   field the model leaves out, since it makes every optional field nullable) is dropped, at any
-  depth, when dropping it removes errors and adds none; a required field's null still fails.
+  depth, when dropping it removes errors and adds none; a required field's null still fails
+  (:mod:`toolmgmt_core.nulls`).
 
 Untrusted schemas and arguments cannot stall the process: validation resolves no remote
 reference and runs regexes in a bounded engine (:mod:`toolmgmt_core.schema_validator`), stops at
@@ -16,8 +17,9 @@ its deadline, and leaves the event loop when it could take a while (:func:`check
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,10 +27,12 @@ import referencing.exceptions
 from jsonschema.exceptions import ValidationError, relevance
 
 from toolmgmt_core.errors import InvalidArgumentsError, ToolUnavailableError
+from toolmgmt_core.nulls import drop_nulls
 from toolmgmt_core.schema_guard import MAX_ARGUMENT_DEPTH, json_depth
 from toolmgmt_core.schema_validator import (
     ValidationTimeout,
     argument_validator,
+    check_deadline,
     uses_regex,
     validation_deadline,
 )
@@ -37,6 +41,7 @@ from toolmgmt_core.tool import Tool
 
 __all__ = [
     "MAX_REPORTED_ERRORS",
+    "ON_LOOP_SECONDS",
     "check_arguments",
     "clip",
     "drop_refused_nulls",
@@ -172,6 +177,7 @@ def _repair(arguments: dict[str, Any], validator: Any) -> dict[str, Any]:
     for error in sorted(validator.iter_errors(arguments), key=lambda e: -len(e.absolute_path)):
         if not isinstance(error.instance, str):
             continue
+        check_deadline()  # each parse costs what its string's length does
         if error.validator == "type":
             branches = [error.schema]
         elif error.validator in ("anyOf", "oneOf"):  # Optional[dict] and friends
@@ -188,70 +194,6 @@ def _repair(arguments: dict[str, Any], validator: Any) -> dict[str, Any]:
     return arguments
 
 
-def _in_properties(error: ValidationError, key: str) -> bool:
-    """Whether ``error`` came from the ``properties`` entry ``key`` (not a map's values)."""
-    steps = list(error.absolute_schema_path)
-    return any(steps[i] == "properties" and steps[i + 1] == key for i in range(len(steps) - 1))
-
-
-def _null_fields(errors: list[ValidationError]) -> list[tuple[Any, ...]]:
-    """Paths of declared object fields holding a ``null`` their schema refuses."""
-    paths: list[tuple[Any, ...]] = []
-    stack = list(errors)
-    while stack:
-        error = stack.pop()
-        stack.extend(error.context or ())  # the branches of anyOf/oneOf (Optional[Model])
-        path = tuple(error.absolute_path)
-        if (
-            error.instance is None
-            and path
-            and isinstance(path[-1], str)
-            and _in_properties(error, path[-1])
-            and path not in paths
-        ):
-            paths.append(path)
-    return paths
-
-
-def _without(container: Any, path: tuple[Any, ...]) -> Any:
-    """A copy of ``container`` without the dict key at ``path`` (copied along the path only)."""
-    head, rest = path[0], path[1:]
-    if isinstance(container, dict) and head in container:
-        if not rest:
-            return {k: v for k, v in container.items() if k != head}
-        inner = _without(container[head], rest)
-        return None if inner is None else {**container, head: inner}
-    if isinstance(container, list) and isinstance(head, int) and 0 <= head < len(container):
-        inner = _without(container[head], rest) if rest else None
-        return None if inner is None else [*container[:head], inner, *container[head + 1 :]]
-    return None
-
-
-def _error_key(error: ValidationError) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    return tuple(error.absolute_path), tuple(error.absolute_schema_path)
-
-
-def _drop_refused_nulls(
-    arguments: dict[str, Any], validator: Any, errors: list[ValidationError]
-) -> tuple[dict[str, Any], list[ValidationError]]:
-    """Drop each ``null`` of an optional field whose schema refuses null.
-
-    The validator decides both what refuses null (``$ref``, ``anyOf``, ``{}`` accepts it...) and
-    what is optional: a null is dropped only when that removes errors and adds none, so a
-    required field, ``minProperties`` or a dependency keeps its null and its error.
-    """
-    known = {_error_key(e) for e in errors}
-    for path in _null_fields(errors):
-        trial = _without(arguments, path)
-        if trial is None:
-            continue
-        after = list(validator.iter_errors(trial))
-        keys = {_error_key(e) for e in after}
-        if len(after) < len(errors) and keys <= known:
-            arguments, errors, known = trial, after, keys
-    return arguments, errors
-
-
 def drop_refused_nulls(arguments: Any, schema: Mapping[str, Any]) -> Any:
     """``arguments`` without the ``null`` of each optional field whose ``schema`` refuses null.
 
@@ -262,7 +204,7 @@ def drop_refused_nulls(arguments: Any, schema: Mapping[str, Any]) -> Any:
         return arguments
     validator = _validator(schema)
     errors = list(validator.iter_errors(arguments))
-    return _drop_refused_nulls(arguments, validator, errors)[0] if errors else arguments
+    return drop_nulls(arguments, validator, errors)[0] if errors else arguments
 
 
 def validate_arguments(
@@ -289,16 +231,18 @@ def validate_arguments(
             it got; or saying the arguments nest too deeply or could not be checked in time.
     """
     try:
+        return _checked(tool, arguments, repair, hint, time_limit)
+    except ValidationTimeout as exc:
+        raise _out_of_time(tool, exc.pattern, hint) from exc
+
+
+def _checked(
+    tool: Tool, arguments: Any, repair: bool, hint: str, time_limit: float | None
+) -> dict[str, Any]:
+    """:func:`validate_arguments`, but running out of time raises :class:`ValidationTimeout`."""
+    try:
         with validation_deadline(time_limit):
             return _validate(tool, arguments, repair, hint)
-    except ValidationTimeout as exc:
-        slow = f" against the pattern {clip(repr(exc.pattern))}" if exc.pattern else ""
-        raise InvalidArgumentsError(
-            f"The arguments for {tool.name!r} could not be checked{slow} in time: the tool's "
-            f"schema is too slow for them. Send shorter or simpler values, or use another "
-            f"tool.{hint}",
-            tool_name=tool.name,
-        ) from exc
     except RecursionError as exc:  # what the depth check below did not foresee
         raise _too_deep(tool, hint) from exc
     except referencing.exceptions.Unresolvable as exc:  # a schema changed behind the check
@@ -307,6 +251,16 @@ def validate_arguments(
             "cannot be checked and it does not run; use another tool.",
             tool_name=tool.name,
         ) from exc
+
+
+def _out_of_time(tool: Tool, pattern: str | None, hint: str) -> InvalidArgumentsError:
+    slow = f" against the pattern {clip(repr(pattern))}" if pattern else ""
+    return InvalidArgumentsError(
+        f"The arguments for {tool.name!r} could not be checked{slow} in time: the tool's "
+        f"schema is too slow for them. Send shorter or simpler values, or use another "
+        f"tool.{hint}",
+        tool_name=tool.name,
+    )
 
 
 def _too_deep(tool: Tool, hint: str) -> InvalidArgumentsError:
@@ -345,7 +299,7 @@ def _validate(tool: Tool, arguments: Any, repair: bool, hint: str) -> dict[str, 
         arguments = _repair(arguments, validator)
     errors = list(validator.iter_errors(arguments))
     if errors and repair:  # only a failing call pays for the null repair
-        arguments, errors = _drop_refused_nulls(arguments, validator, errors)
+        arguments, errors = drop_nulls(arguments, validator, errors)
     errors.sort(key=relevance)
     if errors:
         described = "; ".join(_describe(e) for e in errors[:MAX_REPORTED_ERRORS])
@@ -358,14 +312,52 @@ def _validate(tool: Tool, arguments: Any, repair: bool, hint: str) -> dict[str, 
     return arguments
 
 
+ON_LOOP_SECONDS = 0.05
+"""Seconds a check may hold the event loop; one that takes longer starts over on a thread."""
+
+_OFF_LOOP_GRACE = 1.0
+"""Seconds past its deadline a check on a thread is waited for (its own deadline stops it)."""
+
+
+def _quick(tool: Tool, arguments: Any) -> bool:
+    """Whether checking ``arguments`` is certainly quick: no regex in the schema, and few
+    nodes in what the arguments parse to (a JSON string is measured as its value)."""
+    if _cached(tool.parameters)[2] or not is_small(arguments):
+        return False
+    if isinstance(arguments, str):
+        try:
+            ok, parsed = _parse_json(arguments)
+        except RecursionError:
+            return False
+        return not ok or is_small(parsed)
+    return True
+
+
 async def check_arguments(
     tool: Tool, arguments: Any, *, hint: str = "", time_limit: float | None = None
 ) -> dict[str, Any]:
-    """:func:`validate_arguments` from async code: on the event loop when it is certainly quick
-    (small arguments, no regex in the schema), else on a worker thread, so one call's slow
-    validation never stalls the others."""
-    if not _cached(tool.parameters)[2] and is_small(arguments):
-        return validate_arguments(tool, arguments, hint=hint, time_limit=time_limit)
-    return await off_loop(
-        functools.partial(validate_arguments, tool, arguments, hint=hint, time_limit=time_limit)
-    )
+    """:func:`validate_arguments` from async code, within ``time_limit`` seconds.
+
+    A check that is certainly quick runs on the event loop for at most :data:`ON_LOOP_SECONDS`;
+    any other check (or one that ran past that) runs on a thread of the tool's own work lane
+    (:func:`~toolmgmt_core.sync.off_loop`), so one call's slow validation stalls neither the
+    other calls nor the other tools' checks, and is not waited for past its deadline.
+    """
+    started = time.monotonic()
+    deadline = None if time_limit is None else started + time_limit
+    if _quick(tool, arguments):
+        here = ON_LOOP_SECONDS if time_limit is None else min(ON_LOOP_SECONDS, time_limit)
+        try:
+            return _checked(tool, arguments, True, hint, here)
+        except ValidationTimeout:
+            pass  # too slow for the loop: start over on a thread, with the time left
+
+    def check() -> dict[str, Any]:
+        left = None if deadline is None else deadline - time.monotonic()
+        return validate_arguments(tool, arguments, hint=hint, time_limit=left)
+
+    wait = None if deadline is None else max(deadline - time.monotonic(), 0) + _OFF_LOOP_GRACE
+    try:
+        return await asyncio.wait_for(off_loop(check, lane=tool.name), wait)
+    except (asyncio.TimeoutError, TimeoutError) as exc:  # queued behind the tool's own checks
+        raise _out_of_time(tool, None, hint) from exc

@@ -15,6 +15,9 @@ from toolmgmt_core.schema_guard import MAX_SCHEMA_DEPTH, check_tool_schema, json
 from toolmgmt_core.schema_validator import argument_validator
 from toolmgmt_core.validation import validate_arguments
 
+D4 = "http://json-schema.org/draft-04/schema#"
+D7 = "http://json-schema.org/draft-07/schema#"
+
 NODE = {
     "type": "object",
     "properties": {
@@ -57,6 +60,16 @@ NODE = {
             "patternProperties": {"^x_": {"type": "integer"}},
             "additionalProperties": False,
         },
+        # a draft-04 root id: the root's own document, whichever dialect reads it
+        {
+            "$schema": D4,
+            "id": "http://example.com/root.json",
+            "definitions": {"x": {"type": "string"}},
+            "type": "object",
+            "properties": {"a": {"$ref": "#/definitions/x"}},
+        },
+        # a nested $schema naming the root's own dialect
+        {"$schema": D7, "type": "object", "properties": {"a": {"$schema": D7, "type": "string"}}},
     ],
 )
 def test_ordinary_schemas_pass(schema: dict[str, Any]) -> None:
@@ -84,6 +97,26 @@ def test_ordinary_schemas_pass(schema: dict[str, Any]) -> None:
             "unevaluatedProperties",
         ),
         ({"$schema": "urn:nobody-knows", "type": "object"}, "unknown $schema"),
+        ({"type": "object", "properties": {"a": {"$schema": D7}}}, "may not switch dialect"),
+        (
+            {"$schema": D7, "type": "object", "$defs": {"a": {"$schema": D4}}},
+            "may not switch dialect",
+        ),
+        (
+            {
+                "$schema": D4,
+                "definitions": {"x": {"type": "string"}},
+                "type": "object",
+                "properties": {
+                    "a": {
+                        "id": "sub.json",
+                        "definitions": {"x": {"type": "integer"}},
+                        "properties": {"b": {"$ref": "#/definitions/x"}},
+                    }
+                },
+            },
+            'an "id" above this reference moves it to another document',
+        ),
     ],
 )
 def test_schemas_that_could_fetch_loop_or_hang_are_refused(
@@ -182,3 +215,16 @@ def test_patterns_keep_re_search_semantics() -> None:
         validate_arguments(tool, {"s": "ccc"})
     with pytest.raises(InvalidArgumentsError, match="unexpected field"):
         validate_arguments(tool, {"x_12": 1})
+
+
+def test_the_validator_stays_bounded_whatever_dialect_a_subschema_names() -> None:
+    """jsonschema's evolve() would swap in a stock validator (stdlib re, no deadline)."""
+    validator = argument_validator({"type": "object"})
+    for dialect in (D4, D7, "https://json-schema.org/draft/2020-12/schema"):
+        assert type(validator.evolve(schema={"$schema": dialect})) is type(validator)
+    schema = {"$schema": D7, "properties": {"s": {"pattern": "^(a|a)*$"}, "r": {"$ref": "#"}}}
+    tool = Tool("t", parameters={"type": "object", **schema})
+    started = time.monotonic()
+    with pytest.raises(InvalidArgumentsError, match="could not be checked"):
+        validate_arguments(tool, {"r": {"s": "a" * 40 + "!"}})
+    assert time.monotonic() - started < 10

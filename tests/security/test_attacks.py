@@ -139,29 +139,32 @@ class Wait:
 
 
 def _other_client_wait(
-    session: Any, slow: tuple[str, Any], quick: tuple[str, Any]
+    session: Any, slow: tuple[str, Any], quick: tuple[str, Any], *, copies: int = 1
 ) -> tuple[Any, Wait]:
-    """Run ``slow`` on one event loop and, from another thread once it started, ``quick`` on the
-    same loop: (the slow call's result, how long each call took)."""
+    """Run ``slow`` (``copies`` times at once) on one event loop and, from another thread once
+    it started, ``quick`` on the same loop: (the first slow call's result, how long each call
+    took)."""
 
     async def scenario() -> tuple[Any, Wait]:
         loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        # Planned before the slow calls start: a thread held up by a stall (the GIL held by a
+        # regex in C) wakes late, and that lateness is waiting too.
+        start = started + (0.3 if copies > 1 else 0.1)
 
         def other_client() -> float:
-            time.sleep(0.1)
-            start = time.monotonic()
+            time.sleep(max(start - time.monotonic(), 0))
             future = asyncio.run_coroutine_threadsafe(session.call(*quick), loop)
             result = future.result(timeout=120)
             assert not result.is_error, result.content
             return time.monotonic() - start
 
-        started = time.monotonic()
-        slow_call = asyncio.ensure_future(session.call(*slow))
+        slow_calls = [asyncio.ensure_future(session.call(*slow)) for _ in range(copies)]
         ended: list[float] = []
-        slow_call.add_done_callback(lambda _: ended.append(time.monotonic()))
+        slow_calls[0].add_done_callback(lambda _: ended.append(time.monotonic()))
         waited = await asyncio.to_thread(other_client)
-        result = await slow_call
-        return result, Wait(other=waited, attacker=ended[0] - started)
+        results = await asyncio.gather(*slow_calls)
+        return results[0], Wait(other=waited, attacker=ended[0] - started)
 
     return asyncio.run(scenario())
 
@@ -284,6 +287,74 @@ def gateway_remote_ref() -> str:
         return f"skipped and reported in the upstream's status; {kept} other tools kept; 0 fetches"
 
 
+D7 = "http://json-schema.org/draft-07/schema#"
+CATASTROPHIC = "^(a+)+$"
+"""A regex the stdlib ``re`` takes seconds on for 27 characters (the ``regex`` engine does not)."""
+
+
+def _refused_when_added(schemas: list[dict[str, Any]]) -> str:
+    """Add each schema through ``add_schemas(on_error="skip")``: every one must be refused,
+    for one reason; what ``add_schemas`` reports."""
+    from toolmgmt_core import ToolCatalog
+
+    reasons = set()
+    for schema in schemas:
+        report = ToolCatalog().add_schemas(
+            [{"name": "t", "description": "x", "parameters": schema}],
+            on_error="skip",
+            handler=lambda **kw: "ran",
+        )
+        assert not report.added, f"added: {schema}"
+        reason = report.skipped[0][1].split(": parameters ", 1)[-1]
+        reasons.add(re.sub(r"at [\w/$]+: ", "", reason).split(";")[0].split(" (to ")[0])
+    assert len(reasons) == 1, reasons
+    return f"refused when added (`add_schemas` reports: {_clip(reasons.pop(), 110)})"
+
+
+@attack(
+    "1j",
+    "1",
+    "a subschema switching `$schema` to draft-07 beside `pattern` `^(a+)+$` (jsonschema would "
+    "check it with its stock validator, stdlib `re`): in place, in `$defs` behind a `$ref`, "
+    "under `propertyNames`, draft 2019-09, draft-04 with `id`",
+)
+def schema_downgrade() -> str:
+    slow = {"$schema": D7, "type": "string", "pattern": CATASTROPHIC}
+    d4 = "http://json-schema.org/draft-04/schema#"
+    return _refused_when_added(
+        [
+            _properties(a=slow),
+            {**_properties(a={"$ref": "#/$defs/x"}), "$defs": {"x": slow}},
+            _properties(a={"type": "object", "propertyNames": slow}),
+            _properties(a={**slow, "$schema": "https://json-schema.org/draft/2019-09/schema"}),
+            _properties(a={"$schema": d4, "id": "http://127.0.0.1:9/c.json", "type": "object"}),
+        ]
+    )
+
+
+@attack(
+    "1k",
+    "1",
+    "a draft-04 schema whose `id` moves a local-looking `$ref` (`#/definitions/x`) to a "
+    "loopback URL",
+)
+def legacy_id() -> str:
+    with loopback_server({"definitions": {"x": SECRET}}) as (url, fetches):
+        inner = {
+            "id": f"{url}/c.json",
+            "type": "object",
+            "properties": {"b": {"$ref": "#/definitions/x"}},
+        }
+        schema = {
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "definitions": {"x": {"type": "string"}},
+            **_properties(a=inner),
+        }
+        outcome = _refused_when_added([schema])
+        assert not fetches, f"fetched {fetches}"
+        return f"{outcome}; 0 fetches"
+
+
 # -- 2. session state that lifts the profile ---------------------------------------------------
 
 
@@ -360,6 +431,20 @@ def state_budget() -> str:
         except ConfigError:
             outcomes.append("refused")
     assert outcomes == ["refused", "refused"]
+    return "refused: ConfigError"
+
+
+@attack("2i", "2", 'state whose JSON text says `"tokens": Infinity` (or `NaN`) in a result record')
+def state_infinity() -> str:
+    from toolmgmt_core import ConfigError, ToolSession
+
+    manager, _ = _readonly_manager()
+    for number in ("Infinity", "-Infinity", "NaN"):
+        record = f'{{"call_id": "c", "tool_name": "read_notes", "tokens": {number}}}'
+        with pytest.raises(ConfigError, match="Result budget state"):
+            ToolSession.from_json(
+                manager, f'{{"version": 1, "results": {{"records": [{record}]}}}}'
+            )
     return "refused: ConfigError"
 
 
@@ -474,6 +559,60 @@ def lookalike_registration() -> str:
     return 'refused (DuplicateToolError naming both); `add_schemas(on_error="skip")` reports it'
 
 
+PROVIDER_FORMS = (
+    "files.delete",
+    "files/delete",
+    "files:delete",
+    "files_delete.",
+    "files . delete",
+    "files\ufe0f_delete",  # a variation selector
+    "files\u034f_delete",  # the combining grapheme joiner
+    "files_delete\u00e9",  # sent to a provider, and called, as files_delete
+)
+
+
+@attack(
+    "3e",
+    "3",
+    "deny `files_delete`; the tool is registered as `files.delete`, `files/delete`, "
+    "`files:delete`, `files_delete.`, `files . delete`, with a variation selector or a combining "
+    "grapheme joiner, or as `files_deleteé` (each a name lookup reaches as `files_delete`)",
+)
+def deny_provider_forms() -> str:
+    from toolmgmt_core import Policy, ToolCatalog, ToolManager
+
+    codes = set()
+    for name in PROVIDER_FORMS:
+        ran: list[str] = []
+        catalog = ToolCatalog([_tool(name, lambda ran=ran, name=name, **kw: ran.append(name))])
+        manager = ToolManager(
+            catalog, policies=[Policy("g", deny=["files_delete"])], call_unloaded="load"
+        )
+        session = manager.session()
+        for called in ("files_delete", name):
+            codes.add(_code(session.call_sync(called, {})))
+        assert not ran, f"{name!r} ran despite deny files_delete"
+        assert not session.explain(name).allowed
+    assert codes <= {"not_permitted", "unknown_tool"}, codes
+    return "never runs (not_permitted, or unknown_tool where only a provider form reaches it)"
+
+
+@attack(
+    "3f",
+    "3",
+    "register a tool a provider form of which is an existing tool's name (`files.delete`, "
+    "`files_deleteé`... beside `files_delete`)",
+)
+def provider_form_registration() -> str:
+    from toolmgmt_core import DuplicateToolError, ToolCatalog
+
+    for name in PROVIDER_FORMS:
+        catalog = ToolCatalog([_tool("files_delete")])
+        with pytest.raises(DuplicateToolError, match="is the same name as 'files_delete'"):
+            catalog.add(_tool(name))
+    return "refused (DuplicateToolError naming both)"
+
+
 def _upstream(name: str, **keys: Any) -> str:
     lines = [f"[upstreams.{name}]", f"command = {json.dumps(sys.executable)}"]
     lines.append(f"args = [{json.dumps(str(HOSTILE))}]")
@@ -526,6 +665,43 @@ def gateway_prefix_policy() -> str:
         ran = runs.read_text().split() if runs.exists() else []
         assert "delete_note" not in ran, "the upstream's own deny missed its prefixed tool"
         return f"`n_delete_note` answers {json.loads(text)['error']}, ran 0 times"
+
+
+@attack(
+    "3g",
+    "3",
+    'gateway `[policy] deny = ["notes_delete_*"]`; upstream `notes` lists `delete.all`, '
+    "`delete/every` and `delete:old` (a model calls them `notes_delete_all`...)",
+)
+def gateway_separator_names() -> str:
+    pytest.importorskip("mcp")
+    extra = ["delete.all", "delete/every", "delete:old"]
+    with tempfile.TemporaryDirectory() as folder:
+        runs = Path(folder) / "runs"
+        upstream = _upstream(
+            "notes", env={"HOSTILE_RUNS": str(runs), "HOSTILE_EXTRA": ",".join(extra)}
+        )
+        config = _gateway_config(upstream, '[policy]\ndeny = ["notes_delete_*"]\n')
+
+        async def scenario() -> set[str]:
+            from mcp import Client
+            from toolmgmt_mcp import Gateway
+
+            codes = set()
+            async with Gateway(config) as gateway, Client(gateway.server) as client:
+                names = ["notes_delete_note", "notes_delete_all", "notes_delete_every"]
+                for name in [*names, "notes_delete_old", *(f"notes_{e}" for e in extra)]:
+                    call = await client.call_tool(
+                        "execute_tool", {"tool_name": name, "arguments": {"title": "a"}}
+                    )
+                    text = call.content[0].text
+                    codes.add(json.loads(text)["error"] if text.startswith("{") else "ok")
+            return codes
+
+        codes = _anyio_run(scenario)
+        ran = runs.read_text().split("\n") if runs.exists() else []
+        assert not [r for r in ran if r], f"denied tools ran: {ran}"
+        return f"each answers {' or '.join(sorted(codes))}, ran 0 times"
 
 
 @attack("3d", "3", 'gateway `[policy] deny = ["notes_delete_*"]` while `notes` has `prefix = "n_"`')
@@ -617,6 +793,106 @@ def large_result() -> str:
     return f"result cut to budget; the other client waited {_seconds(waited)}"
 
 
+@attack(
+    "4g",
+    "4",
+    'root `$schema` draft-07 and `$ref: "#"` (jsonschema re-enters the root with its stock '
+    "validator), `pattern` `^(a+)+$`, 27 characters; another client calls meanwhile",
+)
+def schema_reentered() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    schema = {
+        "$schema": D7,
+        **_properties(s={"type": "string", "pattern": CATASTROPHIC}, r={"$ref": "#"}),
+    }
+    catalog = ToolCatalog([_tool("slow", parameters=schema), _tool("quick")])
+    session = ToolManager(catalog, call_unloaded="load", default_timeout=30).session()
+    slow = ("slow", {"r": {"s": "a" * 27 + "!"}})
+    result, waited = _other_client_wait(session, slow, ("quick", {}))
+    return f"caller gets {_code(result)}; the other client waited {_seconds(waited)}"
+
+
+@attack(
+    "4h",
+    "4",
+    "thousands of `null`s for optional fields (the null repair re-validated once per null): "
+    "a dict of 2,000 nodes, a 64 KB JSON string; another client calls meanwhile",
+)
+def null_repair() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    row = {"type": "object", "properties": {"x": {"type": "string"}}}
+    schema = _properties(rows={"type": "array", "items": row})
+    ran: list[int] = []
+    catalog = ToolCatalog(
+        [_tool("t", lambda **kw: ran.append(len(kw["rows"])), parameters=schema), _tool("quick")]
+    )
+    session = ToolManager(catalog, call_unloaded="load", default_timeout=30).session()
+    outcomes = set()
+    for arguments in (
+        {"rows": [{"x": None} for _ in range(999)]},
+        json.dumps({"rows": [{"x": None}] * 4_900}),
+    ):
+        result, waited = _other_client_wait(session, ("t", arguments), ("quick", {}))
+        wait = _seconds(waited)
+        outcomes.add(f"caller gets {_code(result)} (nulls dropped); the other client waited {wait}")
+    assert ran == [999, 4_900] and len(outcomes) == 1, (ran, outcomes)
+    return outcomes.pop()
+
+
+@attack(
+    "4i",
+    "4",
+    "four calls of a tool whose arguments take seconds to check (300,000 items), then a call of "
+    "another tool whose schema has a `pattern` (checked off the loop too)",
+)
+def validation_lanes() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    heavy = _properties(items={"type": "array", "items": {"type": "string", "minLength": 1}})
+    lookup = _properties(id={"type": "string", "pattern": "^[0-9]+$"})
+    catalog = ToolCatalog(
+        [_tool("heavy", parameters=heavy, timeout=6.0), _tool("lookup", parameters=lookup)]
+    )
+    session = ToolManager(catalog, call_unloaded="load").session()
+    slow = ("heavy", {"items": ["s"] * 300_000})
+    _, waited = _other_client_wait(session, slow, ("lookup", {"id": "42"}), copies=4)
+    return f"the other tool's call waited {_seconds(waited)}; each tool's checks have a lane"
+
+
+@attack(
+    "4j",
+    "4",
+    "a third-party tool's input example against its `pattern` `^(a+)+$`, 27 characters: "
+    '`format_tools(..., "anthropic", examples=True)` and the linter check it',
+)
+def examples_checked() -> str:
+    from toolmgmt_core import ToolCatalog
+    from toolmgmt_core.lint.rules import _lint_examples
+    from toolmgmt_core.providers import format_tools
+
+    catalog = ToolCatalog()
+    catalog.add_schemas(
+        [
+            {
+                "name": "t",
+                "description": "Does t.",
+                "parameters": _properties(s={"type": "string", "pattern": CATASTROPHIC}),
+                "input_examples": [{"s": "a" * 27 + "!"}],
+            }
+        ],
+        handler=lambda **kw: "ok",
+    )
+    started = time.monotonic()
+    formatted = format_tools(list(catalog), "anthropic", examples=True)
+    findings = list(_lint_examples(catalog.get("t")))
+    took = time.monotonic() - started
+    assert took < WAIT_BOUND, f"checking one example took {took:.1f} s"
+    assert "input_examples" not in formatted["tools"][0] and findings
+    return f"left out (Anthropic) and reported (lint), checked in under {WAIT_BOUND:g} s"
+
+
 # -- 5. hung sync handlers ---------------------------------------------------------------------
 
 
@@ -651,6 +927,31 @@ def hung_handlers() -> str:
         f"its 64 calls: {counts}; other sync tools still run; the hung tool then answers "
         "tool_unavailable at once"
     )
+
+
+@attack("5b", "5", "an async handler that swallows its cancellation (1 s timeout)")
+def stubborn_async_handler() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    async def stubborn(**kw: Any) -> str:
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                pass
+
+    catalog = ToolCatalog([_tool("stubborn", stubborn, timeout=1.0)])
+    session = ToolManager(catalog, call_unloaded="load").session()
+    answers: list[Any] = []
+    caller = threading.Thread(target=lambda: answers.append(session.call_sync("stubborn")))
+    caller.daemon = True  # before the fix it never returns
+    started = time.monotonic()
+    caller.start()
+    caller.join(timeout=10)
+    assert answers, "the call still runs 10 s after its 1 s timeout"
+    took = time.monotonic() - started
+    assert took < 8 and "may still be running" in answers[0].content, (took, answers[0].content)
+    return f"answers {_code(answers[0])} within 8 s, saying it may still complete; left running"
 
 
 # -- 6. a side effect reported as a failure ----------------------------------------------------
@@ -691,6 +992,41 @@ def unshowable_result() -> str:
         )
     assert charged == ["deep", "opaque"] and len(outcomes) == 1
     return outcomes.pop()
+
+
+@attack(
+    "6b", "6", "a handler charges, then returns a mapping whose `get` raises (the `isError` check)"
+)
+def result_get_raises() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    class Hostile(dict):  # type: ignore[type-arg]
+        def get(self, *args: Any) -> Any:
+            raise RuntimeError("no")
+
+    charged: list[str] = []
+    catalog = ToolCatalog([_tool("charge", lambda **kw: charged.append("x") or Hostile(a=1))])
+    result = ToolManager(catalog, call_unloaded="load").session().call_sync("charge", {})
+    assert not result.is_error and charged == ["x"], result.content
+    return f"reported done ({_code(result)}), charged once"
+
+
+@attack(
+    "6c",
+    "6",
+    "a sync handler that charges after its 1 s timeout (a thread cannot be stopped)",
+)
+def late_side_effect() -> str:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    charged = threading.Event()
+    catalog = ToolCatalog(
+        [_tool("charge", lambda **kw: time.sleep(1.5) or charged.set(), timeout=1.0)]
+    )
+    result = ToolManager(catalog, call_unloaded="load").session().call_sync("charge", {})
+    assert charged.wait(5), "the handler never finished"
+    assert "was stopped" not in result.content and "may still be running" in result.content
+    return f"{_code(result)}, saying it may still complete and to check before calling again"
 
 
 # -- 7. a denied upstream revealed and restarted -----------------------------------------------

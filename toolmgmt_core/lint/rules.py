@@ -7,9 +7,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
 from toolmgmt_core.lint.findings import MAX_DESCRIPTION_CHARS, Finding
 from toolmgmt_core.lint.words import (
     _CHOICE_NAMES,
@@ -28,6 +25,7 @@ from toolmgmt_core.lint.words import (
 )
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.providers.names import NAME_RULES
+from toolmgmt_core.schema_validator import example_errors
 from toolmgmt_core.tool import Tool
 
 __all__ = []
@@ -223,21 +221,20 @@ _PROVIDER_CODES = {
 def _lint_examples(tool: Tool) -> Iterator[Finding]:
     if not tool.input_examples:
         return
-    validator = Draft202012Validator(tool.parameters)
-    for index, example in enumerate(tool.input_examples, 1):
-        try:
-            error = best_match(validator.iter_errors(example))
-        except Exception:  # a broken schema ($ref, regex) is reported by the provider checks
-            return
+    try:
+        errors = example_errors(tool.parameters, list(tool.input_examples))
+    except Exception:  # a broken schema (a regex) is reported by the provider checks
+        return
+    for index, error in enumerate(errors, 1):
         if error is None:
             continue
-        path = "".join(f"/{p}" for p in error.absolute_path)
+        path = "".join(f"/{p}" for p in error[0])
         yield Finding(
             tool.name,
             "warning",
             "example-invalid",
             f"Input example {index} does not match the schema: {path or '(arguments)'}: "
-            f"{error.message[:200]}",
+            f"{error[1][:200]}",
             "Fix or remove it: it teaches the model wrong arguments, and Anthropic leaves it out.",
             path,
         )

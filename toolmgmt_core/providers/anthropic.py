@@ -15,11 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
 from toolmgmt_core.errors import ProviderError
 from toolmgmt_core.providers.schema_utils import to_json, to_single_object
+from toolmgmt_core.schema_validator import example_errors
 from toolmgmt_core.tool import Tool
 
 __all__ = [
@@ -76,17 +74,17 @@ def to_anthropic_tool(
 def _valid_examples(
     examples: Sequence[Mapping[str, Any]], schema: Mapping[str, Any]
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    validator = Draft202012Validator(schema)
     kept: list[dict[str, Any]] = []
     notes: list[str] = []
-    for index, example in enumerate(examples, 1):
-        value = to_json(example)
-        error = best_match(validator.iter_errors(value)) if isinstance(value, dict) else None
+    values = [to_json(example) for example in examples]
+    errors = iter(example_errors(schema, [v for v in values if isinstance(v, dict)]))
+    for index, value in enumerate(values, 1):
+        error = next(errors) if isinstance(value, dict) else None
         if isinstance(value, dict) and error is None:
             kept.append(value)
             continue
-        where = "/".join(str(p) for p in error.absolute_path) if error else ""
-        why = f"{where or '(arguments)'}: {error.message}" if error else "not an object"
+        where = "/".join(str(p) for p in error[0]) if error else ""
+        why = f"{where or '(arguments)'}: {error[1]}" if error else "not an object"
         notes.append(f"input example {index} left out: it does not match the schema ({why})")
     return kept, notes
 

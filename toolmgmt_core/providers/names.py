@@ -25,6 +25,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from toolmgmt_core.names import PROVIDER_REFUSED, provider_safe
+
 __all__ = [
     "NAME_RULES",
     "NameMap",
@@ -55,13 +57,13 @@ class NameRules:
         return self.must_start_with is None or bool(re.match(self.must_start_with, name))
 
 
-_PLAIN = NameRules(max_length=64, invalid_chars=r"[^a-zA-Z0-9_-]")
+_PLAIN = NameRules(max_length=64, invalid_chars=PROVIDER_REFUSED)
 
 NAME_RULES: Mapping[str, NameRules] = {
     "anthropic": _PLAIN,
     "openai": _PLAIN,
     "openai-responses": _PLAIN,
-    "gemini": NameRules(64, r"[^a-zA-Z0-9_-]", must_start_with="[a-zA-Z_]"),
+    "gemini": NameRules(64, PROVIDER_REFUSED, must_start_with="[a-zA-Z_]"),
 }
 """Name rules per provider."""
 
@@ -81,10 +83,7 @@ def _name_hash(name: str) -> str:
 
 
 def _sanitize(name: str, rules: NameRules) -> str:
-    cleaned = re.sub(rules.invalid_chars, "_", name)
-    cleaned = re.sub(r"_{2,}", "_", cleaned) if cleaned != name else cleaned
-    cleaned = cleaned.strip("_") if cleaned != name else cleaned
-    cleaned = cleaned or "tool"
+    cleaned = provider_safe(name, rules.invalid_chars) or "tool"
     if rules.must_start_with is not None and not re.match(rules.must_start_with, cleaned):
         cleaned = "_" + cleaned
     return cleaned
