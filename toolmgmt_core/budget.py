@@ -20,8 +20,12 @@ from typing import Any
 
 from toolmgmt_core.errors import ConfigError
 from toolmgmt_core.records import (
+    FOLD_AT,
     MAX_RESTORED_RECORDS,
+    Account,
+    FoldedRecords,
     ResultRecord,
+    fold_records,
     new_record_id,
     read_account,
 )
@@ -132,13 +136,16 @@ class SessionBudget:
         self.budget = budget or ResultBudget()
         self._records: list[ResultRecord] = []
         self._cleared: set[str] = set()
+        self._folded = FoldedRecords()
         self._counter = itertools.count()
         self._lock = threading.Lock()
 
     @property
     def used(self) -> int:
-        """Tokens of the results still in the context (recorded, not cleared)."""
-        return sum(r.tokens for r in self._records if r.id not in self._cleared)
+        """Tokens of the results still in the context (recorded, not cleared; folded ones
+        included)."""
+        kept = sum(r.tokens for r in self._records if r.id not in self._cleared)
+        return self._folded.tokens + kept
 
     @property
     def exceeded(self) -> bool:
@@ -153,8 +160,15 @@ class SessionBudget:
         return None if limit is None else max(limit - self.used, 0)
 
     def records(self) -> list[ResultRecord]:
-        """Every recorded result, oldest first (cleared ones included)."""
+        """The results kept one by one, oldest first (cleared ones included): every result,
+        or once there were more than :data:`~toolmgmt_core.records.FOLD_AT`, the newest
+        (:attr:`folded` totals the rest)."""
         return list(self._records)
+
+    @property
+    def folded(self) -> FoldedRecords:
+        """The results no longer kept one by one, as one total (:mod:`toolmgmt_core.records`)."""
+        return self._folded
 
     def budget_for(self, tool: Tool | None = None) -> int:
         """The budget of the next result of ``tool``.
@@ -197,6 +211,8 @@ class SessionBudget:
                 order=order,
             )
             self._records.append(record)
+            if len(self._records) > FOLD_AT:  # older results become one total
+                self._adopt(fold_records(Account(self._records, self._cleared, self._folded)))
         return record
 
     def shape_sync(
@@ -310,10 +326,8 @@ class SessionBudget:
 
     def to_json(self) -> dict[str, Any]:
         """The account as plain JSON (kept with the session's state)."""
-        return {
-            "records": [r.to_dict() for r in self._records],
-            "cleared": sorted(self._cleared),
-        }
+        with self._lock:
+            return Account(self._records, self._cleared, self._folded).to_json()
 
     def restore(self, state: Mapping[str, Any]) -> None:
         """Replace the account with ``to_json()`` output (also state written before records
@@ -322,11 +336,16 @@ class SessionBudget:
         Raises:
             ConfigError: ``state`` is not an account's state.
         """
-        records, cleared = read_account(state)
+        account = read_account(state)
         with self._lock:
-            self._records = records
-            self._cleared = cleared
-            self._counter = itertools.count(max((r.order for r in records), default=-1) + 1)
+            self._adopt(account)
+            last = max((r.order for r in account.records), default=account.folded.upto)
+            self._counter = itertools.count(max(last, account.folded.upto) + 1)
+
+    def _adopt(self, account: Account) -> None:
+        self._records = list(account.records)
+        self._cleared = set(account.cleared)
+        self._folded = account.folded
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,14 @@ replica's call that the provider happened to give the same id. The account as JS
 State written before records had ids still loads: a record without one gets ``~<position>``
 (the same on every replica restoring the same list, so merging them keeps one of each), and a
 cleared entry that names no record id is read as a call id.
+
+An account keeps its newest :data:`KEPT_RECORDS` records one by one and folds older ones into
+one total (``"folded": {"upto", "count", "tokens", "original_tokens"}``: every record of
+``order`` up to ``upto``, and the tokens of those not cleared), once it holds more than
+:data:`FOLD_AT`: a conversation's state, and the time to restore and save it on every call,
+stay bounded however many calls a model makes. Folding is cumulative and decided by ``order``
+alone, so two replicas folding from one state agree, and a merge keeps the fold that reaches
+furthest. A folded result can no longer be cleared or proposed for clearing.
 """
 
 from __future__ import annotations
@@ -27,9 +35,14 @@ from typing import Any
 from toolmgmt_core.errors import ConfigError
 
 __all__ = [
+    "FOLD_AT",
+    "KEPT_RECORDS",
     "MAX_RECORD_ID_CHARS",
     "MAX_RESTORED_RECORDS",
+    "Account",
+    "FoldedRecords",
     "ResultRecord",
+    "fold_records",
     "merge_accounts",
     "new_record_id",
     "read_account",
@@ -40,6 +53,15 @@ MAX_RESTORED_RECORDS = 100_000
 
 MAX_RECORD_ID_CHARS = 256
 """Longest record id, call id or cleared id a restored account may hold."""
+
+KEPT_RECORDS = 100
+"""Records an account keeps one by one once it folds (the newest)."""
+
+FOLD_AT = 2 * KEPT_RECORDS
+"""Records an account holds at most before the older ones are folded into one total."""
+
+_MAX_FOLDED = 10**15
+"""Largest count or token total a restored fold may hold."""
 
 _LEGACY = "~"
 """What the id given to a record restored without one starts with (never a random id's)."""
@@ -84,6 +106,70 @@ class ResultRecord:
         }
 
 
+@dataclass(frozen=True)
+class FoldedRecords:
+    """The records an account no longer keeps one by one, as one total."""
+
+    upto: int = -1
+    """Every record of ``order`` up to this is folded (-1: none)."""
+    count: int = 0
+    """How many results were folded."""
+    tokens: int = 0
+    """Tokens of the folded results still in the context (not cleared when folded)."""
+    original_tokens: int = 0
+    """Tokens of the folded results before truncation."""
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "upto": self.upto,
+            "count": self.count,
+            "tokens": self.tokens,
+            "original_tokens": self.original_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class Account:
+    """An account read from JSON: its kept records, the ids of the cleared ones, its fold."""
+
+    records: list[ResultRecord]
+    cleared: set[str]
+    folded: FoldedRecords = FoldedRecords()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "records": [r.to_dict() for r in self.records],
+            "cleared": sorted(self.cleared),
+        }
+        if self.folded.count:
+            out["folded"] = self.folded.to_dict()
+        return out
+
+
+def fold_records(account: Account) -> Account:
+    """``account`` with all but its newest :data:`KEPT_RECORDS` records folded, when it holds
+    more than :data:`FOLD_AT` (else itself). Records that share the cut's ``order`` are folded
+    together, so two replicas folding the same records agree."""
+    records = account.records
+    if len(records) <= FOLD_AT:
+        return account
+    upto = sorted(r.order for r in records)[len(records) - KEPT_RECORDS - 1]
+    out = [r for r in records if r.order <= upto]
+    folded = account.folded
+    live = [r for r in out if r.id not in account.cleared]
+    gone = {r.id for r in out}
+    return Account(
+        records=[r for r in records if r.order > upto],
+        cleared=account.cleared - gone,
+        folded=FoldedRecords(
+            upto=max(upto, folded.upto),
+            count=folded.count + len(out),
+            tokens=folded.tokens + sum(r.tokens for r in live),
+            original_tokens=folded.original_tokens + sum(r.original_tokens for r in out),
+        ),
+    )
+
+
 def _text(value: Any, what: str) -> str:
     text = str(value)
     if not text or len(text) > MAX_RECORD_ID_CHARS:
@@ -91,9 +177,10 @@ def _text(value: Any, what: str) -> str:
     return text
 
 
-def read_account(state: Mapping[str, Any]) -> tuple[list[ResultRecord], set[str]]:
-    """An account's ``{"records", "cleared"}`` JSON checked and read: its records, and the ids
-    of the cleared ones (untrusted input: bounded, every field checked).
+def read_account(state: Mapping[str, Any]) -> Account:
+    """An account's ``{"records", "cleared", "folded"}`` JSON checked and read (untrusted
+    input: bounded, every field checked; records the fold covers are dropped, and an account
+    over :data:`FOLD_AT` records is folded).
 
     Raises:
         ConfigError: ``state`` is not an account's state; the message says what is valid.
@@ -110,6 +197,7 @@ def read_account(state: Mapping[str, Any]) -> tuple[list[ResultRecord], set[str]
             "never makes that many calls."
         )
     try:
+        folded = _read_folded(state.get("folded"))
         records = [
             ResultRecord(
                 id=_text(r["id"], "a record id") if "id" in r else f"{_LEGACY}{i}",
@@ -129,22 +217,46 @@ def read_account(state: Mapping[str, Any]) -> tuple[list[ResultRecord], set[str]
         if len(ids) != len(records):
             raise ValueError("two records have the same id")
     except (TypeError, KeyError, ValueError, AttributeError, OverflowError) as exc:
-        raise ConfigError(  # OverflowError: "tokens": Infinity, which JSON text may hold
+        raise ConfigError(
             "Result budget state must be {'records': [{id, call_id, tool_name, tokens, ...}], "
-            f"'cleared': [record ids]}} from SessionBudget.to_json(): {exc!r}."
+            "'cleared': [record ids], 'folded': {upto, count, tokens, original_tokens}} from "
+            f"SessionBudget.to_json(): {exc!r}."
         ) from exc
     cleared = cleared_names & ids
     by_call = cleared_names - ids
     if by_call:  # state written before records had ids clears by call id
         cleared |= {r.id for r in records if r.call_id in by_call}
-    return records, cleared
+    return _settled(records, cleared, folded)
+
+
+def _read_folded(raw: Any) -> FoldedRecords:
+    if raw is None:
+        return FoldedRecords()
+    if not isinstance(raw, Mapping) or set(raw) - {"upto", "count", "tokens", "original_tokens"}:
+        raise ValueError("'folded' must be {upto, count, tokens, original_tokens}")
+    values = {}
+    for key, low in (("upto", -1), ("count", 0), ("tokens", 0), ("original_tokens", 0)):
+        value = raw.get(key, low)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= _MAX_FOLDED:
+            raise ValueError(f"folded {key} must be a whole number from {low} to {_MAX_FOLDED}")
+        values[key] = value
+    return FoldedRecords(**values)
+
+
+def _settled(records: list[ResultRecord], cleared: set[str], folded: FoldedRecords) -> Account:
+    """An account without the records its fold covers, folded when it holds too many."""
+    if folded.upto >= 0:
+        records = [r for r in records if r.order > folded.upto]
+        cleared = cleared & {r.id for r in records}
+    return fold_records(Account(records, cleared, folded))
 
 
 def merge_accounts(stored: Mapping[str, Any] | None, mine: Mapping[str, Any]) -> dict[str, Any]:
     """The account a store holds with one writer's account merged in: records by id (the
-    stored ones first, then the writer's new ones, in its order), cleared ids added up. What
-    two replicas spent from one state adds up; a record both hold (the state they restored,
-    a save retried after a conflict) counts once.
+    stored ones first, then the writer's new ones, in its order), cleared ids added up, and
+    the fold that reaches furthest (folds are cumulative). What two replicas spent from one
+    state adds up; a record both hold (the state they restored, a save retried after a
+    conflict) counts once.
 
     Raises:
         ConfigError: either is not an account's state.
@@ -152,15 +264,14 @@ def merge_accounts(stored: Mapping[str, Any] | None, mine: Mapping[str, Any]) ->
     fast = _extending(stored, mine)
     if fast is not None:
         return fast
-    my_records, my_cleared = read_account(mine)
+    my = read_account(mine)
     if stored is None:
-        records, cleared = my_records, my_cleared
-    else:
-        records, cleared = read_account(stored)
-        known = {r.id for r in records}
-        records = [*records, *(r for r in my_records if r.id not in known)]
-        cleared = cleared | my_cleared
-    return {"records": [r.to_dict() for r in records], "cleared": sorted(cleared)}
+        return my.to_json()
+    theirs = read_account(stored)
+    known = {r.id for r in theirs.records}
+    records = [*theirs.records, *(r for r in my.records if r.id not in known)]
+    folded = max(theirs.folded, my.folded, key=lambda f: (f.upto, f.count))
+    return _settled(records, theirs.cleared | my.cleared, folded).to_json()
 
 
 def _extending(stored: Mapping[str, Any] | None, mine: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -185,4 +296,9 @@ def _extending(stored: Mapping[str, Any] | None, mine: Mapping[str, Any]) -> dic
         return None
     if not all(isinstance(r, dict) and "id" in r for r in records):
         return None  # written before records had ids: read them
-    return {"records": list(my_records), "cleared": list(my_cleared)}
+    if stored.get("folded") != mine.get("folded") or len(my_records) > FOLD_AT:
+        return None  # folded since: read them
+    out = {"records": list(my_records), "cleared": list(my_cleared)}
+    if mine.get("folded") is not None:
+        out["folded"] = mine["folded"]
+    return out

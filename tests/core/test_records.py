@@ -10,6 +10,8 @@ import pytest
 
 from toolmgmt_core import ConfigError, ResultBudget
 from toolmgmt_core.records import (
+    FOLD_AT,
+    KEPT_RECORDS,
     MAX_RECORD_ID_CHARS,
     MAX_RESTORED_RECORDS,
     merge_accounts,
@@ -75,9 +77,9 @@ def test_clearing_a_call_clears_that_call_only() -> None:
 
 
 def test_state_written_before_records_had_ids_still_loads_and_merges() -> None:
-    records, cleared = read_account(LEGACY)
-    assert [r.id for r in records] == ["~0", "~1", "~2"]  # the same on every replica
-    assert cleared == {"~0"}  # cleared by call id, read as the record's
+    account = read_account(LEGACY)
+    assert [r.id for r in account.records] == ["~0", "~1", "~2"]  # the same on every replica
+    assert account.cleared == {"~0"}  # cleared by call id, read as the record's
     account = ResultBudget().start(LEGACY)
     assert account.used == 50 + 30
     # Two replicas restore the old state and each spend: nothing is lost or counted twice.
@@ -107,6 +109,10 @@ def test_state_written_before_records_had_ids_still_loads_and_merges() -> None:
         ({"records": [], "cleared": ["x" * (MAX_RECORD_ID_CHARS + 1)]}, "cleared id"),
         ({"records": [{"call_id": "c", "tool_name": "t", "tokens": -1}]}, "negative"),
         ({"records": [], "cleared": ["c"] * (MAX_RESTORED_RECORDS + 1)}, "over 100,000"),
+        ({"records": [], "folded": {"upto": 3, "tokens": -1}}, "folded tokens"),
+        ({"records": [], "folded": {"upto": 3, "count": float("inf")}}, "folded count"),
+        ({"records": [], "folded": {"upto": 3, "more": 1}}, "'folded' must be"),
+        ({"records": [], "folded": [1, 2]}, "'folded' must be"),
     ],
 )
 def test_a_bad_account_is_refused_saying_what_is_valid(state: Any, message: str) -> None:
@@ -114,3 +120,54 @@ def test_a_bad_account_is_refused_saying_what_is_valid(state: Any, message: str)
         ResultBudget().start(state)
     with pytest.raises(ConfigError, match=message):
         merge_accounts(None, state)
+
+
+def test_a_long_conversation_keeps_its_newest_records_and_a_total_of_the_rest() -> None:
+    account = ResultBudget().start()
+    first = account.record(7, tool_name="t")
+    for _ in range(FOLD_AT):
+        account.record(10, tool_name="t")
+    assert account.mark_cleared([first.call_id]) == 0  # folded: no longer clearable
+    # Over FOLD_AT records, all but the newest KEPT_RECORDS became one total.
+    assert len(account.records()) == KEPT_RECORDS
+    assert account.folded.count == FOLD_AT + 1 - KEPT_RECORDS
+    assert account.used == 7 + 10 * FOLD_AT  # every result still counts
+    state = json.loads(json.dumps(account.to_json()))
+    assert len(state["records"]) == KEPT_RECORDS and state["folded"]["count"] > 0
+    restored = ResultBudget().start(state)
+    assert restored.used == account.used and restored.records() == account.records()
+    later = restored.record(1, tool_name="t")
+    assert later.order > max(r.order for r in account.records())
+    # However many calls: the state stays bounded.
+    for _ in range(5 * FOLD_AT):
+        restored.record(1, tool_name="t")
+    assert len(restored.to_json()["records"]) <= FOLD_AT
+
+
+def test_a_cleared_result_folds_out_of_the_total() -> None:
+    account = ResultBudget().start()
+    early = [account.record(100, tool_name="t") for _ in range(10)]
+    account.mark_cleared([r.call_id for r in early[:5]])
+    for _ in range(FOLD_AT):
+        account.record(1, tool_name="t")
+    assert account.folded.tokens == 5 * 100 + (account.folded.count - 10)
+    assert account.used == 500 + FOLD_AT
+    assert not account.to_json()["cleared"]  # the cleared ids went with their records
+
+
+def test_two_replicas_folding_one_conversation_lose_and_double_nothing() -> None:
+    base = _spend(None, 1)
+    for _ in range(FOLD_AT - 1):
+        base = _spend(base, 1)
+    a, b = ResultBudget().start(base), ResultBudget().start(base)
+    a.record(5, tool_name="t")
+    a.record(5, tool_name="t")  # a folds (FOLD_AT + 2 records)
+    b.record(7, tool_name="t")  # b does not (FOLD_AT + 1 records), or folds alike
+    assert a.folded.count > 0
+    for first, second in ((a, b), (b, a)):
+        merged = merge_accounts(merge_accounts(base, first.to_json()), second.to_json())
+        account = ResultBudget().start(merged)
+        assert account.used == FOLD_AT + 5 + 5 + 7  # every call counted once
+        kept = {r.id for r in account.records()}
+        assert len(kept) == len(account.records()) <= FOLD_AT
+        assert account.folded.count + len(kept) == FOLD_AT + 3
