@@ -223,3 +223,33 @@ def test_loaded_names_read_every_meta_tool_answer() -> None:
             ("other_tool", "fine"),
         ]
     ) == ["a", "b", "other_tool"]
+
+
+def test_loaded_names_read_content_lists_within_bounds() -> None:
+    """Results passed on as lists of parts (OpenAI chat and Responses, Anthropic blocks)."""
+    from toolmgmt_core.history import loaded_names
+
+    answer = json.dumps({"found": 2, "added": ["a", "b"]})
+    error = json.dumps({"error": "timeout", "kind": "tool", "message": "slow"})
+    half = len(answer) // 2
+    assert loaded_names(
+        [
+            ("tool_search", [{"type": "text", "text": answer[:half]}, {"text": answer[half:]}]),
+            ("load_tool_schema", [{"type": "input_text", "text": '{"name": "c"}'}]),
+            ("get_tool_schema", [{"type": "tool_result", "content": '{"name": "d"}'}]),
+            ("other", [{"type": "tool_result", "content": [{"type": "text", "text": "ok"}]}]),
+            ("failed", [{"type": "text", "text": error}]),  # an error loads nothing
+            ("plain", ["fine"]),
+        ]
+    ) == ["a", "b", "c", "d", "other", "plain"]
+    # Anything but text parts, too many parts or too much text is not read as an answer.
+    many = [{"type": "text", "text": " "}] * 64 + [{"type": "text", "text": answer}]
+    huge = [{"type": "text", "text": " " * 1_000_000}, {"type": "text", "text": answer}]
+    for content in (
+        [{"type": "image_url", "image_url": {"url": "x"}}],
+        [{"type": "text", "text": answer}, 3],
+        many,
+        huge,
+        [{"type": "tool_result", "content": [{"type": "tool_result", "content": answer}]}],
+    ):
+        assert loaded_names([("tool_search", content)]) == []
