@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 import toolmgmt_core.control as control
-from toolmgmt_core import ApprovalRequest, Policy, ToolAnnotations, ToolCatalog, ToolManager
+from toolmgmt_core import (
+    ApprovalEdit,
+    ApprovalRequest,
+    ApprovalResponse,
+    Policy,
+    ToolAnnotations,
+    ToolCatalog,
+    ToolManager,
+)
 from toolmgmt_core.control import framework_approval, passthrough
 
 
@@ -167,6 +175,38 @@ def test_framework_approval_asks_the_scoped_approver() -> None:
     own = ToolManager(catalog, mode="search", always_on=["wipe"], approval=lambda r: True)
     with framework_approval(lambda request: False):
         assert not own.session().call_sync("wipe", {"x": 4}).is_error
+
+
+def test_an_approver_may_edit_the_call_or_answer_it_instead() -> None:
+    """HumanInTheLoopMiddleware's ``edit`` and ``respond``, in the core's terms."""
+    catalog, runs = _catalog({"exc": Pause()})
+    verdicts: list[Any] = []
+
+    def reviewer(request: ApprovalRequest) -> Any:
+        return verdicts.pop(0)
+
+    manager = ToolManager(catalog, mode="search", always_on=["wipe"], approval=reviewer)
+    session = manager.session()
+    verdicts.append(ApprovalEdit({"x": 7}))
+    edited = session.call_sync("wipe", {"x": 1})
+    assert not edited.is_error and edited.content.endswith("wiped 7")
+    assert "changed this call" in edited.content and '{"x":7}' in edited.content
+    assert runs["wipe"] == 1
+    # The edit is validated like the model's arguments: a bad one never runs.
+    verdicts.append(ApprovalEdit({"x": "seven"}))
+    bad = session.call_sync("wipe", {"x": 1})
+    assert bad.is_error and json.loads(bad.content)["error"] == "invalid_arguments"
+    # An answer in the tool's place is the result; the tool does not run.
+    verdicts.append(ApprovalResponse("Done by hand, 12 rows."))
+    answered = session.call_sync("wipe", {"x": 1})
+    assert not answered.is_error and answered.content == "Done by hand, 12 rows."
+    assert runs["wipe"] == 1
+    # A malformed verdict refuses the call (fail closed).
+    verdicts.append(ApprovalResponse)  # the class, not an answer
+    assert session.call_sync("wipe", {"x": 1}).is_error
+    assert runs["wipe"] == 1
+    with pytest.raises(TypeError, match="must be a str"):
+        ApprovalResponse(3)  # type: ignore[arg-type]
 
 
 def test_sync_bridge_keeps_the_callers_context() -> None:
