@@ -34,8 +34,8 @@ toolmgmt's policy (a step's ``require_approval``, or a destructive tool) is defe
 way when the manager has no ``approval`` callback: resume with
 ``DeferredToolResults(approvals={call_id: True})`` and it runs once through the session
 (policy re-checked, arguments validated, result truncated); a denial never runs it. The
-agent's ``output_type`` must then include ``DeferredToolRequests``; ``approval=False`` leaves
-approval to the manager alone.
+agent's ``output_type`` must then include ``DeferredToolRequests`` (else PydanticAI raises
+``UserError`` at the first such call); ``approval=False`` leaves approval to the manager alone.
 
 Tool search: ``search="toolmgmt"`` (default) lists toolmgmt's meta-tools and never marks a tool
 deferred, so PydanticAI's own ``ToolSearch`` (auto-injected, active only when some tool is

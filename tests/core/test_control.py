@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pytest
+from support.embedders import HashingEmbedder
 
 import toolmgmt_core.control as control
 from toolmgmt_core import (
@@ -207,6 +210,61 @@ def test_an_approver_may_edit_the_call_or_answer_it_instead() -> None:
     assert runs["wipe"] == 1
     with pytest.raises(TypeError, match="must be a str"):
         ApprovalResponse(3)  # type: ignore[arg-type]
+
+
+class _PausingEmbedder(HashingEmbedder):
+    """Embeds tools, then raises ``signal`` on the call numbered ``at`` (1: the tools')."""
+
+    def __init__(self, signal: BaseException, at: int) -> None:
+        super().__init__()
+        self.signal = signal
+        self.at = at
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.calls + 1 == self.at:
+            self.calls += 1
+            raise self.signal
+        return super().embed(texts)
+
+
+def _searchable(signal: BaseException, at: int) -> ToolCatalog:
+    """The test catalog over an embedder that raises ``signal`` on its call ``at``."""
+    tools, _ = _catalog({"exc": Pause()})
+    catalog = ToolCatalog(list(tools), embedder=_PausingEmbedder(signal, at))
+    if at > 1:
+        catalog.search("report", limit=1)  # the tools' vectors (call 1) and a query's (call 2)
+    return catalog
+
+
+@pytest.mark.parametrize("at", [1, 3], ids=["tool-vectors", "query-vectors"])
+def test_an_embedders_signal_reaches_the_caller_of_a_search(at: int) -> None:
+    """The search engine falls back to BM25 when its embedder fails, but not on a signal."""
+    undeclared = _searchable(Pause(), at)
+    assert undeclared.search("wipe everything", limit=1)  # BM25 alone
+    assert undeclared.embedder_error is not None and "Pause" in undeclared.embedder_error
+    with passthrough(Pause), pytest.raises(Pause, match="needs a human"):
+        _searchable(Pause("needs a human"), at).search("wipe everything", limit=1)
+    session = ToolManager(_searchable(Pause("needs a human"), at), mode="search").session()
+    with passthrough(Pause), pytest.raises(Pause, match="needs a human"):
+        session.call_sync("tool_search", {"query": "wipe everything"})
+    # The interpreter's own signals pass with no declaration at all.
+    with pytest.raises(KeyboardInterrupt):
+        _searchable(KeyboardInterrupt(), at).search("wipe everything", limit=1)
+
+
+@pytest.mark.parametrize("name", ["pause_sync", "pause_async"])
+def test_keyboard_interrupt_in_a_tool_reaches_the_caller(name: str) -> None:
+    catalog, runs = _catalog({"exc": KeyboardInterrupt()})
+    session = ToolManager(catalog, mode="search", always_on=[name]).session()
+    with pytest.raises(KeyboardInterrupt):
+        session.call_sync(name, {"x": 1})
+
+    async def in_a_loop() -> Any:
+        return await session.call(name, {"x": 1})
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(in_a_loop())
+    assert runs[name.split("_")[1]] == 2
 
 
 def test_sync_bridge_keeps_the_callers_context() -> None:

@@ -29,7 +29,14 @@ from toolmgmt_langchain import (  # noqa: E402
 )
 from typing_extensions import NotRequired  # noqa: E402
 
-from toolmgmt_core import ConfigError, Policy, ToolAnnotations, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    ApprovalRequest,
+    ConfigError,
+    Policy,
+    ToolAnnotations,
+    ToolCatalog,
+    ToolManager,
+)
 
 
 def _call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
@@ -392,3 +399,40 @@ def test_an_unannounced_human_in_the_loop_stops_the_run_instead_of_asking_twice(
     assert runs["purge"] == 0
     with pytest.raises(TypeError, match="HumanInTheLoopMiddleware"):
         ToolManagerMiddleware(ToolManager(_catalog(runs)), approval="hitl")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("answer", ["yes", "no"])
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_the_managers_own_approval_callback_may_call_interrupt(
+    answer: str, use_async: bool
+) -> None:
+    """The manager's callback, not the middleware, asks the human: its interrupt pauses the
+    graph, and the resumed run asks it again, which then answers with the human's word."""
+    runs = {"ask": 0, "purge": 0}
+    asked: list[str] = []
+
+    def approval(request: ApprovalRequest) -> bool:
+        asked.append(request.tool.name)
+        return interrupt({"approve": request.tool.name, "args": dict(request.arguments)}) == "yes"
+
+    manager = ToolManager(
+        _catalog(runs), mode="search", always_on=["purge_archive"], approval=approval
+    )
+    model = ScriptedChatModel(
+        script=[_call("purge_archive", {"year": 2019}, "p1"), AIMessage("ok")]
+    )
+    agent = create_agent(
+        model, middleware=[ToolManagerMiddleware(manager)], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    paused = _invoke(agent, {"messages": [HumanMessage("purge 2019")]}, config, use_async)
+    assert [i.value for i in paused["__interrupt__"]] == [
+        {"approve": "purge_archive", "args": {"year": 2019}}
+    ]
+    assert runs["purge"] == 0 and "p1" not in _results(paused)
+    resumed = _invoke(agent, Command(resume=answer), config, use_async)
+    assert not resumed.get("__interrupt__")  # asked once: the middleware did not ask too
+    assert runs["purge"] == (1 if answer == "yes" else 0)
+    message = _results(resumed)["p1"]
+    assert message.status == ("success" if answer == "yes" else "error")
+    assert asked == ["purge_archive", "purge_archive"]  # the pause, then the answer
