@@ -446,7 +446,7 @@ def test_an_approval_with_other_arguments_runs_them_through_the_session() -> Non
                 approvals={call_id: ToolApproved(override_args=override)}
             ),
         )
-        answer = _parts(resumed.all_messages(), ToolReturnPart)[call_id].content
+        answer = tool_returns(resumed.all_messages())[call_id].content
         if call_id == "p1":
             assert answer == "purged 2020"
     assert seen == [2020]  # the invalid override never ran
