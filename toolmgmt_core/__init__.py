@@ -47,7 +47,13 @@ from toolmgmt_core.lint import Finding, lint
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.policy import PolicyView
 from toolmgmt_core.policy_files import load_policy_file
-from toolmgmt_core.policy_steps import ApprovalRequest, Explanation, Policy
+from toolmgmt_core.policy_steps import (
+    ApprovalEdit,
+    ApprovalRequest,
+    ApprovalResponse,
+    Explanation,
+    Policy,
+)
 from toolmgmt_core.profiles import Profile
 from toolmgmt_core.providers import FormatReport, format_tools
 from toolmgmt_core.session import ToolSession, Usage
@@ -66,7 +72,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ApprovalDeniedError",
+    "ApprovalEdit",
     "ApprovalRequest",
+    "ApprovalResponse",
     "BrowseError",
     "CatalogError",
     "Change",

@@ -30,7 +30,11 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolmgmt_core.policy_steps import ApprovalRequest
+    from toolmgmt_core.policy_steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
+
+    ApprovalCallbackResult = (
+        bool | ApprovalEdit | ApprovalResponse | Awaitable[bool | ApprovalEdit | ApprovalResponse]
+    )
 
 __all__ = [
     "ApprovalAsker",
@@ -42,8 +46,9 @@ __all__ = [
     "reraise_control_flow",
 ]
 
-ApprovalAsker = Callable[["ApprovalRequest"], "bool | Awaitable[bool]"]
-"""An approver: True to run the call; False (or ``ApprovalDeniedError``) to refuse it; or a
+ApprovalAsker = Callable[["ApprovalRequest"], "ApprovalCallbackResult"]
+"""An approver: True to run the call; False (or ``ApprovalDeniedError``) to refuse it; an
+``ApprovalEdit`` or ``ApprovalResponse`` (the human changed the call, or answered it); or a
 framework's pause (an exception declared with :func:`passthrough`) to ask a human first."""
 
 _PASSTHROUGH: ContextVar[tuple[type[BaseException], ...]] = ContextVar(

@@ -305,11 +305,11 @@ async def _within(tool: Tool, awaitable: Any, timeout: float | None) -> Any:
         asyncio.TimeoutError: it was cancelled and stopped.
         _Unstopped: it did not stop.
     """
-    task = asyncio.ensure_future(awaitable)
+    task = asyncio.ensure_future(_carried(awaitable))
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout)
         if done:
-            return task.result()
+            return _delivered(task.result())
         task.cancel()
         done, _ = await asyncio.wait({task}, timeout=STOP_SECONDS)
     except asyncio.CancelledError:  # the caller gave up: so does the handler, unwaited
@@ -320,8 +320,32 @@ async def _within(tool: Tool, awaitable: Any, timeout: float | None) -> Any:
         _leave_running(tool, task)
         raise _Unstopped()
     if not task.cancelled() and task.exception() is None:
-        return task.result()  # it finished as it was being stopped
+        return _delivered(task.result())  # it finished as it was being stopped
     raise asyncio.TimeoutError()
+
+
+class _Carried:
+    """A ``KeyboardInterrupt`` or ``SystemExit`` a handler raised in its task, carried out."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+async def _carried(awaitable: Any) -> Any:
+    """``awaitable``'s value; an interpreter signal it raises comes back as a value, since one
+    raised in a task leaves the event loop at once, past the clean-up of the caller's framework
+    (whose worker threads may then keep the process from exiting)."""
+    try:
+        return await awaitable
+    except (KeyboardInterrupt, SystemExit) as exc:
+        return _Carried(exc)
+
+
+def _delivered(value: Any) -> Any:
+    """``value``, or the signal :func:`_carried` carried, raised in the caller's task."""
+    if isinstance(value, _Carried):
+        raise value.exc
+    return value
 
 
 def _leave_running(tool: Tool, task: asyncio.Future[Any], *, stubborn: bool = True) -> None:

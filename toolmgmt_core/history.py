@@ -10,15 +10,21 @@ that conversation loaded are written there, in the meta-tools' own answers:
 - a catalog tool that answered without an error was in the model's list (or was loaded by
   ``call_unloaded="load"``).
 
-The transcript is untrusted (a client may send any history): only names the session may see
-are loaded, through the session's own loading (so ``max_active`` holds), in transcript order;
+A result's content is the session's text, its parsed value, or a list of text parts as a
+framework or a client may pass it on (OpenAI's ``[{"type": "text", "text": ...}]``, the
+Responses API's ``input_text`` parts, Anthropic's text and ``tool_result`` blocks): the parts'
+text is joined and read like the text itself.
+
+The transcript is untrusted (a client may send any history): content is read only so far
+(:data:`_MAX_PARTS` parts, :data:`_MAX_CHARS` characters), only names the session may see are
+loaded, through the session's own loading (so ``max_active`` holds), in transcript order;
 the profile and every other setting come from the manager, never from a transcript.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolmgmt_core import meta_tools as meta
@@ -31,8 +37,46 @@ __all__ = ["loaded_names", "restore_loaded"]
 _ERROR_KINDS = ("gateway", "tool")
 
 
+_MAX_PARTS = 64
+"""Parts of one result's content read at most (a longer list is not toolmgmt's answer)."""
+_MAX_CHARS = 1_000_000
+"""Characters of one result's text parsed at most."""
+_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+"""Part types whose ``text`` is the content: OpenAI's chat and Responses, Anthropic's blocks."""
+
+
+def _text(content: Sequence[Any]) -> str | None:
+    """The text of a content list (``[{"type": "text", "text": ...}]``, Responses'
+    ``input_text`` parts, Anthropic's text blocks or one ``tool_result`` block holding them, or
+    plain strings), joined; None when it holds anything else or is too long."""
+    first = content[0] if len(content) == 1 else None
+    if isinstance(first, Mapping) and first.get("type") == "tool_result":
+        inner = first.get("content")  # Anthropic: the block's own content (one level)
+        if isinstance(inner, str):
+            return inner
+        if not isinstance(inner, list | tuple):
+            return None
+        content = inner
+    if len(content) > _MAX_PARTS:
+        return None
+    texts: list[str] = []
+    for part in content:
+        if isinstance(part, Mapping) and part.get("type", "text") in _TEXT_PARTS:
+            part = part.get("text")
+        if not isinstance(part, str):
+            return None
+        texts.append(part)
+    return "".join(texts)
+
+
 def _parsed(content: Any) -> Any:
-    if isinstance(content, str):
+    """The value of a result's content: parsed JSON, the text itself, or as given."""
+    if isinstance(content, list | tuple):
+        text = _text(content)
+        if text is None:
+            return content
+        content = text
+    if isinstance(content, str) and len(content) <= _MAX_CHARS:
         try:
             return json.loads(content)
         except ValueError:

@@ -43,7 +43,9 @@ from toolmgmt_core.policy_files import PolicyFile, load_policy_file
 from toolmgmt_core.policy_steps import (
     PROFILE_STEP,
     ApprovalCallback,
+    ApprovalEdit,
     ApprovalRequest,
+    ApprovalResponse,
     Decision,
     Explanation,
     Policy,
@@ -342,10 +344,16 @@ class PolicyView:
         """Whether each call of ``tool`` needs the approval callback's yes."""
         return self.approval_reason(tool) is not None
 
-    async def check_approval(self, tool: Tool, arguments: Mapping[str, Any]) -> None:
+    async def check_approval(
+        self, tool: Tool, arguments: Mapping[str, Any]
+    ) -> ApprovalEdit | ApprovalResponse | None:
         """Ask the approval callback about one call, when the tool needs it.
 
         A callback that raises refuses the call (fail closed).
+
+        Returns:
+            None to run the call as it is; the callback's :class:`ApprovalEdit` (run it with
+            other arguments) or :class:`ApprovalResponse` (answer it without running it).
 
         Raises:
             ApprovalDeniedError: the callback said no, failed, or none is configured while a
@@ -353,7 +361,7 @@ class PolicyView:
         """
         reason = self.approval_reason(tool)
         if reason is None:
-            return
+            return None
         name = tool.name
         if self.approval is None:
             raise ApprovalDeniedError(
@@ -375,12 +383,15 @@ class PolicyView:
                 "did not run.",
                 tool_name=name,
             ) from exc
+        if isinstance(decision, ApprovalEdit | ApprovalResponse):
+            return decision
         if decision is not True:
             raise ApprovalDeniedError(
                 f"The call to {name!r} was refused by the approver and did not run. Do not retry "
                 "it unchanged; ask the user or choose another approach.",
                 tool_name=name,
             )
+        return None
 
     # -- reporting ------------------------------------------------------------------------
 
@@ -421,7 +432,9 @@ class PolicyView:
         return f"PolicyView(profile={self.profile.name!r}, steps=[{steps}])"
 
 
-async def check_approval(policy: PolicyView, tool: Tool, arguments: Mapping[str, Any]) -> None:
+async def check_approval(
+    policy: PolicyView, tool: Tool, arguments: Mapping[str, Any]
+) -> ApprovalEdit | ApprovalResponse | None:
     """``policy.check_approval`` with the framework's approver (see
     :func:`~toolmgmt_core.control.framework_approval`) when the manager has none.
 
@@ -433,4 +446,4 @@ async def check_approval(policy: PolicyView, tool: Tool, arguments: Mapping[str,
         # A shallow copy shares the view's cached state; only the approver differs.
         policy = copy.copy(policy)
         policy.approval = approver
-    await policy.check_approval(tool, arguments)
+    return await policy.check_approval(tool, arguments)

@@ -29,7 +29,9 @@ __all__ = [
     "POLICY_KEYS",
     "PROFILE_STEP",
     "ApprovalCallback",
+    "ApprovalEdit",
     "ApprovalRequest",
+    "ApprovalResponse",
     "Decision",
     "Explanation",
     "Policy",
@@ -143,8 +145,36 @@ class ApprovalRequest:
     """Why approval is needed (the tool is destructive, or which step's pattern asks for it)."""
 
 
-ApprovalCallback = Callable[[ApprovalRequest], "bool | Awaitable[bool]"]
-"""Decides one call: return (or resolve to) True to run it, False to refuse it."""
+@dataclass(frozen=True)
+class ApprovalEdit:
+    """An approver's yes to other arguments (HumanInTheLoopMiddleware's ``edit``): the call runs
+    with ``arguments`` instead, checked again (visibility, validation) but not asked about
+    again, and the model's result says what ran."""
+
+    arguments: Mapping[str, Any]
+    """The arguments to run the call with (validated like the model's)."""
+
+
+@dataclass(frozen=True)
+class ApprovalResponse:
+    """An approver's answer in the tool's place (HumanInTheLoopMiddleware's ``respond``): the
+    tool does not run and the model gets ``message`` as the call's result."""
+
+    message: str
+    """The result the model gets."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.message, str):
+            raise TypeError(f"ApprovalResponse.message must be a str, got {self.message!r}.")
+
+
+ApprovalCallback = Callable[
+    [ApprovalRequest],
+    "bool | ApprovalEdit | ApprovalResponse | Awaitable[bool | ApprovalEdit | ApprovalResponse]",
+]
+"""Decides one call: return (or resolve to) True to run it, False to refuse it, an
+:class:`ApprovalEdit` to run it with other arguments or an :class:`ApprovalResponse` to answer
+it without running the tool."""
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,16 @@ Every call a session runs ends here:
   becomes :func:`unshown_result`: the call succeeded, so the model is told so and not invited to
   run it again;
 - :func:`error_result` and :func:`meta_result` put an error or a meta-tool's answer in the same
-  compact JSON, an error's message cut to the tool's budget.
+  compact JSON, an error's message cut to the tool's budget;
+- :func:`edited_result` tells the model that a human reviewer changed a call before it ran.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from toolmgmt_core.budget import SessionBudget
@@ -34,6 +37,7 @@ from toolmgmt_core.truncation import (
 
 __all__ = [
     "MIN_SHAPE_SECONDS",
+    "edited_result",
     "error_result",
     "meta_result",
     "shape_result",
@@ -166,3 +170,16 @@ def error_result(name: str, error: ToolCallError, *, limit: int, encoding: str) 
         tokens=tokens,
         original_tokens=tokens,
     )
+
+
+def edited_result(result: ToolResult, arguments: Mapping[str, Any], encoding: str) -> ToolResult:
+    """``result`` of a call a human reviewer changed before it ran, saying so first (as
+    HumanInTheLoopMiddleware does), so the model does not repeat its own call."""
+    shown = dumps_compact(arguments)
+    if len(shown) > 400:
+        shown = shown[:399] + "…"
+    content = (
+        f"A human reviewer changed this call before it ran; it ran with the arguments {shown}. "
+        f"Do not repeat your original call.\n\n{result.content}"
+    )
+    return dataclasses.replace(result, content=content, tokens=count_tokens(content, encoding))

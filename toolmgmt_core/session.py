@@ -38,6 +38,7 @@ from toolmgmt_core.execution import CallClock, ToolResult, run_handler
 from toolmgmt_core.layout import Layout, Usage
 from toolmgmt_core.meta_calls import MetaToolCalls
 from toolmgmt_core.policy import Explanation, PolicyView, check_approval
+from toolmgmt_core.policy_steps import ApprovalEdit, ApprovalResponse
 from toolmgmt_core.profiles import Profile
 from toolmgmt_core.resolution import (
     cap_message,
@@ -46,7 +47,7 @@ from toolmgmt_core.resolution import (
     resolve_tool,
     unloaded_message,
 )
-from toolmgmt_core.results import error_result, shape_result
+from toolmgmt_core.results import edited_result, error_result, shape_result
 from toolmgmt_core.session_state import SessionState
 from toolmgmt_core.settings import SessionSettings
 from toolmgmt_core.stores.base import StoredSession
@@ -113,9 +114,12 @@ class ToolSession(StoredConversation):
         """``tool`` as this session shows it (description overrides applied)."""
         return self.policy.present(tool)
 
-    async def _approve(self, tool: Tool, arguments: Mapping[str, Any]) -> None:
-        """Raise :class:`~toolmgmt_core.errors.ApprovalDeniedError` to refuse this call."""
-        await check_approval(self.policy, self._present(tool), arguments)
+    async def _approve(
+        self, tool: Tool, arguments: Mapping[str, Any]
+    ) -> ApprovalEdit | ApprovalResponse | None:
+        """Raise :class:`~toolmgmt_core.errors.ApprovalDeniedError` to refuse this call; return
+        the approver's edit or answer, if it gave one."""
+        return await check_approval(self.policy, self._present(tool), arguments)
 
     @property
     def profile(self) -> str:
@@ -392,6 +396,7 @@ class ToolSession(StoredConversation):
         """
         timeout = tool.timeout if tool.timeout is not None else self.manager.default_timeout
         clock = CallClock(timeout)
+        edited: ApprovalEdit | None = None
         try:
             if not self._can_see(tool):
                 self._resolve(tool.name)  # raises what a lookup of the name would
@@ -399,7 +404,16 @@ class ToolSession(StoredConversation):
             hint = self._schema_hint(tool, mode)
             checked = await check_arguments(tool, arguments, hint=hint, time_limit=clock.left())
             with clock.paused():
-                await self._approve(tool, checked)
+                verdict = await self._approve(tool, checked)
+            if verdict is not None and not self._can_see(tool):
+                self._resolve(tool.name)  # the policy may have changed while a human looked
+            if isinstance(verdict, ApprovalResponse):  # answered in the tool's place
+                return await self._shape_result(tool, verdict.message, clock.left())
+            if isinstance(verdict, ApprovalEdit):
+                edited = verdict
+                checked = await check_arguments(
+                    tool, verdict.arguments, hint=hint, time_limit=clock.left()
+                )
             left = clock.left()
             if left is not None and left <= 0:
                 raise ToolTimeoutError(
@@ -410,7 +424,8 @@ class ToolSession(StoredConversation):
             value = await run_handler(tool, checked, left, stated=timeout)
         except ToolCallError as exc:
             return self._error_result(tool.name, exc)
-        return await self._shape_result(tool, value, clock.left())
+        result = await self._shape_result(tool, value, clock.left())
+        return result if edited is None else edited_result(result, checked, self.manager.encoding)
 
     async def _shape_result(self, tool: Tool, value: Any, seconds: float | None) -> ToolResult:
         """The result of a call that ran (:func:`~toolmgmt_core.results.shape_result`)."""

@@ -27,10 +27,12 @@ LangGraph's control flow passes through the session untouched: a catalog tool th
 approval under toolmgmt's policy (a step's ``require_approval``, or a destructive tool) pauses
 with ``interrupt()`` when the manager has no ``approval`` callback, in the shape of
 ``HumanInTheLoopMiddleware``'s per-call requests (``{"type": "tool_approval", "tool_call_id",
-"name", "args", "description"}``); resume with ``Command(resume={"type": "approve"})`` (or
-``{"type": "reject", "message": ...}``, ``{"decisions": [...]}``, True or False). An approved
-call runs once through the session; a rejected one never runs and the model is told why. This
-needs a checkpointer; ``approval=False`` leaves approval to the manager alone.
+"name", "args", "description"}`` and a ``response_schema``); resume with one of its decisions
+(``{"type": "approve"}``, ``"reject"``, ``"edit"``, ``"respond"``, see
+:mod:`toolmgmt_langchain.approval`). An approved call runs once through the session; a rejected
+one never runs and the model is told why. This needs a checkpointer; ``approval=False`` leaves
+approval to the manager alone. Beside a ``HumanInTheLoopMiddleware``, list it first and pass it
+as ``approval=hitl``: the calls it reviews are not asked about again.
 
 LangChain tools taking ``ToolRuntime``, ``InjectedState``, ``InjectedStore`` or
 ``InjectedToolCallId`` arguments run through the agent's own ``ToolNode``, which supplies those

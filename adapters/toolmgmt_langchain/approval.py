@@ -1,72 +1,156 @@
-"""Approval through LangGraph's ``interrupt()``, in ``HumanInTheLoopMiddleware``'s shape.
+"""Approval through LangGraph's ``interrupt()``, in ``HumanInTheLoopMiddleware``'s per-call shape.
 
 A call that needs approval under the policy pauses the graph with a per-call request
-(``{"type": "tool_approval", "tool_call_id", "name", "args", "description"}``); the answer it
-resumes with (``{"type": "approve"}``, ``{"type": "reject", "message": ...}``,
-``{"decisions": [...]}``, True or False) is the approver's verdict.
+(``{"type": "tool_approval", "tool_call_id", "name", "args", "description",
+"allowed_decisions"}``) and a ``response_schema`` a client can render, as HITL's
+``interrupt_mode="per_call"`` does. The answer it resumes with is one of HITL's decisions:
+
+- ``{"type": "approve"}`` (or True): the call runs;
+- ``{"type": "reject", "message": ...}`` (or False): it never runs, and the model is told why;
+- ``{"type": "edit", "edited_action": {"name": <the same tool>, "args": {...}}}``: it runs with
+  the reviewer's arguments (checked against the tool's schema before the answer is taken, and
+  by the session again), and the model's result says so;
+- ``{"type": "respond", "message": ...}``: it never runs; the message is its result.
+
+``{"decisions": [one of them]}`` (HITL's batched answer) works too. An answer of any other
+shape is refused before it is saved, as LangGraph does for HITL's: the resume raises
+``pydantic.ValidationError`` naming what is wrong, and the same pause can be answered again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal, Union
 
 from langgraph.types import interrupt
+from pydantic import (
+    AfterValidator,
+    Discriminator,
+    Field,
+    StrictBool,
+    ValidationError,
+    WithJsonSchema,
+)
+from typing_extensions import NotRequired, TypedDict
 
 from toolmgmt_core.control import ApprovalAsker
-from toolmgmt_core.errors import ApprovalDeniedError
-from toolmgmt_core.policy_steps import ApprovalRequest
+from toolmgmt_core.errors import ApprovalDeniedError, ConfigError, ToolCallError
+from toolmgmt_core.policy_steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
+from toolmgmt_core.tool import Tool
+from toolmgmt_core.validation import validate_arguments
 
 __all__ = [
+    "DECISIONS",
+    "ToCaller",
     "interrupt_approver",
 ]
 
-_DECISIONS = ("approve", "reject")
+DECISIONS = ("approve", "edit", "reject", "respond")
 """The HumanInTheLoopMiddleware decisions an approval request takes."""
 
+_EDIT_CHECK_SECONDS = 2.0
 
-def interrupt_approver(call: Mapping[str, Any]) -> ApprovalAsker:
-    """Approval through ``interrupt()``, in HumanInTheLoopMiddleware's per-call shape."""
 
-    def approve(request: ApprovalRequest) -> bool:
+class ToCaller(Exception):
+    """An error for whoever invokes the agent, not for the model: the middleware raises
+    ``error`` from ``invoke`` (LangGraph's ``ValidationError`` for an answer that is not a
+    decision, which was not saved; a ``ConfigError``)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Approve(TypedDict):
+    type: Literal["approve"]
+
+
+class _Reject(TypedDict):
+    type: Literal["reject"]
+    message: NotRequired[str]
+
+
+class _Respond(TypedDict):
+    type: Literal["respond"]
+    message: str
+
+
+def _response_schema(tool: Tool) -> Any:
+    """The answers a request for ``tool`` takes: a decision (an edit pinned to this tool, its
+    arguments checked against its schema), ``{"decisions": [one]}``, or a plain bool."""
+
+    def checked(arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return validate_arguments(tool, arguments, time_limit=_EDIT_CHECK_SECONDS)
+        except ToolCallError as exc:
+            raise ValueError(exc.message) from None
+
+    # Built per tool (the edit's name and arguments are this tool's), so functional syntax.
+    arguments = Annotated[
+        dict[str, Any], WithJsonSchema(dict(tool.parameters)), AfterValidator(checked)
+    ]
+    action = TypedDict("EditedAction", {"name": Literal[tool.name], "args": arguments})  # noqa: UP013
+    edit = TypedDict("EditDecision", {"type": Literal["edit"], "edited_action": action})  # noqa: UP013
+    decision = Annotated[Union[_Approve, edit, _Reject, _Respond], Discriminator("type")]  # noqa: UP007
+    one = Annotated[list[decision], Field(min_length=1, max_length=1)]
+    batch = TypedDict("Decisions", {"decisions": one})  # noqa: UP013
+    return Union[StrictBool, decision, batch]  # noqa: UP007
+
+
+def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> ApprovalAsker:
+    """Approval through ``interrupt()``, in HumanInTheLoopMiddleware's per-call shape.
+
+    ``reviewed``: a HumanInTheLoopMiddleware the middleware was not told about has reviewed
+    calls in this agent; rather than ask a human a second time, the run stops with a
+    ``ConfigError`` naming the fix.
+    """
+
+    def approve(request: ApprovalRequest) -> bool | ApprovalEdit | ApprovalResponse:
         name = request.tool.name
-        answer = interrupt(
-            {
-                "type": "tool_approval",
-                "tool_call_id": call["id"],
-                "name": name,
-                "args": request.arguments,
-                "description": f"Tool execution requires approval ({request.reason})\n\n"
-                f"Tool: {name}\nArgs: {request.arguments}",
-                "allowed_decisions": list(_DECISIONS),
-            }
-        )
-        return _approved(answer, name)
+        if reviewed:
+            raise ToCaller(
+                ConfigError(
+                    f"{name!r} needs approval, and this agent's HumanInTheLoopMiddleware "
+                    "reviews tool calls too, so the human may already have approved this one. "
+                    "Pass that middleware to ToolManagerMiddleware(manager, approval=hitl) "
+                    "(list it first): calls it reviews are not asked about again, the others "
+                    "are; or approval=False to leave approval to the manager."
+                )
+            )
+        value = {
+            "type": "tool_approval",
+            "tool_call_id": call["id"],
+            "name": name,
+            "args": request.arguments,
+            "description": f"Tool execution requires approval ({request.reason})\n\n"
+            f"Tool: {name}\nArgs: {request.arguments}",
+            "allowed_decisions": list(DECISIONS),
+        }
+        try:
+            answer = interrupt(value, response_schema=_response_schema(request.tool))
+        except ValidationError as exc:
+            raise ToCaller(exc) from exc
+        return _verdict(answer, name)
 
     return approve
 
 
-def _approved(answer: Any, name: str) -> bool:
-    """A reviewer's answer as the approver's verdict (a rejection's reason goes to the model)."""
-    if isinstance(answer, Mapping) and isinstance(answer.get("decisions"), list):
-        if len(answer["decisions"]) == 1:  # a batched HITLResponse for this one call
-            answer = answer["decisions"][0]
+def _verdict(answer: Any, name: str) -> bool | ApprovalEdit | ApprovalResponse:
+    """A reviewer's (validated) answer as the approver's verdict."""
     if isinstance(answer, bool):
         return answer
-    kind = answer.get("type") if isinstance(answer, Mapping) else None
-    if kind == "approve":
-        return True
-    if kind == "reject":
-        reason = answer.get("message")
-        if isinstance(reason, str) and reason.strip():
-            raise ApprovalDeniedError(
-                f"The user rejected the call to {name!r}, so it did not run: {reason.strip()} "
-                "Do not retry it unless the user asks.",
-                tool_name=name,
-            )
-        return False
-    raise ValueError(  # the approval check fails closed: the call does not run
-        f"Cannot read the answer {answer!r} to the approval of {name!r}: resume with "
-        f"{{'type': one of {list(_DECISIONS)}}} (a 'reject' may carry a 'message'), "
-        "{'decisions': [that]}, True or False."
-    )
+    if "decisions" in answer:  # a batched HITLResponse for this one call
+        answer = answer["decisions"][0]
+    kind = answer["type"]
+    if kind == "edit":
+        return ApprovalEdit(answer["edited_action"]["args"])
+    if kind == "respond":
+        return ApprovalResponse(answer["message"])
+    reason = answer.get("message", "").strip() if kind == "reject" else None
+    if reason:
+        raise ApprovalDeniedError(
+            f"The user rejected the call to {name!r}, so it did not run: {reason} "
+            "Do not retry it unless the user asks.",
+            tool_name=name,
+        )
+    return kind == "approve"

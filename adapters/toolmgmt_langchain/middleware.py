@@ -15,18 +15,19 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentMiddleware, AgentState, HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from toolmgmt_core.control import framework_approval, passthrough
+from toolmgmt_core.control import ApprovalAsker, framework_approval, passthrough
 from toolmgmt_core.errors import ConfigError
 from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.policy_steps import ApprovalRequest
 from toolmgmt_core.session import ToolSession
-from toolmgmt_langchain.approval import interrupt_approver
+from toolmgmt_langchain.approval import ToCaller, interrupt_approver
 from toolmgmt_langchain.loop import PROVIDERS, SIGNALS, session_tool_definitions, tool_message
 from toolmgmt_langchain.tools import NodeCall, in_tool_node
 
@@ -40,6 +41,8 @@ STATE_KEY = "toolmgmt"
 """Agent-state key holding ``{"rev": n, "session": session.to_json()}``."""
 
 _LIVE_STEPS = 256
+_HITL_STATE_KEY = "hitl_edited_tool_calls"
+"""The state key HumanInTheLoopMiddleware writes once it has reviewed a model turn's calls."""
 
 
 def _newest(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -99,7 +102,11 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             see :func:`session_tool_definitions`).
         instructions: append the mode's short instructions to the system message.
         approval: pause calls that need approval with ``interrupt()`` when the manager has no
-            ``approval`` callback (see the module docstring; needs a checkpointer).
+            ``approval`` callback (see :mod:`toolmgmt_langchain.approval`; needs a
+            checkpointer); False leaves approval to the manager alone; the agent's
+            ``HumanInTheLoopMiddleware`` (listed before this one) takes its review as the
+            approval of the calls it covers (its ``interrupt_on`` and ``when``) and asks
+            about the others.
     """
 
     state_schema = ToolManagerState
@@ -111,9 +118,14 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         *,
         provider: str = "openai",
         instructions: bool = True,
-        approval: bool = True,
+        approval: bool | HumanInTheLoopMiddleware[Any, Any, Any] = True,
     ) -> None:
         super().__init__()
+        if not isinstance(approval, bool | HumanInTheLoopMiddleware):
+            raise TypeError(
+                "approval must be True, False or the agent's HumanInTheLoopMiddleware, got "
+                f"{type(approval).__name__}."
+            )
         if not isinstance(manager, ToolManager):
             raise TypeError(
                 f"ToolManagerMiddleware needs a ToolManager, got {type(manager).__name__}: "
@@ -159,13 +171,34 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             tool is None or name in META_TOOL_NAMES or self.manager.catalog.find(name) is not None
         )
 
+    def _approver(self, request: Any) -> ApprovalAsker | None:
+        """Who approves this call: HITL's review, ``interrupt()``, or the manager alone."""
+        call = request.tool_call
+        hitl = self.approval
+        if hitl is False:
+            return None
+        if hitl is True:
+            # HITL's (private) state key: it reviewed calls in this agent, unbeknown to us.
+            return interrupt_approver(call, reviewed=_HITL_STATE_KEY in request.state)
+        config = hitl.interrupt_on.get(call["name"])
+        when = config.get("when") if config is not None else None
+        if config is not None and (when is None or when(request)):
+            return _reviewed  # HITL asked; a rejected call never reaches this middleware
+        return interrupt_approver(call)
+
     @contextlib.contextmanager
-    def _scope(self, call: Mapping[str, Any], node: NodeCall) -> Iterator[None]:
-        """LangGraph's signals pass, approval asks ``interrupt()``, injected tools find the
-        ToolNode: for this one call."""
-        approver = interrupt_approver(call) if self.approval else None
-        with in_tool_node(node), passthrough(*SIGNALS), framework_approval(approver):
-            yield
+    def _scope(self, request: Any, node: NodeCall) -> Iterator[None]:
+        """LangGraph's signals pass, approval is asked for once, injected tools find the
+        ToolNode: for this one call. An error meant for the caller leaves ``invoke``."""
+        with (
+            in_tool_node(node),
+            passthrough(*SIGNALS, ToCaller),
+            framework_approval(self._approver(request)),
+        ):
+            try:
+                yield
+            except ToCaller as exc:
+                raise exc.error from None
 
     def _answer(
         self, call: Mapping[str, Any], live: _Live, result: Any, node: NodeCall
@@ -220,7 +253,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return handler(request)
         live = self._live_for(request.state, call["id"])
         node = NodeCall(request, handler)
-        with self._scope(call, node):
+        with self._scope(request, node):
             result = live.session.call_sync(call["name"], call.get("args"), call_id=call["id"])
         return self._answer(call, live, result, node)
 
@@ -230,9 +263,14 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return await handler(request)
         live = self._live_for(request.state, call["id"])
         node = NodeCall(request, handler)
-        with self._scope(call, node):
+        with self._scope(request, node):
             result = await live.session.call(call["name"], call.get("args"), call_id=call["id"])
         return self._answer(call, live, result, node)
+
+
+def _reviewed(request: ApprovalRequest) -> bool:
+    """The approver of a call HumanInTheLoopMiddleware reviewed: it was approved (or edited)."""
+    return True
 
 
 def _step_id(state: Mapping[str, Any], call_id: str) -> str:

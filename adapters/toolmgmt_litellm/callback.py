@@ -46,6 +46,7 @@ _CHAT_CALLS = ("acompletion", "completion")
 _RESPONSES_CALLS = ("aresponses", "responses")
 _PREPARED = "toolmgmt_prepared"
 """Set in a request's metadata once its tools are set (the proxy hook, then the client path)."""
+_OWN_KEYS = (SESSION_KEY, _PREPARED)
 _WRAPPED: ContextVar[bool] = ContextVar("toolmgmt_litellm_wrapped", default=False)
 _NATIVE_SHAPES = {"anthropic": "anthropic"}
 """LiteLLM providers that take toolmgmt's own format as is; the rest get OpenAI's."""
@@ -91,9 +92,28 @@ def prepare_request(
         request.pop("tool_choice", None)
     if request.get("messages"):
         request["messages"] = [_cut(m, manager) for m in request["messages"]]
-    if api == "responses" and isinstance(request.get("input"), list):
-        request["input"] = [_cut(item, manager) for item in request["input"]]
+    if api == "responses":
+        if isinstance(request.get("input"), list):
+            request["input"] = [_cut(item, manager) for item in request["input"]]
+        _keep_to_litellm(request)
     return request
+
+
+def _keep_to_litellm(request: dict[str, Any]) -> None:
+    """Move toolmgmt's keys out of a Responses request's ``metadata``, which LiteLLM forwards
+    to the provider, into ``litellm_metadata``, which it keeps to itself."""
+    metadata = request.get("metadata")
+    if not isinstance(metadata, Mapping) or not any(k in metadata for k in _OWN_KEYS):
+        return
+    request["litellm_metadata"] = {
+        **(request.get("litellm_metadata") or {}),
+        **{k: metadata[k] for k in _OWN_KEYS if k in metadata},
+    }
+    forwarded = {k: v for k, v in metadata.items() if k not in _OWN_KEYS}
+    if forwarded:
+        request["metadata"] = forwarded
+    else:
+        request.pop("metadata")
 
 
 def _cut(message: Any, manager: ToolManager) -> Any:
@@ -213,8 +233,9 @@ class ToolManagerCallback(CustomLogger):
         request = prepare_request(session, data, api=api)
         metadata = _metadata(request)
         if metadata is not _EMPTY:
-            # The client path after the proxy leaves it as it is. A string: the Responses API
-            # forwards metadata to the provider, which takes string values only.
+            # The client path after the proxy leaves it as it is. Never in what the provider
+            # sees: a chat request's metadata stays in LiteLLM, a Responses request's
+            # toolmgmt keys were moved to its litellm_metadata.
             metadata[_PREPARED] = "true"
         return request
 

@@ -34,8 +34,8 @@ toolmgmt's policy (a step's ``require_approval``, or a destructive tool) is defe
 way when the manager has no ``approval`` callback: resume with
 ``DeferredToolResults(approvals={call_id: True})`` and it runs once through the session
 (policy re-checked, arguments validated, result truncated); a denial never runs it. The
-agent's ``output_type`` must then include ``DeferredToolRequests``; ``approval=False`` leaves
-approval to the manager alone.
+agent's ``output_type`` must then include ``DeferredToolRequests`` (else PydanticAI raises
+``UserError`` at the first such call); ``approval=False`` leaves approval to the manager alone.
 
 Tool search: ``search="toolmgmt"`` (default) lists toolmgmt's meta-tools and never marks a tool
 deferred, so PydanticAI's own ``ToolSearch`` (auto-injected, active only when some tool is
@@ -73,8 +73,10 @@ from toolmgmt_core.policy_steps import ApprovalRequest
 from toolmgmt_core.session import ToolSession
 from toolmgmt_core.stores import call_store
 
-MIN_PYDANTIC_AI_VERSION = "1.71"
-"""Oldest supported ``pydantic-ai-slim`` (``AbstractToolset.for_run`` came in 1.71)."""
+MIN_PYDANTIC_AI_VERSION = "2.45"
+"""Oldest supported ``pydantic-ai-slim``: the first whose ``pydantic_ai.mcp`` (``MCPToolset``,
+since 1.97) imports beside FastMCP 4 (2.32 to 2.44 import ``httpx`` there without depending on
+it). The ``pydantic-ai`` extra's floor in pyproject.toml is the same (a test checks)."""
 
 try:
     from pydantic_ai import RunContext

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pytest
+from support.embedders import HashingEmbedder
 
 import toolmgmt_core.control as control
-from toolmgmt_core import ApprovalRequest, Policy, ToolAnnotations, ToolCatalog, ToolManager
+from toolmgmt_core import (
+    ApprovalEdit,
+    ApprovalRequest,
+    ApprovalResponse,
+    Policy,
+    ToolAnnotations,
+    ToolCatalog,
+    ToolManager,
+)
 from toolmgmt_core.control import framework_approval, passthrough
 
 
@@ -169,6 +180,93 @@ def test_framework_approval_asks_the_scoped_approver() -> None:
         assert not own.session().call_sync("wipe", {"x": 4}).is_error
 
 
+def test_an_approver_may_edit_the_call_or_answer_it_instead() -> None:
+    """HumanInTheLoopMiddleware's ``edit`` and ``respond``, in the core's terms."""
+    catalog, runs = _catalog({"exc": Pause()})
+    verdicts: list[Any] = []
+
+    def reviewer(request: ApprovalRequest) -> Any:
+        return verdicts.pop(0)
+
+    manager = ToolManager(catalog, mode="search", always_on=["wipe"], approval=reviewer)
+    session = manager.session()
+    verdicts.append(ApprovalEdit({"x": 7}))
+    edited = session.call_sync("wipe", {"x": 1})
+    assert not edited.is_error and edited.content.endswith("wiped 7")
+    assert "changed this call" in edited.content and '{"x":7}' in edited.content
+    assert runs["wipe"] == 1
+    # The edit is validated like the model's arguments: a bad one never runs.
+    verdicts.append(ApprovalEdit({"x": "seven"}))
+    bad = session.call_sync("wipe", {"x": 1})
+    assert bad.is_error and json.loads(bad.content)["error"] == "invalid_arguments"
+    # An answer in the tool's place is the result; the tool does not run.
+    verdicts.append(ApprovalResponse("Done by hand, 12 rows."))
+    answered = session.call_sync("wipe", {"x": 1})
+    assert not answered.is_error and answered.content == "Done by hand, 12 rows."
+    assert runs["wipe"] == 1
+    # A malformed verdict refuses the call (fail closed).
+    verdicts.append(ApprovalResponse)  # the class, not an answer
+    assert session.call_sync("wipe", {"x": 1}).is_error
+    assert runs["wipe"] == 1
+    with pytest.raises(TypeError, match="must be a str"):
+        ApprovalResponse(3)  # type: ignore[arg-type]
+
+
+class _PausingEmbedder(HashingEmbedder):
+    """Embeds tools, then raises ``signal`` on the call numbered ``at`` (1: the tools')."""
+
+    def __init__(self, signal: BaseException, at: int) -> None:
+        super().__init__()
+        self.signal = signal
+        self.at = at
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.calls + 1 == self.at:
+            self.calls += 1
+            raise self.signal
+        return super().embed(texts)
+
+
+def _searchable(signal: BaseException, at: int) -> ToolCatalog:
+    """The test catalog over an embedder that raises ``signal`` on its call ``at``."""
+    tools, _ = _catalog({"exc": Pause()})
+    catalog = ToolCatalog(list(tools), embedder=_PausingEmbedder(signal, at))
+    if at > 1:
+        catalog.search("report", limit=1)  # the tools' vectors (call 1) and a query's (call 2)
+    return catalog
+
+
+@pytest.mark.parametrize("at", [1, 3], ids=["tool-vectors", "query-vectors"])
+def test_an_embedders_signal_reaches_the_caller_of_a_search(at: int) -> None:
+    """The search engine falls back to BM25 when its embedder fails, but not on a signal."""
+    undeclared = _searchable(Pause(), at)
+    assert undeclared.search("wipe everything", limit=1)  # BM25 alone
+    assert undeclared.embedder_error is not None and "Pause" in undeclared.embedder_error
+    with passthrough(Pause), pytest.raises(Pause, match="needs a human"):
+        _searchable(Pause("needs a human"), at).search("wipe everything", limit=1)
+    session = ToolManager(_searchable(Pause("needs a human"), at), mode="search").session()
+    with passthrough(Pause), pytest.raises(Pause, match="needs a human"):
+        session.call_sync("tool_search", {"query": "wipe everything"})
+    # The interpreter's own signals pass with no declaration at all.
+    with pytest.raises(KeyboardInterrupt):
+        _searchable(KeyboardInterrupt(), at).search("wipe everything", limit=1)
+
+
+@pytest.mark.parametrize("name", ["pause_sync", "pause_async"])
+def test_keyboard_interrupt_in_a_tool_reaches_the_caller(name: str) -> None:
+    catalog, runs = _catalog({"exc": KeyboardInterrupt()})
+    session = ToolManager(catalog, mode="search", always_on=[name]).session()
+    with pytest.raises(KeyboardInterrupt):
+        session.call_sync(name, {"x": 1})
+
+    async def in_a_loop() -> Any:
+        return await session.call(name, {"x": 1})
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(in_a_loop())
+    assert runs[name.split("_")[1]] == 2
+
+
 def test_sync_bridge_keeps_the_callers_context() -> None:
     """session.call_sync from inside a running loop still sees the caller's declarations."""
     catalog, _ = _catalog({"exc": Pause()})
@@ -223,3 +321,33 @@ def test_loaded_names_read_every_meta_tool_answer() -> None:
             ("other_tool", "fine"),
         ]
     ) == ["a", "b", "other_tool"]
+
+
+def test_loaded_names_read_content_lists_within_bounds() -> None:
+    """Results passed on as lists of parts (OpenAI chat and Responses, Anthropic blocks)."""
+    from toolmgmt_core.history import loaded_names
+
+    answer = json.dumps({"found": 2, "added": ["a", "b"]})
+    error = json.dumps({"error": "timeout", "kind": "tool", "message": "slow"})
+    half = len(answer) // 2
+    assert loaded_names(
+        [
+            ("tool_search", [{"type": "text", "text": answer[:half]}, {"text": answer[half:]}]),
+            ("load_tool_schema", [{"type": "input_text", "text": '{"name": "c"}'}]),
+            ("get_tool_schema", [{"type": "tool_result", "content": '{"name": "d"}'}]),
+            ("other", [{"type": "tool_result", "content": [{"type": "text", "text": "ok"}]}]),
+            ("failed", [{"type": "text", "text": error}]),  # an error loads nothing
+            ("plain", ["fine"]),
+        ]
+    ) == ["a", "b", "c", "d", "other", "plain"]
+    # Anything but text parts, too many parts or too much text is not read as an answer.
+    many = [{"type": "text", "text": " "}] * 64 + [{"type": "text", "text": answer}]
+    huge = [{"type": "text", "text": " " * 1_000_000}, {"type": "text", "text": answer}]
+    for content in (
+        [{"type": "image_url", "image_url": {"url": "x"}}],
+        [{"type": "text", "text": answer}, 3],
+        many,
+        huge,
+        [{"type": "tool_result", "content": [{"type": "tool_result", "content": answer}]}],
+    ):
+        assert loaded_names([("tool_search", content)]) == []

@@ -13,11 +13,13 @@ import pytest
 pytest.importorskip("langchain")
 
 from langchain.agents import create_agent  # noqa: E402
+from langchain.agents.middleware import HumanInTheLoopMiddleware  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import InjectedToolCallId, tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.prebuilt import InjectedState, ToolRuntime  # noqa: E402
 from langgraph.types import Command, interrupt  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
 from support.langchain_models import ScriptedChatModel  # noqa: E402
 from toolmgmt_langchain import (  # noqa: E402
     ToolManagerMiddleware,
@@ -27,7 +29,14 @@ from toolmgmt_langchain import (  # noqa: E402
 )
 from typing_extensions import NotRequired  # noqa: E402
 
-from toolmgmt_core import Policy, ToolAnnotations, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    ApprovalRequest,
+    ConfigError,
+    Policy,
+    ToolAnnotations,
+    ToolCatalog,
+    ToolManager,
+)
 
 
 def _call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
@@ -112,12 +121,15 @@ def _approval_agent(
     return agent, model
 
 
-DECISIONS = {
+EDIT = {"type": "edit", "edited_action": {"name": "purge_archive", "args": {"year": 2020}}}
+DECISIONS: dict[str, tuple[Any, Any]] = {
     "approve": ({"type": "approve"}, True),
     "batched-approve": ({"decisions": [{"type": "approve"}]}, True),
     "true": (True, True),
     "reject": ({"type": "reject"}, False),
     "reject-with-reason": ({"type": "reject", "message": "Keep 2019 for the audit."}, False),
+    "edit": (EDIT, "edit"),
+    "respond": ({"type": "respond", "message": "Purged by hand: 12 records."}, "respond"),
 }
 
 
@@ -135,16 +147,26 @@ def test_approval_pauses_with_interrupt_and_resumes(
     assert request["type"] == "tool_approval" and request["tool_call_id"] == "p1"
     assert request["name"] == "purge_archive" and request["args"] == {"year": 2019}
     assert "destructive" in request["description"]
-    assert request["allowed_decisions"] == ["approve", "reject"]
+    assert request["allowed_decisions"] == ["approve", "edit", "reject", "respond"]
+    # HITL's per-call shape: a response schema a client can render, the edit pinned to the tool.
+    schema = json.dumps(paused["__interrupt__"][0].response_schema)
+    assert all(f'"{kind}"' in schema for kind in request["allowed_decisions"])
+    assert '"purge_archive"' in schema and '"year"' in schema
     assert runs["purge"] == 0
 
     answer, approved = DECISIONS[decision]
     resumed = _invoke(agent, Command(resume=answer), config, use_async)
     message = _results(resumed)["p1"]
-    if approved:
+    if approved is True:
         assert runs["purge"] == 1  # once, through the session: cut to the budget
         assert message.status == "success" and message.content.startswith("purged record")
         assert len(message.content) < len("purged record\n" * 400)
+    elif approved == "edit":  # ran once, with the reviewer's arguments, and the model is told
+        assert runs["purge"] == 1 and message.status == "success"
+        assert '{"year":2020}' in message.content.split("\n")[0]
+    elif approved == "respond":  # the reviewer's answer is the result; the tool never ran
+        assert runs["purge"] == 0 and message.status == "success"
+        assert message.content == "Purged by hand: 12 records."
     else:
         assert runs["purge"] == 0 and message.status == "error"
         assert json.loads(message.content)["error"] == "approval_denied"
@@ -166,7 +188,15 @@ def test_require_approval_step_an_unreadable_answer_and_approval_off() -> None:
     config = {"configurable": {"thread_id": "t"}}
     paused = agent.invoke({"messages": [HumanMessage("stats")]}, config)
     assert "review" in paused["__interrupt__"][0].value["description"]
-    resumed = agent.invoke(Command(resume={"type": "edit"}), config)  # not offered: fail closed
+    # An answer that is not a decision, or edits in bad arguments or another tool, is refused
+    # before it is saved, naming what is wrong (as LangGraph does for HITL's): answer again.
+    bad_args = {**EDIT, "edited_action": {"name": "archive_stats", "args": {"year": "x"}}}
+    other_tool = {**EDIT, "edited_action": {"name": "purge_archive", "args": {"year": 1}}}
+    for answer in ({"type": "edit"}, "yes", bad_args, other_tool, {"decisions": []}):
+        with pytest.raises(ValidationError):
+            agent.invoke(Command(resume=answer), config)
+    assert agent.get_state(config).interrupts  # still paused on the same question
+    resumed = agent.invoke(Command(resume={"type": "reject"}), config)
     assert json.loads(_results(resumed)["a1"].content)["error"] == "approval_denied"
 
     # approval=False: the manager alone decides (no approver: the destructive tool runs).
@@ -284,3 +314,125 @@ def test_tools_with_injected_arguments_run_through_the_tool_node(use_async: bool
     outside.call_sync("tool_search", {"query": "greet the user"})
     result = outside.call_sync("whoami", {"greeting": "Hi"})
     assert result.is_error and "runtime" in result.content and "create_agent" in result.content
+
+
+# -- beside HumanInTheLoopMiddleware ------------------------------------------------------------
+
+
+def _with_hitl(runs: dict[str, int], mode: str, approval: Any) -> tuple[Any, Any]:
+    """purge_archive (destructive) reviewed by HITL; archive_stats needs approval by policy."""
+    manager = ToolManager(
+        _catalog(runs),
+        mode="search",
+        always_on=["purge_archive", "archive_stats"],
+        policies=[Policy("review", require_approval=["archive_stats"])],
+    )
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"purge_archive": True}, interrupt_mode=mode)
+    calls = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "purge_archive", "args": {"year": 2019}, "id": "p1"},
+            {"name": "archive_stats", "args": {"year": 2019}, "id": "s1"},
+        ],
+    )
+    model = ScriptedChatModel(script=[calls, AIMessage(content="done")])
+    middleware = ToolManagerMiddleware(manager, approval=hitl if approval == "hitl" else approval)
+    agent = create_agent(model, middleware=[hitl, middleware], checkpointer=InMemorySaver())
+    return agent, hitl
+
+
+def _answers(paused: dict[str, Any], decide: Any) -> dict[str, Any]:
+    """An answer to each pending interrupt, by its id (HITL's batched request or per-call)."""
+    answers = {}
+    for pending in paused["__interrupt__"]:
+        value = pending.value
+        if "action_requests" in value:  # HITL, batched
+            answers[pending.id] = {
+                "decisions": [decide(a["name"]) for a in value["action_requests"]]
+            }
+        else:
+            answers[pending.id] = decide(value["name"])
+    return answers
+
+
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+@pytest.mark.parametrize("decision", ["approve", "reject", "edit"])
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_call_human_in_the_loop_reviewed_is_not_asked_about_again(
+    mode: str, decision: str, use_async: bool
+) -> None:
+    runs = {"ask": 0, "purge": 0}
+    agent, _ = _with_hitl(runs, mode, "hitl")
+    config = {"configurable": {"thread_id": "t"}}
+    answer = {"approve": {"type": "approve"}, "reject": {"type": "reject"}, "edit": EDIT}[decision]
+    state = _invoke(agent, {"messages": [HumanMessage("purge 2019")]}, config, use_async)
+    asked: list[str] = []
+    while state.get("__interrupt__"):  # answer every question until the run ends
+        names = [
+            a["name"]
+            for i in state["__interrupt__"]
+            for a in i.value.get("action_requests", [i.value])
+        ]
+        asked += names
+        decide = lambda name: answer if name == "purge_archive" else {"type": "approve"}  # noqa: E731
+        state = _invoke(agent, Command(resume=_answers(state, decide)), config, use_async)
+    # One question per call: HITL's for purge_archive, toolmgmt's for archive_stats.
+    assert sorted(asked) == ["archive_stats", "purge_archive"]
+    results = _results(state)
+    assert results["s1"].status == "success"
+    if decision == "reject":
+        assert runs["purge"] == 0 and results["p1"].status == "error"
+    else:
+        assert runs["purge"] == 1 and results["p1"].status == "success"
+    if decision == "edit":  # HITL's notice names what ran; the session validated it
+        assert '"year": 2020' in str(results["p1"].content)
+    assert state["messages"][-1].content == "done"
+
+
+def test_an_unannounced_human_in_the_loop_stops_the_run_instead_of_asking_twice() -> None:
+    runs = {"ask": 0, "purge": 0}
+    agent, _ = _with_hitl(runs, "batched", True)
+    config = {"configurable": {"thread_id": "t"}}
+    paused = agent.invoke({"messages": [HumanMessage("purge 2019")]}, config)
+    with pytest.raises(ConfigError, match=r"approval=hitl"):
+        agent.invoke(Command(resume=_answers(paused, lambda name: {"type": "approve"})), config)
+    assert runs["purge"] == 0
+    with pytest.raises(TypeError, match="HumanInTheLoopMiddleware"):
+        ToolManagerMiddleware(ToolManager(_catalog(runs)), approval="hitl")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("answer", ["yes", "no"])
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_the_managers_own_approval_callback_may_call_interrupt(
+    answer: str, use_async: bool
+) -> None:
+    """The manager's callback, not the middleware, asks the human: its interrupt pauses the
+    graph, and the resumed run asks it again, which then answers with the human's word."""
+    runs = {"ask": 0, "purge": 0}
+    asked: list[str] = []
+
+    def approval(request: ApprovalRequest) -> bool:
+        asked.append(request.tool.name)
+        return interrupt({"approve": request.tool.name, "args": dict(request.arguments)}) == "yes"
+
+    manager = ToolManager(
+        _catalog(runs), mode="search", always_on=["purge_archive"], approval=approval
+    )
+    model = ScriptedChatModel(
+        script=[_call("purge_archive", {"year": 2019}, "p1"), AIMessage("ok")]
+    )
+    agent = create_agent(
+        model, middleware=[ToolManagerMiddleware(manager)], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    paused = _invoke(agent, {"messages": [HumanMessage("purge 2019")]}, config, use_async)
+    assert [i.value for i in paused["__interrupt__"]] == [
+        {"approve": "purge_archive", "args": {"year": 2019}}
+    ]
+    assert runs["purge"] == 0 and "p1" not in _results(paused)
+    resumed = _invoke(agent, Command(resume=answer), config, use_async)
+    assert not resumed.get("__interrupt__")  # asked once: the middleware did not ask too
+    assert runs["purge"] == (1 if answer == "yes" else 0)
+    message = _results(resumed)["p1"]
+    assert message.status == ("success" if answer == "yes" else "error")
+    assert asked == ["purge_archive", "purge_archive"]  # the pause, then the answer

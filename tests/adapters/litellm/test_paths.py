@@ -277,3 +277,83 @@ def test_aresponses_gets_the_sessions_tools_in_the_responses_shape(callbacks: li
         },
     )
     assert sync[0]["type"] == "function_call_output" and sync[0]["call_id"] == "x"
+
+
+# -- what the provider sees, and the proxy's own hook path ---------------------------------------
+
+
+def _search_result(manager: ToolManager, query: str) -> str:
+    return manager.session().call_sync("tool_search", {"query": query}).content
+
+
+def test_the_proxy_and_the_client_send_no_toolmgmt_metadata_upstream(callbacks: list[Any]) -> None:
+    """The Responses API forwards ``metadata`` to the provider: toolmgmt's keys stay in LiteLLM
+    (``litellm_metadata``), the caller's own go on; a result given as a list of parts counts."""
+    manager = _manager()
+    callback = ToolManagerCallback(manager)
+    found = _search_result(manager, "search crm contacts by name")
+    call = {"type": "function_call", "call_id": "c1", "name": "tool_search", "arguments": "{}"}
+    data = {
+        "model": "openai/gpt-4o-mini",
+        "input": [
+            {"role": "user", "content": "find patel"},
+            call,
+            {
+                "type": "function_call_output",
+                "call_id": "c1",
+                "output": [{"type": "input_text", "text": found}],
+            },
+        ],
+        "metadata": {"toolmgmt_session": "c1", "tag": "kept"},
+        "litellm_metadata": {"user_api_key_hash": "hashed"},
+    }
+    key = UserAPIKeyAuth(api_key="sk-team-a")
+    prepared = asyncio.run(callback.async_pre_call_hook(key, DualCache(), data, "aresponses"))
+    assert prepared is not None
+    assert "crm_search_contacts" in _names(prepared["tools"])  # loaded from the list of parts
+
+    callbacks.append(callback)
+    edge = FakeResponses(["done", "done"])
+    asyncio.run(litellm.aresponses(**prepared, client=edge.client(), api_key="sk-test"))
+    sent = edge.bodies[0]
+    assert sent["metadata"] == {"tag": "kept"}
+    assert _names(sent["tools"]) == _names(prepared["tools"])  # the client path left them
+    # The client path alone: the same.
+    asyncio.run(
+        litellm.aresponses(
+            model="openai/gpt-4o-mini",
+            input="hi",
+            client=edge.client(),
+            api_key="sk-test",
+            metadata={"toolmgmt_session": "r2"},
+        )
+    )
+    assert "metadata" not in edge.bodies[1] and "tool_search" in _names(edge.bodies[1]["tools"])
+    assert "toolmgmt" not in json.dumps(edge.bodies)
+
+
+def test_the_proxy_hook_through_litellms_proxy_logging(callbacks: list[Any]) -> None:
+    """LiteLLM's proxy runs callbacks through ``ProxyLogging.pre_call_hook``."""
+    proxy_utils = pytest.importorskip("litellm.proxy.utils")
+    manager = _manager()
+    callbacks.append(ToolManagerCallback(manager))
+    proxy = proxy_utils.ProxyLogging(user_api_key_cache=DualCache())
+    found = _search_result(manager, "search crm contacts by name")
+    call = {"id": "c1", "type": "function", "function": {"name": "tool_search", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "find patel"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": found}]},
+    ]
+    data = asyncio.run(
+        proxy.pre_call_hook(
+            user_api_key_dict=UserAPIKeyAuth(api_key="sk-team-a"),
+            data=_proxy_data(messages),
+            call_type="acompletion",
+        )
+    )
+    assert "crm_search_contacts" in _names(data["tools"])
+    bodies: list[dict[str, Any]] = []
+    asyncio.run(litellm.acompletion(**data, client=_chat_edge(bodies)))
+    assert _names(bodies[0]["tools"]) == _names(data["tools"])
+    assert "toolmgmt" not in json.dumps(bodies)

@@ -4,6 +4,8 @@ calls, retry prompts, and loaded tools carried by the message history."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -12,9 +14,11 @@ pytest.importorskip("pydantic_ai")
 
 from pydantic_ai import Agent, RunContext  # noqa: E402
 from pydantic_ai.exceptions import (  # noqa: E402
+    ApprovalRequired,
     CallDeferred,
     ModelRetry,
     UnexpectedModelBehavior,
+    UserError,
 )
 from pydantic_ai.messages import (  # noqa: E402
     ModelMessage,
@@ -27,12 +31,23 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
-from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDenied  # noqa: E402
+from pydantic_ai.tools import (  # noqa: E402
+    DeferredToolRequests,
+    DeferredToolResults,
+    ToolApproved,
+    ToolDenied,
+)
 from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 from support.pydantic_ai_messages import tool_returns  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
-from toolmgmt_core import Policy, ToolAnnotations, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    ApprovalRequest,
+    Policy,
+    ToolAnnotations,
+    ToolCatalog,
+    ToolManager,
+)
 
 OUTPUT = [str, DeferredToolRequests]
 
@@ -380,3 +395,101 @@ def test_run_context_reaches_wrapped_tools_after_approval() -> None:
         deps="prod",
     )
     assert seen == [("prod", True)]
+
+
+@pytest.mark.parametrize("approve", [True, False], ids=["approved", "denied"])
+def test_the_managers_own_approval_callback_may_defer_the_call(approve: bool) -> None:
+    """A manager callback raising ``ApprovalRequired`` pauses the run PydanticAI's way."""
+    runs = {"purge": 0}
+    asked: list[dict[str, Any]] = []
+
+    def approval(request: ApprovalRequest) -> bool:
+        asked.append(dict(request.arguments))
+        if len(asked) == 1:  # first ask a human, through PydanticAI
+            raise ApprovalRequired(metadata={"asked": request.tool.name})
+        return True
+
+    manager = ToolManager(
+        _catalog_with_destructive(runs),
+        mode="search",
+        always_on=["purge_archive"],
+        approval=approval,
+    )
+    managed = ManagedToolset(manager)
+    paused = _agent(Script(_call("purge_archive", {"year": 2019}, "p1")), managed).run_sync("go")
+    assert isinstance(paused.output, DeferredToolRequests)
+    assert paused.output.metadata["p1"] == {"asked": "purge_archive"} and runs["purge"] == 0
+    resumed = _agent(Script("ok"), managed).run_sync(
+        message_history=paused.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={"p1": approve}),
+    )
+    assert runs["purge"] == (1 if approve else 0)  # once when approved, never when denied
+    assert len(asked) == (2 if approve else 1)  # a denied call never reaches the session
+    assert resumed.output == "ok"
+
+
+def test_an_approval_with_other_arguments_runs_them_through_the_session() -> None:
+    """PydanticAI's ``ToolApproved(override_args=...)``: validated by the session again."""
+    runs = {"purge": 0}
+    seen: list[int] = []
+    catalog = _catalog_with_destructive(runs)
+    purge = catalog.get("purge_archive")
+    catalog.replace(purge.replace(handler=lambda year: seen.append(year) or f"purged {year}"))
+    managed = ManagedToolset(ToolManager(catalog, mode="search", always_on=["purge_archive"]))
+    for call_id, override in (("p1", {"year": 2020}), ("p2", {"year": "soon"})):
+        paused = _agent(Script(_call("purge_archive", {"year": 2019}, call_id)), managed).run_sync(
+            "go"
+        )
+        resumed = _agent(Script("ok"), managed).run_sync(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(
+                approvals={call_id: ToolApproved(override_args=override)}
+            ),
+        )
+        answer = tool_returns(resumed.all_messages())[call_id].content
+        if call_id == "p1":
+            assert answer == "purged 2020"
+    assert seen == [2020]  # the invalid override never ran
+    assert json.loads(answer)["error"] == "invalid_arguments"
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_keyboard_interrupt_in_a_tool_ends_the_run(kind: str) -> None:
+    def stop(x: int) -> str:
+        """Stop."""
+        raise KeyboardInterrupt
+
+    async def astop(x: int) -> str:
+        """Stop, async."""
+        raise KeyboardInterrupt
+
+    catalog = ToolCatalog()
+    catalog.add_function(stop if kind == "sync" else astop, name="stop")
+    managed = ManagedToolset(ToolManager(catalog, mode="search", always_on=["stop"]))
+    before = set(threading.enumerate())
+    with pytest.raises(KeyboardInterrupt):
+        _agent(Script(_call("stop", {"x": 1}, "k1"), "never"), managed).run_sync("go")
+    # The run's clean-up ran: no worker thread of its loop is left to keep the process alive
+    # (the tool's own threads, an executor's, stop when the interpreter exits).
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        new = set(threading.enumerate()) - before
+        left = [t for t in new if not (t.daemon or t.name.startswith("toolmgmt-"))]
+        if not left:
+            break
+        time.sleep(0.05)
+    assert not left
+
+
+def test_without_deferred_tool_requests_a_destructive_call_needs_approval_off() -> None:
+    """What docs/adapters.md says: the default pauses, which needs ``DeferredToolRequests``."""
+    runs = {"purge": 0}
+    catalog = _catalog_with_destructive(runs)
+    manager = ToolManager(catalog, mode="search", always_on=["purge_archive"])
+    script = Script(_call("purge_archive", {"year": 1}, "p1"), "ok")
+    plain = Agent(FunctionModel(script), toolsets=[ManagedToolset(manager)])  # output: str
+    with pytest.raises(UserError, match="DeferredToolRequests"):
+        plain.run_sync("go")
+    script = Script(_call("purge_archive", {"year": 1}, "p1"), "ok")
+    off = Agent(FunctionModel(script), toolsets=[ManagedToolset(manager, approval=False)])
+    assert off.run_sync("go").output == "ok" and runs["purge"] == 1
