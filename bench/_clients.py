@@ -17,14 +17,28 @@ async def together(
     run: Callable[[int, Any], Awaitable[None]],
     *,
     prepare: Callable[[Any], Awaitable[Any]] | None = None,
+    on_crash: Callable[[int, BaseException], None] | None = None,
 ) -> None:
     """Open ``clients`` connections to the MCP server at ``url`` (each ``prepare``d, say with
     the call that loads its tool); once every one is open, ``run(number, client)`` on all of
-    them at once. Returns when every ``run`` has, the connections closed."""
+    them at once. Returns when every ``run`` has, the connections closed.
+
+    ``on_crash(number, exc)``: a client whose session ended with an exception (the SDK's client
+    does not survive a connection closed before any response) is reported there instead of
+    ending every other client; None lets it end them."""
     connected = anyio.Event()
     ready = 0
 
     async def one_client(number: int) -> None:
+        if on_crash is None:
+            await session(number)
+            return
+        try:
+            await session(number)
+        except Exception as exc:  # an ExceptionGroup from the client's own task group
+            on_crash(number, exc)
+
+    async def session(number: int) -> None:
         nonlocal ready
         async with Client(url) as client:
             if prepare is not None:

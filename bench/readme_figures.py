@@ -549,14 +549,24 @@ def render_scaleout(figures: dict[str, Any]) -> str:
             _num(killed["calls_per_s"]),
             _pair(killed["p50_ms"], killed["p95_ms"]),
             f"{killed['answered']:,} of {killed['calls']:,} ({killed['interrupted']} in flight on "
-            f"the killed replica, not replayed)",
+            f"the killed replica, not replayed"
+            + (
+                f"; {killed['clients_crashed']} clients' SDK sessions ended, "
+                f"{killed['calls_not_sent']} calls not sent"
+                if killed.get("clients_crashed")
+                else ""
+            )
+            + ")",
             str(killed["lost"]),
         ]
     )
     header = ["load", "path", "calls/s", "p50 / p95 ms", "answered", "lost"]
     goals = fig["goals"]
+    direct = goals.get("added_p50_ms_one_client_direct_answers")
     note = (
-        f"\nA replica adds {_num(goals['added_p50_ms_one_client'])} ms p50 to a direct call; "
+        f"\nA replica adds {_num(goals['added_p50_ms_one_client'])} ms p50 to a direct call"
+        + (f" ({_num(direct)} ms with direct answers, no HAProxy)" if direct is not None else "")
+        + "; "
         f"2 replicas give {goals['speedup_2_vs_1']:.2f}x the calls/s of 1 and 3 give "
         f"{goals['speedup_3_vs_1']:.2f}x on these 2 cores (the clients, the upstream and HAProxy "
         f"share them); after the kill every conversation kept its state: "

@@ -11,9 +11,9 @@ each process group's CPU time per call.
 Phases, each with fresh replicas:
 
 1. **one client in sequence** (the hop's own cost, no queueing): the upstream directly, one
-   replica directly, one replica through HAProxy, and one replica that sends every request
-   through the SDK's stateless transport (``direct_answers = false``, the reference for
-   ``toolmgmt_mcp.exchange``);
+   replica directly, one replica through HAProxy, and one replica that answers plain requests
+   in their own task (``direct_answers = true``, ``toolmgmt_mcp.exchange``) against the
+   default (every request through the SDK's stateless transport);
 2. **50 clients at once**: the upstream directly, then 1, 2 and 3 replicas through HAProxy;
 3. **a replica killed under load** (2 replicas, 50 clients): one replica gets SIGKILL a third of
    the way through. A call that fails is *interrupted* when it was in flight at the kill and
@@ -93,7 +93,8 @@ async def _load(
     mixed = 0
     answered = 0
     started_calls = 0
-    finished = anyio.Event()
+    in_flight: dict[int, tuple[int, float]] = {}  # client -> (its call number, started)
+    crashed: list[dict[str, Any]] = []
     done = 0
     kill_asked = False
 
@@ -102,6 +103,7 @@ async def _load(
         for i in range(calls):
             key = f"c{number}-{i}-{os.urandom(6).hex()}"
             started = time.perf_counter()
+            in_flight[number] = (i, started)
             started_calls += 1
             if kill_after and started_calls == kill_after and not kill_asked:
                 kill_asked = True
@@ -134,14 +136,37 @@ async def _load(
             else:
                 answered += 1
                 latencies.append(time.perf_counter() - started)
+        in_flight.pop(number, None)
+        finish_one()
+        await checked.wait()  # conversations stay open (no DELETE) until their state is read
+
+    def finish_one() -> None:
+        nonlocal done
         done += 1
-        if done == clients:
-            finished.set()
-        await finished.wait()  # conversations stay open until their state is read
-        if number == 0 and redis_url:
-            state.update(_stored_conversations(redis_url))
+        if done == clients:  # the last one reads every conversation's state
+            if redis_url:
+                state.update(_stored_conversations(redis_url))
             checked.set()
-        await checked.wait()
+
+    def client_crashed(number: int, exc: BaseException) -> None:
+        """The SDK's client ended its whole session (a connection closed before any response,
+        from HAProxy when the replica died holding the request unread): the call it had in
+        flight failed, and it sends no more."""
+        while getattr(exc, "exceptions", None):  # an exception group: its first leaf
+            exc = exc.exceptions[0]  # type: ignore[attr-defined]
+        error = repr(exc)
+        call, started = in_flight.pop(number, (calls, 0.0))
+        if call < calls:
+            failures.append(
+                {
+                    "started": started,
+                    "ended": time.perf_counter(),
+                    "error": error[:300],
+                    "raised": True,
+                }
+            )
+        crashed.append({"client": number, "error": error[:300], "calls_not_sent": calls - call - 1})
+        finish_one()
 
     async def load_tool(client: Any) -> None:  # a conversation loads its tool, as a model would
         await client.call_tool("get_tool_schema", {"tool_name": TOOL})
@@ -152,7 +177,9 @@ async def _load(
         checked.set()
     began, cpu = time.perf_counter(), time.process_time()
     with anyio.fail_after(DEADLINE):
-        await together(url, clients, calls_of, prepare=None if direct else load_tool)
+        await together(
+            url, clients, calls_of, prepare=None if direct else load_tool, on_crash=client_crashed
+        )
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     return {
         "cpu_self": cpu,  # the load only: not the interpreter's start and imports
@@ -162,6 +189,7 @@ async def _load(
         "failures": failures,  # timed on CLOCK_MONOTONIC, which the parent's clock is too
         "wall": wall,
         "conversations": state,
+        "crashed_clients": crashed,
     }
 
 
@@ -218,10 +246,10 @@ class Rig:
             f'[store]\nsessions = "{self.redis.url}"\ncatalog = "{self.postgres.dsn}"\n'
         )
         self.config.write_text(common)
-        self.sdk_config = folder / "gateway-sdk.toml"
-        """Every request through the SDK's stateless transport (the reference for direct
-        answers, ``toolmgmt_mcp.exchange``)."""
-        self.sdk_config.write_text("[gateway]\ndirect_answers = false\n\n" + common)
+        self.direct_config = folder / "gateway-direct.toml"
+        """Plain requests answered in their own task (``toolmgmt_mcp.exchange``), against the
+        default (every request through the SDK's stateless transport)."""
+        self.direct_config.write_text("[gateway]\ndirect_answers = true\n\n" + common)
 
     def processes(self) -> dict[str, list[int]]:
         return {"upstream": [self.upstream.pid], "redis": [self.redis.pid]}
@@ -468,6 +496,11 @@ def summary(name: str, result: dict[str, Any], calls: int) -> dict[str, Any]:
     }
     if result["failures"]:
         figures["first_failures"] = [f["error"] for f in result["failures"][:3]]
+    crashed = result.get("crashed_clients") or []
+    figures["clients_crashed"] = len(crashed)
+    figures["calls_not_sent"] = sum(c["calls_not_sent"] for c in crashed)
+    if crashed:
+        figures["first_crashes"] = [c["error"] for c in crashed[:3]]
     return figures
 
 
@@ -546,12 +579,12 @@ def main() -> int:
                     SEQUENTIAL,
                 )
             )
-        with rig.replicas(1, rig.sdk_config) as (replicas, balancer):
+        with rig.replicas(1, rig.direct_config) as (replicas, balancer):
             watch = {**base, "replicas": [r.process.pid for r in replicas]}
             run_clients(replicas[0].url, 2, 5, direct=False, watch=watch)  # warm up
             alone.append(
                 summary(
-                    "1 replica, no HAProxy, SDK transport only",
+                    "1 replica, no HAProxy, direct answers",
                     run_clients(replicas[0].url, 1, SEQUENTIAL, direct=False, watch=watch),
                     SEQUENTIAL,
                 )
@@ -613,6 +646,8 @@ def main() -> int:
             killed["duplicated"] = _repeated(rig.upstream_url)
         print_table("a replica killed under load (SIGKILL)", [killed])
         print(
+            f"  clients whose SDK session ended: {killed['clients_crashed']} "
+            f"({killed['calls_not_sent']} calls not sent)\n"
             f"  state kept: {killed['state_kept']} ({kept}); calls that ran twice upstream: "
             f"{len(killed['duplicated'])}"
         )
@@ -634,7 +669,7 @@ def main() -> int:
     figures["goals"] = {
         "added_p50_ms_one_client": round(alone[2]["p50_ms"] - direct_p50, 2),
         "added_p50_ms_one_client_no_haproxy": round(alone[1]["p50_ms"] - direct_p50, 2),
-        "added_p50_ms_one_client_sdk_transport": round(alone[3]["p50_ms"] - direct_p50, 2),
+        "added_p50_ms_one_client_direct_answers": round(alone[3]["p50_ms"] - direct_p50, 2),
         **{
             f"speedup_{n}_vs_1": round(loaded[n]["calls_per_s"] / one, 2)
             if one and len(loaded) > n

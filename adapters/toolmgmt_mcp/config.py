@@ -119,10 +119,12 @@ class GatewaySettings:
     session_result_budget: int | None = None
     """Tokens of results one conversation may hold before later results are cut harder;
     None: no session budget."""
-    direct_answers: bool = True
+    direct_answers: bool = False
     """With ``[store] sessions``, answer a conversation's plain requests (no progress token) in
-    their own task (:mod:`toolmgmt_mcp.exchange`: less CPU per call); False: every request
-    through the SDK's stateless transport."""
+    their own task (:mod:`toolmgmt_mcp.exchange`: less CPU per call) instead of through the
+    SDK's stateless transport. Off by default: behind HAProxy, a replica killed while it holds
+    requests unread leaves their clients without any response more often this way, and the
+    SDK's ``mcp.Client`` does not survive that (docs/deploy.md)."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     profile = "full"               # a toolmgmt profile (built-in: minimal, readonly, full)
     always_on = ["notes_search_*"] # tools listed directly beside the three meta-tools
     media = "describe"             # or "pass": upstream images/audio/resources passed on too
-    direct_answers = true          # [store] sessions: plain requests skip the SDK's transport
+    direct_answers = false         # [store] sessions: true skips the SDK's transport (see docs)
 
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
@@ -245,7 +245,7 @@ class _Reader:
         media = body.get("media", "describe")
         if media not in ("describe", "pass"):
             raise self.fail(where + ("media",), f"must be 'describe' or 'pass', got {media!r}.")
-        direct_answers = body.get("direct_answers", True)
+        direct_answers = body.get("direct_answers", False)
         if not isinstance(direct_answers, bool):
             raise self.fail(
                 where + ("direct_answers",), f"must be true or false, got {direct_answers!r}."
