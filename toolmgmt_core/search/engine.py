@@ -263,7 +263,7 @@ class SearchEngine:
         "for the same day" still leans on what the request is about, and ties between
         near-duplicate tools break towards the context.
         """
-        keyword = [index.scores(text) for text in texts]
+        keyword = [index.match_scores(text) for text in texts]
         vectors = self.vectors(index)
         if vectors is not None:
             try:
