@@ -1,10 +1,10 @@
 """Learn :data:`toolmgmt_core.search.match.MATCH_WEIGHTS` on the BFCL dev split (only).
 
-Run: ``python bench/learn_match_weights.py [--top 50] [--l2 0.001]``; it prints the mapping to
+Run: ``python bench/learn_match_weights.py [--l2 0.001]``; it prints the mapping to
 paste into ``toolmgmt_core/search/match.py``, and the dev figures of ranking by it (in-sample,
 and 2-fold by request, which estimates how it does on requests it did not see).
 
-For each dev request, the tools with the best BM25 scores (``--top``) are candidates, each
+For each dev request, the tools with the best BM25 scores (``MATCH_DEPTH``) are candidates, each
 described by :meth:`BM25Index.match_features <toolmgmt_core.search.index.BM25Index.
 match_features>`; a linear scorer is fitted by a listwise softmax loss (the ground-truth tools
 share the target probability), on standardised features with a little L2, by full-batch
@@ -29,13 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import load_split  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.search.match import MATCH_FEATURES  # noqa: E402
+from toolmgmt_core.search.match import MATCH_DEPTH, MATCH_FEATURES  # noqa: E402
 
 Example = tuple[np.ndarray, np.ndarray]
 """One request: its candidates' features (candidates x features) and which are wanted (0/1)."""
 
 
-def examples(top: int) -> list[Example]:
+def examples() -> list[Example]:
     """Every dev request's candidates and labels."""
     data = load_split("dev")
     catalog = ToolCatalog()
@@ -45,12 +45,9 @@ def examples(top: int) -> list[Example]:
     names = [tool.name for tool in index.tools]
     out: list[Example] = []
     for query in data.queries:
-        features = index.match_features(query.text)
-        bm25 = features[0]
-        order = np.lexsort((np.arange(len(bm25)), -bm25))[:top]
-        order = order[bm25[order] > 0]
-        wanted = np.array([names[i] in query.ground_truth for i in order], dtype=float)
-        out.append((features[:, order].T, wanted))
+        candidates, features = index.match_features(query.text)
+        wanted = np.array([names[i] in query.ground_truth for i in candidates], dtype=float)
+        out.append((features.T, wanted))
     return out
 
 
@@ -87,16 +84,15 @@ def figures(data: Sequence[Example], weights: np.ndarray) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--top", type=int, default=50, help="candidates per request")
     parser.add_argument("--l2", type=float, default=1e-3, help="L2 on standardised weights")
     args = parser.parse_args(argv)
-    data = examples(args.top)
+    data = examples()
     bm25_only = np.eye(len(MATCH_FEATURES))[0]
     weights = fit(data, args.l2)
     halves = np.random.default_rng(0).permutation(len(data)) % 2
     folds = [[d for d, h in zip(data, halves, strict=True) if h == k] for k in (0, 1)]
     crossed = [figures(folds[1 - k], fit(folds[k], args.l2)) for k in (0, 1)]
-    print(f"dev, BM25 alone over the top {args.top}: {figures(data, bm25_only)}")
+    print(f"dev, BM25 alone over the top {MATCH_DEPTH}: {figures(data, bm25_only)}")
     print(f"dev, learnt weights (in-sample): {figures(data, weights)}")
     print(f"dev, 2-fold by request (each half fitted on the other): {'; '.join(crossed)}")
     print("\nMATCH_WEIGHTS: Mapping[str, float] = {")

@@ -35,7 +35,7 @@ class FusionWeights:
     0.05-0.2 give about the same all@5.
     """
 
-    dense: float = 1.5
+    dense: float = 2.5
     """Weight of the embedding similarity against the (0-1) keyword score."""
     floor: float = 0.1
     """Cosine similarity counted as none."""

@@ -55,6 +55,9 @@ fields>`: which fields of a tool a term occurs in (the match features read them)
 
 _MASK_CACHE_SIZE = 64
 
+_NEAR_BEST = 0.25
+""":meth:`BM25Index.top` first looks among the tools scoring at least this share of the best."""
+
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
@@ -280,15 +283,18 @@ class BM25Index:
         rows, row_weights = _distinct(ids, weights)
         return self.match_index().scores(rows, row_weights, bm25, query)
 
-    def match_features(self, query: str) -> np.ndarray:
-        """The :data:`~toolmgmt_core.search.match.MATCH_FEATURES` of every tool for ``query``
-        (one row per feature), from which :meth:`match_scores` is computed; for learning the
-        weights (``bench/learn_match_weights.py``)."""
+    def match_features(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """The tools :meth:`match_scores` scores by their match features for ``query`` (the
+        :data:`~toolmgmt_core.search.match.MATCH_DEPTH` best by BM25, best first) and those
+        features (one row per feature, one column per tool); for learning the weights
+        (``bench/learn_match_weights.py``)."""
         ids, weights = self._request_rows(query)
         plain = all(w == 1.0 for w in weights)
         bm25 = self._matrix.scores(ids, None if plain else weights)
         rows, row_weights = _distinct(ids, weights)
-        return self.match_index().features(rows, row_weights, bm25, query)
+        match = self.match_index()
+        candidates = match.candidates(bm25)
+        return candidates, match.features(rows, row_weights, bm25, query, candidates)
 
     def match_index(self) -> MatchIndex:
         """What the match features read besides the postings, built on first use."""
@@ -354,7 +360,12 @@ class BM25Index:
         """
         if mask is not None:
             scores[~mask] = 0.0
-        candidates = np.flatnonzero(scores > 0)
+        best = float(scores.max()) if len(scores) else 0.0
+        # the tools within a few times of the best hold the first ``limit`` when there are
+        # that many of them: sorting out a few hundred is much cheaper than all 10,000
+        candidates = np.flatnonzero(scores >= best * _NEAR_BEST) if best > 0 else scores[:0]
+        if len(candidates) < limit:
+            candidates = np.flatnonzero(scores > 0)
         if len(candidates) > limit:
             # keep every tool scoring at least the limit-th best score, so that ties at the
             # cut are broken by catalog order below, not by argpartition's whim

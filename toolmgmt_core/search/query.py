@@ -36,11 +36,12 @@ the whole request starts to drown the clause again.
 """
 
 MIN_CLAUSE_TERMS = 3
-"""A clause with fewer search terms than this (numbers aside) is not a need of its own but part
-of its neighbour's ("Can you find one for me?", "I'll be in Paris"): it joins the clause before it
-(a first clause joins the next). Ranked alone, such a clause's best tool took a slot in the first
-hits for a need nobody had; on the BFCL dev split joining them covers all the needs of a
-multi-tool request in the top 5 slightly more often, not less."""
+"""A sentence with fewer search terms than this (numbers aside) is not a need of its own but part
+of its neighbour's ("Can you find one for me?", "I'll be in Paris."): it joins the sentence
+before it (a first sentence joins the next) before the sentences are split further. Ranked
+alone, such a sentence's best tool took a slot in the first hits for a need nobody had. Within
+a sentence, "and" already splits only between sides of two terms or more ("book a flight and
+email the itinerary")."""
 
 MAX_CLAUSES = 12
 """At most this many clauses are searched for one request (the rest are merged into the last)."""
@@ -88,14 +89,15 @@ def _size(clause: str) -> int:
     return sum(not t.isdigit() for t in tokenize(clause))
 
 
-def _join_short(clauses: list[str]) -> list[str]:
-    """``clauses`` with each of fewer than :data:`MIN_CLAUSE_TERMS` terms joined to a neighbour."""
+def _join_short(sentences: list[str]) -> list[str]:
+    """``sentences`` with each of fewer than :data:`MIN_CLAUSE_TERMS` terms joined to a
+    neighbour."""
     joined: list[str] = []
-    for clause in clauses:
-        if joined and (_size(clause) < MIN_CLAUSE_TERMS or _size(joined[-1]) < MIN_CLAUSE_TERMS):
-            joined[-1] = f"{joined[-1]}. {clause}"
+    for sentence in sentences:
+        if joined and (_size(sentence) < MIN_CLAUSE_TERMS or _size(joined[-1]) < MIN_CLAUSE_TERMS):
+            joined[-1] = f"{joined[-1]} {sentence}"
         else:
-            joined.append(clause)
+            joined.append(sentence)
     return joined
 
 
@@ -111,7 +113,7 @@ def split_query(text: str) -> list[str]:
     ['Find the area of a circle', 'convert 5 EUR to USD']
     """
     clauses: list[str] = []
-    for sentence in _SENTENCE.split(text):
+    for sentence in _join_short([s for s in _SENTENCE.split(text) if _size(s)]):
         for item in _ITEM.split(sentence):
             for piece in _CONNECTIVE.split(item):
                 piece = piece.strip(_STRIP)
@@ -119,7 +121,7 @@ def split_query(text: str) -> list[str]:
                     clauses.extend(
                         c for q in _split_at(_QUESTION, piece) for c in _split_at(_AND, q)
                     )
-    clauses = _join_short([c for c in clauses if any(not t.isdigit() for t in tokenize(c))])
+    clauses = [c for c in clauses if any(not t.isdigit() for t in tokenize(c))]
     if len(clauses) > MAX_CLAUSES:
         clauses = [*clauses[: MAX_CLAUSES - 1], " ".join(clauses[MAX_CLAUSES - 1 :])]
     return clauses or [text]
