@@ -272,14 +272,17 @@ class BM25Index:
         plain = all(w == 1.0 for w in weights)
         return self._matrix.scores(ids, None if plain else weights)
 
-    def match_scores(self, query: str) -> np.ndarray:
+    def match_scores(self, query: str, mask: np.ndarray | None = None) -> np.ndarray:
         """What a search ranks by: BM25 with the match features of :mod:`.match` (how much of
         the request a tool covers, how much of its name the request says, values it takes),
-        weighted by :data:`~toolmgmt_core.search.match.MATCH_WEIGHTS`. Tools without a positive
-        BM25 score stay at 0. The array is new and the caller's to modify."""
+        weighted by :data:`~toolmgmt_core.search.match.MATCH_WEIGHTS`, on BM25's scale. Tools
+        without a positive BM25 score, or outside ``mask``, score 0 (the features are read for
+        the best tools within it). The array is new and the caller's to modify."""
         ids, weights = self._request_rows(query)
         plain = all(w == 1.0 for w in weights)
         bm25 = self._matrix.scores(ids, None if plain else weights)
+        if mask is not None:
+            bm25[~mask] = 0.0
         rows, row_weights = _distinct(ids, weights)
         return self.match_index().scores(rows, row_weights, bm25, query)
 
