@@ -33,8 +33,9 @@ def test_the_field_bits_match_the_index_fields() -> None:
     assert match_module._NAME == FIELD_BITS["name"]
     assert match_module._DESCRIPTION == FIELD_BITS["description"]
     assert match_module._PARAMETERS == FIELD_BITS["parameters"]
-    assert match_module._PURPOSE == FIELD_BITS["name"] | FIELD_BITS["keywords"] | (
-        FIELD_BITS["description"]
+    assert (
+        match_module._PURPOSE
+        == FIELD_BITS["name"] | FIELD_BITS["keywords"] | (FIELD_BITS["description"])
     )
     assert match_module._NAME_WORD not in FIELD_BITS.values()
     assert set(MATCH_WEIGHTS) == set(MATCH_FEATURES) and MATCH_WEIGHTS["bm25"] == 1.0
@@ -88,7 +89,9 @@ def test_each_feature_is_what_its_docstring_says(flights: BM25Index) -> None:
     assert matrix.idf is not None
     idf = {t: float(matrix.idf[matrix.vocab[t]]) for t in ("book", "flight", "status")}
     total = idf["book"] + idf["flight"]  # "2024", "05", "01" are in no tool: not counted
-    by_name = {n: dict(zip(MATCH_FEATURES, features[:, i], strict=True)) for i, n in enumerate(names)}
+    by_name = {
+        name: dict(zip(MATCH_FEATURES, features[:, i], strict=True)) for i, name in enumerate(names)
+    }
     bm25 = flights.scores(query)
     best = bm25.max()
     for i, name in zip(candidates, names, strict=True):
