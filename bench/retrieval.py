@@ -39,7 +39,7 @@ in seconds)::
           "build_s": 0.8,              # building the ranker (embedding the pool, for hybrid)
           "latency_ms": {"p50", "p95"},# one request ranked 100 deep
           "misses": {                  # live, toolmgmt and dense rankers: top-5 misses by kind
-            "variant", "non_english", "no_overlap", "same_kind_ahead", "outranked"
+            "refused", "variant", "non_english", "no_overlap", "same_kind_ahead", "outranked"
           }                            # (counts; see classify_misses)
         }
       },
@@ -384,6 +384,7 @@ def evaluate(rank: Ranker, data: BfclData, queries: Sequence[BfclQuery]) -> Eval
 
 
 MISS_CLASSES = (
+    "refused",
     "variant",
     "non_english",
     "no_overlap",
@@ -399,6 +400,8 @@ def classify_misses(
 ) -> dict[str, int]:
     """Count the top-5 misses of a retriever on the live split by kind.
 
+    - ``refused``: the wanted tool is not in the catalog (refused when the pool was loaded: its
+      name is a look-alike of another tool's, ``todo.add`` beside ``todo_add``);
     - ``variant``: a tool of the right BFCL name is in the top 5, but not the exact variant
       offered (strict miss only);
     - ``non_english``: the request is mostly not in English (more than a fifth of its letters
@@ -420,7 +423,10 @@ def classify_misses(
             continue
         letters = [c for c in q.text if c.isalpha()]
         request = set(tokenize(q.text))
-        tool = tools[q.ground_truth[0]]
+        tool = next((tools[n] for n in q.ground_truth if n in tools), None)
+        if tool is None:
+            counts["refused"] += 1
+            continue
         name_words = {w for w in tokenize(tool.name) if not w.isdigit()}
         first_words = {w for w in tokenize(top[0]) if not w.isdigit()} if top else set()
         if wanted & {data.base_name(n) for n in top}:

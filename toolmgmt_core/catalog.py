@@ -334,9 +334,10 @@ class ToolCatalog:
             split: set False to search a string as one query, without splitting it.
 
         Returns:
-            Hits whose ``score`` is the best BM25 score the tool got for any part of the
-            request (with an embedder, the best fused score: see :class:`FusionWeights`);
-            tools without a positive score are left out.
+            Hits whose ``score`` is the best keyword score the tool got for any part of the
+            request (BM25 with the match features of :mod:`toolmgmt_core.search.match`, on
+            BM25's scale; with an embedder, the best fused score: see
+            :class:`FusionWeights`); tools without a positive score are left out.
 
         Raises:
             SearchError: an empty query or a limit below 1.

@@ -1,4 +1,5 @@
-"""Search over the catalog: tokenising, the BM25 index, query splitting, rank fusion, names."""
+"""Search over the catalog: tokenising, the BM25 index and its match features, query splitting,
+rank fusion, names."""
 
 from __future__ import annotations
 
@@ -7,17 +8,27 @@ from toolmgmt_core.search.engine import SearchEngine
 from toolmgmt_core.search.fusion import RRF_K, Ranking, cover_rankings, fuse_rankings
 from toolmgmt_core.search.fuzzy import NameMatcher, fold_name
 from toolmgmt_core.search.index import FIELD_WEIGHTS, BM25Index, tool_terms
-from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, MAX_CLAUSES, split_query
+from toolmgmt_core.search.match import MATCH_FEATURES, MATCH_WEIGHTS, MatchIndex
+from toolmgmt_core.search.query import (
+    CLAUSE_CONTEXT_WEIGHT,
+    MAX_CLAUSES,
+    MIN_CLAUSE_TERMS,
+    split_query,
+)
 from toolmgmt_core.search.tokenize import STOPWORDS, split_identifier, stem, tokenize
 
 __all__ = [
     "CLAUSE_CONTEXT_WEIGHT",
     "FIELD_WEIGHTS",
+    "MATCH_FEATURES",
+    "MATCH_WEIGHTS",
     "MAX_CLAUSES",
+    "MIN_CLAUSE_TERMS",
     "RRF_K",
     "STOPWORDS",
     "BM25Index",
     "BM25Matrix",
+    "MatchIndex",
     "NameMatcher",
     "Ranking",
     "SearchEngine",

@@ -42,6 +42,11 @@ class BM25Matrix:
     """The BM25 contribution of the term to each of those documents."""
     n_docs: int
     """How many documents were indexed."""
+    idf: np.ndarray | None = None
+    """Each row's IDF (``None`` for an empty index)."""
+    fields: np.ndarray | None = None
+    """Per posting, which fields the term occurs in, as bits (``from_terms(fields=...)``), or
+    None when the occurrences carried no fields."""
 
     @classmethod
     def build(
@@ -75,6 +80,7 @@ class BM25Matrix:
         n_docs: int,
         *,
         weights: np.ndarray | None = None,
+        fields: np.ndarray | None = None,
         k1: float = 1.2,
         b: float = 0.75,
         idf: IdfVariant = "lucene",
@@ -84,6 +90,8 @@ class BM25Matrix:
 
         ``weights[i]`` (default 1) is what the occurrence adds to the term frequency and the
         document length: a weight of 3 is the same as repeating the term three times.
+        ``fields[i]`` (a bit per field, at most 8 fields) says where the occurrence is; each
+        posting keeps the union of its occurrences' bits in :attr:`fields`.
         """
         if idf not in ("lucene", "robertson"):
             raise ValueError(f"idf must be 'lucene' or 'robertson', got {idf!r}.")
@@ -99,14 +107,17 @@ class BM25Matrix:
         keys = term_ids * n_docs + doc_ids  # term-major: pairs come out grouped by term
         tf: np.ndarray
         lengths: np.ndarray
-        if weights is None:
+        if weights is None and fields is None:
             pairs, counts = np.unique(keys, return_counts=True)
             tf = counts.astype(np.float64)
             lengths = np.bincount(doc_ids, minlength=n_docs).astype(np.float64)
         else:
             pairs, inverse = np.unique(keys, return_inverse=True)
-            tf = np.bincount(inverse, weights=weights)
-            lengths = np.bincount(doc_ids, weights=weights, minlength=n_docs)
+            tf = np.bincount(inverse, weights=weights, minlength=len(pairs))
+            lengths = np.bincount(doc_ids, weights=weights, minlength=n_docs).astype(np.float64)
+        posting_fields = None
+        if fields is not None:
+            posting_fields = _union_bits(inverse, np.asarray(fields, dtype=np.uint8), len(pairs))
         pair_term = pairs // n_docs
         pair_doc = pairs % n_docs
         df = np.bincount(pair_term, minlength=n_terms)
@@ -128,7 +139,19 @@ class BM25Matrix:
             indices=pair_doc.astype(np.int32),
             data=scores.astype(np.float32),
             n_docs=n_docs,
+            idf=idf_values,
+            fields=posting_fields,
         )
+
+    def postings(self, term_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Where the postings of these term rows are: (positions in :attr:`indices`,
+        :attr:`data` and :attr:`fields`; the index in ``term_ids`` of each one's row)."""
+        rows = np.asarray(term_ids, dtype=np.int64)
+        starts, ends = self.indptr[rows], self.indptr[rows + 1]
+        sizes = ends - starts
+        which = np.repeat(np.arange(len(rows)), sizes)
+        offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        return starts[which] + offsets, which
 
     def term_ids(self, terms: Sequence[str]) -> list[int]:
         """Rows of the known ``terms`` (unknown ones dropped, repeats kept)."""
@@ -157,3 +180,14 @@ class BM25Matrix:
         if weights is not None:
             data = data * np.repeat(np.asarray(weights, dtype=np.float64), ends - starts)
         return np.bincount(indices, weights=data, minlength=self.n_docs)
+
+
+def _union_bits(groups: np.ndarray, bits: np.ndarray, n_groups: int) -> np.ndarray:
+    """The bitwise OR of ``bits`` within each group (``groups[i]`` is item ``i``'s group)."""
+    out = np.zeros(n_groups, dtype=np.uint8)
+    for bit in range(8):
+        has = (bits >> bit) & 1
+        if has.any():
+            present = np.bincount(groups, weights=has, minlength=n_groups) > 0
+            out |= present.astype(np.uint8) << np.uint8(bit)
+    return out

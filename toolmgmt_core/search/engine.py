@@ -254,7 +254,9 @@ class SearchEngine:
         mask: np.ndarray | None,
     ) -> tuple[list[Ranking], bool]:
         """One ranking per text: (tool position, score) pairs, best first; and whether the
-        scores are hybrid (BM25 fused with embeddings for every text).
+        scores are hybrid (keyword scores fused with embeddings for every text). A text's
+        keyword scores are :meth:`BM25Index.match_scores
+        <toolmgmt_core.search.index.BM25Index.match_scores>`: BM25 with the match features.
 
         This is where each query is scored; the caller merges the rankings. With
         ``whole_first``, ``texts[0]`` is the whole request and the others its clauses: a
@@ -263,7 +265,7 @@ class SearchEngine:
         "for the same day" still leans on what the request is about, and ties between
         near-duplicate tools break towards the context.
         """
-        keyword = [index.scores(text) for text in texts]
+        keyword = [index.match_scores(text, mask) for text in texts]
         vectors = self.vectors(index)
         if vectors is not None:
             try:

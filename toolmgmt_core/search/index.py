@@ -22,11 +22,12 @@ import numpy as np
 from toolmgmt_core.search.bm25 import BM25Matrix, IdfVariant
 from toolmgmt_core.search.fusion import Ranking
 from toolmgmt_core.search.fuzzy import NameMatcher
+from toolmgmt_core.search.match import MatchIndex
 from toolmgmt_core.search.request import request_terms
 from toolmgmt_core.search.tokenize import tokenize, tokenize_batch, tokenize_document
 from toolmgmt_core.tool import Tool
 
-__all__ = ["FIELD_WEIGHTS", "BM25Index", "Ranking", "tool_terms"]
+__all__ = ["FIELD_BITS", "FIELD_WEIGHTS", "BM25Index", "Ranking", "tool_terms"]
 
 FIELD_WEIGHTS: Mapping[str, int] = {
     "name": 3,
@@ -42,7 +43,20 @@ match there is worth more than one in free-text descriptions; parameter names, d
 enum values still count, since users often describe their arguments ("in Celsius", "by email").
 """
 
+FIELD_BITS: Mapping[str, int] = {
+    "name": 1,
+    "keywords": 2,
+    "domain": 4,
+    "description": 8,
+    "parameters": 16,
+}
+"""The bit of each field in :attr:`BM25Matrix.fields <toolmgmt_core.search.bm25.BM25Matrix.
+fields>`: which fields of a tool a term occurs in (the match features read them)."""
+
 _MASK_CACHE_SIZE = 64
+
+_NEAR_BEST = 0.25
+""":meth:`BM25Index.top` first looks among the tools scoring at least this share of the best."""
 
 
 @contextmanager
@@ -143,6 +157,7 @@ def _build_matrix(
     """
     doc_parts: list[np.ndarray] = []
     weight_parts: list[np.ndarray] = []
+    field_parts: list[np.ndarray] = []
     terms: list[str] = []
     for field_name, texts in _field_texts(tools).items():
         weight = weights.get(field_name, 1)
@@ -151,12 +166,14 @@ def _build_matrix(
         docs, field_terms = tokenize_batch(texts)
         doc_parts.append(docs)
         weight_parts.append(np.full(len(field_terms), float(weight)))
+        field_parts.append(np.full(len(field_terms), FIELD_BITS[field_name], dtype=np.uint8))
         terms += field_terms
     return BM25Matrix.from_terms(
         np.concatenate(doc_parts) if doc_parts else np.zeros(0, dtype=np.int64),
         terms,
         len(tools),
         weights=np.concatenate(weight_parts) if weight_parts else None,
+        fields=np.concatenate(field_parts) if field_parts else None,
         k1=k1,
         b=b,
         idf=idf,
@@ -177,6 +194,7 @@ class BM25Index:
     _masks: OrderedDict[Hashable, np.ndarray] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _names: NameMatcher | None = None
+    _match: MatchIndex | None = None
 
     @classmethod
     def build(
@@ -250,6 +268,46 @@ class BM25Index:
         last user turn counts fully, earlier turns, a system prompt and quoted passages less.
         The array is new and the caller's to modify.
         """
+        ids, weights = self._request_rows(query)
+        plain = all(w == 1.0 for w in weights)
+        return self._matrix.scores(ids, None if plain else weights)
+
+    def match_scores(self, query: str, mask: np.ndarray | None = None) -> np.ndarray:
+        """What a search ranks by: BM25 with the match features of :mod:`.match` (how much of
+        the request a tool covers, how much of its name the request says, values it takes),
+        weighted by :data:`~toolmgmt_core.search.match.MATCH_WEIGHTS`, on BM25's scale. Tools
+        without a positive BM25 score, or outside ``mask``, score 0 (the features are read for
+        the best tools within it). The array is new and the caller's to modify."""
+        ids, weights = self._request_rows(query)
+        plain = all(w == 1.0 for w in weights)
+        bm25 = self._matrix.scores(ids, None if plain else weights)
+        if mask is not None:
+            bm25[~mask] = 0.0
+        rows, row_weights = _distinct(ids, weights)
+        return self.match_index().scores(rows, row_weights, bm25, query)
+
+    def match_features(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """The tools :meth:`match_scores` scores by their match features for ``query`` (the
+        :data:`~toolmgmt_core.search.match.MATCH_DEPTH` best by BM25, best first) and those
+        features (one row per feature, one column per tool); for learning the weights
+        (``bench/learn_match_weights.py``)."""
+        ids, weights = self._request_rows(query)
+        plain = all(w == 1.0 for w in weights)
+        bm25 = self._matrix.scores(ids, None if plain else weights)
+        rows, row_weights = _distinct(ids, weights)
+        match = self.match_index()
+        candidates = match.candidates(bm25)
+        return candidates, match.features(rows, row_weights, bm25, query, candidates)
+
+    def match_index(self) -> MatchIndex:
+        """What the match features read besides the postings, built on first use."""
+        with self._lock:
+            if self._match is None:
+                self._match = MatchIndex.build(self._matrix)
+            return self._match
+
+    def _request_rows(self, query: str) -> tuple[list[int], list[float]]:
+        """The vocabulary rows of the request's terms and their weights (repeats kept)."""
         vocab = self._matrix.vocab
         ids: list[int] = []
         weights: list[float] = []
@@ -258,8 +316,7 @@ class BM25Index:
             if row is not None:
                 ids.append(row)
                 weights.append(weight)
-        plain = all(w == 1.0 for w in weights)
-        return self._matrix.scores(ids, None if plain else weights)
+        return ids, weights
 
     def scope_mask(self, domain: str | None, group: str | None) -> np.ndarray | None:
         """Which tools are in ``domain`` / ``group`` (None: all of them); cached."""
@@ -306,7 +363,12 @@ class BM25Index:
         """
         if mask is not None:
             scores[~mask] = 0.0
-        candidates = np.flatnonzero(scores > 0)
+        best = float(scores.max()) if len(scores) else 0.0
+        # the tools within a few times of the best hold the first ``limit`` when there are
+        # that many of them: sorting out a few hundred is much cheaper than all 10,000
+        candidates = np.flatnonzero(scores >= best * _NEAR_BEST) if best > 0 else scores[:0]
+        if len(candidates) < limit:
+            candidates = np.flatnonzero(scores > 0)
         if len(candidates) > limit:
             # keep every tool scoring at least the limit-th best score, so that ties at the
             # cut are broken by catalog order below, not by argpartition's whim
@@ -315,3 +377,12 @@ class BM25Index:
             candidates = candidates[values >= threshold]
         order = np.lexsort((candidates, -scores[candidates]))[:limit]
         return [(int(i), float(scores[i])) for i in candidates[order]]
+
+
+def _distinct(ids: Sequence[int], weights: Sequence[float]) -> tuple[list[int], list[float]]:
+    """Each row once, with the largest weight it has in the request."""
+    best: dict[int, float] = {}
+    for row, weight in zip(ids, weights, strict=True):
+        if weight > best.get(row, 0.0):
+            best[row] = weight
+    return list(best), list(best.values())

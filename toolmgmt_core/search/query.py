@@ -24,7 +24,7 @@ import re
 
 from toolmgmt_core.search.tokenize import tokenize
 
-__all__ = ["CLAUSE_CONTEXT_WEIGHT", "MAX_CLAUSES", "split_query"]
+__all__ = ["CLAUSE_CONTEXT_WEIGHT", "MAX_CLAUSES", "MIN_CLAUSE_TERMS", "split_query"]
 
 CLAUSE_CONTEXT_WEIGHT = 0.15
 """A clause is scored with this share of the whole request's scores added.
@@ -34,6 +34,14 @@ request brings it back and breaks ties between near-duplicate tools. On the BFCL
 value from 0.1 to 0.3 covers all needs in the top 5 about 3 points more often than 0; at 0.5
 the whole request starts to drown the clause again.
 """
+
+MIN_CLAUSE_TERMS = 3
+"""A sentence with fewer search terms than this (numbers aside) is not a need of its own but part
+of its neighbour's ("Can you find one for me?", "I'll be in Paris."): it joins the sentence
+before it (a first sentence joins the next) before the sentences are split further. Ranked
+alone, such a sentence's best tool took a slot in the first hits for a need nobody had. Within
+a sentence, "and" already splits only between sides of two terms or more ("book a flight and
+email the itinerary")."""
 
 MAX_CLAUSES = 12
 """At most this many clauses are searched for one request (the rest are merged into the last)."""
@@ -77,6 +85,22 @@ def _split_at(pattern: re.Pattern[str], clause: str) -> list[str]:
     return pieces if _separate_needs(pieces) else [clause]
 
 
+def _size(clause: str) -> int:
+    return sum(not t.isdigit() for t in tokenize(clause))
+
+
+def _join_short(sentences: list[str]) -> list[str]:
+    """``sentences`` with each of fewer than :data:`MIN_CLAUSE_TERMS` terms joined to a
+    neighbour."""
+    joined: list[str] = []
+    for sentence in sentences:
+        if joined and (_size(sentence) < MIN_CLAUSE_TERMS or _size(joined[-1]) < MIN_CLAUSE_TERMS):
+            joined[-1] = f"{joined[-1]} {sentence}"
+        else:
+            joined.append(sentence)
+    return joined
+
+
 def split_query(text: str) -> list[str]:
     """The clauses of ``text`` that each express a need, in order.
 
@@ -89,7 +113,7 @@ def split_query(text: str) -> list[str]:
     ['Find the area of a circle', 'convert 5 EUR to USD']
     """
     clauses: list[str] = []
-    for sentence in _SENTENCE.split(text):
+    for sentence in _join_short([s for s in _SENTENCE.split(text) if _size(s)]):
         for item in _ITEM.split(sentence):
             for piece in _CONNECTIVE.split(item):
                 piece = piece.strip(_STRIP)
