@@ -14,7 +14,9 @@ goes to the SDK unchanged, which answers or refuses it as it always does.
 The answer is an SSE stream of one event, as the SDK's: its headers leave before the handler
 runs, so a client whose replica dies mid-call sees that stream end without an answer (one call
 fails, and ``mcp.Client`` goes on) rather than a connection closed before any response, which
-the SDK's client does not survive.
+the SDK's client does not survive. A request the replica had not read yet when it died still
+gets no response at all from HAProxy, and more often on this path than on the SDK's, which is
+why it is opt-in (``[gateway] direct_answers``; docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ __all__ = ["answer_directly", "direct_request"]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
-_SSE_HEADERS = [  # the SDK's (EventSourceResponse)
+_SSE_HEADERS = [  # the SDK's stateless transport's
     (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-store"),
+    (b"cache-control", b"no-cache, no-transform"),
     (b"connection", b"keep-alive"),
     (b"x-accel-buffering", b"no"),
 ]
