@@ -94,6 +94,7 @@ async def _load(
     answered = 0
     started_calls = 0
     in_flight: dict[int, tuple[int, float]] = {}  # client -> (its call number, started)
+    through: set[int] = set()  # clients whose calls are over
     crashed: list[dict[str, Any]] = []
     done = 0
     kill_asked = False
@@ -137,6 +138,7 @@ async def _load(
                 answered += 1
                 latencies.append(time.perf_counter() - started)
         in_flight.pop(number, None)
+        through.add(number)
         finish_one()
         await checked.wait()  # conversations stay open (no DELETE) until their state is read
 
@@ -155,8 +157,12 @@ async def _load(
         while getattr(exc, "exceptions", None):  # an exception group: its first leaf
             exc = exc.exceptions[0]  # type: ignore[attr-defined]
         error = repr(exc)
-        call, started = in_flight.pop(number, (calls, 0.0))
-        if call < calls:
+        if number in through:  # after its calls (closing): nothing lost, already counted done
+            crashed.append({"client": number, "error": error[:300], "calls_not_sent": 0})
+            return
+        # Before its first call (connecting, loading its tool): none of them sent.
+        call, started = in_flight.pop(number, (-1, 0.0))
+        if call >= 0:
             failures.append(
                 {
                     "started": started,

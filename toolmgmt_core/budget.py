@@ -339,8 +339,9 @@ class SessionBudget:
         account = read_account(state)
         with self._lock:
             self._adopt(account)
+            # Kept records all come after the fold (read_account drops the ones it covers).
             last = max((r.order for r in account.records), default=account.folded.upto)
-            self._counter = itertools.count(max(last, account.folded.upto) + 1)
+            self._counter = itertools.count(last + 1)
 
     def _adopt(self, account: Account) -> None:
         self._records = list(account.records)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from toolmgmt_core.errors import ConfigError
@@ -120,12 +120,7 @@ class FoldedRecords:
     """Tokens of the folded results before truncation."""
 
     def to_dict(self) -> dict[str, int]:
-        return {
-            "upto": self.upto,
-            "count": self.count,
-            "tokens": self.tokens,
-            "original_tokens": self.original_tokens,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -229,13 +224,17 @@ def read_account(state: Mapping[str, Any]) -> Account:
     return _settled(records, cleared, folded)
 
 
+_FOLDED_LOWEST: dict[str, int] = asdict(FoldedRecords())
+"""Each field of a fold and its lowest value (its default: an empty fold)."""
+
+
 def _read_folded(raw: Any) -> FoldedRecords:
     if raw is None:
         return FoldedRecords()
-    if not isinstance(raw, Mapping) or set(raw) - {"upto", "count", "tokens", "original_tokens"}:
-        raise ValueError("'folded' must be {upto, count, tokens, original_tokens}")
+    if not isinstance(raw, Mapping) or set(raw) - set(_FOLDED_LOWEST):
+        raise ValueError(f"'folded' must be {{{', '.join(_FOLDED_LOWEST)}}}")
     values = {}
-    for key, low in (("upto", -1), ("count", 0), ("tokens", 0), ("original_tokens", 0)):
+    for key, low in _FOLDED_LOWEST.items():
         value = raw.get(key, low)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= _MAX_FOLDED:
             raise ValueError(f"folded {key} must be a whole number from {low} to {_MAX_FOLDED}")

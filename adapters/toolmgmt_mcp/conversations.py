@@ -120,7 +120,7 @@ class ConversationMiddleware:
         if scope["type"] != "http" or scope["path"] != self.path:
             await self.app(scope, receive, send)
             return
-        headers = _headers(scope)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         method = scope["method"]
         if method == "GET":  # no standalone stream in stateless mode (the spec allows 405)
             await _respond(send, 405, b"", [(b"allow", b"POST, DELETE")])
@@ -132,7 +132,7 @@ class ConversationMiddleware:
         authorization = headers.get("authorization", "")
         conversation_id = headers.get("mcp-session-id")
         if conversation_id is not None:
-            await self._continue(scope, receive, send, conversation_id, authorization)
+            await self._continue(scope, receive, send, headers, conversation_id, authorization)
         elif method == "POST":
             await self._open(scope, receive, send, authorization)
         else:
@@ -141,7 +141,13 @@ class ConversationMiddleware:
     # -- an existing conversation -----------------------------------------------------------
 
     async def _continue(
-        self, scope: Any, receive: Any, send: Any, conversation_id: str, authorization: str
+        self,
+        scope: Any,
+        receive: Any,
+        send: Any,
+        headers: dict[str, str],
+        conversation_id: str,
+        authorization: str,
     ) -> None:
         key = conversation_key(conversation_id, authorization)
         try:
@@ -164,7 +170,7 @@ class ConversationMiddleware:
             await self.app(scope, receive, send)
             return
         body, complete = await _read_up_to(receive, _MAX_DIRECT_BODY)
-        message = direct_request(_headers(scope), body) if complete else None
+        message = direct_request(headers, body) if complete else None
         if message is not None and await answer_directly(
             self.server, scope, receive, send, message
         ):
@@ -267,10 +273,6 @@ class ConversationMiddleware:
         )
 
 
-def _headers(scope: Any) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-
-
 def _replaying(body: bytes, complete: bool, receive: Any) -> Any:
     """An ASGI ``receive`` that gives ``body`` (read already) first, then what is left."""
     replayed = False
@@ -312,20 +314,8 @@ async def _read_up_to(receive: Any, limit: int) -> tuple[bytes, bool]:
 
 async def _read_body(receive: Any, limit: int) -> bytes | None:
     """The whole request body, or None past ``limit`` bytes."""
-    chunks: list[bytes] = []
-    size = 0
-    more = True
-    while more:
-        event = await receive()
-        if event["type"] != "http.request":
-            break
-        chunk = event.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        more = event.get("more_body", False)
-    return b"".join(chunks)
+    body, complete = await _read_up_to(receive, limit)
+    return body if complete and len(body) <= limit else None
 
 
 async def _error(

@@ -116,8 +116,9 @@ _REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 async def answer_directly(
     server: Any, scope: Any, receive: Any, send: Any, message: dict[str, Any]
 ) -> bool:
-    """Answer ``message`` (from :func:`direct_request`) as JSON; False when the SDK should
-    (its HTTP app has not started, or the request fails a check only it knows how to refuse).
+    """Answer ``message`` (from :func:`direct_request`) as a one-event SSE stream; False,
+    having sent nothing, when the SDK should (its HTTP app has not started, or the request fails
+    a check only it knows how to refuse).
     """
     manager = getattr(server, "_session_manager", None)
     lifespan_state = getattr(manager, "_lifespan_state", None)

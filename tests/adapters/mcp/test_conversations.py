@@ -83,6 +83,20 @@ async def test_ids_are_minted_bound_to_the_caller_and_checked_on_every_request(
             assert raw.keys("toolmgmt:session:{mcp-*}") == []  # the client's DELETE ended it
 
 
+async def test_an_oversized_opening_request_is_refused_and_opens_nothing(
+    mcp_kit: Any, redis_url: str
+) -> None:
+    padded = {**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * (1 << 20)}}
+    async with Gateway(store_config(mcp_kit, redis_url)) as gateway, serving(gateway) as url:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            refused = await http.post(url, json=padded, headers=ACCEPT)
+            assert refused.status_code == 413 and "too large" in refused.text
+            assert "mcp-session-id" not in refused.headers
+            with redis.Redis.from_url(redis_url) as client:
+                assert not client.keys("toolmgmt:session:{mcp-*}")
+            assert (await http.post(url, json=INITIALIZE, headers=ACCEPT)).status_code == 200
+
+
 async def test_the_health_check_needs_no_token_and_no_redis(
     mcp_kit: Any, closed_port: int, caplog: Any
 ) -> None:
