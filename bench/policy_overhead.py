@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import write_results  # noqa: E402
 
-from toolmgmt_core import Policy, Profile, Tool, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import Access, Discovery, Policy, Profile, Tool, ToolCatalog, ToolManager  # noqa: E402
 
 DOMAINS = ("crm", "files", "calendar", "email", "code", "payments", "analytics", "web")
 VERBS = ("search", "get", "create", "update", "delete", "list", "export", "admin")
@@ -75,16 +75,20 @@ def demo() -> ToolCatalog | None:
 def pipeline(catalog: ToolCatalog) -> dict:
     first = next(iter(catalog)).name
     return {
-        "profile": Profile("agent", include=["domain:*"], exclude=["*_admin_*"]),
-        "policies": [
-            Policy("global", deny=["*delete*", "domain:payments", "openworld"]),
-            Policy("agent", allow=["domain:crm", "domain:files", "domain:email", "domain:code*"]),
-            Policy(
-                "user",
-                deny=["group:g3", "keyword:k6"],
-                description_overrides={first: "Overridden for this agent."},
-            ),
-        ],
+        "access": Access(
+            Profile("agent", include=["domain:*"], exclude=["*_admin_*"]),
+            [
+                Policy("global", deny=["*delete*", "domain:payments", "openworld"]),
+                Policy(
+                    "agent", allow=["domain:crm", "domain:files", "domain:email", "domain:code*"]
+                ),
+                Policy(
+                    "user",
+                    deny=["group:g3", "keyword:k6"],
+                    description_overrides={first: "Overridden for this agent."},
+                ),
+            ],
+        )
     }
 
 
@@ -111,8 +115,10 @@ def _row(operation: str, reference: float, policy: float) -> dict[str, Any]:
 def bench(name: str, catalog: ToolCatalog, repeat: int) -> dict[str, Any]:
     """One catalog's figures (the shape the module docstring gives)."""
     rows = []
-    plain = ToolManager(catalog, "search", call_unloaded="load")
-    guarded = ToolManager(catalog, "search", call_unloaded="load", **pipeline(catalog))
+    plain = ToolManager(catalog, "search", discovery=Discovery(call_unloaded="load"))
+    guarded = ToolManager(
+        catalog, "search", discovery=Discovery(call_unloaded="load"), **pipeline(catalog)
+    )
     visible = guarded.session().visible_tools()
     target = visible[len(visible) // 2].name
     ops: dict[str, Callable[[ToolManager], Callable[[], object]]] = {

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import write_results  # noqa: E402
 from toolmgmt_deploy import LocalPostgres, LocalRedis  # noqa: E402
 
-from toolmgmt_core import Tool, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import ResultBudget, Tool, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_core.stores import (  # noqa: E402
     InMemorySessionStore,
     SessionStore,
@@ -73,7 +73,9 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 def session_states() -> dict[str, dict[str, Any]]:
     """A typical session state and a heavy one, as ToolSession.to_json() makes them."""
-    manager = ToolManager(demo_catalog(), mode="search", max_result_tokens=2_000)
+    manager = ToolManager(
+        demo_catalog(), mode="search", results=ResultBudget(max_result_tokens=2_000)
+    )
     session = manager.session()
     for query in ("refund a payment", "send an email", "search the web", "read a file"):
         session.call_sync("tool_search", {"query": query})

@@ -78,13 +78,14 @@ def catalogs(labels: Sequence[str] = tuple(CATALOGS)) -> list[tuple[str, ToolCat
 
 
 def measure(label: str, catalog: ToolCatalog, encoding: str) -> dict[str, Any]:
-    flat = ToolManager(catalog, encoding=encoding).session().usage().flat_tokens
+    catalog = catalog if catalog.encoding == encoding else ToolCatalog(catalog, encoding=encoding)
+    flat = ToolManager(catalog).session().usage().flat_tokens
     row: dict[str, Any] = {"catalog": label, "tools": len(catalog), "flat": flat, "modes": {}}
     tool = median_tool(catalog)
     row["median_tool"] = tool.name
     row["median_definition"] = count_tokens(definition_text(tool), encoding)
     for mode in MODES:
-        session = ToolManager(catalog, mode=mode, encoding=encoding).session()  # type: ignore[arg-type]
+        session = ToolManager(catalog, mode=mode).session()
         initial = session.usage().definition_tokens
         entry: dict[str, Any] = {
             "initial": initial,

@@ -36,6 +36,8 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+from toolmgmt_core import Discovery
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -80,7 +82,7 @@ def measure(calls: int) -> dict[str, tuple[float, float]]:
         Tool(name, "x", schema, handler=answer if is_async else (lambda **kwargs: "ok"))
         for name, schema, _, is_async in CASES.values()
     ]
-    session = ToolManager(ToolCatalog(tools), call_unloaded="load").session()
+    session = ToolManager(ToolCatalog(tools), discovery=Discovery(call_unloaded="load")).session()
     out: dict[str, tuple[float, float]] = {}
 
     async def run() -> None:

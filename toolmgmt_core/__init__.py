@@ -6,6 +6,8 @@ packages (``toolmgmt_langchain``, ...) and are never imported from here.
 
 from __future__ import annotations
 
+from importlib import metadata as _metadata
+
 from toolmgmt_core.calls.budget import (
     DefinitionPlan,
     ResultBudget,
@@ -31,6 +33,7 @@ from toolmgmt_core.catalog.tool_catalog import (
 )
 from toolmgmt_core.lint import Finding, lint
 from toolmgmt_core.lint.diff import Change, diff_catalogs
+from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.errors import (
     ApprovalDeniedError,
     BrowseError,
@@ -63,6 +66,7 @@ from toolmgmt_core.model.tool import Tool, ToolAnnotations
 from toolmgmt_core.policy.files import load_policy_file
 from toolmgmt_core.policy.profiles import Profile
 from toolmgmt_core.policy.steps import (
+    Approval,
     ApprovalEdit,
     ApprovalRequest,
     ApprovalResponse,
@@ -72,37 +76,53 @@ from toolmgmt_core.policy.steps import (
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.providers import FormatReport, format_tools
 from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.modes import Auto, Flat, Gateway, Lazy, Mode, Search
+from toolmgmt_core.session.options import Access, Discovery, Execution
 from toolmgmt_core.session.session import ToolSession, Usage
 
-__version__ = "0.1.0"
+try:
+    __version__ = _metadata.version("toolmgmt")
+except _metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+    __version__ = "0"
 
 __all__ = [
+    "Access",
+    "Approval",
     "ApprovalDeniedError",
     "ApprovalEdit",
     "ApprovalRequest",
     "ApprovalResponse",
+    "Auto",
     "BrowseError",
     "CatalogError",
     "Change",
     "ConfigError",
+    "ContentResult",
     "DefinitionPlan",
+    "Discovery",
     "DomainSummary",
     "DuplicateToolError",
     "EmbeddingError",
+    "Execution",
     "Explanation",
     "Finding",
+    "Flat",
     "FormatReport",
+    "Gateway",
     "IngestReport",
     "InvalidArgumentsError",
     "InvalidSessionError",
     "InvalidToolError",
+    "Lazy",
     "McpTruncationResult",
+    "Mode",
     "Policy",
     "PolicyView",
     "Profile",
     "ProviderError",
     "ResultBudget",
     "ResultRecord",
+    "Search",
     "SearchError",
     "SearchHit",
     "SessionBudget",

@@ -33,7 +33,7 @@ from pydantic import (
 )
 from typing_extensions import NotRequired, TypedDict
 
-from toolmgmt_core.calls.control import ApprovalAsker
+from toolmgmt_core.calls.approval import ApprovalAsker
 from toolmgmt_core.calls.validation import validate_arguments
 from toolmgmt_core.model.errors import ApprovalDeniedError, ConfigError, ToolCallError
 from toolmgmt_core.model.tool import Tool

@@ -21,7 +21,8 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from toolmgmt_core.calls.control import ApprovalAsker, framework_approval, passthrough
+from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
+from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.policy.steps import ApprovalRequest
 from toolmgmt_core.session.manager import ToolManager

@@ -10,7 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from toolmgmt_core.calls.budget import ResultBudget
 from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.policy.steps import Approval
+from toolmgmt_core.session.options import Execution
 from toolmgmt_core.stores import DEFAULT_SESSION_TTL
 
 __all__ = [
@@ -105,10 +108,15 @@ class GatewaySettings:
     """URL path of the MCP endpoint."""
     token: str | None = field(default=None, repr=False)
     """Bearer token every HTTP request must carry; None accepts any request."""
-    max_result_tokens: int | None = None
-    """Default budget for one tool result; None uses the core's default."""
-    default_timeout: float = 30.0
-    """Seconds a call may take when its upstream sets no timeout."""
+    results: ResultBudget = field(default_factory=ResultBudget)
+    """Result budgets (``max_result_tokens``: one result; ``session_result_budget``: the results
+    one conversation may hold before later ones are cut harder), the core's own object."""
+    execution: Execution = field(default_factory=Execution)
+    """How calls run (``default_timeout``: seconds a call may take when its upstream sets no
+    timeout), the core's own object."""
+    approval: Approval = field(default_factory=Approval)
+    """Which calls need approval (``approve_destructive = false`` leaves destructive tools to
+    the policy's ``require_approval`` alone); with no approver, such calls are refused."""
     profile: str | None = None
     """The core profile every client session starts with (``readonly``, ``full``...)."""
     always_on: tuple[str, ...] = ()
@@ -116,9 +124,6 @@ class GatewaySettings:
     media: Literal["describe", "pass"] = "describe"
     """Upstream images, audio and resources: described in the text result (``describe``), or
     also passed on as MCP content blocks after it (``pass``; they bypass the token budget)."""
-    session_result_budget: int | None = None
-    """Tokens of results one conversation may hold before later results are cut harder;
-    None: no session budget."""
     direct_answers: bool = False
     """With ``[store] sessions``, answer a conversation's plain requests (no progress token) in
     their own task (:mod:`toolmgmt_mcp.exchange`: less CPU per call) instead of through the

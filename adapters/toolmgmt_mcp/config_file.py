@@ -59,9 +59,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from toolmgmt_core.calls.budget import ResultBudget
 from toolmgmt_core.embeddings.named import check_embedder_spec
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.policy.profiles import may_match, parse_pattern
+from toolmgmt_core.policy.steps import Approval
+from toolmgmt_core.session.options import Execution
 from toolmgmt_core.stores import DEFAULT_SESSION_TTL
 from toolmgmt_mcp.config import (
     GatewayConfig,
@@ -235,7 +238,7 @@ class _Reader:
         where = ("gateway",)
         keys = {"name", "transport", "host", "port", "path", "token", "token_env"}
         keys |= {"max_result_tokens", "default_timeout", "profile", "always_on", "media"}
-        keys |= {"session_result_budget", "direct_answers"}
+        keys |= {"session_result_budget", "direct_answers", "approve_destructive"}
         body = self._table(where, body, keys)
         transport = body.get("transport", "stdio")
         if transport not in ("stdio", "http"):
@@ -245,11 +248,8 @@ class _Reader:
         media = body.get("media", "describe")
         if media not in ("describe", "pass"):
             raise self.fail(where + ("media",), f"must be 'describe' or 'pass', got {media!r}.")
-        direct_answers = body.get("direct_answers", False)
-        if not isinstance(direct_answers, bool):
-            raise self.fail(
-                where + ("direct_answers",), f"must be true or false, got {direct_answers!r}."
-            )
+        direct_answers = self._bool(where, body, "direct_answers", False)
+        destructive = self._bool(where, body, "approve_destructive", True)
         token = body.get("token")
         if "token_env" in body:
             var = self._string(where + ("token_env",), body["token_env"])
@@ -270,25 +270,43 @@ class _Reader:
             port=self._int(where + ("port",), body.get("port", 8765), low=0, high=65535),
             path=path,
             token=token,
-            max_result_tokens=self._optional_tokens(where, body),
+            results=self._results(where, body),
+            execution=Execution(
+                timeout=self._seconds(
+                    where + ("default_timeout",), body.get("default_timeout", 30.0)
+                )
+            ),
+            approval=Approval(destructive=destructive),
             profile=self._string(where + ("profile",), body["profile"])
             if "profile" in body
             else None,
             always_on=self._strings(where + ("always_on",), body.get("always_on", [])),
             media=media,
             direct_answers=direct_answers,
-            default_timeout=self._seconds(
-                where + ("default_timeout",), body.get("default_timeout", 30.0)
-            ),
-            session_result_budget=None
-            if body.get("session_result_budget") is None
-            else self._int(
+        )
+
+    def _results(self, where: tuple[str, ...], body: Mapping[str, Any]) -> ResultBudget:
+        """``max_result_tokens`` and ``session_result_budget`` as the core's ResultBudget."""
+        options: dict[str, Any] = {}
+        limit = self._optional_tokens(where, body)
+        if limit is not None:
+            options["max_result_tokens"] = limit
+        if body.get("session_result_budget") is not None:
+            options["session_tokens"] = self._int(
                 where + ("session_result_budget",),
                 body["session_result_budget"],
                 low=1,
                 high=100_000_000,
-            ),
-        )
+            )
+        return ResultBudget(**options)
+
+    def _bool(
+        self, where: tuple[str, ...], body: Mapping[str, Any], key: str, default: bool
+    ) -> bool:
+        value = body.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(where + (key,), f"must be true or false, got {value!r}.")
+        return value
 
     def _store(self, body: Any) -> StoreConfig:
         where = ("store",)

@@ -33,6 +33,7 @@ from toolmgmt_core.model.errors import ConfigError, StoreError, ToolCallError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import Policy
 from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.options import Access
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import SessionStore
 from toolmgmt_mcp.catalog_store import SharedCatalog
@@ -112,20 +113,18 @@ class Gateway:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
-        self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools("gateway")]
+        self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools()]
 
     @staticmethod
     def _manager_options(config: GatewayConfig) -> dict[str, Any]:
         """Keyword arguments for the manager from the ``[gateway]`` and policy settings."""
-        options: dict[str, Any] = {"default_timeout": config.gateway.default_timeout}
-        if config.gateway.max_result_tokens is not None:
-            options["max_result_tokens"] = config.gateway.max_result_tokens
-        if config.gateway.profile is not None:
-            options["profile"] = config.gateway.profile
-        if config.gateway.session_result_budget is not None:
-            options["session_result_budget"] = config.gateway.session_result_budget
-        options["policies"] = _policy_steps(config)
-        return options
+        settings = config.gateway
+        return {
+            "results": settings.results,
+            "execution": settings.execution,
+            "approval": settings.approval,
+            "access": Access(settings.profile, _policy_steps(config)),
+        }
 
     async def __aenter__(self) -> Gateway:
         self._background = anyio.create_task_group()

@@ -65,8 +65,9 @@ from toolmgmt_core import (
     ToolAnnotations,
     ToolUnavailableError,
 )
-from toolmgmt_core.calls.control import ApprovalAsker, framework_approval, passthrough
+from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
 from toolmgmt_core.compat import require_version
+from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.policy.steps import ApprovalRequest
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.manager import ToolManager
@@ -207,7 +208,7 @@ class ManagedToolset(AbstractToolset[Any]):
             )
         if search not in _SEARCHES:
             raise ConfigError(f"search must be 'toolmgmt' or 'pydantic_ai', got {search!r}.")
-        if search == "pydantic_ai" and manager.call_unloaded != "load":
+        if search == "pydantic_ai" and manager.discovery.call_unloaded != "load":
             raise ConfigError(
                 "search='pydantic_ai' lets PydanticAI reveal tools the session has not listed, "
                 "so the session must run them: build the manager with call_unloaded='load'."

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from toolmgmt_core import ConfigError, ToolManager
+from toolmgmt_core import Auto, ConfigError, ToolManager
 from toolmgmt_demo import demo_catalog
 
 
@@ -15,7 +15,7 @@ def _catalog_tools(session):  # type: ignore[no-untyped-def]
 
 
 def test_tools_that_fit_are_listed_and_the_rest_deferred() -> None:
-    manager = ToolManager(demo_catalog(), mode="auto", definitions_budget=3_000)
+    manager = ToolManager(demo_catalog(), mode=Auto(definitions_budget=3_000))
     session = manager.session()
     listed = _catalog_tools(session)
     assert 3 < len(listed) < len(manager.catalog)
@@ -35,7 +35,7 @@ def test_tools_that_fit_are_listed_and_the_rest_deferred() -> None:
 
 
 def test_a_budget_that_holds_everything_lists_flat() -> None:
-    manager = ToolManager(demo_catalog(), mode="auto", definitions_budget=10**6)
+    manager = ToolManager(demo_catalog(), mode=Auto(definitions_budget=10**6))
     session = manager.session()
     assert session.mode == "flat"
     assert len(_catalog_tools(session)) == len(manager.catalog)
@@ -43,4 +43,4 @@ def test_a_budget_that_holds_everything_lists_flat() -> None:
 
 def test_budget_must_be_positive() -> None:
     with pytest.raises(ConfigError, match="definitions_budget"):
-        ToolManager(demo_catalog(), mode="auto", definitions_budget=0)
+        ToolManager(demo_catalog(), mode=Auto(definitions_budget=0))

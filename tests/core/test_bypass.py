@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core import Policy, Tool, ToolCatalog, ToolManager, ToolSession
+from toolmgmt_core import (
+    Access,
+    Auto,
+    Discovery,
+    Policy,
+    Tool,
+    ToolCatalog,
+    ToolManager,
+    ToolSession,
+)
 
 HIDDEN = ("admin_reset", "delete_repo", "crm.export all", "Drop_Table")
 ran: list[str] = []
@@ -61,16 +70,16 @@ MODES = {
     "search": {"mode": "search"},
     "gateway": {"mode": "gateway"},
     "lazy": {"mode": "lazy"},
-    "auto-deferred": {"mode": "auto", "auto_threshold_tokens": 1},
+    "auto-deferred": {"mode": Auto(threshold_tokens=1)},
     "auto-flat": {"mode": "auto"},
-    "search-load": {"mode": "search", "call_unloaded": "load"},
+    "search-load": {"mode": "search", "discovery": Discovery(call_unloaded="load")},
 }
 
 
 @functools.cache
 def _managers(mode: str) -> tuple[ToolManager, ToolManager]:
     options = MODES[mode]
-    guarded = ToolManager(ToolCatalog(_tools()), policies=POLICIES, **options)
+    guarded = ToolManager(ToolCatalog(_tools()), access=Access(policies=POLICIES), **options)
     clean = ToolCatalog([t for t in _tools() if t.name not in HIDDEN])
     return guarded, ToolManager(clean, **options)
 
@@ -195,7 +204,7 @@ def test_listings_and_views_hold_no_hidden_tool(mode) -> None:
 
 @pytest.mark.parametrize("mode", ["search", "lazy", "auto-deferred", "search-load"])
 def test_restored_state_naming_a_hidden_tool_loads_nothing(mode) -> None:
-    manager = ToolManager(ToolCatalog(_tools()), policies=POLICIES, **MODES[mode])
+    manager = ToolManager(ToolCatalog(_tools()), access=Access(policies=POLICIES), **MODES[mode])
     session = manager.session({"version": 1, "loaded": ["admin_reset", "read_file"]})
     assert "admin_reset" not in _text(session)
     before = len(ran)
@@ -206,7 +215,7 @@ def test_restored_state_naming_a_hidden_tool_loads_nothing(mode) -> None:
 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_a_loaded_tool_hidden_by_a_profile_switch_is_refused(mode) -> None:
-    manager = ToolManager(ToolCatalog(_tools()), policies=POLICIES, **MODES[mode])
+    manager = ToolManager(ToolCatalog(_tools()), access=Access(policies=POLICIES), **MODES[mode])
     session = manager.session()
     session.call_sync("load_tool_schema", {"tool_names": ["write_file"]})
     session.call_sync("tool_search", {"query": "write a text file"})
@@ -236,18 +245,26 @@ def test_meta_tools_survive_a_deny_everything_policy() -> None:
         ("lazy", ["load_tool_schema"]),
     ]:
         with pytest.warns(UserWarning, match="only the meta-tools"):
-            session = ToolManager(ToolCatalog(_tools()), mode, policies=deny_all).session()
+            session = ToolManager(
+                ToolCatalog(_tools()), mode, access=Access(policies=deny_all)
+            ).session()
             assert [t.name for t in session.tools()] == expected
         assert session.visible_tools() == []
-    gateway = ToolManager(ToolCatalog(_tools()), "gateway", policies=deny_all).session()
+    gateway = ToolManager(
+        ToolCatalog(_tools()), "gateway", access=Access(policies=deny_all)
+    ).session()
     toc = gateway.call_sync("discover_tools", {})
     assert not toc.is_error and toc.value == {"domains": {}}
-    search = ToolManager(ToolCatalog(_tools()), "search", policies=deny_all).session()
+    search = ToolManager(
+        ToolCatalog(_tools()), "search", access=Access(policies=deny_all)
+    ).session()
     found = search.call_sync("tool_search", {"query": "file"})
     assert not found.is_error and found.value["found"] == {}
     # A policy naming a meta-tool cannot remove it either.
     named = ToolManager(
-        ToolCatalog(_tools()), "search", policies=[Policy("global", deny=["tool_search"])]
+        ToolCatalog(_tools()),
+        "search",
+        access=Access(policies=[Policy("global", deny=["tool_search"])]),
     ).session()
     assert named.tools()[0].name == "tool_search"
     assert named.explain("tool_search").allowed
@@ -266,7 +283,7 @@ def test_a_catalog_tool_flagged_meta_is_still_under_the_policy() -> None:
     catalog = ToolCatalog([*_tools(), flagged, named_like_meta])
     deny = [Policy("global", deny=["admin_*", "execute_tool"])]
     for mode in ("search", "gateway", "lazy"):
-        session = ToolManager(catalog, mode, policies=deny).session()
+        session = ToolManager(catalog, mode, access=Access(policies=deny)).session()
         assert not session.explain("admin_wipe").allowed
         assert {"admin_wipe", "execute_tool"}.isdisjoint(t.name for t in session.visible_tools())
         before = len(ran)
@@ -310,14 +327,14 @@ def _demo() -> tuple[ToolCatalog, ToolCatalog, dict[str, dict[str, Any]]]:
 
     catalog = demo.demo_catalog()
     arguments = {t.name: demo.example_arguments(t) for t in catalog}
-    view = ToolManager(catalog, policies=DEMO_POLICIES).policy
+    view = ToolManager(catalog, access=Access(policies=DEMO_POLICIES)).policy
     return catalog, ToolCatalog([t for t in catalog if view.allows(t)]), arguments
 
 
 def _demo_managers(mode: str) -> tuple[ToolManager, ToolManager, dict[str, dict[str, Any]]]:
     catalog, clean, arguments = _demo()
-    options = {**MODES[mode], "call_unloaded": "load"}
-    guarded = ToolManager(catalog, policies=DEMO_POLICIES, **options)
+    options = {**MODES[mode], "discovery": Discovery(call_unloaded="load")}
+    guarded = ToolManager(catalog, access=Access(policies=DEMO_POLICIES), **options)
     return guarded, ToolManager(clean, **options), arguments
 
 

@@ -422,6 +422,18 @@ def test_command_modules_add_subcommands_and_a_broken_one_is_contained(
     assert code == 0
 
 
+def test_an_add_on_with_a_bug_is_not_called_unavailable(tmp_path, monkeypatch, capsys) -> None:
+    """Only an ImportError (a missing extra) makes an add-on 'unavailable'; a bug surfaces."""
+    (tmp_path / "buggy_cmd.py").write_text(
+        "def register(subparsers):\n    raise RuntimeError('a bug in the add-on')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(cli, "COMMAND_MODULES", {"buggy": "buggy_cmd"})
+    with pytest.raises(RuntimeError, match="a bug in the add-on"):
+        cli.build_parser()
+
+
 # -- the installed script -------------------------------------------------------------------
 
 

@@ -11,17 +11,21 @@ import numpy as np
 import pytest
 from support.embedders import HashingEmbedder
 
-import toolmgmt_core.calls.control as control
+import toolmgmt_core.model.control as control
 from toolmgmt_core import (
+    Access,
     ApprovalEdit,
     ApprovalRequest,
     ApprovalResponse,
+    Discovery,
     Policy,
+    ResultBudget,
     ToolAnnotations,
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.calls.control import framework_approval, passthrough
+from toolmgmt_core.calls.approval import framework_approval
+from toolmgmt_core.model.control import passthrough
 
 
 class Pause(Exception):
@@ -107,7 +111,10 @@ def test_cancellation_always_propagates() -> None:
         raise asyncio.CancelledError
 
     manager = ToolManager(
-        catalog, mode="search", always_on=["report"], summarizer=slow, summarize_threshold=16
+        catalog,
+        mode="search",
+        always_on=["report"],
+        results=ResultBudget(summarizer=slow, summarize_threshold=16),
     )
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(manager.session().call("report", {"x": 1}))
@@ -120,7 +127,10 @@ def test_summariser_and_approver_signals_pass_when_declared() -> None:
         raise Pause("summary needs a human")
 
     manager = ToolManager(
-        catalog, mode="search", always_on=["report"], summarizer=pausing, summarize_threshold=16
+        catalog,
+        mode="search",
+        always_on=["report"],
+        results=ResultBudget(summarizer=pausing, summarize_threshold=16),
     )
     fallback = manager.session().call_sync("report", {"x": 1})
     assert not fallback.is_error and fallback.note and "Pause" in fallback.note
@@ -149,8 +159,10 @@ def test_framework_approval_asks_the_scoped_approver() -> None:
 
     manager = ToolManager(catalog, mode="search", always_on=["wipe", "pause_sync"])
     session = manager.session()
-    # Without an approver, a destructive tool runs (as before) ...
-    assert session.call_sync("wipe", {"x": 1}).content == "wiped 1"
+    # Without an approver, a destructive tool is refused (nobody can say yes: fail closed) ...
+    unasked = session.call_sync("wipe", {"x": 1})
+    assert unasked.is_error and unasked.outcome == "denied" and "nobody here" in unasked.content
+    assert runs["wipe"] == 0
     # ... and with the framework's approver it needs a yes, asked with validated arguments.
     with framework_approval(human):
         refused = session.call_sync("wipe", {"x": 2})
@@ -161,16 +173,16 @@ def test_framework_approval_asks_the_scoped_approver() -> None:
         assert session.call_sync("pause_sync", {"x": 1}).is_error  # needs no approval
     assert [r.arguments for r in asked] == [{"x": 2}, {"x": 3}]
     assert asked[0].reason == "the tool is annotated destructive"
-    assert runs["wipe"] == 2  # the refused call never ran
+    assert runs["wipe"] == 1  # the refused calls never ran
 
     # A step's require_approval without any approver is refused; with the framework's, asked.
     strict = ToolManager(
         catalog,
         mode="search",
         always_on=["pause_sync"],
-        policies=[Policy("review", require_approval=["pause_*"])],
+        access=Access(policies=[Policy("review", require_approval=["pause_*"])]),
     )
-    assert "no approver" in strict.session().call_sync("pause_sync", {"x": 1}).content
+    assert "nobody here can give it" in strict.session().call_sync("pause_sync", {"x": 1}).content
     with framework_approval(lambda request: False):
         assert "refused" in strict.session().call_sync("pause_sync", {"x": 1}).content
 
@@ -292,7 +304,7 @@ def test_loaded_names_read_every_meta_tool_answer() -> None:
     from toolmgmt_core.session.history import loaded_names, restore_loaded
     from toolmgmt_demo import demo_catalog
 
-    manager = ToolManager(demo_catalog(), mode="search", max_results=2)
+    manager = ToolManager(demo_catalog(), mode="search", discovery=Discovery(max_results=2))
     live = manager.session()
     transcript: list[tuple[str, Any]] = []
     for name, arguments in [

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from toolmgmt_core import (
     InvalidArgumentsError,
+    ResultBudget,
     Tool,
     ToolCallError,
     ToolCatalog,
@@ -348,7 +349,7 @@ def test_a_huge_handler_error_is_cut_to_the_result_budget() -> None:
         ("gateway", "execute_tool", {"tool_name": "crash"}),
         ("lazy", "crash_small", {}),
     ]:
-        manager = ToolManager(catalog, mode, max_result_tokens=120)
+        manager = ToolManager(catalog, mode, results=ResultBudget(max_result_tokens=120))
         result = manager.session().call_sync(name, arguments)
         budget = 40 if name == "crash_small" else 120
         assert result.is_error and result.value["kind"] == "tool"

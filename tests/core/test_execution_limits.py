@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core import Tool, ToolCatalog, ToolManager
+from toolmgmt_core import Discovery, Tool, ToolCatalog, ToolManager
 from toolmgmt_core.calls.execution import DEFAULT_TOOL_CONCURRENCY
 from toolmgmt_core.calls.sync import is_small
 from toolmgmt_core.calls.validation import check_arguments
 
 
 def _session(*tools: Tool, **options: Any) -> Any:
-    return ToolManager(ToolCatalog(list(tools)), call_unloaded="load", **options).session()
+    discovery = Discovery(call_unloaded="load")
+    return ToolManager(ToolCatalog(list(tools)), discovery=discovery, **options).session()
 
 
 def test_a_tool_runs_at_most_max_concurrency_calls_at_once() -> None:

@@ -76,11 +76,45 @@ def test_no_core_module_takes_part_in_an_import_circle() -> None:
 
 def test_the_check_sees_lazy_and_type_checking_imports() -> None:
     graph = _graph()
-    # control.py names ApprovalRequest only under TYPE_CHECKING.
-    assert "toolmgmt_core.policy.steps" in graph["toolmgmt_core.calls.control"]
+    # history.py names ToolSession only under TYPE_CHECKING.
+    assert "toolmgmt_core.session.session" in graph["toolmgmt_core.session.history"]
     # A function's own import (the CLI loads its commands' modules lazily).
     assert "toolmgmt_core.lint" in graph["toolmgmt_core.cli.commands"]
-    # ``from toolmgmt_core import meta_tools`` is the submodule, not the package.
-    assert "toolmgmt_core.session.meta_tools" in graph["toolmgmt_core.session.session"]
+    # ``import toolmgmt_core.session.meta_tools as meta`` is the submodule, not the package.
+    assert "toolmgmt_core.session.meta_tools" in graph["toolmgmt_core.session.meta_calls"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"model", "compat"}),
+    frozenset({"embeddings", "events", "policy"}),
+    frozenset({"search"}),
+    frozenset({"catalog"}),
+    frozenset({"calls"}),
+    frozenset({"stores", "providers"}),
+    frozenset({"session"}),
+    frozenset({"lint"}),
+    frozenset({"cli"}),
+)
+"""The core's rooms from the bottom up: a room imports only rooms of lower layers (the package
+``__init__`` sits above them all)."""
+
+
+def test_rooms_import_only_downward() -> None:
+    level = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}
+    level["__init__"] = len(LAYERS)
+    upward = []
+    for module, imported in _graph().items():
+        room = _room(module)
+        for target in imported:
+            other = _room(target)
+            if other != room and level[other] >= level[room]:
+                upward.append(f"{module} -> {target}")
+    assert not upward, "imports that do not go down a layer: " + ", ".join(sorted(upward))
+    assert set(level) >= {_room(m) for m in _graph()}, "a room missing from LAYERS"
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from toolmgmt_core import Tool, ToolCatalog, ToolManager, count_tokens
-from toolmgmt_core.session.meta_tools import INSTRUCTIONS, META_TOOL_NAMES
+from toolmgmt_core import Auto, Discovery, Lazy, Tool, ToolCatalog, ToolManager, count_tokens
+from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.session.modes import MODES
 
 
 def orders_handler(customer: dict, items: list, note: str = "") -> dict:
@@ -120,7 +121,7 @@ def test_gateway_meta_tools_teach_the_workflow_and_carry_hints(catalog) -> None:
 def test_instructions_are_short(catalog) -> None:
     for mode in ("search", "gateway", "lazy"):
         text = ToolManager(catalog, mode=mode).instructions
-        assert text == INSTRUCTIONS[mode]
+        assert text == MODES[mode]().instructions
         assert 30 <= count_tokens(text) <= 100, (mode, count_tokens(text))
     assert "discover_tools" in ToolManager(catalog, mode="gateway").session().instructions
 
@@ -173,7 +174,7 @@ def test_discover_query_searches_everything(catalog) -> None:
 
 def test_discover_large_domain_asks_to_narrow() -> None:
     catalog = make_catalog(extra_per_domain=30)
-    session = ToolManager(catalog, mode="gateway", browse_limit=20).session()
+    session = ToolManager(catalog, mode="gateway", discovery=Discovery(browse_limit=20)).session()
     result = session.call_sync("discover_tools", {"domain": "sales"}).value
     assert result["groups"] == {"orders": 1, "refunds": 1, "reports": 30}
     assert "pass a group" in result["note"]
@@ -261,7 +262,9 @@ def test_gateway_direct_call_follows_call_unloaded(catalog) -> None:
     strict = ToolManager(catalog, mode="gateway").session()
     refused = strict.call_sync("refund_order", {"order_id": "o1"})
     assert refused.error.code == "tool_not_loaded" and "execute_tool" in refused.error.message
-    lenient = ToolManager(catalog, mode="gateway", call_unloaded="load").session()
+    lenient = ToolManager(
+        catalog, mode="gateway", discovery=Discovery(call_unloaded="load")
+    ).session()
     assert lenient.call_sync("refund_order", {"order_id": "o1"}).value == {"refunded": "o1"}
     assert len(lenient.tools()) == 3
 
@@ -287,7 +290,7 @@ def test_lazy_lists_every_tool_with_an_empty_schema(catalog) -> None:
         assert stub.parameters == {"type": "object", "properties": {}}
         assert stub.metadata == {"lazy_stub": True}
     assert tools[1].description == "Create a sales order for a customer."
-    full = ToolManager(catalog, mode="lazy", lazy_descriptions="full").session()
+    full = ToolManager(catalog, mode=Lazy(descriptions="full")).session()
     assert full.tools()[1].description == catalog.get("create_order").description
     assert not session.is_deferred("create_order")
 
@@ -356,32 +359,30 @@ def test_auto_unknown_names_point_at_what_is_listed(catalog) -> None:
         message = flat.call_sync(name, {}).error.message
         assert message.endswith("Pick a name from your tool list."), message
     flat_tokens = catalog.definition_tokens()
-    deferred = ToolManager(catalog, mode="auto", auto_threshold_tokens=flat_tokens - 1).session()
+    deferred = ToolManager(catalog, mode=Auto(threshold_tokens=flat_tokens - 1)).session()
     message = deferred.call_sync("no_such_tool", {}).error.message
     assert message.endswith("Use tool_search to find tools."), message
 
 
 def test_auto_defers_over_a_token_threshold(catalog) -> None:
     flat = catalog.definition_tokens()
-    session = ToolManager(catalog, mode="auto", auto_threshold_tokens=flat - 1).session()
+    session = ToolManager(catalog, mode=Auto(threshold_tokens=flat - 1)).session()
     assert session.mode == "search"
     assert [t.name for t in session.tools()] == ["tool_search"]
-    under = ToolManager(catalog, mode="auto", auto_threshold_tokens=flat).session()
+    under = ToolManager(catalog, mode=Auto(threshold_tokens=flat)).session()
     assert under.mode == "flat"
 
 
 def test_auto_defers_over_a_share_of_the_context_window(catalog) -> None:
     flat = catalog.definition_tokens()
-    small = ToolManager(catalog, mode="auto", context_window=flat * 5).session()
+    small = ToolManager(catalog, mode=Auto(context_window=flat * 5)).session()
     assert small.mode == "search", "10% of a window 5x the catalog is less than the catalog"
-    large = ToolManager(catalog, mode="auto", context_window=flat * 20).session()
+    large = ToolManager(catalog, mode=Auto(context_window=flat * 20)).session()
     assert large.mode == "flat"
-    share = ToolManager(catalog, mode="auto", context_window=flat * 5, auto_threshold_share=0.5)
+    share = ToolManager(catalog, mode=Auto(context_window=flat * 5, threshold_share=0.5))
     assert share.session().mode == "flat"
-    both = ToolManager(
-        catalog, mode="auto", context_window=flat * 20, auto_threshold_tokens=flat // 2
-    )
-    assert both.auto_threshold == flat // 2 and both.session().mode == "search"
+    both = ToolManager(catalog, mode=Auto(context_window=flat * 20, threshold_tokens=flat // 2))
+    assert both.mode.threshold == flat // 2 and both.session().mode == "search"
 
 
 def test_auto_honours_defer_loading(catalog) -> None:
@@ -393,7 +394,7 @@ def test_auto_honours_defer_loading(catalog) -> None:
     found = flat.call_sync("tool_search", {"query": "refund sales order"})
     assert found.value["added"] == ["refund_order"]
     assert flat.tools()[-1].name == "refund_order"
-    deferred = ToolManager(catalog, mode="auto", auto_threshold_tokens=1).session()
+    deferred = ToolManager(catalog, mode=Auto(threshold_tokens=1)).session()
     assert [t.name for t in deferred.tools()] == ["tool_search", "get_stock_level"]
 
 

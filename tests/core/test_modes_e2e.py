@@ -13,7 +13,7 @@ import json
 import pytest
 
 import toolmgmt_demo as demo
-from toolmgmt_core import ToolManager, ToolSession
+from toolmgmt_core import Auto, ToolManager, ToolSession
 
 NEW_CONTACT = {"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com"}
 STRINGIFIED = {
@@ -172,10 +172,10 @@ def test_lazy_mode_conversation(catalog) -> None:
 
 def test_auto_mode_on_the_demo(catalog) -> None:
     flat_tokens = catalog.definition_tokens()
-    deferred = ToolManager(catalog, mode="auto", context_window=flat_tokens * 5).session()
+    deferred = ToolManager(catalog, mode=Auto(context_window=flat_tokens * 5)).session()
     assert deferred.mode == "search"
     assert deferred.usage().definition_tokens < flat_tokens * 0.1
-    roomy = ToolManager(catalog, mode="auto", context_window=flat_tokens * 20).session()
+    roomy = ToolManager(catalog, mode=Auto(context_window=flat_tokens * 20)).session()
     assert roomy.mode == "flat"
     assert len(roomy.tools()) == len(catalog)
     created = roomy.call_sync("crm_create_contact", STRINGIFIED)

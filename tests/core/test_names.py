@@ -11,7 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toolmgmt_core.model.names as names_module
-from toolmgmt_core import DuplicateToolError, Policy, Tool, ToolCatalog, ToolManager
+from toolmgmt_core import (
+    Access,
+    Discovery,
+    DuplicateToolError,
+    Policy,
+    Tool,
+    ToolCatalog,
+    ToolManager,
+)
 from toolmgmt_core.catalog.tool_catalog import normalize_name
 from toolmgmt_core.model.names import fold_name, fold_pattern, name_forms
 from toolmgmt_core.policy.profiles import parse_pattern
@@ -64,7 +72,7 @@ def test_the_ascii_shortcut_agrees_with_the_full_folding(text: str) -> None:
 def test_every_name_a_provider_sends_is_one_of_the_forms(text: str) -> None:
     """Lookup reaches a tool by its provider names too (resolve_provider_name), so policy
     patterns and registration compare those: name_forms must hold each one, folded."""
-    from toolmgmt_core.providers.names import NAME_RULES, provider_name
+    from toolmgmt_core.model.provider_names import NAME_RULES, provider_name
 
     for rules in NAME_RULES.values():
         sent = provider_name(text, rules)
@@ -80,7 +88,9 @@ def test_a_deny_covers_every_name_lookup_runs_the_tool_by(registered: str) -> No
     ran: list[str] = []
     catalog = ToolCatalog([Tool(registered, handler=lambda: ran.append("ran"))])
     session = ToolManager(
-        catalog, policies=[Policy("g", deny=["files_delete"])], call_unloaded="load"
+        catalog,
+        discovery=Discovery(call_unloaded="load"),
+        access=Access(policies=[Policy("g", deny=["files_delete"])]),
     ).session()
     for called in ("files_delete", registered):
         assert session.call_sync(called).is_error
@@ -127,7 +137,9 @@ def test_registration_lookup_policy_and_explain_agree() -> None:
         catalog.add(Tool("files-delete"))
     assert catalog.find("files_delete") is catalog.get("Files Delete")
     session = ToolManager(
-        catalog, policies=[Policy("global", deny=["files_delete"])], call_unloaded="load"
+        catalog,
+        discovery=Discovery(call_unloaded="load"),
+        access=Access(policies=[Policy("global", deny=["files_delete"])]),
     ).session()
     assert not session.explain("FILES_DELETE").allowed
     assert session.explain("FILES_DELETE").pattern == "files_delete"
@@ -155,7 +167,9 @@ def test_names_must_hold_something_visible() -> None:
 def test_description_overrides_are_found_by_folded_name() -> None:
     catalog = ToolCatalog([Tool("read_file", "Read a file.")])
     overrides = {"Read-File": "Read a file under src/ only."}
-    session = ToolManager(catalog, policies=[Policy("agent", description_overrides=overrides)])
+    session = ToolManager(
+        catalog, access=Access(policies=[Policy("agent", description_overrides=overrides)])
+    )
     assert session.session().visible_tools()[0].description == overrides["Read-File"]
 
 

@@ -3,10 +3,12 @@ from __future__ import annotations
 import asyncio
 import json
 import warnings
+from typing import Any
 
 import pytest
 
-from toolmgmt_core import ApprovalDeniedError, ConfigError, Tool, ToolCatalog
+from toolmgmt_core import Approval, ApprovalDeniedError, ConfigError, Tool, ToolCatalog
+from toolmgmt_core.calls.approval import ask_approval
 from toolmgmt_core.policy.files import PolicyFile, load_policy_file
 from toolmgmt_core.policy.profiles import Profile
 from toolmgmt_core.policy.steps import ApprovalRequest, Policy
@@ -201,16 +203,27 @@ def test_policy_round_trips_through_dict() -> None:
 # -- approval ---------------------------------------------------------------------------------
 
 
+def _ask(view: PolicyView, tool: Any, arguments: dict[str, Any]) -> Any:
+    """What the pipeline does: ask only when the policy says the call needs approval."""
+    reason = view.approval_reason(tool)
+    return None if reason is None else asyncio.run(ask_approval(view, tool, arguments, reason))
+
+
 def test_needs_approval(catalog: ToolCatalog) -> None:
     view = PolicyView(catalog, None, [Policy("global", require_approval=["crm_update"])])
     assert view.needs_approval(catalog.get("crm_update"))
-    # Destructive tools need approval only when an approver is configured.
-    assert not view.needs_approval(catalog.get("write_file"))
+    # Destructive tools need approval by default, whether or not an approver is configured.
+    assert view.needs_approval(catalog.get("write_file"))
     with_approver = PolicyView(catalog, approval=lambda request: True)
     assert with_approver.needs_approval(catalog.get("write_file"))
     assert not with_approver.needs_approval(catalog.get("read_file"))
     assert not with_approver.needs_approval(META)
     assert with_approver.explain("admin_reset").needs_approval
+    # The explicit opt-out: only the steps' require_approval remains.
+    steps = [Policy("global", require_approval=["crm_update"])]
+    trusting = PolicyView(catalog, None, steps, Approval(destructive=False))
+    assert not trusting.needs_approval(catalog.get("write_file"))
+    assert trusting.needs_approval(catalog.get("crm_update"))
 
 
 def test_approval_callbacks_sync_and_async(catalog: ToolCatalog) -> None:
@@ -226,17 +239,17 @@ def test_approval_callbacks_sync_and_async(catalog: ToolCatalog) -> None:
 
     tool = catalog.get("write_file")
     view = PolicyView(catalog, approval=sync_approver)
-    asyncio.run(view.check_approval(tool, {"path": "ok.txt"}))
+    _ask(view, tool, {"path": "ok.txt"})
     assert seen[0].tool is tool and "destructive" in seen[0].reason
     with pytest.raises(ApprovalDeniedError, match="refused by the approver") as info:
-        asyncio.run(view.check_approval(tool, {"path": "/etc/passwd"}))
+        _ask(view, tool, {"path": "/etc/passwd"})
     assert info.value.to_dict()["error"] == "approval_denied"
-    asyncio.run(view.check_approval(catalog.get("read_file"), {}))  # not needed: no call
+    _ask(view, catalog.get("read_file"), {})  # not needed: no call
     assert len(seen) == 2
 
     refusing = PolicyView(catalog, approval=async_approver)
     with pytest.raises(ApprovalDeniedError):
-        asyncio.run(refusing.check_approval(tool, {}))
+        _ask(refusing, tool, {})
 
 
 def test_approval_fails_closed(catalog: ToolCatalog) -> None:
@@ -245,14 +258,14 @@ def test_approval_fails_closed(catalog: ToolCatalog) -> None:
 
     tool = catalog.get("admin_reset")
     with pytest.raises(ApprovalDeniedError, match="approval check for 'admin_reset' failed"):
-        asyncio.run(PolicyView(catalog, approval=broken).check_approval(tool, {}))
+        _ask(PolicyView(catalog, approval=broken), tool, {})
     # "yes-ish" values are not a yes
     with pytest.raises(ApprovalDeniedError):
-        asyncio.run(PolicyView(catalog, approval=lambda r: "yes").check_approval(tool, {}))
+        _ask(PolicyView(catalog, approval=lambda r: "yes"), tool, {})
     # A step requires approval but there is no approver: refused, not silently run.
     view = PolicyView(catalog, None, [Policy("global", require_approval=["crm_*"])])
-    with pytest.raises(ApprovalDeniedError, match="no approver is configured"):
-        asyncio.run(view.check_approval(catalog.get("crm_search"), {}))
+    with pytest.raises(ApprovalDeniedError, match="nobody here can give it"):
+        _ask(view, catalog.get("crm_search"), {})
     with pytest.raises(ConfigError, match="approval must be a callable"):
         PolicyView(catalog, approval="yes")  # type: ignore[arg-type]
 

@@ -6,7 +6,16 @@ import json
 
 import pytest
 
-from toolmgmt_core import ConfigError, Policy, Profile, Tool, ToolCatalog, ToolManager
+from toolmgmt_core import (
+    Access,
+    ConfigError,
+    Discovery,
+    Policy,
+    Profile,
+    Tool,
+    ToolCatalog,
+    ToolManager,
+)
 from toolmgmt_core.policy.profiles import may_match, parse_pattern
 from toolmgmt_core.policy.view import PolicyView
 
@@ -23,7 +32,11 @@ def _catalog() -> ToolCatalog:
 
 def test_state_chooses_within_the_configured_profile_and_explain_says_so() -> None:
     fs = Profile("fs", include=["domain:fs"])
-    manager = ToolManager(_catalog(), profile="readonly", profiles=[fs], call_unloaded="load")
+    manager = ToolManager(
+        _catalog(),
+        discovery=Discovery(call_unloaded="load"),
+        access=Access(profile="readonly", profiles=[fs]),
+    )
     session = manager.session({"version": 1, "loaded": [], "profile": "fs"})
     assert [t.name for t in session.visible_tools()] == ["read_file"]  # readonly and fs
     hidden = session.explain("write_file")
@@ -32,9 +45,11 @@ def test_state_chooses_within_the_configured_profile_and_explain_says_so() -> No
     assert session.to_json()["profile"] == "fs"
     again = manager.session(json.loads(json.dumps(session.to_json())))
     assert [t.name for t in again.visible_tools()] == ["read_file"]
-    # Trusted code may still widen, and says so in to_json; restoring that narrows again.
+    # The manager's profile is a ceiling: not even set_profile lifts it (a wider profile needs a
+    # manager built with it).
     session.set_profile("full")
-    assert "write_file" in [t.name for t in session.visible_tools()]
+    assert "write_file" not in [t.name for t in session.visible_tools()]
+    assert session.call_sync("write_file", {}).error.code == "not_permitted"
     restored = manager.session(session.to_json())
     assert "write_file" not in [t.name for t in restored.visible_tools()]
 

@@ -15,7 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolmgmt_core import (
+    Access,
+    Approval,
     ConfigError,
+    Discovery,
     Policy,
     Profile,
     Tool,
@@ -169,12 +172,20 @@ def _check_agreement(session: ToolSession, expected: set[str]) -> None:
 def test_listing_and_execution_always_agree(catalog, profile, switch_to, steps, mode) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # patterns matching nothing are expected here
-        manager = ToolManager(catalog, mode, profile=profile, policies=steps, call_unloaded="load")
+        manager = ToolManager(
+            catalog,
+            mode,
+            discovery=Discovery(call_unloaded="load"),
+            access=Access(profile=profile, policies=steps),
+            approval=Approval(destructive=False),  # visibility is what this checks
+        )
         session = manager.session()
         _check_agreement(session, _expected(catalog, get_profile(profile), steps))
-        # Mid-conversation, after loads and calls, switch profile: they still agree.
+        # Mid-conversation, after loads and calls, switch profile: they still agree, within
+        # the manager's profile (a ceiling).
         session.set_profile(switch_to)
-        _check_agreement(session, _expected(catalog, get_profile(switch_to), steps))
+        ceiling = _expected(catalog, get_profile(profile), steps)
+        _check_agreement(session, ceiling & _expected(catalog, get_profile(switch_to), steps))
         # Restored state only narrows: its profile applies within the manager's own, and a
         # profile the manager does not know by name is refused.
         state = session.to_json()

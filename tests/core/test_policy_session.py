@@ -9,9 +9,12 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import (
+    Access,
+    Approval,
     ApprovalDeniedError,
     ApprovalRequest,
     ConfigError,
+    Discovery,
     Explanation,
     Policy,
     Profile,
@@ -66,8 +69,7 @@ def test_manager_profile_and_policies(tmp_path) -> None:
         manager = ToolManager(
             make_catalog(),
             "search",
-            profile="readonly",
-            policies=[Policy("global", deny=["web_*"])],
+            access=Access(profile="readonly", policies=[Policy("global", deny=["web_*"])]),
         )
     session = manager.session()
     assert names(session.visible_tools()) == [
@@ -78,21 +80,21 @@ def test_manager_profile_and_policies(tmp_path) -> None:
     ]
     assert manager.policy.profile.name == "readonly"
     with pytest.raises(ConfigError, match="Unknown profile 'redonly'. Known profiles: full"):
-        ToolManager(make_catalog(), profile="redonly")
+        ToolManager(make_catalog(), access="redonly")
     path = tmp_path / "policy.toml"
     path.write_text('profile = "minimal"\n[[policies]]\nlabel = "global"\ndeny = ["list_*"]\n')
-    from_file = ToolManager(make_catalog(), policies=path).session()
+    from_file = ToolManager(make_catalog(), access=Access(policies=path)).session()
     assert names(from_file.visible_tools()) == ["read_file", "search_contacts"]
     assert from_file.profile == "minimal"
     bad = tmp_path / "bad.json"
     bad.write_text('{"policies": [{"label": "g", "deny": ["domian:fs"]}]}')
     with pytest.raises(ConfigError, match=r"bad\.json, line 1: policy #1: Unknown pattern prefix"):
-        ToolManager(make_catalog(), policies=str(bad))
+        ToolManager(make_catalog(), access=Access(policies=str(bad)))
 
 
 def test_session_explain() -> None:
     manager = ToolManager(
-        make_catalog(), "gateway", policies=[Policy("agent", allow=["domain:fs"])]
+        make_catalog(), "gateway", access=Access(policies=[Policy("agent", allow=["domain:fs"])])
     )
     session = manager.session()
     meta = session.explain("execute_tool")
@@ -110,7 +112,12 @@ def test_session_explain() -> None:
 
 def test_profile_switch_mid_conversation_applies_from_the_next_step() -> None:
     support = Profile("support", include=["domain:crm"])
-    manager = ToolManager(make_catalog(), "search", profiles=[support])
+    manager = ToolManager(
+        make_catalog(),
+        "search",
+        access=Access(profiles=[support]),
+        approval=Approval(destructive=False),
+    )
     session, other = manager.session(), manager.session()
     session.call_sync("tool_search", {"query": "write a text file"})
     session.call_sync("tool_search", {"query": "update customer contact"})
@@ -161,7 +168,9 @@ def test_an_unregistered_custom_profile_is_not_restored_from_state() -> None:
     with pytest.raises(ConfigError, match="Known profiles|manager's profiles"):
         ToolSession.from_json(manager, {"version": 1, "loaded": [], "profile": "nope"})
     # Known to the manager, it round-trips.
-    known = ToolManager(make_catalog(), "lazy", profiles=[Profile("files", include=["domain:fs"])])
+    known = ToolManager(
+        make_catalog(), "lazy", access=Access(profiles=[Profile("files", include=["domain:fs"])])
+    )
     restored = ToolSession.from_json(known, {"version": 1, "loaded": [], "profile": "files"})
     assert sorted(names(restored.visible_tools())) == ["list_files", "read_file", "write_file"]
 
@@ -183,7 +192,7 @@ OVERRIDE = "Read a text file under src/ only."
 
 def _overridden(mode: str, **options: Any) -> ToolSession:
     policies = [Policy("agent", description_overrides={"read_file": OVERRIDE})]
-    return ToolManager(make_catalog(), mode, policies=policies, **options).session()
+    return ToolManager(make_catalog(), mode, access=Access(policies=policies), **options).session()
 
 
 def _description(tools: list[Tool], name: str) -> str:
@@ -232,7 +241,9 @@ def test_approval_refusal_is_reported_to_the_model_and_nothing_runs() -> None:
         asked.append(request)
         return request.arguments["path"].startswith("src/")
 
-    manager = ToolManager(make_catalog(), "search", call_unloaded="load", approval=approver)
+    manager = ToolManager(
+        make_catalog(), "search", discovery=Discovery(call_unloaded="load"), approval=approver
+    )
     session = manager.session()
     before = len(ran)
     refused = session.call_sync("write_file", {"path": "/etc/passwd"})
@@ -256,7 +267,9 @@ def test_async_approval_through_execute_tool() -> None:
         return request.tool.name != "update_contact"
 
     policies = [Policy("global", require_approval=["domain:crm"])]
-    manager = ToolManager(make_catalog(), "gateway", policies=policies, approval=approver)
+    manager = ToolManager(
+        make_catalog(), "gateway", access=Access(policies=policies), approval=approver
+    )
     session = manager.session()
     denied = session.call_sync(
         "execute_tool", {"tool_name": "update_contact", "arguments": {"path": "p"}}
@@ -274,25 +287,34 @@ def test_required_approval_without_an_approver_refuses() -> None:
     manager = ToolManager(
         make_catalog(),
         "search",
-        call_unloaded="load",
-        policies=[Policy("global", require_approval=["read_file"])],
+        discovery=Discovery(call_unloaded="load"),
+        access=Access(policies=[Policy("global", require_approval=["read_file"])]),
     )
     result = manager.session().call_sync("read_file", {"path": "a"})
-    assert result.is_error and "no approver is configured" in result.content
-    # Destructive tools run without asking when no approver is configured.
-    assert not manager.session().call_sync("write_file", {"path": "a"}).is_error
+    assert result.is_error and "nobody here can give it" in result.content
+    # Destructive tools too, by default (fail closed, at every door) ...
+    refused = manager.session().call_sync("write_file", {"path": "a"})
+    assert refused.is_error and refused.error.code == "approval_denied"
+    # ... unless the deployer opts out, explicitly.
+    trusting = ToolManager(
+        make_catalog(),
+        "search",
+        discovery=Discovery(call_unloaded="load"),
+        approval=Approval(destructive=False),
+    )
+    assert not trusting.session().call_sync("write_file", {"path": "a"}).is_error
 
 
 def test_always_on_tool_hidden_by_policy_is_reported_and_not_listed() -> None:
     with pytest.warns(UserWarning, match="always_on names write_file, which the profile"):
         manager = ToolManager(
-            make_catalog(), "search", always_on=["read_file", "write_file"], profile="readonly"
+            make_catalog(), "search", always_on=["read_file", "write_file"], access="readonly"
         )
     assert names(manager.session().tools()) == ["tool_search", "read_file"]
 
 
 def test_a_custom_manager_profile_is_known_by_name() -> None:
-    manager = ToolManager(make_catalog(), profile=Profile("fs", include=["domain:fs"]))
+    manager = ToolManager(make_catalog(), access=Profile("fs", include=["domain:fs"]))
     session = manager.session()
     session.set_profile("readonly")
     session.set_profile("fs")

@@ -10,7 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolmgmt_core import (
+    Approval,
+    Auto,
     ConfigError,
+    Discovery,
+    Execution,
     Tool,
     ToolCatalog,
     ToolManager,
@@ -77,20 +81,36 @@ def names(session: ToolSession) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("make", "message"),
     [
-        ({"mode": "turbo"}, "Valid modes: search, gateway, lazy, auto"),
-        ({"call_unloaded": "ignore"}, "call_unloaded must be 'error' or 'load'"),
-        ({"max_results": 0}, "max_results must be a positive whole number"),
-        ({"max_active": -1}, "max_active must be"),
-        ({"auto_threshold_share": 1.5}, "auto_threshold_share"),
-        ({"default_timeout": 0}, "default_timeout"),
-        ({"always_on": ["send_emial"]}, "Closest: send_email"),
+        (lambda c: ToolManager(c, mode="turbo"), "Valid modes: search, gateway, lazy, flat, auto"),
+        (lambda c: Discovery(call_unloaded="ignore"), r"call_unloaded=...\) must be 'error' or"),
+        (lambda c: Discovery(max_results=0), r"max_results=...\) must be a positive whole number"),
+        (lambda c: Discovery(max_active=-1), r"max_active=...\) must be"),
+        (lambda c: Auto(threshold_share=1.5), "threshold_share"),
+        (lambda c: Execution(timeout=0), r"Execution\(timeout=...\) must be a positive number"),
+        (lambda c: ToolManager(c, discovery={"max_results": 3}), r"discovery must be a Discovery"),
+        (lambda c: ToolManager(c, access=3), "access must be an Access, a profile name"),
+        (lambda c: Approval(callback="yes"), "approval must be a callable"),
+        (lambda c: ToolManager(c, listeners=["log"]), "A listener must be a callable"),
     ],
 )
-def test_bad_configuration_is_refused_clearly(catalog, kwargs, message) -> None:
+def test_bad_configuration_is_refused_clearly(catalog, make, message) -> None:
     with pytest.raises(ConfigError, match=message):
-        ToolManager(catalog, **kwargs)
+        make(catalog)
+
+
+def test_always_on_may_name_a_tool_that_joins_later(catalog) -> None:
+    """A framework's tools join the catalog on first use (PydanticAI's wrapped toolsets), so
+    always_on may name one before it is there: a warning with the closest names, then it is
+    listed from the step it exists."""
+    with pytest.warns(UserWarning, match="not in the catalog yet.*Closest: send_email"):
+        manager = ToolManager(catalog, always_on=["send_emial", "later_tool"])
+    assert "later_tool" not in names(manager.session())
+    catalog.add(Tool(name="later_tool", description="Joins later.", handler=lambda: "here"))
+    assert "later_tool" in names(manager.session())
+    with pytest.raises(ConfigError, match="give tool names"):
+        ToolManager(catalog, always_on=[""])
 
 
 def test_manager_needs_a_catalog() -> None:
@@ -122,7 +142,9 @@ def test_search_loads_found_tools_for_the_next_step(catalog) -> None:
 
 
 def test_tool_list_before_a_load_is_an_exact_prefix_of_the_list_after(catalog) -> None:
-    session = ToolManager(catalog, always_on=["get_weather_forecast"], max_results=2).session()
+    session = ToolManager(
+        catalog, always_on=["get_weather_forecast"], discovery=Discovery(max_results=2)
+    ).session()
     before = serialised(session)
     session.call_sync("tool_search", {"query": "email"})
     middle = serialised(session)
@@ -153,7 +175,7 @@ def test_search_returns_always_on_tools_without_loading_them(catalog) -> None:
 
 
 def test_max_results_per_query(catalog) -> None:
-    session = ToolManager(catalog, max_results=2).session()
+    session = ToolManager(catalog, discovery=Discovery(max_results=2)).session()
     result = session.call_sync("tool_search", {"query": "email"})
     assert len(result.value["found"]) == 2
     several = session.call_sync("tool_search", {"queries": ["email", "contact"]})
@@ -164,10 +186,10 @@ def test_max_results_per_query(catalog) -> None:
 def test_min_score_drops_weak_hits(catalog) -> None:
     scores = [h.score for h in catalog.search("delete contact", limit=5)]
     assert len(scores) > 1 and scores[0] > scores[-1]
-    session = ToolManager(catalog, min_score=scores[0]).session()
+    session = ToolManager(catalog, discovery=Discovery(min_score=scores[0])).session()
     result = session.call_sync("tool_search", {"query": "delete contact"})
     assert list(result.value["found"]) == ["delete_contact"]
-    nothing = ToolManager(catalog, min_score=1e9).session()
+    nothing = ToolManager(catalog, discovery=Discovery(min_score=1e9)).session()
     empty = nothing.call_sync("tool_search", {"query": "delete contact"})
     assert empty.value["found"] == {} and "No tool matched" in empty.value["note"]
     assert "Domains: calendar, crm, email, files, weather" in empty.value["note"]
@@ -175,7 +197,7 @@ def test_min_score_drops_weak_hits(catalog) -> None:
 
 
 def test_max_active_caps_the_list_with_a_clear_message(catalog) -> None:
-    session = ToolManager(catalog, max_active=3, max_results=5).session()
+    session = ToolManager(catalog, discovery=Discovery(max_active=3, max_results=5)).session()
     result = session.call_sync("tool_search", {"query": "email"})
     assert len(result.value["added"]) == 3
     assert result.value["not_added"]
@@ -224,7 +246,7 @@ def test_calling_an_unloaded_tool_says_to_search_first(catalog) -> None:
 
 
 def test_call_unloaded_load_loads_and_runs(catalog) -> None:
-    session = ToolManager(catalog, call_unloaded="load").session()
+    session = ToolManager(catalog, discovery=Discovery(call_unloaded="load")).session()
     before = serialised(session)
     result = session.call_sync("create_event", {"id": "7"})
     assert result.value["tool"] == "create_event"
@@ -233,7 +255,9 @@ def test_call_unloaded_load_loads_and_runs(catalog) -> None:
 
 
 def test_call_unloaded_load_respects_max_active(catalog) -> None:
-    session = ToolManager(catalog, call_unloaded="load", max_active=1).session()
+    session = ToolManager(
+        catalog, discovery=Discovery(call_unloaded="load", max_active=1)
+    ).session()
     assert not session.call_sync("create_event", {}).is_error
     refused = session.call_sync("cancel_event", {})
     assert refused.is_error and "active tool limit (1)" in refused.error.message
@@ -266,7 +290,7 @@ def test_internal_bug_does_not_escape(catalog, monkeypatch) -> None:
     def broken(*args, **kwargs):
         raise AttributeError("bug")
 
-    monkeypatch.setattr(session, "_shape_result", broken)
+    monkeypatch.setattr(session.pipeline, "shape", broken)
     result = session.call_sync("send_email", {})
     assert result.is_error and result.error.code == "tool_unavailable"
 
@@ -313,7 +337,7 @@ def test_removed_always_on_tool_is_skipped(catalog) -> None:
 
 
 def test_state_round_trips_through_json(catalog) -> None:
-    manager = ToolManager(catalog, max_results=2)
+    manager = ToolManager(catalog, discovery=Discovery(max_results=2))
     session = manager.session()
     session.call_sync("tool_search", {"query": "email"})
     session.call_sync("tool_search", {"query": "contact"})
@@ -403,9 +427,9 @@ def test_the_tool_list_only_ever_grows_by_appending(
     manager = ToolManager(
         SHARED_CATALOG,
         always_on=["read_file"],
-        max_results=max_results,
-        max_active=max_active,
-        call_unloaded=call_unloaded,
+        discovery=Discovery(
+            max_results=max_results, max_active=max_active, call_unloaded=call_unloaded
+        ),
     )
     session = manager.session()
     before = [t.to_dict(full=False) for t in session.tools()]

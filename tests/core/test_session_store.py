@@ -11,7 +11,15 @@ import pytest
 from support.races import ConflictCounter, race_problems, race_replicas
 
 import toolmgmt_core.session.conversation
-from toolmgmt_core import ConfigError, InvalidSessionError, Tool, ToolCatalog, ToolManager
+from toolmgmt_core import (
+    Access,
+    ConfigError,
+    InvalidSessionError,
+    ResultBudget,
+    Tool,
+    ToolCatalog,
+    ToolManager,
+)
 from toolmgmt_core.model.errors import StoreUnavailableError
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.session.state import merge_states, parse_state
@@ -58,7 +66,7 @@ def test_a_conversation_by_id_keeps_its_loads_between_session_objects() -> None:
 
 
 def test_what_one_replica_loads_the_other_lists_on_its_next_step() -> None:
-    a, b = _pair(session_result_budget=10_000)
+    a, b = _pair(results=ResultBudget(session_tokens=10_000))
     a.session("c").call_sync("tool_search", {"query": "read a file"})
     step = b.session("c")
     assert "read_file" in [t.name for t in step.tools()]
@@ -85,7 +93,7 @@ def test_two_replicas_changing_one_conversation_at_once_lose_nothing(
         monkeypatch.setattr(toolmgmt_core.session.conversation, "merge_states", _last_writer_wins)
     store = InMemorySessionStore()
     conflicts = ConflictCounter(store)
-    a, b = _pair(store, session_result_budget=10_000)
+    a, b = _pair(store, results=ResultBudget(session_tokens=10_000))
     problems = {}
     for round_ in range(ROUNDS):
         spent = race_replicas(a, b, f"race-{round_}")
@@ -100,12 +108,12 @@ def test_two_replicas_changing_one_conversation_at_once_lose_nothing(
 
 def test_a_profile_chosen_by_code_is_kept_and_stored_state_only_narrows() -> None:
     store = InMemorySessionStore()
-    manager = ToolManager(_catalog(), session_store=store, profiles=[])
+    manager = ToolManager(_catalog(), access=Access(profiles=[]), session_store=store)
     session = manager.session("p")
     session.set_profile("readonly")
     assert manager.session("p").profile == "readonly"
     # What the store holds is as untrusted as any state: "full" cannot lift a readonly manager.
-    readonly = ToolManager(_catalog(), session_store=store, profile="readonly")
+    readonly = ToolManager(_catalog(), access="readonly", session_store=store)
     stored = store.load("p")
     assert stored is not None
     store.save("p", {**stored.state, "profile": "full"}, version=stored.version)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from toolmgmt_core import ConfigError, ToolManager, count_tokens
+from toolmgmt_core import ConfigError, ResultBudget, ToolManager, count_tokens
 from toolmgmt_core.calls.truncation import render_result
 from toolmgmt_demo import LARGE_RESULT_CALLS, demo_catalog
 
@@ -33,7 +33,7 @@ def raw_results(catalog):
 def test_large_demo_results_are_cut_to_budget_and_stay_parseable(
     catalog, raw_results, name, arguments
 ) -> None:
-    manager = ToolManager(catalog, mode="gateway", max_result_tokens=1_500)
+    manager = ToolManager(catalog, mode="gateway", results=ResultBudget(max_result_tokens=1_500))
     session = manager.session()
     result = session.call_sync("execute_tool", {"tool_name": name, "arguments": arguments})
     assert not result.is_error, result.content
@@ -61,7 +61,9 @@ def test_tool_budget_and_strategy_override_the_manager(catalog, raw_results) -> 
     catalog_copy = demo_catalog()
     catalog_copy.remove(name)
     catalog_copy.add(tool)
-    session = ToolManager(catalog_copy, always_on=[name], max_result_tokens=5_000).session()
+    session = ToolManager(
+        catalog_copy, always_on=[name], results=ResultBudget(max_result_tokens=5_000)
+    ).session()
     result = session.call_sync(name, arguments)
     assert result.truncated and result.tokens <= 200
     content = result.value["content"]  # tail keeps the end of the file
@@ -76,8 +78,7 @@ def test_session_budget_cuts_harder_and_reports_clearable_results(catalog) -> No
     manager = ToolManager(
         catalog,
         always_on=names,
-        max_result_tokens=1_000,
-        session_result_budget=2_500,
+        results=ResultBudget(max_result_tokens=1_000, session_tokens=2_500),
     )
     session = manager.session()
     tokens = []
@@ -106,7 +107,9 @@ def test_summariser_through_the_session_and_its_fallback(catalog) -> None:
             raise RuntimeError("summariser down")
         return f"{tool_name}: many events"
 
-    manager = ToolManager(catalog, always_on=[name], max_result_tokens=500, summarizer=summarise)
+    manager = ToolManager(
+        catalog, always_on=[name], results=ResultBudget(max_result_tokens=500, summarizer=summarise)
+    )
     session = manager.session()
     session.goal = "how many signups"
     summary = asyncio.run(session.call(name, arguments))
@@ -121,6 +124,6 @@ def test_summariser_through_the_session_and_its_fallback(catalog) -> None:
 
 def test_bad_budget_options_fail_when_the_manager_is_built(catalog) -> None:
     with pytest.raises(ConfigError, match="at least 16"):
-        ToolManager(catalog, max_result_tokens=3)
+        ToolManager(catalog, results=ResultBudget(max_result_tokens=3))
     with pytest.raises(ConfigError, match="'head', 'tail' or 'smart'"):
-        ToolManager(catalog, truncation="middle")
+        ToolManager(catalog, results=ResultBudget(strategy="middle"))

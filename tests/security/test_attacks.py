@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import http.server
 import json
 import os
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from toolmgmt_core import Access, Discovery, Execution
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "security.md"
@@ -105,7 +108,7 @@ def _code(result: Any) -> str:
 def _schema_attack(parameters: dict[str, Any], fetches: list[str]) -> str:
     """Add a tool with ``parameters`` through ``add_schemas(on_error="skip")`` and, if it gets
     in, call it; what the attacker gets, and the invariant: nothing fetched, nothing echoed."""
-    from toolmgmt_core import ToolCatalog, ToolManager
+    from toolmgmt_core import Discovery, ToolCatalog, ToolManager
 
     catalog = ToolCatalog()
     report = catalog.add_schemas(
@@ -115,7 +118,7 @@ def _schema_attack(parameters: dict[str, Any], fetches: list[str]) -> str:
     )
     shown = ""
     if report.added:
-        session = ToolManager(catalog, call_unloaded="load").session()
+        session = ToolManager(catalog, discovery=Discovery(call_unloaded="load")).session()
         shown = session.call_sync("fetchy", {"a": "x", "x": "x"}).content
     assert not fetches, f"validation fetched {fetches}"
     assert "INTERNAL-SECRET" not in shown
@@ -256,7 +259,9 @@ def ref_behind_the_check() -> str:
         tool = _tool("fetchy")
         remote = {"type": "object", "properties": {"a": {"$ref": f"{url}/secret.json"}}}
         object.__setattr__(tool, "parameters", remote)
-        session = ToolManager(ToolCatalog([tool]), call_unloaded="load").session()
+        session = ToolManager(
+            ToolCatalog([tool]), discovery=Discovery(call_unloaded="load")
+        ).session()
         result = session.call_sync("fetchy", {"a": "x"})
         assert not fetches, f"validation fetched {fetches}"
         assert "INTERNAL-SECRET" not in result.content
@@ -370,7 +375,9 @@ def _readonly_manager(**options: Any) -> tuple[Any, list[str]]:
         ),
         _tool("delete_notes", lambda **kw: ran.append("delete") or "deleted"),
     ]
-    return ToolManager(ToolCatalog(tools), profile="readonly", call_unloaded="load", **options), ran
+    discovery = options.pop("discovery", Discovery())
+    discovery = dataclasses.replace(discovery, call_unloaded="load")
+    return ToolManager(ToolCatalog(tools), access="readonly", discovery=discovery, **options), ran
 
 
 def _restore(state: dict[str, Any]) -> str:
@@ -409,7 +416,7 @@ def state_lookalike() -> str:
 def state_huge() -> str:
     from toolmgmt_core import ConfigError
 
-    manager, _ = _readonly_manager(max_active=1)
+    manager, _ = _readonly_manager(discovery=Discovery(max_active=1))
     with pytest.raises(ConfigError, match="over the limit"):
         manager.session({"version": 1, "loaded": [f"t{i}" for i in range(100_000)]})
     capped = manager.session({"version": 1, "loaded": ["read_notes", "x", "y", "z"]})
@@ -529,7 +536,9 @@ def deny_variants() -> str:
         ran: list[str] = []
         catalog = ToolCatalog([_tool(name, lambda ran=ran, name=name, **kw: ran.append(name))])
         manager = ToolManager(
-            catalog, policies=[Policy("g", deny=["files_delete"])], call_unloaded="load"
+            catalog,
+            discovery=Discovery(call_unloaded="load"),
+            access=Access(policies=[Policy("g", deny=["files_delete"])]),
         )
         session = manager.session()
         result = session.call_sync("files_delete", {})
@@ -586,7 +595,9 @@ def deny_provider_forms() -> str:
         ran: list[str] = []
         catalog = ToolCatalog([_tool(name, lambda ran=ran, name=name, **kw: ran.append(name))])
         manager = ToolManager(
-            catalog, policies=[Policy("g", deny=["files_delete"])], call_unloaded="load"
+            catalog,
+            discovery=Discovery(call_unloaded="load"),
+            access=Access(policies=[Policy("g", deny=["files_delete"])]),
         )
         session = manager.session()
         for called in ("files_delete", name):
@@ -725,7 +736,7 @@ def _pattern_session(schema: dict[str, Any]) -> Any:
         _tool("slow", parameters={"type": "object", "properties": {"s": schema}}),
         _tool("quick"),
     ]
-    return ToolManager(ToolCatalog(tools), call_unloaded="load").session()
+    return ToolManager(ToolCatalog(tools), discovery=Discovery(call_unloaded="load")).session()
 
 
 @attack(
@@ -787,7 +798,7 @@ def large_result() -> str:
 
     big = [{"id": 1, "text": "x" * 200, "tags": ["a", "b"]}] * 200_000  # ~50 MB as JSON
     catalog = ToolCatalog([_tool("big", lambda **kw: big), _tool("quick")])
-    session = ToolManager(catalog, call_unloaded="load").session()
+    session = ToolManager(catalog, discovery=Discovery(call_unloaded="load")).session()
     result, waited = _other_client_wait(session, ("big", {}), ("quick", {}))
     assert result.truncated
     return f"result cut to budget; the other client waited {_seconds(waited)}"
@@ -807,7 +818,9 @@ def schema_reentered() -> str:
         **_properties(s={"type": "string", "pattern": CATASTROPHIC}, r={"$ref": "#"}),
     }
     catalog = ToolCatalog([_tool("slow", parameters=schema), _tool("quick")])
-    session = ToolManager(catalog, call_unloaded="load", default_timeout=30).session()
+    session = ToolManager(
+        catalog, discovery=Discovery(call_unloaded="load"), execution=Execution(timeout=30)
+    ).session()
     slow = ("slow", {"r": {"s": "a" * 27 + "!"}})
     result, waited = _other_client_wait(session, slow, ("quick", {}))
     return f"caller gets {_code(result)}; the other client waited {_seconds(waited)}"
@@ -828,7 +841,9 @@ def null_repair() -> str:
     catalog = ToolCatalog(
         [_tool("t", lambda **kw: ran.append(len(kw["rows"])), parameters=schema), _tool("quick")]
     )
-    session = ToolManager(catalog, call_unloaded="load", default_timeout=30).session()
+    session = ToolManager(
+        catalog, discovery=Discovery(call_unloaded="load"), execution=Execution(timeout=30)
+    ).session()
     outcomes = set()
     for arguments in (
         {"rows": [{"x": None} for _ in range(999)]},
@@ -855,7 +870,7 @@ def validation_lanes() -> str:
     catalog = ToolCatalog(
         [_tool("heavy", parameters=heavy, timeout=6.0), _tool("lookup", parameters=lookup)]
     )
-    session = ToolManager(catalog, call_unloaded="load").session()
+    session = ToolManager(catalog, discovery=Discovery(call_unloaded="load")).session()
     slow = ("heavy", {"items": ["s"] * 300_000})
     _, waited = _other_client_wait(session, slow, ("lookup", {"id": "42"}), copies=4)
     return f"the other tool's call waited {_seconds(waited)}; each tool's checks have a lane"
@@ -906,7 +921,7 @@ def hung_handlers() -> str:
     catalog = ToolCatalog(
         [_tool("hang", lambda **kw: release.wait(60), timeout=1.0), _tool("other", timeout=5.0)]
     )
-    session = ToolManager(catalog, call_unloaded="load").session()
+    session = ToolManager(catalog, discovery=Discovery(call_unloaded="load")).session()
 
     async def scenario() -> tuple[list[str], Any, Any, float]:
         hung = await asyncio.gather(*(session.call("hang", {}) for _ in range(64)))
@@ -941,7 +956,7 @@ def stubborn_async_handler() -> str:
                 pass
 
     catalog = ToolCatalog([_tool("stubborn", stubborn, timeout=1.0)])
-    session = ToolManager(catalog, call_unloaded="load").session()
+    session = ToolManager(catalog, discovery=Discovery(call_unloaded="load")).session()
     answers: list[Any] = []
     caller = threading.Thread(target=lambda: answers.append(session.call_sync("stubborn")))
     caller.daemon = True  # before the fix it never returns
@@ -981,7 +996,7 @@ def unshowable_result() -> str:
             _tool("charge_opaque", lambda **kw: charged.append("opaque") or Opaque()),
         ]
     )
-    session = ToolManager(catalog, call_unloaded="load").session()
+    session = ToolManager(catalog, discovery=Discovery(call_unloaded="load")).session()
     outcomes = set()
     for name in ("charge_deep", "charge_opaque"):
         result = session.call_sync(name, {})
@@ -1006,7 +1021,11 @@ def result_get_raises() -> str:
 
     charged: list[str] = []
     catalog = ToolCatalog([_tool("charge", lambda **kw: charged.append("x") or Hostile(a=1))])
-    result = ToolManager(catalog, call_unloaded="load").session().call_sync("charge", {})
+    result = (
+        ToolManager(catalog, discovery=Discovery(call_unloaded="load"))
+        .session()
+        .call_sync("charge", {})
+    )
     assert not result.is_error and charged == ["x"], result.content
     return f"reported done ({_code(result)}), charged once"
 
@@ -1023,7 +1042,11 @@ def late_side_effect() -> str:
     catalog = ToolCatalog(
         [_tool("charge", lambda **kw: time.sleep(1.5) or charged.set(), timeout=1.0)]
     )
-    result = ToolManager(catalog, call_unloaded="load").session().call_sync("charge", {})
+    result = (
+        ToolManager(catalog, discovery=Discovery(call_unloaded="load"))
+        .session()
+        .call_sync("charge", {})
+    )
     assert charged.wait(5), "the handler never finished"
     assert "was stopped" not in result.content and "may still be running" in result.content
     return f"{_code(result)}, saying it may still complete and to check before calling again"
@@ -1082,7 +1105,9 @@ def hidden_tool_named() -> str:
 
     catalog = ToolCatalog([_tool("notes_delete"), _tool("notes_delete_all"), _tool("notes_read")])
     policy = [Policy("g", deny=["notes_delete*"])]
-    session = ToolManager(catalog, policies=policy, call_unloaded="load").session()
+    session = ToolManager(
+        catalog, discovery=Discovery(call_unloaded="load"), access=Access(policies=policy)
+    ).session()
     outcomes = set()
     for name in ("notes_delete", "Notes-Delete"):
         result = session.call_sync(name, {})

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from support.races import ConflictCounter, race_problems, race_replicas
 
-from toolmgmt_core import Tool, ToolCatalog, ToolManager
+from toolmgmt_core import ResultBudget, Tool, ToolCatalog, ToolManager
 
 pytest.importorskip("redis")
 
@@ -33,7 +33,7 @@ def replicas(redis_url: str) -> Any:
     """Two managers, each with its own Redis client, over one Redis."""
     stores = [RedisSessionStore(redis_url, ttl=60), RedisSessionStore(redis_url, ttl=60)]
     yield [
-        ToolManager(_catalog(), session_store=store, session_result_budget=5_000)
+        ToolManager(_catalog(), results=ResultBudget(session_tokens=5_000), session_store=store)
         for store in stores
     ]
     for store in stores:
@@ -56,7 +56,7 @@ def test_two_replicas_changing_one_conversation_at_once_lose_nothing(redis_url: 
     stores = [RedisSessionStore(redis_url, ttl=60), RedisSessionStore(redis_url, ttl=60)]
     counters = [ConflictCounter(store) for store in stores]
     a, b = (
-        ToolManager(_catalog(), session_store=store, session_result_budget=5_000)
+        ToolManager(_catalog(), results=ResultBudget(session_tokens=5_000), session_store=store)
         for store in stores
     )
     rounds = 10

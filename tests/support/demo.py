@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 from typing import Any
 
-from toolmgmt_core import ToolCatalog, ToolManager
+from toolmgmt_core import Access, Discovery, ToolCatalog, ToolManager
 from toolmgmt_demo import demo_catalog
 
 __all__ = ["demo_manager", "demo_tools"]
@@ -30,8 +31,17 @@ def demo_manager(
     go to :class:`ToolManager` as they are."""
     return ToolManager(
         catalog if catalog is not None else ToolCatalog(list(demo_tools())),
-        mode=mode,  # type: ignore[arg-type]
-        max_results=3,
-        policies=[{"label": "agent", "deny": list(deny)}],
+        mode=mode,
+        discovery=_three_results(options.pop("discovery", None)),
+        access=Access(policies=[{"label": "agent", "deny": list(deny)}]),
         **options,
     )
+
+
+def _three_results(discovery: Discovery | None) -> Discovery:
+    """``discovery`` with three results a search unless it sets its own number."""
+    if discovery is None:
+        return Discovery(max_results=3)
+    if discovery.max_results == Discovery().max_results:
+        return dataclasses.replace(discovery, max_results=3)
+    return discovery

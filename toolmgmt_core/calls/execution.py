@@ -33,10 +33,11 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from toolmgmt_core.calls.control import reraise_control_flow
+from toolmgmt_core.model.content import ContentResult
+from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import (
     ToolCallError,
     ToolExecutionError,
@@ -47,6 +48,7 @@ from toolmgmt_core.model.tool import Tool
 
 __all__ = [
     "DEFAULT_TOOL_CONCURRENCY",
+    "OUTCOMES",
     "STOP_SECONDS",
     "CallClock",
     "ToolResult",
@@ -61,6 +63,9 @@ STOP_SECONDS = 1.0
 """Seconds an async handler cancelled at its timeout is given to stop before it is left."""
 
 _MAX_LANES = 256
+
+OUTCOMES: tuple[str, ...] = ("success", "retry", "denied", "failed")
+"""What a call can come to (:attr:`ToolResult.outcome`)."""
 
 logger = logging.getLogger("toolmgmt")
 
@@ -87,6 +92,20 @@ class ToolResult:
     """Tokens of the result before any truncation."""
     note: str | None = None
     """What happened besides cutting, for logs (``SummaryFailed: ...`` when a summary failed)."""
+    truncation: str | None = None
+    """How ``content`` was cut (``smart``, ``head``, ``tail`` or ``summary``), None when it
+    was not."""
+    media: list[Mapping[str, Any]] = field(default_factory=list)
+    """Blocks a :class:`~toolmgmt_core.ContentResult` carried that are not text (images,
+    audio, resources), for a door that passes them on beside :attr:`content`."""
+
+    @property
+    def outcome(self) -> str:
+        """``"success"``, or the error's outcome: ``"retry"`` (the model can fix its call),
+        ``"denied"`` (refused) or ``"failed"``; each door maps it to its framework's form."""
+        if not self.is_error:
+            return "success"
+        return self.error.outcome if self.error is not None else "failed"
 
     def to_message(self) -> str:
         """The text to put in the tool-result message for the model."""
@@ -267,7 +286,12 @@ async def run_handler(
             f"Tool {tool.name!r} failed: {type(exc).__name__}: {_exception_text(exc)}",
             tool_name=tool.name,
         ) from exc
-    if _reported_error(value):
+    if isinstance(value, ContentResult):
+        if value.is_error:
+            raise ToolExecutionError(
+                f"Tool {tool.name!r} reported an error: {value.error_text()}", tool_name=tool.name
+            )
+    elif _reported_error(value):
         raise ToolExecutionError(
             f"Tool {tool.name!r} reported an error: {_error_text(value)}", tool_name=tool.name
         )

@@ -8,9 +8,10 @@ besides the tool:
   use it (so it stops searching for it), with only visible tools suggested, and no hidden tool
   it did not name is revealed;
 - ``unknown_tool``: no such tool, with the closest visible names;
-- ``tool_not_loaded``: a visible tool called before it was loaded, with how to load it.
+- ``tool_not_loaded``: a visible tool called before it was loaded, with how to load it (the
+  mode's ``unloaded_message``).
 
-Every message ends with how to find tools in the session's mode (:func:`find_hint`).
+Every message ends with how to find tools in the session's mode (``Mode.find_hint``).
 """
 
 from __future__ import annotations
@@ -21,27 +22,16 @@ from typing import Any
 from toolmgmt_core.calls.validation import clip
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.model.errors import ToolNotFoundError, ToolNotPermittedError
+from toolmgmt_core.model.names import names_hint
+from toolmgmt_core.model.provider_names import resolve_provider_name
 from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.providers.names import resolve_provider_name
-from toolmgmt_core.session.meta_tools import names_hint
 
-__all__ = ["cap_message", "find_hint", "quoted", "resolve_tool", "unloaded_message"]
-
-_FIND_HINTS = {
-    "search": " Use tool_search to find tools.",
-    "gateway": " Use discover_tools to find tools.",
-    "lazy": " Pick a name from your tool list.",
-}
+__all__ = ["cap_message", "quoted", "resolve_tool"]
 
 
 def quoted(value: Any) -> str:
     """``repr(value)`` for an error message, clipped: a model's input is echoed, not resent."""
     return clip(repr(value))
-
-
-def find_hint(mode: str) -> str:
-    """How to find tools in ``mode`` (search, gateway or lazy), as a sentence to append."""
-    return _FIND_HINTS[mode]
 
 
 def resolve_tool(
@@ -53,7 +43,8 @@ def resolve_tool(
         catalog: the tools.
         name: what the model sent.
         can_see: whether the session may see a tool.
-        hint: :func:`find_hint` of the session's mode, appended to every refusal.
+        hint: how to find tools in the session's mode (``Mode.find_hint``), appended to every
+            refusal.
 
     Raises:
         ToolNotPermittedError: ``name`` (exactly or folded) is a catalog tool the policy hides
@@ -94,22 +85,4 @@ def cap_message(max_active: int | None, refused: Sequence[str]) -> str:
     return (
         f"The active tool limit ({max_active}) is reached, so {names_hint(refused)} could not "
         "be added. Use the tools already in your list."
-    )
-
-
-def unloaded_message(name: str, mode: str) -> str:
-    """What a direct call of ``name``, not in the list in ``mode``, is told to do instead."""
-    if mode == "gateway":
-        return (
-            f"Tool {name!r} cannot be called directly: use execute_tool(tool_name={name!r}, "
-            "arguments={...}); get_tool_schema gives its parameters."
-        )
-    if mode == "lazy":
-        return (
-            f"Tool {name!r} is not loaded yet: call load_tool_schema(tool_names=[{name!r}]) "
-            "first, then call it."
-        )
-    return (
-        f"Tool {name!r} is not loaded yet: call tool_search(query={name!r}) first; it is then "
-        "added to your tools."
     )

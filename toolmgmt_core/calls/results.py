@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolmgmt_core.calls.budget import SessionBudget
-from toolmgmt_core.calls.control import reraise_control_flow
 from toolmgmt_core.calls.execution import ToolResult, dumps_compact
 from toolmgmt_core.calls.sync import is_small, off_loop
 from toolmgmt_core.calls.truncation import (
@@ -31,6 +30,7 @@ from toolmgmt_core.calls.truncation import (
     to_jsonable,
     truncate_result,
 )
+from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import ToolCallError
 from toolmgmt_core.model.tokens import count_tokens
 from toolmgmt_core.model.tool import Tool
@@ -108,6 +108,7 @@ async def shape_result(
         tokens=shaped.tokens,
         original_tokens=shaped.original_tokens,
         note=shaped.note,
+        truncation=shaped.strategy if shaped.truncated else None,
     )
 
 

@@ -42,6 +42,7 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from importlib import metadata
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -109,15 +110,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, load in _add_ons():
         try:
             load()(subparsers)
-        except Exception as exc:  # one broken add-on must not take the whole CLI down
+        except ImportError as exc:
+            # How an add-on says it cannot run here: its extra (and framework) is not
+            # installed, and its ImportError names what to install. Anything else is a bug
+            # and surfaces as one.
             _register_unavailable(subparsers, name, exc)
     return parser
 
 
 def _version() -> str:
-    from toolmgmt_core import __version__
-
-    return __version__
+    try:
+        return metadata.version("toolmgmt")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return "0"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,15 +22,19 @@ toolmgmt's own; "tool" errors come from the tool itself)::
     │   ├── SessionConflictError           the session changed since it was loaded
     │   └── StoreUnavailableError          the store's server cannot be reached
     └── ToolCallError                      a call that failed; ``message`` is for the model
-        ├── ToolNotFoundError              gateway: unknown name (closest names given)
-        │   └── ToolNotPermittedError      gateway: a real tool the policy hides here
-        ├── ToolNotLoadedError             gateway: deferred tool called before it was loaded
-        ├── InvalidArgumentsError          gateway: arguments do not match the schema
-        ├── ToolDeniedError                gateway: policy refuses the tool
-        ├── ApprovalDeniedError            gateway: the approval callback said no
-        ├── ToolUnavailableError           gateway: no handler, upstream down, ...
-        ├── ToolTimeoutError               gateway: the handler took too long
-        └── ToolExecutionError             tool: the handler raised or reported an error
+        ├── ToolNotFoundError              gateway, retry: unknown name (closest names given)
+        │   └── ToolNotPermittedError      gateway, retry: a real tool the policy hides here
+        ├── ToolNotLoadedError             gateway, retry: deferred tool called before loading
+        ├── InvalidArgumentsError          gateway, retry: arguments do not match the schema
+        ├── ToolDeniedError                gateway, denied: policy refuses the tool
+        ├── ApprovalDeniedError            gateway, denied: the approver said no
+        ├── ToolUnavailableError           gateway, failed: no handler, upstream down, ...
+        ├── ToolTimeoutError               gateway, failed: the handler took too long
+        └── ToolExecutionError             tool, failed: the handler raised or reported one
+
+A call error's ``kind`` says who failed (toolmgmt or the tool), its ``outcome`` what the model
+can do about it: ``retry`` (fix the call), ``denied`` (not allowed: do not repeat it) or
+``failed``; each door maps the outcome to its framework's own form (docs/adapters.md).
 """
 
 from __future__ import annotations
@@ -160,6 +164,10 @@ class ToolCallError(ToolmgmtError):
 
     kind = "gateway"
     code = "error"
+    outcome = "failed"
+    """What the call came to, for a door to map to its framework's form: ``"retry"`` (the model
+    can fix its call: another name, other arguments, a search first), ``"denied"`` (policy or
+    an approver refused it) or ``"failed"`` (the tool could not run or failed)."""
 
     def __init__(self, message: str, *, tool_name: str | None = None) -> None:
         super().__init__(message)
@@ -175,6 +183,7 @@ class ToolNotFoundError(ToolCallError):
     """No visible tool by that name; ``suggestions`` holds the closest visible names."""
 
     code = "unknown_tool"
+    outcome = "retry"
 
     def __init__(
         self, message: str, *, tool_name: str | None = None, suggestions: Sequence[str] = ()
@@ -198,24 +207,28 @@ class ToolNotLoadedError(ToolCallError):
     """A deferred tool called before it was loaded."""
 
     code = "tool_not_loaded"
+    outcome = "retry"
 
 
 class InvalidArgumentsError(ToolCallError):
     """Arguments that do not match the tool's JSON Schema."""
 
     code = "invalid_arguments"
+    outcome = "retry"
 
 
 class ToolDeniedError(ToolCallError):
     """A tool that policy does not allow here."""
 
     code = "tool_denied"
+    outcome = "denied"
 
 
 class ApprovalDeniedError(ToolCallError):
     """A call the approval callback refused."""
 
     code = "approval_denied"
+    outcome = "denied"
 
 
 class ToolUnavailableError(ToolCallError):

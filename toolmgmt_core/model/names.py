@@ -27,9 +27,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 
-__all__ = ["fold_name", "fold_pattern", "fold_prefix", "name_forms", "provider_safe"]
+__all__ = [
+    "fold_name",
+    "fold_pattern",
+    "fold_prefix",
+    "name_forms",
+    "names_hint",
+    "provider_safe",
+]
 
 _SEPARATOR = "_"
 _ASCII_SEPARATORS = str.maketrans(
@@ -113,7 +121,7 @@ PROVIDER_REFUSED = r"[^a-zA-Z0-9_-]"
 def provider_safe(name: str, refused: str = PROVIDER_REFUSED) -> str:
     """``name`` as a provider is sent it when it refuses some of its characters: each one made
     ``_``, runs of ``_`` collapsed, ``_`` trimmed from the ends (empty when nothing is left);
-    ``name`` itself when every character is accepted. See :mod:`toolmgmt_core.providers.names`
+    ``name`` itself when every character is accepted. See :mod:`toolmgmt_core.model.provider_names`
     (the length limit, a leading letter, the hash suffix)."""
     cleaned = re.sub(refused, _SEPARATOR, name)
     if cleaned == name:
@@ -185,3 +193,10 @@ def _fold_set(body: str) -> str:
         one = _fold_text(char) if char != " " else _SEPARATOR
         folded.append(one if len(one) == 1 else char.lower())
     return "[" + ("!" if negate else "") + "".join(folded) + "]"
+
+
+def names_hint(names: Sequence[str], limit: int = 8) -> str:
+    """``a, b, c`` (with ``and N more``) for an error message."""
+    shown = ", ".join(names[:limit])
+    more = len(names) - limit
+    return f"{shown} and {more} more" if more > 0 else shown

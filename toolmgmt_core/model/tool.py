@@ -21,10 +21,17 @@ from toolmgmt_core.model.schema_guard import check_schema_shape, check_tool_sche
 from toolmgmt_core.model.signatures import function_schema
 
 __all__ = [
+    "DISCOVER_TOOLS",
     "EMPTY_PARAMETERS",
+    "EXECUTE_TOOL",
+    "GET_TOOL_SCHEMA",
+    "LOAD_TOOL_SCHEMA",
+    "META_TOOL_NAMES",
+    "TOOL_SEARCH",
     "Tool",
     "ToolAnnotations",
     "TruncationStrategy",
+    "is_meta_tool",
     "one_line",
     "validate_parameters_schema",
 ]
@@ -34,6 +41,22 @@ TruncationStrategy = Literal["head", "tail", "smart"]
 EMPTY_PARAMETERS: Mapping[str, Any] = {"type": "object", "properties": {}}
 
 _SUMMARY_CHARS = 160
+
+TOOL_SEARCH = "tool_search"
+DISCOVER_TOOLS = "discover_tools"
+GET_TOOL_SCHEMA = "get_tool_schema"
+EXECUTE_TOOL = "execute_tool"
+LOAD_TOOL_SCHEMA = "load_tool_schema"
+
+META_TOOL_NAMES: tuple[str, ...] = (
+    TOOL_SEARCH,
+    DISCOVER_TOOLS,
+    GET_TOOL_SCHEMA,
+    EXECUTE_TOOL,
+    LOAD_TOOL_SCHEMA,
+)
+"""Every meta-tool name (the modes of :mod:`toolmgmt_core.session.modes` define them); a catalog
+tool of the same name is shadowed in the modes that use it."""
 
 
 @dataclass(frozen=True)
@@ -300,3 +323,8 @@ class Tool:
             handler=fn,
             **fields,
         )
+
+
+def is_meta_tool(tool: Tool) -> bool:
+    """Whether ``tool`` is one of toolmgmt's meta-tools (marked, and named like one)."""
+    return bool(tool.metadata.get("meta")) and tool.name in META_TOOL_NAMES

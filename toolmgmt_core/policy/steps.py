@@ -2,9 +2,9 @@
 
 A :class:`Policy` is one labelled step after the profile (``global``, ``agent``, ``user``...):
 it denies, allows, overrides descriptions and asks for approval by pattern (the patterns of
-:mod:`toolmgmt_core.policy.profiles`). :class:`ApprovalRequest` is what an approval callback is
-asked
-about, :class:`Explanation` what ``explain`` answers. How the steps are applied, in order and
+:mod:`toolmgmt_core.policy.profiles`). :class:`Approval` says which calls need approval and
+who gives it, :class:`ApprovalRequest` what an approver is asked about, :class:`Explanation`
+what ``explain`` answers. How the steps are applied, in order and
 narrowing only, is :class:`~toolmgmt_core.PolicyView`'s; reading them from a file is
 :mod:`toolmgmt_core.policy.files`'.
 """
@@ -29,6 +29,7 @@ from toolmgmt_core.policy.profiles import (
 __all__ = [
     "POLICY_KEYS",
     "PROFILE_STEP",
+    "Approval",
     "ApprovalCallback",
     "ApprovalEdit",
     "ApprovalRequest",
@@ -176,6 +177,53 @@ ApprovalCallback = Callable[
 """Decides one call: return (or resolve to) True to run it, False to refuse it, an
 :class:`ApprovalEdit` to run it with other arguments or an :class:`ApprovalResponse` to answer
 it without running the tool."""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """Which calls need a yes before they run, and who says it.
+
+    A call needs approval when a policy step's ``require_approval`` matches its tool, or when
+    the tool is annotated destructive (and not read-only) while :attr:`destructive` is True.
+    The :attr:`callback` decides it; without one, a framework's own approval does (LangGraph's
+    ``interrupt()``, PydanticAI's deferred tools, an approver the LiteLLM runner is given); with
+    neither, the call is refused (fail closed), at every door alike.
+
+    Usage::
+
+        ToolManager(catalog, approval=Approval(callback=ask_a_human))
+        ToolManager(catalog, approval=ask_a_human)           # the same, shorter
+        ToolManager(catalog, approval=Approval(destructive=False))  # only require_approval
+    """
+
+    callback: ApprovalCallback | None = None
+    """Decides each call that needs approval (sync or async); None leaves it to the
+    framework's approval, else refuses."""
+    destructive: bool = True
+    """Whether tools annotated destructive need approval (the explicit opt-out is False)."""
+
+    def __post_init__(self) -> None:
+        if self.callback is not None and not callable(self.callback):
+            raise ConfigError(
+                "approval must be a callable taking an ApprovalRequest and returning a bool, an "
+                f"ApprovalEdit or an ApprovalResponse (sync or async), got "
+                f"{type(self.callback).__name__}."
+            )
+        if not isinstance(self.destructive, bool):
+            raise ConfigError(
+                f"Approval.destructive must be True or False, got {self.destructive!r}."
+            )
+
+    @classmethod
+    def of(cls, value: Approval | ApprovalCallback | None) -> Approval:
+        """``value`` as an :class:`Approval`: itself, a callback's, or the default.
+
+        Raises:
+            ConfigError: neither an Approval, a callable nor None.
+        """
+        if isinstance(value, Approval):
+            return value
+        return cls() if value is None else cls(callback=value)
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,6 @@ hold profiles and steps are read by :mod:`toolmgmt_core.policy.files`.
 
 from __future__ import annotations
 
-import copy
-import inspect
 import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,18 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolmgmt_core.calls.control import framework_approver, reraise_control_flow
-from toolmgmt_core.model.errors import ApprovalDeniedError, ConfigError
+from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.names import fold_name
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.model.tool import Tool, is_meta_tool
 from toolmgmt_core.policy.files import PolicyFile, load_policy_file
 from toolmgmt_core.policy.profiles import BUILTIN_PROFILES, Profile, get_profile
 from toolmgmt_core.policy.steps import (
     PROFILE_STEP,
+    Approval,
     ApprovalCallback,
-    ApprovalEdit,
-    ApprovalRequest,
-    ApprovalResponse,
     Decision,
     Explanation,
     Policy,
@@ -54,12 +49,8 @@ from toolmgmt_core.policy.steps import (
     lint_steps,
     may_pass,
 )
-from toolmgmt_core.session.meta_tools import is_meta_tool
 
-__all__ = [
-    "PolicyView",
-    "check_approval",
-]
+__all__ = ["PolicyView"]
 
 
 def _shown(value: Any, limit: int = 60) -> str:
@@ -104,8 +95,9 @@ class PolicyView:
             :class:`Profile`, or None for ``full``.
         policies: the steps after the profile, in order, as :class:`Policy` objects or mappings,
             or a path to a TOML/JSON policy file (its profiles become known by name).
-        approval: a sync or async callback deciding calls that need approval; with one
-            configured, destructive tools need approval too.
+        approval: which calls need approval and who decides them: an
+            :class:`~toolmgmt_core.Approval`, or its callback alone (destructive tools need
+            approval unless ``Approval(destructive=False)``).
         profiles: custom profiles known by name (for ``profile`` and :meth:`with_profile`).
         ceiling: a profile every visible tool must also be in (see :meth:`narrowed`).
 
@@ -118,7 +110,7 @@ class PolicyView:
         catalog: Any,
         profile: str | Profile | Mapping[str, Any] | None = None,
         policies: Iterable[Policy | Mapping[str, Any]] | str | Path | PolicyFile | None = None,
-        approval: ApprovalCallback | None = None,
+        approval: Approval | ApprovalCallback | None = None,
         *,
         profiles: Mapping[str, Profile] | Iterable[Profile] | None = None,
         ceiling: Profile | None = None,
@@ -134,11 +126,6 @@ class PolicyView:
             if profile is None:
                 profile = policies.profile
             policies = policies.policies
-        if approval is not None and not callable(approval):
-            raise ConfigError(
-                f"approval must be a callable taking an ApprovalRequest and returning a bool "
-                f"(sync or async), got {type(approval).__name__}."
-            )
         self.catalog = catalog
         """The catalog this view filters."""
         self.known_profiles: dict[str, Profile] = known
@@ -155,8 +142,8 @@ class PolicyView:
             for p in (policies or ())  # type: ignore[arg-type]
         )
         """The steps after the profile, in order."""
-        self.approval = approval
-        """The approval callback, or None."""
+        self.approval: Approval = Approval.of(approval)
+        """Which calls need approval, and the callback deciding them."""
         labels = [p.label for p in self.policies]
         duplicates = sorted({label for label in labels if labels.count(label) > 1})
         if duplicates or PROFILE_STEP in labels:
@@ -185,6 +172,17 @@ class PolicyView:
             ConfigError: an unknown profile name, listing the known ones.
         """
         return self._derived(get_profile(profile, self.known_profiles), None)
+
+    def within(self, profile: str | Profile | Mapping[str, Any] | None) -> PolicyView:
+        """The same policies and approval over ``profile``, confined within this view's own
+        profile: a session may narrow what its manager allows, never widen it.
+
+        Raises:
+            ConfigError: an unknown profile name, listing the known ones.
+        """
+        return self._derived(
+            get_profile(profile, self.known_profiles), self.ceiling or self.profile
+        )
 
     def narrowed(self, name: str) -> PolicyView:
         """The view a restored session may choose: the known profile spelled exactly ``name``,
@@ -335,7 +333,7 @@ class PolicyView:
             pattern = next((p for p in step._patterns("require_approval") if p.matches(tool)), None)
             if pattern is not None:
                 return f"step {step.label!r} requires approval for {pattern.text!r}"
-        if self.approval is not None and tool.annotations.destructive is True:
+        if self.approval.destructive and tool.annotations.destructive is True:
             if tool.annotations.read_only is not True:
                 return "the tool is annotated destructive"
         return None
@@ -343,55 +341,6 @@ class PolicyView:
     def needs_approval(self, tool: Tool) -> bool:
         """Whether each call of ``tool`` needs the approval callback's yes."""
         return self.approval_reason(tool) is not None
-
-    async def check_approval(
-        self, tool: Tool, arguments: Mapping[str, Any]
-    ) -> ApprovalEdit | ApprovalResponse | None:
-        """Ask the approval callback about one call, when the tool needs it.
-
-        A callback that raises refuses the call (fail closed).
-
-        Returns:
-            None to run the call as it is; the callback's :class:`ApprovalEdit` (run it with
-            other arguments) or :class:`ApprovalResponse` (answer it without running it).
-
-        Raises:
-            ApprovalDeniedError: the callback said no, failed, or none is configured while a
-                step requires approval; the message tells the model not to retry unchanged.
-        """
-        reason = self.approval_reason(tool)
-        if reason is None:
-            return None
-        name = tool.name
-        if self.approval is None:
-            raise ApprovalDeniedError(
-                f"Calling {name!r} needs approval and no approver is configured, so it did not "
-                "run. Choose another tool or ask the user.",
-                tool_name=name,
-            )
-        request = ApprovalRequest(tool, dict(arguments), reason)
-        try:
-            decision = self.approval(request)
-            if inspect.isawaitable(decision):
-                decision = await decision
-        except ApprovalDeniedError:
-            raise
-        except Exception as exc:
-            reraise_control_flow(exc)
-            raise ApprovalDeniedError(
-                f"The approval check for {name!r} failed ({type(exc).__name__}), so the call "
-                "did not run.",
-                tool_name=name,
-            ) from exc
-        if isinstance(decision, ApprovalEdit | ApprovalResponse):
-            return decision
-        if decision is not True:
-            raise ApprovalDeniedError(
-                f"The call to {name!r} was refused by the approver and did not run. Do not retry "
-                "it unchanged; ask the user or choose another approach.",
-                tool_name=name,
-            )
-        return None
 
     # -- reporting ------------------------------------------------------------------------
 
@@ -430,20 +379,3 @@ class PolicyView:
     def __repr__(self) -> str:
         steps = ", ".join(p.label for p in self.policies)
         return f"PolicyView(profile={self.profile.name!r}, steps=[{steps}])"
-
-
-async def check_approval(
-    policy: PolicyView, tool: Tool, arguments: Mapping[str, Any]
-) -> ApprovalEdit | ApprovalResponse | None:
-    """``policy.check_approval`` with the framework's approver (see
-    :func:`~toolmgmt_core.calls.control.framework_approval`) when the manager has none.
-
-    Raises:
-        ApprovalDeniedError: the approver said no (see :meth:`PolicyView.check_approval`).
-    """
-    approver = framework_approver()
-    if approver is not None and policy.approval is None:
-        # A shallow copy shares the view's cached state; only the approver differs.
-        policy = copy.copy(policy)
-        policy.approval = approver
-    return await policy.check_approval(tool, arguments)

@@ -24,23 +24,22 @@ from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolmgmt_core.model.errors import ProviderError
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.providers.anthropic import assemble_anthropic
-from toolmgmt_core.providers.cache import REQUESTS, clear_format_cache, convert
-from toolmgmt_core.providers.gemini import allowed_functions_config
-from toolmgmt_core.providers.names import (
+from toolmgmt_core.model.provider_names import (
     NameMap,
     build_name_map,
     provider_name,
     resolve_provider_name,
 )
+from toolmgmt_core.model.tool import Tool, is_meta_tool
+from toolmgmt_core.providers.anthropic import assemble_anthropic
+from toolmgmt_core.providers.cache import REQUESTS, clear_format_cache, convert
+from toolmgmt_core.providers.gemini import allowed_functions_config
 from toolmgmt_core.providers.openai import (
     MAX_TOOLS,
     allowed_tools_choice,
     strip_strict_nulls,
 )
 from toolmgmt_core.providers.report import FormatReport
-from toolmgmt_core.session.meta_tools import is_meta_tool
 
 __all__ = [
     "PROVIDERS",

@@ -55,7 +55,7 @@ def to_anthropic_tool(
 
     Args:
         tool: The tool.
-        name: The name to send (see :mod:`toolmgmt_core.providers.names`).
+        name: The name to send (see :mod:`toolmgmt_core.model.provider_names`).
         examples: Send ``tool.input_examples`` as ``input_examples`` (those that match the
             input schema; the others are left out with a note).
     """

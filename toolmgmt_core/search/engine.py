@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import regex
 
-from toolmgmt_core.calls.control import reraise_control_flow
 from toolmgmt_core.embeddings import Embedder, EmbeddingCache, VectorCache
+from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import BrowseError, CatalogError, SearchError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings

@@ -73,7 +73,7 @@ class StoredConversation:
             # profile in state could say anything, so it is never read back).
             profile=view.profile.name if view is not None else None,
             results=results if results["records"] or results["cleared"] else None,
-            mode=self.manager.mode,
+            mode=self.manager.mode.name,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -151,7 +151,7 @@ class StoredConversation:
             logger.warning(
                 "toolmgmt: restored state loads %d tools over max_active=%s; dropped: %s",
                 len(dropped),
-                self.manager.max_active,
+                self.manager.discovery.max_active,
                 ", ".join(clip(n) for n in dropped[:MAX_REPORTED_ERRORS]),
             )
 
@@ -193,7 +193,7 @@ class StoredConversation:
                 results=mine.results,
                 profile=mine.profile,
                 clear_profile=mine.profile is None,
-                mode=self.manager.mode,
+                mode=self.manager.mode.name,
             )
 
         # The first attempt merges onto the state this session was restored from (or last

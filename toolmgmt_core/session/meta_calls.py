@@ -10,14 +10,17 @@ slips models make with meta-tool arguments are forgiven first (:func:`forgive_me
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import toolmgmt_core.session.meta_tools as meta
 from toolmgmt_core.calls.execution import ToolResult
+from toolmgmt_core.calls.pipeline import CallPipeline
 from toolmgmt_core.calls.results import meta_result
 from toolmgmt_core.calls.validation import MAX_REPORTED_ERRORS, check_arguments, clip
-from toolmgmt_core.catalog.tool_catalog import SearchHit, ToolEntry, normalize_name
+from toolmgmt_core.catalog.tool_catalog import SearchHit, ToolEntry
+from toolmgmt_core.events import SearchDone
 from toolmgmt_core.model.errors import (
     InvalidArgumentsError,
     SearchError,
@@ -25,6 +28,7 @@ from toolmgmt_core.model.errors import (
     ToolNotFoundError,
     ToolNotPermittedError,
 )
+from toolmgmt_core.model.names import fold_name, names_hint
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.session.settings import SessionSettings
 
@@ -33,18 +37,20 @@ __all__ = ["MetaSession", "MetaToolCalls", "forgive_meta_arguments"]
 
 class MetaSession(Protocol):
     """What the meta-tools ask of their session (a ``ToolSession``): its policy view, name
-    resolution, loading, and running a tool."""
+    resolution, loading, and its call pipeline (``execute_tool`` runs a tool through it)."""
 
     @property
     def manager(self) -> SessionSettings: ...
-    def _can_see(self, tool: Tool) -> bool: ...
-    def _present(self, tool: Tool) -> Tool: ...
-    def _resolve(self, name: str) -> Tool: ...
-    def _meta_tool(self, name: Any) -> Tool | None: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def pipeline(self) -> CallPipeline: ...
+    def can_see(self, tool: Tool) -> bool: ...
+    def present(self, tool: Tool) -> Tool: ...
+    def resolve(self, name: str) -> Tool: ...
+    def meta_tool(self, name: Any) -> Tool | None: ...
     def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]: ...
-    def _cap_message(self, refused: Sequence[str]) -> str: ...
-    def _error_result(self, name: str, error: ToolCallError) -> ToolResult: ...
-    async def _execute(self, tool: Tool, arguments: Any) -> ToolResult: ...
+    def cap_message(self, refused: Sequence[str]) -> str: ...
 
 
 class MetaToolCalls:
@@ -68,10 +74,10 @@ class MetaToolCalls:
             }
             return meta_result(tool.name, handlers[tool.name](args), self.session.manager.encoding)
         except ToolCallError as exc:
-            return self.session._error_result(tool.name, exc)
+            return self.session.pipeline.error_result(tool.name, exc)
 
     def _summary(self, name: str) -> str:
-        return self.session._present(self.session.manager.catalog.get(name)).summary
+        return self.session.present(self.session.manager.catalog.get(name)).summary
 
     def _search(
         self,
@@ -83,32 +89,47 @@ class MetaToolCalls:
         caller: str,
     ) -> list[SearchHit]:
         catalog = self.session.manager.catalog
-        limit = self.session.manager.max_results * len(queries)
+        limit = self.session.manager.discovery.max_results * len(queries)
+        started = time.perf_counter()
         try:
             if method == "regex":
                 hits: dict[str, SearchHit] = {}
                 for pattern in queries:
                     for hit in catalog.search_regex(
                         pattern,
-                        self.session.manager.max_results,
+                        self.session.manager.discovery.max_results,
                         domain=domain,
                         group=group,
-                        where=self.session._can_see,
+                        where=self.session.can_see,
                     ):
                         hits.setdefault(hit.name, hit)
                 found = list(hits.values())
             else:
                 found = catalog.search(
-                    queries, limit, domain=domain, group=group, where=self.session._can_see
+                    queries, limit, domain=domain, group=group, where=self.session.can_see
                 )
         except SearchError as exc:
             raise InvalidArgumentsError(str(exc), tool_name=caller) from exc
-        return [h for h in found if h.score >= self.session.manager.min_score]
+        kept = [h for h in found if h.score >= self.session.manager.discovery.min_score]
+        events = self.session.manager.events
+        if events:
+            engine = "regex" if method == "regex" else "hybrid" if catalog.embedder else "bm25"
+            events.emit(
+                SearchDone(
+                    self.session.session_id,
+                    tuple(queries),
+                    method,
+                    engine,
+                    tuple(h.name for h in kept),
+                    time.perf_counter() - started,
+                )
+            )
+        return kept
 
     def _domains_note(self) -> str:
         catalog = self.session.manager.catalog
-        domains = [d.name for d in catalog.domains(where=self.session._can_see)]
-        return f" Domains: {meta.names_hint(domains)}." if domains else ""
+        domains = [d.name for d in catalog.domains(where=self.session.can_see)]
+        return f" Domains: {names_hint(domains)}." if domains else ""
 
     def tool_search(self, args: dict[str, Any]) -> dict[str, Any]:
         queries = [q for q in [args.get("query"), *(args.get("queries") or [])] if q]
@@ -138,19 +159,19 @@ class MetaToolCalls:
             response["added"] = added
         if refused:
             response["not_added"] = refused
-            response["note"] = self.session._cap_message(refused)
+            response["note"] = self.session.cap_message(refused)
         else:
             response["note"] = "These tools are in your tool list now; call them directly."
         return response
 
     def _scope(self, domain: str | None, group: str | None) -> tuple[str | None, str | None]:
         """``domain``/``group`` checked against what this session sees (forgiving case)."""
-        summaries = self.session.manager.catalog.domains(where=self.session._can_see)
+        summaries = self.session.manager.catalog.domains(where=self.session.can_see)
         if domain is not None:
-            by_fold = {normalize_name(d.name): d.name for d in summaries}
-            real = domain if domain in by_fold.values() else by_fold.get(normalize_name(domain))
+            by_fold = {fold_name(d.name): d.name for d in summaries}
+            real = domain if domain in by_fold.values() else by_fold.get(fold_name(domain))
             if real is None:
-                valid = meta.names_hint([d.name for d in summaries], 30) or "(none)"
+                valid = names_hint([d.name for d in summaries], 30) or "(none)"
                 raise InvalidArgumentsError(
                     f"Unknown domain {_quoted(domain)}. Valid domains: {valid}.",
                     tool_name=meta.DISCOVER_TOOLS,
@@ -160,13 +181,13 @@ class MetaToolCalls:
             groups = sorted(
                 {g for d in summaries if domain is None or d.name == domain for g in d.groups}
             )
-            by_fold = {normalize_name(g): g for g in groups}
-            real = group if group in groups else by_fold.get(normalize_name(group))
+            by_fold = {fold_name(g): g for g in groups}
+            real = group if group in groups else by_fold.get(fold_name(group))
             if real is None:
                 where = f" in domain {domain!r}" if domain else ""
                 raise InvalidArgumentsError(
                     f"Unknown group {_quoted(group)}{where}. Valid groups: "
-                    f"{meta.names_hint(groups, 30) or '(none)'}.",
+                    f"{names_hint(groups, 30) or '(none)'}.",
                     tool_name=meta.DISCOVER_TOOLS,
                 )
             group = real
@@ -192,12 +213,12 @@ class MetaToolCalls:
             return {
                 "domains": {
                     d.name: {"tools": d.tool_count, "groups": list(d.groups)}
-                    for d in catalog.domains(where=self.session._can_see)
+                    for d in catalog.domains(where=self.session.can_see)
                 }
             }
-        listing = catalog.browse(domain, group, where=self.session._can_see)
+        listing = catalog.browse(domain, group, where=self.session.can_see)
         entries = [e for e in listing if isinstance(e, ToolEntry)]
-        limit = self.session.manager.browse_limit
+        limit = self.session.manager.discovery.browse_limit
         head: dict[str, Any] = {}
         if domain is not None:
             head["domain"] = domain
@@ -231,7 +252,7 @@ class MetaToolCalls:
         all_hidden = True
         for name in dict.fromkeys(names):
             try:
-                tool = self.session._resolve(name)
+                tool = self.session.resolve(name)
             except ToolNotFoundError as exc:
                 all_hidden = all_hidden and isinstance(exc, ToolNotPermittedError)
                 unknown += 1
@@ -241,7 +262,7 @@ class MetaToolCalls:
                 continue
             if tool.name not in found:
                 found.append(tool.name)
-                entries.append(meta.schema_entry(self.session._present(tool)))
+                entries.append(meta.schema_entry(self.session.present(tool)))
         if unknown > MAX_REPORTED_ERRORS:
             errors["…"] = f"{unknown - MAX_REPORTED_ERRORS} more unknown names left out."
         if not entries:
@@ -252,7 +273,7 @@ class MetaToolCalls:
         if errors:
             response["errors"] = errors
         if refused:
-            response["note"] = self.session._cap_message(refused)
+            response["note"] = self.session.cap_message(refused)
         return response
 
     def get_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -277,7 +298,7 @@ class MetaToolCalls:
         if arguments is None:
             # A common slip: the tool's arguments beside tool_name instead of inside arguments.
             arguments = {k: v for k, v in args.items() if k != "tool_name"}
-        inner = self.session._meta_tool(name)
+        inner = self.session.meta_tool(name)
         if inner is not None:
             if inner.name == meta.EXECUTE_TOOL:
                 raise InvalidArgumentsError(
@@ -285,7 +306,7 @@ class MetaToolCalls:
                     tool_name=meta.EXECUTE_TOOL,
                 )
             return await self.call(inner, arguments)
-        return await self.session._execute(self.session._resolve(name), arguments)
+        return await self.session.pipeline.execute(self.session.resolve(name), arguments)
 
 
 def _quoted(value: Any) -> str:

@@ -29,72 +29,48 @@ Errors are ``{"error": code, "kind": "gateway" | "tool", "message"}``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
-from toolmgmt_core.model.tool import Tool, ToolAnnotations
+from toolmgmt_core.model.tool import (
+    DISCOVER_TOOLS,
+    EXECUTE_TOOL,
+    GET_TOOL_SCHEMA,
+    LOAD_TOOL_SCHEMA,
+    META_TOOL_NAMES,
+    TOOL_SEARCH,
+    Tool,
+    ToolAnnotations,
+    is_meta_tool,
+)
 
 __all__ = [
     "DISCOVER_TOOLS",
     "EXECUTE_TOOL",
     "GET_TOOL_SCHEMA",
-    "INSTRUCTIONS",
     "LOAD_TOOL_SCHEMA",
+    "MAX_QUERIES",
     "META_TOOL_NAMES",
     "TOOL_SEARCH",
+    "discover_tools_tool",
+    "execute_tool_tool",
+    "get_tool_schema_tool",
     "is_meta_tool",
-    "meta_tools_for",
-    "names_hint",
+    "load_tool_schema_tool",
     "schema_entry",
+    "tool_search_tool",
 ]
 
 MAX_QUERIES = 8
 """Most needs one ``tool_search`` call may search (each loads up to ``max_results`` tools)."""
 
-TOOL_SEARCH = "tool_search"
-DISCOVER_TOOLS = "discover_tools"
-GET_TOOL_SCHEMA = "get_tool_schema"
-EXECUTE_TOOL = "execute_tool"
-LOAD_TOOL_SCHEMA = "load_tool_schema"
-
-META_TOOL_NAMES: tuple[str, ...] = (
-    TOOL_SEARCH,
-    DISCOVER_TOOLS,
-    GET_TOOL_SCHEMA,
-    EXECUTE_TOOL,
-    LOAD_TOOL_SCHEMA,
-)
-"""Every meta-tool name; a catalog tool of the same name is shadowed in the modes that use it."""
-
 _META = {"meta": True}
 
 _READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True, open_world=False)
 
-INSTRUCTIONS: Mapping[str, str] = {
-    "search": (
-        "Only some tools are listed. When you need a capability you do not see, call "
-        "tool_search with a few words describing the need (or several needs in `queries`). "
-        "The tools found are added to your tool list; call them directly on your next step. "
-        "Searching again is safe."
-    ),
-    "gateway": (
-        "Tools are reached in three steps. 1) discover_tools: no arguments lists domains; "
-        "add `domain` (and `group`) to list their tools, or `query` to search by need. "
-        "2) get_tool_schema(tool_name) gives parameters and examples. 3) execute_tool(tool_name, "
-        'arguments) runs it. Errors of kind "gateway" mean fix the call; kind "tool" means '
-        "the tool itself failed."
-    ),
-    "lazy": (
-        "Tools are listed by name and description only. Before calling a tool for the first "
-        "time, call load_tool_schema with its name (several at once is fine) to get its "
-        "parameters; then call the tool directly."
-    ),
-    "flat": "",
-}
-"""A short system-prompt text per mode (about 50-80 tokens); empty when nothing is deferred."""
 
-
-def _tool_search(max_results: int) -> Tool:
+@lru_cache(maxsize=32)
+def tool_search_tool(max_results: int) -> Tool:
     return Tool(
         name=TOOL_SEARCH,
         description=(
@@ -126,7 +102,8 @@ def _tool_search(max_results: int) -> Tool:
     )
 
 
-def _discover_tools() -> Tool:
+@lru_cache(maxsize=32)
+def discover_tools_tool() -> Tool:
     return Tool(
         name=DISCOVER_TOOLS,
         description=(
@@ -148,7 +125,8 @@ def _discover_tools() -> Tool:
     )
 
 
-def _get_tool_schema() -> Tool:
+@lru_cache(maxsize=32)
+def get_tool_schema_tool() -> Tool:
     return Tool(
         name=GET_TOOL_SCHEMA,
         description=(
@@ -169,7 +147,8 @@ def _get_tool_schema() -> Tool:
     )
 
 
-def _execute_tool() -> Tool:
+@lru_cache(maxsize=32)
+def execute_tool_tool() -> Tool:
     return Tool(
         name=EXECUTE_TOOL,
         description=(
@@ -194,7 +173,8 @@ def _execute_tool() -> Tool:
     )
 
 
-def _load_tool_schema() -> Tool:
+@lru_cache(maxsize=32)
+def load_tool_schema_tool() -> Tool:
     return Tool(
         name=LOAD_TOOL_SCHEMA,
         description=(
@@ -215,22 +195,6 @@ def _load_tool_schema() -> Tool:
     )
 
 
-def meta_tools_for(mode: str, *, max_results: int = 5) -> list[Tool]:
-    """The meta-tools a session in ``mode`` lists first ("flat" lists none)."""
-    if mode == "search":
-        return [_tool_search(max_results)]
-    if mode == "gateway":
-        return [_discover_tools(), _get_tool_schema(), _execute_tool()]
-    if mode == "lazy":
-        return [_load_tool_schema()]
-    return []
-
-
-def is_meta_tool(tool: Tool) -> bool:
-    """Whether ``tool`` is one of toolmgmt's meta-tools."""
-    return bool(tool.metadata.get("meta")) and tool.name in META_TOOL_NAMES
-
-
 def schema_entry(tool: Tool, *, domain: bool = False) -> dict[str, Any]:
     """A full definition for a schema request: parameters plus usage notes, input examples,
     output schema and annotations when the tool has them."""
@@ -238,10 +202,3 @@ def schema_entry(tool: Tool, *, domain: bool = False) -> dict[str, Any]:
     if domain:
         entry["domain"] = tool.domain
     return entry
-
-
-def names_hint(names: Sequence[str], limit: int = 8) -> str:
-    """``a, b, c`` (with ``and N more``) for an error message."""
-    shown = ", ".join(names[:limit])
-    more = len(names) - limit
-    return f"{shown} and {more} more" if more > 0 else shown

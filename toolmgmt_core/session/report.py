@@ -28,9 +28,10 @@ from toolmgmt_core.model.tokens import (
     definition_tokens,
     get_encoding,
 )
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.model.tool import DISCOVER_TOOLS, TOOL_SEARCH, Tool
 from toolmgmt_core.providers import PROVIDERS, format_tools
 from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.modes import Mode, mode_of
 
 __all__ = [
     "COLD_START_MODES",
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 COLD_START_MODES = ("search", "gateway", "lazy")
-"""The modes whose cold start is measured (``auto`` is one of them or flat)."""
+"""The modes whose cold start is measured (``auto`` is one of them or flat), by name."""
 
 OPENAI_CHUNK = 128
 """OpenAI accepts at most this many tools per request: a flat list is counted in chunks."""
@@ -170,48 +171,37 @@ def _call_tokens(name: str, arguments: Any, encoding: str) -> int:
 
 
 def cold_start(
-    catalog: ToolCatalog, mode: str, tool: Tool, encoding: str = DEFAULT_ENCODING
+    catalog: ToolCatalog, mode: str | Mode, tool: Tool, encoding: str = DEFAULT_ENCODING
 ) -> ColdStart:
     """The tokens a fresh ``mode`` session spends to reach one call of ``tool``.
 
-    Scripted as a model makes it: gateway ``discover_tools(query)`` -> ``get_tool_schema`` ->
-    ``execute_tool``; search ``tool_search(query)`` -> the loaded definitions -> the call; lazy
-    ``load_tool_schema`` -> the call. The query is the tool's own summary.
+    Scripted as a model makes it (:meth:`Mode.steps_to_call
+    <toolmgmt_core.session.modes.Mode.steps_to_call>`): gateway ``discover_tools(query)`` ->
+    ``get_tool_schema`` -> ``execute_tool``; search ``tool_search(query)`` -> the loaded
+    definitions -> the call; lazy ``load_tool_schema`` -> the call. The query is the tool's own
+    summary.
     """
-    session = ToolManager(catalog, mode=mode, encoding=encoding).session()  # type: ignore[arg-type]
-    arguments = example_arguments(tool)
-    steps: list[tuple[str, dict[str, Any]]]
-    if mode == "gateway":
-        steps = [
-            ("discover_tools", {"query": tool.summary}),
-            ("get_tool_schema", {"tool_name": tool.name}),
-        ]
-        final: tuple[str, dict[str, Any]] = (
-            "execute_tool",
-            {"tool_name": tool.name, "arguments": arguments},
-        )
-    elif mode == "search":
-        steps = [("tool_search", {"query": tool.summary})]
-        final = (tool.name, arguments)
-    elif mode == "lazy":
-        steps = [("load_tool_schema", {"tool_names": [tool.name]})]
-        final = (tool.name, arguments)
-    else:
-        raise ValueError(f"cold_start measures {', '.join(COLD_START_MODES)}, not {mode!r}.")
+    chosen = mode_of(mode)
+    session = ToolManager(_measured_in(catalog, encoding), mode=chosen).session()
+    steps = chosen.steps_to_call(tool, example_arguments(tool), tool.summary)
     detail: dict[str, int] = {}
     found = True
-    for name, args in steps:
+    for name, args in steps[:-1]:
         result = session.call_sync(name, args)
-        detail[name] = _call_tokens(name, args, encoding) + result.tokens
-        if name in ("discover_tools", "tool_search") and isinstance(result.value, dict):
+        detail[name] = _call_tokens(name, args, encoding) + count_tokens(result.content, encoding)
+        if name in (TOOL_SEARCH, DISCOVER_TOOLS) and isinstance(result.value, dict):
             listed = result.value.get("tools") or result.value.get("found") or {}
             found = tool.name in listed
-    if mode == "search":
-        meta = {t.name for t in session.manager.meta_tools()}
-        loaded = [t for t in session.tools() if t.name not in meta]
+    loaded = session.layout().appended
+    if loaded:
         detail["loaded definitions"] = definition_tokens(loaded, encoding)
-    detail["call"] = _call_tokens(*final, encoding)
-    return ColdStart(mode, tool.name, sum(detail.values()), found, detail)
+    detail["call"] = _call_tokens(*steps[-1], encoding)
+    return ColdStart(chosen.name, tool.name, sum(detail.values()), found, detail)
+
+
+def _measured_in(catalog: ToolCatalog, encoding: str) -> ToolCatalog:
+    """``catalog``, or a copy of it counting in ``encoding`` when it counts in another."""
+    return catalog if catalog.encoding == encoding else ToolCatalog(catalog, encoding=encoding)
 
 
 def provider_tokens(tools: Sequence[Tool], provider: str, encoding: str = DEFAULT_ENCODING) -> int:
@@ -319,11 +309,13 @@ def _mode_tables(catalog: ToolCatalog, encoding: str, step: Step) -> list[Report
     initial: dict[str, list[Tool]] = {}
     neutral: dict[str, int] = {}
     flat_neutral = 0
+    measured = _measured_in(catalog, encoding)
     for mode in (*COLD_START_MODES, "auto"):
-        session = ToolManager(catalog, mode=mode, encoding=encoding).session()  # type: ignore[arg-type]
+        session = ToolManager(measured, mode=mode).session()
         usage = session.usage()
         flat_neutral = usage.flat_tokens
-        key = mode if mode != "auto" else f"auto ({session.mode})"
+        same = session.effective_mode is session.manager.mode
+        key = mode if same else f"{mode} ({session.mode})"
         initial[key] = session.tools()
         neutral[key] = usage.definition_tokens
     done += 1

@@ -30,9 +30,13 @@ from toolmgmt_langchain import (  # noqa: E402
 from typing_extensions import NotRequired  # noqa: E402
 
 from toolmgmt_core import (  # noqa: E402
+    Access,
+    Approval,
     ApprovalRequest,
     ConfigError,
+    Discovery,
     Policy,
+    ResultBudget,
     ToolAnnotations,
     ToolCatalog,
     ToolManager,
@@ -105,7 +109,7 @@ def _approval_agent(
         _catalog(runs),
         mode=mode,  # type: ignore[arg-type]
         always_on=[] if mode == "gateway" else ["purge_archive"],
-        max_result_tokens=100,
+        results=ResultBudget(max_result_tokens=100),
         **options,
     )
     if mode == "gateway":
@@ -179,7 +183,7 @@ def test_require_approval_step_an_unreadable_answer_and_approval_off() -> None:
     runs = {"ask": 0, "purge": 0}
     review = [Policy("review", require_approval=["archive_stats"])]
     manager = ToolManager(
-        _catalog(runs), mode="search", always_on=["archive_stats"], policies=review
+        _catalog(runs), mode="search", always_on=["archive_stats"], access=Access(policies=review)
     )
     model = ScriptedChatModel(script=[_call("archive_stats", {"year": 1}, "a1"), AIMessage("ok")])
     agent = create_agent(
@@ -199,13 +203,18 @@ def test_require_approval_step_an_unreadable_answer_and_approval_off() -> None:
     resumed = agent.invoke(Command(resume={"type": "reject"}), config)
     assert json.loads(_results(resumed)["a1"].content)["error"] == "approval_denied"
 
-    # approval=False: the manager alone decides (no approver: the destructive tool runs).
-    runs = {"ask": 0, "purge": 0}
-    manager = ToolManager(_catalog(runs), mode="search", always_on=["purge_archive"])
-    model = ScriptedChatModel(script=[_call("purge_archive", {"year": 1}, "p1"), AIMessage("ok")])
-    agent = create_agent(model, middleware=[ToolManagerMiddleware(manager, approval=False)])
-    state = agent.invoke({"messages": [HumanMessage("purge")]})
-    assert runs["purge"] == 1 and _results(state)["p1"].status == "success"
+    # approval=False: the manager alone decides; with no approver a destructive tool is
+    # refused, as at every door, unless the manager opts out of approving destructive tools.
+    for approval, ran, status in ((None, 0, "error"), (Approval(destructive=False), 1, "success")):
+        runs = {"ask": 0, "purge": 0}
+        manager = ToolManager(
+            _catalog(runs), mode="search", always_on=["purge_archive"], approval=approval
+        )
+        script = [_call("purge_archive", {"year": 1}, "p1"), AIMessage("ok")]
+        model = ScriptedChatModel(script=script)
+        agent = create_agent(model, middleware=[ToolManagerMiddleware(manager, approval=False)])
+        state = agent.invoke({"messages": [HumanMessage("purge")]})
+        assert runs["purge"] == ran and _results(state)["p1"].status == status
 
 
 def test_hand_written_loop_inside_a_node_pauses_too() -> None:
@@ -276,7 +285,7 @@ def test_tools_with_injected_arguments_run_through_the_tool_node(use_async: bool
     report = add_langchain_tools(catalog, [whoami, count_messages, remember], domain="me")
     assert report.added == ["whoami", "count_messages", "remember"]
     assert list(catalog.get("whoami").parameters["properties"]) == ["greeting"]
-    manager = ToolManager(catalog, mode="search", max_results=3)
+    manager = ToolManager(catalog, mode="search", discovery=Discovery(max_results=3))
     model = ScriptedChatModel(
         script=[
             _call("tool_search", {"query": "greet the user count messages remember"}, "s1"),
@@ -325,7 +334,7 @@ def _with_hitl(runs: dict[str, int], mode: str, approval: Any) -> tuple[Any, Any
         _catalog(runs),
         mode="search",
         always_on=["purge_archive", "archive_stats"],
-        policies=[Policy("review", require_approval=["archive_stats"])],
+        access=Access(policies=[Policy("review", require_approval=["archive_stats"])]),
     )
     hitl = HumanInTheLoopMiddleware(interrupt_on={"purge_archive": True}, interrupt_mode=mode)
     calls = AIMessage(

@@ -29,6 +29,7 @@ from toolmgmt_langchain import (  # noqa: E402
 from toolmgmt_core import (  # noqa: E402
     ConfigError,
     ProviderError,
+    ResultBudget,
     ToolCatalog,
     ToolManager,
     count_tokens,
@@ -49,7 +50,8 @@ def _initial(manager: ToolManager) -> list[str]:
 
 def _manager(mode: str = "search", **extra: Any) -> ToolManager:
     # one catalog for every test: its search index is built once
-    return demo_manager(mode, catalog=demo_tools(), max_result_tokens=MAX_RESULT_TOKENS, **extra)
+    results = ResultBudget(max_result_tokens=MAX_RESULT_TOKENS)
+    return demo_manager(mode, catalog=demo_tools(), results=results, **extra)
 
 
 SCRIPT = [

@@ -26,7 +26,7 @@ from toolmgmt_litellm import (  # noqa: E402
     run_meta_tool_calls_sync,
 )
 
-from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core import Discovery, ResultBudget, ToolCatalog, ToolManager, count_tokens  # noqa: E402
 from toolmgmt_core.calls.truncation import summarize_result  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
@@ -42,7 +42,7 @@ APP_TOOL = {
 
 
 def _manager(**extra: Any) -> ToolManager:
-    return demo_manager(max_result_tokens=MAX_RESULT_TOKENS, **extra)
+    return demo_manager(results=ResultBudget(max_result_tokens=MAX_RESULT_TOKENS), **extra)
 
 
 class FakeOpenAI:
@@ -312,8 +312,10 @@ def test_litellm_summarizer_feeds_core_summaries() -> None:
 def test_litellm_summarizer_as_the_managers_summarizer() -> None:
     summary = "All 400 contacts as CSV; ids con_0001 to con_0400."
     manager = _manager(
-        call_unloaded="load",
-        summarizer=litellm_summarizer("openai/gpt-4o-mini", mock_response=summary),
+        discovery=Discovery(call_unloaded="load"),
+        results=ResultBudget(
+            summarizer=litellm_summarizer("openai/gpt-4o-mini", mock_response=summary)
+        ),
     )
     result = manager.session().call_sync("crm_export_contacts", {"format": "csv"})
     assert result.content == summary and result.truncated

@@ -28,11 +28,11 @@ from toolmgmt_litellm import (  # noqa: E402
     run_meta_tool_calls_sync,
 )
 
-from toolmgmt_core import ToolManager  # noqa: E402
+from toolmgmt_core import ResultBudget, ToolManager  # noqa: E402
 
 
 def _manager() -> ToolManager:
-    return demo_manager(max_result_tokens=300)
+    return demo_manager(results=ResultBudget(max_result_tokens=300))
 
 
 @pytest.fixture

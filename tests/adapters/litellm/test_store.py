@@ -15,14 +15,16 @@ import litellm  # noqa: E402
 from support.openai_edge import async_client  # noqa: E402
 from toolmgmt_litellm import ToolManagerCallback  # noqa: E402
 
-from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import Discovery, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_demo import demo_catalog  # noqa: E402
 
 DEMO = list(demo_catalog())
 
 
 def _manager(store: Any = None) -> ToolManager:
-    return ToolManager(ToolCatalog(DEMO), mode="search", max_results=3, session_store=store)
+    return ToolManager(
+        ToolCatalog(DEMO), mode="search", discovery=Discovery(max_results=3), session_store=store
+    )
 
 
 @pytest.fixture

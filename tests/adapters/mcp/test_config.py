@@ -153,7 +153,7 @@ def test_the_store_table_takes_urls_or_the_variables_holding_them(monkeypatch) -
     assert config.store.session_ttl == 600.0 and config.store.session_prefix is None
     assert config.store.catalog == "postgresql://toolmgmt@db/toolmgmt"
     assert "pw" not in repr(config.store)  # secrets stay out of reprs and logs
-    assert config.gateway.session_result_budget == 4000
+    assert config.gateway.results.session_tokens == 4000
     assert not parse_config("[upstreams.a]\ncommand = 'x'\n").store  # nothing shared
     monkeypatch.delenv("GW_REDIS")
     with pytest.raises(ConfigError, match=r"<config>:6: store.sessions_env: .*GW_REDIS"):

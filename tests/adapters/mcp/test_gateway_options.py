@@ -9,7 +9,11 @@ pytest.importorskip("mcp")
 
 from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
 
-from toolmgmt_core import Tool  # noqa: E402
+from toolmgmt_core import (
+    Approval,
+    Execution,
+    Tool,  # noqa: E402
+)
 
 CONFIG = """\
 [gateway]
@@ -40,9 +44,12 @@ def _gateway() -> Gateway:
 
 
 def test_budget_and_timeout_reach_the_manager() -> None:
-    manager = _gateway().manager
-    assert manager.max_result_tokens == 123
-    assert manager.default_timeout == 7
+    gateway = _gateway()
+    manager = gateway.manager
+    # The config file fills the core's own option objects, which the manager uses as they are.
+    assert manager.result_budget.max_result_tokens == 123
+    assert manager.execution == gateway.config.gateway.execution == Execution(timeout=7)
+    assert manager.policy.approval == Approval()  # destructive tools need approval by default
 
 
 def test_upstream_policy_narrows_only_its_own_domain() -> None:

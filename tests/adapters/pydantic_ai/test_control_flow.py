@@ -42,8 +42,11 @@ from support.pydantic_ai_messages import tool_returns  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
 from toolmgmt_core import (  # noqa: E402
+    Access,
     ApprovalRequest,
+    Discovery,
     Policy,
+    ResultBudget,
     ToolAnnotations,
     ToolCatalog,
     ToolManager,
@@ -167,9 +170,7 @@ def _catalog_with_destructive(runs: dict[str, int]) -> ToolCatalog:
 def test_toolmgmt_policy_approval_uses_deferred_tools(mode: str, approve: bool) -> None:
     runs = {"purge": 0}
     manager = ToolManager(
-        _catalog_with_destructive(runs),
-        mode=mode,
-        max_result_tokens=100,  # type: ignore[arg-type]
+        _catalog_with_destructive(runs), mode=mode, results=ResultBudget(max_result_tokens=100)
     )
     managed = ManagedToolset(manager)
     if mode == "search":
@@ -206,7 +207,9 @@ def test_require_approval_step_and_approval_off() -> None:
     catalog = _catalog_with_destructive(runs)
     review = [Policy("review", require_approval=["archive_stats"])]
     managed = ManagedToolset(
-        ToolManager(catalog, mode="search", always_on=["archive_stats"], policies=review)
+        ToolManager(
+            catalog, mode="search", always_on=["archive_stats"], access=Access(policies=review)
+        )
     )
     paused = _agent(Script(_call("archive_stats", {"year": 1}, "a1")), managed).run_sync("go")
     assert isinstance(paused.output, DeferredToolRequests)
@@ -218,7 +221,10 @@ def test_require_approval_step_and_approval_off() -> None:
     # approval=False: the manager decides alone (no approver: destructive runs, the step refuses)
     off = ManagedToolset(
         ToolManager(
-            catalog, mode="search", always_on=["archive_stats", "purge_archive"], policies=review
+            catalog,
+            mode="search",
+            always_on=["archive_stats", "purge_archive"],
+            access=Access(policies=review),
         ),
         approval=False,
     )
@@ -282,7 +288,7 @@ def test_call_deferred_yields_deferred_tool_requests() -> None:
 
 def test_two_runs_with_message_history_keep_their_tools() -> None:
     files = Files()
-    manager = ToolManager(ToolCatalog(), mode="search", max_results=1)
+    manager = ToolManager(ToolCatalog(), mode="search", discovery=Discovery(max_results=1))
     managed = ManagedToolset(manager, toolsets=files.toolsets)
     first = Script(_call("tool_search", {"query": "read a text file"}, "s1"), "found it")
     one = Agent(FunctionModel(first), toolsets=[managed]).run_sync("Find a file reader.")
@@ -318,9 +324,8 @@ def test_restored_history_is_untrusted() -> None:
     manager = ToolManager(
         ToolCatalog(),
         mode="search",
-        profile="readonly",  # edit_doc is hidden by the profile
-        policies=[Policy("agent", deny=["index_docs"])],
-        max_active=2,
+        discovery=Discovery(max_active=2),
+        access=Access(profile="readonly", policies=[Policy("agent", deny=["index_docs"])]),
     )
     managed = ManagedToolset(manager, toolsets=[toolset])
     Agent(FunctionModel(Script("warm up")), toolsets=[managed]).run_sync("hi")  # ingests
@@ -376,8 +381,8 @@ def test_run_context_reaches_wrapped_tools_after_approval() -> None:
 
     manager = ToolManager(
         ToolCatalog(),
-        mode="auto",  # flat: wrapped tools join the catalog on the first step
-        policies=[Policy("ops", require_approval=["restart_service"])],
+        mode="auto",
+        access=Access(policies=[Policy("ops", require_approval=["restart_service"])]),
     )
     managed = ManagedToolset(manager, toolsets={"ops": toolset})
     paused = Agent(

@@ -28,7 +28,14 @@ from support.demo import demo_manager  # noqa: E402
 from support.pydantic_ai_messages import tool_returns  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
-from toolmgmt_core import ConfigError, ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    ConfigError,
+    Discovery,
+    ResultBudget,
+    ToolCatalog,
+    ToolManager,
+    count_tokens,
+)
 from toolmgmt_core.stores import InMemorySessionStore  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
@@ -79,7 +86,7 @@ def _manager(mode: str = "search", **extra: Any) -> ToolManager:
     return demo_manager(
         mode,
         deny=("crm_delete_*", "weather_alerts"),
-        max_result_tokens=MAX_RESULT_TOKENS,
+        results=ResultBudget(max_result_tokens=MAX_RESULT_TOKENS),
         **extra,
     )
 
@@ -226,7 +233,7 @@ def test_toolmgmt_search_keeps_pydantic_ai_search_silent() -> None:
 
 
 def test_pydantic_ai_search_replaces_toolmgmt_search() -> None:
-    manager = _manager(call_unloaded="load")
+    manager = _manager(discovery=Discovery(call_unloaded="load"))
     managed = ManagedToolset(manager, toolsets=[weather_toolset()], search="pydantic_ai")
     script = Script(
         [

@@ -26,7 +26,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
-from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import ResultBudget, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_core.stores.redis import RedisSessionStore  # noqa: E402
 
 
@@ -53,7 +53,10 @@ def workers(redis_url: str) -> Iterator[list[ManagedToolset]]:
     yield [
         ManagedToolset(
             ToolManager(
-                ToolCatalog(), mode="search", session_store=store, session_result_budget=5_000
+                ToolCatalog(),
+                mode="search",
+                results=ResultBudget(session_tokens=5_000),
+                session_store=store,
             ),
             toolsets={"tools": _toolset()},
             conversation=lambda ctx: ctx.deps,

@@ -8,7 +8,7 @@ MODULES = [
     "toolmgmt_core.providers",
     "toolmgmt_core.providers.anthropic",
     "toolmgmt_core.providers.gemini",
-    "toolmgmt_core.providers.names",
+    "toolmgmt_core.model.provider_names",
     "toolmgmt_core.providers.openai",
     "toolmgmt_core.providers.report",
     "toolmgmt_core.providers.schema_utils",

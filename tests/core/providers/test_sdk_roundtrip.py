@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from toolmgmt_core import Tool, ToolCatalog
+from toolmgmt_core import Discovery, Tool, ToolCatalog
 from toolmgmt_core.providers import format_tools, strip_strict_nulls
 from toolmgmt_core.session.manager import ToolManager
 
@@ -44,7 +44,7 @@ def _session() -> Any:
     for i in range(5):
         catalog.add(Tool(name=f"other.tool_{i}", description=f"Other tool {i}."))
     # call_unloaded="load": a tool found by the provider's own search runs when called
-    return ToolManager(catalog, mode="search", call_unloaded="load").session()
+    return ToolManager(catalog, mode="search", discovery=Discovery(call_unloaded="load")).session()
 
 
 def _client(answer: dict[str, Any], seen: list[dict[str, Any]], http: Any = httpx) -> Any:

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from toolmgmt_core.calls.control import reraise_control_flow
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.calls.truncation.fit import _check_budget, _truncate
 from toolmgmt_core.calls.truncation.render import (
@@ -23,6 +22,7 @@ from toolmgmt_core.calls.truncation.render import (
     TruncationResult,
     render_result,
 )
+from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, Encoding, counter, get_encoding
 
 __all__ = [

@@ -15,46 +15,25 @@ framework would catch the signal (the MCP gateway, a plain ``session.call``) get
 instead. ``BaseException`` signals that are not ``Exception`` (``asyncio.CancelledError``,
 ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``) always pass.
 
-Approval the same way: within :func:`framework_approval`, a call that needs approval (a step's
-``require_approval``, or a destructive tool, since an approver is then configured) asks the
-adapter's approver, which pauses the run the framework's way (LangGraph ``interrupt()``,
-PydanticAI ``ApprovalRequired``) and, when the run resumes, answers with the human's decision.
-The manager's own ``approval`` callback, when one is configured, is asked instead.
+Approval is asked the framework's way through :mod:`toolmgmt_core.calls.approval`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
-
-    ApprovalCallbackResult = (
-        bool | ApprovalEdit | ApprovalResponse | Awaitable[bool | ApprovalEdit | ApprovalResponse]
-    )
 
 __all__ = [
-    "ApprovalAsker",
     "control_flow_types",
-    "framework_approval",
-    "framework_approver",
     "is_control_flow",
     "passthrough",
     "reraise_control_flow",
 ]
 
-ApprovalAsker = Callable[["ApprovalRequest"], "ApprovalCallbackResult"]
-"""An approver: True to run the call; False (or ``ApprovalDeniedError``) to refuse it; an
-``ApprovalEdit`` or ``ApprovalResponse`` (the human changed the call, or answered it); or a
-framework's pause (an exception declared with :func:`passthrough`) to ask a human first."""
-
 _PASSTHROUGH: ContextVar[tuple[type[BaseException], ...]] = ContextVar(
     "toolmgmt_passthrough", default=()
 )
-_APPROVER: ContextVar[ApprovalAsker | None] = ContextVar("toolmgmt_approver", default=None)
 
 
 @contextlib.contextmanager
@@ -89,23 +68,3 @@ def reraise_control_flow(exc: BaseException) -> None:
     """Raise ``exc`` again when it is control flow; call first in every broad ``except``."""
     if is_control_flow(exc):
         raise exc
-
-
-@contextlib.contextmanager
-def framework_approval(approver: ApprovalAsker | None) -> Iterator[None]:
-    """Within this block, calls that need approval ask ``approver`` when the manager has no
-    ``approval`` callback of its own (None leaves approval to the manager).
-
-    The approver gets the :class:`~toolmgmt_core.ApprovalRequest` after the call's
-    arguments were validated, so the human sees exactly what will run.
-    """
-    token = _APPROVER.set(approver)
-    try:
-        yield
-    finally:
-        _APPROVER.reset(token)
-
-
-def framework_approver() -> ApprovalAsker | None:
-    """The approver of the :func:`framework_approval` block around this point, or None."""
-    return _APPROVER.get()

@@ -1,0 +1,256 @@
+"""One call, from the name a model used to the result it gets: the call pipeline.
+
+Every door (LangChain, PydanticAI, LiteLLM, the MCP gateway, a plain ``session.call``) runs a
+call through :class:`CallPipeline`, so a call is approved, validated, run, shaped and reported
+the same way wherever it came from::
+
+    resolve ─> policy ─> validate and repair ─> approval ─> run (timeout, lane) ─> shape ─> record
+       │                                                                              │
+       └── meta-tools answer here instead (their inner ``execute_tool`` joins at policy) ┘
+
+The result is a :class:`~toolmgmt_core.ToolResult` whose :attr:`~toolmgmt_core.ToolResult.outcome`
+(``success``, ``retry``, ``denied``, ``failed``) each door maps to its framework's own form; an
+error is shaped once, here, to the tool's budget. What the pipeline needs of its session is the
+:class:`CallSite` protocol; what it did goes to the manager's listeners
+(:mod:`toolmgmt_core.events`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from contextvars import ContextVar
+from typing import Any, Protocol
+
+from toolmgmt_core.calls.approval import ask_approval
+from toolmgmt_core.calls.budget import SessionBudget
+from toolmgmt_core.calls.execution import CallClock, ToolResult, run_handler
+from toolmgmt_core.calls.results import edited_result, error_result, shape_result
+from toolmgmt_core.calls.validation import check_arguments, clip
+from toolmgmt_core.events import (
+    ApprovalAnswered,
+    ApprovalAsked,
+    BudgetExhausted,
+    CallFinished,
+    CallStarted,
+    EventHub,
+    PolicyDenied,
+    ResultTruncated,
+)
+from toolmgmt_core.model.content import ContentResult
+from toolmgmt_core.model.control import reraise_control_flow
+from toolmgmt_core.model.errors import (
+    ToolCallError,
+    ToolTimeoutError,
+    ToolUnavailableError,
+)
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalResponse
+from toolmgmt_core.policy.view import PolicyView
+
+__all__ = ["CallPipeline", "CallSite", "current_call_id"]
+
+logger = logging.getLogger("toolmgmt")
+
+_CALL_ID: ContextVar[str | None] = ContextVar("toolmgmt_call_id", default=None)
+_DENIALS = frozenset({"not_permitted", "tool_denied"})
+
+
+def current_call_id() -> str | None:
+    """The provider's id of the call being run here (None outside a call, or without one)."""
+    return _CALL_ID.get()
+
+
+class CallSite(Protocol):
+    """What the pipeline asks of the session it runs a call for (a ``ToolSession``)."""
+
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def policy(self) -> PolicyView: ...
+    @property
+    def result_budget(self) -> SessionBudget: ...
+    @property
+    def goal(self) -> str | None: ...
+    def meta_tool(self, name: Any) -> Tool | None: ...
+    async def answer_meta(self, tool: Tool, arguments: Any) -> ToolResult: ...
+    def resolve(self, name: str) -> Tool: ...
+    def ensure_listed(self, tool: Tool) -> None: ...
+    def can_see(self, tool: Tool) -> bool: ...
+    def present(self, tool: Tool) -> Tool: ...
+    def schema_hint(self, tool: Tool) -> str: ...
+
+
+class CallPipeline:
+    """The calls of one session, each through the same steps (see the module docstring).
+
+    Args:
+        site: the session.
+        timeout: seconds a call may take when its tool sets none (None: no limit).
+        encoding: the tokenizer results are measured in.
+        events: the manager's listeners.
+    """
+
+    def __init__(
+        self, site: CallSite, *, timeout: float | None, encoding: str, events: EventHub
+    ) -> None:
+        self.site = site
+        self.timeout = timeout
+        self.encoding = encoding
+        self.events = events
+
+    async def call(self, name: str, arguments: Any, call_id: str | None = None) -> ToolResult:
+        """Run a meta-tool or a tool as the model asked; never raises for the model's mistakes
+        (a framework's control-flow signal passes)."""
+        _CALL_ID.set(call_id)
+        site = self.site
+        started = None
+        if self.events:
+            started = CallStarted(site.session_id, str(name), call_id, arguments)
+            self.events.emit(started)
+        clock = time.monotonic()
+        try:
+            meta_tool = site.meta_tool(name)
+            if meta_tool is not None:
+                result = await site.answer_meta(meta_tool, arguments)
+            else:
+                tool = site.resolve(name)
+                site.ensure_listed(tool)
+                result = await self.execute(tool, arguments)
+        except ToolCallError as exc:
+            result = self.error_result(exc.tool_name or str(name), exc)
+        except Exception as exc:  # a bug must not crash the agent's loop; log it loudly
+            reraise_control_flow(exc)
+            logger.exception("toolmgmt: internal error while calling %r", name)
+            error = ToolUnavailableError(
+                f"Tool {clip(repr(name))} could not be run because of an internal error "
+                f"({type(exc).__name__}); try another tool.",
+                tool_name=str(name),
+            )
+            result = self.error_result(str(name), error)
+        if started is not None:
+            self._finished(started, result, time.monotonic() - clock)
+        return result
+
+    async def execute(self, tool: Tool, arguments: Any) -> ToolResult:
+        """Policy, validation, approval, the handler and the result's shape for a resolved
+        ``tool`` (``execute_tool`` joins here).
+
+        The tool's timeout covers validation, the handler and shaping the result (not the time
+        an approver takes). Once the handler has run, nothing turns the call into a failure: a
+        result that cannot be shaped is reported done, with a short note in its place.
+        """
+        site = self.site
+        timeout = tool.timeout if tool.timeout is not None else self.timeout
+        clock = CallClock(timeout)
+        edited: ApprovalEdit | None = None
+        try:
+            if not site.can_see(tool):
+                site.resolve(tool.name)  # raises what a lookup of the name would
+            hint = site.schema_hint(tool)
+            checked = await check_arguments(tool, arguments, hint=hint, time_limit=clock.left())
+            reason = site.policy.approval_reason(tool)
+            if reason is not None:
+                with clock.paused():
+                    verdict = await self._approve(tool, checked, reason)
+                if not site.can_see(tool):
+                    site.resolve(tool.name)  # the policy may have changed while a human looked
+                if isinstance(verdict, ApprovalResponse):  # answered in the tool's place
+                    return await self.shape(tool, verdict.message, clock.left())
+                if isinstance(verdict, ApprovalEdit):
+                    edited = verdict
+                    checked = await check_arguments(
+                        tool, verdict.arguments, hint=hint, time_limit=clock.left()
+                    )
+            left = clock.left()
+            if left is not None and left <= 0:
+                raise ToolTimeoutError(
+                    f"Tool {tool.name!r} did not start within {timeout:g}s (checking its "
+                    "arguments took the time) and did not run. Try simpler arguments.",
+                    tool_name=tool.name,
+                )
+            value = await run_handler(tool, checked, left, stated=timeout)
+        except ToolCallError as exc:
+            return self.error_result(tool.name, exc)
+        result = await self.shape(tool, value, clock.left())
+        return result if edited is None else edited_result(result, checked, self.encoding)
+
+    async def _approve(self, tool: Tool, arguments: Mapping[str, Any], reason: str) -> Any:
+        site = self.site
+        if self.events:
+            self.events.emit(ApprovalAsked(site.session_id, tool.name, reason))
+        try:
+            verdict = await ask_approval(site.policy, site.present(tool), arguments, reason)
+        except ToolCallError:
+            if self.events:
+                self.events.emit(ApprovalAnswered(site.session_id, tool.name, "denied"))
+            raise
+        if self.events:
+            kind = (
+                "edited"
+                if isinstance(verdict, ApprovalEdit)
+                else "answered"
+                if isinstance(verdict, ApprovalResponse)
+                else "approved"
+            )
+            self.events.emit(ApprovalAnswered(site.session_id, tool.name, kind))
+        return verdict
+
+    async def shape(self, tool: Tool, value: Any, seconds: float | None) -> ToolResult:
+        """The model-facing result of a call that ran, cut to its budget and recorded."""
+        account = self.site.result_budget
+        media: list[Any] = []
+        if isinstance(value, ContentResult):
+            media = value.media()
+            value = value.value()
+        exhausted = account.exceeded
+        result = await shape_result(
+            account, tool, value, seconds, goal=self.site.goal, call_id=_CALL_ID.get()
+        )
+        if media:
+            result.media = media
+        if self.events:
+            self._shaped(tool, result, account, exhausted)
+        return result
+
+    def error_result(self, name: str, error: ToolCallError) -> ToolResult:
+        """``error`` as the model gets it: one shape at every door, cut to the tool's budget."""
+        tool = self.site.policy.catalog.find(name) if isinstance(name, str) else None
+        limit = self.site.result_budget.budget.per_result(tool)
+        if self.events and error.code in _DENIALS:
+            self.events.emit(PolicyDenied(self.site.session_id, name, error.code))
+        return error_result(name, error, limit=limit, encoding=self.encoding)
+
+    def _shaped(
+        self, tool: Tool, result: ToolResult, account: SessionBudget, exhausted: bool
+    ) -> None:
+        conversation = self.site.session_id
+        if result.truncated:
+            strategy = result.truncation or account.budget.strategy_for(tool)
+            self.events.emit(
+                ResultTruncated(
+                    conversation, tool.name, result.original_tokens, result.tokens, strategy
+                )
+            )
+        limit = account.budget.session_tokens
+        if limit is not None and not exhausted and account.exceeded:
+            self.events.emit(BudgetExhausted(conversation, tool.name, limit, account.used))
+
+    def _finished(self, started: CallStarted, result: ToolResult, duration: float) -> None:
+        error = result.error
+        self.events.emit(
+            CallFinished(
+                started.conversation,
+                started,
+                result.tool_name or started.tool,
+                result.outcome,
+                error.code if error is not None else None,
+                error.kind if error is not None else None,
+                duration,
+                result.tokens,
+                result.original_tokens,
+                result.truncated,
+                result.content,
+            )
+        )

@@ -1,0 +1,61 @@
+"""Where events go: :class:`EventHub`, the listeners of one manager.
+
+A listener is any callable taking an :class:`~toolmgmt_core.events.types.Event`. The core
+checks ``if hub:`` before it builds an event, so a manager without listeners pays one check per
+place an event could be emitted. A listener that raises is logged and the call goes on (a
+framework's control-flow signal still passes, see :mod:`toolmgmt_core.model.control`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+from toolmgmt_core.events.types import Event
+from toolmgmt_core.model.control import reraise_control_flow
+from toolmgmt_core.model.errors import ConfigError
+
+__all__ = ["EventHub", "Listener"]
+
+Listener = Callable[[Event], object]
+"""A callable that gets every event (sync; keep it quick, or hand the event to a queue)."""
+
+logger = logging.getLogger("toolmgmt")
+
+
+class EventHub:
+    """The listeners of one manager, called in order for each event.
+
+    Usage::
+
+        hub = EventHub([print])
+        if hub:                                   # the only cost without listeners
+            hub.emit(SearchDone(...))
+    """
+
+    __slots__ = ("listeners",)
+
+    def __init__(self, listeners: Iterable[Listener] = ()) -> None:
+        listeners = tuple(listeners)
+        for listener in listeners:
+            if not callable(listener):
+                raise ConfigError(
+                    f"A listener must be a callable taking an event, got "
+                    f"{type(listener).__name__} (for example toolmgmt_core.events.JsonlListener"
+                    "(path) or an OpenTelemetry listener)."
+                )
+        self.listeners: tuple[Listener, ...] = listeners
+
+    def __bool__(self) -> bool:
+        return bool(self.listeners)
+
+    def emit(self, event: Event) -> None:
+        """Hand ``event`` to every listener; one that fails is logged and the rest go on."""
+        for listener in self.listeners:
+            try:
+                listener(event)
+            except Exception as exc:
+                reraise_control_flow(exc)
+                logger.exception(
+                    "toolmgmt: listener %r failed on %s", listener, type(event).__name__
+                )

@@ -1,0 +1,156 @@
+"""The events the core emits as it searches, loads, and runs calls.
+
+Events are plain frozen dataclasses, made only when a listener is registered (see
+:class:`~toolmgmt_core.events.hub.EventHub`). They carry what happened in this process,
+argument and query text included; a listener that sends anything out of the process (spans,
+metrics, a usage log) leaves that text out unless its user opted in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "ApprovalAnswered",
+    "ApprovalAsked",
+    "BudgetExhausted",
+    "CallFinished",
+    "CallStarted",
+    "Event",
+    "PolicyDenied",
+    "ResultTruncated",
+    "SearchDone",
+    "ToolsLoaded",
+]
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the core did for one conversation."""
+
+    conversation: str | None
+    """The session's id in its store (None: a session of this object only)."""
+
+
+@dataclass(frozen=True)
+class SearchDone(Event):
+    """A search a meta-tool ran (``tool_search``, ``discover_tools`` with a query)."""
+
+    queries: tuple[str, ...]
+    """What was searched for (text: keep it in the process unless opted in)."""
+    method: str
+    """``keyword`` or ``regex``."""
+    engine: str
+    """``bm25``, ``hybrid`` (with embeddings) or ``regex``."""
+    hits: tuple[str, ...]
+    """The names found, best first."""
+    duration: float
+    """Seconds the search took."""
+
+
+@dataclass(frozen=True)
+class ToolsLoaded(Event):
+    """Tools a search or schema request loaded into the session."""
+
+    names: tuple[str, ...]
+    """The tools added, in load order."""
+    definition_tokens: int
+    """Tokens of their definitions."""
+
+
+@dataclass(frozen=True)
+class CallStarted(Event):
+    """A call entered the pipeline (a meta-tool's, or a tool's)."""
+
+    tool: str
+    """The name the model used (the tool's own name once resolved, for an inner call)."""
+    call_id: str | None
+    """The provider's id of the call."""
+    arguments: Any = field(default=None, repr=False)
+    """What the model sent (text: keep it in the process unless opted in)."""
+    meta: bool = False
+    """Whether a meta-tool was called."""
+
+
+@dataclass(frozen=True)
+class CallFinished(Event):
+    """A call left the pipeline: what it came to."""
+
+    started: CallStarted
+    """The event that began it."""
+    tool: str
+    """The tool that ran (resolved), or the name asked for when none did."""
+    outcome: str
+    """``success``, ``retry``, ``denied`` or ``failed`` (:attr:`ToolResult.outcome`)."""
+    error_code: str | None
+    """The error's code (``invalid_arguments``, ``not_permitted``...), or None."""
+    error_kind: str | None
+    """``gateway`` or ``tool``, or None."""
+    duration: float
+    """Seconds in the pipeline (time an approver took included)."""
+    tokens: int
+    """Tokens of the result the model gets."""
+    original_tokens: int
+    """Tokens before truncation."""
+    truncated: bool
+    """Whether the result was cut."""
+    result: Any = field(default=None, repr=False)
+    """The result's content (text: keep it in the process unless opted in)."""
+
+
+@dataclass(frozen=True)
+class PolicyDenied(Event):
+    """A call refused because the policy hides or denies its tool."""
+
+    tool: str
+    """The tool refused."""
+    code: str
+    """``not_permitted`` or ``tool_denied``."""
+
+
+@dataclass(frozen=True)
+class ApprovalAsked(Event):
+    """A call that needs approval, before its approver answers."""
+
+    tool: str
+    """The tool about to run."""
+    reason: str
+    """Why it needs approval."""
+
+
+@dataclass(frozen=True)
+class ApprovalAnswered(Event):
+    """An approver's answer (a framework's pause is no answer yet: nothing is emitted)."""
+
+    tool: str
+    """The tool asked about."""
+    verdict: str
+    """``approved``, ``denied``, ``edited`` (run with other arguments) or ``answered`` (the
+    approver answered in the tool's place)."""
+
+
+@dataclass(frozen=True)
+class ResultTruncated(Event):
+    """A result cut (or summarised) to its budget."""
+
+    tool: str
+    """The tool whose result it was."""
+    tokens_before: int
+    """Tokens of the whole result."""
+    tokens_after: int
+    """Tokens the model gets."""
+    strategy: str
+    """``smart``, ``head``, ``tail`` or ``summary``."""
+
+
+@dataclass(frozen=True)
+class BudgetExhausted(Event):
+    """The session's result budget is spent: results are cut harder from now on."""
+
+    tool: str
+    """The tool whose result spent it."""
+    session_tokens: int
+    """The session budget."""
+    spent: int
+    """Tokens of results in the context now."""

@@ -1,0 +1,74 @@
+"""Flat mode: every visible tool listed with its parameters (``auto`` below its threshold)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.session.modes.base import CanSee, Layout, Mode, Planner, Present
+from toolmgmt_core.session.modes.search import Search
+
+__all__ = ["Flat"]
+
+_SEARCH = Search()
+
+
+@dataclass(frozen=True, repr=False)
+class Flat(Mode):
+    """Every visible tool, fully defined. Tools marked ``defer_loading=True`` stay out, behind
+    a ``tool_search`` listed only for them.
+
+    Usage::
+
+        ToolManager(catalog, mode=Flat())   # or mode="flat"
+    """
+
+    searchable: bool = field(default=False, compare=False)
+    """Set on the mode a plan returns: some tool is deferred, so ``tool_search`` is listed."""
+
+    name: ClassVar[str] = "flat"
+    FIND_HINT: ClassVar[str] = " Pick a name from your tool list."
+
+    @property
+    def instructions(self) -> str:
+        return _SEARCH.instructions if self.searchable else ""
+
+    @property
+    def find_hint(self) -> str:
+        return _SEARCH.find_hint if self.searchable else self.FIND_HINT
+
+    def meta_tools(self, max_results: int) -> list[Tool]:
+        return _SEARCH.meta_tools(max_results)
+
+    def effective(self, layout: Callable[[], Layout]) -> Mode:
+        return layout().mode
+
+    def callable_meta(self, layout: Callable[[], Layout], max_results: int) -> list[Tool]:
+        return layout().meta
+
+    def plan(
+        self, planner: Planner, can_see: CanSee, present: Present, loaded: Sequence[str]
+    ) -> Layout:
+        visible = planner.visible(can_see)
+        return self.layout(planner, visible, present, loaded)
+
+    def layout(
+        self,
+        planner: Planner,
+        visible: dict[str, Tool],
+        present: Present,
+        loaded: Sequence[str],
+    ) -> Layout:
+        """Flat's list over ``visible``: pinned, every listable tool, then loaded deferred ones."""
+        pinned = planner.pinned_of(visible)
+        rest = planner.listable(visible, pinned)
+        searchable = any(t.defer_loading is True for t in visible.values())
+        mode = replace(self, searchable=True) if searchable else self
+        layout = Layout(mode=mode, meta=planner.meta_tools(_SEARCH) if searchable else [])
+        layout.pinned = [present(visible[n]) for n in pinned]
+        layout.listed = [present(t) for t in rest]
+        taken = {*pinned, *(t.name for t in rest)}
+        layout.appended = [present(visible[n]) for n in loaded if n in visible and n not in taken]
+        return layout
