@@ -46,7 +46,7 @@ QUICKSTART = [
     ),
     code(
         """
-        from toolmgmt_core import ToolCatalog, ToolManager
+        from toolmgmt_core import Discovery, ToolCatalog, ToolManager
         from toolmgmt_demo import demo_catalog
 
         catalog = demo_catalog()
@@ -142,7 +142,7 @@ QUICKSTART = [
     ),
     code(
         """
-        manager = ToolManager(catalog, mode="search", max_results=3)
+        manager = ToolManager(catalog, mode="search", discovery=Discovery(max_results=3))
         session = manager.session()
         result = session.call_sync("tool_search", {"query": "refund a charge"})
         print(result.content)
@@ -277,7 +277,7 @@ LANGCHAIN = [
         from langchain_core.utils.function_calling import convert_to_openai_tool
         from pydantic import Field
 
-        from toolmgmt_core import ToolManager, count_tokens
+        from toolmgmt_core import Access, Discovery, ResultBudget, ToolManager, count_tokens
         from toolmgmt_demo import demo_catalog
         from toolmgmt_langchain import STATE_KEY, ToolManagerMiddleware
         """
@@ -293,9 +293,9 @@ LANGCHAIN = [
         manager = ToolManager(
             demo_catalog(),
             mode="search",
-            max_results=3,
-            policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
-            max_result_tokens=300,
+            discovery=Discovery(max_results=3),
+            access=Access(policies=[{"label": "agent", "deny": ["crm_delete_*"]}]),
+            results=ResultBudget(max_result_tokens=300),
         )
         """
     ),
@@ -435,7 +435,7 @@ PYDANTIC_AI = [
         from pydantic_ai.models.function import AgentInfo, FunctionModel
         from pydantic_ai.toolsets import FunctionToolset
 
-        from toolmgmt_core import ToolCatalog, ToolManager
+        from toolmgmt_core import Access, Discovery, ResultBudget, ToolCatalog, ToolManager
         from toolmgmt_demo import demo_catalog
         from toolmgmt_pydantic_ai import ManagedToolset
         """
@@ -466,9 +466,9 @@ PYDANTIC_AI = [
         manager = ToolManager(
             demo_catalog(),
             mode="search",
-            max_results=3,
-            policies=[{"label": "agent", "deny": ["crm_delete_*"]}],
-            max_result_tokens=300,
+            discovery=Discovery(max_results=3),
+            access=Access(policies=[{"label": "agent", "deny": ["crm_delete_*"]}]),
+            results=ResultBudget(max_result_tokens=300),
         )
         managed = ManagedToolset(manager, toolsets=[weather])
         """
@@ -575,7 +575,7 @@ LITELLM = [
         import litellm
         from litellm.integrations.custom_logger import CustomLogger
 
-        from toolmgmt_core import ToolManager, count_tokens
+        from toolmgmt_core import Access, Discovery, ResultBudget, ToolManager, count_tokens
         from toolmgmt_demo import demo_catalog
         from toolmgmt_litellm import (
             ToolManagerCallback,
@@ -603,7 +603,12 @@ LITELLM = [
                 self.tools.append([t["function"]["name"] for t in tools])
 
 
-        manager = ToolManager(demo_catalog(), mode="search", max_results=3, max_result_tokens=300)
+        manager = ToolManager(
+            demo_catalog(),
+            mode="search",
+            discovery=Discovery(max_results=3),
+            results=ResultBudget(max_result_tokens=300),
+        )
         callback = ToolManagerCallback(manager)
         log = RequestLog()
         litellm.callbacks = [callback, log]
@@ -843,7 +848,10 @@ POLICIES = [
         """
         import json
 
-        from toolmgmt_core import ApprovalRequest, Policy, Profile, ToolManager, truncate_result
+        from toolmgmt_core import (
+            Access, ApprovalRequest, Discovery, Policy, Profile, ResultBudget, ToolManager,
+            truncate_result,
+        )
         from toolmgmt_demo import demo_catalog
 
         catalog = demo_catalog()
@@ -862,7 +870,7 @@ POLICIES = [
         """
         support = Profile("support", include=["domain:crm", "domain:email"], exclude=["crm_export_*"])
         for profile in ("full", "readonly", "minimal", support):
-            manager = ToolManager(catalog, profile=profile)
+            manager = ToolManager(catalog, access=profile)
             name = profile if isinstance(profile, str) else profile.name
             print(f"{name:<9} {len(manager.session().visible_tools()):>3} visible tools")
         """
@@ -890,13 +898,15 @@ POLICIES = [
         manager = ToolManager(
             catalog,
             mode="search",
-            profile=support,
-            policies=[
-                Policy("global", deny=["*_delete_*"], require_approval=["crm_update_*"]),
-                Policy("agent", description_overrides={
-                    "crm_search_contacts": "Search CRM contacts. Only customers in the EU region.",
-                }),
-            ],
+            access=Access(
+                profile=support,
+                policies=[
+                    Policy("global", deny=["*_delete_*"], require_approval=["crm_update_*"]),
+                    Policy("agent", description_overrides={
+                        "crm_search_contacts": "Search CRM contacts. Only customers in the EU region.",
+                    }),
+                ],
+            ),
             approval=approve,
         )
         session = manager.session()
@@ -980,8 +990,12 @@ POLICIES = [
     ),
     code(
         """
-        manager = ToolManager(catalog, mode="search", call_unloaded="load",
-                              max_result_tokens=400, session_result_budget=1200)
+        manager = ToolManager(
+            catalog,
+            mode="search",
+            discovery=Discovery(call_unloaded="load"),
+            results=ResultBudget(max_result_tokens=400, session_tokens=1200),
+        )
         session = manager.session()
         calls = [
             ("files_read_file", {"path": "/logs/app.log"}),

@@ -59,7 +59,6 @@ from toolmgmt_core.model.errors import (
     ToolNotPermittedError,
     ToolTimeoutError,
     ToolUnavailableError,
-    UnknownToolError,
 )
 from toolmgmt_core.model.tokens import count_tokens, get_encoding
 from toolmgmt_core.model.tool import Tool, ToolAnnotations
@@ -147,7 +146,6 @@ __all__ = [
     "ToolUnavailableError",
     "ToolmgmtError",
     "TruncationResult",
-    "UnknownToolError",
     "Usage",
     "count_tokens",
     "diff_catalogs",
@@ -161,3 +159,11 @@ __all__ = [
     "truncate_mcp_result",
     "truncate_result",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "UnknownToolError":  # deprecated: ToolNotFoundError is the one lookup error
+        from toolmgmt_core.model import errors
+
+        return errors.__getattr__(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,8 +22,6 @@ from typing import Any
 import litellm
 from litellm.integrations.custom_logger import CustomLogger
 
-from toolmgmt_core.calls.truncation import truncate_result
-from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.manager import ToolManager
@@ -91,10 +89,10 @@ def prepare_request(
         request.pop("tools")
         request.pop("tool_choice", None)
     if request.get("messages"):
-        request["messages"] = [_cut(m, manager) for m in request["messages"]]
+        request["messages"] = [_cut(m, session) for m in request["messages"]]
     if api == "responses":
         if isinstance(request.get("input"), list):
-            request["input"] = [_cut(item, manager) for item in request["input"]]
+            request["input"] = [_cut(item, session) for item in request["input"]]
         _keep_to_litellm(request)
     return request
 
@@ -116,9 +114,9 @@ def _keep_to_litellm(request: dict[str, Any]) -> None:
         request.pop("metadata")
 
 
-def _cut(message: Any, manager: ToolManager) -> Any:
-    """A tool result over its budget, cut: a Chat ``tool`` message (the tool's own budget when
-    it names one) or a Responses API ``function_call_output`` item."""
+def _cut(message: Any, session: ToolSession) -> Any:
+    """A tool result over its budget, cut by the core (the tool's own budget when it names
+    one): a Chat ``tool`` message or a Responses API ``function_call_output`` item."""
     if not isinstance(message, Mapping):
         return message
     if message.get("role") == "tool":
@@ -131,19 +129,8 @@ def _cut(message: Any, manager: ToolManager) -> Any:
     if not isinstance(text, str):
         return message
     name = message.get("name")
-    tool = manager.catalog.find(name) if isinstance(name, str) else None
-    cut = _within_budget(text, tool, manager)
-    return {**message, key: cut} if cut is not None else message
-
-
-def _within_budget(text: str, tool: Tool | None, manager: ToolManager) -> str | None:
-    """``text`` cut to ``tool``'s result budget (the default one without a tool), or None when
-    it fits."""
-    budget = manager.result_budget
-    cut = truncate_result(
-        text, budget.per_result(tool), budget.strategy_for(tool), encoding=manager.encoding
-    )
-    return cut.text if cut.truncated else None
+    cut = session.pipeline.fit(name if isinstance(name, str) else None, text)
+    return {**message, key: cut} if cut != text else message
 
 
 class ToolManagerCallback(CustomLogger):

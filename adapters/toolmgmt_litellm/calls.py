@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
 from toolmgmt_core.providers import resolve_provider_name
 from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.session.session import ToolSession
@@ -72,9 +73,18 @@ def _message(call_id: str, name: str, result: Any, responses: bool) -> dict[str,
 
 
 def run_meta_tool_calls_sync(
-    session: ToolSession, response: Any, *, all_tools: bool = False
+    session: ToolSession,
+    response: Any,
+    *,
+    all_tools: bool = False,
+    approve: ApprovalAsker | None = None,
 ) -> list[dict[str, Any]]:
     """Run a response's meta-tool calls (every call with ``all_tools``) through the session.
+
+    A call that needs approval (a destructive tool, or a policy step's ``require_approval``)
+    asks the manager's approval callback, else ``approve`` (the app's own way of asking its
+    user, sync or async, given an :class:`~toolmgmt_core.ApprovalRequest`); with neither it is
+    refused, as at every door (opt out with ``ToolManager(approval=Approval(destructive=False))``).
 
     Args:
         session: the conversation's session.
@@ -82,6 +92,7 @@ def run_meta_tool_calls_sync(
             Responses API response (``litellm.responses``).
         all_tools: also run calls of catalog tools (by exact, folded or provider-shortened
             name), whether loaded or not: the session refuses what the model may not call.
+        approve: asked about a call that needs approval when the manager has no callback.
 
     Returns:
         One ``{"role": "tool", ...}`` message per call run, in call order (for a Responses API
@@ -89,18 +100,24 @@ def run_meta_tool_calls_sync(
         catalog does not hold (the app's own tools, or a misspelt name) are left out, for the
         app to answer.
     """
-    return [
-        _message(call_id, name, session.call_sync(name, arguments, call_id=call_id), responses)
-        for call_id, name, arguments, responses in _calls(session, response, all_tools)
-    ]
+    with framework_approval(approve):
+        return [
+            _message(call_id, name, session.call_sync(name, arguments, call_id=call_id), responses)
+            for call_id, name, arguments, responses in _calls(session, response, all_tools)
+        ]
 
 
 async def run_meta_tool_calls(
-    session: ToolSession, response: Any, *, all_tools: bool = False
+    session: ToolSession,
+    response: Any,
+    *,
+    all_tools: bool = False,
+    approve: ApprovalAsker | None = None,
 ) -> list[dict[str, Any]]:
     """Run a response's meta-tool calls through the session (:func:`run_meta_tool_calls_sync`
     for sync code)."""
-    return [
-        _message(call_id, name, await session.call(name, arguments, call_id=call_id), responses)
-        for call_id, name, arguments, responses in _calls(session, response, all_tools)
-    ]
+    with framework_approval(approve):
+        return [
+            _message(call_id, name, await session.call(name, arguments, call_id=call_id), responses)
+            for call_id, name, arguments, responses in _calls(session, response, all_tools)
+        ]

@@ -40,7 +40,6 @@ from toolmgmt_mcp.config import (  # noqa: E402 - after the SDK check
     UpstreamConfig,
 )
 from toolmgmt_mcp.config_file import load_config, parse_config  # noqa: E402
-from toolmgmt_mcp.convert import result_value  # noqa: E402
 from toolmgmt_mcp.server import BearerTokenMiddleware, Gateway, serve, serve_sync  # noqa: E402
 from toolmgmt_mcp.upstreams import UpstreamManager, UpstreamStatus  # noqa: E402
 
@@ -56,7 +55,6 @@ __all__ = [
     "UpstreamStatus",
     "load_config",
     "parse_config",
-    "result_value",
     "serve",
     "serve_sync",
 ]

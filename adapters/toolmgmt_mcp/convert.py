@@ -2,10 +2,9 @@
 
 :func:`tools_from_listing` turns one upstream's ``tools/list`` into :class:`Tool` objects of its
 domain (grouped by configuration or name prefix, the SDK's ``{"result": x}`` output wrapping
-undone, a malformed definition skipped with the reason). :func:`result_value` turns a
-``CallToolResult`` into a JSON-compatible value; the non-text blocks of the calls made inside
-:func:`capture_media` are collected for the gateway to pass on, and the progress notifications
-of the calls made inside :func:`relay_progress` are sent to the gateway's client.
+undone, a malformed definition skipped with the reason); the progress notifications of the
+calls made inside :func:`relay_progress` are sent to the gateway's client. A call's result goes
+to the core as it came (:class:`~toolmgmt_core.ContentResult`), which shapes it like any other.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import contextlib
 import contextvars
 import fnmatch
 import logging
-import math
 import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
@@ -27,12 +25,8 @@ from toolmgmt_core.model.tool import Tool
 from toolmgmt_mcp.config import UpstreamConfig
 
 __all__ = [
-    "capture_media",
-    "error_text",
-    "keep_media",
     "progress_callback",
     "relay_progress",
-    "result_value",
     "tools_from_listing",
 ]
 
@@ -139,60 +133,7 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-# -- call results -----------------------------------------------------------------------------
-
-
-def result_value(result: mcp_types.CallToolResult) -> Any:
-    """A JSON-compatible value for an upstream's successful ``CallToolResult``.
-
-    Structured content when the upstream sends it (it is the same data as the text, typed);
-    else the text (one block as a string); else the blocks, with images and binary resources
-    replaced by a short description.
-    """
-    if result.structured_content is not None:
-        return result.structured_content
-    parts: list[Any] = []
-    for block in result.content:
-        if isinstance(block, mcp_types.TextContent):
-            parts.append(block.text)
-        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-            size = math.ceil(len(block.data) * 3 / 4)
-            parts.append(f"[{block.type} {block.mime_type}, {size} bytes, not shown]")
-        elif isinstance(block, mcp_types.EmbeddedResource):
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            parts.append(
-                {"resource": str(resource.uri), "text": text}
-                if text is not None
-                else f"[binary resource {resource.uri}, not shown]"
-            )
-        else:
-            parts.append(block.model_dump(mode="json", by_alias=True, exclude_none=True))
-    if all(isinstance(p, str) for p in parts):
-        return "\n".join(parts)
-    return parts
-
-
-def error_text(result: mcp_types.CallToolResult) -> str:
-    texts = [b.text for b in result.content if isinstance(b, mcp_types.TextContent)]
-    return "\n".join(texts).strip() or "the tool reported an error without a message"
-
-
-_MEDIA: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
-    "toolmgmt_mcp_media", default=None
-)
-
-
-@contextlib.contextmanager
-def capture_media() -> Iterator[list[Any]]:
-    """Collect the non-text content blocks (images, audio, resources) of upstream calls made
-    inside the block, so a gateway can pass them on beside the session's text result."""
-    blocks: list[Any] = []
-    token = _MEDIA.set(blocks)
-    try:
-        yield blocks
-    finally:
-        _MEDIA.reset(token)
+# -- progress ---------------------------------------------------------------------------------
 
 
 _PROGRESS: contextvars.ContextVar[Callable[..., Awaitable[None]] | None] = contextvars.ContextVar(
@@ -209,13 +150,6 @@ def relay_progress(report: Callable[..., Awaitable[None]]) -> Iterator[None]:
         yield
     finally:
         _PROGRESS.reset(token)
-
-
-def keep_media(result: mcp_types.CallToolResult) -> None:
-    """Add ``result``'s non-text blocks to those :func:`capture_media` collects, if it does."""
-    media = _MEDIA.get()
-    if media is not None:
-        media.extend(b for b in result.content if not isinstance(b, mcp_types.TextContent))
 
 
 def progress_callback() -> Any:

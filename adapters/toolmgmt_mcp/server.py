@@ -25,7 +25,9 @@ from mcp import MCPError
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp_types import INVALID_PARAMS
+from pydantic import TypeAdapter
 
+from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.embeddings.named import embedder_from_spec
@@ -39,7 +41,7 @@ from toolmgmt_core.stores import SessionStore
 from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.config import GatewayConfig
 from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
-from toolmgmt_mcp.convert import capture_media, relay_progress
+from toolmgmt_mcp.convert import relay_progress
 from toolmgmt_mcp.upstreams import UpstreamManager
 
 __all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_sync"]
@@ -216,13 +218,11 @@ class Gateway:
             try:
                 await self.upstreams.ensure_for(arguments["tool_name"])
             except ToolCallError as exc:
-                return _error_result(exc)
-        with capture_media() as media, relay_progress(ctx.session.report_progress):
+                return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
+        with relay_progress(ctx.session.report_progress):
             result = await session.call(name, arguments)
-        content: list[Any] = [mcp_types.TextContent(type="text", text=result.content)]
-        if self.config.gateway.media == "pass" and not result.is_error:
-            content.extend(media)
-        return mcp_types.CallToolResult(content=content, is_error=result.is_error)
+        media = result.media if self.config.gateway.media == "pass" else []
+        return _mcp_result(result, media)
 
     # -- transports -------------------------------------------------------------------------
 
@@ -478,11 +478,16 @@ def _to_mcp_tool(tool: Tool) -> mcp_types.Tool:
     )
 
 
-def _error_result(error: ToolCallError) -> mcp_types.CallToolResult:
-    text = json.dumps(error.to_dict(), separators=(",", ":"), ensure_ascii=False)
-    return mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(type="text", text=text)], is_error=True
-    )
+_CONTENT_BLOCK: TypeAdapter[Any] = TypeAdapter(mcp_types.ContentBlock)
+
+
+def _mcp_result(result: ToolResult, media: list[Any]) -> mcp_types.CallToolResult:
+    """The core's result as MCP's: its text, then the media it carried (when passed on); an
+    error's outcome is ``isError``."""
+    content: list[Any] = [mcp_types.TextContent(type="text", text=result.content)]
+    for block in media if not result.is_error else []:
+        content.append(_CONTENT_BLOCK.validate_python(block))
+    return mcp_types.CallToolResult(content=content, is_error=result.is_error)
 
 
 def _version() -> str:

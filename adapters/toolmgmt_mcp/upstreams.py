@@ -13,6 +13,7 @@ turning its tool listing and call results into the core's terms :mod:`toolmgmt_m
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -27,10 +28,10 @@ from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.errors import (
     CatalogError,
     ToolCallError,
-    ToolExecutionError,
     ToolUnavailableError,
 )
 from toolmgmt_core.model.names import fold_name
@@ -38,10 +39,7 @@ from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
 from toolmgmt_mcp.convert import (
-    error_text,
-    keep_media,
     progress_callback,
-    result_value,
     tools_from_listing,
 )
 from toolmgmt_mcp.transport import describe, fault_error, list_tools, open_client, request_fault
@@ -232,8 +230,9 @@ class _Upstream:
     def _handler(self, tool_name: str, *, unwrap: bool = False) -> Callable[..., Any]:
         async def call_upstream(**arguments: Any) -> Any:
             value = await self.call(tool_name, arguments)
-            if unwrap and isinstance(value, dict) and set(value) == {"result"}:
-                return value["result"]
+            structured = value.structured
+            if unwrap and isinstance(structured, dict) and set(structured) == {"result"}:
+                return dataclasses.replace(value, structured=structured["result"])
             return value
 
         call_upstream.__name__ = f"{self.config.tool_prefix}{tool_name}"
@@ -270,7 +269,6 @@ class _Upstream:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _call_once(self, tool_name: str, arguments: dict[str, Any]) -> Any:
-        gateway_name = f"{self.config.tool_prefix}{tool_name}"
         client = await self.connect()
         timeout = self.config.timeout
         started = time.monotonic()
@@ -296,10 +294,9 @@ class _Upstream:
                 raise _LostAnswer(error) from exc
             raise error from exc
         self._answered_at = time.monotonic()
-        if result.is_error:
-            raise ToolExecutionError(error_text(result), tool_name=gateway_name)
-        keep_media(result)
-        return result_value(result)
+        # The core shapes it (text, structured content, media described or passed on) and
+        # reports an isError result as the tool's own failure, as for any tool.
+        return ContentResult.from_mcp(result.model_dump(mode="json", by_alias=True))
 
     async def _alive_since(self, client: Client, started: float) -> bool:
         """Whether the upstream answered anything since ``started``, else whether it answers a

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -63,6 +64,7 @@ from toolmgmt_core import (
     DuplicateToolError,
     Tool,
     ToolAnnotations,
+    ToolResult,
     ToolUnavailableError,
 )
 from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
@@ -97,10 +99,12 @@ require_version("pydantic-ai-slim", MIN_PYDANTIC_AI_VERSION, "pydantic-ai")
 __all__ = ["MIN_PYDANTIC_AI_VERSION", "ManagedToolset"]
 
 _SIGNALS: tuple[type[Exception], ...] = (ApprovalRequired, CallDeferred, ModelRetry)
+_TOOL_FAILED: type[Exception] | None = None
 try:  # a terminal failure the model sees, newer than the oldest supported version
     from pydantic_ai.exceptions import ToolFailed
 
     _SIGNALS += (ToolFailed,)
+    _TOOL_FAILED = ToolFailed
 except ImportError:  # pragma: no cover - older pydantic-ai
     pass
 
@@ -116,9 +120,17 @@ _CURRENT: ContextVar[tuple[_Run, RunContext[Any]] | None] = ContextVar(
 class _Run:
     """One agent run: its session and the wrapped toolsets' run copies."""
 
-    def __init__(self, session: ToolSession, toolsets: list[tuple[str, AbstractToolset[Any]]]):
+    def __init__(
+        self,
+        session: ToolSession,
+        toolsets: list[tuple[str, AbstractToolset[Any]]],
+        history: list[tuple[str, Any]] | None = None,
+    ):
         self.session = session
         self.toolsets = toolsets
+        self.history = history
+        """Tool results of the run's ``message_history``, whose loads are restored once the
+        wrapped toolsets' tools are in the catalog (on the first step)."""
         self.tools: dict[str, tuple[AbstractToolset[Any], ToolsetTool[Any]]] | None = None
         self.plain: frozenset[str] | None = None
         self.lock = asyncio.Lock()
@@ -259,21 +271,18 @@ class ManagedToolset(AbstractToolset[Any]):
         run_copy = copy.copy(self)
         pairs = [(domain, await toolset.for_run(ctx)) for domain, toolset in self.toolsets]
         conversation = self.conversation(ctx) if self.conversation else None
+        history: list[tuple[str, Any]] | None = None
         if conversation is not None:
-
-            def open_conversation() -> ToolSession:
-                session = self.manager.session(conversation)
-                if ctx.messages:  # loads only add up (and only what the policy allows)
-                    restore_loaded(session, _tool_results(ctx.messages))
-                return session
-
-            session = await call_store(self.manager.session_store, open_conversation)
+            session = await call_store(
+                self.manager.session_store, lambda: self.manager.session(conversation)
+            )
+            history = _tool_results(ctx.messages) if ctx.messages else None
         else:
             saved = self.state(ctx) if self.state else None
             session = self.manager.session(saved)
             if saved is None and ctx.messages:
-                restore_loaded(session, _tool_results(ctx.messages))
-        run_copy._run = _Run(session, pairs)
+                history = _tool_results(ctx.messages)
+        run_copy._run = _Run(session, pairs, history)
         run_copy._stack = None
         if ctx.run_id:
             self.sessions[ctx.run_id] = run_copy._run.session
@@ -324,6 +333,14 @@ class ManagedToolset(AbstractToolset[Any]):
                 new.append(_convert(tool.tool_def, domains.get(id(toolset), "general")))
             catalog.add_many(new)
             origin._ingested = True
+        missing = [n for n in self.manager.always_on if n not in catalog]
+        if missing:
+            closest = catalog.suggest(missing[0])
+            hint = f" Closest: {', '.join(closest)}." if closest else ""
+            raise ConfigError(
+                f"always_on names {', '.join(map(repr, missing))}, which neither the catalog nor "
+                f"the wrapped toolsets hold.{hint}"
+            )
 
     # -- listing and calls ----------------------------------------------------------------------
 
@@ -336,6 +353,11 @@ class ManagedToolset(AbstractToolset[Any]):
         run = self._current()
         await self._ingest(run, ctx)
         session = run.session
+        if run.history is not None:  # the wrapped tools are in the catalog now
+            history, run.history = run.history, None
+            # Loads only add up, and only what the policy allows; a conversation's store is
+            # written from a worker thread.
+            await call_store(self.manager.session_store, lambda: restore_loaded(session, history))
         if run.listed:  # what another worker saved to the conversation since the last step
             await session.refresh()
         run.listed = True
@@ -353,14 +375,27 @@ class ManagedToolset(AbstractToolset[Any]):
     def _toolset_tool(
         self, tool: Tool, wrapped: Mapping[str, tuple[Any, ToolsetTool[Any]]], *, deferred: bool
     ) -> ToolsetTool[Any]:
-        definition = ToolDefinition(
-            name=tool.name,
-            description=tool.description,
-            parameters_json_schema=dict(tool.parameters),
-            metadata={"toolmgmt": True, "annotations": tool.annotations.to_mcp()},
-            defer_loading=deferred,
-        )
         own = wrapped.get(tool.name)
+        marks = {"toolmgmt": True, "annotations": tool.annotations.to_mcp()}
+        if own is not None:
+            # A wrapped tool keeps every field of its own definition (``kind="unapproved"``,
+            # ``strict``, ``sequential``...): toolmgmt owns only the description (a policy may
+            # override it), the deferral, and its marks in the metadata.
+            original = own[1].tool_def
+            definition = dataclasses.replace(
+                original,
+                description=tool.description,
+                defer_loading=deferred,
+                metadata={**(original.metadata or {}), **marks},
+            )
+        else:
+            definition = ToolDefinition(
+                name=tool.name,
+                description=tool.description,
+                parameters_json_schema=dict(tool.parameters),
+                metadata=marks,
+                defer_loading=deferred,
+            )
         return ToolsetTool(
             toolset=self,
             tool_def=definition,
@@ -380,7 +415,20 @@ class ManagedToolset(AbstractToolset[Any]):
                 result = await run.session.call(name, tool_args, call_id=ctx.tool_call_id)
         finally:
             _CURRENT.reset(token)
+        return _native(result)
+
+
+def _native(result: ToolResult) -> Any:
+    """The core's outcome in PydanticAI's own form: the content on success; ``ModelRetry`` when
+    the model can fix its call (so the tool's retry count applies, as without toolmgmt);
+    ``ToolFailed`` when it was refused or failed (a failed result the model sees, no retry)."""
+    if result.outcome == "success":
         return result.content
+    if result.outcome == "retry":
+        raise ModelRetry(result.content)
+    if _TOOL_FAILED is not None:
+        raise _TOOL_FAILED(result.content)
+    return result.content  # pragma: no cover - PydanticAI before ToolFailed
 
 
 def _approver(ctx: RunContext[Any]) -> ApprovalAsker:

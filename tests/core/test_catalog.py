@@ -10,7 +10,7 @@ from toolmgmt_core import (
     SearchError,
     Tool,
     ToolCatalog,
-    UnknownToolError,
+    ToolNotFoundError,
 )
 
 
@@ -139,8 +139,14 @@ def test_regex_search_bounds(catalog: ToolCatalog) -> None:
 
 def test_suggest_and_unknown(catalog: ToolCatalog) -> None:
     assert catalog.suggest("send_emial")[0] == "send_email"
-    with pytest.raises(UnknownToolError, match="send_email"):
+    with pytest.raises(ToolNotFoundError, match="send_email") as caught:
         catalog.get("send_emial")
+    # One error for a name that names nothing: a KeyError as a lookup's, a call's answer too.
+    assert isinstance(caught.value, KeyError) and caught.value.code == "unknown_tool"
+    assert caught.value.suggestions[0] == "send_email"
+    with pytest.warns(DeprecationWarning, match="ToolNotFoundError now"):
+        from toolmgmt_core import UnknownToolError
+    assert UnknownToolError is ToolNotFoundError
 
 
 def test_browse_tree(catalog: ToolCatalog) -> None:

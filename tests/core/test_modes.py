@@ -405,3 +405,30 @@ def test_catalog_tool_named_like_a_meta_tool_is_shadowed(catalog) -> None:
     assert names.count("execute_tool") == 1 and session.tools()[2].metadata["meta"]
     assert "execute_tool" not in [t.name for t in session.visible_tools()]
     assert set(META_TOOL_NAMES) >= {t.name for t in session.tools()}
+
+
+def test_no_mode_name_is_compared_as_a_string_outside_the_mode_classes() -> None:
+    """Code asks the mode object (its meta-tools, plan, hints), never which mode it has."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    names = {"search", "gateway", "lazy", "flat"}  # "auto" is also a tool-choice mode
+    found = []
+    for folder in (root / "toolmgmt_core", root / "adapters"):
+        for path in folder.rglob("*.py"):
+            if "modes" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.Compare):
+                    continue
+                parts = [node.left, *node.comparators]
+                constants = [
+                    c.value
+                    for part in parts
+                    for c in ([part] if not isinstance(part, ast.Tuple | ast.List) else part.elts)
+                    if isinstance(c, ast.Constant)
+                ]
+                if names & set(constants):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not found, found

@@ -283,6 +283,19 @@ def test_async_approval_through_execute_tool() -> None:
     assert session.explain("update_contact").needs_approval
 
 
+def test_set_profile_cannot_lift_the_managers_profile() -> None:
+    """The manager's profile is a ceiling: ``set_profile("full")`` on a session of a
+    ``readonly`` manager used to widen it (a write tool's error went from ``not_permitted`` to
+    ``tool_not_loaded``, and a search could then load it)."""
+    manager = ToolManager(make_catalog(), "search", access="readonly")
+    session = manager.session()
+    session.set_profile("full")
+    assert session.call_sync("write_file", {"path": "a"}).error.code == "not_permitted"
+    found = session.call_sync("tool_search", {"query": "write a text file"}).value["found"]
+    assert "write_file" not in found
+    assert "write_file" not in names(session.visible_tools())
+
+
 def test_required_approval_without_an_approver_refuses() -> None:
     manager = ToolManager(
         make_catalog(),

@@ -27,6 +27,7 @@ from toolmgmt_core.calls.approval import ask_approval
 from toolmgmt_core.calls.budget import SessionBudget
 from toolmgmt_core.calls.execution import CallClock, ToolResult, run_handler
 from toolmgmt_core.calls.results import edited_result, error_result, shape_result
+from toolmgmt_core.calls.truncation import truncate_result
 from toolmgmt_core.calls.validation import check_arguments, clip
 from toolmgmt_core.events import (
     ApprovalAnswered,
@@ -213,6 +214,14 @@ class CallPipeline:
         if self.events:
             self._shaped(tool, result, account, exhausted)
         return result
+
+    def fit(self, name: str | None, text: str) -> str:
+        """A result this session did not run (an app's own tool's, one in a transcript) cut to
+        the budget a call of ``name`` would have, the same way; not recorded."""
+        tool = self.site.policy.catalog.find(name) if isinstance(name, str) else None
+        budget = self.site.result_budget.budget
+        strategy = budget.strategy_for(tool)
+        return truncate_result(text, budget.per_result(tool), strategy, encoding=self.encoding).text
 
     def error_result(self, name: str, error: ToolCallError) -> ToolResult:
         """``error`` as the model gets it: one shape at every door, cut to the tool's budget."""

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from toolmgmt_core.catalog.entries import DomainSummary, IngestReport, SearchHit, ToolEntry
 from toolmgmt_core.embeddings import Embedder, VectorCache
-from toolmgmt_core.model.errors import CatalogError, DuplicateToolError, UnknownToolError
+from toolmgmt_core.model.errors import CatalogError, DuplicateToolError, ToolNotFoundError
 from toolmgmt_core.model.names import fold_name, name_forms
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, definition_tokens
@@ -113,11 +113,11 @@ class ToolCatalog:
         """The tool named ``name``.
 
         Raises:
-            UnknownToolError: with the closest names.
+            ToolNotFoundError: with the closest names (a ``KeyError`` too).
         """
         tool = self._tools.get(name)
         if tool is None:
-            raise UnknownToolError(name, self.suggest(name))
+            raise _not_found(name, self.suggest(name))
         return tool
 
     def find(self, name: str) -> Tool | None:
@@ -257,7 +257,7 @@ class ToolCatalog:
         """Remove and return the tool named ``name``.
 
         Raises:
-            UnknownToolError: with the closest names.
+            ToolNotFoundError: with the closest names (a ``KeyError`` too).
         """
         with self._lock:
             tool = self.get(name)
@@ -440,3 +440,10 @@ class ToolCatalog:
     @staticmethod
     def _hit(tool: Tool, score: float) -> SearchHit:
         return SearchHit(tool.name, tool.domain, tool.group, tool.summary, score)
+
+
+def _not_found(name: str, suggestions: list[str]) -> ToolNotFoundError:
+    hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+    return ToolNotFoundError(
+        f"Unknown tool {name!r}.{hint}", tool_name=name, suggestions=suggestions
+    )

@@ -9,7 +9,6 @@ toolmgmt's own; "tool" errors come from the tool itself)::
     ├── CatalogError (ValueError)          bad input to the catalog
     │   ├── InvalidToolError               a tool that is not valid (name, schema, handler)
     │   ├── DuplicateToolError             a name already in the catalog
-    │   ├── UnknownToolError (KeyError)    no tool by that name; carries ``suggestions``
     │   └── CatalogSourceError             a catalog file, module or config that cannot be read
     ├── BrowseError (ValueError)           an unknown domain or group; lists the valid ones
     ├── SearchError (ValueError)           a query that cannot run (bad regex, too long, ...)
@@ -22,7 +21,8 @@ toolmgmt's own; "tool" errors come from the tool itself)::
     │   ├── SessionConflictError           the session changed since it was loaded
     │   └── StoreUnavailableError          the store's server cannot be reached
     └── ToolCallError                      a call that failed; ``message`` is for the model
-        ├── ToolNotFoundError              gateway, retry: unknown name (closest names given)
+        ├── ToolNotFoundError (KeyError)   gateway, retry: unknown name (closest names given);
+        │                                  also what ``catalog.get`` raises
         │   └── ToolNotPermittedError      gateway, retry: a real tool the policy hides here
         ├── ToolNotLoadedError             gateway, retry: deferred tool called before loading
         ├── InvalidArgumentsError          gateway, retry: arguments do not match the schema
@@ -67,7 +67,6 @@ __all__ = [
     "ToolTimeoutError",
     "ToolUnavailableError",
     "ToolmgmtError",
-    "UnknownToolError",
 ]
 
 
@@ -85,19 +84,6 @@ class InvalidToolError(CatalogError):
 
 class DuplicateToolError(CatalogError):
     """A tool name that the catalog already holds."""
-
-
-class UnknownToolError(CatalogError, KeyError):
-    """No tool by that name; ``suggestions`` holds the closest names."""
-
-    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
-        self.name = name
-        self.suggestions = list(suggestions)
-        hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
-        super().__init__(f"Unknown tool {name!r}.{hint}")
-
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0])
 
 
 class CatalogSourceError(CatalogError):
@@ -179,8 +165,12 @@ class ToolCallError(ToolmgmtError):
         return {"error": self.code, "kind": self.kind, "message": self.message}
 
 
-class ToolNotFoundError(ToolCallError):
-    """No visible tool by that name; ``suggestions`` holds the closest visible names."""
+class ToolNotFoundError(ToolCallError, KeyError):
+    """No (visible) tool by that name; ``suggestions`` holds the closest (visible) names.
+
+    The one error for a name that names nothing: a call's answer, and what ``catalog.get``
+    raises (a ``KeyError`` too, as a mapping's lookup would).
+    """
 
     code = "unknown_tool"
     outcome = "retry"
@@ -190,6 +180,14 @@ class ToolNotFoundError(ToolCallError):
     ) -> None:
         super().__init__(message, tool_name=tool_name)
         self.suggestions = list(suggestions)
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.message
+
+    @property
+    def name(self) -> str | None:
+        """The name looked up (``tool_name``)."""
+        return self.tool_name
 
 
 class ToolNotPermittedError(ToolNotFoundError):
@@ -248,3 +246,17 @@ class ToolExecutionError(ToolCallError):
 
     kind = "tool"
     code = "tool_error"
+
+
+def __getattr__(name: str) -> type[ToolNotFoundError]:
+    if name == "UnknownToolError":  # the catalog's lookup error became ToolNotFoundError
+        import warnings
+
+        warnings.warn(
+            "UnknownToolError is ToolNotFoundError now (one error for a name that names "
+            "nothing); import ToolNotFoundError.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ToolNotFoundError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

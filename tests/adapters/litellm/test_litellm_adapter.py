@@ -42,7 +42,8 @@ APP_TOOL = {
 
 
 def _manager(**extra: Any) -> ToolManager:
-    return demo_manager(results=ResultBudget(max_result_tokens=MAX_RESULT_TOKENS), **extra)
+    extra.setdefault("results", ResultBudget(max_result_tokens=MAX_RESULT_TOKENS))
+    return demo_manager(**extra)
 
 
 class FakeOpenAI:
@@ -314,7 +315,8 @@ def test_litellm_summarizer_as_the_managers_summarizer() -> None:
     manager = _manager(
         discovery=Discovery(call_unloaded="load"),
         results=ResultBudget(
-            summarizer=litellm_summarizer("openai/gpt-4o-mini", mock_response=summary)
+            max_result_tokens=MAX_RESULT_TOKENS,
+            summarizer=litellm_summarizer("openai/gpt-4o-mini", mock_response=summary),
         ),
     )
     result = manager.session().call_sync("crm_export_contacts", {"format": "csv"})

@@ -11,10 +11,13 @@ pytest.importorskip("mcp")
 import httpx2  # noqa: E402
 import mcp.types as mcp_types  # noqa: E402
 from mcp import MCPError  # noqa: E402
-from toolmgmt_mcp import UpstreamManager, parse_config, result_value  # noqa: E402
+from toolmgmt_mcp import UpstreamManager, parse_config  # noqa: E402
 from toolmgmt_mcp.transport import _OneRequestFails  # noqa: E402
 
-from toolmgmt_core import ToolCatalog  # noqa: E402
+from toolmgmt_core import (
+    ContentResult,  # noqa: E402
+    ToolCatalog,  # noqa: E402
+)
 from toolmgmt_core.model.errors import (  # noqa: E402
     ToolExecutionError,
     ToolTimeoutError,
@@ -73,18 +76,27 @@ async def test_protocol_rejections_and_is_error_are_tool_errors() -> None:
     failed = mcp_types.CallToolResult(
         content=[mcp_types.TextContent(type="text", text="quota exceeded")], is_error=True
     )
-    with pytest.raises(ToolExecutionError, match="^quota exceeded$"):
-        await _upstream(failed).call("search", {})
+    # An isError result goes to the core as it came: the core's handler run reports it as the
+    # tool's own failure, as for any tool (tests/adapters/mcp/test_gateway.py shows the answer).
+    answered = await _upstream(failed).call("search", {})
+    assert answered.is_error and answered.error_text() == "quota exceeded"
 
 
-def test_result_values() -> None:
+def _content(result: mcp_types.CallToolResult) -> ContentResult:
+    return ContentResult.from_mcp(result.model_dump(mode="json", by_alias=True))
+
+
+def test_an_mcp_result_reaches_the_core_as_content_blocks() -> None:
     text = mcp_types.TextContent(type="text", text="hello")
     image = mcp_types.ImageContent(type="image", data="aGVsbG8=", mime_type="image/png")
-    assert result_value(mcp_types.CallToolResult(content=[text])) == "hello"
+    assert _content(mcp_types.CallToolResult(content=[text])).value() == "hello"
     structured = mcp_types.CallToolResult(content=[text], structured_content={"a": 1})
-    assert result_value(structured) == {"a": 1}
-    mixed = result_value(mcp_types.CallToolResult(content=[text, image]))
-    assert mixed == "hello\n[image image/png, 6 bytes, not shown]"
+    assert _content(structured).value() == {"a": 1}
+    mixed = _content(mcp_types.CallToolResult(content=[text, image]))
+    assert mixed.value() == "hello\n[image image/png, 6 bytes, not shown]"
+    assert [b["type"] for b in mixed.media()] == ["image"]  # passed on with media = "pass"
+    failed = _content(mcp_types.CallToolResult(content=[text], is_error=True))
+    assert failed.is_error and failed.error_text() == "hello"
 
 
 async def test_an_ended_session_takes_the_upstream_down_for_a_reconnect() -> None:

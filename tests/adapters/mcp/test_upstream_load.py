@@ -100,7 +100,7 @@ async def _echo_many(upstreams: UpstreamManager, delay: float) -> list[Any]:
 
     async def one(number: int) -> None:
         try:
-            answers[number] = await handler(token=f"t{number}", delay=delay)
+            answers[number] = (await handler(token=f"t{number}", delay=delay)).value()
         except Exception as exc:
             answers[number] = exc
 
@@ -167,14 +167,14 @@ async def test_a_read_only_call_whose_request_was_cut_is_retried_once(
 ) -> None:
     proxy, port = await proxy_factory('"name":"list_notes"', cuts=1)
     async with _manager(port, timeout=20) as upstreams:
-        assert await upstreams.catalog.get("notes_list_notes").handler() == []
+        assert (await upstreams.catalog.get("notes_list_notes").handler()).value() == []
         assert proxy.cut == 1
         # Cut twice: retried once only, then the call fails alone.
         proxy.cuts, proxy.cut = 2, 0
         with pytest.raises(ToolUnavailableError, match="may or may not have run"):
             await upstreams.catalog.get("notes_list_notes").handler()
         assert proxy.cut == 2
-        assert await upstreams.catalog.get("notes_echo").handler(token="x") == "x"
+        assert (await upstreams.catalog.get("notes_echo").handler(token="x")).value() == "x"
 
 
 async def test_a_call_not_known_to_be_safe_is_not_retried(proxy_factory: Any) -> None:

@@ -43,6 +43,7 @@ from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
 from toolmgmt_core import (  # noqa: E402
     Access,
+    Approval,
     ApprovalRequest,
     Discovery,
     Policy,
@@ -218,7 +219,7 @@ def test_require_approval_step_and_approval_off() -> None:
         "'archive_stats'"
     )
 
-    # approval=False: the manager decides alone (no approver: destructive runs, the step refuses)
+    # approval=False: the manager decides alone (no approver: the step and destructive refuse)
     off = ManagedToolset(
         ToolManager(
             catalog,
@@ -234,7 +235,8 @@ def test_require_approval_step_and_approval_off() -> None:
     result = _agent(script, off).run_sync("go")
     answers = tool_returns(result.all_messages())
     assert json.loads(answers["a1"].content)["error"] == "approval_denied"
-    assert runs["purge"] == 1
+    assert answers["a1"].outcome == answers["p1"].outcome == "failed"  # PydanticAI's ToolFailed
+    assert runs["purge"] == 0
 
 
 def test_model_retry_reaches_the_model_as_a_retry_prompt() -> None:
@@ -495,6 +497,16 @@ def test_without_deferred_tool_requests_a_destructive_call_needs_approval_off() 
     plain = Agent(FunctionModel(script), toolsets=[ManagedToolset(manager)])  # output: str
     with pytest.raises(UserError, match="DeferredToolRequests"):
         plain.run_sync("go")
+    # approval=False leaves it to the manager: with no approver a destructive call is refused
+    # (a failed result the model sees), as at every door, unless the manager opts out.
     script = Script(_call("purge_archive", {"year": 1}, "p1"), "ok")
     off = Agent(FunctionModel(script), toolsets=[ManagedToolset(manager, approval=False)])
+    refused = off.run_sync("go")
+    assert refused.output == "ok" and runs["purge"] == 0
+    assert tool_returns(refused.all_messages())["p1"].outcome == "failed"
+    trusting = ToolManager(
+        catalog, mode="search", always_on=["purge_archive"], approval=Approval(destructive=False)
+    )
+    script = Script(_call("purge_archive", {"year": 1}, "p1"), "ok")
+    off = Agent(FunctionModel(script), toolsets=[ManagedToolset(trusting, approval=False)])
     assert off.run_sync("go").output == "ok" and runs["purge"] == 1
