@@ -118,3 +118,16 @@ def test_rooms_import_only_downward() -> None:
 def _room(module: str) -> str:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
+
+
+MAX_MODULE_LINES = 450
+"""A core module past this is two rooms sharing a door: split it."""
+
+
+def test_no_core_module_is_over_the_line_limit() -> None:
+    long = {
+        str(path.relative_to(ROOT)): count
+        for path in CORE.rglob("*.py")
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, long
