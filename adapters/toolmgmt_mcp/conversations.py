@@ -1,7 +1,8 @@
-"""Conversations that outlive the replica serving them: the gateway's own ``Mcp-Session-Id``.
+"""Conversations that outlive the replica serving them, for both protocols.
 
-With a session store (``[store] sessions``), every replica serves the SDK's *stateless* HTTP
-transport and this ASGI middleware gives each conversation its identity:
+The 2025 protocol has a session, and with a session store (``[store] sessions``) the gateway
+issues its ids itself: every replica serves the SDK's *stateless* HTTP transport and this ASGI
+middleware gives each conversation its identity:
 
 - an ``initialize`` without an id gets a new, unguessable one (``tmc_`` + 256 random bits) in
   the ``Mcp-Session-Id`` response header, and the conversation's
@@ -12,13 +13,20 @@ transport and this ASGI middleware gives each conversation its identity:
   (``scope["toolmgmt.conversation"]``), which restore the session from it and save each change;
 - ``DELETE`` ends the conversation; ``GET`` (the standalone stream, which the stateless
   transport does not have) is 405;
-- a request of the sessionless 2026 protocol is answered ``-32022`` naming the handshake
-  versions, so a default ``mcp.Client`` falls back to ``initialize`` by itself;
 - a store that cannot be reached gives HTTP 503 with a JSON-RPC error naming it, never a hang.
 
-The store never holds an id: a conversation is kept under the SHA-256 of its id and the
-caller's ``Authorization`` header, so a dump of the store hands out no live conversation, and
-an id is worthless with another token.
+The 2026 protocol has no session: each request stands alone and any replica answers it (the
+SDK's per-request path). What a 2026 call needs across calls is the caller's result budget
+(``[gateway] session_result_budget``; nothing else in gateway mode), which is kept per caller:
+with ``per_principal``, a ``tools/call`` gets the conversation of its ``Authorization`` header
+(:func:`principal_key`) from the store, restarting its TTL, as a 2025 conversation does. The
+middleware serves that alone (``handshake=False``) in front of the SDK's own sessions, for a
+gateway without a shared store.
+
+The store never holds an id or a token: a conversation is kept under the SHA-256 of its id and
+the caller's ``Authorization`` header (or of the header alone, for a caller's 2026
+conversation), so a dump of the store hands out no live conversation, and an id is worthless
+with another token.
 """
 
 from __future__ import annotations
@@ -33,14 +41,19 @@ from typing import Any
 
 import anyio.to_thread
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
-from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from toolmgmt_core.errors import SessionConflictError, StoreError, StoreUnavailableError
 from toolmgmt_core.stores import SessionStore, StoredSession
 from toolmgmt_mcp.exchange import answer_directly, direct_request
 
-__all__ = ["CONVERSATION_SCOPE_KEY", "Conversation", "ConversationMiddleware", "conversation_key"]
+__all__ = [
+    "CONVERSATION_SCOPE_KEY",
+    "Conversation",
+    "ConversationMiddleware",
+    "conversation_key",
+    "principal_key",
+]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
@@ -70,8 +83,8 @@ class Conversation:
 
     key: str
     """Its session id in the store (a hash: the id itself is never stored)."""
-    stored: StoredSession
-    """Its state as loaded for this request."""
+    stored: StoredSession | None
+    """Its state as loaded for this request (None: not in the store yet)."""
 
 
 def conversation_key(conversation_id: str, authorization: str) -> str:
@@ -79,6 +92,13 @@ def conversation_key(conversation_id: str, authorization: str) -> str:
     ``Authorization`` header (so the same id with another token is another, unknown, key)."""
     digest = hashlib.sha256(f"{conversation_id}\n{authorization}".encode()).hexdigest()
     return _KEY_PREFIX + digest
+
+
+def principal_key(authorization: str) -> str:
+    """The session-store id of a caller's 2026 conversation: SHA-256 of its ``Authorization``
+    header (one conversation per credential: per client, once each client has its own)."""
+    digest = hashlib.sha256(f"principal\n{authorization}".encode()).hexdigest()
+    return _KEY_PREFIX + "p-" + digest
 
 
 class ConversationMiddleware:
@@ -98,6 +118,10 @@ class ConversationMiddleware:
         initial_state: the session state a new conversation starts with.
         server: the SDK server behind ``app``: a known conversation's plain requests are then
             answered in their own task (:mod:`toolmgmt_mcp.exchange`), the rest by ``app``.
+        handshake: keep the 2025 protocol's conversations in ``store`` (``app`` stateless);
+            False leaves them to ``app`` (the SDK's sessions, in this process).
+        per_principal: give each 2026 ``tools/call`` its caller's conversation from ``store``
+            (a result budget to keep across calls).
     """
 
     def __init__(
@@ -108,8 +132,12 @@ class ConversationMiddleware:
         path: str = "/mcp",
         initial_state: Mapping[str, Any] | None = None,
         server: Any = None,
+        handshake: bool = True,
+        per_principal: bool = False,
     ) -> None:
         self.app = app
+        self.handshake = handshake
+        self.per_principal = per_principal
         self.server = server
         self.store = store
         self.path = path
@@ -122,12 +150,15 @@ class ConversationMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         method = scope["method"]
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await self._stateless(scope, receive, send, headers)  # 2026 (or a version to refuse)
+            return
+        if not self.handshake:
+            await self.app(scope, receive, send)
+            return
         if method == "GET":  # no standalone stream in stateless mode (the spec allows 405)
             await _respond(send, 405, b"", [(b"allow", b"POST, DELETE")])
-            return
-        version = headers.get("mcp-protocol-version")
-        if method == "POST" and version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            await self._handshake_only(receive, send, version)
             return
         authorization = headers.get("authorization", "")
         conversation_id = headers.get("mcp-session-id")
@@ -226,18 +257,25 @@ class ConversationMiddleware:
 
     # -- the 2026 protocol --------------------------------------------------------------------
 
-    async def _handshake_only(self, receive: Any, send: Any, version: str) -> None:
-        body = await _read_body(receive, _MAX_OPENING_BODY)
-        supported = list(HANDSHAKE_PROTOCOL_VERSIONS)
-        await _error(
-            send,
-            400,
-            UNSUPPORTED_PROTOCOL_VERSION,
-            f"Unsupported protocol version {version}: this gateway keeps conversations in a "
-            f"shared store, which needs the initialize handshake ({', '.join(supported)}).",
-            _parse(body or b"").get("id"),
-            data={"supported": supported, "requested": version},
-        )
+    async def _stateless(
+        self, scope: Any, receive: Any, send: Any, headers: dict[str, str]
+    ) -> None:
+        """A request of the sessionless protocol: to the SDK's per-request path, with its
+        caller's conversation when it is a call that keeps one. (``Mcp-Method`` says which
+        method the body holds; the SDK refuses a request where they differ.)"""
+        if (
+            self.per_principal
+            and scope["method"] == "POST"
+            and headers.get("mcp-method") == "tools/call"
+        ):
+            key = principal_key(headers.get("authorization", ""))
+            try:
+                stored = await self._run(self.store.load, key, touch=True)
+            except StoreError as exc:
+                await self._store_failed(send, exc)
+                return
+            scope[CONVERSATION_SCOPE_KEY] = Conversation(key, stored)
+        await self.app(scope, receive, send)
 
     # -- the store ----------------------------------------------------------------------------
 
