@@ -22,7 +22,8 @@ with :func:`relay_questions`:
 Either way the upstream learns only the capabilities the client declared (:meth:`Relay.
 capabilities`, put on each 2026 upstream request by :func:`forward_capabilities`): it never asks
 what the client cannot answer. An upstream that refuses a call for a capability the client lacks
-(``-32021``) ends the gateway's call with the same error (:class:`MissingCapability`).
+(``-32021``), or asks a question the client did not declare it can answer, ends the gateway's
+call with that error (:class:`MissingCapability`).
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from toolmgmt_core.errors import ToolExecutionError
 
 __all__ = [
-    "MAX_ROUNDS",
     "AskClient",
     "InputRequired",
+    "MAX_ROUNDS",
     "MissingCapability",
     "Relay",
     "ReturnToClient",
@@ -57,7 +58,13 @@ __all__ = [
 MAX_ROUNDS = 10
 """Rounds of questions one call may take before the gateway gives up (the SDK's default)."""
 
-_RELAYED = ("elicitation", "sampling", "roots")
+_CAPABILITY_OF = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+"""The client capability each kind of question needs."""
+_RELAYED = tuple(_CAPABILITY_OF.values())
 """The client capabilities a question can need: the ones the gateway forwards upstream."""
 _STATE_VERSION = 1
 
@@ -119,6 +126,23 @@ class Relay:
         """The answers and the upstream's request state to start ``tool`` of ``upstream``
         with: (None, None) unless this call is a client's retry with answers."""
         return None, None
+
+    def check_declared(self, upstream: str, asked: mcp_types.InputRequiredResult) -> None:
+        """Refuse questions the client did not declare it can answer (an upstream told the
+        client's capabilities does not ask them; one that does is not relayed).
+
+        Raises:
+            MissingCapability: naming the capability, as the upstream would have.
+        """
+        declared = self.capabilities()
+        for request in (asked.input_requests or {}).values():
+            needed = _CAPABILITY_OF[request.method]
+            if needed not in declared:
+                raise MissingCapability(
+                    f"Upstream {upstream!r} asked {request.method}, which needs the client's "
+                    f"{needed} capability; the client did not declare it.",
+                    {"requiredCapabilities": {needed: {}}},
+                )
 
     async def answer(
         self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult
@@ -190,7 +214,9 @@ class ReturnToClient(Relay):
     async def answer(
         self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult
     ) -> dict[str, Any]:
-        """See :meth:`Relay.answer`: always :class:`InputRequired`."""
+        """See :meth:`Relay.answer`: always :class:`InputRequired` (or
+        :class:`MissingCapability`)."""
+        self.check_declared(upstream, asked)
         raise InputRequired(asked, upstream, tool)
 
 
@@ -206,7 +232,12 @@ class AskClient(Relay):
     async def answer(
         self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult
     ) -> dict[str, Any]:
-        """See :meth:`Relay.answer`: the client's answer to each question, asked in turn."""
+        """See :meth:`Relay.answer`: the client's answer to each question, asked in turn.
+
+        Raises:
+            MissingCapability: a question the client did not declare it can answer.
+        """
+        self.check_declared(upstream, asked)
         answers: dict[str, Any] = {}
         for key, request in (asked.input_requests or {}).items():
             try:

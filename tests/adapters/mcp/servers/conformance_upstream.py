@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from typing import Any
 
 import anyio
@@ -473,4 +474,7 @@ async def test_elicitation_sep1330_enums(ctx: Context) -> Any:
 
 
 if __name__ == "__main__":
-    server.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":  # one upstream for several gateways
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()
