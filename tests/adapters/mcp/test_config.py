@@ -153,7 +153,10 @@ def test_request_state_keys_come_from_the_file_or_a_variable(monkeypatch) -> Non
     assert new not in repr(gateway)
     default = parse_config("[upstreams.a]\ncommand = 'x'\n").gateway
     assert default.state_keys == () and default.list_ttl == 60
-    both = f"[gateway]\nstate_key = '{new}'\nstate_key_env = 'GW_STATE'\n[upstreams.a]\ncommand = 'x'\n"
+    both = (
+        f"[gateway]\nstate_key = '{new}'\nstate_key_env = 'GW_STATE'\n"
+        "[upstreams.a]\ncommand = 'x'\n"
+    )
     with pytest.raises(ConfigError, match="not both"):
         parse_config(both)
 
