@@ -31,6 +31,7 @@ with another token.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -45,7 +46,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from toolmgmt_core.errors import SessionConflictError, StoreError, StoreUnavailableError
 from toolmgmt_core.stores import SessionStore, StoredSession
-from toolmgmt_mcp.exchange import answer_directly, direct_request
+from toolmgmt_mcp.exchange import QUESTION_PREFIX, Questions, answer_directly, direct_request
+from toolmgmt_mcp.replies import ANSWER_WAIT
 
 __all__ = [
     "CONVERSATION_SCOPE_KEY",
@@ -116,8 +118,13 @@ class ConversationMiddleware:
         store: where conversations live (a Redis store shared by the replicas).
         path: the MCP endpoint's path; other paths (``/healthz``) pass through untouched.
         initial_state: the session state a new conversation starts with.
-        server: the SDK server behind ``app``: a known conversation's plain requests are then
-            answered in their own task (:mod:`toolmgmt_mcp.exchange`), the rest by ``app``.
+        server: the SDK server behind ``app``, for the requests answered in their own task
+            (:mod:`toolmgmt_mcp.exchange`).
+        direct: answer a known conversation's plain requests that way (the rest by ``app``).
+        replies: where a 2025 client's answers to questions go (a
+            :class:`~toolmgmt_mcp.replies.RedisReplies`): the calls of a client that declared
+            a capability a question needs are then answered that way, with a back-channel.
+            None: no question can reach a 2025 client.
         handshake: keep the 2025 protocol's conversations in ``store`` (``app`` stateless);
             False leaves them to ``app`` (the SDK's sessions, in this process).
         per_principal: give each 2026 ``tools/call`` its caller's conversation from ``store``
@@ -132,10 +139,14 @@ class ConversationMiddleware:
         path: str = "/mcp",
         initial_state: Mapping[str, Any] | None = None,
         server: Any = None,
+        direct: bool = False,
+        replies: Any = None,
         handshake: bool = True,
         per_principal: bool = False,
     ) -> None:
         self.app = app
+        self.direct = direct
+        self.replies = replies
         self.handshake = handshake
         self.per_principal = per_principal
         self.server = server
@@ -197,16 +208,39 @@ class ConversationMiddleware:
             await _respond(send, 404, _NOT_FOUND, _JSON)
             return
         scope[CONVERSATION_SCOPE_KEY] = Conversation(key, stored)
-        if self.server is None or scope["method"] != "POST":
+        declared = _declared(conversation_id)
+        asks = self.replies is not None and bool(declared)  # questions can reach this client
+        if self.server is None or scope["method"] != "POST" or not (self.direct or asks):
             await self.app(scope, receive, send)
             return
         body, complete = await _read_up_to(receive, _MAX_DIRECT_BODY)
-        message = direct_request(headers, body) if complete else None
-        if message is not None and await answer_directly(
-            self.server, scope, receive, send, message
-        ):
+        question = _answered(body) if asks and complete else None
+        if question is not None:  # the client answers a question a call asked it
+            await self._deliver(send, key, question, body)
             return
+        message = direct_request(headers, body, progress=asks) if complete else None
+        if message is not None and (self.direct or message["method"] == "tools/call"):
+            questions = Questions(self.replies, key, ANSWER_WAIT) if asks else None
+            if await answer_directly(
+                self.server,
+                scope,
+                receive,
+                send,
+                message,
+                capabilities=declared,
+                questions=questions,
+            ):
+                return
         await self.app(scope, _replaying(body, complete, receive), send)
+
+    async def _deliver(self, send: Any, key: str, question: str, answer: bytes) -> None:
+        """Hand a client's answer to the replica whose call asked (maybe this one): 202."""
+        try:
+            await self._run(self.replies.post, key, question, answer)
+        except StoreError as exc:
+            await self._store_failed(send, exc)
+            return
+        await _respond(send, 202, b"", [])
 
     # -- a new conversation -----------------------------------------------------------------
 
@@ -227,6 +261,8 @@ class ConversationMiddleware:
             )
             return
         conversation_id = _ID_PREFIX + secrets.token_urlsafe(32)  # 256 bits: unguessable
+        if self.replies is not None:
+            conversation_id += _with_capabilities(message)
         key = conversation_key(conversation_id, authorization)
         try:
             await self._run(self.store.save, key, self.initial_state, version=0)
@@ -309,6 +345,60 @@ class ConversationMiddleware:
             request_id,
             extra_headers=[(b"retry-after", b"1")] if unavailable else [],
         )
+
+
+_RELAYED = {"elicitation": ("form", "url"), "sampling": ("tools", "context"), "roots": ()}
+"""The client capabilities a question can need, with the parts of each worth keeping."""
+
+
+def _with_capabilities(initialize: Mapping[str, Any]) -> str:
+    """What a new conversation's id carries of its client's declared capabilities (those a
+    question can need, as ``.`` and compact JSON in base64url), or "" when none. The replicas
+    store nothing more per conversation, and a client cannot alter them: the id with its
+    credentials is the conversation's key."""
+    params = initialize.get("params")
+    declared = params.get("capabilities") if isinstance(params, Mapping) else None
+    if not isinstance(declared, Mapping):
+        return ""
+    kept: dict[str, Any] = {}
+    for name, parts in _RELAYED.items():
+        value = declared.get(name)
+        if isinstance(value, Mapping):
+            kept[name] = {part: {} for part in parts if value.get(part) is not None}
+    if not kept:
+        return ""
+    data = json.dumps(kept, separators=(",", ":"), sort_keys=True).encode()
+    return "." + base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def _declared(conversation_id: str) -> dict[str, Any] | None:
+    """The capabilities a conversation's id carries (:func:`_with_capabilities`), or None."""
+    _, dot, encoded = conversation_id.partition(".")
+    if not dot or len(encoded) > 400:
+        return None
+    try:
+        declared = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(declared, dict):
+        return None
+    return {k: v for k, v in declared.items() if k in _RELAYED and isinstance(v, dict)} or None
+
+
+def _answered(body: bytes) -> str | None:
+    """The question a POSTed JSON-RPC response answers, when it answers one of the gateway's
+    (its id), else None."""
+    message = _parse(body)
+    question = message.get("id")
+    if (
+        "method" not in message
+        and ("result" in message or "error" in message)
+        and isinstance(question, str)
+        and question.startswith(QUESTION_PREFIX)
+        and len(question) <= 64
+    ):
+        return question
+    return None
 
 
 def _replaying(body: bytes, complete: bool, receive: Any) -> Any:

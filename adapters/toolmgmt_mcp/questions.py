@@ -33,7 +33,7 @@ import contextvars
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import mcp.types as mcp_types
 from mcp import Client
@@ -110,17 +110,23 @@ class MissingCapability(Exception):  # noqa: N818 - names the protocol error it 
 
 @dataclass
 class Relay:
-    """Where one call's upstream questions go: the base of the relays (none of its own:
-    nothing can be asked, and no capability is declared upstream)."""
+    """Where one call's upstream questions go: the base of the relays, itself a client that
+    cannot be asked (no back-channel), so the upstream is told of no capability."""
 
     declared: Mapping[str, Any] | None = None
     """The client's declared capabilities (its ``ClientCapabilities`` as JSON), or None."""
+    can_ask: ClassVar[bool] = False
+    """Whether a question can reach the client."""
+
+    def _relayable(self) -> dict[str, Any]:
+        declared = self.declared or {}
+        return {key: declared[key] for key in _RELAYED if declared.get(key) is not None}
 
     def capabilities(self) -> dict[str, Any]:
         """What the upstream may rely on: the client's own capabilities that a question can
-        need (elicitation, sampling, roots), as it declared them."""
-        declared = self.declared or {}
-        return {key: declared[key] for key in _RELAYED if declared.get(key) is not None}
+        need (elicitation, sampling, roots), as it declared them; none when the client cannot
+        be asked."""
+        return self._relayable() if self.can_ask else {}
 
     def resume(self, upstream: str, tool: str) -> tuple[Any, str | None]:
         """The answers and the upstream's request state to start ``tool`` of ``upstream``
@@ -134,7 +140,7 @@ class Relay:
         Raises:
             MissingCapability: naming the capability, as the upstream would have.
         """
-        declared = self.capabilities()
+        declared = self._relayable()
         for request in (asked.input_requests or {}).values():
             needed = _CAPABILITY_OF[request.method]
             if needed not in declared:
@@ -151,14 +157,16 @@ class Relay:
 
         Raises:
             InputRequired: the questions go back to the client as the call's result.
+            MissingCapability: a question the client did not declare it can answer.
             ToolExecutionError: they cannot reach the client, or it refused one.
         """
+        self.check_declared(upstream, asked)
         methods = sorted({r.method for r in (asked.input_requests or {}).values()})
         raise ToolExecutionError(
             f"Upstream {upstream!r} asked its user ({', '.join(methods) or 'no question'}) "
             f"during {tool!r}, and this client cannot be asked: over the 2025 protocol "
-            "questions need a back-channel (stdio, or HTTP without [store] sessions); the "
-            "2026 protocol relays them everywhere.",
+            "questions need a back-channel to the client; the 2026 protocol relays them "
+            "everywhere.",
             tool_name=tool,
         )
 
@@ -172,6 +180,7 @@ class ReturnToClient(Relay):
         relay = ReturnToClient.for_retry(capabilities, params.request_state, params.input_responses)
     """
 
+    can_ask: ClassVar[bool] = True
     state: Mapping[str, Any] | None = None
     """The gateway's request state the client sent back (the boundary checked and opened
     it), or None."""
@@ -224,6 +233,7 @@ class ReturnToClient(Relay):
 class AskClient(Relay):
     """A 2025 client with a back-channel: each question is sent to it on the call's stream."""
 
+    can_ask: ClassVar[bool] = True
     session: Any = None
     """The SDK's ``ServerSession`` of the call."""
     request_id: Any = None

@@ -51,6 +51,7 @@ from toolmgmt_mcp.questions import (
     ReturnToClient,
     relay_questions,
 )
+from toolmgmt_mcp.replies import RedisReplies
 from toolmgmt_mcp.state_keys import SharedKeyCodec, request_state_boundary
 from toolmgmt_mcp.upstreams import UpstreamManager
 
@@ -135,6 +136,9 @@ class Gateway:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+        self._replies: RedisReplies | None = None
+        if config.store.sessions:  # 2025 clients' answers to questions, to any replica
+            self._replies = RedisReplies(config.store.sessions, _session_prefix(config))
         self._shared_key: SharedKeyCodec | None = None
         if self.session_store is not None and not config.gateway.state_keys:
             key_store = _session_store(config, ttl=None)  # the key must not expire
@@ -186,7 +190,8 @@ class Gateway:
             if self._background is not None:
                 self._background.cancel_scope.cancel()
                 await self._background.__aexit__(None, None, None)
-            for store in (self.session_store, getattr(self._shared_key, "store", None)):
+            stores = (self.session_store, getattr(self._shared_key, "store", None), self._replies)
+            for store in stores:
                 close = getattr(store, "close", None)
                 if close is not None:
                     close()
@@ -312,13 +317,14 @@ class Gateway:
         conversations = self.session_store if stateless else self.manager.session_store
         if stateless or self.per_principal:
             initial = ToolSession(self.manager).to_json()
-            direct = self.server if settings.direct_answers else None
             app = ConversationMiddleware(
                 app,
                 conversations,
                 path=path,
                 initial_state=initial,
-                server=direct,
+                server=self.server,
+                direct=settings.direct_answers,
+                replies=self._replies,
                 handshake=stateless,
                 per_principal=self.per_principal,
             )
@@ -461,6 +467,12 @@ def _session_store(config: GatewayConfig, *, ttl: float | None = -1.0) -> Sessio
     return RedisSessionStore(store.sessions, **options)
 
 
+def _session_prefix(config: GatewayConfig) -> str:
+    from toolmgmt_core.stores.redis import DEFAULT_PREFIX
+
+    return config.store.session_prefix or DEFAULT_PREFIX
+
+
 def _catalog_store(config: GatewayConfig) -> Any:
     if not config.store.catalog:
         return None
@@ -533,7 +545,7 @@ def _relay(ctx: Any, params: mcp_types.CallToolRequestParams) -> Relay:
             ) from None
     if session.can_send_request:
         return AskClient(capabilities, session=session, request_id=ctx.request_id)
-    return Relay()  # no back-channel: nothing can be asked, no capability declared upstream
+    return Relay(capabilities)  # no back-channel: nothing can be asked, none declared upstream
 
 
 def _policy_steps(config: GatewayConfig) -> list[Policy]:

@@ -5,6 +5,7 @@ only what it declared, and told why when it cannot be asked."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +17,7 @@ import httpx2  # noqa: E402
 import mcp.types as t  # noqa: E402
 from mcp import Client, MCPError  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from support.mcp_http import serving  # noqa: E402
+from support.mcp_http import ACCEPT, INITIALIZE, serving  # noqa: E402
 from support.upstreams import CONFORMANCE, http_upstream  # noqa: E402
 from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
 
@@ -252,3 +253,62 @@ def http_client(url: str, authorization: str) -> Any:
     """A streamable HTTP transport to ``url`` sending ``authorization``."""
     headers = {"Authorization": authorization}
     return streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers))
+
+
+async def test_a_2025_clients_answer_reaches_the_replica_that_asked(
+    mcp_kit: Any, shared_upstream: str, redis_url: str
+) -> None:
+    # With [store] sessions a 2025 client's calls are served statelessly; a call that asks
+    # gets a back-channel all the same: the question on the call's stream, the answer POSTed
+    # to any replica and handed to the one that asked through Redis.
+    config = parse_config(
+        '[gateway]\nalways_on = ["test_*"]\n'
+        f'[upstreams.conf]\nurl = "{shared_upstream}"\nprefix = ""\n'
+        f'[store]\nsessions = "{redis_url}"\n'
+    )
+    first, second = Gateway(config), Gateway(config)
+    declared = {"elicitation": {}, "sampling": {}}
+    initialize = {**INITIALIZE, "params": {**INITIALIZE["params"], "capabilities": declared}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "test_input_required_result_elicitation", "arguments": {}},
+    }
+    async with first, second, serving(first) as one, serving(second) as two:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            opened = await http.post(one, json=initialize, headers=ACCEPT)
+            mine = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"]}
+            async with http.stream("POST", one, json=call, headers=mine) as stream:
+                events = _events(stream.aiter_lines())
+                question = await anext(events)
+                assert question["method"] == "elicitation/create"
+                assert question["params"]["message"] == "What is your name?"
+                answer = {
+                    "jsonrpc": "2.0",
+                    "id": question["id"],
+                    "result": {"action": "accept", "content": {"name": "Ada"}},
+                }
+                # Another caller cannot answer it; the conversation's client can, anywhere.
+                other = {**mine, "authorization": "Bearer someone-else"}
+                assert (await http.post(two, json=answer, headers=other)).status_code == 404
+                assert (await http.post(two, json=answer, headers=mine)).status_code == 202
+                result = await anext(events)
+            assert result["id"] == 5 and result["result"]["content"][0]["text"] == "Hello, Ada!"
+
+        # A client that declared nothing is not asked: the upstream's question is refused.
+        async with Client(one, mode="legacy") as bare:
+            with pytest.raises(MCPError) as refused:
+                await bare.call_tool("test_input_required_result_elicitation", {})
+            assert refused.value.error.code == -32021
+        # mcp.Client answers through its callbacks, whichever replica gets the answer.
+        async with User().client(two, mode="legacy") as client:
+            done = await client.call_tool("test_input_required_result_multiple_inputs", {})
+            assert text(done) == "Name: Ada; Greeting: Paris; Roots: 1"
+
+
+async def _events(lines: Any) -> Any:
+    """The JSON-RPC messages of an SSE stream's ``data:`` lines."""
+    async for line in lines:
+        if line.startswith("data:"):
+            yield json.loads(line.removeprefix("data:").strip())
