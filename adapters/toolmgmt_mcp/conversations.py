@@ -13,6 +13,10 @@ middleware gives each conversation its identity:
   (``scope["toolmgmt.conversation"]``), which restore the session from it and save each change;
 - ``DELETE`` ends the conversation; ``GET`` (the standalone stream, which the stateless
   transport does not have) is 405;
+- a client that declared a capability an upstream's question can need (its id carries them)
+  gets its calls answered on a stream of the gateway's own (:mod:`toolmgmt_mcp.exchange`),
+  which can carry a question to it; its answer, POSTed to any replica, is handed to the replica
+  that asked (:mod:`toolmgmt_mcp.replies`);
 - a store that cannot be reached gives HTTP 503 with a JSON-RPC error naming it, never a hang.
 
 The 2026 protocol has no session: each request stands alone and any replica answers it (the

@@ -12,12 +12,14 @@ with :func:`relay_questions`:
   gateway's key) and binds to the tool, its arguments and the caller, so any replica can take
   the client's retry: :meth:`ReturnToClient.resume` hands the answers and the upstream's state
   back to the upstream call they belong to.
-- :class:`AskClient`, a 2025 client with a back-channel (stdio, the SDK's stateful HTTP): each
-  question goes to the client as the 2025 request (``elicitation/create``,
-  ``sampling/createMessage``, ``roots/list``) on the call's own stream, and the call goes on
-  with the answers upstream, round after round.
-- no relay (a 2025 client without a back-channel): nothing can be asked; such a client declares
-  no capability upstream, so an upstream that would ask refuses the call itself (``-32021``).
+- :class:`AskClient`, a 2025 client with a back-channel (stdio, the SDK's stateful HTTP, the
+  gateway's own stream in the shared service: :mod:`toolmgmt_mcp.exchange`): each question goes
+  to the client as the 2025 request (``elicitation/create``, ``sampling/createMessage``,
+  ``roots/list``) on the call's own stream, and the call goes on with the answers upstream,
+  round after round.
+- :class:`Relay`, a 2025 client without a back-channel (one that declared no capability a
+  question needs, in the shared service): nothing can be asked; no capability is declared
+  upstream, so an upstream that would ask refuses the call itself (``-32021``).
 
 Either way the upstream learns only the capabilities the client declared (:meth:`Relay.
 capabilities`, put on each 2026 upstream request by :func:`forward_capabilities`): it never asks

@@ -7,8 +7,11 @@ other domain keeps working, and the next use reconnects it. The catalog follows 
 tool list: it is refreshed on ``notifications/tools/list_changed`` (or the 2026 protocol's
 ``subscriptions/listen`` event) and on every reconnect.
 
-Connecting an upstream and naming a failed request's fault are :mod:`toolmgmt_mcp.transport`'s;
-turning its tool listing and call results into the core's terms :mod:`toolmgmt_mcp.convert`'s.
+A call whose upstream asks its user something (an input-required result, 2026) goes round by
+round through the relay of the client that made it (:mod:`toolmgmt_mcp.questions`), each round
+within the upstream's ``timeout``. Connecting an upstream and naming a failed request's fault are
+:mod:`toolmgmt_mcp.transport`'s; turning its tool listing and call results into the core's terms
+:mod:`toolmgmt_mcp.convert`'s.
 """
 
 from __future__ import annotations
