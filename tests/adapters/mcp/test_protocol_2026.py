@@ -1,7 +1,7 @@
 """The 2026 protocol's details over HTTP, with raw requests as the conformance suite sends them:
 JSON Schema 2020-12 and ``x-mcp-header`` kept in the listing, list caching hints, routing headers
 trimmed, ``Mcp-Param-*`` headers checked against the listed annotations; an upstream tool with
-an invalid annotation left out with the reason."""
+an invalid annotation left out with the reason; each caller's result budget kept in memory."""
 
 from __future__ import annotations
 
@@ -15,11 +15,17 @@ import pytest
 pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
+import httpx2  # noqa: E402
 import mcp.types as mcp_types  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from support.mcp_http import serving  # noqa: E402
 from support.upstreams import CONFORMANCE  # noqa: E402
 from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
+from toolmgmt_mcp.conversations import principal_key  # noqa: E402
 from toolmgmt_mcp.convert import tools_from_listing  # noqa: E402
+
+from toolmgmt_core.stores import InMemorySessionStore  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
@@ -137,3 +143,24 @@ def test_an_upstream_tool_with_an_invalid_header_annotation_is_left_out(mcp_kit:
     reasons = dict(skipped)
     assert set(reasons) == {"number", "spaced"}
     assert all(r.startswith("invalid x-mcp-header annotation") for r in reasons.values())
+
+
+async def test_in_memory_each_2026_caller_keeps_its_result_budget(mcp_kit: Any) -> None:
+    # Without [store], the callers' conversations are kept in this process, keyed as in Redis.
+    text = "[gateway]\nsession_result_budget = 5000\n" + mcp_kit.stdio_upstream("notes")
+    gateway = Gateway(parse_config(text))
+    async with gateway, serving(gateway) as url:
+        for caller, calls in (("Bearer ada", 2), ("Bearer bob", 1)):
+            headers = {"Authorization": caller}
+            transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers))
+            async with Client(transport) as client:
+                for n in range(calls):
+                    assert await mcp_kit.execute(client, "notes_echo", token=f"t{n}") == (
+                        False,
+                        f"t{n}",
+                    )
+        store = gateway.manager.session_store
+        assert isinstance(store, InMemorySessionStore)
+        for caller, calls in (("Bearer ada", 2), ("Bearer bob", 1)):
+            stored = store.load(principal_key(caller))
+            assert stored is not None and len(stored.state["results"]["records"]) == calls
