@@ -209,9 +209,8 @@ def gateway_config(folder: Path, redis_url: str | None) -> Path:
 @contextmanager
 def deployment(name: str, folder: Path) -> Iterator[str]:
     """The gateway of deployment ``name`` (and its Redis), serving; its URL."""
-    from toolmgmt_mcp.local import LocalGateway
-
-    from toolmgmt_core.stores.local import LocalRedis
+    from toolmgmt_deploy import LocalRedis
+    from toolmgmt_deploy.replica import LocalGateway
 
     redis = LocalRedis().start() if name == "redis" else None
     try:

@@ -48,7 +48,7 @@ import anyio.to_thread
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from toolmgmt_core.errors import SessionConflictError, StoreError, StoreUnavailableError
+from toolmgmt_core.model.errors import SessionConflictError, StoreError, StoreUnavailableError
 from toolmgmt_core.stores import SessionStore, StoredSession
 from toolmgmt_mcp.exchange import QUESTION_PREFIX, Questions, answer_directly, direct_request
 from toolmgmt_mcp.replies import ANSWER_WAIT

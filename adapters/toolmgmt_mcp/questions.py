@@ -43,7 +43,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolmgmt_core.errors import ToolExecutionError
+from toolmgmt_core.model.errors import ToolExecutionError
 
 __all__ = [
     "AskClient",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from toolmgmt_core.errors import StoreError, StoreUnavailableError
+from toolmgmt_core.model.errors import StoreError, StoreUnavailableError
 
 __all__ = ["ANSWER_WAIT", "RedisReplies"]
 

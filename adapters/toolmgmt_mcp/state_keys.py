@@ -33,7 +33,7 @@ from mcp.server.request_state import (
     RequestStateSecurity,
 )
 
-from toolmgmt_core.errors import SessionConflictError, StoreError
+from toolmgmt_core.model.errors import SessionConflictError, StoreError
 from toolmgmt_mcp.config import GatewayConfig
 
 __all__ = ["STATE_TTL", "SharedKeyCodec", "caller_principal", "request_state_boundary"]
