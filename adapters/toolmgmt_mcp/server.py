@@ -141,7 +141,7 @@ class Gateway:
             self._replies = RedisReplies(config.store.sessions, _session_prefix(config))
         self._shared_key: SharedKeyCodec | None = None
         if self.session_store is not None and not config.gateway.state_keys:
-            key_store = _session_store(config, ttl=None)  # the key must not expire
+            key_store = _session_store(config, forever=True)  # the key must not expire
             self._shared_key = SharedKeyCodec(key_store)
         self.server.middleware.append(request_state_boundary(config, self._shared_key))
         self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools("gateway")]
@@ -451,9 +451,9 @@ def serve_sync(config: GatewayConfig, **options: Any) -> None:
     run_sync(serve(config, **options), loop_factory=new_event_loop)
 
 
-def _session_store(config: GatewayConfig, *, ttl: float | None = -1.0) -> SessionStore | None:
-    """The ``[store] sessions`` store (``ttl``: its ``session_ttl`` unless given; None keeps
-    what is saved until deleted), or None."""
+def _session_store(config: GatewayConfig, *, forever: bool = False) -> SessionStore | None:
+    """The ``[store] sessions`` store (its ``session_ttl``; ``forever``: what is saved is kept
+    until deleted), or None."""
     store = config.store
     if not store.sessions:
         return None
@@ -461,7 +461,7 @@ def _session_store(config: GatewayConfig, *, ttl: float | None = -1.0) -> Sessio
         from toolmgmt_core.stores.redis import RedisSessionStore
     except ImportError as exc:
         raise ConfigError(f"{config.source}: [store] sessions: {exc}") from exc
-    options: dict[str, Any] = {"ttl": store.session_ttl if ttl == -1.0 else ttl}
+    options: dict[str, Any] = {"ttl": None if forever else store.session_ttl}
     if store.session_prefix is not None:
         options["prefix"] = store.session_prefix
     return RedisSessionStore(store.sessions, **options)
