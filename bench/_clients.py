@@ -18,6 +18,7 @@ async def together(
     *,
     prepare: Callable[[Any], Awaitable[Any]] | None = None,
     on_crash: Callable[[int, BaseException], None] | None = None,
+    mode: str = "legacy",
 ) -> None:
     """Open ``clients`` connections to the MCP server at ``url`` (each ``prepare``d, say with
     the call that loads its tool); once every one is open, ``run(number, client)`` on all of
@@ -25,7 +26,9 @@ async def together(
 
     ``on_crash(number, exc)``: a client whose session ended with an exception (the SDK's client
     does not survive a connection closed before any response) is reported there instead of
-    ending every other client; None lets it end them."""
+    ending every other client; None lets it end them. ``mode`` is the clients' protocol:
+    ``legacy`` (2025: one conversation per client, the one the benches check and their
+    published figures measured), or ``auto`` (what ``mcp.Client`` speaks by default: 2026)."""
     connected = anyio.Event()
     ready = 0
 
@@ -40,7 +43,7 @@ async def together(
 
     async def session(number: int) -> None:
         nonlocal ready
-        async with Client(url) as client:
+        async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
             if prepare is not None:
                 await prepare(client)
             ready += 1

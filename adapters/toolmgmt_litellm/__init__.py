@@ -6,7 +6,9 @@ Usage::
     from toolmgmt_core import ToolManager
     from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
 
-    callback = ToolManagerCallback(ToolManager(catalog, mode="search", max_result_tokens=2000))
+    callback = ToolManagerCallback(
+        ToolManager(catalog, mode="search", results=ResultBudget(max_result_tokens=2000))
+    )
     litellm.callbacks.append(callback)
     session = callback.session("conversation-1")
     while True:

@@ -130,6 +130,14 @@ class GatewaySettings:
     SDK's stateless transport. Off by default: behind HAProxy, a replica killed while it holds
     requests unread leaves their clients without any response more often this way, and the
     SDK's ``mcp.Client`` does not survive that (docs/deploy.md)."""
+    state_keys: tuple[str, ...] = field(default=(), repr=False)
+    """Secrets sealing the request state that an upstream's questions travel with to a 2026
+    client and back (at least 32 characters each): the first seals, every one opens, so a key
+    is rotated by adding the new one first. Empty: a key made by this process, or, with
+    ``[store] sessions``, one kept in that store for every replica (docs/deploy.md)."""
+    list_ttl: float = 60.0
+    """Seconds a 2026 client may reuse the gateway's ``tools/list`` answer (the ``ttlMs``
+    caching hint, with ``cacheScope`` private); 0: always ask again."""
 
 
 @dataclass(frozen=True)

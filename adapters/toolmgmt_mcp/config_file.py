@@ -13,6 +13,9 @@ TOML (``.toml``) or JSON (any other suffix)::
     always_on = ["notes_search_*"] # tools listed directly beside the three meta-tools
     media = "describe"             # or "pass": upstream images/audio/resources passed on too
     direct_answers = false         # [store] sessions: true skips the SDK's transport (see docs)
+    state_key_env = "STATE_KEY"    # or state_key = "...": seals relayed questions' state (2026);
+                                   # "new,old" rotates; default: per process, or kept in [store]
+    list_ttl = 60                  # seconds a 2026 client may cache tools/list
 
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
@@ -87,6 +90,8 @@ __all__ = [
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_MIN_STATE_KEY = 32
+"""Shortest request-state key accepted (the SDK's AES-256-GCM codec needs 32 bytes)."""
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 _PREFIX = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 
@@ -238,7 +243,8 @@ class _Reader:
         where = ("gateway",)
         keys = {"name", "transport", "host", "port", "path", "token", "token_env"}
         keys |= {"max_result_tokens", "default_timeout", "profile", "always_on", "media"}
-        keys |= {"session_result_budget", "direct_answers", "approve_destructive"}
+        keys |= {"session_result_budget", "direct_answers", "state_key", "state_key_env"}
+        keys |= {"list_ttl", "approve_destructive"}
         body = self._table(where, body, keys)
         transport = body.get("transport", "stdio")
         if transport not in ("stdio", "http"):
@@ -260,6 +266,7 @@ class _Reader:
                 )
         elif token is not None:
             token = self._string(where + ("token",), token)
+        state_keys = self._state_keys(where, body)
         path = self._string(where + ("path",), body.get("path", "/mcp"))
         if not path.startswith("/"):
             raise self.fail(where + ("path",), f"must start with '/', got {path!r}.")
@@ -283,6 +290,10 @@ class _Reader:
             always_on=self._strings(where + ("always_on",), body.get("always_on", [])),
             media=media,
             direct_answers=direct_answers,
+            state_keys=state_keys,
+            list_ttl=self._seconds(
+                where + ("list_ttl",), body.get("list_ttl", 60.0), allow_zero=True
+            ),
         )
 
     def _results(self, where: tuple[str, ...], body: Mapping[str, Any]) -> ResultBudget:
@@ -307,6 +318,26 @@ class _Reader:
         if not isinstance(value, bool):
             raise self.fail(where + (key,), f"must be true or false, got {value!r}.")
         return value
+
+    def _state_keys(self, where: tuple[str, ...], body: Mapping[str, Any]) -> tuple[str, ...]:
+        """``state_key`` (or the variable ``state_key_env`` names): one key, or several
+        separated by commas, the first sealing; each at least :data:`_MIN_STATE_KEY` long."""
+        text = self._secret(where, body, "state_key")
+        if text is None:
+            return ()
+        keys = tuple(k.strip() for k in text.split(",") if k.strip())
+        key = "state_key_env" if "state_key_env" in body else "state_key"
+        if not keys:
+            raise self.fail(where + (key,), "holds no key.")
+        for number, value in enumerate(keys, 1):
+            if len(value) < _MIN_STATE_KEY:
+                raise self.fail(
+                    where + (key,),
+                    f"key {number} is {len(value)} characters; a key needs at least "
+                    f"{_MIN_STATE_KEY} characters of secret randomness (make one with: python -c "
+                    '"import secrets; print(secrets.token_hex(32))").',
+                )
+        return keys
 
     def _store(self, body: Any) -> StoreConfig:
         where = ("store",)

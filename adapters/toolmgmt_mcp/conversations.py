@@ -1,7 +1,8 @@
-"""Conversations that outlive the replica serving them: the gateway's own ``Mcp-Session-Id``.
+"""Conversations that outlive the replica serving them, for both protocols.
 
-With a session store (``[store] sessions``), every replica serves the SDK's *stateless* HTTP
-transport and this ASGI middleware gives each conversation its identity:
+The 2025 protocol has a session, and with a session store (``[store] sessions``) the gateway
+issues its ids itself: every replica serves the SDK's *stateless* HTTP transport and this ASGI
+middleware gives each conversation its identity:
 
 - an ``initialize`` without an id gets a new, unguessable one (``tmc_`` + 256 random bits) in
   the ``Mcp-Session-Id`` response header, and the conversation's
@@ -12,17 +13,29 @@ transport and this ASGI middleware gives each conversation its identity:
   (``scope["toolmgmt.conversation"]``), which restore the session from it and save each change;
 - ``DELETE`` ends the conversation; ``GET`` (the standalone stream, which the stateless
   transport does not have) is 405;
-- a request of the sessionless 2026 protocol is answered ``-32022`` naming the handshake
-  versions, so a default ``mcp.Client`` falls back to ``initialize`` by itself;
+- a client that declared a capability an upstream's question can need (its id carries them)
+  gets its calls answered on a stream of the gateway's own (:mod:`toolmgmt_mcp.exchange`),
+  which can carry a question to it; its answer, POSTed to any replica, is handed to the replica
+  that asked (:mod:`toolmgmt_mcp.replies`);
 - a store that cannot be reached gives HTTP 503 with a JSON-RPC error naming it, never a hang.
 
-The store never holds an id: a conversation is kept under the SHA-256 of its id and the
-caller's ``Authorization`` header, so a dump of the store hands out no live conversation, and
-an id is worthless with another token.
+The 2026 protocol has no session: each request stands alone and any replica answers it (the
+SDK's per-request path). What a 2026 call needs across calls is the caller's result budget
+(``[gateway] session_result_budget``; nothing else in gateway mode), which is kept per caller:
+with ``per_principal``, a ``tools/call`` gets the conversation of its ``Authorization`` header
+(:func:`principal_key`) from the store, restarting its TTL, as a 2025 conversation does. The
+middleware serves that alone (``handshake=False``) in front of the SDK's own sessions, for a
+gateway without a shared store.
+
+The store never holds an id or a token: a conversation is kept under the SHA-256 of its id and
+the caller's ``Authorization`` header (or of the header alone, for a caller's 2026
+conversation), so a dump of the store hands out no live conversation, and an id is worthless
+with another token.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -33,14 +46,20 @@ from typing import Any
 
 import anyio.to_thread
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
-from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from toolmgmt_core.model.errors import SessionConflictError, StoreError, StoreUnavailableError
 from toolmgmt_core.stores import SessionStore, StoredSession
-from toolmgmt_mcp.exchange import answer_directly, direct_request
+from toolmgmt_mcp.exchange import QUESTION_PREFIX, Questions, answer_directly, direct_request
+from toolmgmt_mcp.replies import ANSWER_WAIT
 
-__all__ = ["CONVERSATION_SCOPE_KEY", "Conversation", "ConversationMiddleware", "conversation_key"]
+__all__ = [
+    "CONVERSATION_SCOPE_KEY",
+    "Conversation",
+    "ConversationMiddleware",
+    "conversation_key",
+    "principal_key",
+]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
@@ -70,8 +89,8 @@ class Conversation:
 
     key: str
     """Its session id in the store (a hash: the id itself is never stored)."""
-    stored: StoredSession
-    """Its state as loaded for this request."""
+    stored: StoredSession | None
+    """Its state as loaded for this request (None: not in the store yet)."""
 
 
 def conversation_key(conversation_id: str, authorization: str) -> str:
@@ -79,6 +98,13 @@ def conversation_key(conversation_id: str, authorization: str) -> str:
     ``Authorization`` header (so the same id with another token is another, unknown, key)."""
     digest = hashlib.sha256(f"{conversation_id}\n{authorization}".encode()).hexdigest()
     return _KEY_PREFIX + digest
+
+
+def principal_key(authorization: str) -> str:
+    """The session-store id of a caller's 2026 conversation: SHA-256 of its ``Authorization``
+    header (one conversation per credential: per client, once each client has its own)."""
+    digest = hashlib.sha256(f"principal\n{authorization}".encode()).hexdigest()
+    return _KEY_PREFIX + "p-" + digest
 
 
 class ConversationMiddleware:
@@ -96,8 +122,17 @@ class ConversationMiddleware:
         store: where conversations live (a Redis store shared by the replicas).
         path: the MCP endpoint's path; other paths (``/healthz``) pass through untouched.
         initial_state: the session state a new conversation starts with.
-        server: the SDK server behind ``app``: a known conversation's plain requests are then
-            answered in their own task (:mod:`toolmgmt_mcp.exchange`), the rest by ``app``.
+        server: the SDK server behind ``app``, for the requests answered in their own task
+            (:mod:`toolmgmt_mcp.exchange`).
+        direct: answer a known conversation's plain requests that way (the rest by ``app``).
+        replies: where a 2025 client's answers to questions go (a
+            :class:`~toolmgmt_mcp.replies.RedisReplies`): the calls of a client that declared
+            a capability a question needs are then answered that way, with a back-channel.
+            None: no question can reach a 2025 client.
+        handshake: keep the 2025 protocol's conversations in ``store`` (``app`` stateless);
+            False leaves them to ``app`` (the SDK's sessions, in this process).
+        per_principal: give each 2026 ``tools/call`` its caller's conversation from ``store``
+            (a result budget to keep across calls).
     """
 
     def __init__(
@@ -108,8 +143,16 @@ class ConversationMiddleware:
         path: str = "/mcp",
         initial_state: Mapping[str, Any] | None = None,
         server: Any = None,
+        direct: bool = False,
+        replies: Any = None,
+        handshake: bool = True,
+        per_principal: bool = False,
     ) -> None:
         self.app = app
+        self.direct = direct
+        self.replies = replies
+        self.handshake = handshake
+        self.per_principal = per_principal
         self.server = server
         self.store = store
         self.path = path
@@ -122,12 +165,15 @@ class ConversationMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         method = scope["method"]
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await self._stateless(scope, receive, send, headers)  # 2026 (or a version to refuse)
+            return
+        if not self.handshake:
+            await self.app(scope, receive, send)
+            return
         if method == "GET":  # no standalone stream in stateless mode (the spec allows 405)
             await _respond(send, 405, b"", [(b"allow", b"POST, DELETE")])
-            return
-        version = headers.get("mcp-protocol-version")
-        if method == "POST" and version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            await self._handshake_only(receive, send, version)
             return
         authorization = headers.get("authorization", "")
         conversation_id = headers.get("mcp-session-id")
@@ -166,16 +212,39 @@ class ConversationMiddleware:
             await _respond(send, 404, _NOT_FOUND, _JSON)
             return
         scope[CONVERSATION_SCOPE_KEY] = Conversation(key, stored)
-        if self.server is None or scope["method"] != "POST":
+        declared = _declared(conversation_id)
+        asks = self.replies is not None and bool(declared)  # questions can reach this client
+        if self.server is None or scope["method"] != "POST" or not (self.direct or asks):
             await self.app(scope, receive, send)
             return
         body, complete = await _read_up_to(receive, _MAX_DIRECT_BODY)
-        message = direct_request(headers, body) if complete else None
-        if message is not None and await answer_directly(
-            self.server, scope, receive, send, message
-        ):
+        question = _answered(body) if asks and complete else None
+        if question is not None:  # the client answers a question a call asked it
+            await self._deliver(send, key, question, body)
             return
+        message = direct_request(headers, body, progress=asks) if complete else None
+        if message is not None and (self.direct or message["method"] == "tools/call"):
+            questions = Questions(self.replies, key, ANSWER_WAIT) if asks else None
+            if await answer_directly(
+                self.server,
+                scope,
+                receive,
+                send,
+                message,
+                capabilities=declared,
+                questions=questions,
+            ):
+                return
         await self.app(scope, _replaying(body, complete, receive), send)
+
+    async def _deliver(self, send: Any, key: str, question: str, answer: bytes) -> None:
+        """Hand a client's answer to the replica whose call asked (maybe this one): 202."""
+        try:
+            await self._run(self.replies.post, key, question, answer)
+        except StoreError as exc:
+            await self._store_failed(send, exc)
+            return
+        await _respond(send, 202, b"", [])
 
     # -- a new conversation -----------------------------------------------------------------
 
@@ -196,6 +265,8 @@ class ConversationMiddleware:
             )
             return
         conversation_id = _ID_PREFIX + secrets.token_urlsafe(32)  # 256 bits: unguessable
+        if self.replies is not None:
+            conversation_id += _with_capabilities(message)
         key = conversation_key(conversation_id, authorization)
         try:
             await self._run(self.store.save, key, self.initial_state, version=0)
@@ -226,18 +297,25 @@ class ConversationMiddleware:
 
     # -- the 2026 protocol --------------------------------------------------------------------
 
-    async def _handshake_only(self, receive: Any, send: Any, version: str) -> None:
-        body = await _read_body(receive, _MAX_OPENING_BODY)
-        supported = list(HANDSHAKE_PROTOCOL_VERSIONS)
-        await _error(
-            send,
-            400,
-            UNSUPPORTED_PROTOCOL_VERSION,
-            f"Unsupported protocol version {version}: this gateway keeps conversations in a "
-            f"shared store, which needs the initialize handshake ({', '.join(supported)}).",
-            _parse(body or b"").get("id"),
-            data={"supported": supported, "requested": version},
-        )
+    async def _stateless(
+        self, scope: Any, receive: Any, send: Any, headers: dict[str, str]
+    ) -> None:
+        """A request of the sessionless protocol: to the SDK's per-request path, with its
+        caller's conversation when it is a call that keeps one. (``Mcp-Method`` says which
+        method the body holds; the SDK refuses a request where they differ.)"""
+        if (
+            self.per_principal
+            and scope["method"] == "POST"
+            and headers.get("mcp-method") == "tools/call"
+        ):
+            key = principal_key(headers.get("authorization", ""))
+            try:
+                stored = await self._run(self.store.load, key, touch=True)
+            except StoreError as exc:
+                await self._store_failed(send, exc)
+                return
+            scope[CONVERSATION_SCOPE_KEY] = Conversation(key, stored)
+        await self.app(scope, receive, send)
 
     # -- the store ----------------------------------------------------------------------------
 
@@ -271,6 +349,60 @@ class ConversationMiddleware:
             request_id,
             extra_headers=[(b"retry-after", b"1")] if unavailable else [],
         )
+
+
+_RELAYED = {"elicitation": ("form", "url"), "sampling": ("tools", "context"), "roots": ()}
+"""The client capabilities a question can need, with the parts of each worth keeping."""
+
+
+def _with_capabilities(initialize: Mapping[str, Any]) -> str:
+    """What a new conversation's id carries of its client's declared capabilities (those a
+    question can need, as ``.`` and compact JSON in base64url), or "" when none. The replicas
+    store nothing more per conversation, and a client cannot alter them: the id with its
+    credentials is the conversation's key."""
+    params = initialize.get("params")
+    declared = params.get("capabilities") if isinstance(params, Mapping) else None
+    if not isinstance(declared, Mapping):
+        return ""
+    kept: dict[str, Any] = {}
+    for name, parts in _RELAYED.items():
+        value = declared.get(name)
+        if isinstance(value, Mapping):
+            kept[name] = {part: {} for part in parts if value.get(part) is not None}
+    if not kept:
+        return ""
+    data = json.dumps(kept, separators=(",", ":"), sort_keys=True).encode()
+    return "." + base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def _declared(conversation_id: str) -> dict[str, Any] | None:
+    """The capabilities a conversation's id carries (:func:`_with_capabilities`), or None."""
+    _, dot, encoded = conversation_id.partition(".")
+    if not dot or len(encoded) > 400:
+        return None
+    try:
+        declared = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(declared, dict):
+        return None
+    return {k: v for k, v in declared.items() if k in _RELAYED and isinstance(v, dict)} or None
+
+
+def _answered(body: bytes) -> str | None:
+    """The question a POSTed JSON-RPC response answers, when it answers one of the gateway's
+    (its id), else None."""
+    message = _parse(body)
+    question = message.get("id")
+    if (
+        "method" not in message
+        and ("result" in message or "error" in message)
+        and isinstance(question, str)
+        and question.startswith(QUESTION_PREFIX)
+        and len(question) <= 64
+    ):
+        return question
+    return None
 
 
 def _replaying(body: bytes, complete: bool, receive: Any) -> Any:

@@ -2,9 +2,11 @@
 
 :func:`tools_from_listing` turns one upstream's ``tools/list`` into :class:`Tool` objects of its
 domain (grouped by configuration or name prefix, the SDK's ``{"result": x}`` output wrapping
-undone, a malformed definition skipped with the reason); the progress notifications of the
-calls made inside :func:`relay_progress` are sent to the gateway's client. A call's result goes
-to the core as it came (:class:`~toolmgmt_core.ContentResult`), which shapes it like any other.
+undone, a malformed definition or an invalid ``x-mcp-header`` annotation skipped with the
+reason; the input schema kept whole, JSON Schema 2020-12 keywords and valid ``x-mcp-header``
+annotations included); the progress notifications of the calls made inside
+:func:`relay_progress` are sent to the gateway's client. A call's result goes to the core as it
+came (:class:`~toolmgmt_core.ContentResult`), which shapes it like any other.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 import mcp.types as mcp_types
+from mcp.shared.inbound import find_invalid_x_mcp_header
 
 from toolmgmt_core.model.errors import CatalogError
 from toolmgmt_core.model.schema import tool_from_dict
@@ -64,6 +67,12 @@ def tools_from_listing(
     skipped: list[tuple[str, str]] = []
     for item in listed:
         name = f"{config.tool_prefix}{item.name}"
+        header_problem = find_invalid_x_mcp_header(item.input_schema)
+        if header_problem is not None:
+            # 2026: a tool whose x-mcp-header annotations are invalid must not be used (its
+            # Mcp-Param headers could not be sent or checked); the gateway passes valid ones on.
+            skipped.append((item.name, f"invalid x-mcp-header annotation: {header_problem}"))
+            continue
         definition = {
             "name": name,
             "description": item.description or item.title or "",

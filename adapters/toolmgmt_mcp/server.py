@@ -22,26 +22,40 @@ import anyio
 import anyio.to_thread
 import mcp.types as mcp_types
 from mcp import MCPError
+from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp_types import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.embeddings.named import embedder_from_spec
+from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError, StoreError, ToolCallError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import Policy
 from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.options import Access
 from toolmgmt_core.session.session import ToolSession
-from toolmgmt_core.stores import SessionStore
+from toolmgmt_core.stores import InMemorySessionStore, SessionStore
 from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.config import GatewayConfig
 from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
 from toolmgmt_mcp.convert import relay_progress
+from toolmgmt_mcp.headers import TrimmedHeaders
+from toolmgmt_mcp.questions import (
+    AskClient,
+    InputRequired,
+    MissingCapability,
+    Relay,
+    ReturnToClient,
+    relay_questions,
+)
+from toolmgmt_mcp.replies import RedisReplies
+from toolmgmt_mcp.state_keys import SharedKeyCodec, request_state_boundary
 from toolmgmt_mcp.upstreams import UpstreamManager
 
 __all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_sync"]
@@ -102,7 +116,13 @@ class Gateway:
         options = {**self._manager_options(config), **manager_options}
         if self.session_store is not None:
             options.setdefault("session_store", self.session_store)
+        elif options.get("session_result_budget") is not None:
+            # Each 2026 caller's spent budget, in this process (conversations.principal_key).
+            options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
         self.manager = ToolManager(self.catalog, mode="gateway", **options)
+        self.per_principal = self.manager.result_budget.session_tokens is not None
+        """Whether a 2026 caller keeps a conversation across calls (its result budget: with a
+        ``session_result_budget``; gateway mode needs nothing else)."""
         upstream_catalog = self.shared.local if self.shared else self.catalog
         self.upstreams = UpstreamManager(config, upstream_catalog, self.manager.policy)
         if self.shared is not None:
@@ -112,9 +132,21 @@ class Gateway:
             config.gateway.name,
             version=_version(),
             instructions=self.manager.instructions,
+            # 2026 (SEP-2549): how long a client may reuse the listing; private, as a listing
+            # follows the caller's policy.
+            cache_hints={"tools/list": CacheHint(ttl_ms=round(config.gateway.list_ttl * 1000))},
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+        self._replies: RedisReplies | None = None
+        if config.store.sessions:  # 2025 clients' answers to questions, to any replica
+            self._replies = RedisReplies(config.store.sessions, _session_prefix(config))
+        self._shared_key: SharedKeyCodec | None = None
+        if self.session_store is not None and not config.gateway.state_keys:
+            key_store = _session_store(config, forever=True)  # the key must not expire
+            self._shared_key = SharedKeyCodec(key_store)
+        self.server.middleware.append(request_state_boundary(config, self._shared_key))
         self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools()]
 
     @staticmethod
@@ -138,6 +170,8 @@ class Gateway:
                 self.shared.sync()
             if self.session_store is not None:
                 await _check_session_store(self.session_store)
+            if self._shared_key is not None:
+                await _read_shared_key(self._shared_key)
         except BaseException:
             tasks.cancel_scope.cancel()
             await self._background.__aexit__(None, None, None)
@@ -157,21 +191,24 @@ class Gateway:
             if self._background is not None:
                 self._background.cancel_scope.cancel()
                 await self._background.__aexit__(None, None, None)
-            close = getattr(self.session_store, "close", None)
-            if close is not None:
-                close()
+            stores = (self.session_store, getattr(self._shared_key, "store", None), self._replies)
+            for store in stores:
+                close = getattr(store, "close", None)
+                if close is not None:
+                    close()
 
     # -- MCP handlers -----------------------------------------------------------------------
 
     def session_for(self, ctx: Any) -> ToolSession:
         """The :class:`ToolSession` of the conversation ``ctx`` belongs to.
 
-        Over HTTP with a session store, the conversation the
-        :class:`~toolmgmt_mcp.conversations.ConversationMiddleware` checked for this request,
-        restored from the store (and saved there after each change). Otherwise,
-        handshake-era connections (stdio, stateful HTTP) keep one session for their lifetime;
-        the 2026 protocol has no connection state, so each of its requests gets a fresh one
-        (gateway mode needs none: ``execute_tool`` runs any visible tool).
+        Over HTTP, the conversation the
+        :class:`~toolmgmt_mcp.conversations.ConversationMiddleware` found for this request,
+        restored from its store (and saved there after each change): a 2025 conversation with
+        a session store, or a 2026 caller's when it keeps one (:attr:`per_principal`).
+        Otherwise, a connection (stdio, the SDK's HTTP sessions) keeps one session for its
+        lifetime, and a 2026 HTTP request, which has no connection, gets a fresh one (gateway
+        mode needs no loaded tools: ``execute_tool`` runs any visible tool).
         """
         if self.shared is not None:
             self.shared.sync()  # the catalog store's latest changes, before anything is read
@@ -196,6 +233,12 @@ class Gateway:
         listed = self.session_for(ctx).tools()
         return mcp_types.ListToolsResult(tools=[self._mcp_tool(t) for t in listed])
 
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        """The listed input schema of ``name`` (2026: its ``x-mcp-header`` annotations are
+        what the SDK checks a call's ``Mcp-Param-*`` headers against), or None."""
+        tool = self.catalog.find(name)
+        return dict(tool.parameters) if tool is not None else None
+
     def _mcp_tool(self, tool: Tool) -> mcp_types.Tool:
         for meta_tool in self._mcp_tools:
             if meta_tool.name == tool.name:
@@ -204,7 +247,7 @@ class Gateway:
 
     async def _call_tool(
         self, ctx: Any, params: mcp_types.CallToolRequestParams
-    ) -> mcp_types.CallToolResult:
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         name = params.name
         session = self.session_for(ctx)
         listed = [t.name for t in session.tools()]
@@ -219,8 +262,17 @@ class Gateway:
                 await self.upstreams.ensure_for(arguments["tool_name"])
             except ToolCallError as exc:
                 return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
-        with relay_progress(ctx.session.report_progress):
-            result = await session.call(name, arguments)
+        with (
+            relay_progress(ctx.session.report_progress),
+            relay_questions(_relay(ctx, params)),
+            passthrough(InputRequired, MissingCapability),
+        ):
+            try:
+                result = await session.call(name, arguments)
+            except InputRequired as asked:  # a 2026 client answers, then calls again
+                return asked.result()
+            except MissingCapability as refused:
+                raise MCPError(refused.code, refused.message, refused.data) from refused
         media = result.media if self.config.gateway.media == "pass" else []
         return _mcp_result(result, media)
 
@@ -238,10 +290,12 @@ class Gateway:
     ) -> Any:
         """The streamable HTTP ASGI app, behind :class:`BearerTokenMiddleware` when ``token``.
 
-        With a session store, the SDK's stateless transport behind
-        :class:`~toolmgmt_mcp.conversations.ConversationMiddleware` (conversations in the
-        store); otherwise the SDK's sessions, in this process. ``/healthz`` answers 200 either
-        way, without a token.
+        Both protocols on one endpoint: the 2026 protocol's requests each stand alone (the
+        SDK's per-request path); the 2025 protocol's, with a session store, through the SDK's
+        stateless transport behind :class:`~toolmgmt_mcp.conversations.ConversationMiddleware`
+        (conversations in the store), otherwise through the SDK's sessions, in this process.
+        The routing headers' whitespace is trimmed (:mod:`toolmgmt_mcp.headers`). ``/healthz``
+        answers 200 either way, without a token.
         """
         from starlette.responses import PlainTextResponse
         from starlette.routing import Route
@@ -258,12 +312,21 @@ class Gateway:
             stateless_http=stateless,
             custom_starlette_routes=[Route(HEALTH_PATH, healthz, methods=["GET"])],
         )
-        if self.session_store is not None:
+        conversations = self.session_store if stateless else self.manager.session_store
+        if stateless or self.per_principal:
             initial = ToolSession(self.manager).to_json()
-            direct = self.server if settings.direct_answers else None
             app = ConversationMiddleware(
-                app, self.session_store, path=path, initial_state=initial, server=direct
+                app,
+                conversations,
+                path=path,
+                initial_state=initial,
+                server=self.server,
+                direct=settings.direct_answers,
+                replies=self._replies,
+                handshake=stateless,
+                per_principal=self.per_principal,
             )
+        app = TrimmedHeaders(app)
         return BearerTokenMiddleware(app, token, open_paths=(HEALTH_PATH,)) if token else app
 
     async def run_http(
@@ -386,7 +449,9 @@ def serve_sync(config: GatewayConfig, **options: Any) -> None:
     run_sync(serve(config, **options), loop_factory=new_event_loop)
 
 
-def _session_store(config: GatewayConfig) -> SessionStore | None:
+def _session_store(config: GatewayConfig, *, forever: bool = False) -> SessionStore | None:
+    """The ``[store] sessions`` store (its ``session_ttl``; ``forever``: what is saved is kept
+    until deleted), or None."""
     store = config.store
     if not store.sessions:
         return None
@@ -394,10 +459,16 @@ def _session_store(config: GatewayConfig) -> SessionStore | None:
         from toolmgmt_core.stores.redis import RedisSessionStore
     except ImportError as exc:
         raise ConfigError(f"{config.source}: [store] sessions: {exc}") from exc
-    options: dict[str, Any] = {"ttl": store.session_ttl}
+    options: dict[str, Any] = {"ttl": None if forever else store.session_ttl}
     if store.session_prefix is not None:
         options["prefix"] = store.session_prefix
     return RedisSessionStore(store.sessions, **options)
+
+
+def _session_prefix(config: GatewayConfig) -> str:
+    from toolmgmt_core.stores.redis import DEFAULT_PREFIX
+
+    return config.store.session_prefix or DEFAULT_PREFIX
 
 
 def _catalog_store(config: GatewayConfig) -> Any:
@@ -439,6 +510,40 @@ async def _check_session_store(store: SessionStore) -> None:
         logger.error(
             "%s; until it answers, opening or continuing a conversation gets HTTP 503", exc
         )
+
+
+async def _read_shared_key(codec: SharedKeyCodec) -> None:
+    """Read (or make) the replicas' request-state key at start, off the event loop; a store
+    that does not answer is said once here, and the key is read on first use instead."""
+    try:
+        await anyio.to_thread.run_sync(codec.load)
+    except StoreError as exc:
+        logger.error("the request-state key could not be read from the session store: %s", exc)
+
+
+def _relay(ctx: Any, params: mcp_types.CallToolRequestParams) -> Relay:
+    """Where the upstream questions of this call go (:mod:`toolmgmt_mcp.questions`).
+
+    Raises:
+        MCPError: a 2026 retry whose request state is not one this gateway issues.
+    """
+    session = ctx.session
+    declared = session.client_capabilities
+    capabilities = declared.model_dump(by_alias=True, exclude_none=True) if declared else None
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        try:
+            return ReturnToClient.for_retry(
+                capabilities, params.request_state, params.input_responses
+            )
+        except ValueError:
+            raise MCPError(
+                INVALID_PARAMS,
+                "Invalid or expired requestState",
+                {"reason": "invalid_request_state"},
+            ) from None
+    if session.can_send_request:
+        return AskClient(capabilities, session=session, request_id=ctx.request_id)
+    return Relay(capabilities)  # no back-channel: nothing can be asked, none declared upstream
 
 
 def _policy_steps(config: GatewayConfig) -> list[Policy]:

@@ -7,8 +7,11 @@ other domain keeps working, and the next use reconnects it. The catalog follows 
 tool list: it is refreshed on ``notifications/tools/list_changed`` (or the 2026 protocol's
 ``subscriptions/listen`` event) and on every reconnect.
 
-Connecting an upstream and naming a failed request's fault are :mod:`toolmgmt_mcp.transport`'s;
-turning its tool listing and call results into the core's terms :mod:`toolmgmt_mcp.convert`'s.
+A call whose upstream asks its user something (an input-required result, 2026) goes round by
+round through the relay of the client that made it (:mod:`toolmgmt_mcp.questions`), each round
+within the upstream's ``timeout``. Connecting an upstream and naming a failed request's fault are
+:mod:`toolmgmt_mcp.transport`'s; turning its tool listing and call results into the core's terms
+:mod:`toolmgmt_mcp.convert`'s.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from typing import Any
 import anyio
 import anyio.abc
 import mcp.types as mcp_types
-from mcp import Client
+from mcp import Client, MCPError
+from mcp_types import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
@@ -32,6 +36,7 @@ from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.errors import (
     CatalogError,
     ToolCallError,
+    ToolExecutionError,
     ToolUnavailableError,
 )
 from toolmgmt_core.model.names import fold_name
@@ -41,6 +46,13 @@ from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
 from toolmgmt_mcp.convert import (
     progress_callback,
     tools_from_listing,
+)
+from toolmgmt_mcp.questions import (
+    MAX_ROUNDS,
+    MissingCapability,
+    Relay,
+    current_relay,
+    forward_capabilities,
 )
 from toolmgmt_mcp.transport import describe, fault_error, list_tools, open_client, request_fault
 
@@ -97,6 +109,7 @@ class _Upstream:
         try:
             async with open_client(self.config, self._on_message) as client:
                 started = True
+                forward_capabilities(client)
                 task_status.started(client)
                 async with anyio.create_task_group() as tasks:
                     if self._wants_listen(client):
@@ -269,23 +282,54 @@ class _Upstream:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _call_once(self, tool_name: str, arguments: dict[str, Any]) -> Any:
+        gateway_name = f"{self.config.tool_prefix}{tool_name}"
         client = await self.connect()
+        relay = current_relay() or Relay()
+        upstream = self.config.name
+        responses, state = relay.resume(upstream, tool_name)
+        for _ in range(MAX_ROUNDS):
+            result = await self._round(client, tool_name, arguments, responses, state)
+            if not isinstance(result, mcp_types.InputRequiredResult):
+                break
+            # The upstream asks its user: the relay asks the client (or ends the call with
+            # the questions, for a 2026 client), and the call goes on with the answers.
+            responses = await relay.answer(upstream, tool_name, result)
+            state = result.request_state
+        else:
+            raise ToolExecutionError(
+                f"Upstream {upstream!r} was still asking for input after {MAX_ROUNDS} rounds of "
+                f"{gateway_name!r}; the call was abandoned.",
+                tool_name=gateway_name,
+            )
+        # The core shapes it (text, structured content, media described or passed on) and
+        # reports an isError result as the tool's own failure, as for any tool.
+        return ContentResult.from_mcp(result.model_dump(mode="json", by_alias=True))
+
+    async def _round(
+        self,
+        client: Client,
+        tool_name: str,
+        arguments: dict[str, Any],
+        responses: Any,
+        state: str | None,
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        """One request of a call (each round of questions is one): its result, or the error it
+        ends the call with."""
         timeout = self.config.timeout
         started = time.monotonic()
         try:
             with anyio.fail_after(timeout):
-                result = await client.call_tool(
-                    tool_name,
-                    arguments,
-                    read_timeout_seconds=timeout,
-                    progress_callback=progress_callback(),
-                )
+                result = await self._send(client, tool_name, arguments, responses, state)
         except Exception as exc:
             fault = request_fault(exc)
             if fault is None:
                 raise
             if fault in ("ended", "rejected"):
                 self._answered_at = time.monotonic()
+            if isinstance(exc, MCPError) and exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+                # The upstream needs a capability the client did not declare: the client's
+                # error to see as it is (a 2026 client gets -32021, HTTP 400).
+                raise MissingCapability(exc.error.message, exc.error.data) from exc
             alive = fault == "timeout" and await self._alive_since(client, started)
             error, down = fault_error(fault, exc, self.config, tool_name, alive=alive)
             if down is not None:
@@ -294,9 +338,41 @@ class _Upstream:
                 raise _LostAnswer(error) from exc
             raise error from exc
         self._answered_at = time.monotonic()
-        # The core shapes it (text, structured content, media described or passed on) and
-        # reports an isError result as the tool's own failure, as for any tool.
-        return ContentResult.from_mcp(result.model_dump(mode="json", by_alias=True))
+        return result
+
+    async def _send(
+        self,
+        client: Client,
+        tool_name: str,
+        arguments: dict[str, Any],
+        responses: Any,
+        state: str | None,
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        timeout = self.config.timeout
+
+        async def send() -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+            return await client.session.call_tool(
+                tool_name,
+                arguments,
+                read_timeout_seconds=timeout,
+                progress_callback=progress_callback(),
+                input_responses=responses,
+                request_state=state,
+                allow_input_required=True,
+            )
+
+        try:
+            return await send()
+        except MCPError as exc:
+            if (
+                exc.code != HEADER_MISMATCH
+                or client.protocol_version not in MODERN_PROTOCOL_VERSIONS
+            ):
+                raise
+            # 2026: the upstream says our listing of the tool is stale (its Mcp-Param headers
+            # no longer match its schema): list again, then send once more (the spec's way).
+            await self._list_and_install(client)
+            return await send()
 
     async def _alive_since(self, client: Client, started: float) -> bool:
         """Whether the upstream answered anything since ``started``, else whether it answers a

@@ -42,7 +42,8 @@ deferred, so PydanticAI's own ``ToolSearch`` (auto-injected, active only when so
 deferred) stays silent. ``search="pydantic_ai"`` lists every visible tool as
 ``defer_loading=True`` (always-on tools as plain tools) and no meta-tools: PydanticAI's
 ``search_tools`` or the provider's native search reveals them, and calls still go through the
-session (policy, validation, truncation); this needs ``ToolManager(call_unloaded="load")``.
+session (policy, validation, truncation); this needs
+``ToolManager(discovery=Discovery(call_unloaded="load"))``.
 One search tool at a time: do not also mark tools outside this toolset ``defer_loading``
 in ``search="toolmgmt"`` mode.
 """
@@ -223,7 +224,8 @@ class ManagedToolset(AbstractToolset[Any]):
         if search == "pydantic_ai" and manager.discovery.call_unloaded != "load":
             raise ConfigError(
                 "search='pydantic_ai' lets PydanticAI reveal tools the session has not listed, "
-                "so the session must run them: build the manager with call_unloaded='load'."
+                "so the session must run them: build the manager with "
+                "discovery=Discovery(call_unloaded='load')."
             )
         items = (
             list(toolsets.items()) if isinstance(toolsets, Mapping) else list(enumerate(toolsets))

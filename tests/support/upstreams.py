@@ -21,12 +21,21 @@ from typing import Any
 
 from toolmgmt_deploy import free_port, stop_process
 
-__all__ = ["COUNTER", "NOTES", "SERVERS", "HttpUpstream", "http_upstream", "wait_for_port"]
+__all__ = [
+    "CONFORMANCE",
+    "COUNTER",
+    "NOTES",
+    "SERVERS",
+    "HttpUpstream",
+    "http_upstream",
+    "wait_for_port",
+]
 
 SERVERS = Path(__file__).resolve().parents[1] / "adapters" / "mcp" / "servers"
 """The tests' MCP server scripts."""
 NOTES = SERVERS / "notes_server.py"
 COUNTER = SERVERS / "counter_server.py"
+CONFORMANCE = SERVERS / "conformance_upstream.py"
 
 
 @dataclass(frozen=True)

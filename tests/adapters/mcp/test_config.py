@@ -107,6 +107,9 @@ def test_json_is_accepted_with_every_upstream_key(tmp_path: Path, monkeypatch) -
         ("[upstreams.a]\ncommand = 'x'\n[search]\nembedder = 'onnx:'\n", 4, "names no model"),
         ("[upstreams.a]\ncommand = 'x'\n[search]\nembedder = 'a b:c'\n", 4, "neither a kind"),
         ("[upstreams.a]\ncommand = 'x'\n[search]\nmodel = 'x'\n", 4, "valid keys: embedder"),
+        ("[gateway]\nstate_key = 'short'\n[upstreams.a]\ncommand = 'x'\n", 2, "at least 32"),
+        ("[gateway]\nstate_key = ' , '\n[upstreams.a]\ncommand = 'x'\n", 2, "holds no key"),
+        ("[gateway]\nlist_ttl = -1\n[upstreams.a]\ncommand = 'x'\n", 2, "0 or more"),
     ],
 )
 def test_bad_values_name_file_line_and_problem(
@@ -139,6 +142,23 @@ def test_token_env_must_be_set(monkeypatch) -> None:
     text = "[gateway]\ntoken_env = 'NOPE_TOKEN'\n[upstreams.a]\ncommand = 'x'\n"
     with pytest.raises(ConfigError, match=r"<config>:2: gateway.token_env: .*NOPE_TOKEN"):
         parse_config(text)
+
+
+def test_request_state_keys_come_from_the_file_or_a_variable(monkeypatch) -> None:
+    new, old = "n" * 64, "o" * 32
+    monkeypatch.setenv("GW_STATE", f"{new}, {old}")
+    text = "[gateway]\nstate_key_env = 'GW_STATE'\nlist_ttl = 0\n[upstreams.a]\ncommand = 'x'\n"
+    gateway = parse_config(text).gateway
+    assert gateway.state_keys == (new, old) and gateway.list_ttl == 0  # the first one seals
+    assert new not in repr(gateway)
+    default = parse_config("[upstreams.a]\ncommand = 'x'\n").gateway
+    assert default.state_keys == () and default.list_ttl == 60
+    both = (
+        f"[gateway]\nstate_key = '{new}'\nstate_key_env = 'GW_STATE'\n"
+        "[upstreams.a]\ncommand = 'x'\n"
+    )
+    with pytest.raises(ConfigError, match="not both"):
+        parse_config(both)
 
 
 def test_the_store_table_takes_urls_or_the_variables_holding_them(monkeypatch) -> None:

@@ -13,8 +13,13 @@ MODULES = [
     "toolmgmt_mcp.cli",
     "toolmgmt_mcp.config",
     "toolmgmt_mcp.config_file",
+    "toolmgmt_mcp.conversations",
     "toolmgmt_mcp.convert",
+    "toolmgmt_mcp.exchange",
+    "toolmgmt_mcp.headers",
+    "toolmgmt_mcp.questions",
     "toolmgmt_mcp.server",
+    "toolmgmt_mcp.state_keys",
     "toolmgmt_mcp.transport",
     "toolmgmt_mcp.upstreams",
 ]

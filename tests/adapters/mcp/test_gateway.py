@@ -195,10 +195,17 @@ async def test_always_on_tools_without_prefix_and_media_passed_on(mcp_kit: Any) 
         image = await client.call_tool("test_image_content", {})
         assert "image/png" in image.content[0].text  # described for the model's text
         assert [block.type for block in image.content] == ["text", "image"]  # and passed on
+        # Its 2020-12 schema (allOf, if/then/else, $anchor) is checked as it is: an email or a
+        # phone is required.
+        arguments = {"name": "x", "email": "x@example.org"}
         via_gateway = await client.call_tool(
-            "execute_tool", {"tool_name": "json_schema_2020_12_tool", "arguments": {"name": "x"}}
+            "execute_tool", {"tool_name": "json_schema_2020_12_tool", "arguments": arguments}
         )
         assert via_gateway.content[0].text == "x at None"
+        refused = await client.call_tool(
+            "execute_tool", {"tool_name": "json_schema_2020_12_tool", "arguments": {"name": "x"}}
+        )
+        assert refused.is_error and "email" in refused.content[0].text
         assert gw.catalog.get("test_simple_text").output_schema == {"type": "string"}
 
         seen: list[tuple[float, float | None]] = []

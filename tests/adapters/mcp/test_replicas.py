@@ -3,10 +3,11 @@ real Redis (conversations) and a real PostgreSQL (the catalog).
 
 - a tool pushed with ``toolmgmt catalog push`` becomes searchable on both replicas, without a
   restart, and one removed with ``toolmgmt catalog remove`` leaves search on both;
-- an MCP client's conversation survives the SIGKILL of the replica serving its call: the call in
-  flight fails and is not replayed (its upstream tool ran exactly once), the next call succeeds
-  on the other replica with the same client (no re-initialize), and the conversation keeps its
-  loaded tools and its spent result budget.
+- an MCP client's conversation survives the SIGKILL of the replica serving its call, over
+  either protocol: the call in flight fails and is not replayed (its upstream tool ran exactly
+  once), the next call succeeds on the other replica with the same client (no re-initialize),
+  and the conversation keeps its loaded tools and its spent result budget (a 2025 client's
+  conversation; a 2026 caller's, keyed by its credentials).
 """
 
 from __future__ import annotations
@@ -27,13 +28,16 @@ pytest.importorskip("redis")
 pytest.importorskip("psycopg")
 
 import anyio  # noqa: E402
+import httpx2  # noqa: E402
 import psycopg  # noqa: E402
 import redis  # noqa: E402
 from mcp import Client, MCPError  # noqa: E402
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
 from support.upstreams import COUNTER, http_upstream  # noqa: E402
 from toolmgmt_deploy import LocalHAProxy  # noqa: E402
 from toolmgmt_deploy.replica import LocalGateway  # noqa: E402
+from toolmgmt_mcp.conversations import principal_key  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
@@ -235,27 +239,33 @@ async def test_a_tool_removed_from_the_store_leaves_search_on_both_replicas(
         assert error and audit["name"] in json.dumps(answer)
 
 
-async def test_a_conversation_survives_the_death_of_its_replica(topology: SimpleNamespace) -> None:
+@pytest.mark.parametrize("protocol", ["2025", "2026"])
+async def test_a_conversation_survives_the_death_of_its_replica(
+    topology: SimpleNamespace, protocol: str
+) -> None:
+    """A 2025 client keeps the conversation the gateway issued it an id for; a 2026 client, which
+    has no session, keeps its caller's (its Authorization header's) result budget."""
     t = topology
-    async with Client(t.url) as client:
-        # The default client asked for the 2026 protocol, was told -32022, fell back.
-        assert client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+    k, in_flight = f"k-{protocol}", f"in-flight-{protocol}"
+    async with _client(t.url, protocol, "Bearer kill-test") as client:
+        modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        assert modern == (protocol == "2026")
         error, found = await _call(client, "discover_tools", {"query": "bump a counter key"})
         assert not error and "counter_bump" in found["tools"]
         error, schema = await _call(client, "get_tool_schema", {"tool_name": "counter_bump"})
         assert not error and schema["name"] == "counter_bump"
-        error, first = await _bump(client, "k")
+        error, first = await _bump(client, k)
         assert not error and first["runs"] == 1 and len(first["padding"].split()) == WORDS
-        error, second = await _bump(client, "k")  # over what is left of the budget: cut
+        error, second = await _bump(client, k)  # over what is left of the budget: cut
         assert not error and second["runs"] == 2
-        (before,) = _conversations(t.redis_url).values()
+        before = _conversation(t.redis_url, modern)
         assert before["loaded"] == ["counter_bump"] and len(before["results"]["records"]) == 2
 
         # A call in flight on the replica that dies: it fails, and nothing replays it.
         outcome: dict[str, Any] = {}
 
         async def slow_call() -> None:
-            arguments = {"key": "in-flight", "delay": 3}
+            arguments = {"key": in_flight, "delay": 3}
             try:
                 outcome["result"] = await client.call_tool(
                     "execute_tool", {"tool_name": "counter_slow_bump", "arguments": arguments}
@@ -266,7 +276,7 @@ async def test_a_conversation_survives_the_death_of_its_replica(topology: Simple
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(slow_call)
             with anyio.fail_after(GENEROUS):  # it reached the upstream, which ran it
-                while await _runs(t.upstream, "in-flight") == 0:
+                while await _runs(t.upstream, in_flight) == 0:
                     await anyio.sleep(0.05)
             busy = await anyio.to_thread.run_sync(
                 lambda: _wait(t.balancer.busy_servers, "HAProxy shows the call in flight")
@@ -274,27 +284,28 @@ async def test_a_conversation_survives_the_death_of_its_replica(topology: Simple
             victim = t.replicas[int(busy[0].removeprefix("gw")) - 1]
             survivor = t.replicas[1 - t.replicas.index(victim)]
             victim.kill()
-        assert "error" in outcome, outcome  # the SSE stream ended without an answer
-        print(f"in flight at the kill: {outcome['error']!r}")
+        assert "error" in outcome, outcome  # the response ended without an answer
+        print(f"{protocol}: in flight at the kill: {outcome['error']!r}")
 
         # The next call, on the same client, succeeds on the surviving replica.
         with anyio.fail_after(GENEROUS):
-            error, third = await _bump(client, "k")
+            error, third = await _bump(client, k)
         assert not error and third["runs"] == 3  # each bump ran exactly once
         # The spent budget came along: the same answer is cut now, but whole in a new
         # conversation (below).
         cut = len(third["padding"].split()) if isinstance(third, dict) else 0
         assert cut < WORDS, third
-        (after,) = _conversations(t.redis_url).values()  # still one conversation: no re-init
+        after = _conversation(t.redis_url, modern)  # still one conversation: no re-init
         assert after["loaded"] == ["counter_bump"] and len(after["results"]["records"]) == 3
         assert after["results"]["records"][:2] == before["results"]["records"]
 
         await anyio.sleep(3.5)  # the in-flight call is over upstream: was it run again?
-        assert await _runs(t.upstream, "in-flight") == 1
-        assert await _runs(t.upstream, "k") == 3
+        assert await _runs(t.upstream, in_flight) == 1
+        assert await _runs(t.upstream, k) == 3
 
-    async with Client(t.url) as fresh:
-        error, whole = await _bump(fresh, "control")
+    # A new conversation: a new 2025 client, or (2026) another caller.
+    async with _client(t.url, protocol, "Bearer someone-else") as fresh:
+        error, whole = await _bump(fresh, f"control-{protocol}")
         assert not error and len(whole["padding"].split()) == WORDS
 
     await anyio.to_thread.run_sync(
@@ -307,3 +318,22 @@ async def test_a_conversation_survives_the_death_of_its_replica(topology: Simple
     # The replica comes back on its port and rejoins (for any later test).
     victim.start()
     await anyio.to_thread.run_sync(lambda: _wait(lambda: _all_up(t.balancer, 2), "it rejoins"))
+
+
+def _client(url: str, protocol: str, authorization: str) -> Client:
+    """A client of ``protocol`` (2025: the handshake; 2026: what a default client speaks)
+    sending ``authorization``."""
+    http = httpx2.AsyncClient(headers={"Authorization": authorization})
+    transport = streamable_http_client(url, http_client=http)
+    return Client(transport, mode="legacy" if protocol == "2025" else "auto")
+
+
+def _conversation(redis_url: str, modern: bool) -> dict[str, Any]:
+    """The one conversation of the kill test's caller: its 2026 one (keyed by its credentials),
+    or the one 2025 conversation open."""
+    mine = "toolmgmt:session:{" + principal_key("Bearer kill-test") + "}"
+    conversations = _conversations(redis_url)
+    if modern:
+        return conversations[mine]
+    (state,) = (v for key, v in conversations.items() if "{mcp-p-" not in key)
+    return state

@@ -28,10 +28,14 @@ pytestmark = pytest.mark.anyio
 
 
 class _FakeClient:
-    """Stands in for ``mcp.Client``: ``call_tool`` raises or returns what it was given."""
+    """Stands in for ``mcp.Client`` and its session: ``call_tool`` raises or returns what it
+    was given."""
+
+    protocol_version = "2025-11-25"
 
     def __init__(self, outcome: Any) -> None:
         self.outcome = outcome
+        self.session = self
 
     async def call_tool(self, name: str, arguments: dict[str, Any], **_: Any) -> Any:
         if isinstance(self.outcome, BaseException):
