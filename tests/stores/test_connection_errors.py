@@ -91,7 +91,7 @@ def test_the_cli_and_a_follower_say_the_same(
         PostgresCatalogStore(dsn, timeout=5).follow(ToolCatalog([Tool("kept")]))
 
 
-def test_a_wrong_redis_password_is_a_refused_login(closed_port: int) -> None:
+def test_a_wrong_redis_password_is_a_refused_login(redis_server: Any, closed_port: int) -> None:
     from toolmgmt_deploy import LocalRedis
 
     with LocalRedis() as server:

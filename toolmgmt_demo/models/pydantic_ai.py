@@ -37,21 +37,19 @@ from toolmgmt_demo.models import Offered, ToolCall, next_move
 __all__ = ["demo_answer", "demo_model"]
 
 
+def _prompt_text(part: UserPromptPart) -> str:
+    content = part.content
+    return content if isinstance(content, str) else " ".join(str(c) for c in content)
+
+
 def demo_answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """The demo agent's answer to a PydanticAI conversation (a ``FunctionModel`` function)."""
     parts = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts]
     # the user's latest prompt; a "<system>" notice PydanticAI adds as a prompt is not one
-    start = max(
-        (
-            i
-            for i, p in enumerate(parts)
-            if isinstance(p, UserPromptPart)
-            and not (isinstance(p.content, str) and p.content.startswith("<system>"))
-        ),
-        default=-1,
+    prompts = [(i, _prompt_text(p)) for i, p in enumerate(parts) if isinstance(p, UserPromptPart)]
+    start, request = next(
+        ((i, text) for i, text in reversed(prompts) if not text.startswith("<system>")), (-1, "")
     )
-    prompt = parts[start].content if start >= 0 else ""
-    request = prompt if isinstance(prompt, str) else " ".join(str(p) for p in prompt)
     done = []
     for part in parts[start + 1 :]:
         if isinstance(part, ToolReturnPart):
