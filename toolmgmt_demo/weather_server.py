@@ -53,7 +53,10 @@ def get_history(city: str) -> list[dict[str, object]]:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve on stdio, or on streamable HTTP with ``--http PORT``."""
-    parser = argparse.ArgumentParser(description="A small weather MCP server (made-up data).")
+    parser = argparse.ArgumentParser(
+        prog="python -m toolmgmt_demo.weather_server",
+        description="A small weather MCP server (made-up data).",
+    )
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
     parser.add_argument("--host", default="127.0.0.1", help="the address to bind with --http")
     args = parser.parse_args(argv)

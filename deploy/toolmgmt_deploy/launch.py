@@ -38,10 +38,17 @@ from toolmgmt_deploy.redis_server import LocalRedis
 __all__ = ["haproxy_config", "main", "replica_config", "run", "up"]
 
 
+def _read(source: Path) -> dict[str, Any]:
+    text = source.read_text(encoding="utf-8")
+    data = tomllib.loads(text) if source.suffix == ".toml" else json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: a gateway config is a table (TOML) or an object (JSON)")
+    return data
+
+
 def replica_config(source: Path, redis_url: str, dsn: str, folder: Path) -> Path:
     """A copy of the gateway config (as JSON) whose ``[store]`` is the local engines."""
-    text = source.read_text(encoding="utf-8")
-    data: dict[str, Any] = tomllib.loads(text) if source.suffix == ".toml" else json.loads(text)
+    data = _read(source)
     for upstream in data.get("upstreams", {}).values():
         # the copy lives elsewhere: relative working folders stay relative to the original
         if isinstance(upstream, dict) and "command" in upstream:
@@ -60,6 +67,7 @@ def up(args: argparse.Namespace) -> int:
     """Start Redis, PostgreSQL, the replicas and HAProxy; wait for Ctrl-C (the foreground)."""
     from toolmgmt_deploy.replica import LocalGateway
 
+    _read(Path(args.config))  # a config that cannot be read fails before anything starts
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="toolmgmt-deploy-") as tmp:
         redis_server = stack.enter_context(LocalRedis())
         postgres = stack.enter_context(LocalPostgres())
