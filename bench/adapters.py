@@ -93,8 +93,9 @@ def run_langchain(managed: bool) -> tuple[int, float]:
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
     from langchain_core.tools import StructuredTool
-    from support.langchain_models import ScriptedChatModel
     from toolmgmt_langchain import ToolManagerMiddleware
+
+    from toolmgmt_demo.models.langchain import ScriptedChatModel
 
     sent: list[int] = []
 

@@ -723,8 +723,8 @@ MCP = [
 
         The gateway is one MCP server exposing `discover_tools`, `get_tool_schema` and
         `execute_tool` over the tools of every upstream MCP server it connects to. Here two
-        small upstream servers (`servers/tickets_server.py` and `servers/weather_server.py`)
-        run as stdio subprocesses on this machine; the gateway runs in this process and an
+        small upstream servers (`servers/tickets_server.py`, and the demo's weather server,
+        `python -m toolmgmt_demo.weather_server`) run as stdio subprocesses on this machine; the gateway runs in this process and an
         `mcp.Client` talks to it. `toolmgmt serve --config gateway.toml` serves the same
         gateway over stdio or HTTP.
         """
@@ -751,7 +751,7 @@ MCP = [
 
         [upstreams.weather]
         command = {python}
-        args = ["servers/weather_server.py"]
+        args = ["-m", "toolmgmt_demo.weather_server"]
         connect_timeout = 30
         timeout = 10
         groups = {{ forecast = ["get_forecast", "get_alerts"], history = ["get_history"] }}

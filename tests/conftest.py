@@ -23,10 +23,38 @@ os.environ["TOOLMGMT_TIKTOKEN_OFFLINE"] = "1"
 # need it, except in CI (TOOLMGMT_REQUIRE_ENGINES=1), where it fails them: CI installs both.
 
 
+ENGINE_MISSING = "no engine: "
+"""How the reason of a test skipped for a missing engine starts (the summary counts them)."""
+
+
 def _engine_missing(reason: str) -> None:
     if os.environ.get("TOOLMGMT_REQUIRE_ENGINES") == "1":
         pytest.fail(f"{reason} (TOOLMGMT_REQUIRE_ENGINES=1: the engines must be installed)")
-    pytest.skip(reason)
+    pytest.skip(ENGINE_MISSING + reason)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say, at the end of the run, how many tests were skipped for want of an engine, and why:
+    a store test that did not run must not look like one that passed."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        text = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else ""
+        _, found, reason = str(text).partition(ENGINE_MISSING)
+        if found:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    if not reasons:
+        return
+    total = sum(reasons.values())
+    terminalreporter.write_sep(
+        "=", f"{total} tests skipped: Redis, PostgreSQL or HAProxy missing", yellow=True
+    )
+    for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{count:5d} skipped: {reason}")
+    terminalreporter.write_line(
+        "Install them (Debian, as root: apt-get install -y redis-server postgresql haproxy), "
+        "or set TOOLMGMT_REQUIRE_ENGINES=1 to make these tests fail instead of skipping."
+    )
 
 
 def _local_engine(kind: str) -> Iterator[Any]:

@@ -90,7 +90,7 @@ class SharedCatalog:
             await anyio.to_thread.run_sync(self._follow)
         except StoreError as exc:
             logger.error(
-                "catalog store unreachable at start (%s); serving the upstreams' own tools and "
+                "catalog store not available at start (%s); serving the upstreams' own tools and "
                 "following the store as soon as it answers",
                 exc,
             )

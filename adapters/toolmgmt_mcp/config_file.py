@@ -39,9 +39,9 @@ TOML (``.toml``) or JSON (any other suffix)::
     headers = { Authorization = "Bearer ..." }
 
     [store]                        # run as one of several replicas (docs/deploy.md)
-    sessions = "redis://127.0.0.1:6379/0"   # or sessions_env = "REDIS_URL" (holds a password)
+    sessions = "redis://127.0.0.1:6379/0"   # or sessions_env = "TOOLMGMT_SESSIONS_URL" (a password)
     session_ttl = 86400            # seconds a conversation lives after its last request
-    catalog = "postgresql://toolmgmt@db/toolmgmt"   # or catalog_env = "CATALOG_DSN"
+    catalog = "postgresql://toolmgmt@db/toolmgmt"   # or catalog_env = "TOOLMGMT_CATALOG_DSN"
 
     [search]
     embedder = "onnx:models/minilm-onnx"   # hybrid search; or static:<model>,

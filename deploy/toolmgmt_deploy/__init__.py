@@ -10,7 +10,7 @@ in a temporary folder, wait until they answer, and stop them and delete the fold
         catalog_store = PostgresCatalogStore(postgres_server.dsn)
 
 ``LocalHAProxy`` runs ``haproxy`` in front of gateway replicas, from the configuration template
-that ships beside it (``haproxy.cfg``, :data:`HAPROXY_TEMPLATE`; ``deploy/launch.py
+that ships beside it (``haproxy.cfg``, :data:`HAPROXY_TEMPLATE`; ``python -m toolmgmt_deploy
 haproxy-config`` prints it filled in)::
 
     with LocalHAProxy(["127.0.0.1:8001", "127.0.0.1:8002"]) as balancer:
@@ -28,7 +28,8 @@ the ``postgres`` system user in a folder that user owns. The data is disposable:
 runs without fsync by default (``durable=True`` turns it back on).
 
 One module a server: ``process.py`` (what they share: a child process in a temporary folder),
-``redis_server.py``, ``postgres_server.py``, ``haproxy.py``.
+``redis_server.py``, ``postgres_server.py``, ``haproxy.py``; ``replica.py`` runs a gateway replica
+and ``launch.py`` the whole topology (``python -m toolmgmt_deploy up``).
 """
 
 from __future__ import annotations

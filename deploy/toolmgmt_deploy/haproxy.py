@@ -1,6 +1,6 @@
 """A throw-away ``haproxy`` on loopback in front of gateway replicas (:class:`LocalHAProxy`),
 and the configuration template it fills (``haproxy.cfg`` beside this module, shipped in the
-package: the configuration as tested, which ``deploy/launch.py haproxy-config`` prints)."""
+package: the configuration as tested, which ``python -m toolmgmt_deploy haproxy-config`` prints)."""
 
 from __future__ import annotations
 

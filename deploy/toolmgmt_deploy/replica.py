@@ -1,5 +1,5 @@
 """A gateway replica as a child process (``toolmgmt serve --http``), for tests, benchmarks and
-``deploy/launch.py``.
+``python -m toolmgmt_deploy up`` (:mod:`toolmgmt_deploy.launch`).
 
 Usage::
 

@@ -68,7 +68,7 @@ def test_list_json_can_be_pushed_back(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("TOOLMGMT_CATALOG_STORE", pg_dsn)  # no --store: the environment
+    monkeypatch.setenv("TOOLMGMT_CATALOG_DSN", pg_dsn)  # no --store: the environment
     assert run(capsys, "catalog", "push", str(tools_file))[0] == 0
     code, out, _ = run(capsys, "catalog", "list", "--json")
     assert code == 0
@@ -96,13 +96,14 @@ def test_without_a_store_or_with_an_unreachable_one(
     closed_port: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv("TOOLMGMT_CATALOG_DSN", raising=False)
     monkeypatch.delenv("TOOLMGMT_CATALOG_STORE", raising=False)
     code, _, err = run(capsys, "catalog", "list")
-    assert code == 2 and "pass --store postgresql://" in err
+    assert code == 2 and "pass --store postgresql://" in err and "TOOLMGMT_CATALOG_DSN" in err
     dsn = f"postgresql://me:s3cret@127.0.0.1:{closed_port}/db"
     code, _, err = run(capsys, "catalog", "push", str(tools_file), "--store", dsn)
     assert code == 2
-    assert f"postgresql://me@127.0.0.1:{closed_port}/db is unreachable" in err
+    assert f"postgresql://me@127.0.0.1:{closed_port}/db refused the connection" in err
     assert "s3cret" not in err
     code, _, err = run(capsys, "catalog", "list", "--store", "nonsense")
     assert code == 2 and "Not a PostgreSQL DSN" in err
@@ -116,3 +117,26 @@ def test_a_file_without_valid_tools_is_refused_before_connecting(
     dsn = f"postgresql://127.0.0.1:{closed_port}/db"
     code, _, err = run(capsys, "catalog", "push", str(empty), "--store", dsn)
     assert code == 2 and "no valid tool definitions" in err
+
+
+def test_the_former_variable_name_still_works_with_a_warning(
+    capsys: pytest.CaptureFixture[str],
+    pg_dsn: str,
+    tools_file: Path,
+    closed_port: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TOOLMGMT_CATALOG_DSN", raising=False)
+    monkeypatch.setenv("TOOLMGMT_CATALOG_STORE", pg_dsn)
+    code, out, err = run(capsys, "catalog", "push", str(tools_file), "--json")
+    assert code == 0 and json.loads(out)["added"] == ["crm_search", "mail_send"]
+    assert "$TOOLMGMT_CATALOG_STORE is deprecated" in err and "set TOOLMGMT_CATALOG_DSN" in err
+    # both set: the new name wins, and the old one is said to be ignored
+    monkeypatch.setenv("TOOLMGMT_CATALOG_DSN", pg_dsn)
+    monkeypatch.setenv("TOOLMGMT_CATALOG_STORE", f"postgresql://x@127.0.0.1:{closed_port}/db")
+    code, out, err = run(capsys, "catalog", "list", "--json")
+    assert code == 0 and len(json.loads(out)["tools"]) == 2
+    assert "$TOOLMGMT_CATALOG_STORE is ignored" in err
+    # --store wins over both, silently
+    code, out, err = run(capsys, "catalog", "list", "--json", "--store", pg_dsn)
+    assert code == 0 and "TOOLMGMT_CATALOG_STORE" not in err

@@ -356,11 +356,11 @@ def test_follow_fails_clearly_when_postgres_is_unreachable(closed_port: int) -> 
     with pytest.raises(StoreUnavailableError) as caught:
         store.follow(catalog)
     message = str(caught.value)
-    assert f"postgresql://me@127.0.0.1:{closed_port}/db is unreachable" in message
+    assert f"postgresql://me@127.0.0.1:{closed_port}/db refused the connection" in message
     assert "s3cret" not in message and "s3cret" not in repr(store)
     assert catalog.names() == ["untouched"]
     for call in (store.records, lambda: store.push([Tool("x")]), lambda: store.remove(["x"])):
-        with pytest.raises(StoreUnavailableError, match="Check that the server is running"):
+        with pytest.raises(StoreUnavailableError, match="Check that PostgreSQL is running"):
             call()
 
 

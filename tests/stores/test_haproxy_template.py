@@ -1,5 +1,5 @@
 """HAProxy's configuration template: one file, in the package, filled the same way by
-``LocalHAProxy`` and ``deploy/launch.py haproxy-config``, and listed as package data."""
+``LocalHAProxy`` and ``python -m toolmgmt_deploy haproxy-config``, and listed as package data."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_the_template_is_filled_for_every_replica() -> None:
 
 def test_launch_prints_the_packaged_template_filled_in() -> None:
     done = subprocess.run(
-        [sys.executable, str(ROOT / "deploy" / "launch.py"), "haproxy-config"]
+        [sys.executable, "-m", "toolmgmt_deploy", "haproxy-config"]
         + ["--bind", "0.0.0.0:8080", "--server", "10.0.0.11:8765"],
         capture_output=True,
         text=True,

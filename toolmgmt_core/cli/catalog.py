@@ -7,7 +7,9 @@ Usage::
     toolmgmt catalog list --json > tools.json        # the store's definitions, re-pushable
     toolmgmt catalog remove crm_old_search --store ...
 
-``--store`` defaults to ``$TOOLMGMT_CATALOG_STORE``. ``push`` reads what ``--catalog`` reads
+``--store`` defaults to ``$TOOLMGMT_CATALOG_DSN``, the name docs/deploy.md gives the gateway
+config's ``[store] catalog_env`` (``$TOOLMGMT_CATALOG_STORE``, its former name, is still read,
+with a warning). ``push`` reads what ``--catalog`` reads
 (:func:`toolmgmt_core.catalog.sources.load_catalog`: a JSON list of tool schemas in any accepted
 shape,
 ``{"tools": [...]}``, a gateway config or a Python ``module:attribute``); definitions that
@@ -24,10 +26,13 @@ from typing import Any
 from toolmgmt_core.cli.console import CliError, add_json_argument, emit_json, print_table, warn
 from toolmgmt_core.model.errors import ToolmgmtError
 
-__all__ = ["STORE_ENV", "register"]
+__all__ = ["DEPRECATED_STORE_ENV", "STORE_ENV", "register"]
 
-STORE_ENV = "TOOLMGMT_CATALOG_STORE"
+STORE_ENV = "TOOLMGMT_CATALOG_DSN"
 """The environment variable ``--store`` defaults to."""
+
+DEPRECATED_STORE_ENV = "TOOLMGMT_CATALOG_STORE"
+"""The former name of :data:`STORE_ENV`: read when that is unset, with a warning."""
 
 
 def register(subparsers: Any) -> None:
@@ -64,8 +69,21 @@ def register(subparsers: Any) -> None:
         command.set_defaults(run=run)
 
 
+def _store_dsn(args: argparse.Namespace) -> str | None:
+    """``--store``, else ``$TOOLMGMT_CATALOG_DSN``, else the deprecated name (warned)."""
+    if args.store:
+        return str(args.store)
+    dsn, former = os.environ.get(STORE_ENV), os.environ.get(DEPRECATED_STORE_ENV)
+    if former and not dsn:
+        warn(f"${DEPRECATED_STORE_ENV} is deprecated and will stop working: set {STORE_ENV}.")
+        return former
+    if former and former != dsn:
+        warn(f"${DEPRECATED_STORE_ENV} is ignored (deprecated): ${STORE_ENV} is set.")
+    return dsn
+
+
 def _store(args: argparse.Namespace) -> Any:
-    dsn = args.store or os.environ.get(STORE_ENV)
+    dsn = _store_dsn(args)
     if not dsn:
         raise CliError(
             f"no catalog store: pass --store postgresql://user@host/dbname or set {STORE_ENV}."

@@ -4,12 +4,15 @@ connection shared under a lock and replaced when it breaks.
 The catalog store (:mod:`toolmgmt_core.stores.postgres`), its follower
 (:mod:`~toolmgmt_core.stores.postgres_follower`) and the embedding cache
 (:mod:`~toolmgmt_core.stores.postgres_embeddings`) all reach PostgreSQL through
-:class:`Database`; an unreachable server raises
-:class:`~toolmgmt_core.StoreUnavailableError` naming it (never its password).
+:class:`Database`; a server that cannot be reached, or that refuses the connection, raises
+:class:`~toolmgmt_core.StoreUnavailableError` naming it (never its password) and saying which
+(:func:`connection_problem`: a refused login, an unknown database, nothing listening, an unknown
+host, no answer in time), so that a wrong password is not reported as a server down.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -33,6 +36,7 @@ __all__ = [
     "TOOLS_TABLE",
     "Database",
     "Jsonb",
+    "connection_problem",
     "first_line",
     "psycopg",
     "redact_dsn",
@@ -133,10 +137,10 @@ class Database:
         return conn
 
     def unavailable(self, action: str, exc: Exception) -> StoreUnavailableError:
+        """The error for ``action`` failing on a connection problem, saying which one."""
+        what, advice = connection_problem(exc)
         return StoreUnavailableError(
-            f"Cannot {action}: PostgreSQL at {self.where} is unreachable ({first_line(exc)}). "
-            "Check that the server is running and reachable from this machine, and the DSN's "
-            "host, port, database, user and password."
+            f"Cannot {action}: PostgreSQL at {self.where} {what} ({_detail(exc)}). {advice}"
         )
 
     def run(self, action: str, work: Callable[[psycopg.Connection[Any]], _T]) -> _T:
@@ -184,3 +188,72 @@ class Database:
 
 def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _detail(exc: BaseException) -> str:
+    """The server's or libpq's own words, without psycopg's ``connection failed:`` preamble."""
+    text = re.sub(r"^connection failed: ", "", first_line(exc))
+    text = re.sub(r'^connection to server at "[^"]*"(?: \([^)]*\))?, port \d+ failed: ', "", text)
+    return re.sub(r"\s+", " ", text)
+
+
+# libpq and the server say what went wrong in words only (a failed connection has no SQLSTATE in
+# psycopg); these are the English messages, in the order they are checked. Anything else is
+# reported as unreachable.
+_PROBLEMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (
+        re.compile(
+            r"password authentication failed|authentication failed|no password supplied"
+            r"|no pg_hba\.conf entry|role \"[^\"]*\" does not exist|SCRAM|GSSAPI|certificate",
+            re.I,
+        ),
+        "refused the login",
+        "The server answers but does not accept these credentials: check the DSN's user and "
+        "password, and that the server's pg_hba.conf lets this user in from this host.",
+    ),
+    (
+        re.compile(r"database \"[^\"]*\" does not exist", re.I),
+        "has no such database",
+        "The server answers but holds no database of that name: create it (createdb -O USER "
+        "NAME) or fix the DSN's database name.",
+    ),
+    (
+        re.compile(r"connection refused", re.I),
+        "refused the connection: nothing listens there",
+        "Check that PostgreSQL is running, and the DSN's host and port (and the server's "
+        "listen_addresses and port).",
+    ),
+    (
+        re.compile(r"could not translate host name|failed to resolve host|name or service", re.I),
+        "names a host that cannot be resolved",
+        "Check the DSN's host name.",
+    ),
+    (
+        re.compile(r"timeout expired|timed out", re.I),
+        "did not answer in time",
+        "Check that the host is reachable from this machine (a firewall may drop the "
+        "connection) and that the server is not overloaded.",
+    ),
+    (
+        re.compile(r"too many clients|the database system is (starting up|shutting down)", re.I),
+        "is not accepting connections now",
+        "The server answers but turns connections away for now; it is retried.",
+    ),
+)
+
+
+def connection_problem(exc: BaseException) -> tuple[str, str]:
+    """What a failed connection or query means, as ``(what happened, what to check)``.
+
+    ``what`` follows the server's address in a sentence ("PostgreSQL at ... refused the login");
+    ``advice`` is a sentence of its own.
+    """
+    text = str(exc)
+    for pattern, what, advice in _PROBLEMS:
+        if pattern.search(text):
+            return what, advice
+    return (
+        "is unreachable",
+        "Check that the server is running and reachable from this machine, and the DSN's "
+        "host, port, database, user and password.",
+    )

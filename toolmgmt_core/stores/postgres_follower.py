@@ -31,6 +31,7 @@ from toolmgmt_core.stores.postgres_db import (
     TOOLS_SCHEMA,
     TOOLS_TABLE,
     Database,
+    connection_problem,
     first_line,
     psycopg,
 )
@@ -281,9 +282,9 @@ class CatalogFollower:
     def _lost(self, exc: Exception) -> None:
         if self._connected.is_set() or self.last_error is None:
             logger.warning(
-                "catalog store at %s is unreachable (%s); keeping the current catalog of %d "
-                "tools and retrying",
+                "catalog store at %s %s (%s); keeping the current catalog of %d tools and retrying",
                 self._db.where,
+                connection_problem(exc)[0],
                 first_line(exc),
                 len(self.catalog),
             )

@@ -183,6 +183,12 @@ class RedisSessionStore:
     def _errors(self, action: str) -> Iterator[None]:
         try:
             yield
+        except redis.AuthenticationError as exc:  # a ConnectionError, but the server answered
+            raise StoreUnavailableError(
+                f"Cannot {action}: Redis at {self.url} refused the login ({exc}). The server "
+                "answers but does not accept these credentials: check the URL's user and "
+                "password (redis://[user]:password@host:port/db)."
+            ) from exc
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise StoreUnavailableError(
                 f"Cannot {action}: Redis at {self.url} is unreachable ({exc}). Check that "

@@ -20,7 +20,6 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.prebuilt import InjectedState, ToolRuntime  # noqa: E402
 from langgraph.types import Command, interrupt  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
-from support.langchain_models import ScriptedChatModel  # noqa: E402
 from toolmgmt_langchain import (  # noqa: E402
     ToolManagerMiddleware,
     ToolManagerState,
@@ -41,6 +40,7 @@ from toolmgmt_core import (  # noqa: E402
     ToolCatalog,
     ToolManager,
 )
+from toolmgmt_demo.models.langchain import ScriptedChatModel  # noqa: E402
 
 
 def _call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:

@@ -16,7 +16,6 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa
 from langchain_core.tools import InjectedToolArg, StructuredTool, tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from support.demo import demo_manager, demo_tools  # noqa: E402
-from support.langchain_models import ScriptedChatModel  # noqa: E402
 from toolmgmt_langchain import (  # noqa: E402
     STATE_KEY,
     ToolManagerMiddleware,
@@ -34,6 +33,7 @@ from toolmgmt_core import (  # noqa: E402
     ToolManager,
     count_tokens,
 )
+from toolmgmt_demo.models.langchain import ScriptedChatModel  # noqa: E402
 
 
 def _call(name: str, args: dict[str, Any], n: int) -> AIMessage:

@@ -1,14 +1,14 @@
 """Run the replicated gateway on one machine, or print HAProxy's configuration (docs/deploy.md).
 
-    python deploy/launch.py up --config gateway.toml [--replicas 2] [--port 8080]
-    python deploy/launch.py haproxy-config --bind 0.0.0.0:8080 --server 10.0.0.11:8765 ...
+    python -m toolmgmt_deploy up --config gateway.toml [--replicas 2] [--port 8080]
+    python -m toolmgmt_deploy haproxy-config --bind 0.0.0.0:8080 --server 10.0.0.11:8765 ...
 
 ``up`` starts, on 127.0.0.1, a throw-away Redis and PostgreSQL (Debian's ``redis-server`` and
 ``postgresql``), N ``toolmgmt serve --http`` replicas of ``--config`` with its ``[store]``
-pointing at them, and HAProxy in front; it prints where everything is and stops it all on
-Ctrl-C (or when killed: every server dies with this process). ``haproxy-config`` fills HAProxy's
-template (``deploy/toolmgmt_deploy/haproxy.cfg``, shipped in the package) for servers you
-run yourself.
+pointing at them, and HAProxy in front; it prints where everything is, stays in the foreground
+and stops it all on Ctrl-C (or when killed: every server dies with this process).
+``haproxy-config`` fills HAProxy's template (``haproxy.cfg`` beside this module, shipped in the
+package) for servers you run yourself.
 """
 
 from __future__ import annotations
@@ -24,32 +24,31 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "adapters"))
-sys.path.insert(0, str(ROOT / "deploy"))
-
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-from toolmgmt_deploy import (  # noqa: E402
-    HAPROXY_TEMPLATE,
-    LocalHAProxy,
-    LocalPostgres,
-    LocalRedis,
-    render_haproxy_config,
-)
+from toolmgmt_core.embeddings.named import check_embedder_spec
+from toolmgmt_core.model.errors import ToolmgmtError
+from toolmgmt_deploy.haproxy import HAPROXY_TEMPLATE, LocalHAProxy, render_haproxy_config
+from toolmgmt_deploy.postgres_server import LocalPostgres
+from toolmgmt_deploy.redis_server import LocalRedis
 
-from toolmgmt_core.embeddings.named import check_embedder_spec  # noqa: E402
-from toolmgmt_core.model.errors import ToolmgmtError  # noqa: E402
+__all__ = ["haproxy_config", "main", "replica_config", "run", "up"]
+
+
+def _read(source: Path) -> dict[str, Any]:
+    text = source.read_text(encoding="utf-8")
+    data = tomllib.loads(text) if source.suffix == ".toml" else json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: a gateway config is a table (TOML) or an object (JSON)")
+    return data
 
 
 def replica_config(source: Path, redis_url: str, dsn: str, folder: Path) -> Path:
     """A copy of the gateway config (as JSON) whose ``[store]`` is the local engines."""
-    text = source.read_text(encoding="utf-8")
-    data: dict[str, Any] = tomllib.loads(text) if source.suffix == ".toml" else json.loads(text)
+    data = _read(source)
     for upstream in data.get("upstreams", {}).values():
         # the copy lives elsewhere: relative working folders stay relative to the original
         if isinstance(upstream, dict) and "command" in upstream:
@@ -65,8 +64,10 @@ def replica_config(source: Path, redis_url: str, dsn: str, folder: Path) -> Path
 
 
 def up(args: argparse.Namespace) -> int:
+    """Start Redis, PostgreSQL, the replicas and HAProxy; wait for Ctrl-C (the foreground)."""
     from toolmgmt_deploy.replica import LocalGateway
 
+    _read(Path(args.config))  # a config that cannot be read fails before anything starts
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="toolmgmt-deploy-") as tmp:
         redis_server = stack.enter_context(LocalRedis())
         postgres = stack.enter_context(LocalPostgres())
@@ -96,6 +97,7 @@ def up(args: argparse.Namespace) -> int:
 
 
 def haproxy_config(args: argparse.Namespace) -> int:
+    """Print HAProxy's configuration for ``--bind`` and the ``--server`` replicas."""
     template = Path(args.template).read_text(encoding="utf-8")
     print(
         render_haproxy_config(
@@ -106,8 +108,11 @@ def haproxy_config(args: argparse.Namespace) -> int:
     return 0
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    """Run ``up`` or ``haproxy-config`` with ``argv`` (default ``sys.argv[1:]``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m toolmgmt_deploy", description=(__doc__ or "").split("\n\n")[0]
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     start = commands.add_parser("up", help="Redis, PostgreSQL, N replicas and HAProxy, locally")
     start.add_argument("--config", required=True, help="the gateway config (TOML or JSON)")
@@ -121,14 +126,19 @@ def main() -> int:
     render.add_argument("--admin-socket", help="a Unix socket for HAProxy's runtime API")
     render.add_argument("--template", default=str(HAPROXY_TEMPLATE))
     render.set_defaults(run=haproxy_config)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     try:
         return int(args.run(args))
     except (ValueError, OSError, ToolmgmtError) as exc:
-        print(f"launch.py: {exc}", file=sys.stderr)
+        print(f"toolmgmt_deploy: {exc}", file=sys.stderr)
         return 2
 
 
-if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop everything on kill too
+def run() -> None:
+    """The command's entry point: stop everything on SIGTERM too, exit with ``main``'s code."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,13 +1,19 @@
-"""A small weather MCP server for the gateway notebook: made-up, deterministic data.
+"""A small weather MCP server: made-up, deterministic data (needs ``toolmgmt[mcp]``).
 
-Run as ``python weather_server.py`` (stdio). ``get_history`` returns a large result on purpose
-(a year of hourly readings), to show the gateway cutting it to its token budget.
+Run as ``python -m toolmgmt_demo.weather_server`` (stdio), or with ``--http PORT`` for streamable
+HTTP on 127.0.0.1 (``http://127.0.0.1:PORT/mcp``; ``--host`` to bind elsewhere). The README's
+PydanticAI example, the gateway notebook and docs/deploy.md start it. ``get_history`` returns a
+large result on purpose (a year of hourly readings), to show a budget cutting it.
 """
 
 from __future__ import annotations
 
+import argparse
+
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
+
+__all__ = ["READ_ONLY", "get_alerts", "get_forecast", "get_history", "main", "server"]
 
 server = MCPServer("weather", instructions="Weather forecasts and history (made-up data).")
 
@@ -45,5 +51,20 @@ def get_history(city: str) -> list[dict[str, object]]:
     ]
 
 
+def main(argv: list[str] | None = None) -> None:
+    """Serve on stdio, or on streamable HTTP with ``--http PORT``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m toolmgmt_demo.weather_server",
+        description="A small weather MCP server (made-up data).",
+    )
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to bind with --http")
+    args = parser.parse_args(argv)
+    if args.http is None:
+        server.run()
+    else:
+        server.run("streamable-http", host=args.host, port=args.http)
+
+
 if __name__ == "__main__":
-    server.run()
+    main()
