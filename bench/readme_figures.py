@@ -196,7 +196,7 @@ def render_tokens(figures: dict[str, Any]) -> str:
 
 
 CONVERSATION_DESIGNS = {
-    "flat": "flat + truncation (billed input)",
+    "flat": "flat + truncation",
     "flat-raw": "flat, raw results",
     "floor": "floor: the calls and results alone",
     "search": "**search** (today)",
@@ -247,7 +247,9 @@ def _conversation_table(rows_list: list[dict[str, Any]], model: str) -> str:
 
         return cell
 
-    columns: dict[str, Cell] = {"design (one task, 10 calls)": CONVERSATION_DESIGNS.__getitem__}
+    columns: dict[str, Cell] = {
+        "design (flat: billed input tokens; the rest: x flat)": CONVERSATION_DESIGNS.__getitem__
+    }
     for size in sizes:
         for rules, (_, heading) in CONVERSATION_RULES.items():
             columns[f"{tools[size]:,} tools: {heading}"] = billed(size, rules)
