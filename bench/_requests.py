@@ -171,7 +171,59 @@ def _validator(kind: Any) -> Callable[[Any], None]:
     return check
 
 
-class AnthropicRequests:
+class _Requests:
+    """What both providers' requests share: the definitions, the token counter, rendered
+    blocks kept per conversation position, and SDK checks run once per distinct part."""
+
+    provider = ""
+    places: frozenset[str] = frozenset()
+    """The breakpoint places this provider's requests accept."""
+
+    def __init__(
+        self,
+        definitions: Mapping[str, dict[str, Any]],
+        tokens: TokenCounter,
+        *,
+        breakpoints: Iterable[str],
+        check: bool,
+    ) -> None:
+        self.definitions = definitions
+        self.tokens = tokens
+        self.breakpoints = frozenset(breakpoints)
+        unknown = self.breakpoints - self.places
+        if unknown:
+            raise ValueError(
+                f"unknown breakpoint places {sorted(unknown)}; valid: {sorted(self.places)}"
+            )
+        self._blocks: dict[int, list[_Block]] = {}
+        self._check = check
+        self._checked: set[str] = set()
+
+    def name(self, original: str) -> str:
+        return str(self.definitions[original]["name"])
+
+    def _render(self, index: int, item: Item) -> list[_Block]:
+        raise NotImplementedError
+
+    def output_tokens(self, index: int, item: Item) -> int:
+        """Tokens the model wrote for ``item`` (0 for what it did not write)."""
+        return sum(b.tokens for b in self._render(index, item) if b.output)
+
+    def _validate_parts(
+        self, request: Mapping[str, Any], kind: Any, parts: Mapping[str, Callable[[Any], None]]
+    ) -> None:
+        """Top-level keys known to ``kind``; each list ``parts[key]`` checked, once a value."""
+        top = set(request) - set(kind.__annotations__)
+        assert not top, f"keys unknown to {kind.__name__}: {top}"
+        for key, check in parts.items():
+            for value in request[key]:
+                seen = digest(value)
+                if seen not in self._checked:
+                    check(value)
+                    self._checked.add(seen)
+
+
+class AnthropicRequests(_Requests):
     """Anthropic Messages requests for a conversation.
 
     Args:
@@ -185,6 +237,7 @@ class AnthropicRequests:
     """
 
     provider = "anthropic"
+    places = frozenset({"tools", "system", "last"})
 
     def __init__(
         self,
@@ -194,23 +247,7 @@ class AnthropicRequests:
         breakpoints: Iterable[str] = ("system", "last"),
         check: bool = True,
     ) -> None:
-        self.definitions = definitions
-        self.tokens = tokens
-        self.breakpoints = frozenset(breakpoints)
-        unknown = self.breakpoints - {"tools", "system", "last"}
-        if unknown:
-            raise ValueError(f"unknown breakpoint places {sorted(unknown)}")
-        self._blocks: dict[int, list[_Block]] = {}
-        self._check = check
-        self._checked: set[str] = set()
-        if check:
-            from anthropic.types.beta import BetaMessageParam, BetaToolUnionParam
-
-            self._check_message = _validator(BetaMessageParam)
-            self._check_tool = _validator(BetaToolUnionParam)
-
-    def name(self, original: str) -> str:
-        return str(self.definitions[original]["name"])
+        super().__init__(definitions, tokens, breakpoints=breakpoints, check=check)
 
     def _definition_tokens(self, original: str) -> int:
         definition = {k: v for k, v in self.definitions[original].items() if k != "defer_loading"}
@@ -330,32 +367,22 @@ class AnthropicRequests:
             self._validate(request)
         return request, segments
 
-    def output_tokens(self, index: int, item: Item) -> int:
-        """Tokens the model wrote for ``item`` (0 for what it did not write)."""
-        return sum(b.tokens for b in self._render(index, item) if b.output)
-
     def _validate(self, request: Mapping[str, Any]) -> None:
+        from anthropic.types.beta import BetaMessageParam, BetaToolUnionParam
         from anthropic.types.beta.message_create_params import MessageCreateParamsNonStreaming
 
-        top = set(request) - set(MessageCreateParamsNonStreaming.__annotations__)
-        assert not top, f"keys unknown to MessageCreateParams: {top}"
-        for tool in request["tools"]:
-            key = _key(tool)
-            if key not in self._checked:
-                self._check_tool(tool)
-                self._checked.add(key)
-        for message in request["messages"]:
-            key = _key(message)
-            if key not in self._checked:
-                self._check_message(message)
-                self._checked.add(key)
+        self._validate_parts(
+            request,
+            MessageCreateParamsNonStreaming,
+            {"tools": _validator(BetaToolUnionParam), "messages": _validator(BetaMessageParam)},
+        )
         marks = sum("cache_control" in t for t in request["tools"])
         marks += sum("cache_control" in b for b in request["system"])
         marks += "cache_control" in request
         assert marks <= 4, f"{marks} cache breakpoints; Anthropic accepts at most 4"
 
 
-class ResponsesRequests:
+class ResponsesRequests(_Requests):
     """OpenAI Responses requests for a conversation.
 
     Args:
@@ -368,6 +395,7 @@ class ResponsesRequests:
     """
 
     provider = "openai-responses"
+    places = frozenset({"system"})
 
     def __init__(
         self,
@@ -377,23 +405,7 @@ class ResponsesRequests:
         breakpoints: Iterable[str] = ("system",),
         check: bool = True,
     ) -> None:
-        self.definitions = definitions
-        self.tokens = tokens
-        self.breakpoints = frozenset(breakpoints)
-        unknown = self.breakpoints - {"system"}
-        if unknown:
-            raise ValueError(f"unknown breakpoint places {sorted(unknown)}")
-        self._blocks: dict[int, list[_Block]] = {}
-        self._check = check
-        self._checked: set[str] = set()
-        if check:
-            from openai.types.responses import ResponseInputItemParam, ToolParam
-
-            self._check_item = _validator(ResponseInputItemParam)
-            self._check_tool = _validator(ToolParam)
-
-    def name(self, original: str) -> str:
-        return str(self.definitions[original]["name"])
+        super().__init__(definitions, tokens, breakpoints=breakpoints, check=check)
 
     def _loaded(self, names: Iterable[str]) -> list[dict[str, Any]]:
         return [dict(self.definitions[n]) for n in names]
@@ -538,24 +550,14 @@ class ResponsesRequests:
             self._validate(request)
         return request, segments
 
-    def output_tokens(self, index: int, item: Item) -> int:
-        """Tokens the model wrote for ``item`` (0 for what it did not write)."""
-        return sum(b.tokens for b in self._render(index, item) if b.output)
-
     def _validate(self, request: Mapping[str, Any]) -> None:
+        from openai.types.responses import ResponseInputItemParam, ToolParam
         from openai.types.responses.response_create_params import (
             ResponseCreateParamsNonStreaming,
         )
 
-        top = set(request) - set(ResponseCreateParamsNonStreaming.__annotations__)
-        assert not top, f"keys unknown to ResponseCreateParams: {top}"
-        for tool in request["tools"]:
-            key = _key(tool)
-            if key not in self._checked:
-                self._check_tool(tool)
-                self._checked.add(key)
-        for item in request["input"]:
-            key = _key(item)
-            if key not in self._checked:
-                self._check_item(item)
-                self._checked.add(key)
+        self._validate_parts(
+            request,
+            ResponseCreateParamsNonStreaming,
+            {"tools": _validator(ToolParam), "input": _validator(ResponseInputItemParam)},
+        )

@@ -284,18 +284,12 @@ COLD_AFTER = {"anthropic": ANTHROPIC.ttl, "openai-responses": OPENAI_PREFIX.ttl}
 
 # -- the bench's prototype meta-tools ----------------------------------------------------------
 
+_SEARCH = meta_tools_for("search")[0]
 _QUERY_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "description": "Words describing the need."},
-        "queries": {
-            "type": "array",
-            "items": {"type": "string"},
-            "maxItems": 8,
-            "description": "Several needs, searched separately.",
-        },
-    },
+    **_SEARCH.parameters,
+    "properties": {k: v for k, v in _SEARCH.parameters["properties"].items() if k != "method"},
 }
+"""toolmgmt's ``tool_search`` parameters without ``method`` (the prototypes search by words)."""
 
 STABLE_SEARCH = Tool(
     name=TOOL_SEARCH,
@@ -315,14 +309,7 @@ CALL_TOOL = Tool(
         "Run a tool found with tool_search, with arguments matching the parameters tool_search "
         "gave for it."
     ),
-    parameters={
-        "type": "object",
-        "properties": {
-            "tool_name": {"type": "string"},
-            "arguments": {"type": "object", "description": "The tool's arguments."},
-        },
-        "required": ["tool_name"],
-    },
+    parameters=meta_tools_for("gateway")[2].parameters,  # execute_tool's: a name, arguments
     domain="toolmgmt",
     group="meta",
     metadata={"meta": True},
