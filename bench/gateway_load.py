@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # support.*: the tests' upstream server
 from _clients import together  # noqa: E402
 from _results import write_results  # noqa: E402
 from support.upstreams import NOTES, http_upstream  # noqa: E402
-from toolmgmt_mcp.local import LocalGateway  # noqa: E402
+from toolmgmt_deploy.replica import LocalGateway  # noqa: E402
 
 DEADLINE = 600.0
 """Seconds the whole run may take."""

@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dsn:
         figures = measure(args.dsn)
     else:
-        from toolmgmt_core.stores.local import LocalPostgres
+        from toolmgmt_deploy import LocalPostgres
 
         with LocalPostgres() as server:
             figures = measure(server.dsn)

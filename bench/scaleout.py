@@ -239,8 +239,7 @@ class Rig:
 
     def __init__(self, stack: ExitStack, folder: Path) -> None:
         from support.upstreams import COUNTER, http_upstream
-
-        from toolmgmt_core.stores.local import LocalPostgres, LocalRedis
+        from toolmgmt_deploy import LocalPostgres, LocalRedis
 
         self.redis = stack.enter_context(LocalRedis())
         self.postgres = stack.enter_context(LocalPostgres())
@@ -266,9 +265,8 @@ class Rig:
         HAProxy; (replicas, balancer)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from toolmgmt_mcp.local import LocalGateway
-
-        from toolmgmt_core.stores.local import LocalHAProxy
+        from toolmgmt_deploy import LocalHAProxy
+        from toolmgmt_deploy.replica import LocalGateway
 
         replicas = [LocalGateway(config or self.config) for _ in range(count)]
         balancer = None

@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import write_results  # noqa: E402
+from toolmgmt_deploy import LocalPostgres, LocalRedis  # noqa: E402
 
 from toolmgmt_core import Tool, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_core.stores import (  # noqa: E402
@@ -56,7 +57,6 @@ from toolmgmt_core.stores import (  # noqa: E402
     SessionStore,
     update_session,
 )
-from toolmgmt_core.stores.local import LocalPostgres, LocalRedis  # noqa: E402
 from toolmgmt_demo import demo_catalog  # noqa: E402
 
 

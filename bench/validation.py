@@ -71,7 +71,7 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any], bool]] = {
 def measure(calls: int) -> dict[str, tuple[float, float]]:
     """p50 and p95 microseconds per call for each case, with whatever toolmgmt_core imports."""
     from toolmgmt_core import Tool, ToolCatalog, ToolManager
-    from toolmgmt_core.validation import validate_arguments
+    from toolmgmt_core.calls.validation import validate_arguments
 
     async def answer(**kwargs: Any) -> str:
         return "ok"

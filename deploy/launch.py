@@ -7,7 +7,7 @@
 ``postgresql``), N ``toolmgmt serve --http`` replicas of ``--config`` with its ``[store]``
 pointing at them, and HAProxy in front; it prints where everything is and stops it all on
 Ctrl-C (or when killed: every server dies with this process). ``haproxy-config`` fills HAProxy's
-template (``toolmgmt_core/stores/local/haproxy.cfg``, shipped in the package) for servers you
+template (``deploy/toolmgmt_deploy/haproxy.cfg``, shipped in the package) for servers you
 run yourself.
 """
 
@@ -27,21 +27,23 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "adapters"))
+sys.path.insert(0, str(ROOT / "deploy"))
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-from toolmgmt_core.embeddings.named import check_embedder_spec  # noqa: E402
-from toolmgmt_core.errors import ToolmgmtError  # noqa: E402
-from toolmgmt_core.stores.local import (  # noqa: E402
+from toolmgmt_deploy import (  # noqa: E402
     HAPROXY_TEMPLATE,
     LocalHAProxy,
     LocalPostgres,
     LocalRedis,
     render_haproxy_config,
 )
+
+from toolmgmt_core.embeddings.named import check_embedder_spec  # noqa: E402
+from toolmgmt_core.model.errors import ToolmgmtError  # noqa: E402
 
 
 def replica_config(source: Path, redis_url: str, dsn: str, folder: Path) -> Path:
@@ -63,7 +65,7 @@ def replica_config(source: Path, redis_url: str, dsn: str, folder: Path) -> Path
 
 
 def up(args: argparse.Namespace) -> int:
-    from toolmgmt_mcp.local import LocalGateway
+    from toolmgmt_deploy.replica import LocalGateway
 
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="toolmgmt-deploy-") as tmp:
         redis_server = stack.enter_context(LocalRedis())

@@ -30,8 +30,9 @@ def _engine_missing(reason: str) -> None:
 
 
 def _local_engine(kind: str) -> Iterator[Any]:
-    from toolmgmt_core.errors import StoreUnavailableError
-    from toolmgmt_core.stores import local
+    import toolmgmt_deploy as local
+
+    from toolmgmt_core.model.errors import StoreUnavailableError
 
     finder = local.find_redis_server if kind == "redis" else local.find_postgres_bindir
     if finder() is None:
@@ -83,7 +84,7 @@ def pg_dsn(postgres_server: Any) -> Iterator[str]:
 @pytest.fixture
 def closed_port() -> int:
     """A loopback port nothing listens on (bound then released)."""
-    from toolmgmt_core.stores.local import free_port
+    from toolmgmt_deploy import free_port
 
     return free_port()
 
@@ -91,7 +92,7 @@ def closed_port() -> int:
 @pytest.fixture(scope="session")
 def haproxy_binary() -> str:
     """The ``haproxy`` binary (for the load-balanced gateway tests)."""
-    from toolmgmt_core.stores.local import find_haproxy
+    from toolmgmt_deploy import find_haproxy
 
     found = find_haproxy()
     if found is None:

@@ -6,16 +6,32 @@ packages (``toolmgmt_langchain``, ...) and are never imported from here.
 
 from __future__ import annotations
 
-from toolmgmt_core.budget import (
+from toolmgmt_core.calls.budget import (
     DefinitionPlan,
     ResultBudget,
     ResultRecord,
     SessionBudget,
     plan_definitions,
 )
-from toolmgmt_core.catalog import DomainSummary, IngestReport, SearchHit, ToolCatalog, ToolEntry
-from toolmgmt_core.diff import Change, diff_catalogs
-from toolmgmt_core.errors import (
+from toolmgmt_core.calls.execution import ToolResult
+from toolmgmt_core.calls.truncation import (
+    McpTruncationResult,
+    TruncationResult,
+    render_result,
+    summarize_result,
+    truncate_mcp_result,
+    truncate_result,
+)
+from toolmgmt_core.catalog.tool_catalog import (
+    DomainSummary,
+    IngestReport,
+    SearchHit,
+    ToolCatalog,
+    ToolEntry,
+)
+from toolmgmt_core.lint import Finding, lint
+from toolmgmt_core.lint.diff import Change, diff_catalogs
+from toolmgmt_core.model.errors import (
     ApprovalDeniedError,
     BrowseError,
     CatalogError,
@@ -42,31 +58,21 @@ from toolmgmt_core.errors import (
     ToolUnavailableError,
     UnknownToolError,
 )
-from toolmgmt_core.execution import ToolResult
-from toolmgmt_core.lint import Finding, lint
-from toolmgmt_core.manager import ToolManager
-from toolmgmt_core.policy import PolicyView
-from toolmgmt_core.policy_files import load_policy_file
-from toolmgmt_core.policy_steps import (
+from toolmgmt_core.model.tokens import count_tokens, get_encoding
+from toolmgmt_core.model.tool import Tool, ToolAnnotations
+from toolmgmt_core.policy.files import load_policy_file
+from toolmgmt_core.policy.profiles import Profile
+from toolmgmt_core.policy.steps import (
     ApprovalEdit,
     ApprovalRequest,
     ApprovalResponse,
     Explanation,
     Policy,
 )
-from toolmgmt_core.profiles import Profile
+from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.providers import FormatReport, format_tools
-from toolmgmt_core.session import ToolSession, Usage
-from toolmgmt_core.tokens import count_tokens, get_encoding
-from toolmgmt_core.tool import Tool, ToolAnnotations
-from toolmgmt_core.truncation import (
-    McpTruncationResult,
-    TruncationResult,
-    render_result,
-    summarize_result,
-    truncate_mcp_result,
-    truncate_result,
-)
+from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.session import ToolSession, Usage
 
 __version__ = "0.1.0"
 

@@ -27,9 +27,9 @@ import json
 import sys
 from typing import Any
 
-from toolmgmt_core.catalog import ToolCatalog
-from toolmgmt_core.report import example_arguments
-from toolmgmt_core.tool import Tool
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.session.report import example_arguments
 from toolmgmt_demo import (
     analytics,
     calendar,
@@ -75,7 +75,7 @@ def demo_catalog(**catalog_options: Any) -> ToolCatalog:
     """A fresh demo catalog (new backends each call, so state never leaks between catalogs).
 
     Args:
-        catalog_options: passed to :class:`~toolmgmt_core.catalog.ToolCatalog` (``encoding``,
+        catalog_options: passed to :class:`~toolmgmt_core.ToolCatalog` (``encoding``,
             ``embedder``...).
     """
     return ToolCatalog(demo_tools(), **catalog_options)

@@ -33,11 +33,11 @@ from pydantic import (
 )
 from typing_extensions import NotRequired, TypedDict
 
-from toolmgmt_core.control import ApprovalAsker
-from toolmgmt_core.errors import ApprovalDeniedError, ConfigError, ToolCallError
-from toolmgmt_core.policy_steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
-from toolmgmt_core.tool import Tool
-from toolmgmt_core.validation import validate_arguments
+from toolmgmt_core.calls.control import ApprovalAsker
+from toolmgmt_core.calls.validation import validate_arguments
+from toolmgmt_core.model.errors import ApprovalDeniedError, ConfigError, ToolCallError
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
 
 __all__ = [
     "DECISIONS",

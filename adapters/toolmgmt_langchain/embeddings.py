@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from toolmgmt_core.embeddings import matrix_from_vectors
-from toolmgmt_core.errors import EmbeddingError
+from toolmgmt_core.model.errors import EmbeddingError
 
 try:
     from langchain_core.embeddings import Embeddings
@@ -77,7 +77,7 @@ class LangChainEmbedder:
             one class embed differently in ways those attributes do not show.
 
     Errors the model raises (API errors, timeouts) and answers that are not one vector per text
-    are raised as :class:`~toolmgmt_core.errors.EmbeddingError`, chained to the cause; search
+    are raised as :class:`~toolmgmt_core.EmbeddingError`, chained to the cause; search
     catches them and falls back to BM25 alone.
     """
 

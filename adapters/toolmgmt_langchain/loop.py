@@ -11,10 +11,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
 
-from toolmgmt_core.control import passthrough
-from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.calls.control import passthrough
+from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.providers import format_tools
-from toolmgmt_core.session import ToolSession
+from toolmgmt_core.session.session import ToolSession
 
 __all__ = [
     "PROVIDERS",

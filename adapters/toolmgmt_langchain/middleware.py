@@ -21,12 +21,12 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from toolmgmt_core.control import ApprovalAsker, framework_approval, passthrough
-from toolmgmt_core.errors import ConfigError
-from toolmgmt_core.manager import ToolManager
-from toolmgmt_core.meta_tools import META_TOOL_NAMES
-from toolmgmt_core.policy_steps import ApprovalRequest
-from toolmgmt_core.session import ToolSession
+from toolmgmt_core.calls.control import ApprovalAsker, framework_approval, passthrough
+from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.policy.steps import ApprovalRequest
+from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.session.session import ToolSession
 from toolmgmt_langchain.approval import ToCaller, interrupt_approver
 from toolmgmt_langchain.loop import PROVIDERS, SIGNALS, session_tool_definitions, tool_message
 from toolmgmt_langchain.tools import NodeCall, in_tool_node

@@ -22,14 +22,14 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
 from langgraph.types import Command
 
-from toolmgmt_core.catalog import IngestReport, ToolCatalog
-from toolmgmt_core.errors import (
+from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog
+from toolmgmt_core.model.errors import (
     CatalogError,
     InvalidToolError,
     ToolExecutionError,
     ToolUnavailableError,
 )
-from toolmgmt_core.tool import Tool, ToolAnnotations
+from toolmgmt_core.model.tool import Tool, ToolAnnotations
 
 __all__ = [
     "NodeCall",

@@ -22,14 +22,14 @@ from typing import Any
 import litellm
 from litellm.integrations.custom_logger import CustomLogger
 
-from toolmgmt_core.history import restore_loaded
-from toolmgmt_core.manager import ToolManager
-from toolmgmt_core.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.calls.truncation import truncate_result
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers import format_tools
-from toolmgmt_core.session import ToolSession
+from toolmgmt_core.session.history import restore_loaded
+from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import StoredSession, call_store, check_session_id
-from toolmgmt_core.tool import Tool
-from toolmgmt_core.truncation import truncate_result
 from toolmgmt_litellm.calls import field_of
 
 __all__ = [

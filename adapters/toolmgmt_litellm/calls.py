@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolmgmt_core.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.providers import resolve_provider_name
-from toolmgmt_core.session import ToolSession
+from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.session.session import ToolSession
 
 __all__ = [
     "field_of",

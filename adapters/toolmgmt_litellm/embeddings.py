@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from toolmgmt_core.embeddings import matrix_from_vectors
-from toolmgmt_core.errors import ConfigError, EmbeddingError
+from toolmgmt_core.model.errors import ConfigError, EmbeddingError
 
 try:
     import litellm
@@ -51,7 +51,7 @@ class LiteLLMEmbedder:
             ``dimensions``, ``input_type``...), sent with every request.
 
     A failed request (API error, timeout, no key) or an answer that is not one vector per text
-    raises :class:`~toolmgmt_core.errors.EmbeddingError`, chained to the cause; search catches it
+    raises :class:`~toolmgmt_core.EmbeddingError`, chained to the cause; search catches it
     and falls back to BM25 alone.
     """
 

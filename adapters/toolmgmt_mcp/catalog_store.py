@@ -32,9 +32,9 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from toolmgmt_core.catalog import ToolCatalog
-from toolmgmt_core.errors import CatalogError, StoreError, ToolUnavailableError
-from toolmgmt_core.tool import Tool
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.errors import CatalogError, StoreError, ToolUnavailableError
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_mcp.config import GatewayConfig
 
 __all__ = ["SharedCatalog"]

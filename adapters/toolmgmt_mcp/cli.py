@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolmgmt_core.catalog import ToolCatalog
-from toolmgmt_core.errors import CatalogSourceError, ConfigError, ToolmgmtError
-from toolmgmt_core.sync import run_sync
+from toolmgmt_core.calls.sync import run_sync
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.errors import CatalogSourceError, ConfigError, ToolmgmtError
 
 __all__ = ["add_serve_arguments", "gateway_catalog", "main", "register", "run_serve"]
 

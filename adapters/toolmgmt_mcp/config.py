@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.stores import DEFAULT_SESSION_TTL
 
 __all__ = [

@@ -45,7 +45,7 @@ TOML (``.toml``) or JSON (any other suffix)::
                                            # sentence-transformers:<model>, module:attribute;
                                            # vectors cached in [store] catalog when set
 
-Errors are :class:`~toolmgmt_core.errors.ConfigError` naming the file, the line when known, and
+Errors are :class:`~toolmgmt_core.ConfigError` naming the file, the line when known, and
 what is wrong.
 """
 
@@ -60,8 +60,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolmgmt_core.embeddings.named import check_embedder_spec
-from toolmgmt_core.errors import ConfigError
-from toolmgmt_core.profiles import may_match, parse_pattern
+from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.policy.profiles import may_match, parse_pattern
 from toolmgmt_core.stores import DEFAULT_SESSION_TTL
 from toolmgmt_mcp.config import (
     GatewayConfig,

@@ -36,7 +36,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from toolmgmt_core.errors import SessionConflictError, StoreError, StoreUnavailableError
+from toolmgmt_core.model.errors import SessionConflictError, StoreError, StoreUnavailableError
 from toolmgmt_core.stores import SessionStore, StoredSession
 from toolmgmt_mcp.exchange import answer_directly, direct_request
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import mcp.types as mcp_types
 
-from toolmgmt_core.errors import CatalogError
-from toolmgmt_core.schema import tool_from_dict
-from toolmgmt_core.tool import Tool
+from toolmgmt_core.model.errors import CatalogError
+from toolmgmt_core.model.schema import tool_from_dict
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_mcp.config import UpstreamConfig
 
 __all__ = [

@@ -26,15 +26,15 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp_types import INVALID_PARAMS
 
-from toolmgmt_core.catalog import ToolCatalog
+from toolmgmt_core.calls.sync import run_sync
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.embeddings.named import embedder_from_spec
-from toolmgmt_core.errors import ConfigError, StoreError, ToolCallError
-from toolmgmt_core.manager import ToolManager
-from toolmgmt_core.policy_steps import Policy
-from toolmgmt_core.session import ToolSession
+from toolmgmt_core.model.errors import ConfigError, StoreError, ToolCallError
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.steps import Policy
+from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import SessionStore
-from toolmgmt_core.sync import run_sync
-from toolmgmt_core.tool import Tool
 from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.config import GatewayConfig
 from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware

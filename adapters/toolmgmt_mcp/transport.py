@@ -27,7 +27,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from toolmgmt_core.errors import (
+from toolmgmt_core.model.errors import (
     ToolCallError,
     ToolExecutionError,
     ToolTimeoutError,

@@ -2,7 +2,7 @@
 
 Each upstream is one domain. Its connection lives in a task of the :class:`UpstreamManager`'s task
 group, so a crash, a hang or a failed start takes down that domain only: its calls fail with a
-:class:`~toolmgmt_core.errors.ToolUnavailableError` (or a ``ToolTimeoutError``) naming it, every
+:class:`~toolmgmt_core.ToolUnavailableError` (or a ``ToolTimeoutError``) naming it, every
 other domain keeps working, and the next use reconnects it. The catalog follows the upstream's
 tool list: it is refreshed on ``notifications/tools/list_changed`` (or the 2026 protocol's
 ``subscriptions/listen`` event) and on every reconnect.
@@ -26,16 +26,16 @@ import mcp.types as mcp_types
 from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolmgmt_core.catalog import ToolCatalog
-from toolmgmt_core.errors import (
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.errors import (
     CatalogError,
     ToolCallError,
     ToolExecutionError,
     ToolUnavailableError,
 )
-from toolmgmt_core.names import fold_name
-from toolmgmt_core.policy import PolicyView
-from toolmgmt_core.tool import Tool
+from toolmgmt_core.model.names import fold_name
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
 from toolmgmt_mcp.convert import (
     error_text,

@@ -65,12 +65,12 @@ from toolmgmt_core import (
     ToolAnnotations,
     ToolUnavailableError,
 )
+from toolmgmt_core.calls.control import ApprovalAsker, framework_approval, passthrough
 from toolmgmt_core.compat import require_version
-from toolmgmt_core.control import ApprovalAsker, framework_approval, passthrough
-from toolmgmt_core.history import restore_loaded
-from toolmgmt_core.manager import ToolManager
-from toolmgmt_core.policy_steps import ApprovalRequest
-from toolmgmt_core.session import ToolSession
+from toolmgmt_core.policy.steps import ApprovalRequest
+from toolmgmt_core.session.history import restore_loaded
+from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import call_store
 
 MIN_PYDANTIC_AI_VERSION = "2.45"

@@ -54,10 +54,11 @@ def test_the_core_imports_no_framework() -> None:
 
 @pytest.mark.parametrize("path", sorted(CORE.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_core_source_imports_an_adapter_or_a_framework(path: Path) -> None:
-    # The demo catalog is the one sibling the CLI may load (its default catalog), by name.
-    allowed_demo = path == CORE / "sources.py"
-    forbidden = set(FRAMEWORKS) | set(ADAPTERS) | {"toolmgmt_mcp"}
-    forbidden |= set() if allowed_demo else {"toolmgmt_demo"}
+    # The demo catalog is found by name like any other source (catalog.sources.DEFAULT_CATALOG);
+    # the launchers of local servers are deploy tooling, outside the shipped core.
+    forbidden = (
+        set(FRAMEWORKS) | set(ADAPTERS) | {"toolmgmt_mcp", "toolmgmt_demo", "toolmgmt_deploy"}
+    )
     assert not _imported(path) & forbidden
 
 

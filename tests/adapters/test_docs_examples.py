@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_LINE = re.compile(r"^(\s*)(\w+) = .*\(the docs test uses a fake\)\s*$", re.M)

@@ -15,7 +15,7 @@ import pytest
 import toolmgmt_demo
 from toolmgmt_core import ToolCatalog, cli
 from toolmgmt_core.cli import console, main
-from toolmgmt_core.report import report_tables as report_rows
+from toolmgmt_core.session.report import report_tables as report_rows
 from toolmgmt_demo import demo_catalog
 
 MIXED_SHAPES: list[dict[str, Any]] = [
@@ -203,8 +203,8 @@ def test_report_counts_tools_domains_and_tokens(
 def test_report_compares_modes_and_providers_against_flat(
     capsys: pytest.CaptureFixture[str], shared_demo: ToolCatalog
 ) -> None:
-    from toolmgmt_core.manager import ToolManager
     from toolmgmt_core.providers import PROVIDERS
+    from toolmgmt_core.session.manager import ToolManager
 
     code, out, _ = run(capsys, "report", "--json")
     assert code == 0
@@ -490,7 +490,7 @@ def test_gateway_config_without_the_mcp_extra_names_it(
 def test_report_counts_with_the_chosen_encoding(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from toolmgmt_core.tokens import definition_tokens
+    from toolmgmt_core.model.tokens import definition_tokens
 
     path = write_json(tmp_path, MIXED_SHAPES)
     catalog = ToolCatalog()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from support.embedders import HashingEmbedder
 
-import toolmgmt_core.control as control
+import toolmgmt_core.calls.control as control
 from toolmgmt_core import (
     ApprovalEdit,
     ApprovalRequest,
@@ -21,7 +21,7 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.control import framework_approval, passthrough
+from toolmgmt_core.calls.control import framework_approval, passthrough
 
 
 class Pause(Exception):
@@ -285,11 +285,11 @@ def test_public_surface() -> None:
     assert all(hasattr(control, name) for name in control.__all__)
 
 
-# -- loaded tools rebuilt from a transcript (toolmgmt_core.history) ---------------------------
+# -- loaded tools rebuilt from a transcript (toolmgmt_core.session.history) ------------------------
 
 
 def test_loaded_names_read_every_meta_tool_answer() -> None:
-    from toolmgmt_core.history import loaded_names, restore_loaded
+    from toolmgmt_core.session.history import loaded_names, restore_loaded
     from toolmgmt_demo import demo_catalog
 
     manager = ToolManager(demo_catalog(), mode="search", max_results=2)
@@ -325,7 +325,7 @@ def test_loaded_names_read_every_meta_tool_answer() -> None:
 
 def test_loaded_names_read_content_lists_within_bounds() -> None:
     """Results passed on as lists of parts (OpenAI chat and Responses, Anthropic blocks)."""
-    from toolmgmt_core.history import loaded_names
+    from toolmgmt_core.session.history import loaded_names
 
     answer = json.dumps({"found": 2, "added": ["a", "b"]})
     error = json.dumps({"error": "timeout", "kind": "tool", "message": "slow"})

@@ -7,7 +7,7 @@ import pytest
 
 from toolmgmt_core import Tool
 from toolmgmt_core.cli import main
-from toolmgmt_core.diff import Change, diff_catalogs, summarize
+from toolmgmt_core.lint.diff import Change, diff_catalogs, summarize
 
 BASE = {
     "type": "object",

@@ -13,7 +13,7 @@ from toolmgmt_core.embeddings import (
     StaticEmbedder,
     embedder_from_spec,
 )
-from toolmgmt_core.errors import ConfigError
+from toolmgmt_core.model.errors import ConfigError
 
 
 def make_embedder() -> object:

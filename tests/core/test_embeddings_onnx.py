@@ -26,7 +26,7 @@ from toolmgmt_core.embeddings import (  # noqa: E402
     OnnxEmbedder,
     embed_with_cache,
 )
-from toolmgmt_core.errors import EmbeddingError  # noqa: E402
+from toolmgmt_core.model.errors import EmbeddingError  # noqa: E402
 
 WORDS = [
     "[PAD]", "[UNK]", "send", "email", "mail", "message", "charge", "payment", "card",

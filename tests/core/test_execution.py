@@ -22,9 +22,9 @@ from toolmgmt_core import (
     ToolUnavailableError,
     count_tokens,
 )
-from toolmgmt_core.execution import run_handler
-from toolmgmt_core.sync import run_sync
-from toolmgmt_core.validation import validate_arguments
+from toolmgmt_core.calls.execution import run_handler
+from toolmgmt_core.calls.sync import run_sync
+from toolmgmt_core.calls.validation import validate_arguments
 
 SCHEMA = {
     "type": "object",

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import Tool, ToolCatalog, ToolManager
-from toolmgmt_core.execution import DEFAULT_TOOL_CONCURRENCY
-from toolmgmt_core.sync import is_small
-from toolmgmt_core.validation import check_arguments
+from toolmgmt_core.calls.execution import DEFAULT_TOOL_CONCURRENCY
+from toolmgmt_core.calls.sync import is_small
+from toolmgmt_core.calls.validation import check_arguments
 
 
 def _session(*tools: Tool, **options: Any) -> Any:
@@ -85,7 +85,7 @@ def test_check_arguments_leaves_the_loop_only_when_it_could_take_a_while() -> No
         parameters={"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}},
     )
     threads: dict[str, str] = {}
-    import toolmgmt_core.validation as validation
+    import toolmgmt_core.calls.validation as validation
 
     real = validation.validate_arguments
 

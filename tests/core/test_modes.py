@@ -7,7 +7,7 @@ import json
 import pytest
 
 from toolmgmt_core import Tool, ToolCatalog, ToolManager, count_tokens
-from toolmgmt_core.meta_tools import INSTRUCTIONS, META_TOOL_NAMES
+from toolmgmt_core.session.meta_tools import INSTRUCTIONS, META_TOOL_NAMES
 
 
 def orders_handler(customer: dict, items: list, note: str = "") -> dict:

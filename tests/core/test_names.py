@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import toolmgmt_core.model.names as names_module
 from toolmgmt_core import DuplicateToolError, Policy, Tool, ToolCatalog, ToolManager
-from toolmgmt_core import names as names_module
-from toolmgmt_core.catalog import normalize_name
-from toolmgmt_core.names import fold_name, fold_pattern, name_forms
-from toolmgmt_core.profiles import parse_pattern
+from toolmgmt_core.catalog.tool_catalog import normalize_name
+from toolmgmt_core.model.names import fold_name, fold_pattern, name_forms
+from toolmgmt_core.policy.profiles import parse_pattern
 from toolmgmt_core.search.fuzzy import fold_name as fuzzy_fold_name
 
 

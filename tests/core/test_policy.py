@@ -7,10 +7,10 @@ import warnings
 import pytest
 
 from toolmgmt_core import ApprovalDeniedError, ConfigError, Tool, ToolCatalog
-from toolmgmt_core.policy import PolicyView
-from toolmgmt_core.policy_files import PolicyFile, load_policy_file
-from toolmgmt_core.policy_steps import ApprovalRequest, Policy
-from toolmgmt_core.profiles import Profile
+from toolmgmt_core.policy.files import PolicyFile, load_policy_file
+from toolmgmt_core.policy.profiles import Profile
+from toolmgmt_core.policy.steps import ApprovalRequest, Policy
+from toolmgmt_core.policy.view import PolicyView
 
 TOOLS = [
     Tool("read_file", "Read a file.", domain="fs", annotations={"read_only": True}),

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from toolmgmt_core import ConfigError, Policy, Profile, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.policy import PolicyView
-from toolmgmt_core.profiles import may_match, parse_pattern
+from toolmgmt_core.policy.profiles import may_match, parse_pattern
+from toolmgmt_core.policy.view import PolicyView
 
 
 def _catalog() -> ToolCatalog:

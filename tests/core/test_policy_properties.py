@@ -23,8 +23,8 @@ from toolmgmt_core import (
     ToolManager,
     ToolSession,
 )
-from toolmgmt_core.names import fold_name
-from toolmgmt_core.profiles import get_profile
+from toolmgmt_core.model.names import fold_name
+from toolmgmt_core.policy.profiles import get_profile
 
 NAMES = [
     "read_a",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.errors import BrowseError, SearchError
+from toolmgmt_core.model.errors import BrowseError, SearchError
 from toolmgmt_core.search import SearchEngine
 from toolmgmt_core.search.engine import check_scope
 from toolmgmt_core.search.hybrid import FusionWeights
@@ -76,7 +76,11 @@ def test_scope_and_query_errors_name_what_is_valid() -> None:
 
 
 def test_names_stay_importable_from_the_catalog_module() -> None:
-    from toolmgmt_core.catalog import MAX_REGEX_LENGTH, REGEX_TIME_LIMIT, normalize_name
+    from toolmgmt_core.catalog.tool_catalog import (
+        MAX_REGEX_LENGTH,
+        REGEX_TIME_LIMIT,
+        normalize_name,
+    )
 
     assert MAX_REGEX_LENGTH == 200 and REGEX_TIME_LIMIT > 0
     assert normalize_name(" Send_Email ") == "send_email"

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from support.races import ConflictCounter, race_problems, race_replicas
 
-import toolmgmt_core.conversation
+import toolmgmt_core.session.conversation
 from toolmgmt_core import ConfigError, InvalidSessionError, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.errors import StoreUnavailableError
-from toolmgmt_core.session import ToolSession
-from toolmgmt_core.session_state import merge_states, parse_state
+from toolmgmt_core.model.errors import StoreUnavailableError
+from toolmgmt_core.session.session import ToolSession
+from toolmgmt_core.session.state import merge_states, parse_state
 from toolmgmt_core.stores import InMemorySessionStore, StoredSession
 
 NAMES = ["send_email", "list_emails", "create_event", "list_events", "read_file", "write_file"]
@@ -82,7 +82,7 @@ def test_two_replicas_changing_one_conversation_at_once_lose_nothing(
     merge: str, monkeypatch: Any
 ) -> None:
     if merge == "last_writer_wins":  # the control: the same race must catch a lost update
-        monkeypatch.setattr(toolmgmt_core.conversation, "merge_states", _last_writer_wins)
+        monkeypatch.setattr(toolmgmt_core.session.conversation, "merge_states", _last_writer_wins)
     store = InMemorySessionStore()
     conflicts = ConflictCounter(store)
     a, b = _pair(store, session_result_budget=10_000)

@@ -14,7 +14,7 @@ from toolmgmt_core.embeddings import (
     embed_with_cache,
     matrix_from_vectors,
 )
-from toolmgmt_core.errors import EmbeddingError
+from toolmgmt_core.model.errors import EmbeddingError
 
 # Each word's vector points along its topic: 0 = mail, 1 = payment, 2 = filler.
 WORDS = {

@@ -14,19 +14,19 @@ from pathlib import Path
 import pytest
 from support.bfcl import bfcl_dir, bfcl_missing
 
+import toolmgmt_core.model.tokens as tokens_module
 import toolmgmt_demo
 from toolmgmt_core import ToolCatalog, ToolManager
-from toolmgmt_core import tokens as tokens_module
-from toolmgmt_core.errors import TokenizerUnavailableError
-from toolmgmt_core.report import report_tables
-from toolmgmt_core.tokens import (
+from toolmgmt_core.model.errors import TokenizerUnavailableError
+from toolmgmt_core.model.tokens import (
     ApproxEncoding,
     count_tokens,
     definition_text,
     definition_tokens,
     get_encoding,
 )
-from toolmgmt_core.tool import Tool
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.session.report import report_tables
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 

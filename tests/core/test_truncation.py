@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-import toolmgmt_core.truncation.fit as truncation_fit
+import toolmgmt_core.calls.truncation.fit as truncation_fit
 from toolmgmt_core import (
     ConfigError,
     TruncationResult,
@@ -21,12 +21,12 @@ from toolmgmt_core import (
     truncate_mcp_result,
     truncate_result,
 )
-from toolmgmt_core.tokens import count_tokens
-from toolmgmt_core.truncation import (
+from toolmgmt_core.calls.truncation import (
     MIN_RESULT_TOKENS,
     render_result,
     summarize_result_sync,
 )
+from toolmgmt_core.model.tokens import count_tokens
 
 
 def _records(n: int) -> list[dict]:

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.embedders import HashingEmbedder
 
-from toolmgmt_core.catalog import ToolCatalog
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.embeddings import VectorCache
-from toolmgmt_core.errors import ConfigError, StoreUnavailableError
-from toolmgmt_core.schema import tool_to_definition
-from toolmgmt_core.tool import Tool, ToolAnnotations
+from toolmgmt_core.model.errors import ConfigError, StoreUnavailableError
+from toolmgmt_core.model.schema import tool_to_definition
+from toolmgmt_core.model.tool import Tool, ToolAnnotations
 
 psycopg = pytest.importorskip("psycopg")
 from toolmgmt_core.stores.postgres import (  # noqa: E402

@@ -16,17 +16,17 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-import toolmgmt_core
-from toolmgmt_core.stores.local import HAPROXY_TEMPLATE, render_haproxy_config
+import toolmgmt_deploy
+from toolmgmt_deploy import HAPROXY_TEMPLATE, render_haproxy_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_template_is_package_data_of_the_core() -> None:
-    package = Path(toolmgmt_core.__file__).parent
+def test_the_template_is_package_data_of_the_deploy_tooling() -> None:
+    package = Path(toolmgmt_deploy.__file__).parent
     assert HAPROXY_TEMPLATE.is_file() and HAPROXY_TEMPLATE.is_relative_to(package)
     settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = settings["tool"]["setuptools"]["package-data"]["toolmgmt_core"]
+    patterns = settings["tool"]["setuptools"]["package-data"]["toolmgmt_deploy"]
     relative = HAPROXY_TEMPLATE.relative_to(package).as_posix()
     assert any(fnmatch.fnmatch(relative, pattern) for pattern in patterns), patterns
     assert not (ROOT / "deploy" / "haproxy.cfg").exists(), "one template, in the package"

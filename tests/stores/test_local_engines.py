@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+import toolmgmt_deploy as local
 
-from toolmgmt_core.errors import StoreUnavailableError
-from toolmgmt_core.stores import local
+from toolmgmt_core.model.errors import StoreUnavailableError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,7 @@ def test_a_killed_owner_leaves_no_server_behind(kind: str, request: pytest.Fixtu
             sys.executable,
             "-c",
             "import sys, time\n"
-            "from toolmgmt_core.stores.local import LocalPostgres, LocalRedis\n"
+            "from toolmgmt_deploy import LocalPostgres, LocalRedis\n"
             f"server = {'LocalRedis' if kind == 'redis' else 'LocalPostgres'}().start()\n"
             "print(server._process.pid, server.folder, flush=True)\n"
             "time.sleep(60)\n",

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.errors import (
+from toolmgmt_core.model.errors import (
     ConfigError,
     InvalidSessionError,
     SessionConflictError,

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from toolmgmt_core.errors import SessionConflictError
+from toolmgmt_core.model.errors import SessionConflictError
 
 __all__ = ["ConflictCounter", "at_once", "load_at_once", "race_problems", "race_replicas"]
 

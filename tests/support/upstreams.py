@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolmgmt_core.stores.local import free_port, stop_process
+from toolmgmt_deploy import free_port, stop_process
 
 __all__ = ["COUNTER", "NOTES", "SERVERS", "HttpUpstream", "http_upstream", "wait_for_port"]
 

@@ -8,7 +8,8 @@ Usage::
     toolmgmt browse                                   # domains; then: browse crm; browse crm deals
     toolmgmt report --catalog tools.json              # tools, domains, definition tokens
 
-``--catalog`` takes what :func:`toolmgmt_core.sources.load_catalog` reads: a JSON file of tool
+``--catalog`` takes what :func:`toolmgmt_core.catalog.sources.load_catalog` reads: a JSON file of
+tool
 schemas, a gateway config (with ``toolmgmt[mcp]``) or a Python ``module:attribute``. Without it,
 the embedded demo catalog is used.
 
@@ -49,7 +50,7 @@ from toolmgmt_core.cli.console import CliError
 
 __all__ = ["COMMAND_GROUP", "COMMAND_MODULES", "build_parser", "main"]
 
-COMMAND_MODULES: Mapping[str, str] = {"catalog": "toolmgmt_core.stores.cli"}
+COMMAND_MODULES: Mapping[str, str] = {"catalog": "toolmgmt_core.cli.catalog"}
 """Core modules that add a command through ``register(subparsers)``, by command name (the name
 an unavailable command is listed under)."""
 

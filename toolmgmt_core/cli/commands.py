@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from toolmgmt_core.catalog import ToolCatalog, ToolEntry
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog, ToolEntry
 from toolmgmt_core.cli.console import (
     CliError,
     add_catalog_argument,
@@ -22,15 +22,15 @@ from toolmgmt_core.cli.console import (
     stage_bar,
     warn,
 )
-from toolmgmt_core.errors import CatalogSourceError, ToolmgmtError
-from toolmgmt_core.tokens import DEFAULT_ENCODING
+from toolmgmt_core.model.errors import CatalogSourceError, ToolmgmtError
+from toolmgmt_core.model.tokens import DEFAULT_ENCODING
 
 __all__ = ["BUILTIN_COMMANDS", "load_catalog"]
 
 
 def load_catalog(spec: str | None) -> ToolCatalog:
     """The catalog ``--catalog`` names; a bad source is a usage error (exit code 2)."""
-    from toolmgmt_core.sources import load_catalog as load
+    from toolmgmt_core.catalog.sources import load_catalog as load
 
     try:
         return load(spec, warn=warn)
@@ -166,7 +166,7 @@ def register_report(subparsers: Any) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from toolmgmt_core.report import REPORT_STEPS, encoding_label, report_tables
+    from toolmgmt_core.session.report import REPORT_STEPS, encoding_label, report_tables
 
     catalog = load_catalog(args.catalog)
     try:
@@ -254,7 +254,7 @@ def register_diff(subparsers: Any) -> None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from toolmgmt_core.diff import LEVELS, diff_catalogs, summarize
+    from toolmgmt_core.lint.diff import LEVELS, diff_catalogs, summarize
 
     changes = diff_catalogs(load_catalog(args.old), load_catalog(args.new))
     bump = summarize(changes)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from toolmgmt_core.errors import ToolmgmtError
+from toolmgmt_core.model.errors import ToolmgmtError
 
 __all__ = [
     "PROGRESS_THRESHOLD",

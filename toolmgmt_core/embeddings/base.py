@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from toolmgmt_core.errors import EmbeddingError
+from toolmgmt_core.model.errors import EmbeddingError
 
 __all__ = ["Embedder", "LazyModel", "PromptedQueries", "matrix_from_vectors", "normalize_rows"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from toolmgmt_core.embeddings.base import PromptedQueries, matrix_from_vectors, normalize_rows
-from toolmgmt_core.errors import EmbeddingError
+from toolmgmt_core.model.errors import EmbeddingError
 
 __all__ = ["OnnxEmbedder", "export_onnx"]
 

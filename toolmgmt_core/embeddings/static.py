@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from toolmgmt_core.embeddings.base import LazyModel, matrix_from_vectors
-from toolmgmt_core.errors import EmbeddingError
+from toolmgmt_core.model.errors import EmbeddingError
 
 __all__ = ["StaticEmbedder"]
 

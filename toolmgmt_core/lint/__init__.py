@@ -28,8 +28,8 @@ from toolmgmt_core.lint.rules import (
     _lint_siblings,
     _similar_siblings,
 )
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers.openai import MAX_TOOLS as OPENAI_MAX_TOOLS
-from toolmgmt_core.tool import Tool
 
 __all__ = [
     "CATALOG",

@@ -23,10 +23,10 @@ from toolmgmt_core.lint.words import (
     _profile,
     _words,
 )
+from toolmgmt_core.model.schema_validator import example_errors
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.providers.names import NAME_RULES
-from toolmgmt_core.schema_validator import example_errors
-from toolmgmt_core.tool import Tool
 
 __all__ = []
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from toolmgmt_core.tool import Tool
+from toolmgmt_core.model.tool import Tool
 
 __all__ = []
 

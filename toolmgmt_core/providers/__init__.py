@@ -1,6 +1,6 @@
 """Provider formatting: tools in the shape Anthropic, OpenAI and Gemini accept.
 
-:func:`format_tools` takes a list of :class:`~toolmgmt_core.tool.Tool` (or a session) and returns
+:func:`format_tools` takes a list of :class:`~toolmgmt_core.Tool` (or a session) and returns
 the request parts for one provider::
 
     request = format_tools(session, "anthropic", native=True)
@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from toolmgmt_core.errors import ProviderError
-from toolmgmt_core.meta_tools import is_meta_tool
+from toolmgmt_core.model.errors import ProviderError
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers.anthropic import assemble_anthropic
 from toolmgmt_core.providers.cache import REQUESTS, clear_format_cache, convert
 from toolmgmt_core.providers.gemini import allowed_functions_config
@@ -40,7 +40,7 @@ from toolmgmt_core.providers.openai import (
     strip_strict_nulls,
 )
 from toolmgmt_core.providers.report import FormatReport
-from toolmgmt_core.tool import Tool
+from toolmgmt_core.session.meta_tools import is_meta_tool
 
 __all__ = [
     "PROVIDERS",

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from toolmgmt_core.errors import ProviderError
+from toolmgmt_core.model.errors import ProviderError
+from toolmgmt_core.model.schema_validator import example_errors
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers.schema_utils import to_json, to_single_object
-from toolmgmt_core.schema_validator import example_errors
-from toolmgmt_core.tool import Tool
 
 __all__ = [
     "TOOL_SEARCH_TOOLS",

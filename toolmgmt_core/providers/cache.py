@@ -9,10 +9,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers.anthropic import to_anthropic_tool
 from toolmgmt_core.providers.gemini import to_gemini_declaration
 from toolmgmt_core.providers.openai import to_openai_tool
-from toolmgmt_core.tool import Tool
 
 __all__ = ["REQUESTS", "Converted", "clear_format_cache", "convert"]
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolmgmt_core.errors import ProviderError
+from toolmgmt_core.model.errors import ProviderError
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers.schema_utils import (
     append_description,
     describe_keywords,
@@ -24,7 +25,6 @@ from toolmgmt_core.providers.schema_utils import (
     to_json,
     to_single_object,
 )
-from toolmgmt_core.tool import Tool
 
 __all__ = ["allowed_functions_config", "to_gemini_declaration", "to_gemini_schema"]
 

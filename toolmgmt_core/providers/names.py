@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from toolmgmt_core.names import PROVIDER_REFUSED, provider_safe
+from toolmgmt_core.model.names import PROVIDER_REFUSED, provider_safe
 
 __all__ = [
     "NAME_RULES",

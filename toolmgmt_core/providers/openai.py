@@ -10,7 +10,8 @@ subset, moving the meaning of dropped keywords into descriptions, or raises
 a value of any type...), and the tool is then sent non-strict.
 
 A model in strict mode sends ``null`` for an optional argument it leaves out;
-:func:`~toolmgmt_core.validation.validate_arguments` drops those (for any tool call) before the
+:func:`~toolmgmt_core.calls.validation.validate_arguments` drops those (for any tool call) before
+the
 arguments are checked against the tool's own schema; :func:`strip_strict_nulls` does the same on
 its own.
 """
@@ -20,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from toolmgmt_core.errors import ProviderError
+from toolmgmt_core.calls.validation import drop_refused_nulls
+from toolmgmt_core.model.errors import ProviderError
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers.schema_utils import (
     append_description,
     describe_keywords,
@@ -28,8 +31,6 @@ from toolmgmt_core.providers.schema_utils import (
     merge_all_of,
     to_single_object,
 )
-from toolmgmt_core.tool import Tool
-from toolmgmt_core.validation import drop_refused_nulls
 
 __all__ = [
     "MAX_TOOLS",
@@ -306,7 +307,7 @@ def strip_strict_nulls(arguments: Any, parameters: Mapping[str, Any]) -> Any:
     A field's ``null`` is dropped when the original schema does not require the field and does
     not accept ``null`` for it, at any depth (``$ref``, ``anyOf`` and arrays of objects
     included); the schema's own validator decides. Tool calls get this already
-    (:func:`~toolmgmt_core.validation.validate_arguments`); this is for arguments checked
+    (:func:`~toolmgmt_core.calls.validation.validate_arguments`); this is for arguments checked
     elsewhere.
     """
     return drop_refused_nulls(arguments, parameters)

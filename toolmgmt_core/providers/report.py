@@ -10,7 +10,7 @@ __all__ = ["FormatReport"]
 
 @dataclass
 class FormatReport:
-    """The side notes of one :func:`~toolmgmt_core.providers.format_tools` call."""
+    """The side notes of one :func:`~toolmgmt_core.format_tools` call."""
 
     provider: str
     """The provider the tools were formatted for."""

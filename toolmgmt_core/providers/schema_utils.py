@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolmgmt_core.errors import ProviderError
+from toolmgmt_core.model.errors import ProviderError
 
 __all__ = [
     "SUBSCHEMA_DICT_KEYS",

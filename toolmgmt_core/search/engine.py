@@ -1,4 +1,4 @@
-"""``SearchEngine``: the search side of a :class:`~toolmgmt_core.catalog.ToolCatalog`.
+"""``SearchEngine``: the search side of a :class:`~toolmgmt_core.ToolCatalog`.
 
 The catalog owns the tools; its engine owns everything derived from them for search: the BM25
 index (built lazily on the first search after a change), the tool vectors of an optional
@@ -20,15 +20,15 @@ from typing import Any
 import numpy as np
 import regex
 
-from toolmgmt_core.control import reraise_control_flow
+from toolmgmt_core.calls.control import reraise_control_flow
 from toolmgmt_core.embeddings import Embedder, EmbeddingCache, VectorCache
-from toolmgmt_core.errors import BrowseError, CatalogError, SearchError
+from toolmgmt_core.model.errors import BrowseError, CatalogError, SearchError
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
 from toolmgmt_core.search.request import read_request
-from toolmgmt_core.tool import Tool
 
 __all__ = [
     "MAX_REGEX_LENGTH",
@@ -292,7 +292,7 @@ class SearchEngine:
         split: bool = True,
     ) -> Scored:
         """Tools matching ``query``, best first: :meth:`ToolCatalog.search
-        <toolmgmt_core.catalog.ToolCatalog.search>` without the hit records.
+        <toolmgmt_core.catalog.tool_catalog.ToolCatalog.search>` without the hit records.
 
         Raises:
             SearchError: an empty query or a limit below 1.

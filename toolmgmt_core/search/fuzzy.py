@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from toolmgmt_core.names import fold_name  # the one folding, re-exported here
+from toolmgmt_core.model.names import fold_name  # the one folding, re-exported here
 
 __all__ = ["NameMatcher", "fold_name"]
 

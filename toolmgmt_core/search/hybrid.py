@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from toolmgmt_core.embeddings import Embedder, VectorCache, embed_with_cache, normalize_rows
-from toolmgmt_core.tool import Tool
+from toolmgmt_core.model.tool import Tool
 
 __all__ = ["FusionWeights", "VectorIndex", "embedding_text", "fuse_scores"]
 

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.search.bm25 import BM25Matrix, IdfVariant
 from toolmgmt_core.search.fusion import Ranking
 from toolmgmt_core.search.fuzzy import NameMatcher
 from toolmgmt_core.search.match import MatchIndex
 from toolmgmt_core.search.request import request_terms
 from toolmgmt_core.search.tokenize import tokenize, tokenize_batch, tokenize_document
-from toolmgmt_core.tool import Tool
 
 __all__ = ["FIELD_BITS", "FIELD_WEIGHTS", "BM25Index", "Ranking", "tool_terms"]
 

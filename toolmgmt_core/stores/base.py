@@ -2,7 +2,7 @@
 
 A session store keeps one JSON object per session id with a version number. Writes are
 compare-and-set: :meth:`SessionStore.save` names the version it loaded, and fails with
-:class:`~toolmgmt_core.errors.SessionConflictError` when someone else saved in between. That is
+:class:`~toolmgmt_core.SessionConflictError` when someone else saved in between. That is
 what lets two replicas serve one conversation without losing an update: each applies its
 change to the state it loaded, and the one that loses the race loads again and re-applies its
 change (:func:`update_session`)::
@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from toolmgmt_core.errors import InvalidSessionError, SessionConflictError
+from toolmgmt_core.model.errors import InvalidSessionError, SessionConflictError
 
 __all__ = [
     "DEFAULT_SESSION_TTL",

@@ -1,13 +1,14 @@
 """The catalog and the embedding cache on PostgreSQL, shared by replicas (``toolmgmt[postgres]``).
 
 :class:`PostgresCatalogStore` keeps every tool's complete definition (what
-:func:`~toolmgmt_core.schema.tool_to_definition` writes and
-:func:`~toolmgmt_core.schema.tool_from_dict` reads) in ``toolmgmt_tools``, one row per tool name
+:func:`~toolmgmt_core.model.schema.tool_to_definition` writes and
+:func:`~toolmgmt_core.model.schema.tool_from_dict` reads) in ``toolmgmt_tools``, one row per tool
+name
 with a revision that increases with every change. Each push or removal sends a ``NOTIFY`` on
 :data:`~toolmgmt_core.stores.postgres_db.CHANNEL` in the same transaction, so a
 :class:`~toolmgmt_core.stores.postgres_follower.CatalogFollower` (one per replica) hears about a
 change exactly when it becomes visible, and applies it to its in-memory
-:class:`~toolmgmt_core.catalog.ToolCatalog`. Search stays in-process: each replica ranks with its
+:class:`~toolmgmt_core.ToolCatalog`. Search stays in-process: each replica ranks with its
 own BM25 index, rebuilt lazily after a change (PostgreSQL's full-text ranking is not BM25).
 
 :class:`PostgresEmbeddingCache` keeps tool vectors in ``toolmgmt_embeddings``, keyed like the
@@ -15,7 +16,7 @@ SQLite :class:`~toolmgmt_core.embeddings.EmbeddingCache`, so every replica embed
 once between them.
 
 Failure behaviour: an operation on a server that cannot be reached raises
-:class:`~toolmgmt_core.errors.StoreUnavailableError` naming it (never its password). A follower
+:class:`~toolmgmt_core.StoreUnavailableError` naming it (never its password). A follower
 that loses its connection keeps its catalog as it is (the replica goes on serving the last
 catalog it had), reconnects with backoff and then resynchronises fully. The embedding cache,
 unreachable, is skipped with a warning: vectors are computed locally meanwhile.
@@ -33,9 +34,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolmgmt_core.catalog import IngestReport, ToolCatalog
-from toolmgmt_core.errors import CatalogError
-from toolmgmt_core.schema import tool_from_dict, tool_to_definition
+from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog
+from toolmgmt_core.model.errors import CatalogError
+from toolmgmt_core.model.schema import tool_from_dict, tool_to_definition
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.stores.postgres_db import (
     CHANNEL,
     TOOLS_SCHEMA,
@@ -54,7 +56,6 @@ from toolmgmt_core.stores.postgres_follower import (
     mirror_catalog,
     read_rows,
 )
-from toolmgmt_core.tool import Tool
 
 __all__ = [
     "MAX_DEFINITION_BYTES",
@@ -189,7 +190,7 @@ class PostgresCatalogStore:
     def push(self, definitions: Iterable[Mapping[str, Any] | Tool]) -> PushReport:
         """Add or replace tools from definitions (any shape the catalog accepts) or Tools.
 
-        Each definition is validated through :func:`~toolmgmt_core.schema.tool_from_dict`; a
+        Each definition is validated through :func:`~toolmgmt_core.model.schema.tool_from_dict`; a
         bad one (or a second one of the same name) is skipped and reported, never the whole
         batch. The valid ones are written in one transaction, with one notification per
         changed tool, so followers see the whole push at once. A definition identical to the

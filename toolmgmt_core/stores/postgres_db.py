@@ -5,7 +5,7 @@ The catalog store (:mod:`toolmgmt_core.stores.postgres`), its follower
 (:mod:`~toolmgmt_core.stores.postgres_follower`) and the embedding cache
 (:mod:`~toolmgmt_core.stores.postgres_embeddings`) all reach PostgreSQL through
 :class:`Database`; an unreachable server raises
-:class:`~toolmgmt_core.errors.StoreUnavailableError` naming it (never its password).
+:class:`~toolmgmt_core.StoreUnavailableError` naming it (never its password).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         'The PostgreSQL stores need psycopg 3: pip install "toolmgmt[postgres]"'
     ) from exc
 
-from toolmgmt_core.errors import ConfigError, StoreError, StoreUnavailableError
+from toolmgmt_core.model.errors import ConfigError, StoreError, StoreUnavailableError
 
 __all__ = [
     "CHANNEL",

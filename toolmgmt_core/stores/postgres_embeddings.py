@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from toolmgmt_core.embeddings.cache import text_key
-from toolmgmt_core.errors import StoreUnavailableError
+from toolmgmt_core.model.errors import StoreUnavailableError
 from toolmgmt_core.stores.postgres_db import EMBEDDINGS_SCHEMA, EMBEDDINGS_TABLE, Database, psycopg
 
 __all__ = [

@@ -3,7 +3,7 @@
 :class:`CatalogFollower` (one per replica, made by
 :meth:`~toolmgmt_core.stores.postgres.PostgresCatalogStore.follow`) LISTENs on
 :data:`~toolmgmt_core.stores.postgres_db.CHANNEL` and applies each change to its
-:class:`~toolmgmt_core.catalog.ToolCatalog` when it becomes visible. A follower that loses its
+:class:`~toolmgmt_core.ToolCatalog` when it becomes visible. A follower that loses its
 connection keeps its catalog as it is (the replica goes on serving the last catalog it had),
 reconnects with backoff and then resynchronises fully. Reading rows into tools
 (:func:`build_tools`) and making a catalog hold exactly them (:func:`mirror_catalog`) are shared
@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from toolmgmt_core.catalog import IngestReport, ToolCatalog
-from toolmgmt_core.errors import CatalogError, StoreError
-from toolmgmt_core.schema import tool_from_dict
+from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog
+from toolmgmt_core.model.errors import CatalogError, StoreError
+from toolmgmt_core.model.schema import tool_from_dict
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.stores.postgres_db import (
     CHANNEL,
     TOOLS_SCHEMA,
@@ -33,7 +34,6 @@ from toolmgmt_core.stores.postgres_db import (
     first_line,
     psycopg,
 )
-from toolmgmt_core.tool import Tool
 
 __all__ = [
     "Bind",
@@ -59,7 +59,7 @@ class StoredTool:
     name: str
     """The tool's name (the primary key)."""
     definition: dict[str, Any]
-    """The complete definition (:func:`~toolmgmt_core.schema.tool_to_definition`)."""
+    """The complete definition (:func:`~toolmgmt_core.model.schema.tool_to_definition`)."""
     revision: int
     """Increases with every change to any tool of the store; this row's last change."""
     updated_at: datetime
@@ -131,7 +131,7 @@ def read_rows(
 
 
 class CatalogFollower:
-    """Keeps a :class:`~toolmgmt_core.catalog.ToolCatalog` in step with a catalog store.
+    """Keeps a :class:`~toolmgmt_core.ToolCatalog` in step with a catalog store.
 
     Made by :meth:`PostgresCatalogStore.follow`. It has its own connection, listening on
     :data:`CHANNEL`; notifications arriving together are applied together (one query for all

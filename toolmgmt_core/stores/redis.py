@@ -30,7 +30,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('RedisSessionStore needs redis-py: pip install "toolmgmt[redis]"') from exc
 
-from toolmgmt_core.errors import ConfigError, StoreError, StoreUnavailableError
+from toolmgmt_core.model.errors import ConfigError, StoreError, StoreUnavailableError
 from toolmgmt_core.stores.base import (
     DEFAULT_SESSION_TTL,
     MAX_STATE_BYTES,
@@ -109,7 +109,7 @@ class RedisSessionStore:
         update_session(store, "conversation-1", lambda s: {**(s or {}), "profile": "support"})
 
     Failure behaviour: a server that cannot be reached raises
-    :class:`~toolmgmt_core.errors.StoreUnavailableError` naming the server (never its
+    :class:`~toolmgmt_core.StoreUnavailableError` naming the server (never its
     password) after a few quick reconnection attempts (well under a second when the port is
     closed; ``timeout`` bounds a silent network). A save whose reply was lost may have been
     applied: retrying it then reports a conflict, and :func:`update_session` re-applies the

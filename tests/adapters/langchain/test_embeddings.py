@@ -13,7 +13,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings  # 
 from toolmgmt_langchain import LangChainEmbedder  # noqa: E402
 
 from toolmgmt_core.embeddings import Embedder, EmbeddingCache, embed_with_cache  # noqa: E402
-from toolmgmt_core.errors import EmbeddingError  # noqa: E402
+from toolmgmt_core.model.errors import EmbeddingError  # noqa: E402
 
 
 class AsymmetricFake(DeterministicFakeEmbedding):

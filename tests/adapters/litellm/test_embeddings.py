@@ -21,7 +21,7 @@ from litellm.types.utils import Embedding, EmbeddingResponse  # noqa: E402
 from toolmgmt_litellm import LiteLLMEmbedder  # noqa: E402
 
 from toolmgmt_core.embeddings import Embedder, EmbeddingCache, embed_with_cache  # noqa: E402
-from toolmgmt_core.errors import ConfigError, EmbeddingError  # noqa: E402
+from toolmgmt_core.model.errors import ConfigError, EmbeddingError  # noqa: E402
 
 MODEL = "openai/text-embedding-3-small"
 

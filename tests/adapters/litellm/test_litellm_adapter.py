@@ -27,7 +27,7 @@ from toolmgmt_litellm import (  # noqa: E402
 )
 
 from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
-from toolmgmt_core.truncation import summarize_result  # noqa: E402
+from toolmgmt_core.calls.truncation import summarize_result  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
 

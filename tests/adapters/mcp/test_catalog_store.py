@@ -14,9 +14,9 @@ pytest.importorskip("psycopg")
 
 import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
+from toolmgmt_deploy import LocalPostgres  # noqa: E402
 from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
 
-from toolmgmt_core.stores.local import LocalPostgres  # noqa: E402
 from toolmgmt_core.stores.postgres import (  # noqa: E402
     PostgresCatalogStore,
     PostgresEmbeddingCache,

@@ -19,10 +19,9 @@ import redis  # noqa: E402
 from mcp import Client, MCPError  # noqa: E402
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
 from support.mcp_http import ACCEPT, INITIALIZE, LIST, serving, store_config  # noqa: E402
+from toolmgmt_deploy import LocalRedis  # noqa: E402
 from toolmgmt_mcp import Gateway  # noqa: E402
 from toolmgmt_mcp.conversations import conversation_key  # noqa: E402
-
-from toolmgmt_core.stores.local import LocalRedis  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

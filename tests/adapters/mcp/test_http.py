@@ -15,7 +15,7 @@ import httpx2  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from support.upstreams import NOTES, http_upstream  # noqa: E402
-from toolmgmt_mcp.local import LocalGateway  # noqa: E402
+from toolmgmt_deploy.replica import LocalGateway  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

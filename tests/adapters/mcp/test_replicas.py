@@ -32,9 +32,8 @@ import redis  # noqa: E402
 from mcp import Client, MCPError  # noqa: E402
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
 from support.upstreams import COUNTER, http_upstream  # noqa: E402
-from toolmgmt_mcp.local import LocalGateway  # noqa: E402
-
-from toolmgmt_core.stores.local import LocalHAProxy  # noqa: E402
+from toolmgmt_deploy import LocalHAProxy  # noqa: E402
+from toolmgmt_deploy.replica import LocalGateway  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 

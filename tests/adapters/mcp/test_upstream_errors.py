@@ -15,7 +15,7 @@ from toolmgmt_mcp import UpstreamManager, parse_config, result_value  # noqa: E4
 from toolmgmt_mcp.transport import _OneRequestFails  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.errors import (  # noqa: E402
+from toolmgmt_core.model.errors import (  # noqa: E402
     ToolExecutionError,
     ToolTimeoutError,
     ToolUnavailableError,

@@ -23,7 +23,7 @@ from support.upstreams import NOTES, http_upstream  # noqa: E402
 from toolmgmt_mcp import UpstreamManager, parse_config  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.errors import ToolTimeoutError, ToolUnavailableError  # noqa: E402
+from toolmgmt_core.model.errors import ToolTimeoutError, ToolUnavailableError  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

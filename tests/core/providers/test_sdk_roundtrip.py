@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.manager import ToolManager
 from toolmgmt_core.providers import format_tools, strip_strict_nulls
+from toolmgmt_core.session.manager import ToolManager
 
 
 def _lookup(city: str, days: int = 1) -> dict[str, Any]:

@@ -1,0 +1,111 @@
+"""A framework's control flow through toolmgmt: signals that pass, approval it asks for.
+
+Agent frameworks steer a run with exceptions raised from inside a tool: LangGraph pauses with
+``GraphInterrupt`` (from ``interrupt()``), PydanticAI asks for approval with ``ApprovalRequired``,
+defers a call with ``CallDeferred`` and sends the model a retry prompt with ``ModelRetry``.
+toolmgmt turns a tool's failures into results for the model, so it must catch exceptions, but
+never these. The core knows no framework: an adapter declares its framework's signals for the
+calls it runs, and every broad ``except`` in the core starts with :func:`reraise_control_flow`::
+
+    with passthrough(ApprovalRequired, CallDeferred, ModelRetry):
+        result = await session.call(name, arguments)
+
+The declaration is scoped to the call (a context variable), so the same tool run where no
+framework would catch the signal (the MCP gateway, a plain ``session.call``) gets a tool error
+instead. ``BaseException`` signals that are not ``Exception`` (``asyncio.CancelledError``,
+``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``) always pass.
+
+Approval the same way: within :func:`framework_approval`, a call that needs approval (a step's
+``require_approval``, or a destructive tool, since an approver is then configured) asks the
+adapter's approver, which pauses the run the framework's way (LangGraph ``interrupt()``,
+PydanticAI ``ApprovalRequired``) and, when the run resumes, answers with the human's decision.
+The manager's own ``approval`` callback, when one is configured, is asked instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
+
+    ApprovalCallbackResult = (
+        bool | ApprovalEdit | ApprovalResponse | Awaitable[bool | ApprovalEdit | ApprovalResponse]
+    )
+
+__all__ = [
+    "ApprovalAsker",
+    "control_flow_types",
+    "framework_approval",
+    "framework_approver",
+    "is_control_flow",
+    "passthrough",
+    "reraise_control_flow",
+]
+
+ApprovalAsker = Callable[["ApprovalRequest"], "ApprovalCallbackResult"]
+"""An approver: True to run the call; False (or ``ApprovalDeniedError``) to refuse it; an
+``ApprovalEdit`` or ``ApprovalResponse`` (the human changed the call, or answered it); or a
+framework's pause (an exception declared with :func:`passthrough`) to ask a human first."""
+
+_PASSTHROUGH: ContextVar[tuple[type[BaseException], ...]] = ContextVar(
+    "toolmgmt_passthrough", default=()
+)
+_APPROVER: ContextVar[ApprovalAsker | None] = ContextVar("toolmgmt_approver", default=None)
+
+
+@contextlib.contextmanager
+def passthrough(*types: type[BaseException]) -> Iterator[None]:
+    """Within this block, exceptions of ``types`` raised by tools, approvers or summarisers
+    reach the caller unchanged instead of becoming tool errors. Blocks nest (types add up).
+
+    Raises:
+        TypeError: something in ``types`` is not an exception class.
+    """
+    for kind in types:
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            raise TypeError(f"passthrough() takes exception classes, got {kind!r}.")
+    token = _PASSTHROUGH.set((*_PASSTHROUGH.get(), *types))
+    try:
+        yield
+    finally:
+        _PASSTHROUGH.reset(token)
+
+
+def control_flow_types() -> tuple[type[BaseException], ...]:
+    """The exception types declared by the :func:`passthrough` blocks around this point."""
+    return _PASSTHROUGH.get()
+
+
+def is_control_flow(exc: BaseException) -> bool:
+    """Whether ``exc`` belongs to the framework (or the interpreter), not to the tool."""
+    return not isinstance(exc, Exception) or isinstance(exc, _PASSTHROUGH.get())
+
+
+def reraise_control_flow(exc: BaseException) -> None:
+    """Raise ``exc`` again when it is control flow; call first in every broad ``except``."""
+    if is_control_flow(exc):
+        raise exc
+
+
+@contextlib.contextmanager
+def framework_approval(approver: ApprovalAsker | None) -> Iterator[None]:
+    """Within this block, calls that need approval ask ``approver`` when the manager has no
+    ``approval`` callback of its own (None leaves approval to the manager).
+
+    The approver gets the :class:`~toolmgmt_core.ApprovalRequest` after the call's
+    arguments were validated, so the human sees exactly what will run.
+    """
+    token = _APPROVER.set(approver)
+    try:
+        yield
+    finally:
+        _APPROVER.reset(token)
+
+
+def framework_approver() -> ApprovalAsker | None:
+    """The approver of the :func:`framework_approval` block around this point, or None."""
+    return _APPROVER.get()

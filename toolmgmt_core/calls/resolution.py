@@ -1,0 +1,115 @@
+"""Which tool a model meant, and what it is told when it cannot have it.
+
+A name from a model is resolved exactly, then folded (:func:`toolmgmt_core.model.names.fold_name`:
+case, look-alikes, separators), then as a provider-shortened form. Three answers can come back
+besides the tool:
+
+- ``not_permitted``: the name is a real tool the policy hides here. The model learns it may not
+  use it (so it stops searching for it), with only visible tools suggested, and no hidden tool
+  it did not name is revealed;
+- ``unknown_tool``: no such tool, with the closest visible names;
+- ``tool_not_loaded``: a visible tool called before it was loaded, with how to load it.
+
+Every message ends with how to find tools in the session's mode (:func:`find_hint`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from toolmgmt_core.calls.validation import clip
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.errors import ToolNotFoundError, ToolNotPermittedError
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.providers.names import resolve_provider_name
+from toolmgmt_core.session.meta_tools import names_hint
+
+__all__ = ["cap_message", "find_hint", "quoted", "resolve_tool", "unloaded_message"]
+
+_FIND_HINTS = {
+    "search": " Use tool_search to find tools.",
+    "gateway": " Use discover_tools to find tools.",
+    "lazy": " Pick a name from your tool list.",
+}
+
+
+def quoted(value: Any) -> str:
+    """``repr(value)`` for an error message, clipped: a model's input is echoed, not resent."""
+    return clip(repr(value))
+
+
+def find_hint(mode: str) -> str:
+    """How to find tools in ``mode`` (search, gateway or lazy), as a sentence to append."""
+    return _FIND_HINTS[mode]
+
+
+def resolve_tool(
+    catalog: ToolCatalog, name: Any, can_see: Callable[[Tool], bool], hint: str
+) -> Tool:
+    """The visible tool ``name`` stands for: exact, folded, then provider-shortened.
+
+    Args:
+        catalog: the tools.
+        name: what the model sent.
+        can_see: whether the session may see a tool.
+        hint: :func:`find_hint` of the session's mode, appended to every refusal.
+
+    Raises:
+        ToolNotPermittedError: ``name`` (exactly or folded) is a catalog tool the policy hides
+            here; suggestions are visible tools only.
+        ToolNotFoundError: with the closest visible names (hidden tools are never named).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ToolNotFoundError(
+            f"A tool name is required, got {quoted(name)}.{hint}", tool_name=str(name)
+        )
+    tool = catalog.find(name)
+    if tool is not None and can_see(tool):
+        return tool
+    if tool is not None:
+        # The model named a real tool it may not use: say so, so it stops looking for it;
+        # only visible tools are suggested, and no hidden tool it did not name is revealed.
+        suggestions = catalog.suggest(name, where=can_see)
+        closest = (
+            f" Allowed tools with close names: {', '.join(suggestions)}." if suggestions else ""
+        )
+        raise ToolNotPermittedError(
+            f"Tool {quoted(name)} is not permitted here; use another tool.{closest}{hint}",
+            tool_name=tool.name,
+            suggestions=suggestions,
+        )
+    real = resolve_provider_name(name, [t.name for t in catalog if can_see(t)])
+    if real is not None and real in catalog:
+        return catalog.get(real)
+    suggestions = catalog.suggest(name, where=can_see)
+    closest = f" Closest: {', '.join(suggestions)}." if suggestions else ""
+    raise ToolNotFoundError(
+        f"Unknown tool {quoted(name)}.{closest}{hint}", tool_name=name, suggestions=suggestions
+    )
+
+
+def cap_message(max_active: int | None, refused: Sequence[str]) -> str:
+    """Why ``refused`` could not join the tool list: the active tool limit is reached."""
+    return (
+        f"The active tool limit ({max_active}) is reached, so {names_hint(refused)} could not "
+        "be added. Use the tools already in your list."
+    )
+
+
+def unloaded_message(name: str, mode: str) -> str:
+    """What a direct call of ``name``, not in the list in ``mode``, is told to do instead."""
+    if mode == "gateway":
+        return (
+            f"Tool {name!r} cannot be called directly: use execute_tool(tool_name={name!r}, "
+            "arguments={...}); get_tool_schema gives its parameters."
+        )
+    if mode == "lazy":
+        return (
+            f"Tool {name!r} is not loaded yet: call load_tool_schema(tool_names=[{name!r}]) "
+            "first, then call it."
+        )
+    return (
+        f"Tool {name!r} is not loaded yet: call tool_search(query={name!r}) first; it is then "
+        "added to your tools."
+    )

@@ -1,0 +1,333 @@
+"""The meta-tools' answers: ``tool_search``, ``discover_tools``, ``get_tool_schema``,
+``load_tool_schema`` and ``execute_tool``, run for one session.
+
+The session decides what may be seen and run (its policy view), what a name means and what its
+list holds; these handlers turn a meta-tool call into those questions and a short JSON answer
+(:mod:`toolmgmt_core.session.meta_tools` holds the meta-tools' definitions and response shapes). The
+slips models make with meta-tool arguments are forgiven first (:func:`forgive_meta_arguments`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import toolmgmt_core.session.meta_tools as meta
+from toolmgmt_core.calls.execution import ToolResult
+from toolmgmt_core.calls.results import meta_result
+from toolmgmt_core.calls.validation import MAX_REPORTED_ERRORS, check_arguments, clip
+from toolmgmt_core.catalog.tool_catalog import SearchHit, ToolEntry, normalize_name
+from toolmgmt_core.model.errors import (
+    InvalidArgumentsError,
+    SearchError,
+    ToolCallError,
+    ToolNotFoundError,
+    ToolNotPermittedError,
+)
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.session.settings import SessionSettings
+
+__all__ = ["MetaSession", "MetaToolCalls", "forgive_meta_arguments"]
+
+
+class MetaSession(Protocol):
+    """What the meta-tools ask of their session (a ``ToolSession``): its policy view, name
+    resolution, loading, and running a tool."""
+
+    @property
+    def manager(self) -> SessionSettings: ...
+    def _can_see(self, tool: Tool) -> bool: ...
+    def _present(self, tool: Tool) -> Tool: ...
+    def _resolve(self, name: str) -> Tool: ...
+    def _meta_tool(self, name: Any) -> Tool | None: ...
+    def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]: ...
+    def _cap_message(self, refused: Sequence[str]) -> str: ...
+    def _error_result(self, name: str, error: ToolCallError) -> ToolResult: ...
+    async def _execute(self, tool: Tool, arguments: Any) -> ToolResult: ...
+
+
+class MetaToolCalls:
+    """The meta-tool handlers of one session (the session's collaborator: it asks the
+    session's policy, resolution and loading, and never decides those itself)."""
+
+    def __init__(self, session: MetaSession) -> None:
+        self.session = session
+
+    async def call(self, tool: Tool, arguments: Any) -> ToolResult:
+        try:
+            arguments = forgive_meta_arguments(tool.name, arguments)
+            args = await check_arguments(tool, arguments)
+            if tool.name == meta.EXECUTE_TOOL:
+                return await self.execute_tool(args)
+            handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
+                meta.TOOL_SEARCH: self.tool_search,
+                meta.DISCOVER_TOOLS: self.discover_tools,
+                meta.GET_TOOL_SCHEMA: self.get_tool_schema,
+                meta.LOAD_TOOL_SCHEMA: self.load_tool_schema,
+            }
+            return meta_result(tool.name, handlers[tool.name](args), self.session.manager.encoding)
+        except ToolCallError as exc:
+            return self.session._error_result(tool.name, exc)
+
+    def _summary(self, name: str) -> str:
+        return self.session._present(self.session.manager.catalog.get(name)).summary
+
+    def _search(
+        self,
+        queries: list[str],
+        method: str,
+        *,
+        domain: str | None = None,
+        group: str | None = None,
+        caller: str,
+    ) -> list[SearchHit]:
+        catalog = self.session.manager.catalog
+        limit = self.session.manager.max_results * len(queries)
+        try:
+            if method == "regex":
+                hits: dict[str, SearchHit] = {}
+                for pattern in queries:
+                    for hit in catalog.search_regex(
+                        pattern,
+                        self.session.manager.max_results,
+                        domain=domain,
+                        group=group,
+                        where=self.session._can_see,
+                    ):
+                        hits.setdefault(hit.name, hit)
+                found = list(hits.values())
+            else:
+                found = catalog.search(
+                    queries, limit, domain=domain, group=group, where=self.session._can_see
+                )
+        except SearchError as exc:
+            raise InvalidArgumentsError(str(exc), tool_name=caller) from exc
+        return [h for h in found if h.score >= self.session.manager.min_score]
+
+    def _domains_note(self) -> str:
+        catalog = self.session.manager.catalog
+        domains = [d.name for d in catalog.domains(where=self.session._can_see)]
+        return f" Domains: {meta.names_hint(domains)}." if domains else ""
+
+    def tool_search(self, args: dict[str, Any]) -> dict[str, Any]:
+        queries = [q for q in [args.get("query"), *(args.get("queries") or [])] if q]
+        queries = [q for q in queries if isinstance(q, str) and q.strip()]
+        if not queries:
+            raise InvalidArgumentsError(
+                'tool_search needs "query": a few words describing the tool you need (or '
+                '"queries": a list of them).',
+                tool_name=meta.TOOL_SEARCH,
+            )
+        if len(queries) > meta.MAX_QUERIES:
+            raise InvalidArgumentsError(
+                f"tool_search takes at most {meta.MAX_QUERIES} queries at once, got "
+                f"{len(queries)}: search the needs of this step first.",
+                tool_name=meta.TOOL_SEARCH,
+            )
+        hits = self._search(queries, args.get("method") or "keyword", caller=meta.TOOL_SEARCH)
+        if not hits:
+            return {
+                "found": {},
+                "note": f"No tool matched {_quoted(' / '.join(queries))}. Try other words or "
+                f'method "regex".{self._domains_note()}',
+            }
+        added, refused = self.session._load([h.name for h in hits])
+        response: dict[str, Any] = {"found": {h.name: self._summary(h.name) for h in hits}}
+        if added:
+            response["added"] = added
+        if refused:
+            response["not_added"] = refused
+            response["note"] = self.session._cap_message(refused)
+        else:
+            response["note"] = "These tools are in your tool list now; call them directly."
+        return response
+
+    def _scope(self, domain: str | None, group: str | None) -> tuple[str | None, str | None]:
+        """``domain``/``group`` checked against what this session sees (forgiving case)."""
+        summaries = self.session.manager.catalog.domains(where=self.session._can_see)
+        if domain is not None:
+            by_fold = {normalize_name(d.name): d.name for d in summaries}
+            real = domain if domain in by_fold.values() else by_fold.get(normalize_name(domain))
+            if real is None:
+                valid = meta.names_hint([d.name for d in summaries], 30) or "(none)"
+                raise InvalidArgumentsError(
+                    f"Unknown domain {_quoted(domain)}. Valid domains: {valid}.",
+                    tool_name=meta.DISCOVER_TOOLS,
+                )
+            domain = real
+        if group is not None:
+            groups = sorted(
+                {g for d in summaries if domain is None or d.name == domain for g in d.groups}
+            )
+            by_fold = {normalize_name(g): g for g in groups}
+            real = group if group in groups else by_fold.get(normalize_name(group))
+            if real is None:
+                where = f" in domain {domain!r}" if domain else ""
+                raise InvalidArgumentsError(
+                    f"Unknown group {_quoted(group)}{where}. Valid groups: "
+                    f"{meta.names_hint(groups, 30) or '(none)'}.",
+                    tool_name=meta.DISCOVER_TOOLS,
+                )
+            group = real
+        return domain, group
+
+    def discover_tools(self, args: dict[str, Any]) -> dict[str, Any]:
+        catalog = self.session.manager.catalog
+        domain = args.get("domain") or None
+        group = args.get("group") or None
+        query = args.get("query") or None
+        domain, group = self._scope(domain, group)
+        if query:
+            hits = self._search(
+                [query], "keyword", domain=domain, group=group, caller=meta.DISCOVER_TOOLS
+            )
+            response: dict[str, Any] = {"tools": {h.name: self._summary(h.name) for h in hits}}
+            if not hits:
+                response["note"] = (
+                    "Nothing matched; try other words, or discover_tools() to browse domains."
+                )
+            return response
+        if domain is None and group is None:
+            return {
+                "domains": {
+                    d.name: {"tools": d.tool_count, "groups": list(d.groups)}
+                    for d in catalog.domains(where=self.session._can_see)
+                }
+            }
+        listing = catalog.browse(domain, group, where=self.session._can_see)
+        entries = [e for e in listing if isinstance(e, ToolEntry)]
+        limit = self.session.manager.browse_limit
+        head: dict[str, Any] = {}
+        if domain is not None:
+            head["domain"] = domain
+        if group is not None:
+            head["group"] = group
+        if group is None and len(entries) > limit:
+            counts: dict[str, int] = {}
+            for entry in entries:
+                counts[entry.group] = counts.get(entry.group, 0) + 1
+            return {
+                **head,
+                "groups": counts,
+                "note": f"{len(entries)} tools: pass a group, or a query, to list them.",
+            }
+        if group is None:
+            grouped: dict[str, dict[str, str]] = {}
+            for entry in entries:
+                grouped.setdefault(entry.group, {})[entry.name] = self._summary(entry.name)
+            return {**head, "groups": grouped}
+        response = {**head, "tools": {e.name: self._summary(e.name) for e in entries[:limit]}}
+        if len(entries) > limit:
+            response["note"] = f"First {limit} of {len(entries)}; pass a query to narrow."
+        return response
+
+    def _schemas(self, names: Sequence[str], caller: str) -> dict[str, Any]:
+        entries: list[dict[str, Any]] = []
+        errors: dict[str, str] = {}
+        found: list[str] = []
+        suggestions: list[str] = []
+        unknown = 0
+        all_hidden = True
+        for name in dict.fromkeys(names):
+            try:
+                tool = self.session._resolve(name)
+            except ToolNotFoundError as exc:
+                all_hidden = all_hidden and isinstance(exc, ToolNotPermittedError)
+                unknown += 1
+                if unknown <= MAX_REPORTED_ERRORS:  # each one echoes what the model sent
+                    errors[clip(str(name))] = exc.message
+                    suggestions.extend(exc.suggestions)
+                continue
+            if tool.name not in found:
+                found.append(tool.name)
+                entries.append(meta.schema_entry(self.session._present(tool)))
+        if unknown > MAX_REPORTED_ERRORS:
+            errors["…"] = f"{unknown - MAX_REPORTED_ERRORS} more unknown names left out."
+        if not entries:
+            refusal = ToolNotPermittedError if all_hidden else ToolNotFoundError
+            raise refusal(" ".join(errors.values()), suggestions=suggestions)
+        _, refused = self.session._load(found)
+        response: dict[str, Any] = {"tools": entries}
+        if errors:
+            response["errors"] = errors
+        if refused:
+            response["note"] = self.session._cap_message(refused)
+        return response
+
+    def get_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:
+        names = [n for n in [args.get("tool_name"), *(args.get("tool_names") or [])] if n]
+        if not names:
+            raise InvalidArgumentsError(
+                'get_tool_schema needs "tool_name" (or "tool_names", a list); find names with '
+                "discover_tools.",
+                tool_name=meta.GET_TOOL_SCHEMA,
+            )
+        response = self._schemas(names, meta.GET_TOOL_SCHEMA)
+        if len(response["tools"]) == 1 and len(response) == 1:
+            return dict(response["tools"][0])
+        return response
+
+    def load_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self._schemas(args["tool_names"], meta.LOAD_TOOL_SCHEMA)
+
+    async def execute_tool(self, args: dict[str, Any]) -> ToolResult:
+        name = args["tool_name"]
+        arguments = args.get("arguments")
+        if arguments is None:
+            # A common slip: the tool's arguments beside tool_name instead of inside arguments.
+            arguments = {k: v for k, v in args.items() if k != "tool_name"}
+        inner = self.session._meta_tool(name)
+        if inner is not None:
+            if inner.name == meta.EXECUTE_TOOL:
+                raise InvalidArgumentsError(
+                    "execute_tool runs a tool found with discover_tools; give that tool's name.",
+                    tool_name=meta.EXECUTE_TOOL,
+                )
+            return await self.call(inner, arguments)
+        return await self.session._execute(self.session._resolve(name), arguments)
+
+
+def _quoted(value: Any) -> str:
+    """``repr(value)`` for an error message, clipped: a model's input is echoed, not resent."""
+    return clip(repr(value))
+
+
+def forgive_meta_arguments(name: str, arguments: Any) -> Any:
+    """Fix the slips models make with meta-tool arguments before validating them."""
+    if isinstance(arguments, str):
+        text = arguments.strip()
+        try:
+            arguments = json.loads(text) if text else {}
+        except ValueError:
+            return arguments  # validation reports it
+    if not isinstance(arguments, Mapping):
+        return arguments
+    arguments = dict(arguments)
+    for key in ("tool_names", "queries"):
+        value = arguments.get(key)
+        if isinstance(value, str):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, list):
+                arguments[key] = [value]  # a single name where a list is wanted
+    if name == meta.LOAD_TOOL_SCHEMA and arguments.get("tool_names") == []:
+        raise InvalidArgumentsError(
+            'load_tool_schema got an empty "tool_names": name the tools whose parameters you '
+            'need, for example {"tool_names": ["first_tool", "second_tool"]}.',
+            tool_name=name,
+        )
+    if name == meta.GET_TOOL_SCHEMA and isinstance(arguments.get("tool_name"), list):
+        names = arguments.pop("tool_name")  # several names under the singular key
+        arguments["tool_names"] = [*names, *(arguments.get("tool_names") or [])]
+    if name in (meta.EXECUTE_TOOL, meta.GET_TOOL_SCHEMA) and "tool_name" not in arguments:
+        if isinstance(arguments.get("name"), str) and "tool_names" not in arguments:
+            arguments["tool_name"] = arguments.pop("name")
+    if name == meta.LOAD_TOOL_SCHEMA and "tool_names" not in arguments:
+        for alias in ("tool_name", "names", "name"):
+            if isinstance(arguments.get(alias), str):
+                arguments["tool_names"] = [arguments.pop(alias)]
+                break
+    return arguments

@@ -1,0 +1,55 @@
+"""What a session reads of its manager: :class:`SessionSettings`.
+
+A :class:`~toolmgmt_core.ToolManager` is the configuration its sessions share; the
+session side (:mod:`~toolmgmt_core.session.session`, :mod:`~toolmgmt_core.session.conversation`,
+:mod:`~toolmgmt_core.session.meta_calls`) depends on this protocol rather than on the manager, so
+the
+manager can make sessions without the two modules importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from toolmgmt_core.calls.budget import ResultBudget
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_core.session.layout import LayoutPlanner
+from toolmgmt_core.stores.base import SessionStore
+
+__all__ = ["SessionSettings"]
+
+
+class SessionSettings(Protocol):
+    """What a session reads of its manager (a :class:`~toolmgmt_core.ToolManager`)."""
+
+    @property
+    def catalog(self) -> ToolCatalog: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def policy(self) -> PolicyView: ...
+    @property
+    def planner(self) -> LayoutPlanner: ...
+    @property
+    def result_budget(self) -> ResultBudget: ...
+    @property
+    def session_store(self) -> SessionStore: ...
+    @property
+    def max_results(self) -> int: ...
+    @property
+    def max_active(self) -> int | None: ...
+    @property
+    def min_score(self) -> float: ...
+    @property
+    def browse_limit(self) -> int: ...
+    @property
+    def call_unloaded(self) -> str: ...
+    @property
+    def default_timeout(self) -> float | None: ...
+    @property
+    def encoding(self) -> str: ...
+    def meta_tools(self, mode: str | None = None) -> list[Tool]: ...
+    def definition_tokens(self, tools: Iterable[Tool]) -> int: ...
