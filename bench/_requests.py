@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolmgmt_core import count_tokens
-from toolmgmt_core.execution import dumps_compact
+from toolmgmt_core.calls.execution import dumps_compact
 from toolmgmt_core.providers.caching import Segment
 
 __all__ = [

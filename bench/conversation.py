@@ -74,8 +74,7 @@ from _requests import (  # noqa: E402
 from _results import write_results  # noqa: E402
 
 from toolmgmt_core import ProviderError, Tool, ToolCatalog, ToolManager, format_tools  # noqa: E402
-from toolmgmt_core.execution import dumps_compact  # noqa: E402
-from toolmgmt_core.meta_tools import TOOL_SEARCH, meta_tools_for, schema_entry  # noqa: E402
+from toolmgmt_core.calls.execution import dumps_compact  # noqa: E402
 from toolmgmt_core.providers.caching import (  # noqa: E402
     ANTHROPIC,
     OPENAI_BREAKPOINTS,
@@ -83,7 +82,8 @@ from toolmgmt_core.providers.caching import (  # noqa: E402
     CacheLedger,
     CacheRules,
 )
-from toolmgmt_core.report import example_arguments  # noqa: E402
+from toolmgmt_core.session.meta_tools import TOOL_SEARCH, meta_tools_for, schema_entry  # noqa: E402
+from toolmgmt_core.session.report import example_arguments  # noqa: E402
 from toolmgmt_demo import LARGE_RESULT_CALLS  # noqa: E402
 
 ENCODING = "o200k_base"
