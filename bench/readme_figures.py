@@ -17,7 +17,7 @@ and :func:`renders` adds the provenance line (timing blocks add the load average
 figures of a busy machine are noisy). ``--show NAME`` prints one block, to place it in the
 README.
 
-The documents are the README and docs/deploy.md (:data:`DOCUMENTS`).
+The documents are the README, docs/deploy.md and docs/cost.md (:data:`DOCUMENTS`).
 
 Run: ``python bench/readme_figures.py [--check] [--readme FILE] [--show NAME]``.
 """
@@ -37,7 +37,7 @@ from _results import RESULTS_DIR, read_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-DOCUMENTS = (README, ROOT / "docs" / "deploy.md")
+DOCUMENTS = (README, ROOT / "docs" / "deploy.md", ROOT / "docs" / "cost.md")
 """The documents whose figure blocks this script writes (all of them unless ``--readme``)."""
 BLOCK = re.compile(
     r"(<!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /figures:(?P=name) -->)", re.S
@@ -191,6 +191,113 @@ def render_tokens(figures: dict[str, Any]) -> str:
             "flat": lambda key: _n(rows[key]["flat"]),
             **{mode: initial(mode) for mode in ("search", "gateway", "lazy")},
             "cold start: gateway / search / lazy": cold,
+        },
+    )
+
+
+CONVERSATION_DESIGNS = {
+    "flat": "flat + truncation",
+    "flat-raw": "flat, raw results",
+    "floor": "floor: the calls and results alone",
+    "search": "**search** (today)",
+    "gateway": "gateway",
+    "lazy": "lazy",
+    "native": "provider's own tool search (`native=True`)",
+    "native-ns": "provider's own tool search, namespaced",
+    "stable": "(a) stable list, `call_tool`",
+    "stable-promote": "(b) stable, grows when the cache is cold",
+    "native-client": "(c) native deferral, toolmgmt's search",
+    "native-client-3": "(c) with 3 results a search",
+    "additions": "(d) mid-conversation tool additions",
+}
+"""The conversation table's rows: design keys and what the README calls them."""
+
+CONVERSATION_RULES = {
+    "anthropic": ("anthropic", "Anthropic"),
+    "openai-prefix": ("openai-responses", "OpenAI < GPT-5.6"),
+    "openai": ("openai-responses", "OpenAI GPT-5.6+"),
+}
+"""The conversation table's billing columns: rules, the provider whose requests they bill,
+and their heading."""
+
+
+def _conversation_table(rows_list: list[dict[str, Any]], model: str) -> str:
+    """Billed input per design against flat + truncation, by size and billing rules."""
+    rows = {(r["design"], r["size"], r["provider"]): r for r in rows_list}
+    sizes = list(dict.fromkeys(r["size"] for r in rows_list))
+    tools = {r["size"]: r["tools"] for r in rows_list}
+
+    def billed(size: str, rules: str) -> Cell:
+        provider = CONVERSATION_RULES[rules][0]
+
+        def cell(design: str) -> str:
+            row = rows.get((design, size, provider))
+            if row is None:
+                return "-"
+            if design == "flat":
+                return f"{row['billed'][rules] / 1000:,.1f}K"
+            return _ratio(row["vs_flat"][rules])
+
+        return cell
+
+    def dollars(size: str) -> Cell:
+        def cell(design: str) -> str:
+            row = rows.get((design, size, "anthropic"))
+            return "-" if row is None else f"${row['dollars'][model]:.3f}"
+
+        return cell
+
+    columns: dict[str, Cell] = {
+        "design (flat: billed input tokens; the rest: x flat)": CONVERSATION_DESIGNS.__getitem__
+    }
+    for size in sizes:
+        for rules, (_, heading) in CONVERSATION_RULES.items():
+            columns[f"{tools[size]:,} tools: {heading}"] = billed(size, rules)
+        columns[f"{tools[size]:,} tools: {model} $"] = dollars(size)
+    present = [d for d in CONVERSATION_DESIGNS if any(k[0] == d for k in rows)]
+    return _rows(present, columns)
+
+
+@renders("conversation")
+def render_conversation(figures: dict[str, Any]) -> str:
+    """A whole conversation's billed input per mode and design, prompt caching included,
+    against flat + truncation (its own figure in base-price tokens), at two catalog sizes: a
+    search per need."""
+    return _conversation_table(figures["rows"], figures["prices"]["models"][0]["model"])
+
+
+@renders("conversation_batched", results="conversation")
+def render_conversation_batched(figures: dict[str, Any]) -> str:
+    """As ``conversation``, with a model that searches every need of the user's message at
+    once."""
+    return _conversation_table(figures["batched"], figures["prices"]["models"][0]["model"])
+
+
+@renders("conversation_pause", results="conversation")
+def render_conversation_pause(figures: dict[str, Any]) -> str:
+    """As ``conversation`` on the demo catalog, over two user messages ten minutes apart."""
+    return _conversation_table(figures["pause"], figures["prices"]["models"][0]["model"])
+
+
+BREAKPOINT_RULES = {"anthropic": "anthropic", "openai-responses": "openai"}
+"""The rules a breakpoint row is billed under: placing breakpoints is moot for OpenAI's
+automatic prefix caching."""
+
+
+@renders("conversation_breakpoints", results="conversation")
+def render_conversation_breakpoints(figures: dict[str, Any]) -> str:
+    """Per breakpoint placement: a conversation's billed input, and the next conversation's
+    with the same tools and system prompt."""
+    return _rows(
+        figures["breakpoints"],
+        {
+            "design": _get("design", lambda key: CONVERSATION_DESIGNS[key]),
+            "provider": _get("provider"),
+            "breakpoints": _get("breakpoints", lambda p: " + ".join(p) or "implicit only"),
+            "billed: this conversation": lambda r: _n(r["first"][BREAKPOINT_RULES[r["provider"]]]),
+            "the next one (same tools and system)": lambda r: _n(
+                r["next"][BREAKPOINT_RULES[r["provider"]]]
+            ),
         },
     )
 
@@ -637,7 +744,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a document is stale")
     parser.add_argument(
-        "--readme", type=Path, help="only this document (default: README.md and docs/deploy.md)"
+        "--readme", type=Path, help="only this document (default: every one of DOCUMENTS)"
     )
     parser.add_argument("--results", type=Path, default=RESULTS_DIR)
     parser.add_argument("--show", choices=sorted(RENDERERS), help="print this block and exit")

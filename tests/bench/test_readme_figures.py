@@ -27,7 +27,7 @@ def _bench(name: str) -> ModuleType:
     return module
 
 
-@pytest.mark.parametrize("document", ["README.md", "docs/deploy.md"])
+@pytest.mark.parametrize("document", ["README.md", "docs/deploy.md", "docs/cost.md"])
 def test_every_figure_block_is_what_the_results_give(document: str) -> None:
     figures = _bench("readme_figures")
     assert ROOT / document in figures.DOCUMENTS
@@ -144,6 +144,25 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("profile", "by_leg_percent", "calling the upstream (MCP client)"),
         ("profile", "replica_cpu_ms_per_call"),
     ],
+    "conversation": [
+        ("rows", 1, "billed", "anthropic"),
+        ("rows", 9, "vs_flat", "anthropic"),
+        ("rows", 9, "dollars", "claude-sonnet-5-5"),
+        ("rows", 22, "vs_flat", "openai"),
+        ("rows", 47, "vs_flat", "openai-prefix"),
+    ],
+    "conversation_batched": [
+        ("batched", 9, "vs_flat", "anthropic"),
+        ("batched", 47, "vs_flat", "openai"),
+    ],
+    "conversation_pause": [
+        ("pause", 8, "vs_flat", "anthropic"),
+        ("pause", 13, "billed", "openai-prefix"),
+    ],
+    "conversation_breakpoints": [
+        ("breakpoints", 1, "next", "anthropic"),
+        ("breakpoints", 0, "first", "anthropic"),
+    ],
     "pg_ranking": [
         ("rankers", 0, "R@1"),
         ("rankers", 1, "R@5"),
@@ -156,7 +175,13 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
 }
 """Per renderer, figures (paths under ``figures``) it must show: the ones the README quotes."""
 
-RESULT_FILE = {"retrieval_latency": "retrieval_live", "scaleout_cpu": "scaleout"}
+RESULT_FILE = {
+    "retrieval_latency": "retrieval_live",
+    "scaleout_cpu": "scaleout",
+    "conversation_batched": "conversation",
+    "conversation_pause": "conversation",
+    "conversation_breakpoints": "conversation",
+}
 """Renderers whose results file is not named after them."""
 
 

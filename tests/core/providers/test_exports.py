@@ -7,6 +7,7 @@ import pytest
 MODULES = [
     "toolmgmt_core.providers",
     "toolmgmt_core.providers.anthropic",
+    "toolmgmt_core.providers.caching",
     "toolmgmt_core.providers.gemini",
     "toolmgmt_core.model.provider_names",
     "toolmgmt_core.providers.openai",
