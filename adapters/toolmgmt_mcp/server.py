@@ -130,16 +130,24 @@ class Gateway:
     async def __aenter__(self) -> Gateway:
         self._background = anyio.create_task_group()
         tasks = await self._background.__aenter__()
+        upstreams_open = False
         try:
             await self.upstreams.__aenter__()
+            upstreams_open = True
             if self.shared is not None:
                 await self.shared.start(tasks)
                 self.shared.sync()
             if self.session_store is not None:
                 await _check_session_store(self.session_store)
         except BaseException:
-            tasks.cancel_scope.cancel()
-            await self._background.__aexit__(None, None, None)
+            # The upstreams' own task group is left first, or leaving ours would raise a
+            # cancel-scope RuntimeError that hides the cause.
+            try:
+                if upstreams_open:
+                    await self.upstreams.__aexit__(None, None, None)
+            finally:
+                tasks.cancel_scope.cancel()
+                await self._background.__aexit__(None, None, None)
             raise
         domains = [s.name for s in self.upstreams.status()]
         self.server.instructions = (

@@ -41,6 +41,7 @@ __all__ = [
     "StoredTool",
     "build_tools",
     "mirror_catalog",
+    "oldest_first",
     "read_rows",
 ]
 
@@ -103,6 +104,11 @@ def _same(current: Tool | None, tool: Tool) -> bool:
 
 
 def _put(catalog: ToolCatalog, tool: Tool) -> bool:
+    """Put ``tool`` in ``catalog``; whether it changed anything.
+
+    Raises:
+        CatalogError: the catalog refuses it (a look-alike of a tool it holds).
+    """
     current = catalog.get(tool.name) if tool.name in catalog else None
     if _same(current, tool):
         return False
@@ -110,8 +116,24 @@ def _put(catalog: ToolCatalog, tool: Tool) -> bool:
     return True
 
 
-def mirror_catalog(catalog: ToolCatalog, tools: Sequence[Tool]) -> int:
-    """Make ``catalog`` hold exactly ``tools``; return how many tools changed."""
+def _refused(name: str, exc: CatalogError, report: IngestReport | None) -> None:
+    reason = f"the catalog refuses it: {exc}"
+    logger.warning("catalog store: skipped tool %r: %s", name, reason)
+    if report is not None:
+        report.skipped.append((name, reason))
+        if name in report.added:
+            report.added.remove(name)
+
+
+def mirror_catalog(
+    catalog: ToolCatalog, tools: Sequence[Tool], report: IngestReport | None = None
+) -> int:
+    """Make ``catalog`` hold exactly ``tools``; return how many tools changed.
+
+    A tool the catalog refuses (a look-alike of one it holds, which a store written by hand
+    or by an older version can hold) is left out with a warning naming it, and reported in
+    ``report.skipped``; the others are mirrored all the same.
+    """
     wanted = {tool.name for tool in tools}
     changed = 0
     for name in catalog.names():
@@ -119,8 +141,16 @@ def mirror_catalog(catalog: ToolCatalog, tools: Sequence[Tool]) -> int:
             catalog.remove(name)
             changed += 1
     for tool in tools:
-        changed += _put(catalog, tool)
+        try:
+            changed += _put(catalog, tool)
+        except CatalogError as exc:
+            _refused(tool.name, exc, report)
     return changed
+
+
+def oldest_first(records: Iterable[StoredTool]) -> list[StoredTool]:
+    """Rows in the order they were last written: of two look-alikes, the older one is kept."""
+    return sorted(records, key=lambda record: record.revision)
 
 
 def read_rows(
@@ -166,6 +196,11 @@ class CatalogFollower:
         """Tools added, replaced or removed in the catalog since the start."""
         self.last_error: str | None = None
         """Why the connection was last lost (None while it never was)."""
+        self.skipped: dict[str, str] = {}
+        """Rows of the store the catalog does not hold now, by name, with the reason (a row
+        that does not build, that ``bind`` refuses, or a look-alike of a held name)."""
+        self.skips = 0
+        """Times a row was skipped since the start (each resync counts its skipped rows)."""
         self._db = Database(
             dsn, TOOLS_SCHEMA, timeout=timeout, application="toolmgmt-catalog-follower"
         )
@@ -244,8 +279,10 @@ class CatalogFollower:
         revision = conn.execute(
             f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {TOOLS_TABLE}_revision"
         ).fetchone()
-        tools, _ = build_tools(records, self.bind)
-        self.changes += mirror_catalog(self.catalog, tools)
+        tools, report = build_tools(oldest_first(records), self.bind)
+        self.changes += mirror_catalog(self.catalog, tools, report)
+        self.skipped = dict(report.skipped)
+        self.skips += len(report.skipped)
         self.revision = max(self.revision, int(revision[0]) if revision else 0)
         self.resyncs += 1
 
@@ -331,11 +368,21 @@ class CatalogFollower:
         if not names:
             return
         names = list(dict.fromkeys(names))
-        tools, _ = build_tools(read_rows(conn, "WHERE name = ANY(%s)", [names]), self.bind)
+        tools, report = build_tools(read_rows(conn, "WHERE name = ANY(%s)", [names]), self.bind)
         present = {tool.name: tool for tool in tools}
+        freed = False
         for name in names:
+            self.skipped.pop(name, None)
             if name in present:
-                self.changes += _put(self.catalog, present[name])
+                try:
+                    self.changes += _put(self.catalog, present[name])
+                except CatalogError as exc:  # one bad row: skipped, counted, never a stop
+                    _refused(name, exc, report)
             elif name in self.catalog:  # removed (or no longer builds): gone here too
                 self.catalog.remove(name)
                 self.changes += 1
+                freed = True
+        self.skipped.update(report.skipped)
+        self.skips += len(report.skipped)
+        if freed and self.skipped:  # a row skipped as a look-alike of this one may fit now
+            self._resync(conn)
