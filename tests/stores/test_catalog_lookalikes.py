@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,26 +50,6 @@ def write_row(dsn: str, tool: Tool) -> None:
         ).fetchone()[0]
         payload = {"op": "upsert", "name": tool.name, "revision": revision}
         conn.execute("SELECT pg_notify(%s, %s)", [CHANNEL, json.dumps(payload)])
-
-
-@pytest.fixture
-def store(pg_dsn: str) -> Iterator[PostgresCatalogStore]:
-    with PostgresCatalogStore(pg_dsn) as made:
-        yield made
-
-
-@pytest.fixture
-def follow(store: PostgresCatalogStore) -> Iterator[Callable[..., CatalogFollower]]:
-    followers: list[CatalogFollower] = []
-
-    def start(catalog: ToolCatalog, **options: Any) -> CatalogFollower:
-        follower = store.follow(catalog, **options)
-        followers.append(follower)
-        return follower
-
-    yield start
-    for follower in followers:
-        follower.close()
 
 
 NOTE = Tool("notes_get_note", "Read a note.", domain="notes")
