@@ -715,6 +715,100 @@ def gateway_deny_matching_nothing() -> str:
     return "refused when the config is read (ConfigError naming the exposed form `n_<tool>`)"
 
 
+# -- 11. unicode look-alikes (issue 25, item 3) ------------------------------------------------
+
+CONFUSABLES = (
+    "notes_d\u0435lete_all",  # a Cyrillic е
+    "n\u043etes_delete_all",  # a Cyrillic о
+    "notes_delete_\u0430ll",  # a Cyrillic а
+    "notes_de1ete_all",  # the digit one for an l
+    "notes_delete_a\u217c\u217c",  # small roman numerals fifty
+)
+
+
+@attack(
+    "11a",
+    "25.3",
+    "deny `notes_delete_*` and `files_delete`; the tools are registered as `notes_dеlete_all` "
+    "(a Cyrillic е), `nоtes_...` (Cyrillic о), `..._аll` (Cyrillic а), `notes_de1ete_all`, "
+    "with roman numerals, and `fıles_delete` (a dotless ı)",
+)
+def deny_confusables() -> str:
+    from toolmgmt_core import Policy, ToolCatalog, ToolManager
+
+    outcomes = set()
+    for name in (*CONFUSABLES, "f\u0131les_delete"):
+        ran: list[str] = []
+        catalog = ToolCatalog([_tool(name, lambda ran=ran, name=name, **kw: ran.append(name))])
+        policy = Policy("g", deny=["notes_delete_*", "files_delete"])
+        session = ToolManager(catalog, policies=[policy], call_unloaded="load").session()
+        codes = {_code(session.call_sync(called, {})) for called in (name, name.lower())}
+        assert not ran, f"{name!r} ran despite the deny"
+        assert not session.explain(name).allowed
+        assert not session.visible_tools()  # never listed either
+        outcomes.add(f"denied ({', '.join(sorted(codes))}); not listed")
+    assert len(outcomes) == 1, outcomes
+    return outcomes.pop()
+
+
+@attack(
+    "11b",
+    "25.3",
+    "register a confusable of an existing tool (`notes_dеlete_all` with a Cyrillic е beside "
+    "`notes_delete_all`, `fıles_delete` beside `files_delete`)",
+)
+def confusable_registration() -> str:
+    from toolmgmt_core import DuplicateToolError, ToolCatalog
+
+    for name in CONFUSABLES:
+        catalog = ToolCatalog([_tool("notes_delete_all")])
+        with pytest.raises(DuplicateToolError, match="is the same name as 'notes_delete_all'"):
+            catalog.add(_tool(name))
+    catalog = ToolCatalog([_tool("files_delete")])
+    with pytest.raises(DuplicateToolError, match="unicode look-alikes"):
+        catalog.add(_tool("f\u0131les_delete"))
+    return "refused (DuplicateToolError naming both)"
+
+
+@attack(
+    "11c",
+    "25.3",
+    'gateway `[policy] deny = ["notes_delete_*"]`; upstream `notes` lists `dеlete_all` (a '
+    "Cyrillic е) and `de1ete_old`; a client lists them and calls each by its own name",
+)
+def gateway_confusable_names() -> str:
+    pytest.importorskip("mcp")
+    extra = ["d\u0435lete_all", "de1ete_old"]
+    with tempfile.TemporaryDirectory() as folder:
+        runs = Path(folder) / "runs"
+        upstream = _upstream(
+            "notes", env={"HOSTILE_RUNS": str(runs), "HOSTILE_EXTRA": ",".join(extra)}
+        )
+        config = _gateway_config(upstream, '[policy]\ndeny = ["notes_delete_*"]\n')
+
+        async def scenario() -> tuple[set[str], str]:
+            from mcp import Client
+            from toolmgmt_mcp import Gateway
+
+            codes = set()
+            async with Gateway(config) as gateway, Client(gateway.server) as client:
+                found = await client.call_tool("discover_tools", {"query": "delete a note"})
+                listed = found.content[0].text
+                for name in (f"notes_{e}" for e in extra):
+                    call = await client.call_tool(
+                        "execute_tool", {"tool_name": name, "arguments": {"title": "a"}}
+                    )
+                    text = call.content[0].text
+                    codes.add(json.loads(text)["error"] if text.startswith("{") else "ok")
+            return codes, listed
+
+        codes, listed = _anyio_run(scenario)
+        ran = [r for r in (runs.read_text().split("\n") if runs.exists() else []) if r]
+        assert not ran, f"denied tools ran: {ran}"
+        assert not any(e in listed for e in extra), listed
+        return f"not listed; each answers {' or '.join(sorted(codes))}, ran 0 times"
+
+
 # -- 4. one call stalls everyone ---------------------------------------------------------------
 
 

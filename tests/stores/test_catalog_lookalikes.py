@@ -53,7 +53,7 @@ def write_row(dsn: str, tool: Tool) -> None:
 
 
 NOTE = Tool("notes_get_note", "Read a note.", domain="notes")
-LOOKALIKES = ("notes_Get_Note", "notes-get-note")
+LOOKALIKES = ("notes_Get_Note", "notes-get-note", "notes_g\u0435t_note")  # a Cyrillic е
 
 
 def test_a_push_refuses_a_lookalike_of_a_stored_name(store: PostgresCatalogStore) -> None:
