@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from toolmgmt_core.model.errors import ConfigError
-from toolmgmt_core.stores import DEFAULT_SESSION_TTL
+from toolmgmt_core.stores import DEFAULT_SESSION_TTL, StoreTimeout
 
 __all__ = [
     "GatewayConfig",
@@ -142,6 +142,10 @@ class StoreConfig:
     catalog: str | None = field(default=None, repr=False)
     """PostgreSQL DSN of a catalog store whose tools every replica serves beside its
     upstreams' own (``toolmgmt catalog push``); also its embedding cache. None: none."""
+    timeout: float = StoreTimeout.read
+    """Seconds a request waits on a store (Redis sessions, the embedding cache) to connect, and
+    for each reply; past it the store counts as unavailable (HTTP 503), so a slow store costs a
+    request these seconds, not a hang."""
 
     def __bool__(self) -> bool:
         return bool(self.sessions or self.catalog)

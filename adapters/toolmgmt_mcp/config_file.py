@@ -39,6 +39,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     sessions = "redis://127.0.0.1:6379/0"   # or sessions_env = "REDIS_URL" (holds a password)
     session_ttl = 86400            # seconds a conversation lives after its last request
     catalog = "postgresql://toolmgmt@db/toolmgmt"   # or catalog_env = "CATALOG_DSN"
+    timeout = 2                    # seconds to connect to a store, and for each reply
 
     [search]
     embedder = "onnx:models/minilm-onnx"   # hybrid search; or static:<model>,
@@ -62,7 +63,7 @@ from typing import Any, Literal
 from toolmgmt_core.embeddings.named import check_embedder_spec
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.policy.profiles import may_match, parse_pattern
-from toolmgmt_core.stores import DEFAULT_SESSION_TTL
+from toolmgmt_core.stores import DEFAULT_SESSION_TTL, StoreTimeout
 from toolmgmt_mcp.config import (
     GatewayConfig,
     GatewaySettings,
@@ -293,7 +294,7 @@ class _Reader:
     def _store(self, body: Any) -> StoreConfig:
         where = ("store",)
         keys = {"sessions", "sessions_env", "session_ttl", "session_prefix"}
-        keys |= {"catalog", "catalog_env"}
+        keys |= {"catalog", "catalog_env", "timeout"}
         body = self._table(where, body, keys)
         sessions = self._secret(where, body, "sessions")
         if sessions is not None and not sessions.startswith(_REDIS_SCHEMES):
@@ -322,6 +323,7 @@ class _Reader:
             ),
             session_prefix=prefix,
             catalog=catalog,
+            timeout=self._seconds(where + ("timeout",), body.get("timeout", StoreTimeout.read)),
         )
 
     def _search(self, body: Any) -> SearchConfig:

@@ -403,7 +403,7 @@ def _session_store(config: GatewayConfig) -> SessionStore | None:
         from toolmgmt_core.stores.redis import RedisSessionStore
     except ImportError as exc:
         raise ConfigError(f"{config.source}: [store] sessions: {exc}") from exc
-    options: dict[str, Any] = {"ttl": store.session_ttl}
+    options: dict[str, Any] = {"ttl": store.session_ttl, "timeout": store.timeout}
     if store.session_prefix is not None:
         options["prefix"] = store.session_prefix
     return RedisSessionStore(store.sessions, **options)
@@ -433,7 +433,7 @@ def _embedding_cache(config: GatewayConfig) -> Any:
     from toolmgmt_core.stores.postgres import PostgresEmbeddingCache
 
     assert config.store.catalog is not None
-    return PostgresEmbeddingCache(config.store.catalog)
+    return PostgresEmbeddingCache(config.store.catalog, timeout=config.store.timeout)
 
 
 async def _check_session_store(store: SessionStore) -> None:

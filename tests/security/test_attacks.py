@@ -715,6 +715,231 @@ def gateway_deny_matching_nothing() -> str:
     return "refused when the config is read (ConfigError naming the exposed form `n_<tool>`)"
 
 
+# -- 9. look-alike rows in the catalog store (issue 25, item 1) --------------------------------
+
+
+@contextlib.contextmanager
+def _engine(kind: str) -> Iterator[Any]:
+    """A throw-away Redis or PostgreSQL on loopback (skips without the binaries)."""
+    import toolmgmt_deploy as local
+
+    finder = local.find_redis_server if kind == "redis" else local.find_postgres_bindir
+    if finder() is None:
+        pytest.skip(f"{kind} is not installed")
+    with local.LocalRedis() if kind == "redis" else local.LocalPostgres() as server:
+        yield server
+
+
+@attack(
+    "9a",
+    "25.1",
+    "`toolmgmt catalog push` of `notes_get_note`, then of `notes_Get_Note` (and of "
+    "`notes_gеt_note`, a Cyrillic е); two pushes of look-alikes at the same moment",
+)
+def catalog_lookalike_push() -> str:
+    pytest.importorskip("psycopg")
+    from toolmgmt_core import Tool
+    from toolmgmt_core.cli import main
+    from toolmgmt_core.stores.postgres import PostgresCatalogStore
+
+    with _engine("postgres") as server, tempfile.TemporaryDirectory() as folder:
+        codes = []
+        spellings = ("notes_get_note", "notes_Get_Note", "notes_g\u0435t_note")
+        for position, name in enumerate(spellings):
+            path = Path(folder) / f"{position}.json"
+            path.write_text(json.dumps([{"name": name, "description": "Read a note."}]))
+            with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):
+                codes.append(main(["catalog", "push", str(path), "--store", server.dsn]))
+        stores = [PostgresCatalogStore(server.dsn) for _ in range(2)]
+        ready = threading.Barrier(2)
+        reports: list[Any] = [None, None]
+
+        def push(i: int, name: str) -> None:
+            ready.wait()
+            reports[i] = stores[i].push([Tool(name, "Race.")])
+
+        threads = [
+            threading.Thread(target=push, args=(i, name))
+            for i, name in enumerate(("mail_send", "Mail.Send"))
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        names = [r.name for r in stores[0].records()]
+        for store in stores:
+            store.close()
+    assert codes == [0, 1, 1], codes
+    assert names == ["mail_send", "notes_get_note"] or names == ["Mail.Send", "notes_get_note"]
+    refused = sum(len(r.refused) for r in reports)
+    return (
+        f"refused, naming the stored tool, exit code {codes[1]}; of two pushes at once, "
+        f"{2 - refused} gets in"
+    )
+
+
+@attack(
+    "9b",
+    "25.1",
+    "a look-alike row written into the store behind the push's back (SQL, an older version), "
+    "while two followers run and before a new replica starts",
+)
+def catalog_lookalike_rows() -> str:
+    pytest.importorskip("psycopg")
+    from psycopg.types.json import Jsonb
+
+    from toolmgmt_core import Tool, ToolCatalog
+    from toolmgmt_core.model.schema import tool_to_definition
+    from toolmgmt_core.stores.postgres import PostgresCatalogStore
+
+    with _engine("postgres") as server:
+        import psycopg
+
+        store = PostgresCatalogStore(server.dsn)
+        store.push([Tool("notes_get_note", "Read a note.")])
+        replicas = [ToolCatalog(), ToolCatalog()]
+        followers = [store.follow(catalog) for catalog in replicas]
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            for name in ("notes_Get_Note", "notes_g\u0435t_note"):
+                revision = conn.execute(
+                    "INSERT INTO toolmgmt_tools (name, definition, revision) VALUES "
+                    "(%s, %s, nextval('toolmgmt_tools_revision')) RETURNING revision",
+                    [name, Jsonb(tool_to_definition(Tool(name, "Mine.")))],
+                ).fetchone()[0]
+                payload = json.dumps({"op": "upsert", "name": name, "revision": revision})
+                conn.execute("SELECT pg_notify('toolmgmt_catalog', %s)", [payload])
+        store.push([Tool("notes_list_notes", "List notes.")])
+        deadline = time.monotonic() + 15
+        while not all("notes_list_notes" in c for c in replicas) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        later = ToolCatalog()
+        new_replica = store.follow(later)  # the first load over the look-alike rows
+        connected = [f.connected for f in (*followers, new_replica)]
+        skipped = {len(f.skipped) for f in (*followers, new_replica)}
+        held = {tuple(sorted(c.names())) for c in (*replicas, later)}
+        for follower in (*followers, new_replica):
+            follower.close()
+        store.close()
+    assert connected == [True, True, True] and skipped == {2}, (connected, skipped)
+    assert held == {("notes_get_note", "notes_list_notes")}, held
+    return (
+        "each follower keeps following (later pushes arrive) and a new replica starts; both "
+        "rows skipped, named in the log and counted (`follower.skipped`)"
+    )
+
+
+# -- 10. a slow session store (issue 25, item 2) -----------------------------------------------
+
+
+@contextlib.contextmanager
+def _redis_paused(url: str, seconds: float) -> Iterator[None]:
+    """``CLIENT PAUSE`` for ``seconds`` (every client waits); waits it out after the block."""
+    import redis
+
+    until = time.monotonic() + seconds
+    with redis.Redis.from_url(url) as admin:
+        admin.execute_command("CLIENT", "PAUSE", int(seconds * 1000), "ALL")
+    try:
+        yield
+    finally:
+        time.sleep(max(0.0, until - time.monotonic()))
+
+
+@attack(
+    "10a",
+    "25.2",
+    "gateway replicas' Redis paused (`CLIENT PAUSE` 6 s) while a client calls; `[store] "
+    "timeout = 1`",
+)
+def gateway_redis_paused() -> str:
+    pytest.importorskip("mcp")
+    pytest.importorskip("redis")
+    notes = NOTES
+
+    with _engine("redis") as server:
+        config = _gateway_config(
+            f"[upstreams.notes]\ncommand = {json.dumps(sys.executable)}\n"
+            f"args = [{json.dumps(str(notes))}]\n",
+            f'\n[store]\nsessions = "{server.url}"\ntimeout = 1\n',
+        )
+
+        async def scenario() -> tuple[str, float]:
+            import anyio
+            from mcp import Client, MCPError
+            from toolmgmt_mcp import Gateway
+
+            ready = anyio.Event()
+            urls: list[str] = []
+
+            def announce(url: str) -> None:
+                urls.append(url)
+                ready.set()
+
+            gateway = Gateway(config)
+            async with gateway, anyio.create_task_group() as tasks:
+                tasks.start_soon(lambda: gateway.run_http(port=0, on_ready=announce))
+                await ready.wait()
+                async with Client(urls[0]) as client:
+                    await client.call_tool("discover_tools", {})
+                    with _redis_paused(server.url, 6.0):
+                        started = time.monotonic()
+                        with pytest.raises(MCPError) as refused:
+                            await client.call_tool("discover_tools", {})
+                        took = time.monotonic() - started
+                tasks.cancel_scope.cancel()
+            return str(refused.value), took
+
+        message, took = _anyio_run(scenario)
+    assert "503" in message and took < 4.0, (message, took)
+    return "HTTP 503 naming the store within its deadline (not a hang until Redis answers)"
+
+
+@attack(
+    "10b",
+    "25.2",
+    "a 1 s call already running when Redis pauses (`CLIENT PAUSE` 5 s; deadlines 1 s)",
+)
+def call_while_redis_paused() -> str:
+    pytest.importorskip("redis")
+    from toolmgmt_core import ToolCatalog, ToolManager
+    from toolmgmt_core.stores import StoreTimeout
+    from toolmgmt_core.stores.redis import RedisSessionStore
+
+    started = threading.Event()
+
+    def charge(**kwargs: Any) -> str:
+        started.set()
+        time.sleep(1.0)
+        return "charged"
+
+    with _engine("redis") as server:
+        store = RedisSessionStore(server.url, timeout=StoreTimeout(connect=1.0, read=1.0))
+        manager = ToolManager(
+            ToolCatalog([_tool("pay_charge", charge)]), call_unloaded="load", session_store=store
+        )
+        session = manager.session("c1")
+        outcome: dict[str, Any] = {}
+
+        def call() -> None:
+            began = time.monotonic()
+            outcome["result"] = session.call_sync("pay_charge", {})
+            outcome["took"] = time.monotonic() - began
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        started.wait(10)
+        with _redis_paused(server.url, 5.0):
+            caller.join(10)
+        store.close()
+    result = outcome["result"]
+    assert outcome["took"] < 4.0 and result.content == "charged", outcome
+    assert result.saved is False
+    return (
+        "returns its result after the 1 s of work and one deadline, `saved` False with a "
+        "`NotSaved` note (kept, and saved with the next change)"
+    )
+
+
 # -- 11. unicode look-alikes (issue 25, item 3) ------------------------------------------------
 
 CONFUSABLES = (

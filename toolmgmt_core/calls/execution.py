@@ -86,7 +86,13 @@ class ToolResult:
     original_tokens: int = 0
     """Tokens of the result before any truncation."""
     note: str | None = None
-    """What happened besides cutting, for logs (``SummaryFailed: ...`` when a summary failed)."""
+    """What happened besides cutting, for logs (``SummaryFailed: ...`` when a summary failed,
+    ``NotSaved: ...`` when the conversation's record of the call could not be saved)."""
+    saved: bool = True
+    """False when the call ran but its record (the conversation's loads, result records and
+    budget after it) could not be written to the session store: the store was down or slower
+    than its deadlines. The record is kept in this process and written with the next change;
+    another replica does not see it meanwhile."""
 
     def to_message(self) -> str:
         """The text to put in the tool-result message for the model."""

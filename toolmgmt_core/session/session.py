@@ -298,10 +298,16 @@ class ToolSession(StoredConversation):
 
         Returns:
             The result; on failure ``is_error`` is set and ``error.kind`` says whether it was the
-            gateway ("gateway") or the tool ("tool").
+            gateway ("gateway") or the tool ("tool"). With a session store that is down or
+            slower than its deadlines, a call that ran still returns its result, with
+            ``saved`` False and a ``NotSaved`` note (the record is saved with the next change).
         """
         result = await self._call(name, arguments, call_id)
-        await self.save()
+        unsaved = await self.save()
+        if unsaved is not None:  # the call ran: its result stands, and says so
+            note = f"NotSaved: the call's record could not be saved ({unsaved})"
+            result.saved = False
+            result.note = f"{result.note}; {note}" if result.note else note
         return result
 
     async def _call(self, name: str, arguments: Any, call_id: str | None) -> ToolResult:

@@ -39,6 +39,7 @@ from toolmgmt_core.model.errors import CatalogError
 from toolmgmt_core.model.names import name_forms
 from toolmgmt_core.model.schema import tool_from_dict, tool_to_definition
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.stores.base import StoreTimeout
 from toolmgmt_core.stores.postgres_db import (
     CHANNEL,
     TOOLS_SCHEMA,
@@ -60,6 +61,7 @@ from toolmgmt_core.stores.postgres_follower import (
 )
 
 __all__ = [
+    "ADMIN_TIMEOUT",
     "MAX_DEFINITION_BYTES",
     "PostgresCatalogStore",
     "PostgresEmbeddingCache",
@@ -69,6 +71,10 @@ __all__ = [
 
 MAX_DEFINITION_BYTES = 1 << 20
 """Largest tool definition (JSON) a push accepts: 1 MiB."""
+
+ADMIN_TIMEOUT = StoreTimeout(connect=5.0, read=60.0)
+"""The catalog store's deadlines: an operator's push of thousands of tools may take seconds
+(no request waits on it; the embedding cache, which one does, has 2 s)."""
 
 _NAME_IN_PAYLOAD = 7000  # bytes; PostgreSQL's payload limit is 8000
 
@@ -200,11 +206,13 @@ class PostgresCatalogStore:
         follower.close()
     """
 
-    def __init__(self, dsn: str, *, timeout: float = 5.0) -> None:
+    def __init__(self, dsn: str, *, timeout: float | StoreTimeout = ADMIN_TIMEOUT) -> None:
         """
         Args:
             dsn: ``postgresql://user[:password]@host[:port]/dbname`` or a key=value string.
-            timeout: seconds to wait for a connection.
+            timeout: seconds to wait for a connection and for each operation (a push, a
+                listing) to finish (a number: both); a follower's heartbeat has its own
+                deadline (:attr:`CatalogFollower.heartbeat_deadline`).
 
         Raises:
             ConfigError: ``dsn`` cannot be parsed.
@@ -350,6 +358,7 @@ class PostgresCatalogStore:
         bind: Bind | None = None,
         retry_initial: float = 0.2,
         retry_max: float = 5.0,
+        heartbeat: float | None = None,
     ) -> CatalogFollower:
         """Load the store into ``catalog``, then keep it in step in a background thread.
 
@@ -357,7 +366,10 @@ class PostgresCatalogStore:
         or removal reaches the catalog within milliseconds (it LISTENs for the store's
         notifications). When the connection is lost, the catalog stays as it is, the
         follower reconnects with backoff (``retry_initial`` doubling up to ``retry_max``
-        seconds, jittered) and then resynchronises fully.
+        seconds, jittered) and then resynchronises fully. After ``heartbeat`` seconds without a
+        notification (default :attr:`CatalogFollower.heartbeat`) it checks its connection with
+        a query that must answer within :attr:`CatalogFollower.heartbeat_deadline`, so a
+        listening backend that stalled is replaced too.
 
         Raises:
             StoreUnavailableError: the first load failed (nothing was started).
@@ -366,9 +378,10 @@ class PostgresCatalogStore:
             self._db.dsn,
             catalog,
             bind=bind,
-            timeout=self._db.timeout,
+            timeout=self._db.deadlines,
             retry_initial=retry_initial,
             retry_max=retry_max,
+            heartbeat=heartbeat,
         )
         follower.start()
         return follower

@@ -5,7 +5,11 @@
 :data:`~toolmgmt_core.stores.postgres_db.CHANNEL` and applies each change to its
 :class:`~toolmgmt_core.ToolCatalog` when it becomes visible. A follower that loses its
 connection keeps its catalog as it is (the replica goes on serving the last catalog it had),
-reconnects with backoff and then resynchronises fully. Reading rows into tools
+reconnects with backoff and then resynchronises fully; one whose listening backend stalls
+(no error, no notification) is noticed by a heartbeat query with a deadline and handled alike.
+A row the catalog cannot use (it does not build, ``bind`` refuses it, or it is a look-alike of a
+held name) is skipped, logged naming it and counted (:attr:`CatalogFollower.skipped`): it never
+stops the follower. Reading rows into tools
 (:func:`build_tools`) and making a catalog hold exactly them (:func:`mirror_catalog`) are shared
 with the store's ``load_into``.
 """
@@ -26,11 +30,13 @@ from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog
 from toolmgmt_core.model.errors import CatalogError, StoreError
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.stores.base import StoreTimeout
 from toolmgmt_core.stores.postgres_db import (
     CHANNEL,
     TOOLS_SCHEMA,
     TOOLS_TABLE,
     Database,
+    cut_after,
     first_line,
     psycopg,
 )
@@ -170,8 +176,14 @@ class CatalogFollower:
 
     poll_interval = 0.2
     """Seconds between checks for :meth:`close` while waiting for notifications."""
-    idle_check = 10.0
-    """Seconds without a notification after which the connection is checked with a query."""
+    heartbeat = 5.0
+    """Seconds without a notification after which the connection is checked with a query
+    (``SELECT 1``): a listening backend that stalled (stopped, hung) sends no notification and
+    no error, so only asking notices it."""
+    heartbeat_deadline = 2.0
+    """Seconds the heartbeat's query may take; past it the connection is dropped, and the
+    follower reconnects and resynchronises fully (no change is missed for longer than
+    ``heartbeat + heartbeat_deadline`` plus a reconnection)."""
 
     def __init__(
         self,
@@ -179,15 +191,18 @@ class CatalogFollower:
         catalog: ToolCatalog,
         *,
         bind: Bind | None = None,
-        timeout: float = 5.0,
+        timeout: float | StoreTimeout = 5.0,
         retry_initial: float = 0.2,
         retry_max: float = 5.0,
+        heartbeat: float | None = None,
     ) -> None:
         self.catalog = catalog
         """The catalog kept in step."""
         self.bind = bind
         self.retry_initial = retry_initial
         self.retry_max = retry_max
+        if heartbeat is not None:
+            self.heartbeat = heartbeat
         self.revision = 0
         """The highest store revision applied."""
         self.resyncs = 0
@@ -266,8 +281,9 @@ class CatalogFollower:
         """A connection that LISTENs, then a full resync (so no change falls in between)."""
         conn = self._db.connect()
         try:
-            conn.execute(f"LISTEN {CHANNEL}")
-            self._resync(conn)
+            with cut_after(conn, self._db.deadlines.read):
+                conn.execute(f"LISTEN {CHANNEL}")
+                self._resync(conn)
         except BaseException:
             conn.close()
             raise
@@ -342,8 +358,10 @@ class CatalogFollower:
         while not self._stop.is_set():
             batch = list(conn.notifies(timeout=self.poll_interval, stop_after=1))
             if not batch:
-                if time.monotonic() - idle_since > self.idle_check:
-                    conn.execute("SELECT 1")  # a dead connection shows itself here
+                if time.monotonic() - idle_since > self.heartbeat:
+                    # a dead or stalled connection shows itself here (cut past the deadline)
+                    with cut_after(conn, self.heartbeat_deadline):
+                        conn.execute("SELECT 1")
                     idle_since = time.monotonic()
                 continue
             batch += conn.notifies(timeout=0)  # whatever else has arrived: one query for all
