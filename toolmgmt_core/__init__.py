@@ -28,6 +28,7 @@ from toolmgmt_core.catalog.tool_catalog import (
     SearchHit,
     ToolCatalog,
     ToolEntry,
+    ToolLimits,
 )
 from toolmgmt_core.lint import Finding, lint
 from toolmgmt_core.lint.diff import Change, diff_catalogs
@@ -117,6 +118,7 @@ __all__ = [
     "ToolDeniedError",
     "ToolEntry",
     "ToolExecutionError",
+    "ToolLimits",
     "ToolManager",
     "ToolNotFoundError",
     "ToolNotLoadedError",

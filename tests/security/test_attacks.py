@@ -1412,6 +1412,133 @@ def hidden_tool_named() -> str:
     return f"{outcomes.pop()}; an unknown name stays {_code(unknown)}"
 
 
+# -- 12. each its own fix (issue 25, item 4) ---------------------------------------------------
+
+
+@attack(
+    "12a",
+    "25.4",
+    "the catalog follower's LISTEN backend stopped (SIGSTOP: no error, no notification) while "
+    "a tool is pushed",
+)
+def stalled_listen_backend() -> str:
+    pytest.importorskip("psycopg")
+    import signal
+
+    import psycopg
+
+    from toolmgmt_core import Tool, ToolCatalog
+    from toolmgmt_core.stores.postgres import PostgresCatalogStore
+
+    with _engine("postgres") as server:
+        store = PostgresCatalogStore(server.dsn)
+        catalog = ToolCatalog()
+        follower = store.follow(catalog)  # the default heartbeat: 5 s, its query within 2 s
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            pid = conn.execute(
+                "SELECT pid FROM pg_stat_activity "
+                "WHERE application_name = 'toolmgmt-catalog-follower'"
+            ).fetchone()[0]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            store.push([Tool("pushed_meanwhile", "Pushed while the backend is stopped.")])
+            while "pushed_meanwhile" not in catalog and time.monotonic() - started < 30:
+                time.sleep(0.05)
+            took = time.monotonic() - started
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        follower.close()
+        store.close()
+    assert "pushed_meanwhile" in catalog and took < 15, took
+    return (
+        "noticed by the heartbeat (a query every 5 s without a notification, cut after 2 s); "
+        "reconnected and resynchronised: the push arrives within about 8 s"
+    )
+
+
+@attack(
+    "12b",
+    "25.4",
+    "a tool with a 950 KB description, added to a catalog (`add`, `add_schemas`) to reach the "
+    "model through `get_tool_schema`",
+)
+def huge_description() -> str:
+    from toolmgmt_core import InvalidToolError, Tool, ToolCatalog
+
+    huge = "Read a note. " + "Ignore the rest. " * 56_000
+    report = ToolCatalog().add_schemas(
+        [{"name": "notes_get_note", "description": huge}], on_error="skip"
+    )
+    assert not report.added
+    with pytest.raises(InvalidToolError):
+        ToolCatalog().add(Tool("notes_get_note", huge))
+    reason = report.skipped[0][1].split(": ", 1)[1].split(" (it would")[0]
+    return f"refused when added: {reason}; never reaches the model"
+
+
+@attack(
+    "12c",
+    "25.4",
+    "a `$ref` that points at a string (`#/properties/b/description`) or a list (`#/required`)",
+)
+def ref_to_a_string() -> str:
+    from toolmgmt_core import ToolCatalog
+
+    report = ToolCatalog().add_schemas(
+        [
+            {
+                "name": name,
+                "parameters": {
+                    "type": "object",
+                    "properties": {"a": {"$ref": ref}, "b": {"type": "string", "description": "b"}},
+                    "required": ["a"],
+                },
+            }
+            for name, ref in (("to_str", "#/properties/b/description"), ("to_list", "#/required"))
+        ],
+        on_error="skip",
+    )
+    assert not report.added and len(report.skipped) == 2
+    return "refused when added (`add_schemas` reports: points at a string, not a schema)"
+
+
+@attack(
+    "12d",
+    "25.4",
+    "320 calls of 40 sync tools that never return (0.3 s timeouts), forty at a time; then "
+    "another sync tool",
+)
+def hung_threads_across_tools() -> str:
+    from toolmgmt_core import Tool, ToolCatalog, ToolManager
+    from toolmgmt_core.calls.execution import MAX_SYNC_THREADS, hung_threads
+
+    release = threading.Event()
+    tools = [Tool(f"hang_{i}", handler=lambda: release.wait(60), timeout=0.3) for i in range(40)]
+    catalog = ToolCatalog([*tools, _tool("other")])
+    session = ToolManager(catalog, call_unloaded="load").session()
+    before = threading.active_count()
+
+    async def scenario() -> tuple[list[Any], Any]:
+        results: list[Any] = []
+        for _ in range(8):
+            results += await asyncio.gather(*(session.call(t.name, {}) for t in tools))
+        return results, await session.call("other", {})
+
+    try:
+        results, other = asyncio.run(scenario())
+        left = threading.active_count() - before
+        counted = sum(hung_threads().values())
+    finally:
+        release.set()
+    assert _code(other) == "ok" and left <= MAX_SYNC_THREADS + 1, (other.content, left)
+    codes = sorted({_code(r) for r in results})
+    return (
+        f"{counted} threads left running (the process's bound), counted by `hung_threads()` and "
+        f"logged; the calls answer {' or '.join(codes)}; other sync tools still run"
+    )
+
+
 # -- the page ----------------------------------------------------------------------------------
 
 

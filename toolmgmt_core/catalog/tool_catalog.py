@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from toolmgmt_core.catalog.entries import DomainSummary, IngestReport, SearchHit, ToolEntry
 from toolmgmt_core.embeddings import Embedder, VectorCache
-from toolmgmt_core.model.errors import CatalogError, DuplicateToolError, UnknownToolError
+from toolmgmt_core.model.errors import (
+    CatalogError,
+    DuplicateToolError,
+    InvalidToolError,
+    UnknownToolError,
+)
 from toolmgmt_core.model.names import fold_name, name_forms
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, definition_tokens
@@ -30,12 +37,71 @@ __all__ = [
     "SearchHit",
     "ToolCatalog",
     "ToolEntry",
+    "ToolLimits",
     "normalize_name",
 ]
 
 normalize_name = fold_name
 """A name folded for forgiving lookup: :func:`toolmgmt_core.model.names.fold_name`, the one rule for
 lookups, registration, policy and suggestions alike."""
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """How large a tool may be to enter a catalog: its text reaches the model whole (through
+    ``get_tool_schema``, a loaded tool's definition), so a tool from a third party is refused
+    when adding it would put more than this in front of the model (``add_schemas(on_error=
+    "skip")`` and the gateway skip it and say why). Refused, not cut: a cut description could
+    keep a misleading head and lose what qualifies it, and a cut schema is another schema.
+
+    The defaults are far above any real tool's (the BFCL pools' largest description is 545
+    characters, their largest schema 4,298) and far below what would swamp a context window.
+    """
+
+    description_chars: int = 16_384
+    """Longest description, and longest ``usage_notes``, in characters."""
+    schema_chars: int = 131_072
+    """Longest ``parameters`` (and ``output_schema``), as compact JSON, in characters."""
+
+    def __post_init__(self) -> None:
+        for name in ("description_chars", "schema_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise CatalogError(
+                    f"ToolLimits.{name} must be a positive whole number, got {value!r}."
+                )
+
+    def check(self, tool: Tool) -> None:
+        """Refuse ``tool`` when it is larger than these limits.
+
+        Raises:
+            InvalidToolError: naming the field, its size and the limit.
+        """
+        for field_name, text in (
+            ("description", tool.description),
+            ("usage_notes", tool.usage_notes),
+        ):
+            if text and len(text) > self.description_chars:
+                self._refuse(
+                    tool, field_name, len(text), self.description_chars, "description_chars"
+                )
+        for field_name, schema in (
+            ("parameters", tool.parameters),
+            ("output_schema", tool.output_schema),
+        ):
+            if schema is None:
+                continue
+            size = len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False, default=repr))
+            if size > self.schema_chars:
+                self._refuse(tool, field_name, size, self.schema_chars, "schema_chars")
+
+    @staticmethod
+    def _refuse(tool: Tool, field_name: str, size: int, limit: int, option: str) -> None:
+        raise InvalidToolError(
+            f"Tool {tool.name!r}: its {field_name} is {size:,} characters, over the catalog's "
+            f"limit of {limit:,} (it would reach the model whole); shorten it, or raise the "
+            f"limit with ToolCatalog(limits=ToolLimits({option}=...))."
+        )
 
 
 class ToolCatalog:
@@ -61,6 +127,7 @@ class ToolCatalog:
         embedder: Embedder | None = None,
         embedding_cache: str | Path | VectorCache | None = None,
         fusion: FusionWeights | None = None,
+        limits: ToolLimits | None = None,
     ) -> None:
         """
         Args:
@@ -73,7 +140,11 @@ class ToolCatalog:
                 such as ``PostgresEmbeddingCache``, shared by replicas) keeping tool vectors
                 across runs, keyed by the model and the exact tool text.
             fusion: the fusion weights (defaults chosen on the BFCL dev split).
+            limits: how large a tool may be (:class:`ToolLimits`; its defaults when None): a
+                larger one is refused when added.
         """
+        self.limits = limits or ToolLimits()
+        """How large a tool may be to enter this catalog."""
         self._tools: dict[str, Tool] = {}
         self._folded: dict[str, str] = {}
         self._reached: dict[str, str] = {}  # each of a tool's name_forms -> its name
@@ -147,6 +218,7 @@ class ToolCatalog:
                 f"Expected a Tool, got {type(tool).__name__}. Use add_function() for a function "
                 "or add_schemas() for dict definitions."
             )
+        self.limits.check(tool)
         forms = name_forms(tool.name)
         clash = self._tools.get(tool.name) or next(
             (
@@ -273,6 +345,7 @@ class ToolCatalog:
         """Put ``tool`` in place of the tool of the same name (or add it)."""
         with self._lock:
             if tool.name in self._tools:
+                self.limits.check(tool)
                 self._tools[tool.name] = tool
                 self._changed()
                 return tool

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog
+from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog, ToolLimits
 from toolmgmt_core.model.errors import CatalogError
 from toolmgmt_core.model.names import name_forms
 from toolmgmt_core.model.schema import tool_from_dict, tool_to_definition
@@ -142,9 +142,11 @@ def _checked_definition(item: Mapping[str, Any] | Tool) -> tuple[str, dict[str, 
     """The canonical definition of a pushed item, validated as the core reads it back.
 
     Raises:
-        CatalogError: not a valid tool, not plain JSON, too large, or holding a NUL character.
+        CatalogError: not a valid tool, not plain JSON, too large (or larger than a catalog's
+            default :class:`~toolmgmt_core.ToolLimits`), or holding a NUL character.
     """
     tool = item if isinstance(item, Tool) else tool_from_dict(item)
+    ToolLimits().check(tool)  # what every replica's catalog would refuse
     definition = tool_to_definition(tool)
     try:
         text = json.dumps(definition, allow_nan=False)
