@@ -31,9 +31,14 @@ class PolicyConfig:
     """When not empty, only matching tools pass."""
     deny: tuple[str, ...] = ()
     """Matching tools are removed."""
+    quarantine: bool = False
+    """Keep tools whose text addresses the model (prompt injection) out of discovery and
+    calls until ``trusted`` names them (``[policy]`` only)."""
+    trusted: tuple[str, ...] = ()
+    """Patterns of tools the quarantine lets through (an operator read them)."""
 
     def __bool__(self) -> bool:
-        return bool(self.allow or self.deny)
+        return bool(self.allow or self.deny or self.quarantine)
 
 
 @dataclass(frozen=True)

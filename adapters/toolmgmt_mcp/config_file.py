@@ -17,6 +17,8 @@ TOML (``.toml``) or JSON (any other suffix)::
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
     deny = ["notes_delete_*"]
+    quarantine = true              # tools whose text addresses the model (prompt injection)
+    trusted = ["notes_get_note"]   # stay hidden until an operator, having read them, trusts them
 
     [upstreams.notes]              # the table name is the domain
     command = "python"
@@ -217,10 +219,16 @@ class _Reader:
     def _policy(
         self, where: tuple[str, ...], body: Any, *, globs_only: bool = False
     ) -> PolicyConfig:
-        body = self._table(where, body, {"allow", "deny"})
+        keys = {"allow", "deny"} | (set() if globs_only else {"quarantine", "trusted"})
+        body = self._table(where, body, keys)
+        quarantine = body.get("quarantine", False)
+        if not isinstance(quarantine, bool):
+            raise self.fail(where + ("quarantine",), f"must be true or false, got {quarantine!r}.")
         policy = PolicyConfig(
             allow=self._strings(where + ("allow",), body.get("allow", [])),
             deny=self._strings(where + ("deny",), body.get("deny", [])),
+            quarantine=quarantine,
+            trusted=self._strings(where + ("trusted",), body.get("trusted", [])),
         )
         for key in ("allow", "deny"):
             for pattern in getattr(policy, key) if globs_only else ():

@@ -459,7 +459,15 @@ def _policy_steps(config: GatewayConfig) -> list[Policy]:
     """
     steps: list[Policy] = []
     if config.policy:
-        steps.append(Policy("gateway", allow=config.policy.allow, deny=config.policy.deny))
+        steps.append(
+            Policy(
+                "gateway",
+                allow=config.policy.allow,
+                deny=config.policy.deny,
+                quarantine=config.policy.quarantine,
+                trusted=config.policy.trusted,
+            )
+        )
     for upstream in config.upstreams:
         if not upstream.policy:
             continue

@@ -41,7 +41,14 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["fold_name", "fold_pattern", "fold_prefix", "name_forms", "provider_safe"]
+__all__ = [
+    "fold_name",
+    "fold_pattern",
+    "fold_prefix",
+    "fold_text",
+    "name_forms",
+    "provider_safe",
+]
 
 _SEPARATOR = "_"
 # UTS #39's prototypes of ASCII characters once lowercased, as the fold of any text gives them
@@ -50,7 +57,9 @@ _ASCII_LOOKALIKES = {"0": "o", "1": "l", "|": "l", '"': "''", "`": "'", "%": "o_
 _ASCII = str.maketrans(
     {c: _SEPARATOR for c in map(chr, range(128)) if c.isspace() or c in "-./:"} | _ASCII_LOOKALIKES
 )
+_ASCII_TEXT = str.maketrans({**_ASCII_LOOKALIKES, "%": "o/o"})  # no separators: text keeps them
 _RUNS = re.compile("_{2,}")
+_BLANKS = re.compile(r"[^\S\n]+")
 _MAX_PASSES = 4  # a prototype is final after one or two passes (case, then its own prototype)
 
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt), which NFKC keeps: what a
@@ -148,6 +157,29 @@ def _fold_pass(text: str) -> str:
     # character whose prototype is ``.`` or ``-`` separates like them).
     text = _skeleton("".join(_fold_char(c) for c in text))
     return "".join(_fold_char(c) for c in text)
+
+
+def fold_text(text: str) -> str:
+    """``text`` folded for finding a phrase in it whatever its case, look-alikes or invisible
+    characters (a tool description that addresses the model): as :func:`fold_name` folds a
+    name, but spaces, punctuation and line breaks kept, each run of other white space made one
+    space."""
+    if text.isascii():
+        folded = text.lower().translate(_ASCII_TEXT)
+    else:
+        folded = text
+        for _ in range(_MAX_PASSES):
+            before, folded = folded, _text_pass(folded)
+            if folded == before:
+                break
+    return _BLANKS.sub(" ", folded)
+
+
+def _text_pass(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if not _ignorable(c))
+    text = unicodedata.normalize("NFKC", text.casefold())
+    return _skeleton(text)
 
 
 PROVIDER_REFUSED = r"[^a-zA-Z0-9_-]"
