@@ -365,7 +365,8 @@ class CatalogFollower:
                     idle_since = time.monotonic()
                 continue
             batch += conn.notifies(timeout=0)  # whatever else has arrived: one query for all
-            self._apply(conn, [n.payload for n in batch])
+            with cut_after(conn, self._db.deadlines.read):  # a backend stalling mid-change
+                self._apply(conn, [n.payload for n in batch])
             idle_since = time.monotonic()
 
     def _apply(self, conn: psycopg.Connection[Any], payloads: Sequence[str]) -> None:
