@@ -61,7 +61,7 @@ class ToolLimits:
     description_chars: int = 16_384
     """Longest description, and longest ``usage_notes``, in characters."""
     schema_chars: int = 131_072
-    """Longest ``parameters`` (and ``output_schema``), as compact JSON, in characters."""
+    """Longest ``parameters`` (and ``output_schema``), as JSON, in characters."""
 
     def __post_init__(self) -> None:
         for name in ("description_chars", "schema_chars"):
@@ -85,13 +85,14 @@ class ToolLimits:
                 self._refuse(
                     tool, field_name, len(text), self.description_chars, "description_chars"
                 )
+        measured = getattr(tool, "_parameters_chars", None)  # measured when the tool was made
         for field_name, schema in (
             ("parameters", tool.parameters),
             ("output_schema", tool.output_schema),
         ):
             if schema is None:
                 continue
-            size = len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False, default=repr))
+            size = measured if field_name == "parameters" and measured else _json_chars(schema)
             if size > self.schema_chars:
                 self._refuse(tool, field_name, size, self.schema_chars, "schema_chars")
 
@@ -102,6 +103,10 @@ class ToolLimits:
             f"limit of {limit:,} (it would reach the model whole); shorten it, or raise the "
             f"limit with ToolCatalog(limits=ToolLimits({option}=...))."
         )
+
+
+def _json_chars(value: Any) -> int:
+    return len(json.dumps(value, sort_keys=True, default=repr))
 
 
 class ToolCatalog:
