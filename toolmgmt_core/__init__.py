@@ -30,6 +30,7 @@ from toolmgmt_core.catalog.tool_catalog import (
     SearchHit,
     ToolCatalog,
     ToolEntry,
+    ToolLimits,
 )
 from toolmgmt_core.lint import Finding, lint
 from toolmgmt_core.lint.diff import Change, diff_catalogs
@@ -136,6 +137,7 @@ __all__ = [
     "ToolDeniedError",
     "ToolEntry",
     "ToolExecutionError",
+    "ToolLimits",
     "ToolManager",
     "ToolNotFoundError",
     "ToolNotLoadedError",

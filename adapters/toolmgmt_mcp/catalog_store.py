@@ -16,7 +16,10 @@ Two sources feed the catalog the gateway's sessions search:
 
 A stored tool whose domain is not an upstream of this gateway, or whose name lacks that
 upstream's prefix, has nothing to run it: it is skipped with a warning, as is a stored tool whose
-name an upstream of *another* domain already uses. The store's follower mirrors the store into a
+name an upstream of *another* domain already uses, and a stored row that is a look-alike of
+another (the follower keeps the older one, names the row it skips and keeps following; see
+:class:`~toolmgmt_core.stores.postgres_follower.CatalogFollower`). No row stops a replica from
+starting. The store's follower mirrors the store into a
 catalog of its own, and the sources are merged into the served catalog when either changed
 (checked on every request, which costs two integer comparisons), so neither source removes
 the other's tools.
@@ -95,6 +98,13 @@ class SharedCatalog:
                 exc,
             )
             tasks.start_soon(self._follow_when_reachable)
+        except Exception:  # never a reason not to start: the upstreams' tools are served
+            logger.exception(
+                "catalog store at %s: following it failed at start; serving the upstreams' own "
+                "tools and trying again",
+                self.store.where,
+            )
+            tasks.start_soon(self._follow_when_reachable)
 
     def _follow(self) -> None:
         self.follower = self.store.follow(self.followed, bind=self._bind)
@@ -108,7 +118,7 @@ class SharedCatalog:
             await anyio.sleep(delay)
             try:
                 await anyio.to_thread.run_sync(self._follow)
-            except StoreError:
+            except Exception:  # unreachable still (said at start), or failing: retry, slower
                 delay = min(delay * 2, _RETRY_MAX)
                 continue
             return

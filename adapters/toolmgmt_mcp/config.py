@@ -14,7 +14,7 @@ from toolmgmt_core.calls.budget import ResultBudget
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.policy.steps import Approval
 from toolmgmt_core.session.options import Execution
-from toolmgmt_core.stores import DEFAULT_SESSION_TTL
+from toolmgmt_core.stores import DEFAULT_SESSION_TTL, StoreTimeout
 
 __all__ = [
     "GatewayConfig",
@@ -34,9 +34,14 @@ class PolicyConfig:
     """When not empty, only matching tools pass."""
     deny: tuple[str, ...] = ()
     """Matching tools are removed."""
+    quarantine: bool = False
+    """Keep tools whose text addresses the model (prompt injection) out of discovery and
+    calls until ``trusted`` names them (``[policy]`` only)."""
+    trusted: tuple[str, ...] = ()
+    """Patterns of tools the quarantine lets through (an operator read them)."""
 
     def __bool__(self) -> bool:
-        return bool(self.allow or self.deny)
+        return bool(self.allow or self.deny or self.quarantine)
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,10 @@ class StoreConfig:
     catalog: str | None = field(default=None, repr=False)
     """PostgreSQL DSN of a catalog store whose tools every replica serves beside its
     upstreams' own (``toolmgmt catalog push``); also its embedding cache. None: none."""
+    timeout: float = StoreTimeout.read
+    """Seconds a request waits on a store (Redis sessions, the embedding cache) to connect, and
+    for each reply; past it the store counts as unavailable (HTTP 503), so a slow store costs a
+    request these seconds, not a hang."""
 
     def __bool__(self) -> bool:
         return bool(self.sessions or self.catalog)

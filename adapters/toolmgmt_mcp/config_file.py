@@ -20,6 +20,8 @@ TOML (``.toml``) or JSON (any other suffix)::
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
     deny = ["notes_delete_*"]
+    quarantine = true              # tools whose text addresses the model (prompt injection)
+    trusted = ["notes_get_note"]   # stay hidden until an operator, having read them, trusts them
 
     [upstreams.notes]              # the table name is the domain
     command = "python"
@@ -42,6 +44,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     sessions = "redis://127.0.0.1:6379/0"   # or sessions_env = "TOOLMGMT_SESSIONS_URL" (a password)
     session_ttl = 86400            # seconds a conversation lives after its last request
     catalog = "postgresql://toolmgmt@db/toolmgmt"   # or catalog_env = "TOOLMGMT_CATALOG_DSN"
+    timeout = 2                    # seconds to connect to a store, and for each reply
 
     [search]
     embedder = "onnx:models/minilm-onnx"   # hybrid search; or static:<model>,
@@ -68,7 +71,7 @@ from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.policy.profiles import may_match, parse_pattern
 from toolmgmt_core.policy.steps import Approval
 from toolmgmt_core.session.options import Execution
-from toolmgmt_core.stores import DEFAULT_SESSION_TTL
+from toolmgmt_core.stores import DEFAULT_SESSION_TTL, StoreTimeout
 from toolmgmt_mcp.config import (
     GatewayConfig,
     GatewaySettings,
@@ -224,10 +227,16 @@ class _Reader:
     def _policy(
         self, where: tuple[str, ...], body: Any, *, globs_only: bool = False
     ) -> PolicyConfig:
-        body = self._table(where, body, {"allow", "deny"})
+        keys = {"allow", "deny"} | (set() if globs_only else {"quarantine", "trusted"})
+        body = self._table(where, body, keys)
+        quarantine = body.get("quarantine", False)
+        if not isinstance(quarantine, bool):
+            raise self.fail(where + ("quarantine",), f"must be true or false, got {quarantine!r}.")
         policy = PolicyConfig(
             allow=self._strings(where + ("allow",), body.get("allow", [])),
             deny=self._strings(where + ("deny",), body.get("deny", [])),
+            quarantine=quarantine,
+            trusted=self._strings(where + ("trusted",), body.get("trusted", [])),
         )
         for key in ("allow", "deny"):
             for pattern in getattr(policy, key) if globs_only else ():
@@ -342,7 +351,7 @@ class _Reader:
     def _store(self, body: Any) -> StoreConfig:
         where = ("store",)
         keys = {"sessions", "sessions_env", "session_ttl", "session_prefix"}
-        keys |= {"catalog", "catalog_env"}
+        keys |= {"catalog", "catalog_env", "timeout"}
         body = self._table(where, body, keys)
         sessions = self._secret(where, body, "sessions")
         if sessions is not None and not sessions.startswith(_REDIS_SCHEMES):
@@ -371,6 +380,7 @@ class _Reader:
             ),
             session_prefix=prefix,
             catalog=catalog,
+            timeout=self._seconds(where + ("timeout",), body.get("timeout", StoreTimeout.read)),
         )
 
     def _search(self, body: Any) -> SearchConfig:

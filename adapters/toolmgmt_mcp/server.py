@@ -163,8 +163,10 @@ class Gateway:
     async def __aenter__(self) -> Gateway:
         self._background = anyio.create_task_group()
         tasks = await self._background.__aenter__()
+        upstreams_open = False
         try:
             await self.upstreams.__aenter__()
+            upstreams_open = True
             if self.shared is not None:
                 await self.shared.start(tasks)
                 self.shared.sync()
@@ -173,8 +175,14 @@ class Gateway:
             if self._shared_key is not None:
                 await _read_shared_key(self._shared_key)
         except BaseException:
-            tasks.cancel_scope.cancel()
-            await self._background.__aexit__(None, None, None)
+            # The upstreams' own task group is left first, or leaving ours would raise a
+            # cancel-scope RuntimeError that hides the cause.
+            try:
+                if upstreams_open:
+                    await self.upstreams.__aexit__(None, None, None)
+            finally:
+                tasks.cancel_scope.cancel()
+                await self._background.__aexit__(None, None, None)
             raise
         domains = [s.name for s in self.upstreams.status()]
         self.server.instructions = (
@@ -459,7 +467,10 @@ def _session_store(config: GatewayConfig, *, forever: bool = False) -> SessionSt
         from toolmgmt_core.stores.redis import RedisSessionStore
     except ImportError as exc:
         raise ConfigError(f"{config.source}: [store] sessions: {exc}") from exc
-    options: dict[str, Any] = {"ttl": None if forever else store.session_ttl}
+    options: dict[str, Any] = {
+        "ttl": None if forever else store.session_ttl,
+        "timeout": store.timeout,
+    }
     if store.session_prefix is not None:
         options["prefix"] = store.session_prefix
     return RedisSessionStore(store.sessions, **options)
@@ -495,7 +506,7 @@ def _embedding_cache(config: GatewayConfig) -> Any:
     from toolmgmt_core.stores.postgres import PostgresEmbeddingCache
 
     assert config.store.catalog is not None
-    return PostgresEmbeddingCache(config.store.catalog)
+    return PostgresEmbeddingCache(config.store.catalog, timeout=config.store.timeout)
 
 
 async def _check_session_store(store: SessionStore) -> None:
@@ -555,7 +566,15 @@ def _policy_steps(config: GatewayConfig) -> list[Policy]:
     """
     steps: list[Policy] = []
     if config.policy:
-        steps.append(Policy("gateway", allow=config.policy.allow, deny=config.policy.deny))
+        steps.append(
+            Policy(
+                "gateway",
+                allow=config.policy.allow,
+                deny=config.policy.deny,
+                quarantine=config.policy.quarantine,
+                trusted=config.policy.trusted,
+            )
+        )
     for upstream in config.upstreams:
         if not upstream.policy:
             continue

@@ -59,6 +59,8 @@ class LocalRedis(LocalServer):
             "--dir", str(self.folder),
             "--daemonize", "no",
             "--loglevel", "warning",
+            # DEBUG SLEEP, from loopback only: the tests' slow Redis (a throw-away server).
+            "--enable-debug-command", "local",
         ]  # fmt: skip
 
     def _ready(self) -> bool:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from toolmgmt_core import (
@@ -201,3 +203,39 @@ def test_a_tool_owns_its_schema() -> None:
     tool = Tool(name="weather", parameters=params)
     params["properties"]["city"]["type"] = "integer"  # the caller edits its own dict later
     assert tool.parameters["properties"]["city"]["type"] == "string"
+
+
+def test_a_tool_larger_than_the_catalog_s_limits_is_refused_when_added() -> None:
+    from toolmgmt_core import InvalidToolError, ToolLimits
+
+    huge = "Reads a note. " + "x" * 950_000  # issue 25: it reached the model whole
+    catalog = ToolCatalog()
+    with pytest.raises(InvalidToolError, match="its description is 950,014 characters, over"):
+        catalog.add(Tool("notes_get_note", huge))
+    report = catalog.add_schemas(
+        [
+            {"name": "fine", "description": "Fine."},
+            {"name": "wordy", "description": "Fine.", "usage_notes": "y" * 20_000},
+            {"name": "wide", "parameters": _wide_schema(10_000)},
+        ],
+        on_error="skip",
+    )
+    assert report.added == ["fine"]
+    assert [reason.split(": its ")[1].split(" is")[0] for _, reason in report.skipped] == [
+        "usage_notes",
+        "parameters",
+    ]
+    assert "ToolLimits(schema_chars=...)" in report.skipped[1][1]
+    with pytest.raises(InvalidToolError, match="description"):  # replacing is adding too
+        catalog.replace(Tool("fine", huge))
+    roomy = ToolCatalog(limits=ToolLimits(description_chars=1_000_000, schema_chars=1_000_000))
+    roomy.add(Tool("notes_get_note", huge))  # a deployer may allow it
+    with pytest.raises(CatalogError, match="positive whole number"):
+        ToolLimits(description_chars=0)
+
+
+def _wide_schema(properties: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {f"field_{i}": {"type": "string"} for i in range(properties)},
+    }

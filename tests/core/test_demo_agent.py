@@ -60,7 +60,8 @@ def test_it_answers_with_the_result_and_gives_up_after_one_search() -> None:
 
 
 def test_openai_reply_plays_a_whole_conversation_on_a_session() -> None:
-    session = ToolManager(demo_catalog()).session()
+    # A refund is destructive: the user says yes (approval is not what this checks).
+    session = ToolManager(demo_catalog(), approval=lambda request: True).session()
     messages: list[dict] = [{"role": "user", "content": "Refund charge ch_0001."}]
     for _ in range(4):
         message = openai_reply(messages, session)["choices"][0]["message"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import Discovery, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.calls.execution import DEFAULT_TOOL_CONCURRENCY
+from toolmgmt_core.calls.lanes import DEFAULT_TOOL_CONCURRENCY, MAX_SYNC_THREADS, hung_threads
 from toolmgmt_core.calls.sync import is_small
 from toolmgmt_core.calls.validation import check_arguments
 
@@ -57,11 +57,50 @@ def test_queued_calls_that_time_out_are_not_counted_as_hung() -> None:
         codes, again = asyncio.run(scenario())
     finally:
         release.set()
-    assert codes == ["timeout"] * 5
-    # two threads hang (the queued three were cancelled before they ran): no slot is left
-    assert again == "tool_unavailable"
+    # two threads hang; the queued three never started: tool_unavailable, not a timeout that
+    # "may still complete"
+    assert sorted(codes) == ["timeout"] * 2 + ["tool_unavailable"] * 3
+    assert again == "tool_unavailable"  # no slot is left
     time.sleep(0.2)  # the released handlers return; their slots come back
     assert not session.call_sync("hang", {}).is_error
+
+
+def _settled(within: float = 10.0) -> None:
+    """Wait until no sync call of an earlier test holds a thread (they were released)."""
+    deadline = time.monotonic() + within
+    while hung_threads() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def test_calls_that_hang_across_many_tools_leave_a_bounded_number_of_threads() -> None:
+    # Issue 25: 320 timeouts over 40 sync tools left 327 threads (8 per tool, no bound in all).
+    _settled()
+    release = threading.Event()
+    tools = [Tool(f"hang_{i}", handler=lambda: release.wait(30), timeout=0.3) for i in range(40)]
+    session = _session(*tools, Tool("healthy", handler=lambda: "fine", timeout=5))
+    before = threading.active_count()
+
+    async def scenario() -> tuple[list[Any], Any]:
+        results: list[Any] = []
+        for _ in range(8):  # every tool called eight times, forty calls at once
+            results += await asyncio.gather(*(session.call(t.name, {}) for t in tools))
+        return results, await session.call("healthy", {})
+
+    try:
+        results, healthy = asyncio.run(scenario())
+        left = threading.active_count() - before
+        hung = hung_threads()
+    finally:
+        release.set()
+    assert len(results) == 320
+    assert {r.error.code for r in results} == {"timeout", "tool_unavailable"}
+    assert left <= MAX_SYNC_THREADS + 1, left  # and one of the healthy tool's
+    assert sum(hung.values()) == MAX_SYNC_THREADS and set(hung) <= {t.name for t in tools}
+    assert healthy.value == "fine"  # a tool holding no thread always gets one
+    refused = [r for r in results if r.error.code == "tool_unavailable"]
+    assert "this process holds 64 such threads (at most 64)" in refused[-1].content
+    _settled()
+    assert not hung_threads()  # counted until their handlers return, then given back
 
 
 def test_default_concurrency_and_max_concurrency_is_checked() -> None:

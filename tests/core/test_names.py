@@ -48,24 +48,84 @@ from toolmgmt_core.search.fuzzy import fold_name as fuzzy_fold_name
         "files\ufe0f_delete",  # a variation selector (default-ignorable, not Cf)
         "files\u034f_delete",  # the combining grapheme joiner
         "files\u3164_delete",  # a Hangul filler
+        # unicode look-alikes (UTS #39 skeletons), which NFKC keeps apart
+        "f\u0131les_delete",  # a dotless i
+        "files_d\u0435lete",  # a Cyrillic e
+        "fi\u217cesdelete".replace("s", "s_", 1),  # a small roman numeral fifty (NFKC: l)
+        "files_de1ete",  # the digit one
+        "files_de|ete",
+        "files\u02d7delete",  # a modifier minus sign: its prototype is "-", a separator
+        "files\u0660delete",  # an Arabic-Indic zero: its prototype is "."
+        "\u0192iles_delete",  # f with a hook
+        "\U0001d41fi\U0001d425es_delete",  # mathematical bold (NFKC)
     ],
 )
 def test_spellings_of_one_name_fold_alike(spelling: str) -> None:
     assert fold_name(spelling) == "files_delete"
 
 
+@pytest.mark.parametrize(
+    ("lookalike", "name"),
+    [
+        ("\u0430dmin", "admin"),  # Cyrillic a
+        ("n\u043etes_delete_all", "notes_delete_all"),  # Cyrillic o
+        ("notes_d\u0435lete_all", "notes_delete_all"),  # Cyrillic e
+        ("\u0455ecrets_read", "secrets_read"),  # Cyrillic dze
+        ("secrets_r\u0435\u0430d", "secrets_read"),
+        ("\u13a0ata_export", "data_export"),  # Cherokee A, drawn as a D
+        ("m\u0430il_send", "mail_send"),
+        ("d\u0251ta_export", "data_export"),  # Latin alpha
+        ("data_exp\u03bfrt", "data_export"),  # Greek omicron
+        ("t\u043el_v0", "tol_vo"),  # the digit zero and the letter o
+    ],
+)
+def test_unicode_lookalikes_fold_to_one_skeleton(lookalike: str, name: str) -> None:
+    assert fold_name(lookalike) == fold_name(name)
+
+
 def test_what_stays_distinct() -> None:
-    assert fold_name("\u0430dmin") != fold_name("admin")  # a cyrillic look-alike is not NFKC
     # Separators at the ends stay, so "files_*" still covers "files_" and "files.".
     assert fold_name("files.") == fold_name("files_") == "files_" != fold_name("files")
+    # UTS #39 folds "rn" and "m"; an ASCII confusion a glob set cannot hold, kept apart
+    assert fold_name("rnail_send") != fold_name("mail_send") == "mail_send"
+    assert fold_name("\u0271ail") == fold_name("m\u0326ail")  # m with a hook: m, and its hook
+    assert fold_name("files_delete") != fold_name("files_deletes")
+    assert fold_name("\u8bfb\u53d6\u6587\u4ef6") == "\u8bfb\u53d6\u6587\u4ef6"  # CJK stays
+
+
+def test_the_lookalikes_of_ascii_are_the_data_s() -> None:
+    from homoglyph.data import load_prototypes
+
+    data = {chr(point): proto for point, proto in load_prototypes().items() if point < 128}
+    for char, proto in names_module._ASCII_LOOKALIKES.items():
+        assert char in data
+        assert fold_name(f"a{char}b") == f"a{proto}b"  # as the full folding gives it
+    assert set(data) - set(names_module._ASCII_LOOKALIKES) == {"I", "m"}  # case; rn kept apart
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
 def test_the_ascii_shortcut_agrees_with_the_full_folding(text: str) -> None:
-    slow = "".join(names_module._fold_char(c) for c in text.strip().casefold())
+    slow = text.strip()
+    for _ in range(4):
+        slow = names_module._fold_pass(slow)
     while "__" in slow:
         slow = slow.replace("__", "_")
     assert fold_name(text) == slow
+
+
+@given(st.text(max_size=20))
+def test_a_fold_folds_to_itself(text: str) -> None:
+    folded = fold_name(text)
+    assert fold_name(folded) == folded.strip()
+
+
+def test_a_set_in_a_pattern_matches_what_its_members_fold_to() -> None:
+    assert fnmatch.fnmatchcase(fold_name("report_v1"), fold_pattern("report_v[0-9]"))
+    assert fnmatch.fnmatchcase(fold_name("report_v0"), fold_pattern("report_v[0-9]"))
+    assert not fnmatch.fnmatchcase(fold_name("report_vx"), fold_pattern("report_v[0-9]"))
+    assert fnmatch.fnmatchcase(fold_name("report_vx"), fold_pattern("report_v[!0-9]"))
+    assert fnmatch.fnmatchcase(fold_name("admin_mode"), fold_pattern("ad[m]in_*"))
+    assert fnmatch.fnmatchcase(fold_name("ADMIN_b"), fold_pattern("admin_[a-c]"))
 
 
 @given(st.text(min_size=1, max_size=30))

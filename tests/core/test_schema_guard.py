@@ -3,6 +3,7 @@ tests/security)."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -228,3 +229,29 @@ def test_the_validator_stays_bounded_whatever_dialect_a_subschema_names() -> Non
     with pytest.raises(InvalidArgumentsError, match="could not be checked"):
         validate_arguments(tool, {"r": {"s": "a" * 40 + "!"}})
     assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [
+        ("#/properties/b/description", "a string ('the b')"),
+        ("#/required", "a list"),
+        ("#/properties/b/maxLength", "a int"),
+    ],
+)
+def test_a_reference_to_something_that_is_not_a_schema_is_refused_when_added(
+    target: str, kind: str
+) -> None:
+    # Issue 25: it used to be accepted, and every call then answered tool_unavailable.
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"$ref": target},
+            "b": {"type": "string", "description": "the b", "maxLength": 3},
+        },
+        "required": ["a"],
+    }
+    with pytest.raises(InvalidToolError, match=f"points at {re.escape(kind)}, not a schema"):
+        Tool("t", parameters=schema)
+    boolean = {"properties": {"a": {"$ref": "#/$defs/any"}}, "$defs": {"any": True}}
+    assert Tool("t", parameters=boolean).name == "t"  # true and false are schemas

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -80,27 +80,6 @@ def found(catalog: ToolCatalog, query: str, name: str) -> bool:
     return (
         any(hit.name == name for hit in catalog.search(query, limit=3)) if len(catalog) else False
     )
-
-
-@pytest.fixture
-def store(pg_dsn: str) -> Iterator[PostgresCatalogStore]:
-    with PostgresCatalogStore(pg_dsn) as made:
-        yield made
-
-
-@pytest.fixture
-def follow(store: PostgresCatalogStore) -> Iterator[Callable[..., CatalogFollower]]:
-    """Start followers (replicas) that are closed after the test."""
-    followers: list[CatalogFollower] = []
-
-    def start(catalog: ToolCatalog, **options: Any) -> CatalogFollower:
-        follower = store.follow(catalog, **options)
-        followers.append(follower)
-        return follower
-
-    yield start
-    for follower in followers:
-        follower.close()
 
 
 def test_push_and_read_back_every_field(store: PostgresCatalogStore) -> None:
@@ -442,9 +421,8 @@ def test_any_definitions_are_pushed_or_skipped_never_the_batch(
     store: PostgresCatalogStore, definitions: list[dict[str, Any]]
 ) -> None:
     report = store.push(definitions)
-    assert len(report.added) + len(report.updated) + len(report.unchanged) + len(
-        report.skipped
-    ) == len(definitions)
+    counted = report.added + report.updated + report.unchanged + report.skipped + report.refused
+    assert len(counted) == len(definitions)
     stored = {tool.name: tool for tool in store.tools()}  # every stored row builds again
     for name in report.added + report.updated + report.unchanged:
         assert name in stored

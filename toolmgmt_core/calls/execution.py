@@ -1,4 +1,4 @@
-"""Running one tool call safely: handlers, timeouts, thread lanes, results.
+"""Running one tool call safely: handlers, timeouts, results.
 
 Everything a handler can do badly ends here as a :class:`ToolCallError` (never an escaping
 exception); the arguments were checked before (:mod:`toolmgmt_core.calls.validation`):
@@ -13,29 +13,25 @@ exception); the arguments were checked before (:mod:`toolmgmt_core.calls.validat
   that does not (it swallows the cancellation) is left running, never waited for. Either way
   the model is told the call may still complete, so a side effect is not repeated blindly.
 
-Each sync tool runs on threads of its own, at most ``Tool.max_concurrency`` at once (default
-:data:`DEFAULT_TOOL_CONCURRENCY`): a tool whose calls hang holds only its own threads, and once
-every one of them is held by a call that timed out it answers ``tool_unavailable`` at once,
-while every other tool runs on.
+Sync handlers run on their tool's own lane of threads (:mod:`toolmgmt_core.calls.lanes`:
+bounded per tool and for the process, the hung ones counted).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import contextvars
 import functools
 import inspect
 import json
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolmgmt_core.calls.lanes import run_on_lane
 from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import (
@@ -47,7 +43,6 @@ from toolmgmt_core.model.errors import (
 from toolmgmt_core.model.tool import Tool
 
 __all__ = [
-    "DEFAULT_TOOL_CONCURRENCY",
     "OUTCOMES",
     "STOP_SECONDS",
     "CallClock",
@@ -56,13 +51,8 @@ __all__ = [
     "run_handler",
 ]
 
-DEFAULT_TOOL_CONCURRENCY = 8
-"""Calls of one sync tool that run at once when the tool sets no ``max_concurrency``."""
-
 STOP_SECONDS = 1.0
 """Seconds an async handler cancelled at its timeout is given to stop before it is left."""
-
-_MAX_LANES = 256
 
 OUTCOMES: tuple[str, ...] = ("success", "retry", "denied", "failed")
 """What a call can come to (:attr:`ToolResult.outcome`)."""
@@ -91,7 +81,13 @@ class ToolResult:
     original_tokens: int = 0
     """Tokens of the result before any truncation."""
     note: str | None = None
-    """What happened besides cutting, for logs (``SummaryFailed: ...`` when a summary failed)."""
+    """What happened besides cutting, for logs (``SummaryFailed: ...`` when a summary failed,
+    ``NotSaved: ...`` when the conversation's record of the call could not be saved)."""
+    saved: bool = True
+    """False when the call ran but its record (the conversation's loads, result records and
+    budget after it) could not be written to the session store: the store was down or slower
+    than its deadlines. The record is kept in this process and written with the next change;
+    another replica does not see it meanwhile."""
     truncation: str | None = None
     """How ``content`` was cut (``smart``, ``head``, ``tail`` or ``summary``), None when it
     was not."""
@@ -138,95 +134,6 @@ def _error_text(value: Mapping[str, Any]) -> str:
     return dumps_compact(value)
 
 
-# Sync handlers run on their tool's own threads (``_Lane``), never in the loop's default
-# executor: ``asyncio.run`` waits for its default executor on exit, so a hung handler would
-# turn a timeout into a hang.
-class _Lane:
-    """The threads of one sync tool: at most ``limit`` of its calls run at once.
-
-    A call that times out keeps its thread (Python cannot stop a thread) and counts as hung
-    until it returns; when every thread is held by a hung call the tool is reported
-    unavailable at once rather than queueing calls that would only time out too.
-    """
-
-    def __init__(self, name: str, limit: int) -> None:
-        self.limit = limit
-        self.executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=limit, thread_name_prefix=f"toolmgmt-tool-{name[:24]}"
-        )
-        self.active = 0
-        """Calls submitted and not finished."""
-        self.hung: set[concurrent.futures.Future[Any]] = set()
-        """Calls that timed out and still run."""
-        self.lock = threading.Lock()
-
-    def submit(self, call: Callable[[], Any]) -> concurrent.futures.Future[Any]:
-        with self.lock:
-            self.active += 1
-        future = self.executor.submit(call)
-        future.add_done_callback(self._finished)
-        return future
-
-    def _finished(self, future: concurrent.futures.Future[Any]) -> None:
-        with self.lock:
-            self.active -= 1
-            self.hung.discard(future)
-
-    def abandon(self, future: concurrent.futures.Future[Any]) -> None:
-        """``future`` timed out: cancel it if it has not started, else count it as hung."""
-        if future.cancel():
-            return
-        with self.lock:
-            if not future.done():
-                self.hung.add(future)
-
-    @property
-    def blocked(self) -> bool:
-        """Whether every thread is held by a call that timed out."""
-        with self.lock:
-            return len(self.hung) >= self.limit
-
-
-_LANES: OrderedDict[tuple[str, int], tuple[Callable[..., Any], _Lane]] = OrderedDict()
-_LANES_LOCK = threading.Lock()
-
-
-def _lane(tool: Tool, handler: Callable[..., Any]) -> _Lane:
-    """``tool``'s lane, made on its first sync call; at most ``_MAX_LANES`` idle ones are kept."""
-    key = (tool.name, id(handler))  # the handler is kept in the entry, so its id stays its own
-    with _LANES_LOCK:
-        entry = _LANES.get(key)
-        if entry is not None and entry[0] is handler:
-            _LANES.move_to_end(key)
-            return entry[1]
-        lane = _Lane(tool.name, tool.max_concurrency or DEFAULT_TOOL_CONCURRENCY)
-        _LANES[key] = (handler, lane)
-        if len(_LANES) > _MAX_LANES:
-            for old_key, (_, old) in list(_LANES.items())[: len(_LANES) - _MAX_LANES]:
-                if old.active == 0:  # a lane with calls in flight (or hung) stays
-                    del _LANES[old_key]
-                    old.executor.shutdown(wait=False)
-        return lane
-
-
-async def _run_on_lane(
-    tool: Tool, handler: Callable[..., Any], call: Callable[[], Any], timeout: float | None
-) -> Any:
-    lane = _lane(tool, handler)
-    if lane.blocked:
-        raise ToolUnavailableError(
-            f"Tool {tool.name!r} is not responding: its last {lane.limit} calls timed out and "
-            "are still running, so it takes no more calls for now. Use another tool.",
-            tool_name=tool.name,
-        )
-    future = lane.submit(call)
-    try:
-        return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
-    except (asyncio.TimeoutError, TimeoutError, asyncio.CancelledError):
-        lane.abandon(future)
-        raise
-
-
 async def run_handler(
     tool: Tool, arguments: Mapping[str, Any], timeout: float | None, *, stated: float | None = None
 ) -> Any:
@@ -258,7 +165,7 @@ async def run_handler(
             context = contextvars.copy_context()
             call = functools.partial(context.run, handler, **arguments)
             try:
-                value = await _run_on_lane(tool, handler, call, timeout)
+                value = await run_on_lane(tool, handler, call, timeout)
             except (asyncio.TimeoutError, TimeoutError) as exc:  # the thread runs on
                 raise _Unstopped() from exc
         if inspect.isawaitable(value):  # a sync callable that returned a coroutine

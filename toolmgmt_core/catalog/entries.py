@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolmgmt_core.model.tool import Tool
+
 __all__ = ["DomainSummary", "IngestReport", "SearchHit", "ToolEntry"]
 
 
@@ -26,6 +28,11 @@ class ToolEntry:
     description: str
     """The first sentence of its description."""
 
+    @classmethod
+    def of(cls, tool: Tool) -> ToolEntry:
+        """``tool`` in a listing."""
+        return cls(tool.name, tool.domain, tool.group, tool.summary)
+
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "group": self.group, "description": self.description}
 
@@ -36,6 +43,11 @@ class SearchHit(ToolEntry):
 
     score: float = 0.0
     """Relevance; comparable within one search only."""
+
+    @classmethod
+    def of(cls, tool: Tool, score: float = 0.0) -> SearchHit:  # type: ignore[override]
+        """``tool`` found with ``score``."""
+        return cls(tool.name, tool.domain, tool.group, tool.summary, score)
 
     def to_dict(self) -> dict[str, Any]:
         return {

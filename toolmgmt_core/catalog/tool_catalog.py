@@ -8,8 +8,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolmgmt_core.catalog.entries import DomainSummary, IngestReport, SearchHit, ToolEntry
+from toolmgmt_core.catalog.limits import ToolLimits
 from toolmgmt_core.embeddings import Embedder, VectorCache
-from toolmgmt_core.model.errors import CatalogError, DuplicateToolError, ToolNotFoundError
+from toolmgmt_core.model.errors import (
+    CatalogError,
+    DuplicateToolError,
+    ToolNotFoundError,
+)
 from toolmgmt_core.model.names import fold_name, name_forms
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, definition_tokens
@@ -30,6 +35,7 @@ __all__ = [
     "SearchHit",
     "ToolCatalog",
     "ToolEntry",
+    "ToolLimits",
     "normalize_name",
 ]
 
@@ -61,6 +67,7 @@ class ToolCatalog:
         embedder: Embedder | None = None,
         embedding_cache: str | Path | VectorCache | None = None,
         fusion: FusionWeights | None = None,
+        limits: ToolLimits | None = None,
     ) -> None:
         """
         Args:
@@ -73,7 +80,11 @@ class ToolCatalog:
                 such as ``PostgresEmbeddingCache``, shared by replicas) keeping tool vectors
                 across runs, keyed by the model and the exact tool text.
             fusion: the fusion weights (defaults chosen on the BFCL dev split).
+            limits: how large a tool may be (:class:`ToolLimits`; its defaults when None): a
+                larger one is refused when added.
         """
+        self.limits = limits or ToolLimits()
+        """How large a tool may be to enter this catalog."""
         self._tools: dict[str, Tool] = {}
         self._folded: dict[str, str] = {}
         self._reached: dict[str, str] = {}  # each of a tool's name_forms -> its name
@@ -117,7 +128,7 @@ class ToolCatalog:
         """
         tool = self._tools.get(name)
         if tool is None:
-            raise _not_found(name, self.suggest(name))
+            raise ToolNotFoundError.unknown(name, self.suggest(name))
         return tool
 
     def find(self, name: str) -> Tool | None:
@@ -147,6 +158,7 @@ class ToolCatalog:
                 f"Expected a Tool, got {type(tool).__name__}. Use add_function() for a function "
                 "or add_schemas() for dict definitions."
             )
+        self.limits.check(tool)
         forms = name_forms(tool.name)
         clash = self._tools.get(tool.name) or next(
             (
@@ -273,6 +285,7 @@ class ToolCatalog:
         """Put ``tool`` in place of the tool of the same name (or add it)."""
         with self._lock:
             if tool.name in self._tools:
+                self.limits.check(tool)
                 self._tools[tool.name] = tool
                 self._changed()
                 return tool
@@ -347,7 +360,7 @@ class ToolCatalog:
         found = self._engine.search(
             query, limit, domain=domain, group=group, where=where, split=split
         )
-        return [self._hit(tool, score) for tool, score in found]
+        return [SearchHit.of(tool, score) for tool, score in found]
 
     def search_regex(
         self,
@@ -369,7 +382,7 @@ class ToolCatalog:
                 longer than the time limit (a pathological pattern).
         """
         found = self._engine.search_regex(pattern, limit, domain=domain, group=group, where=where)
-        return [self._hit(tool, score) for tool, score in found]
+        return [SearchHit.of(tool, score) for tool, score in found]
 
     def suggest(self, name: str, limit: int = 3, *, where: ToolFilter | None = None) -> list[str]:
         """The names closest to ``name`` (for a misspelled tool), best first.
@@ -418,7 +431,7 @@ class ToolCatalog:
             return self.domains(where=where)
         self._check_scope(domain, group)
         return [
-            self._entry(t)
+            ToolEntry.of(t)
             for t in self._tools.values()
             if (domain is None or t.domain == domain)
             and (group is None or t.group == group)
@@ -430,20 +443,3 @@ class ToolCatalog:
     def definition_tokens(self, tools: Iterable[Tool] | None = None) -> int:
         """Tokens the definitions (name, description, parameters) take when sent flat."""
         return definition_tokens(self._tools.values() if tools is None else tools, self.encoding)
-
-    # -- helpers --------------------------------------------------------------------------
-
-    @staticmethod
-    def _entry(tool: Tool) -> ToolEntry:
-        return ToolEntry(tool.name, tool.domain, tool.group, tool.summary)
-
-    @staticmethod
-    def _hit(tool: Tool, score: float) -> SearchHit:
-        return SearchHit(tool.name, tool.domain, tool.group, tool.summary, score)
-
-
-def _not_found(name: str, suggestions: list[str]) -> ToolNotFoundError:
-    hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-    return ToolNotFoundError(
-        f"Unknown tool {name!r}.{hint}", tool_name=name, suggestions=suggestions
-    )

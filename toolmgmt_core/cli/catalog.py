@@ -14,13 +14,17 @@ with a warning). ``push`` reads what ``--catalog`` reads
 shape,
 ``{"tools": [...]}``, a gateway config or a Python ``module:attribute``); definitions that
 cannot be read are skipped with a warning naming each and why (also in ``--json`` output, as
-``warnings``), the others are pushed. Needs ``toolmgmt[postgres]``.
+``warnings``), the others are pushed. A tool whose name is a look-alike of a stored tool's (same
+name once case, separators, invisible characters and unicode look-alikes are ignored) is
+refused, named with the tool it imitates, and the command exits with code 1 (the other tools
+are still pushed). Needs ``toolmgmt[postgres]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import Any
 
 from toolmgmt_core.cli.console import CliError, add_json_argument, emit_json, print_table, warn
@@ -48,7 +52,8 @@ def register(subparsers: Any) -> None:
         "push",
         help="add or replace tools from a file",
         description="Add or replace tools in the store. Bad definitions are skipped and "
-        "reported; the others are written in one transaction.",
+        "reported; the others are written in one transaction. A look-alike of a stored name "
+        "is refused and the command exits with code 1.",
     )
     push.add_argument(
         "file",
@@ -118,19 +123,34 @@ def _run_push(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from exc
     results = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged}
     skipped = [{"tool": name, "reason": reason} for name, reason in report.skipped]
+    refused = [{"tool": name, "reason": reason} for name, reason in report.refused]
+    code = 1 if refused else 0
+    for name, reason in report.refused:
+        print(f"error: refused {name!r}: {reason}.", file=sys.stderr)
     if args.json:
-        emit_json({"store": store.where, **results, "skipped": skipped, "warnings": warnings})
-        return 0
+        emit_json(
+            {
+                "store": store.where,
+                **results,
+                "skipped": skipped,
+                "refused": refused,
+                "warnings": warnings,
+            }
+        )
+        return code
     rows = [(name, result) for result in results for name in results[result]]
     rows += [(name, f"skipped: {reason}") for name, reason in report.skipped]
+    rows += [(name, "refused: a look-alike (above)") for name, _ in report.refused]
     print_table(["tool", "result"], rows)
     counts = ", ".join(f"{len(names)} {result}" for result, names in results.items())
     if skipped:
         counts += f", {len(skipped)} skipped"
+    if refused:
+        counts += f", {len(refused)} refused as look-alikes of stored names"
     if warnings:
         counts += f"; {len(warnings)} warnings reading {args.file} (above)"
     print(f"\n{store.where}: {counts}.")
-    return 0
+    return code
 
 
 def _run_list(args: argparse.Namespace) -> int:

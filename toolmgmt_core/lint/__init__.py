@@ -22,6 +22,7 @@ from toolmgmt_core.lint.findings import CATALOG, CODES, MAX_DESCRIPTION_CHARS, F
 from toolmgmt_core.lint.rules import (
     _lint_description,
     _lint_examples,
+    _lint_injection,
     _lint_name,
     _lint_parameters,
     _lint_providers,
@@ -60,6 +61,7 @@ def lint(
     findings = [
         *_lint_name(tool),
         *_lint_description(tool),
+        *_lint_injection(tool),
         *_lint_parameters(tool),
         *_lint_examples(tool),
         *_lint_providers(tool, providers),

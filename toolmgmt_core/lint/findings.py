@@ -33,6 +33,8 @@ CODES: Mapping[str, str] = {
     "description-no-when": "the description does not say when to use the tool",
     "description-too-long": "the description is very long",
     "description-sibling": "a similar sibling exists and the description does not set them apart",
+    "description-addresses-model": "the tool's text gives the model instructions (prompt "
+    "injection)",
     "parameter-no-description": "a parameter without a description",
     "parameter-unconstrained": "a parameter with a fixed set of values but no enum or pattern",
     "optional-no-default": "an optional parameter without a default",

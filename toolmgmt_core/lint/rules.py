@@ -23,6 +23,7 @@ from toolmgmt_core.lint.words import (
     _profile,
     _words,
 )
+from toolmgmt_core.model.injection import addresses_the_model
 from toolmgmt_core.model.provider_names import NAME_RULES
 from toolmgmt_core.model.schema_validator import example_errors
 from toolmgmt_core.model.tool import Tool
@@ -105,6 +106,21 @@ def _lint_description(tool: Tool) -> Iterator[Finding]:
             "description-too-long",
             f"The description has {len(text)} characters; it is sent on every request.",
             f"Keep it under {MAX_DESCRIPTION_CHARS} characters; move details to usage_notes.",
+        )
+
+
+def _lint_injection(tool: Tool) -> Iterator[Finding]:
+    found = addresses_the_model(tool)
+    if found is not None:
+        yield Finding(
+            tool.name,
+            "error",
+            "description-addresses-model",
+            f"The tool's text addresses the model: {found}. It reaches the model word for word "
+            "(prompt injection).",
+            "Describe what the tool does and when to use it, nothing more; a policy step with "
+            "quarantine=True (a gateway's [policy] quarantine = true) keeps such tools out of "
+            "discovery until trusted.",
         )
 
 

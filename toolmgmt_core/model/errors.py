@@ -184,6 +184,12 @@ class ToolNotFoundError(ToolCallError, KeyError):
     def __str__(self) -> str:  # KeyError would repr() the message
         return self.message
 
+    @classmethod
+    def unknown(cls, name: str, suggestions: Sequence[str] = ()) -> ToolNotFoundError:
+        """A lookup's error for ``name``, naming the closest names."""
+        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        return cls(f"Unknown tool {name!r}.{hint}", tool_name=name, suggestions=suggestions)
+
     @property
     def name(self) -> str | None:
         """The name looked up (``tool_name``)."""

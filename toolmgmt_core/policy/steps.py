@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.model.injection import addresses_the_model
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.profiles import (
@@ -42,7 +43,16 @@ __all__ = [
     "may_pass",
 ]
 
-POLICY_KEYS = ("label", "allow", "deny", "description_overrides", "require_approval", "domain")
+POLICY_KEYS = (
+    "label",
+    "allow",
+    "deny",
+    "description_overrides",
+    "require_approval",
+    "domain",
+    "quarantine",
+    "trusted",
+)
 """The keys a policy step may have (in a mapping or a policy file)."""
 
 PROFILE_STEP = "profile"
@@ -57,6 +67,7 @@ class Policy:
 
         Policy("global", deny=["admin_*", "group:billing/refunds"], require_approval=["delete_*"])
         Policy("agent", allow=["domain:crm"], description_overrides={"read_file": "Only src/."})
+        Policy("review", quarantine=True, trusted=["notes_*"])  # text addressing the model
     """
 
     label: str
@@ -72,6 +83,13 @@ class Policy:
     domain: str | None = None
     """When set, the step applies to this domain's tools only; the others pass it untouched
     (an MCP gateway's per-upstream policy)."""
+    quarantine: bool = False
+    """Remove every tool whose text addresses the model (prompt injection: "ignore previous
+    instructions", "always call this tool first", a chat template's role markers; see
+    :mod:`toolmgmt_core.model.injection`, the linter's ``description-addresses-model``) until
+    an operator who has read it lets it through with ``trusted``."""
+    trusted: Sequence[str] = ()
+    """Patterns of tools the quarantine lets through although their text addresses the model."""
 
     def __post_init__(self) -> None:
         if self.domain is not None and (not isinstance(self.domain, str) or not self.domain):
@@ -84,7 +102,11 @@ class Policy:
                 f"got {self.label!r}."
             )
         owner = f"Policy {self.label!r}"
-        for attr in ("allow", "deny", "require_approval"):
+        if not isinstance(self.quarantine, bool):
+            raise ConfigError(
+                f"{owner}: quarantine must be true or false, got {self.quarantine!r}."
+            )
+        for attr in ("allow", "deny", "require_approval", "trusted"):
             value = parse_patterns(getattr(self, attr), what=f"{owner} {attr}")
             object.__setattr__(self, attr, value)
         object.__setattr__(
@@ -101,9 +123,11 @@ class Policy:
     def to_dict(self) -> dict[str, Any]:
         """The step as plain JSON (what :meth:`from_dict` reads)."""
         data: dict[str, Any] = {"label": self.label}
-        for attr in ("allow", "deny", "require_approval"):
+        for attr in ("allow", "deny", "require_approval", "trusted"):
             if getattr(self, attr):
                 data[attr] = [p.text for p in self._patterns(attr)]
+        if self.quarantine:
+            data["quarantine"] = True
         if self.description_overrides:
             data["description_overrides"] = dict(self.description_overrides)
         if self.domain is not None:
@@ -113,7 +137,7 @@ class Policy:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | Policy) -> Policy:
         """A step from a mapping with ``label``, ``allow``, ``deny``, ``description_overrides``,
-        ``require_approval`` and ``domain``.
+        ``require_approval``, ``domain``, ``quarantine`` and ``trusted``.
 
         Raises:
             ConfigError: a missing label, an unknown key or a bad pattern, naming the valid keys.
@@ -333,6 +357,16 @@ def decide(
                 None,
                 f"not allowed by step {step.label!r} (it allows only: {wanted})",
             )
+        if step.quarantine and not any(p.matches(tool) for p in step._patterns("trusted")):
+            found = addresses_the_model(tool)
+            if found is not None:
+                return Decision(
+                    False,
+                    step.label,
+                    None,
+                    f"quarantined by step {step.label!r}: {found}; an operator who has read it "
+                    f"can let it through with trusted = [{tool.name!r}]",
+                )
     return Decision(True, reason="passes the profile and every policy step")
 
 

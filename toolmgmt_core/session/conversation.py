@@ -253,22 +253,27 @@ class StoredConversation:
                 "going on with what this process holds",
             )
 
-    async def save(self) -> None:
+    async def save(self) -> str | None:
         """:meth:`save_sync` for async code; a store that does I/O is written from a worker
-        thread. A store that is down is logged loudly and does not fail the call that ran."""
+        thread. A store that is down (or slower than its deadlines) is logged loudly and does
+        not fail the call that ran: the reason it could not be saved is returned (None when it
+        was saved, or had nothing to save)."""
         if self.session_id is None or self.snapshot() == self._saved:
-            return
-        await self._in_store(
+            return None
+        return await self._in_store(
             self.save_sync,
             "could not be saved",
             "its change is kept here and saved with the next one",
         )
 
-    async def _in_store(self, work: Callable[[], Any], failed: str, meanwhile: str) -> None:
-        """``work()`` off the event loop for a store that does I/O; a store error is logged."""
+    async def _in_store(self, work: Callable[[], Any], failed: str, meanwhile: str) -> str | None:
+        """``work()`` off the event loop for a store that does I/O; a store error is logged
+        and returned."""
         try:
             await call_store(self.manager.session_store, work)
         except StoreError as exc:
             logger.error(
                 "toolmgmt: session %r %s (%s); %s", self.session_id, failed, exc, meanwhile
             )
+            return str(exc)
+        return None

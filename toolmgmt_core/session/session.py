@@ -280,9 +280,16 @@ class ToolSession(StoredConversation):
         Returns:
             The result; on failure ``is_error`` is set, ``error.kind`` says whether it was the
             gateway ("gateway") or the tool ("tool"), and ``outcome`` what the model can do.
+            With a session store that is down or slower than its deadlines, a call that ran
+            still returns its result, with ``saved`` False and a ``NotSaved`` note (the record
+            is saved with the next change).
         """
         result = await self.pipeline.call(name, arguments, call_id)
-        await self.save()
+        unsaved = await self.save()
+        if unsaved is not None:  # the call ran: its result stands, and says so
+            note = f"NotSaved: the call's record could not be saved ({unsaved})"
+            result.saved = False
+            result.note = f"{result.note}; {note}" if result.note else note
         return result
 
     def call_sync(

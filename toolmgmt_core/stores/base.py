@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from toolmgmt_core.model.errors import InvalidSessionError, SessionConflictError
+from toolmgmt_core.model.errors import ConfigError, InvalidSessionError, SessionConflictError
 
 __all__ = [
     "DEFAULT_SESSION_TTL",
@@ -43,6 +43,7 @@ __all__ = [
     "UPDATE_RETRIES",
     "InMemorySessionStore",
     "SessionStore",
+    "StoreTimeout",
     "StoredSession",
     "call_store",
     "check_session_id",
@@ -66,6 +67,36 @@ UPDATE_RETRIES = 10
 """How many times :func:`update_session` re-applies a change after a conflict by default."""
 
 _T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class StoreTimeout:
+    """How long a store operation may wait on its server (Redis, PostgreSQL), in seconds.
+
+    Past either deadline the operation raises :class:`~toolmgmt_core.StoreUnavailableError`
+    (the gateway answers 503): a slow server (Redis under ``CLIENT PAUSE`` or ``DEBUG SLEEP``,
+    a stopped PostgreSQL backend) costs a request these seconds, not a hang. A reply that timed
+    out is not retried; a refused connection is, quickly.
+    """
+
+    connect: float = 2.0
+    """Seconds to open a connection (TCP and the server's handshake)."""
+    read: float = 2.0
+    """Seconds to wait for each reply (PostgreSQL: each transaction's work)."""
+
+    def __post_init__(self) -> None:
+        for name in ("connect", "read"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise ConfigError(
+                    f"StoreTimeout.{name} must be a positive number of seconds, got {value!r}."
+                )
+
+    @classmethod
+    def of(cls, timeout: float | StoreTimeout) -> StoreTimeout:
+        """``timeout`` as a :class:`StoreTimeout` (a number: both deadlines)."""
+        return timeout if isinstance(timeout, StoreTimeout) else cls(timeout, timeout)
+
 
 # Visible ASCII, as MCP requires of its session ids: no spaces or control characters, so an id
 # cannot break a log line or a key, and nothing that needs escaping anywhere.

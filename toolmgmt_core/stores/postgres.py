@@ -34,10 +34,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog
+from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog, ToolLimits
 from toolmgmt_core.model.errors import CatalogError
+from toolmgmt_core.model.names import name_forms
 from toolmgmt_core.model.schema import tool_from_dict, tool_to_definition
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.stores.base import StoreTimeout
 from toolmgmt_core.stores.postgres_db import (
     CHANNEL,
     TOOLS_SCHEMA,
@@ -54,10 +56,12 @@ from toolmgmt_core.stores.postgres_follower import (
     StoredTool,
     build_tools,
     mirror_catalog,
+    oldest_first,
     read_rows,
 )
 
 __all__ = [
+    "ADMIN_TIMEOUT",
     "MAX_DEFINITION_BYTES",
     "PostgresCatalogStore",
     "PostgresEmbeddingCache",
@@ -68,7 +72,15 @@ __all__ = [
 MAX_DEFINITION_BYTES = 1 << 20
 """Largest tool definition (JSON) a push accepts: 1 MiB."""
 
+ADMIN_TIMEOUT = StoreTimeout(connect=5.0, read=60.0)
+"""The catalog store's deadlines: an operator's push of thousands of tools may take seconds
+(no request waits on it; the embedding cache, which one does, has 2 s)."""
+
 _NAME_IN_PAYLOAD = 7000  # bytes; PostgreSQL's payload limit is 8000
+
+# Serialises pushes: a push reads every stored name to refuse look-alikes of them, so two pushes
+# of look-alikes at once (each unaware of the other) must not both get in.
+_PUSH_LOCK = 0x70757368  # "push"
 
 # One statement per changed tool: the upsert and its notification, in the push's transaction.
 _UPSERT = f"""
@@ -100,12 +112,17 @@ FROM numbered
 
 @dataclass
 class PushReport(IngestReport):
-    """What a push stored: ``added`` (new names), ``updated``, ``unchanged``, ``skipped``."""
+    """What a push stored: ``added`` (new names), ``updated``, ``unchanged``; and what it did
+    not: ``skipped`` (not a valid tool), ``refused`` (a look-alike of a stored name)."""
 
     updated: list[str] = field(default_factory=list)
     """Names whose stored definition changed."""
     unchanged: list[str] = field(default_factory=list)
     """Names already stored with exactly this definition (nothing written, nothing sent)."""
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    """(name, reason) for each definition whose name is the same name as a stored tool's (or
+    an earlier one's of the push) to lookup and policy
+    (:func:`~toolmgmt_core.model.names.name_forms`): nothing of it was written."""
 
     def __bool__(self) -> bool:
         return bool(self.added or self.updated or self.unchanged)
@@ -125,9 +142,11 @@ def _checked_definition(item: Mapping[str, Any] | Tool) -> tuple[str, dict[str, 
     """The canonical definition of a pushed item, validated as the core reads it back.
 
     Raises:
-        CatalogError: not a valid tool, not plain JSON, too large, or holding a NUL character.
+        CatalogError: not a valid tool, not plain JSON, too large (or larger than a catalog's
+            default :class:`~toolmgmt_core.ToolLimits`), or holding a NUL character.
     """
     tool = item if isinstance(item, Tool) else tool_from_dict(item)
+    ToolLimits().check(tool)  # what every replica's catalog would refuse
     definition = tool_to_definition(tool)
     try:
         text = json.dumps(definition, allow_nan=False)
@@ -141,6 +160,25 @@ def _checked_definition(item: Mapping[str, Any] | Tool) -> tuple[str, dict[str, 
         raise CatalogError(f"Tool {tool.name!r} holds a NUL character (U+0000); remove it.")
     tool_from_dict(json.loads(text))  # what a replica will read back must build
     return tool.name, json.loads(text)
+
+
+def _held_forms(conn: psycopg.Connection[Any]) -> dict[str, str]:
+    """Every folded form (:func:`~toolmgmt_core.model.names.name_forms`) of every stored name
+    -> that name."""
+    held: dict[str, str] = {}
+    for (name,) in conn.execute(f"SELECT name FROM {TOOLS_TABLE} ORDER BY revision DESC"):
+        held.update(dict.fromkeys(name_forms(name), name))  # the oldest holder last, so kept
+    return held
+
+
+def _lookalike(name: str, clash: str, in_this_push: bool) -> str:
+    where = "an earlier definition of this push has" if in_this_push else "the store holds"
+    return (
+        f"{name!r} is the same name as {clash!r}, which {where}, once case, separators, "
+        "invisible characters, unicode look-alikes and the characters a provider refuses are "
+        "ignored, as lookup and policy ignore them; every replica would refuse it. Choose a "
+        f"name that differs in its letters, or remove {clash!r} first"
+    )
 
 
 def _label(position: int, item: Any) -> str:
@@ -170,11 +208,13 @@ class PostgresCatalogStore:
         follower.close()
     """
 
-    def __init__(self, dsn: str, *, timeout: float = 5.0) -> None:
+    def __init__(self, dsn: str, *, timeout: float | StoreTimeout = ADMIN_TIMEOUT) -> None:
         """
         Args:
             dsn: ``postgresql://user[:password]@host[:port]/dbname`` or a key=value string.
-            timeout: seconds to wait for a connection.
+            timeout: seconds to wait for a connection and for each operation (a push, a
+                listing) to finish (a number: both); a follower's heartbeat has its own
+                deadline (:attr:`CatalogFollower.heartbeat_deadline`).
 
         Raises:
             ConfigError: ``dsn`` cannot be parsed.
@@ -195,6 +235,13 @@ class PostgresCatalogStore:
         batch. The valid ones are written in one transaction, with one notification per
         changed tool, so followers see the whole push at once. A definition identical to the
         stored one writes nothing.
+
+        A new name that is the same name as a stored one to lookup and policy (a look-alike:
+        ``notes_Get_Note`` beside ``notes_get_note``, a Cyrillic ``е`` for ``e``; see
+        :mod:`toolmgmt_core.model.names`) is refused and reported in ``refused``: every replica's
+        catalog would refuse it. The check reads the store inside the push's transaction, and
+        pushes take turns (a transaction lock), so two pushes of look-alikes at once cannot
+        both get in.
 
         Raises:
             StoreUnavailableError: the server cannot be reached (nothing was written).
@@ -219,7 +266,10 @@ class PostgresCatalogStore:
 
         def write(conn: psycopg.Connection[Any]) -> None:
             # run again if the first attempt met a broken connection: count afresh
-            report.added, report.updated, report.unchanged = [], [], []
+            report.added, report.updated, report.unchanged, report.refused = [], [], [], []
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [_PUSH_LOCK])
+            held = _held_forms(conn)
+            pushed: set[str] = set()
             stored = {
                 name: definition
                 for name, definition in conn.execute(
@@ -229,6 +279,13 @@ class PostgresCatalogStore:
             }
             changed = []
             for name, definition in pending.items():
+                forms = name_forms(name)
+                clash = next((held[f] for f in sorted(forms) if held.get(f, name) != name), None)
+                if clash is not None and name not in stored:  # an update stays an update
+                    report.refused.append((name, _lookalike(name, clash, clash in pushed)))
+                    continue
+                held.update(dict.fromkeys(forms, name))
+                pushed.add(name)
                 if name not in stored:
                     report.added.append(name)
                 elif stored[name] != definition:
@@ -292,8 +349,8 @@ class PostgresCatalogStore:
         Raises:
             StoreUnavailableError: the server cannot be reached (the catalog is unchanged).
         """
-        tools, report = build_tools(self.records(), bind)
-        mirror_catalog(catalog, tools)
+        tools, report = build_tools(oldest_first(self.records()), bind)
+        mirror_catalog(catalog, tools, report)
         return report
 
     def follow(
@@ -303,6 +360,7 @@ class PostgresCatalogStore:
         bind: Bind | None = None,
         retry_initial: float = 0.2,
         retry_max: float = 5.0,
+        heartbeat: float | None = None,
     ) -> CatalogFollower:
         """Load the store into ``catalog``, then keep it in step in a background thread.
 
@@ -310,7 +368,10 @@ class PostgresCatalogStore:
         or removal reaches the catalog within milliseconds (it LISTENs for the store's
         notifications). When the connection is lost, the catalog stays as it is, the
         follower reconnects with backoff (``retry_initial`` doubling up to ``retry_max``
-        seconds, jittered) and then resynchronises fully.
+        seconds, jittered) and then resynchronises fully. After ``heartbeat`` seconds without a
+        notification (default :attr:`CatalogFollower.heartbeat`) it checks its connection with
+        a query that must answer within :attr:`CatalogFollower.heartbeat_deadline`, so a
+        listening backend that stalled is replaced too.
 
         Raises:
             StoreUnavailableError: the first load failed (nothing was started).
@@ -319,9 +380,10 @@ class PostgresCatalogStore:
             self._db.dsn,
             catalog,
             bind=bind,
-            timeout=self._db.timeout,
+            timeout=self._db.deadlines,
             retry_initial=retry_initial,
             retry_max=retry_max,
+            heartbeat=heartbeat,
         )
         follower.start()
         return follower

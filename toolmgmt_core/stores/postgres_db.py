@@ -12,9 +12,12 @@ host, no answer in time), so that a wrong password is not reported as a server d
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 try:
@@ -27,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from toolmgmt_core.model.errors import ConfigError, StoreError, StoreUnavailableError
+from toolmgmt_core.stores.base import StoreTimeout
 
 __all__ = [
     "CHANNEL",
@@ -37,6 +41,7 @@ __all__ = [
     "Database",
     "Jsonb",
     "connection_problem",
+    "cut_after",
     "first_line",
     "psycopg",
     "redact_dsn",
@@ -102,14 +107,48 @@ def _check_dsn(dsn: str) -> str:
     return dsn
 
 
-class Database:
-    """One connection, shared under a lock, reconnected when it breaks."""
+@contextmanager
+def cut_after(conn: psycopg.Connection[Any], seconds: float) -> Iterator[threading.Event]:
+    """Shut ``conn``'s socket down if the block is still running after ``seconds``.
 
-    def __init__(self, dsn: str, schema: str, *, timeout: float, application: str) -> None:
+    psycopg waits for a reply without a deadline, and a stalled server (a stopped backend, a
+    server under a heavy lock) never sends one: cutting the socket makes the wait fail at once
+    with an :class:`psycopg.OperationalError` (the connection is then broken, and replaced).
+    The event yielded is set when it was cut, so the caller can say why.
+    """
+    cut = threading.Event()
+
+    def shut() -> None:
+        cut.set()
+        try:
+            # A duplicate of the descriptor shares the socket: shutting it down wakes the wait.
+            with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, psycopg.Error):  # closed meanwhile: nothing left to cut
+            pass
+
+    timer = threading.Timer(seconds, shut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield cut
+    finally:
+        timer.cancel()
+
+
+class Database:
+    """One connection, shared under a lock, reconnected when it breaks; each operation within
+    its deadlines (:class:`~toolmgmt_core.stores.StoreTimeout`)."""
+
+    def __init__(
+        self, dsn: str, schema: str, *, timeout: float | StoreTimeout, application: str
+    ) -> None:
         self.dsn = _check_dsn(dsn)
         self.where = redact_dsn(dsn)
         self.schema = schema
-        self.timeout = timeout
+        self.deadlines = StoreTimeout.of(timeout)
+        self.timeout = self.deadlines.connect
+        """Seconds to wait for a connection."""
         self.application = application
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
@@ -128,7 +167,7 @@ class Database:
             keepalives_count=2,
         )
         try:
-            with conn.transaction():
+            with cut_after(conn, self.deadlines.read), conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
                 conn.execute(self.schema)
         except BaseException:
@@ -143,27 +182,40 @@ class Database:
             f"Cannot {action}: PostgreSQL at {self.where} {what} ({_detail(exc)}). {advice}"
         )
 
+    def slow(self, action: str, exc: Exception) -> StoreUnavailableError:
+        return StoreUnavailableError(
+            f"Cannot {action}: PostgreSQL at {self.where} did not answer within "
+            f"{self.deadlines.read:g} s ({first_line(exc)}); it may be overloaded, stopped or "
+            "waiting on a lock."
+        )
+
     def run(self, action: str, work: Callable[[psycopg.Connection[Any]], _T]) -> _T:
-        """``work(connection)`` on the shared connection, in a transaction.
+        """``work(connection)`` on the shared connection, in a transaction, within the read
+        deadline (past it the transaction is cut off, so nothing of it was written).
 
         A connection that broke since its last use (a restarted server) is replaced and the
         work retried once: it runs in one transaction, so it happened whole or not at all.
+        Work cut off at its deadline is not retried.
 
         Raises:
-            StoreUnavailableError: the server cannot be reached.
+            StoreUnavailableError: the server cannot be reached, or did not answer in time.
             StoreError: the server refused the work.
         """
         with self._lock:
             for attempt in (1, 2):
                 fresh = self._conn is None or self._conn.closed
+                cut: threading.Event | None = None
                 try:
                     if fresh:
                         self._conn = self.connect()
                     assert self._conn is not None
-                    with self._conn.transaction():
-                        return work(self._conn)
+                    with cut_after(self._conn, self.deadlines.read) as cut:
+                        with self._conn.transaction():
+                            return work(self._conn)
                 except psycopg.OperationalError as exc:
                     self._drop()
+                    if cut is not None and cut.is_set():
+                        raise self.slow(action, exc) from exc
                     if fresh or attempt == 2:
                         raise self.unavailable(action, exc) from exc
                 except psycopg.Error as exc:

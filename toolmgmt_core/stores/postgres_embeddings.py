@@ -16,6 +16,7 @@ import numpy as np
 
 from toolmgmt_core.embeddings.cache import text_key
 from toolmgmt_core.model.errors import StoreUnavailableError
+from toolmgmt_core.stores.base import StoreTimeout
 from toolmgmt_core.stores.postgres_db import EMBEDDINGS_SCHEMA, EMBEDDINGS_TABLE, Database, psycopg
 
 __all__ = [
@@ -41,11 +42,13 @@ class PostgresEmbeddingCache:
     key = staticmethod(text_key)
     """The cache key of a text (:func:`~toolmgmt_core.embeddings.cache.text_key`)."""
 
-    def __init__(self, dsn: str, *, timeout: float = 5.0) -> None:
+    def __init__(self, dsn: str, *, timeout: float | StoreTimeout = StoreTimeout()) -> None:
         """
         Args:
             dsn: as :class:`PostgresCatalogStore`.
-            timeout: seconds to wait for a connection.
+            timeout: seconds to wait for a connection and for each read or write (a number:
+                both; default 2 s each): a search waits on it when the catalog changed, so a
+                slow server is skipped like an unreachable one.
         """
         self._db = Database(
             dsn, EMBEDDINGS_SCHEMA, timeout=timeout, application="toolmgmt-embeddings"

@@ -5,7 +5,11 @@
 :data:`~toolmgmt_core.stores.postgres_db.CHANNEL` and applies each change to its
 :class:`~toolmgmt_core.ToolCatalog` when it becomes visible. A follower that loses its
 connection keeps its catalog as it is (the replica goes on serving the last catalog it had),
-reconnects with backoff and then resynchronises fully. Reading rows into tools
+reconnects with backoff and then resynchronises fully; one whose listening backend stalls
+(no error, no notification) is noticed by a heartbeat query with a deadline and handled alike.
+A row the catalog cannot use (it does not build, ``bind`` refuses it, or it is a look-alike of a
+held name) is skipped, logged naming it and counted (:attr:`CatalogFollower.skipped`): it never
+stops the follower. Reading rows into tools
 (:func:`build_tools`) and making a catalog hold exactly them (:func:`mirror_catalog`) are shared
 with the store's ``load_into``.
 """
@@ -26,12 +30,14 @@ from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog
 from toolmgmt_core.model.errors import CatalogError, StoreError
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.stores.base import StoreTimeout
 from toolmgmt_core.stores.postgres_db import (
     CHANNEL,
     TOOLS_SCHEMA,
     TOOLS_TABLE,
     Database,
     connection_problem,
+    cut_after,
     first_line,
     psycopg,
 )
@@ -42,6 +48,7 @@ __all__ = [
     "StoredTool",
     "build_tools",
     "mirror_catalog",
+    "oldest_first",
     "read_rows",
 ]
 
@@ -104,6 +111,11 @@ def _same(current: Tool | None, tool: Tool) -> bool:
 
 
 def _put(catalog: ToolCatalog, tool: Tool) -> bool:
+    """Put ``tool`` in ``catalog``; whether it changed anything.
+
+    Raises:
+        CatalogError: the catalog refuses it (a look-alike of a tool it holds).
+    """
     current = catalog.get(tool.name) if tool.name in catalog else None
     if _same(current, tool):
         return False
@@ -111,8 +123,24 @@ def _put(catalog: ToolCatalog, tool: Tool) -> bool:
     return True
 
 
-def mirror_catalog(catalog: ToolCatalog, tools: Sequence[Tool]) -> int:
-    """Make ``catalog`` hold exactly ``tools``; return how many tools changed."""
+def _refused(name: str, exc: CatalogError, report: IngestReport | None) -> None:
+    reason = f"the catalog refuses it: {exc}"
+    logger.warning("catalog store: skipped tool %r: %s", name, reason)
+    if report is not None:
+        report.skipped.append((name, reason))
+        if name in report.added:
+            report.added.remove(name)
+
+
+def mirror_catalog(
+    catalog: ToolCatalog, tools: Sequence[Tool], report: IngestReport | None = None
+) -> int:
+    """Make ``catalog`` hold exactly ``tools``; return how many tools changed.
+
+    A tool the catalog refuses (a look-alike of one it holds, which a store written by hand
+    or by an older version can hold) is left out with a warning naming it, and reported in
+    ``report.skipped``; the others are mirrored all the same.
+    """
     wanted = {tool.name for tool in tools}
     changed = 0
     for name in catalog.names():
@@ -120,8 +148,16 @@ def mirror_catalog(catalog: ToolCatalog, tools: Sequence[Tool]) -> int:
             catalog.remove(name)
             changed += 1
     for tool in tools:
-        changed += _put(catalog, tool)
+        try:
+            changed += _put(catalog, tool)
+        except CatalogError as exc:
+            _refused(tool.name, exc, report)
     return changed
+
+
+def oldest_first(records: Iterable[StoredTool]) -> list[StoredTool]:
+    """Rows in the order they were last written: of two look-alikes, the older one is kept."""
+    return sorted(records, key=lambda record: record.revision)
 
 
 def read_rows(
@@ -141,8 +177,14 @@ class CatalogFollower:
 
     poll_interval = 0.2
     """Seconds between checks for :meth:`close` while waiting for notifications."""
-    idle_check = 10.0
-    """Seconds without a notification after which the connection is checked with a query."""
+    heartbeat = 5.0
+    """Seconds without a notification after which the connection is checked with a query
+    (``SELECT 1``): a listening backend that stalled (stopped, hung) sends no notification and
+    no error, so only asking notices it."""
+    heartbeat_deadline = 2.0
+    """Seconds the heartbeat's query may take; past it the connection is dropped, and the
+    follower reconnects and resynchronises fully (no change is missed for longer than
+    ``heartbeat + heartbeat_deadline`` plus a reconnection)."""
 
     def __init__(
         self,
@@ -150,15 +192,18 @@ class CatalogFollower:
         catalog: ToolCatalog,
         *,
         bind: Bind | None = None,
-        timeout: float = 5.0,
+        timeout: float | StoreTimeout = 5.0,
         retry_initial: float = 0.2,
         retry_max: float = 5.0,
+        heartbeat: float | None = None,
     ) -> None:
         self.catalog = catalog
         """The catalog kept in step."""
         self.bind = bind
         self.retry_initial = retry_initial
         self.retry_max = retry_max
+        if heartbeat is not None:
+            self.heartbeat = heartbeat
         self.revision = 0
         """The highest store revision applied."""
         self.resyncs = 0
@@ -167,6 +212,11 @@ class CatalogFollower:
         """Tools added, replaced or removed in the catalog since the start."""
         self.last_error: str | None = None
         """Why the connection was last lost (None while it never was)."""
+        self.skipped: dict[str, str] = {}
+        """Rows of the store the catalog does not hold now, by name, with the reason (a row
+        that does not build, that ``bind`` refuses, or a look-alike of a held name)."""
+        self.skips = 0
+        """Times a row was skipped since the start (each resync counts its skipped rows)."""
         self._db = Database(
             dsn, TOOLS_SCHEMA, timeout=timeout, application="toolmgmt-catalog-follower"
         )
@@ -232,8 +282,9 @@ class CatalogFollower:
         """A connection that LISTENs, then a full resync (so no change falls in between)."""
         conn = self._db.connect()
         try:
-            conn.execute(f"LISTEN {CHANNEL}")
-            self._resync(conn)
+            with cut_after(conn, self._db.deadlines.read):
+                conn.execute(f"LISTEN {CHANNEL}")
+                self._resync(conn)
         except BaseException:
             conn.close()
             raise
@@ -245,8 +296,10 @@ class CatalogFollower:
         revision = conn.execute(
             f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {TOOLS_TABLE}_revision"
         ).fetchone()
-        tools, _ = build_tools(records, self.bind)
-        self.changes += mirror_catalog(self.catalog, tools)
+        tools, report = build_tools(oldest_first(records), self.bind)
+        self.changes += mirror_catalog(self.catalog, tools, report)
+        self.skipped = dict(report.skipped)
+        self.skips += len(report.skipped)
         self.revision = max(self.revision, int(revision[0]) if revision else 0)
         self.resyncs += 1
 
@@ -306,12 +359,15 @@ class CatalogFollower:
         while not self._stop.is_set():
             batch = list(conn.notifies(timeout=self.poll_interval, stop_after=1))
             if not batch:
-                if time.monotonic() - idle_since > self.idle_check:
-                    conn.execute("SELECT 1")  # a dead connection shows itself here
+                if time.monotonic() - idle_since > self.heartbeat:
+                    # a dead or stalled connection shows itself here (cut past the deadline)
+                    with cut_after(conn, self.heartbeat_deadline):
+                        conn.execute("SELECT 1")
                     idle_since = time.monotonic()
                 continue
             batch += conn.notifies(timeout=0)  # whatever else has arrived: one query for all
-            self._apply(conn, [n.payload for n in batch])
+            with cut_after(conn, self._db.deadlines.read):  # a backend stalling mid-change
+                self._apply(conn, [n.payload for n in batch])
             idle_since = time.monotonic()
 
     def _apply(self, conn: psycopg.Connection[Any], payloads: Sequence[str]) -> None:
@@ -332,11 +388,21 @@ class CatalogFollower:
         if not names:
             return
         names = list(dict.fromkeys(names))
-        tools, _ = build_tools(read_rows(conn, "WHERE name = ANY(%s)", [names]), self.bind)
+        tools, report = build_tools(read_rows(conn, "WHERE name = ANY(%s)", [names]), self.bind)
         present = {tool.name: tool for tool in tools}
+        freed = False
         for name in names:
+            self.skipped.pop(name, None)
             if name in present:
-                self.changes += _put(self.catalog, present[name])
+                try:
+                    self.changes += _put(self.catalog, present[name])
+                except CatalogError as exc:  # one bad row: skipped, counted, never a stop
+                    _refused(name, exc, report)
             elif name in self.catalog:  # removed (or no longer builds): gone here too
                 self.catalog.remove(name)
                 self.changes += 1
+                freed = True
+        self.skipped.update(report.skipped)
+        self.skips += len(report.skipped)
+        if freed and self.skipped:  # a row skipped as a look-alike of this one may fit now
+            self._resync(conn)

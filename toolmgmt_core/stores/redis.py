@@ -35,6 +35,7 @@ from toolmgmt_core.stores.base import (
     DEFAULT_SESSION_TTL,
     MAX_STATE_BYTES,
     StoredSession,
+    StoreTimeout,
     _conflict,
     check_session_id,
     check_version,
@@ -108,10 +109,12 @@ class RedisSessionStore:
         store = RedisSessionStore("redis://localhost:6379/0", ttl=3600)
         update_session(store, "conversation-1", lambda s: {**(s or {}), "profile": "support"})
 
-    Failure behaviour: a server that cannot be reached raises
-    :class:`~toolmgmt_core.StoreUnavailableError` naming the server (never its
-    password) after a few quick reconnection attempts (well under a second when the port is
-    closed; ``timeout`` bounds a silent network). A save whose reply was lost may have been
+    Failure behaviour: a server that cannot be reached, or that does not answer within
+    ``timeout`` (a slow or paused Redis: ``CLIENT PAUSE``, ``DEBUG SLEEP``), raises
+    :class:`~toolmgmt_core.StoreUnavailableError` naming the server (never its password): a
+    refused connection after a few quick reconnection attempts (well under a second), a
+    connection or a reply that takes too long at once, never retried, so an operation waits at
+    most ``timeout.connect + timeout.read`` seconds. A save whose reply was lost may have been
     applied: retrying it then reports a conflict, and :func:`update_session` re-applies the
     change to the fresh state, so nothing is lost or applied twice by a pure change function.
     """
@@ -124,7 +127,7 @@ class RedisSessionStore:
         prefix: str = DEFAULT_PREFIX,
         client: redis.Redis | None = None,
         max_state_bytes: int = MAX_STATE_BYTES,
-        timeout: float = 5.0,
+        timeout: float | StoreTimeout = StoreTimeout(),
     ) -> None:
         """
         Args:
@@ -135,7 +138,9 @@ class RedisSessionStore:
                 no braces (the session id is the keys' hash tag).
             client: a ready ``redis.Redis`` to use instead of making one from ``url``.
             max_state_bytes: the largest serialised state accepted.
-            timeout: seconds to wait to connect and for each reply.
+            timeout: seconds to wait to connect and for each reply (a number: both; default
+                2 s each, see :class:`~toolmgmt_core.stores.StoreTimeout`). Not applied to a
+                ``client`` passed in (its own settings stand).
         """
         if ttl is not None and not ttl > 0:
             raise ConfigError(f"ttl must be a positive number of seconds or None, got {ttl!r}.")
@@ -144,18 +149,24 @@ class RedisSessionStore:
                 f"A session key prefix may not hold braces, got {prefix!r}: the session id in "
                 "braces is each key's Redis Cluster hash tag. Use e.g. 'toolmgmt:session:'."
             )
+        deadlines = StoreTimeout.of(timeout)
         if client is None:
             if not url:
                 raise ConfigError("RedisSessionStore needs a url (redis://host:port/db).")
             try:
                 client = redis.Redis.from_url(
                     url,
-                    socket_connect_timeout=timeout,
-                    socket_timeout=timeout,
+                    socket_connect_timeout=deadlines.connect,
+                    socket_timeout=deadlines.read,
                     health_check_interval=30,
-                    # A few quick reconnections, not redis-py's ten up to a second apart: a
-                    # request should fail fast when Redis is down.
-                    retry=Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.1), 3),
+                    # A few quick reconnections when refused, not redis-py's ten up to a second
+                    # apart; and none after a timeout (redis-py retries those too by default,
+                    # which made a paused Redis hold a request four times the timeout).
+                    retry=Retry(
+                        ExponentialWithJitterBackoff(base=0.01, cap=0.1),
+                        3,
+                        supported_errors=(redis.ConnectionError,),
+                    ),
                 )
             except ValueError as exc:
                 raise ConfigError(
@@ -165,6 +176,8 @@ class RedisSessionStore:
                 ) from exc
         self.url = redact_url(url) if url else _describe(client)
         """The server, for messages (the password is never shown)."""
+        self.timeout = deadlines
+        """The deadlines of each operation (see :class:`~toolmgmt_core.stores.StoreTimeout`)."""
         self.ttl = ttl
         self.prefix = prefix
         self.max_state_bytes = max_state_bytes
@@ -189,7 +202,13 @@ class RedisSessionStore:
                 "answers but does not accept these credentials: check the URL's user and "
                 "password (redis://[user]:password@host:port/db)."
             ) from exc
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
+        except redis.TimeoutError as exc:
+            raise StoreUnavailableError(
+                f"Cannot {action}: Redis at {self.url} did not answer in time ({exc}; "
+                f"deadlines: {self.timeout.connect:g} s to connect, {self.timeout.read:g} s "
+                "for a reply). It may be overloaded, paused or blocked by a slow command."
+            ) from exc
+        except redis.ConnectionError as exc:
             raise StoreUnavailableError(
                 f"Cannot {action}: Redis at {self.url} is unreachable ({exc}). Check that "
                 "redis-server is running there and reachable from this machine, and the "

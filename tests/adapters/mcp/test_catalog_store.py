@@ -158,3 +158,67 @@ async def test_the_configured_embedder_caches_its_vectors_in_the_catalog_store(
         assert len(cache) >= len(gateway.catalog)  # every tool's vector, kept for every replica
     finally:
         cache.close()
+
+
+def _write_row(dsn: str, definition: dict[str, Any]) -> None:
+    """A row as an older version or a hand-written statement stores it: unchecked."""
+    import json
+
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    from toolmgmt_core.model.schema import tool_from_dict, tool_to_definition
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT 1 FROM toolmgmt_tools LIMIT 0")  # made by the store before
+        revision = conn.execute(
+            "INSERT INTO toolmgmt_tools (name, definition, revision) "
+            "VALUES (%s, %s, nextval('toolmgmt_tools_revision')) RETURNING revision",
+            [definition["name"], Jsonb(tool_to_definition(tool_from_dict(definition)))],
+        ).fetchone()[0]
+        payload = {"op": "upsert", "name": definition["name"], "revision": revision}
+        conn.execute("SELECT pg_notify('toolmgmt_catalog', %s)", [json.dumps(payload)])
+
+
+async def test_lookalike_rows_neither_stop_a_replica_nor_its_follower(
+    mcp_kit: Any, pg_dsn: str, caplog: Any
+) -> None:
+    # Issue 25, item 1: two look-alike rows made every replica's follower resync without end,
+    # and a replica started over them exited with a cancel-scope RuntimeError.
+    store = PostgresCatalogStore(pg_dsn)
+    store.push([_tool("notes_echo", "Parrot a walrus token back unchanged.")])
+    _write_row(pg_dsn, _tool("notes_Echo", "Parrot it back, mine."))
+    with caplog.at_level(logging.WARNING):
+        async with Gateway(_config(mcp_kit, pg_dsn)) as gateway, Client(gateway.server) as client:
+            assert "skipped tool 'notes_Echo'" in caplog.text  # the message names the row
+            found = await _found(client, mcp_kit, "parrot walrus")
+            assert "notes_echo" in found and "notes_Echo" not in found
+            assert await mcp_kit.execute(client, "notes_echo", token="w") == (False, "w")
+            # one arriving while serving: skipped too, and later pushes still arrive
+            _write_row(pg_dsn, _tool("notes_ECHO", "Parrot it back, mine too."))
+            store.push([_tool("notes_list_notes", "Enumerate every kraken scroll title.")])
+
+            async def followed() -> bool:
+                return "notes_list_notes" in await _found(client, mcp_kit, "kraken scroll")
+
+            await _until(followed)
+            follower = gateway.shared.follower  # type: ignore[union-attr]
+            assert follower.connected and follower.resyncs == 1
+            assert sorted(follower.skipped) == ["notes_ECHO", "notes_Echo"]
+    store.close()
+
+
+async def test_a_failure_while_starting_surfaces_as_itself(
+    mcp_kit: Any, pg_dsn: str, monkeypatch: Any
+) -> None:
+    # It used to surface as "Attempted to exit a cancel scope that isn't the current tasks's
+    # current cancel scope", which hid the cause (the upstreams' task group was left open).
+    from toolmgmt_mcp.catalog_store import SharedCatalog
+
+    def fail(self: Any) -> bool:
+        raise ValueError("the real cause")
+
+    monkeypatch.setattr(SharedCatalog, "sync", fail)
+    with pytest.raises(ValueError, match="the real cause"):
+        async with Gateway(_config(mcp_kit, pg_dsn)):
+            pass
