@@ -19,9 +19,13 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
     ToolResult,
+    Search,
     ToolSession,
     Usage,
 )
+
+APPENDS = Search(appends=True)
+"""Search mode whose found tools join the list (the default keeps the list as it is)."""
 
 DOMAINS = {
     "email": ["send_email", "list_emails", "delete_email", "forward_email"],
@@ -123,7 +127,7 @@ def test_manager_needs_a_catalog() -> None:
 
 def test_initial_list_is_meta_tool_then_always_on(catalog) -> None:
     session = ToolManager(catalog, always_on=["read_file", "send_email"]).session()
-    assert names(session) == ["tool_search", "read_file", "send_email"]
+    assert names(session) == ["tool_search", "call_tool", "read_file", "send_email"]
     assert session.tools()[0].metadata["meta"] is True
     assert session.is_deferred("create_event")
     assert not session.is_deferred("read_file")
@@ -131,7 +135,7 @@ def test_initial_list_is_meta_tool_then_always_on(catalog) -> None:
 
 
 def test_search_loads_found_tools_for_the_next_step(catalog) -> None:
-    session = ToolManager(catalog).session()
+    session = ToolManager(catalog, mode=APPENDS).session()
     result = session.call_sync("tool_search", {"query": "send email"})
     assert not result.is_error
     assert "send_email" in result.value["found"]
@@ -143,7 +147,10 @@ def test_search_loads_found_tools_for_the_next_step(catalog) -> None:
 
 def test_tool_list_before_a_load_is_an_exact_prefix_of_the_list_after(catalog) -> None:
     session = ToolManager(
-        catalog, always_on=["get_weather_forecast"], discovery=Discovery(max_results=2)
+        catalog,
+        mode=APPENDS,
+        always_on=["get_weather_forecast"],
+        discovery=Discovery(max_results=2),
     ).session()
     before = serialised(session)
     session.call_sync("tool_search", {"query": "email"})
@@ -158,7 +165,7 @@ def test_tool_list_before_a_load_is_an_exact_prefix_of_the_list_after(catalog) -
 
 
 def test_re_searching_loaded_tools_returns_them_without_error(catalog) -> None:
-    session = ToolManager(catalog).session()
+    session = ToolManager(catalog, mode=APPENDS).session()
     first = session.call_sync("tool_search", {"query": "send email"})
     again = session.call_sync("tool_search", {"query": "send email"})
     assert not again.is_error
@@ -197,7 +204,9 @@ def test_min_score_drops_weak_hits(catalog) -> None:
 
 
 def test_max_active_caps_the_list_with_a_clear_message(catalog) -> None:
-    session = ToolManager(catalog, discovery=Discovery(max_active=3, max_results=5)).session()
+    session = ToolManager(
+        catalog, mode=APPENDS, discovery=Discovery(max_active=3, max_results=5)
+    ).session()
     result = session.call_sync("tool_search", {"query": "email"})
     assert len(result.value["added"]) == 3
     assert result.value["not_added"]
@@ -256,7 +265,7 @@ def test_call_unloaded_load_loads_and_runs(catalog) -> None:
 
 def test_call_unloaded_load_respects_max_active(catalog) -> None:
     session = ToolManager(
-        catalog, discovery=Discovery(call_unloaded="load", max_active=1)
+        catalog, mode=APPENDS, discovery=Discovery(call_unloaded="load", max_active=1)
     ).session()
     assert not session.call_sync("create_event", {}).is_error
     refused = session.call_sync("cancel_event", {})
@@ -324,13 +333,67 @@ def test_call_sync_inside_a_running_loop(catalog) -> None:
 def test_defer_loading_false_is_always_listed(catalog) -> None:
     catalog.replace(catalog.get("list_files").replace(defer_loading=False))
     session = ToolManager(catalog, always_on=["send_email"]).session()
-    assert names(session) == ["tool_search", "send_email", "list_files"]
+    assert names(session) == ["tool_search", "call_tool", "send_email", "list_files"]
 
 
 def test_removed_always_on_tool_is_skipped(catalog) -> None:
     manager = ToolManager(catalog, always_on=["send_email"])
     catalog.remove("send_email")
-    assert names(manager.session()) == ["tool_search"]
+    assert names(manager.session()) == ["tool_search", "call_tool"]
+
+
+# -- the cache-stable search (the default) ------------------------------------------------------
+
+
+def test_stable_search_answers_with_definitions_and_never_changes_the_list(catalog) -> None:
+    session = ToolManager(catalog, always_on=["read_file"]).session()
+    before = serialised(session)
+    found = session.call_sync("tool_search", {"queries": ["send email", "calendar event"]})
+    assert set(found.value) == {"found", "note"} and "call_tool" in found.value["note"]
+    entry = found.value["found"]["send_email"]
+    assert entry["parameters"] == catalog.get("send_email").parameters
+    assert entry["description"] == catalog.get("send_email").description
+    ran = session.call_sync("call_tool", {"tool_name": "send_email", "arguments": {"id": "1"}})
+    assert ran.value == {"tool": "send_email", "args": {"id": "1"}}
+    direct = session.call_sync("create_event", {"id": "2"})  # a found tool, called directly
+    assert direct.value == {"tool": "create_event", "args": {"id": "2"}}
+    assert serialised(session) == before
+    assert "send_email" in session.loaded() and not session.layout().appended
+
+
+def test_stable_search_refuses_a_direct_call_of_a_tool_it_never_gave(catalog) -> None:
+    session = ToolManager(catalog).session()
+    refused = session.call_sync("delete_contact", {"id": "1"})
+    assert refused.outcome == "retry"
+    assert "tool_search" in refused.error.message and "call_tool(" in refused.error.message
+    # call_tool runs any tool the session may see, as execute_tool does in gateway mode
+    ran = session.call_sync("call_tool", {"tool_name": "delete_contact", "arguments": {}})
+    assert ran.value == {"tool": "delete_contact", "args": {}}
+
+
+def test_call_tool_forgives_arguments_beside_the_name_and_refuses_itself(catalog) -> None:
+    session = ToolManager(catalog).session()
+    beside = session.call_sync("call_tool", {"tool_name": "read_file", "id": "x"})
+    assert beside.value == {"tool": "read_file", "args": {"id": "x"}}
+    nested = session.call_sync("call_tool", {"tool_name": "call_tool", "arguments": {}})
+    assert nested.is_error and "tool_search" in nested.error.message
+
+
+def test_stable_search_loads_come_back_from_a_transcript(catalog) -> None:
+    from toolmgmt_core.session.history import loaded_names
+
+    session = ToolManager(catalog).session()
+    found = session.call_sync("tool_search", {"query": "send email"})
+    names_found = list(found.value["found"])
+    assert loaded_names([("tool_search", found.content)]) == names_found
+    references = [{"type": "tool_reference", "tool_name": n} for n in names_found]
+    assert loaded_names([("tool_search", references)]) == names_found
+    appended = ToolManager(catalog, mode=APPENDS).session()
+    summaries = appended.call_sync("tool_search", {"query": "send email"})
+    again = appended.call_sync("tool_search", {"query": "send email"})  # found, none added
+    assert loaded_names([("tool_search", summaries.content), ("tool_search", again.content)]) == (
+        summaries.value["added"]
+    )
 
 
 # -- state --------------------------------------------------------------------------------------
@@ -350,7 +413,7 @@ def test_state_round_trips_through_json(catalog) -> None:
 
 
 def test_restored_state_with_removed_tool(catalog) -> None:
-    manager = ToolManager(catalog)
+    manager = ToolManager(catalog, mode=APPENDS)
     session = manager.session({"version": 1, "loaded": ["send_email", "gone_tool"]})
     assert names(session) == ["tool_search", "send_email"]
     assert session.to_json()["loaded"] == ["send_email", "gone_tool"]
@@ -374,14 +437,14 @@ def test_sessions_do_not_share_loaded_tools(catalog) -> None:
     manager = ToolManager(catalog)
     one, two = manager.session(), manager.session()
     one.call_sync("tool_search", {"query": "email"})
-    assert two.loaded() == [] and names(two) == ["tool_search"]
+    assert two.loaded() == [] and names(two) == ["tool_search", "call_tool"]
 
 
 # -- usage ----------------------------------------------------------------------------------------
 
 
 def test_usage_compares_with_the_flat_catalog(catalog) -> None:
-    manager = ToolManager(catalog)
+    manager = ToolManager(catalog, mode=APPENDS)
     session = manager.session()
     usage = session.usage()
     assert isinstance(usage, Usage)
@@ -426,6 +489,7 @@ def test_the_tool_list_only_ever_grows_by_appending(
 ) -> None:
     manager = ToolManager(
         SHARED_CATALOG,
+        mode=APPENDS,
         always_on=["read_file"],
         discovery=Discovery(
             max_results=max_results, max_active=max_active, call_unloaded=call_unloaded

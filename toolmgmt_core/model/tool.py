@@ -21,6 +21,7 @@ from toolmgmt_core.model.schema_guard import check_schema_shape, check_tool_sche
 from toolmgmt_core.model.signatures import function_schema
 
 __all__ = [
+    "CALL_TOOL",
     "DISCOVER_TOOLS",
     "EMPTY_PARAMETERS",
     "EXECUTE_TOOL",
@@ -47,6 +48,7 @@ DISCOVER_TOOLS = "discover_tools"
 GET_TOOL_SCHEMA = "get_tool_schema"
 EXECUTE_TOOL = "execute_tool"
 LOAD_TOOL_SCHEMA = "load_tool_schema"
+CALL_TOOL = "call_tool"
 
 META_TOOL_NAMES: tuple[str, ...] = (
     TOOL_SEARCH,
@@ -54,6 +56,7 @@ META_TOOL_NAMES: tuple[str, ...] = (
     GET_TOOL_SCHEMA,
     EXECUTE_TOOL,
     LOAD_TOOL_SCHEMA,
+    CALL_TOOL,
 )
 """Every meta-tool name (the modes of :mod:`toolmgmt_core.session.modes` define them); a catalog
 tool of the same name is shadowed in the modes that use it."""

@@ -4,7 +4,10 @@ A framework that keeps the conversation but not toolmgmt's state (PydanticAI's
 ``message_history``) hands the next run the previous run's tool calls and results; the tools
 that conversation loaded are written there, in the meta-tools' own answers:
 
-- ``tool_search`` answers ``{"found": ..., "added": [names]}``;
+- ``tool_search`` answers ``{"found": {name: definition}}`` (the cache-stable search), or
+  ``{"found": ..., "added": [names]}`` (``Search(appends=True)``), or, sent with a provider's
+  native deferral, a list of Anthropic ``tool_reference`` blocks (``{"type":
+  "tool_reference", "tool_name": ...}``; the provider's name, resolved by the session);
 - ``get_tool_schema`` and ``load_tool_schema`` answer a definition (``{"name": ...}``) or
   ``{"tools": [definitions]}``;
 - a catalog tool that answered without an error was in the model's list (or was loaded by
@@ -103,6 +106,18 @@ def _defined(value: Any) -> list[str]:
     return _names(value.get("name"))
 
 
+def _referenced(value: Any) -> list[str]:
+    """The names of a native search answer's ``tool_reference`` blocks."""
+    if not isinstance(value, list | tuple) or len(value) > _MAX_PARTS:
+        return []
+    return [
+        n
+        for part in value
+        if isinstance(part, Mapping) and part.get("type") == "tool_reference"
+        for n in _names(part.get("tool_name"))
+    ]
+
+
 def loaded_names(results: Iterable[tuple[str, Any]]) -> list[str]:
     """The tool names a transcript's results say were loaded, in order (not yet checked).
 
@@ -119,7 +134,14 @@ def loaded_names(results: Iterable[tuple[str, Any]]) -> list[str]:
             continue
         if name == meta.TOOL_SEARCH and isinstance(value, Mapping):
             added = value.get("added")
-            found = [n for item in added for n in _names(item)] if isinstance(added, list) else []
+            if isinstance(added, list):
+                found = [n for item in added for n in _names(item)]
+            else:  # the cache-stable search: {"found": {name: definition}}, nothing appended
+                defined = value.get("found")
+                pairs = list(defined.items())[:_MAX_PARTS] if isinstance(defined, Mapping) else []
+                found = [n for n, entry in pairs if isinstance(entry, Mapping) for n in _names(n)]
+        elif name == meta.TOOL_SEARCH:
+            found = _referenced(value)
         elif name in (meta.GET_TOOL_SCHEMA, meta.LOAD_TOOL_SCHEMA):
             found = _defined(value)
         elif name in meta.META_TOOL_NAMES:

@@ -30,6 +30,7 @@ from toolmgmt_core.model.errors import (
 )
 from toolmgmt_core.model.names import fold_name, names_hint
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.session.modes import Mode
 from toolmgmt_core.session.settings import SessionSettings
 
 __all__ = ["MetaSession", "MetaToolCalls", "forgive_meta_arguments"]
@@ -45,6 +46,8 @@ class MetaSession(Protocol):
     def session_id(self) -> str | None: ...
     @property
     def pipeline(self) -> CallPipeline: ...
+    @property
+    def effective_mode(self) -> Mode: ...
     def can_see(self, tool: Tool) -> bool: ...
     def present(self, tool: Tool) -> Tool: ...
     def resolve(self, name: str) -> Tool: ...
@@ -64,8 +67,8 @@ class MetaToolCalls:
         try:
             arguments = forgive_meta_arguments(tool.name, arguments)
             args = await check_arguments(tool, arguments)
-            if tool.name == meta.EXECUTE_TOOL:
-                return await self.execute_tool(args)
+            if tool.name in _RUNNERS:
+                return await self.execute_tool(tool.name, args)
             handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
                 meta.TOOL_SEARCH: self.tool_search,
                 meta.DISCOVER_TOOLS: self.discover_tools,
@@ -75,6 +78,12 @@ class MetaToolCalls:
             return meta_result(tool.name, handlers[tool.name](args), self.session.manager.encoding)
         except ToolCallError as exc:
             return self.session.pipeline.error_result(tool.name, exc)
+
+    def _definition(self, name: str) -> dict[str, Any]:
+        """A found tool's definition for a search's answer (its name is the answer's key)."""
+        entry = meta.schema_entry(self.session.present(self.session.manager.catalog.get(name)))
+        del entry["name"]
+        return entry
 
     def _summary(self, name: str) -> str:
         return self.session.present(self.session.manager.catalog.get(name)).summary
@@ -154,6 +163,12 @@ class MetaToolCalls:
                 f'method "regex".{self._domains_note()}',
             }
         added, refused = self.session._load([h.name for h in hits])
+        if self.session.effective_mode.stable_search:
+            # The list stays as it is: the answer carries what the model needs to call them.
+            return {
+                "found": {h.name: self._definition(h.name) for h in hits},
+                "note": "Run one with call_tool(tool_name, arguments).",
+            }
         response: dict[str, Any] = {"found": {h.name: self._summary(h.name) for h in hits}}
         if added:
             response["added"] = added
@@ -292,7 +307,9 @@ class MetaToolCalls:
     def load_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:
         return self._schemas(args["tool_names"], meta.LOAD_TOOL_SCHEMA)
 
-    async def execute_tool(self, args: dict[str, Any]) -> ToolResult:
+    async def execute_tool(self, runner: str, args: dict[str, Any]) -> ToolResult:
+        """``execute_tool`` (gateway) or ``call_tool`` (search): the named tool, run through
+        the session's pipeline."""
         name = args["tool_name"]
         arguments = args.get("arguments")
         if arguments is None:
@@ -300,13 +317,18 @@ class MetaToolCalls:
             arguments = {k: v for k, v in args.items() if k != "tool_name"}
         inner = self.session.meta_tool(name)
         if inner is not None:
-            if inner.name == meta.EXECUTE_TOOL:
+            if inner.name in _RUNNERS:
+                finder = "discover_tools" if runner == meta.EXECUTE_TOOL else "tool_search"
                 raise InvalidArgumentsError(
-                    "execute_tool runs a tool found with discover_tools; give that tool's name.",
-                    tool_name=meta.EXECUTE_TOOL,
+                    f"{runner} runs a tool found with {finder}; give that tool's name.",
+                    tool_name=runner,
                 )
             return await self.call(inner, arguments)
         return await self.session.pipeline.execute(self.session.resolve(name), arguments)
+
+
+_RUNNERS = (meta.EXECUTE_TOOL, meta.CALL_TOOL)
+"""The meta-tools that run another tool by name."""
 
 
 def _quoted(value: Any) -> str:
@@ -343,7 +365,7 @@ def forgive_meta_arguments(name: str, arguments: Any) -> Any:
     if name == meta.GET_TOOL_SCHEMA and isinstance(arguments.get("tool_name"), list):
         names = arguments.pop("tool_name")  # several names under the singular key
         arguments["tool_names"] = [*names, *(arguments.get("tool_names") or [])]
-    if name in (meta.EXECUTE_TOOL, meta.GET_TOOL_SCHEMA) and "tool_name" not in arguments:
+    if name in (*_RUNNERS, meta.GET_TOOL_SCHEMA) and "tool_name" not in arguments:
         if isinstance(arguments.get("name"), str) and "tool_names" not in arguments:
             arguments["tool_name"] = arguments.pop("name")
     if name == meta.LOAD_TOOL_SCHEMA and "tool_names" not in arguments:

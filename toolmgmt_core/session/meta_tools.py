@@ -1,8 +1,10 @@
 """The meta-tools a session lists instead of the whole catalog, and their response shapes.
 
-Five meta-tools, by mode:
+Six meta-tools, by mode:
 
-- search: ``tool_search(query | queries, method)``: found tools join the model's tool list;
+- search: ``tool_search(query | queries, method)`` answers with the found tools' definitions and
+  ``call_tool(tool_name, arguments)`` runs one, so the tool list never changes (with
+  ``Search(appends=True)``, found tools join the list instead and there is no ``call_tool``);
 - gateway: ``discover_tools(domain?, group?, query?)``, ``get_tool_schema(tool_name |
   tool_names)``, ``execute_tool(tool_name, arguments?)``;
 - lazy: ``load_tool_schema(tool_names)`` beside every tool listed without its parameters.
@@ -11,7 +13,9 @@ Meta-tools are ordinary :class:`~toolmgmt_core.Tool` objects with ``metadata={"m
 True}`` and no handler: the session answers them. Responses are compact JSON (no spaces,
 name-to-summary maps rather than lists of objects) because the model pays for every byte::
 
-    tool_search       {"found": {name: summary}, "added": [names], "not_added": [names], "note"}
+    tool_search       {"found": {name: definition}, "note"} (the list stays as it is), or with
+                      Search(appends=True) {"found": {name: summary}, "added": [names],
+                      "not_added": [names], "note"}
     discover_tools()  {"domains": {domain: {"tools": n, "groups": [group, ...]}}}
       (domain)        {"domain", "groups": {group: {name: summary}}}  (over browse_limit:
                       {"domain", "groups": {group: n}, "note"})
@@ -22,6 +26,7 @@ name-to-summary maps rather than lists of objects) because the model pays for ev
                       set), or {"tools": [definitions], "errors": {name: message}} for several
     load_tool_schema  {"tools": [definitions], "errors": {name: message}}
     execute_tool      the tool's own result
+    call_tool         the tool's own result
 
 Errors are ``{"error": code, "kind": "gateway" | "tool", "message"}``
 (:meth:`~toolmgmt_core.ToolCallError.to_dict`).
@@ -33,6 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 from toolmgmt_core.model.tool import (
+    CALL_TOOL,
     DISCOVER_TOOLS,
     EXECUTE_TOOL,
     GET_TOOL_SCHEMA,
@@ -45,6 +51,7 @@ from toolmgmt_core.model.tool import (
 )
 
 __all__ = [
+    "CALL_TOOL",
     "DISCOVER_TOOLS",
     "EXECUTE_TOOL",
     "GET_TOOL_SCHEMA",
@@ -52,12 +59,14 @@ __all__ = [
     "MAX_QUERIES",
     "META_TOOL_NAMES",
     "TOOL_SEARCH",
+    "call_tool_tool",
     "discover_tools_tool",
     "execute_tool_tool",
     "get_tool_schema_tool",
     "is_meta_tool",
     "load_tool_schema_tool",
     "schema_entry",
+    "stable_search_tool",
     "tool_search_tool",
 ]
 
@@ -69,8 +78,32 @@ _META = {"meta": True}
 _READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True, open_world=False)
 
 
+def _search_parameters() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Words describing the need."},
+            "queries": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": MAX_QUERIES,
+                "description": "Several needs, searched separately.",
+            },
+            "method": {
+                "type": "string",
+                "enum": ["keyword", "regex"],
+                "description": "keyword (default) or regex over names and descriptions.",
+            },
+        },
+    }
+
+
+_SEARCH_ANNOTATIONS = ToolAnnotations(read_only=True, open_world=False, idempotent=True)
+
+
 @lru_cache(maxsize=32)
 def tool_search_tool(max_results: int) -> Tool:
+    """``tool_search`` of ``Search(appends=True)``: what it finds joins the tool list."""
     return Tool(
         name=TOOL_SEARCH,
         description=(
@@ -78,26 +111,55 @@ def tool_search_tool(max_results: int) -> Tool:
             f"{max_results} per query) are added to your tool list for your next step. Use "
             "`queries` for several needs at once. Already-loaded tools are returned again."
         ),
+        parameters=_search_parameters(),
+        domain="toolmgmt",
+        group="meta",
+        annotations=_SEARCH_ANNOTATIONS,
+        metadata=_META,
+    )
+
+
+@lru_cache(maxsize=32)
+def stable_search_tool(max_results: int) -> Tool:
+    """``tool_search`` of the cache-stable search: it answers with definitions and the tool
+    list stays as it is (a provider's native deferral loads them instead, see
+    :mod:`toolmgmt_core.providers.deferral`)."""
+    return Tool(
+        name=TOOL_SEARCH,
+        description=(
+            f"Find tools by describing what you need: gives the best matches (up to {max_results} "
+            "per query) with their parameters. Put every need of the task in `queries` at once."
+        ),
+        parameters=_search_parameters(),
+        domain="toolmgmt",
+        group="meta",
+        annotations=_SEARCH_ANNOTATIONS,
+        metadata=_META,
+    )
+
+
+@lru_cache(maxsize=32)
+def call_tool_tool() -> Tool:
+    """``call_tool``: runs a tool ``tool_search`` found, which stays out of the tool list."""
+    return Tool(
+        name=CALL_TOOL,
+        description=(
+            "Run a tool that tool_search found, with arguments matching the parameters it gave."
+        ),
         parameters={
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "Words describing the need."},
-                "queries": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "maxItems": MAX_QUERIES,
-                    "description": "Several needs, searched separately.",
-                },
-                "method": {
-                    "type": "string",
-                    "enum": ["keyword", "regex"],
-                    "description": "keyword (default) or regex over names and descriptions.",
-                },
+                "tool_name": {"type": "string"},
+                "arguments": {"type": "object", "description": "The tool's arguments."},
             },
+            "required": ["tool_name"],
         },
         domain="toolmgmt",
         group="meta",
-        annotations=ToolAnnotations(read_only=True, open_world=False, idempotent=True),
+        # It may run anything, so it claims nothing reassuring.
+        annotations=ToolAnnotations(
+            read_only=False, destructive=True, idempotent=False, open_world=True
+        ),
         metadata=_META,
     )
 

@@ -343,11 +343,13 @@ class ToolSession(StoredConversation):
         layout = self.layout()
         if tool.name in layout.names or tool.name in self._native_deferred:
             return  # listed, or the provider's tool search loaded it on its side
+        if layout.mode.stable_search and tool.name in self.loaded():
+            return  # a search gave it: its definition is in the conversation, not the list
         name = tool.name
         cap = self.manager.discovery.max_active
         appends = layout.mode.appends_loads
         if self.manager.discovery.call_unloaded == "load":
-            if not appends:
+            if not appends and not layout.mode.stable_search:
                 return  # runs as through execute_tool; the list stays as it is
             _, refused = self._load([name])
             if refused:

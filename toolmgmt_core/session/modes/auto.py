@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from toolmgmt_core.model.errors import ConfigError
@@ -16,9 +16,6 @@ __all__ = ["DEFAULT_CONTEXT_WINDOW", "Auto"]
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 """Context window assumed when none is given (a common current size)."""
-
-_FLAT = Flat()
-_SEARCH = Search()
 
 
 @dataclass(frozen=True, repr=False)
@@ -40,17 +37,29 @@ class Auto(Mode):
         definitions_budget: list tools in catalog order (always-on first) while they fit this
             many tokens and defer only the rest behind ``tool_search``; it replaces the
             threshold. None: all-or-nothing at the threshold.
+        search: the search past the threshold: the cache-stable ``Search()`` by default (the
+            list stays byte-identical), ``Search(appends=True)`` to grow it.
     """
 
     threshold_tokens: int | None = None
     context_window: int | None = None
     threshold_share: float = 0.10
     definitions_budget: int | None = None
+    search: Search = field(default_factory=Search)
 
     name: ClassVar[str] = "auto"
-    INSTRUCTIONS: ClassVar[str] = Search.INSTRUCTIONS
+
+    @property
+    def instructions(self) -> str:
+        return self.search.instructions
+
+    @property
+    def _flat(self) -> Flat:
+        return Flat(search=self.search)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.search, Search):
+            raise ConfigError(f"Auto(search=...) must be a Search(...), got {self.search!r}.")
         for label in ("threshold_tokens", "context_window", "definitions_budget"):
             value = getattr(self, label)
             if value is not None and (
@@ -75,7 +84,7 @@ class Auto(Mode):
         return min(self.threshold_tokens, by_share)
 
     def meta_tools(self, max_results: int) -> list[Tool]:
-        return _SEARCH.meta_tools(max_results)
+        return self.search.meta_tools(max_results)
 
     def effective(self, layout: Callable[[], Layout]) -> Mode:
         return layout().mode
@@ -94,13 +103,17 @@ class Auto(Mode):
             fits = set(planner.fitting(candidates, pinned, self.definitions_budget))
             budgeted = [t for t in rest if t.name in fits]
             if len(budgeted) == len(rest):
-                return _FLAT.layout(planner, visible, present, loaded)
+                return self._flat.layout(planner, visible, present, loaded)
             searched = {n: visible[n] for n in [*pinned, *loaded] if n in visible}
-            return _SEARCH.layout(planner, searched, present, loaded, listed=budgeted)
+            return self.search.layout(planner, searched, present, loaded, listed=budgeted)
         if planner.exceeds(candidates, self.threshold):
             searched = {n: visible[n] for n in [*pinned, *loaded] if n in visible}
-            return _SEARCH.layout(planner, searched, present, loaded)
-        return _FLAT.layout(planner, visible, present, loaded)
+            return self.search.layout(planner, searched, present, loaded)
+        return self._flat.layout(planner, visible, present, loaded)
 
     def __repr__(self) -> str:
-        return f"Auto(threshold={self.threshold}, definitions_budget={self.definitions_budget})"
+        search = "" if self.search == Search() else f", search={self.search!r}"
+        return (
+            f"Auto(threshold={self.threshold}, definitions_budget={self.definitions_budget}"
+            f"{search})"
+        )

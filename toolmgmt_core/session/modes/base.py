@@ -79,10 +79,22 @@ class Mode(ABC):
     """The mode's name (``mode="..."`` and session state)."""
     INSTRUCTIONS: ClassVar[str] = ""
     FIND_HINT: ClassVar[str] = ""
-    appends_loads: ClassVar[bool] = True
-    """Whether tools a search or schema request loads join the tool list."""
     keeps_listed_loads: ClassVar[bool] = False
     """Whether loading a tool the list already holds is still recorded as a load."""
+
+    @property
+    def appends_loads(self) -> bool:
+        """Whether tools a search or schema request loads join the tool list."""
+        return True
+
+    @property
+    def stable_search(self) -> bool:
+        """Whether the tool list stays byte-identical for the whole conversation while the
+        tools a search finds are called anyway (their definitions reach the model in the
+        search's answer, or through a provider's native deferral): what keeps a provider's
+        prompt cache. Such a mode answers ``tool_search`` with definitions, and a loaded tool
+        may be called directly though it is not listed."""
+        return False
 
     @property
     def instructions(self) -> str:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.session.modes.base import CanSee, Layout, Mode, Planner, Present
 from toolmgmt_core.session.modes.search import Search
 
 __all__ = ["Flat"]
-
-_SEARCH = Search()
 
 
 @dataclass(frozen=True, repr=False)
@@ -23,24 +22,50 @@ class Flat(Mode):
     Usage::
 
         ToolManager(catalog, mode=Flat())   # or mode="flat"
+
+    Args:
+        search: how the deferred tools are found (the cache-stable ``Search()`` by default).
     """
 
+    search: Search = field(default_factory=Search)
     searchable: bool = field(default=False, compare=False)
     """Set on the mode a plan returns: some tool is deferred, so ``tool_search`` is listed."""
 
     name: ClassVar[str] = "flat"
     FIND_HINT: ClassVar[str] = " Pick a name from your tool list."
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.search, Search):
+            raise ConfigError(f"Flat(search=...) must be a Search(...), got {self.search!r}.")
+
     @property
     def instructions(self) -> str:
-        return _SEARCH.instructions if self.searchable else ""
+        return self.search.instructions if self.searchable else ""
 
     @property
     def find_hint(self) -> str:
-        return _SEARCH.find_hint if self.searchable else self.FIND_HINT
+        return self.search.find_hint if self.searchable else self.FIND_HINT
+
+    @property
+    def appends_loads(self) -> bool:
+        return self.search.appends_loads
+
+    @property
+    def stable_search(self) -> bool:
+        return self.searchable and self.search.stable_search
 
     def meta_tools(self, max_results: int) -> list[Tool]:
-        return _SEARCH.meta_tools(max_results)
+        return self.search.meta_tools(max_results)
+
+    def unloaded_message(self, name: str) -> str:
+        return self.search.unloaded_message(name)
+
+    def steps_to_call(
+        self, tool: Tool, arguments: dict[str, Any], query: str
+    ) -> list[tuple[str, dict[str, Any]]]:
+        if tool.defer_loading is True:
+            return self.search.steps_to_call(tool, arguments, query)
+        return [(tool.name, arguments)]
 
     def effective(self, layout: Callable[[], Layout]) -> Mode:
         return layout().mode
@@ -66,9 +91,15 @@ class Flat(Mode):
         rest = planner.listable(visible, pinned)
         searchable = any(t.defer_loading is True for t in visible.values())
         mode = replace(self, searchable=True) if searchable else self
-        layout = Layout(mode=mode, meta=planner.meta_tools(_SEARCH) if searchable else [])
+        layout = Layout(mode=mode, meta=planner.meta_tools(self.search) if searchable else [])
         layout.pinned = [present(visible[n]) for n in pinned]
         layout.listed = [present(t) for t in rest]
-        taken = {*pinned, *(t.name for t in rest)}
-        layout.appended = [present(visible[n]) for n in loaded if n in visible and n not in taken]
+        if self.search.appends:
+            taken = {*pinned, *(t.name for t in rest)}
+            layout.appended = [
+                present(visible[n]) for n in loaded if n in visible and n not in taken
+            ]
         return layout
+
+    def __repr__(self) -> str:
+        return "Flat()" if self.search == Search() else f"Flat(search={self.search!r})"

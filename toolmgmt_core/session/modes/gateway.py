@@ -36,8 +36,11 @@ class Gateway(Mode):
         "the tool itself failed."
     )
     FIND_HINT: ClassVar[str] = " Use discover_tools to find tools."
-    appends_loads: ClassVar[bool] = False
     keeps_listed_loads: ClassVar[bool] = True
+
+    @property
+    def appends_loads(self) -> bool:
+        return False
 
     def meta_tools(self, max_results: int) -> list[Tool]:
         return [discover_tools_tool(), get_tool_schema_tool(), execute_tool_tool()]
