@@ -240,7 +240,7 @@ def test_a_loaded_tool_hidden_by_a_profile_switch_is_refused(mode) -> None:
 def test_meta_tools_survive_a_deny_everything_policy() -> None:
     deny_all = [Policy("global", deny=["*"])]
     for mode, expected in [
-        ("search", ["tool_search"]),
+        ("search", ["tool_search", "call_tool"]),
         ("gateway", ["discover_tools", "get_tool_schema", "execute_tool"]),
         ("lazy", ["load_tool_schema"]),
     ]:

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from toolmgmt_core import Discovery, Tool, ToolCatalog, ToolManager, ToolSession
+from toolmgmt_core import Discovery, Search, Tool, ToolCatalog, ToolManager, ToolSession
 
 SESSIONS = 100
 
@@ -59,7 +59,10 @@ def make_catalog() -> ToolCatalog:
 
 @pytest.fixture(scope="module")
 def manager() -> ToolManager:
-    return ToolManager(make_catalog(), discovery=Discovery(max_results=3))
+    # Found tools join the list: what this checks is that parallel loads append each once.
+    return ToolManager(
+        make_catalog(), mode=Search(appends=True), discovery=Discovery(max_results=3)
+    )
 
 
 def _word_of(name: str) -> str:
@@ -143,7 +146,11 @@ def test_one_session_shared_by_parallel_calls_loads_each_tool_once(manager) -> N
 
 
 def test_max_active_holds_under_parallel_loads() -> None:
-    capped = ToolManager(make_catalog(), discovery=Discovery(max_active=5, call_unloaded="load"))
+    capped = ToolManager(
+        make_catalog(),
+        mode=Search(appends=True),
+        discovery=Discovery(max_active=5, call_unloaded="load"),
+    )
     session = capped.session()
     names = [f"tool_{i:03d}" for i in range(40)]
     with ThreadPoolExecutor(max_workers=16) as pool:

@@ -71,10 +71,15 @@ def test_openai_reply_plays_a_whole_conversation_on_a_session() -> None:
         call = message["tool_calls"][0]["function"]
         result = session.call_sync(call["name"], json.loads(call["arguments"]))
         messages.append(
-            {"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": str(result)}
+            {
+                "role": "tool",
+                "tool_call_id": message["tool_calls"][0]["id"],
+                "content": result.to_message(),
+            }
         )
-    called = [m["tool_calls"][0]["function"]["name"] for m in messages if m.get("tool_calls")]
-    assert called == ["tool_search", "payments_refund_charge"]
+    called = [m["tool_calls"][0]["function"] for m in messages if m.get("tool_calls")]
+    assert [c["name"] for c in called] == ["tool_search", "call_tool"]
+    assert json.loads(called[1]["arguments"])["tool_name"] == "payments_refund_charge"
     assert messages[-1]["content"].startswith("payments_refund_charge answered:")
     assert "ch_0001" in messages[-1]["content"]
 

@@ -6,7 +6,16 @@ import json
 
 import pytest
 
-from toolmgmt_core import Auto, Discovery, Lazy, Tool, ToolCatalog, ToolManager, count_tokens
+from toolmgmt_core import (
+    Auto,
+    Discovery,
+    Lazy,
+    Search,
+    Tool,
+    ToolCatalog,
+    ToolManager,
+    count_tokens,
+)
 from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.session.modes import MODES
 
@@ -368,7 +377,7 @@ def test_auto_defers_over_a_token_threshold(catalog) -> None:
     flat = catalog.definition_tokens()
     session = ToolManager(catalog, mode=Auto(threshold_tokens=flat - 1)).session()
     assert session.mode == "search"
-    assert [t.name for t in session.tools()] == ["tool_search"]
+    assert [t.name for t in session.tools()] == ["tool_search", "call_tool"]
     under = ToolManager(catalog, mode=Auto(threshold_tokens=flat)).session()
     assert under.mode == "flat"
 
@@ -389,13 +398,20 @@ def test_auto_honours_defer_loading(catalog) -> None:
     catalog.replace(catalog.get("get_stock_level").replace(defer_loading=False))
     catalog.replace(catalog.get("refund_order").replace(defer_loading=True))
     flat = ToolManager(catalog, mode="auto").session()
-    assert [t.name for t in flat.tools()] == ["tool_search", "get_stock_level", "create_order"]
+    listed = ["tool_search", "call_tool", "get_stock_level", "create_order"]
+    assert [t.name for t in flat.tools()] == listed
     assert flat.is_deferred("refund_order")
     found = flat.call_sync("tool_search", {"query": "refund sales order"})
+    assert list(found.value["found"])[0] == "refund_order"
+    assert [t.name for t in flat.tools()] == listed, "the list stays as it is"
+    assert not flat.call_sync("refund_order", {"order_id": "o1"}).error  # found: callable
+    growing = ToolManager(catalog, mode=Auto(search=Search(appends=True))).session()
+    found = growing.call_sync("tool_search", {"query": "refund sales order"})
     assert found.value["added"] == ["refund_order"]
-    assert flat.tools()[-1].name == "refund_order"
+    assert growing.tools()[-1].name == "refund_order"
     deferred = ToolManager(catalog, mode=Auto(threshold_tokens=1)).session()
-    assert [t.name for t in deferred.tools()] == ["tool_search", "get_stock_level"]
+    names = [t.name for t in deferred.tools()]
+    assert names == ["tool_search", "call_tool", "get_stock_level"]
 
 
 def test_catalog_tool_named_like_a_meta_tool_is_shadowed(catalog) -> None:

@@ -13,7 +13,7 @@ import json
 import pytest
 
 import toolmgmt_demo as demo
-from toolmgmt_core import Auto, ToolManager, ToolSession
+from toolmgmt_core import Auto, Search, ToolManager, ToolSession
 
 NEW_CONTACT = {"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com"}
 STRINGIFIED = {
@@ -60,6 +60,45 @@ def shared_catalog():
 def test_search_mode_conversation(catalog) -> None:
     model = Model(ToolManager(catalog, mode="search").session())
     pinned = [t.name for t in catalog if t.defer_loading is False]
+    assert model.names == ["tool_search", "call_tool", *pinned]
+    first = model.sent[-1]
+
+    # Calls a tool it has not found: told to search first.
+    early = model.call("crm_create_contact", NEW_CONTACT)
+    assert early.error.code == "tool_not_loaded" and "tool_search" in early.error.message
+
+    found = model.call("tool_search", {"query": "create a new contact in the crm"})
+    schema = found.value["found"]["crm_create_contact"]["parameters"]
+    assert schema["required"] == ["first_name", "last_name", "email"]
+
+    # Wrong arguments through call_tool, then stringified nested arguments.
+    wrong = model.call(
+        "call_tool", {"tool_name": "crm_create_contact", "arguments": {"first_name": "Ada"}}
+    )
+    assert wrong.error.code == "invalid_arguments"
+    assert "last_name: required field is missing" in wrong.error.message
+    created = model.call("call_tool", {"tool_name": "crm_create_contact", "arguments": STRINGIFIED})
+    assert not created.is_error, created.content
+    contact_id = created.value["id"]
+
+    # A found tool called directly (a provider's native deferral loads it) runs too.
+    model.call("tool_search", {"queries": ["get a contact by id", "create a new contact"]})
+    fetched = model.call("crm_get_contact", {"contact_id": contact_id})
+    assert fetched.value["tags"] == ["vip", "engine"]
+
+    # A wrong name gets the closest names.
+    typo = model.call("call_tool", {"tool_name": "crm_create_contacts", "arguments": NEW_CONTACT})
+    assert typo.error.code == "unknown_tool" and "crm_create_contact" in typo.error.suggestions
+
+    assert all(sent == first for sent in model.sent), "one tool list for the whole conversation"
+    restored = ToolManager(catalog, mode="search").session(model.session.to_json())
+    assert restored.loaded() == model.session.loaded()
+    assert not restored.call_sync("crm_get_contact", {"contact_id": contact_id}).is_error
+
+
+def test_growing_search_mode_conversation(catalog) -> None:
+    model = Model(ToolManager(catalog, mode=Search(appends=True)).session())
+    pinned = [t.name for t in catalog if t.defer_loading is False]
     assert model.names == ["tool_search", *pinned]
 
     # Calls a tool it has not loaded: told to search first.
@@ -98,7 +137,7 @@ def test_search_mode_conversation(catalog) -> None:
     )
     assert not sent.is_error, sent.content
 
-    restored = ToolManager(catalog, mode="search").session(model.session.to_json())
+    restored = ToolManager(catalog, mode=Search(appends=True)).session(model.session.to_json())
     assert [t.name for t in restored.tools()] == model.names
 
 

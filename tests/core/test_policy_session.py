@@ -18,6 +18,7 @@ from toolmgmt_core import (
     Explanation,
     Policy,
     Profile,
+    Search,
     Tool,
     ToolCatalog,
     ToolManager,
@@ -114,7 +115,7 @@ def test_profile_switch_mid_conversation_applies_from_the_next_step() -> None:
     support = Profile("support", include=["domain:crm"])
     manager = ToolManager(
         make_catalog(),
-        "search",
+        Search(appends=True),
         access=Access(profiles=[support]),
         approval=Approval(destructive=False),
     )
@@ -190,7 +191,7 @@ def test_sessions_switching_to_one_profile_share_its_view() -> None:
 OVERRIDE = "Read a text file under src/ only."
 
 
-def _overridden(mode: str, **options: Any) -> ToolSession:
+def _overridden(mode: str | Search, **options: Any) -> ToolSession:
     policies = [Policy("agent", description_overrides={"read_file": OVERRIDE})]
     return ToolManager(make_catalog(), mode, access=Access(policies=policies), **options).session()
 
@@ -200,7 +201,9 @@ def _description(tools: list[Tool], name: str) -> str:
 
 
 def test_overrides_in_search_mode() -> None:
-    session = _overridden("search")
+    stable = _overridden("search").call_sync("tool_search", {"query": "read a text file"})
+    assert stable.value["found"]["read_file"]["description"] == OVERRIDE
+    session = _overridden(Search(appends=True))
     hits = session.call_sync("tool_search", {"query": "read a text file"}).value
     assert hits["found"]["read_file"] == OVERRIDE
     assert _description(session.tools(), "read_file") == OVERRIDE
@@ -323,7 +326,7 @@ def test_always_on_tool_hidden_by_policy_is_reported_and_not_listed() -> None:
         manager = ToolManager(
             make_catalog(), "search", always_on=["read_file", "write_file"], access="readonly"
         )
-    assert names(manager.session().tools()) == ["tool_search", "read_file"]
+    assert names(manager.session().tools()) == ["tool_search", "call_tool", "read_file"]
 
 
 def test_a_custom_manager_profile_is_known_by_name() -> None:

@@ -15,11 +15,11 @@ from toolmgmt_core import (
     ConfigError,
     Discovery,
     Execution,
+    Search,
     Tool,
     ToolCatalog,
     ToolManager,
     ToolResult,
-    Search,
     ToolSession,
     Usage,
 )
@@ -391,8 +391,9 @@ def test_stable_search_loads_come_back_from_a_transcript(catalog) -> None:
     appended = ToolManager(catalog, mode=APPENDS).session()
     summaries = appended.call_sync("tool_search", {"query": "send email"})
     again = appended.call_sync("tool_search", {"query": "send email"})  # found, none added
-    assert loaded_names([("tool_search", summaries.content), ("tool_search", again.content)]) == (
-        summaries.value["added"]
+    assert (
+        loaded_names([("tool_search", summaries.content), ("tool_search", again.content)])
+        == (summaries.value["added"])
     )
 
 

@@ -4,7 +4,8 @@ Each plays one simple agent (:func:`next_move`): given the user's latest request
 made since, and the tools it is offered now, it calls the offered tool whose name and
 description share the most words with the request (arguments taken from the request: an id
 such as ``ch_0001``, a capitalised name such as ``Oslo``, a number), else searches with
-``tool_search``, and after a catalog tool's result it answers with that result. It knows no
+``tool_search``, and after a catalog tool's result it answers with that result. A tool that a
+search gave with its definition, and that is not listed, runs through ``call_tool``. It knows no
 meaning; it is a stand-in, so the examples show toolmgmt at work, never a model's skill.
 
 One per framework, each built on that framework's own offline model:
@@ -33,10 +34,10 @@ from typing import Any
 
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers import format_tools
-from toolmgmt_core.session.meta_tools import META_TOOL_NAMES, TOOL_SEARCH
+from toolmgmt_core.session.meta_tools import CALL_TOOL, META_TOOL_NAMES, TOOL_SEARCH
 from toolmgmt_core.session.report import example_arguments
 
-__all__ = ["Offered", "ToolCall", "next_move", "openai_reply", "openai_tools"]
+__all__ = ["Offered", "ToolCall", "called_name", "next_move", "openai_reply", "openai_tools"]
 
 _STOPWORDS = frozenset(
     "a an and any are by can do does for from get give how i in is it me my of on or please "
@@ -139,7 +140,11 @@ def next_move(
         return f"{name} answered: {text}"
     called = {name for name, _ in done}
     wanted = _words(request)
-    candidates = [t for t in offered if t.name not in META_TOOL_NAMES and t.name not in called]
+    listed = {t.name for t in offered}
+    found = [t for t in _found(done) if t.name not in listed]
+    candidates = [
+        t for t in [*offered, *found] if t.name not in META_TOOL_NAMES and t.name not in called
+    ]
 
     def score(tool: Offered) -> tuple[int, int]:
         name_words = _words(tool.name.replace("_", " "))
@@ -147,10 +152,46 @@ def next_move(
 
     best = max(candidates, key=score, default=None)  # the first of equals: the listed order
     if best is not None and score(best)[0] > 0:
-        return ToolCall(best.name, _arguments(best, request))
+        arguments = _arguments(best, request)
+        if best.name not in listed and CALL_TOOL in listed:  # found, kept out of the list
+            return ToolCall(CALL_TOOL, {"tool_name": best.name, "arguments": arguments})
+        return ToolCall(best.name, arguments)
     if TOOL_SEARCH not in called and any(t.name == TOOL_SEARCH for t in offered):
         return ToolCall(TOOL_SEARCH, {"query": request})
     return "I found no tool for that among the tools I am offered."
+
+
+def _found(done: Sequence[tuple[str, str]]) -> list[Offered]:
+    """The tools a cache-stable ``tool_search`` gave with their definitions
+    (``{"found": {name: {"description", "parameters", ...}}}``)."""
+    tools: list[Offered] = []
+    for name, result in done:
+        if name != TOOL_SEARCH:
+            continue
+        try:
+            value = json.loads(result)
+        except ValueError:
+            continue
+        entries = value.get("found") if isinstance(value, Mapping) else None
+        for found, entry in (entries or {}).items():
+            if isinstance(entry, Mapping):
+                tools.append(
+                    Offered(found, str(entry.get("description", "")), entry.get("parameters") or {})
+                )
+    return tools
+
+
+def called_name(name: str, arguments: Any) -> str:
+    """The tool a call ran: ``call_tool``'s ``tool_name``, else ``name`` itself."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return name
+    if name == CALL_TOOL and isinstance(arguments, Mapping):
+        inner = arguments.get("tool_name")
+        return inner if isinstance(inner, str) else name
+    return name
 
 
 def _text(content: Any) -> str:
@@ -192,7 +233,7 @@ def openai_reply(messages: Sequence[Mapping[str, Any]], session: Any) -> dict[st
     start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     request = _text(messages[start]["content"]) if start >= 0 else ""
     names = {
-        call["id"]: call["function"]["name"]
+        call["id"]: called_name(call["function"]["name"], call["function"].get("arguments"))
         for message in messages[start + 1 :]
         for call in message.get("tool_calls") or ()
     }

@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 from pydantic import Field
 
-from toolmgmt_demo.models import ToolCall, next_move, openai_tools
+from toolmgmt_demo.models import ToolCall, called_name, next_move, openai_tools
 
 __all__ = ["Answer", "DemoChatModel", "ScriptedChatModel", "demo_answer"]
 
@@ -83,7 +83,7 @@ def demo_answer(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIM
     start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
     request = str(messages[start].content) if start >= 0 else ""
     names = {
-        call["id"]: call["name"]
+        call["id"]: called_name(call["name"], call["args"])
         for m in messages[start + 1 :]
         if isinstance(m, AIMessage)
         for call in m.tool_calls

@@ -32,7 +32,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         'The PydanticAI demo model needs PydanticAI: pip install "toolmgmt[pydantic-ai]"'
     ) from exc
 
-from toolmgmt_demo.models import Offered, ToolCall, next_move
+from toolmgmt_demo.models import Offered, ToolCall, called_name, next_move
 
 __all__ = ["demo_answer", "demo_model"]
 
@@ -50,10 +50,17 @@ def demo_answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     start, request = next(
         ((i, text) for i, text in reversed(prompts) if not text.startswith("<system>")), (-1, "")
     )
+    calls = {
+        p.tool_call_id: called_name(p.tool_name, p.args)
+        for m in messages
+        if isinstance(m, ModelResponse)
+        for p in m.parts
+        if isinstance(p, ToolCallPart)
+    }
     done = []
     for part in parts[start + 1 :]:
         if isinstance(part, ToolReturnPart):
-            done.append((part.tool_name, part.model_response_str()))
+            done.append((calls.get(part.tool_call_id, part.tool_name), part.model_response_str()))
         elif isinstance(part, RetryPromptPart) and part.tool_name:
             done.append((part.tool_name, part.model_response()))
     offered = [
