@@ -30,9 +30,16 @@ from toolmgmt_core.model.provider_names import (
     provider_name,
     resolve_provider_name,
 )
-from toolmgmt_core.model.tool import Tool, is_meta_tool
+from toolmgmt_core.model.tool import TOOL_SEARCH, Tool, is_meta_tool
 from toolmgmt_core.providers.anthropic import assemble_anthropic
 from toolmgmt_core.providers.cache import REQUESTS, clear_format_cache, convert
+from toolmgmt_core.providers.deferral import (
+    client_search_entry,
+    native_deferral_tools,
+    search_output_item,
+    search_result_content,
+    uses_native_deferral,
+)
 from toolmgmt_core.providers.gemini import allowed_functions_config
 from toolmgmt_core.providers.openai import (
     MAX_TOOLS,
@@ -54,6 +61,8 @@ __all__ = [
     "format_for_openai",
     "format_tools",
     "resolve_provider_name",
+    "search_output_item",
+    "search_result_content",
     "strip_strict_nulls",
 ]
 
@@ -125,7 +134,7 @@ def format_tools(
     tools_or_session: Any,
     provider: str,
     *,
-    native: bool = False,
+    native: bool | None = None,
     strict: bool = False,
     allowed: Sequence[str] | None = None,
     allowed_mode: Literal["auto", "required"] = "auto",
@@ -142,10 +151,15 @@ def format_tools(
             ``visible_tools()``.
         provider: ``anthropic``, ``openai`` (Chat Completions), ``openai-responses`` or
             ``gemini``.
-        native: Use the provider's own deferred loading (Anthropic tool search, Responses
-            ``tool_search``): a session's visible but unloaded tools, or listed tools with
-            ``defer_loading=True``, are sent deferred. Providers without it leave deferred tools
-            out (reported).
+        native: None (default): a session in the cache-stable search mode goes out with the
+            provider's deferred loading where it has one (Anthropic Messages, OpenAI
+            Responses), searched by toolmgmt (:mod:`toolmgmt_core.providers.deferral`: answer
+            its ``tool_search`` calls with :func:`search_result_content` or
+            :func:`search_output_item`); anything else as given. False: exactly as given (the
+            stable list with ``call_tool``). True: the provider's own tool search over deferred
+            tools (a session's visible but unloaded tools, or listed tools with
+            ``defer_loading=True``). Providers without deferred loading leave deferred tools out
+            (reported).
         strict: OpenAI strict mode; a tool that cannot be strict is sent non-strict and its
             reason is in ``report.strict_fallbacks``.
         allowed: Restrict this step to these tool names without changing the tool list (OpenAI
@@ -172,11 +186,16 @@ def format_tools(
     """
     if provider not in PROVIDERS:
         raise ProviderError(f"Unknown provider {provider!r}; valid: {', '.join(PROVIDERS)}.")
-    tools, deferred = _gather(tools_or_session, native, provider)
+    client = uses_native_deferral(tools_or_session, provider, native)
+    if client:
+        tools, deferred = native_deferral_tools(tools_or_session, provider)
+    else:
+        tools, deferred = _gather(tools_or_session, native is True, provider)
     allowed_key = tuple(allowed) if allowed is not None else None
     key = (
         provider,
-        native,
+        native is True,
+        client,
         strict,
         allowed_key,
         allowed_mode,
@@ -190,7 +209,8 @@ def format_tools(
     hit = REQUESTS.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], tools, strict=True)):
         result = hit[1]
-        _note_native(tools_or_session, result["report"])
+        if native is True:
+            _note_native(tools_or_session, result["report"])
         return {
             **result,
             "tools": list(result["tools"]),
@@ -200,7 +220,8 @@ def format_tools(
         tools,
         deferred,
         provider,
-        native=native,
+        native=native is True or client,
+        client=client,
         strict=strict,
         allowed=allowed_key,
         allowed_mode=allowed_mode,
@@ -211,7 +232,8 @@ def format_tools(
         examples=examples,
     )
     REQUESTS.put(key, (tuple(tools), result))
-    _note_native(tools_or_session, result["report"])
+    if native is True:
+        _note_native(tools_or_session, result["report"])
     return {**result, "tools": list(result["tools"])}
 
 
@@ -231,6 +253,7 @@ def _format(
     native: bool,
     strict: bool,
     allowed: tuple[str, ...] | None,
+    client: bool = False,
     allowed_mode: str,
     tool_search: Literal["bm25", "regex"],
     cache_control: bool,
@@ -275,7 +298,11 @@ def _format(
     result: dict[str, Any] = {"report": report}
     if provider == "anthropic":
         sent, report.deferred = assemble_anthropic(
-            entries, native=native, tool_search=tool_search, cache_control=cache_control
+            entries,
+            native=native,
+            tool_search=tool_search,
+            cache_control=cache_control,
+            server_search=not client,
         )
         result["tools"] = sent
     elif provider == "gemini":
@@ -283,7 +310,13 @@ def _format(
         result["tools"] = [{"function_declarations": declarations}] if declarations else []
     else:
         groups = {t.name: (t.domain, t.group) for t in unique} if namespaces else None
-        result["tools"] = _assemble_openai(entries, provider, native, report, groups)
+        native_openai = native and not client
+        result["tools"] = _assemble_openai(entries, provider, native_openai, report, groups)
+        if client and provider == "openai-responses":
+            result["tools"] = [
+                client_search_entry(data) if original == TOOL_SEARCH else data
+                for (original, _, _), data in zip(entries, result["tools"], strict=True)
+            ]
     if allowed is not None:
         missing = [n for n in allowed if n not in set(report.name_map.values())]
         if missing:

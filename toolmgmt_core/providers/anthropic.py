@@ -95,6 +95,7 @@ def assemble_anthropic(
     native: bool,
     tool_search: Literal["bm25", "regex"] = "bm25",
     cache_control: bool = False,
+    server_search: bool = True,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The request's ``tools`` list from converted tools.
 
@@ -104,6 +105,8 @@ def assemble_anthropic(
         tool_search: Which server tool: ``bm25`` (natural-language queries) or ``regex``.
         cache_control: Put an ephemeral cache breakpoint on the last tool that is loaded up
             front (never on a deferred one).
+        server_search: Add Anthropic's tool search server tool when some tool is deferred;
+            False when the client's own search tool loads them (``tool_reference`` results).
 
     Returns:
         The tools and the original names actually sent deferred.
@@ -130,6 +133,6 @@ def assemble_anthropic(
             if not item.get("defer_loading"):
                 item["cache_control"] = dict(_EPHEMERAL)
                 break
-    if native and deferred_names:
+    if native and deferred_names and server_search:
         tools.insert(0, dict(TOOL_SEARCH_TOOLS[tool_search]))
     return tools, deferred_names

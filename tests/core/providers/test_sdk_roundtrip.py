@@ -210,3 +210,163 @@ def test_gemini_client_request() -> None:
     assert seen[0]["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"] == [SENT_NAME]
     call = response.function_calls[0]
     assert _route(session, call.name, dict(call.args))["city"] == "Oslo"
+
+
+# -- the cache-stable search with the provider's deferral, searched by toolmgmt ----------------
+
+
+def _stable_session() -> Any:
+    catalog = ToolCatalog()
+    catalog.add(TOOL)
+    for i in range(5):
+        catalog.add(Tool(name=f"other.tool_{i}", description=f"Other tool {i}."))
+    return ToolManager(catalog, mode="search").session()  # a direct call needs a search first
+
+
+def _strict(kind: Any, value: Any) -> None:
+    from pydantic import TypeAdapter
+
+    TypeAdapter(kind).validate_python(value, strict=True)
+
+
+def test_anthropic_client_deferral_with_toolmgmts_search() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    from anthropic.types import MessageParam, ToolParam
+
+    from toolmgmt_core.providers import search_result_content
+
+    session = _stable_session()
+    out = format_tools(session, "anthropic")  # native by default for a cache-stable session
+    names = [t["name"] for t in out["tools"]]
+    assert names[0] == "tool_search" and "call_tool" not in names
+    assert not any(str(t.get("type", "")).startswith("tool_search_tool") for t in out["tools"])
+    assert {t["name"] for t in out["tools"] if t.get("defer_loading")} == set(names[1:])
+    for tool in out["tools"]:
+        _strict(ToolParam, tool)
+    answers = [
+        [{"type": "tool_use", "id": "tu_1", "name": "tool_search", "input": {"query": "weather"}}],
+        [{"type": "tool_use", "id": "tu_2", "name": SENT_NAME, "input": {"city": "Oslo"}}],
+    ]
+    seen: list[dict[str, Any]] = []
+    http = pytest.importorskip("httpx2")
+
+    def handler(request: Any) -> Any:
+        seen.append(json.loads(request.content))
+        content = answers[len(seen) - 1]
+        return http.Response(
+            200,
+            json={
+                "id": f"msg_{len(seen)}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-test",
+                "content": content,
+                "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+        )
+
+    client = anthropic.Anthropic(
+        api_key="test", http_client=http.Client(transport=http.MockTransport(handler))
+    )
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Oslo?"}]
+    for _ in answers:
+        tools = format_tools(session, "anthropic")
+        message = client.messages.create(
+            model="claude-test", max_tokens=100, messages=messages, tools=tools["tools"]
+        )
+        block = message.content[0]
+        result = session.call_sync(block.name, block.input)
+        assert not result.is_error, result.content
+        content = (
+            search_result_content(result, names=tools["report"].name_map)
+            if block.name == "tool_search"
+            else result.to_message()
+        )
+        messages += [
+            {"role": "assistant", "content": [block.model_dump(exclude_none=True)]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": block.id, "content": content}],
+            },
+        ]
+    assert seen[0]["tools"] == seen[1]["tools"] == out["tools"], "byte-identical tools"
+    references = messages[2]["content"][0]["content"]
+    assert {"type": "tool_reference", "tool_name": SENT_NAME} in references
+    for message in messages:
+        _strict(MessageParam, message)
+    assert result.value["forecast"] == "sunny"  # the found tool, called natively
+
+
+def test_openai_responses_client_tool_search_with_toolmgmts_search() -> None:
+    openai = pytest.importorskip("openai")
+    from openai.types.responses import ResponseInputItemParam, ToolParam
+
+    from toolmgmt_core.providers import search_output_item
+
+    session = _stable_session()
+    out = format_tools(session, "openai-responses")
+    assert out["tools"][0]["type"] == "tool_search" and out["tools"][0]["execution"] == "client"
+    assert len(out["tools"]) == 1, "nothing deferred is declared: the search brings it"
+    for tool in out["tools"]:
+        _strict(ToolParam, tool)
+    outputs = [
+        {
+            "type": "tool_search_call",
+            "id": "ts_1",
+            "call_id": "call_1",
+            "execution": "client",
+            "status": "completed",
+            "arguments": {"query": "weather forecast"},
+        },
+        {
+            "type": "function_call",
+            "id": "fc_2",
+            "call_id": "call_2",
+            "name": SENT_NAME,
+            "arguments": json.dumps({"city": "Oslo", "days": 2}),
+            "status": "completed",
+        },
+    ]
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: Any) -> Any:
+        seen.append(json.loads(request.content))
+        return httpx.Response(
+            200,
+            json={
+                "id": f"resp_{len(seen)}",
+                "object": "response",
+                "created_at": 0,
+                "model": "gpt-test",
+                "status": "completed",
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+                "output": [outputs[len(seen) - 1]],
+            },
+        )
+
+    client = openai.OpenAI(
+        api_key="test", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+    items: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Oslo?"}]
+    for _ in outputs:
+        tools = format_tools(session, "openai-responses")["tools"]
+        response = client.responses.create(model="gpt-test", input=items, tools=tools)
+        item = response.output[0]
+        if item.type == "tool_search_call":
+            result = session.call_sync("tool_search", item.arguments)
+            answer = search_output_item(result, item.call_id)
+        else:
+            result = session.call_sync(item.name, json.loads(item.arguments))
+            answer = {"type": "function_call_output", "call_id": item.call_id, "output": "ok"}
+        assert not result.is_error, result.content
+        items += [item.model_dump(exclude_none=True), answer]
+    assert seen[0]["tools"] == seen[1]["tools"] == out["tools"], "byte-identical tools"
+    loaded = items[2]["tools"]
+    assert SENT_NAME in [t["name"] for t in loaded]
+    for value in items[1:]:
+        _strict(ResponseInputItemParam, value)
+    assert result.value["days"] == 2
