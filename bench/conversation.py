@@ -22,20 +22,25 @@ The designs (:data:`DESIGNS`):
 
 - ``flat-raw`` and ``flat``: every tool sent, results raw or cut to 2,000 tokens (the
   reference every figure is divided by);
-- ``search``, ``gateway``, ``lazy``: the modes as they are;
+- ``search``: the search mode as it ships (``mode="search"``: the list never changes), sent
+  with ``format_tools``'s default, the provider's deferral searched by toolmgmt: on Anthropic
+  a ``tool_search`` client tool whose ``tool_result`` holds ``tool_reference`` blocks; on
+  OpenAI a client-executed ``tool_search`` whose ``tool_search_output`` carries the
+  definitions; found tools called natively;
+- ``search-listed``: the same session with ``format_tools(..., native=False)``: the list as
+  the session gives it (``tool_search`` and ``call_tool`` beside the always-on tools), a
+  search's answer carrying the found tools' definitions, ``call_tool`` running them: what
+  every provider without deferral, and every framework, gets;
+- ``search-3``: ``search`` with three results a search;
+- ``search-append``: ``Search(appends=True)``, found tools join the list (the default
+  before issue 27);
+- ``gateway``, ``lazy``: the modes as they are;
 - ``native``: the provider's own tool search over deferred tools (``format_tools(...,
   native=True)``), run on the provider's side;
-- ``stable`` (a): a tool list fixed for the whole conversation (``tool_search`` and
-  ``call_tool`` beside the always-on tools); a search's result carries the found tools'
-  definitions, and ``call_tool`` runs them;
-- ``stable-promote`` (b): as ``stable``, and the tools found so far join the list when the
-  cache has gone cold anyway (a pause longer than the provider's cache lifetime);
-- ``native-client`` (c): the provider's deferred loading with toolmgmt's own search: on
-  Anthropic a custom ``tool_search`` whose ``tool_result`` holds ``tool_reference`` blocks;
-  on OpenAI a client-executed ``tool_search`` whose ``tool_search_output`` carries the
-  definitions;
-- ``additions`` (d): toolmgmt's ``tool_search`` with the found tools added mid-conversation
-  (Anthropic ``tool_addition`` blocks, beta; OpenAI ``additional_tools``).
+- ``stable-promote`` (b): as ``search-listed``, and the tools found so far join the list
+  when the cache has gone cold anyway (a pause longer than the provider's cache lifetime);
+- ``additions`` (d): the growing search's ``tool_search`` with the found tools added
+  mid-conversation (Anthropic ``tool_addition`` blocks, beta; OpenAI ``additional_tools``).
 
 Goals (issue 27), billed under Anthropic's caching against ``flat`` at the same size: search at
 the demo size <= 0.75x and no more than gateway; at 1,124 tools <= 0.25x; the native path
@@ -82,7 +87,6 @@ from toolmgmt_core import (  # noqa: E402
     ToolManager,
     format_tools,
 )
-from toolmgmt_core.calls.execution import dumps_compact  # noqa: E402
 from toolmgmt_core.providers.caching import (  # noqa: E402
     ANTHROPIC,
     OPENAI_BREAKPOINTS,
@@ -90,8 +94,8 @@ from toolmgmt_core.providers.caching import (  # noqa: E402
     CacheLedger,
     CacheRules,
 )
-from toolmgmt_core.session.meta_tools import TOOL_SEARCH, schema_entry  # noqa: E402
-from toolmgmt_core.session.modes import MODES  # noqa: E402
+from toolmgmt_core.session.meta_tools import TOOL_SEARCH, call_tool_tool  # noqa: E402
+from toolmgmt_core.session.modes import MODES, Mode  # noqa: E402
 from toolmgmt_core.session.report import example_arguments  # noqa: E402
 from toolmgmt_demo import LARGE_RESULT_CALLS  # noqa: E402
 
@@ -291,57 +295,18 @@ COLD_AFTER = {"anthropic": ANTHROPIC.ttl, "openai-responses": OPENAI_PREFIX.ttl}
 """Idle seconds after which ``stable-promote`` takes the provider's cache as cold."""
 
 
-# -- the bench's prototype meta-tools ----------------------------------------------------------
+# -- the meta-tools ------------------------------------------------------------------------------
 
-_SEARCH = MODES["search"]().meta_tools(5)[0]
 FlatMode = MODES["flat"]
+SearchMode = MODES["search"]
+APPENDS = SearchMode(appends=True)
+"""The search mode whose found tools join the list (the default before issue 27)."""
+CALL_TOOL = call_tool_tool()
 
 
 def _YES(request: Any) -> bool:
     """The user approves every call the task makes (approval is not what this measures)."""
     return True
-
-
-_QUERY_SCHEMA = {
-    **_SEARCH.parameters,
-    "properties": {k: v for k, v in _SEARCH.parameters["properties"].items() if k != "method"},
-}
-"""toolmgmt's ``tool_search`` parameters without ``method`` (the prototypes search by words)."""
-
-STABLE_SEARCH = Tool(
-    name=TOOL_SEARCH,
-    description=(
-        "Find tools by describing what you need. The result gives the best matches' full "
-        "definitions (parameters and examples); run one with call_tool. Use `queries` for "
-        "several needs at once."
-    ),
-    parameters=_QUERY_SCHEMA,
-    domain="toolmgmt",
-    group="meta",
-    metadata={"meta": True},
-)
-CALL_TOOL = Tool(
-    name="call_tool",
-    description=(
-        "Run a tool found with tool_search, with arguments matching the parameters tool_search "
-        "gave for it."
-    ),
-    parameters=MODES["gateway"]().meta_tools(5)[2].parameters,  # execute_tool's: a name, arguments
-    domain="toolmgmt",
-    group="meta",
-    metadata={"meta": True},
-)
-CLIENT_SEARCH = Tool(
-    name=TOOL_SEARCH,
-    description=(
-        "Find tools by describing what you need; the best matches are loaded for your next "
-        "step. Use `queries` for several needs at once."
-    ),
-    parameters=_QUERY_SCHEMA,
-    domain="toolmgmt",
-    group="meta",
-    metadata={"meta": True},
-)
 
 
 # -- one conversation --------------------------------------------------------------------------
@@ -495,7 +460,7 @@ class Design(ABC):
 
     key: str = ""
     label: str = ""
-    mode: str = "search"
+    mode: str | Mode = "search"
     result_tokens: int = TRUNCATED_TOKENS
     max_results: int = 5
     """Tools a search finds per need (toolmgmt's default)."""
@@ -583,7 +548,9 @@ class Floor(Flat):
 
 
 class Search(Design):
-    key, label, mode = "search", "search (today)", "search"
+    """``Search(appends=True)``: found tools join the list (the default before issue 27)."""
+
+    key, label, mode = "search-append", "search, growing list (`Search(appends=True)`)", APPENDS
 
     def tools(self, run: Run) -> list[Any]:
         return run.format(run.session.tools())
@@ -681,99 +648,88 @@ class NativeNamespaces(Native):
     providers = ("openai-responses",)
 
 
-class Stable(Design):
-    """(a) One list for the whole conversation; found tools' definitions come in the search
-    result and ``call_tool`` runs them."""
+class StableSearch(Design):
+    """The search mode as it ships (``mode="search"``), formatted with ``format_tools``'s
+    default: the provider's deferral searched by toolmgmt (Anthropic ``tool_reference``
+    results, OpenAI's client ``tool_search``); found tools are called natively."""
 
-    key, label = "stable", "(a) stable list + call_tool"
-
-    def setup(self, run: Run) -> None:
-        pinned = [run.catalog.get(n) for n in run.manager.planner.pinned_names()]
-        self.base = run.format([STABLE_SEARCH, CALL_TOOL, *pinned])
-        self.extra: list[Any] = []
-        self.found: list[str] = []
-        self.listed: set[str] = {t.name for t in pinned}
+    key, label = "search", '**search** (`mode="search"`, native deferral)'
+    native: bool | None = None
 
     def tools(self, run: Run) -> list[Any]:
-        return [*self.base, *self.extra]
-
-    def ready(self, run: Run, tool: str) -> bool:
-        return tool in self.listed or tool in self.found
-
-    def find(self, run: Run, arguments: dict[str, Any]) -> Turn | None:
-        cid = run.new_id()
-        run.run_tool(TOOL_SEARCH, arguments)  # the session's own search: it loads what it finds
-        names = run.search(arguments)
-        self.found += [n for n in names if n not in self.found]
-        text = dumps_compact({"tools": [schema_entry(run.catalog.get(n)) for n in names]})
-        return Turn([Call(cid, TOOL_SEARCH, arguments)], [Result(cid, text)])
-
-    def direct(self, run: Run, call: TaskCall) -> Turn:
-        if call.tool in self.listed:
-            return super().direct(run, call)
-        cid = run.new_id()
-        arguments = run.arguments(call)
-        wrapped = {"tool_name": call.tool, "arguments": arguments}
-        text = run.run_tool(call.tool, arguments)
-        return Turn([Call(cid, CALL_TOOL.name, wrapped)], [Result(cid, text)])
-
-
-class StablePromote(Stable):
-    """(b) As ``stable``; when the cache has gone cold anyway, the tools found so far join the
-    list and are called directly from then on."""
-
-    key, label = "stable-promote", "(b) stable, grows when the cache is cold"
-
-    def tools(self, run: Run) -> list[Any]:
-        if run.idle() > COLD_AFTER[run.provider]:
-            promoted = [n for n in self.found if n not in self.listed]
-            if promoted:
-                self.listed.update(promoted)
-                self.extra += run.format([run.catalog.get(n) for n in promoted])
-        return super().tools(run)
-
-
-class NativeClient(Design):
-    """(c) The provider's deferred loading, toolmgmt's search: a client-side search tool whose
-    answer loads the found tools (``tool_reference`` / ``tool_search_output``)."""
-
-    key, label = "native-client", "(c) native deferral, toolmgmt's search"
-
-    def setup(self, run: Run) -> None:
-        pinned = [run.catalog.get(n) for n in run.manager.planner.pinned_names()]
-        if run.provider == "anthropic":
-            self.base = run.format([CLIENT_SEARCH]) + _deferred(run)
-        else:
-            search = run.format([CLIENT_SEARCH])[0]
-            client = {
-                "type": "tool_search",
-                "execution": "client",
-                "description": search["description"],
-                "parameters": search["parameters"],
-            }
-            self.base = [client, *run.format(pinned)]
-
-    def tools(self, run: Run) -> list[Any]:
-        return self.base
+        return list(format_tools(run.session, run.provider, native=self.native)["tools"])
 
     def ready(self, run: Run, tool: str) -> bool:
         return super().ready(run, tool) or tool in run.session.loaded()
 
+    def found(self, run: Run, arguments: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+        """The session's own answer to ``tool_search`` and the names it found."""
+        result = run.session.call_sync(TOOL_SEARCH, dict(arguments))
+        found = result.value.get("found") if isinstance(result.value, dict) else None
+        return result.to_message(), tuple(found or ())
+
     def find(self, run: Run, arguments: dict[str, Any]) -> Turn | None:
         cid = run.new_id()
-        run.run_tool(TOOL_SEARCH, arguments)  # the session's own search: it loads what it finds
-        names = tuple(run.search(arguments))
+        _, names = self.found(run, arguments)
         return Turn([Call(cid, TOOL_SEARCH, arguments, search=True)], [References(cid, names)])
 
 
-class NativeClientThree(NativeClient):
-    key, label, max_results = "native-client-3", "(c) with 3 results a search", 3
+class StableListed(StableSearch):
+    """The same session with ``format_tools(..., native=False)``: the list as the session
+    gives it (``tool_search`` and ``call_tool``), what every other provider and framework
+    gets; a search's answer carries the found tools' definitions, ``call_tool`` runs them."""
+
+    key, label = "search-listed", "search, `native=False` (stable list, `call_tool`)"
+    native = False
+
+    def find(self, run: Run, arguments: dict[str, Any]) -> Turn | None:
+        cid = run.new_id()
+        text, _ = self.found(run, arguments)
+        return Turn([Call(cid, TOOL_SEARCH, arguments)], [Result(cid, text)])
+
+    def direct(self, run: Run, call: TaskCall) -> Turn:
+        if call.tool in run.manager.planner.pinned_names():
+            return super().direct(run, call)
+        cid = run.new_id()
+        wrapped = {"tool_name": call.tool, "arguments": run.arguments(call)}
+        text = run.run_tool(CALL_TOOL.name, wrapped)
+        return Turn([Call(cid, CALL_TOOL.name, wrapped)], [Result(cid, text)])
 
 
-class ToolAdditions(NativeClient):
-    """(d) toolmgmt's ``tool_search`` as it is, the found tools added mid-conversation."""
+class StablePromote(StableListed):
+    """(b) As ``search-listed``; when the cache has gone cold anyway, the tools found so far
+    join the list and are called directly from then on."""
 
-    key, label = "additions", "(d) mid-conversation tool additions"
+    key, label = "stable-promote", "(b) stable, grows when the cache is cold"
+
+    def setup(self, run: Run) -> None:
+        self.extra: list[Any] = []
+        self.promoted: set[str] = set()
+
+    def tools(self, run: Run) -> list[Any]:
+        if run.idle() > COLD_AFTER[run.provider]:
+            new = [n for n in run.session.loaded() if n not in self.promoted]
+            if new:
+                self.promoted.update(new)
+                self.extra += run.format([run.catalog.get(n) for n in new])
+        return [*super().tools(run), *self.extra]
+
+    def direct(self, run: Run, call: TaskCall) -> Turn:
+        if call.tool in self.promoted:
+            return Design.direct(self, run, call)
+        return super().direct(run, call)
+
+
+class StableThree(StableSearch):
+    key, label, max_results = "search-3", "search, 3 results a search", 3
+
+
+class ToolAdditions(Design):
+    """(d) The growing search's ``tool_search`` as it is, the found tools added
+    mid-conversation (Anthropic ``tool_addition`` blocks, beta; OpenAI ``additional_tools``)
+    instead of to the list."""
+
+    key, label, mode = "additions", "(d) mid-conversation tool additions", APPENDS
 
     def setup(self, run: Run) -> None:
         pinned = [run.catalog.get(n) for n in run.manager.planner.pinned_names()]
@@ -782,6 +738,12 @@ class ToolAdditions(NativeClient):
             self.base = run.format(search) + _deferred(run)
         else:
             self.base = run.format([*search, *pinned])
+
+    def tools(self, run: Run) -> list[Any]:
+        return self.base
+
+    def ready(self, run: Run, tool: str) -> bool:
+        return super().ready(run, tool) or tool in run.session.loaded()
 
     def find(self, run: Run, arguments: dict[str, Any]) -> Turn | None:
         cid = run.new_id()
@@ -801,15 +763,15 @@ DESIGNS: tuple[Design, ...] = (
     FlatRaw(),
     Flat(),
     Floor(),
+    StableSearch(),
+    StableListed(),
+    StableThree(),
     Search(),
     Gateway(),
     Lazy(),
     Native(),
     NativeNamespaces(),
-    Stable(),
     StablePromote(),
-    NativeClient(),
-    NativeClientThree(),
     ToolAdditions(),
 )
 REFERENCE = "flat"
@@ -920,7 +882,6 @@ def measure(
     rows = []
     tokens = TokenCounter(ENCODING)
     metas = [
-        CALL_TOOL,
         *(t for mode in ("search", "gateway", "lazy") for t in MODES[mode]().meta_tools(5)),
     ]
     found = catalogs_by_size or catalogs(sizes)
@@ -960,7 +921,7 @@ BREAKPOINT_PLACES: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 """Where the bench puts breakpoints (Anthropic ``cache_control``; OpenAI an explicit
 ``prompt_cache_breakpoint`` on the instructions beside the implicit one)."""
-BREAKPOINT_DESIGNS = ("flat", "search", "stable", "native-client")
+BREAKPOINT_DESIGNS = ("flat", "search-append", "search-listed", "search")
 FLEET_GAP = 30.0
 """Seconds between one conversation's end and the next one's start (a fleet of agents)."""
 
@@ -973,7 +934,6 @@ def measure_breakpoints(
     rows = []
     tokens = TokenCounter(ENCODING)
     metas = [
-        CALL_TOOL,
         *(t for mode in ("search", "gateway", "lazy") for t in MODES[mode]().meta_tools(5)),
     ]
     by_key = {d.key: d for d in DESIGNS}
@@ -1028,19 +988,20 @@ HEADLINE = {"anthropic": "anthropic", "openai-responses": "openai-prefix"}
 ISSUE_ESTIMATE: dict[str, dict[str, tuple[float | None, ...]]] = {
     "demo": {
         "flat-raw": (19.13, 19.17, 19.08),
-        "search": (0.72, 3.01, 2.39),
+        "search-append": (0.72, 3.01, 2.39),
         "gateway": (0.64, 0.92, 0.99),
         "lazy": (0.71, 0.89, 0.92),
         "native": (0.57, 0.51, None),
     },
     "demo+bfcl": {
-        "search": (None, 0.84, 0.66),
+        "search-append": (None, 0.84, 0.66),
         "gateway": (None, 0.26, 0.27),
         "lazy": (None, 0.63, 0.66),
         "native": (None, 0.14, None),
     },
 }
-"""Issue 27's "today" figures (the previous session's estimate) against flat + truncation:
+"""Issue 27's "today" figures (the previous session's estimate, of the search mode whose list
+grows: ``search-append`` now) against flat + truncation:
 last request's context, billed under Anthropic's caching, billed under OpenAI's."""
 
 GOALS = (
@@ -1048,8 +1009,15 @@ GOALS = (
     ("at 1,124 tools <= 0.25x flat + truncation", "demo+bfcl", 0.25),
 )
 NATIVE_GOAL = 0.55
-SEARCH_LIKE = ("search", "stable", "stable-promote", "native-client", "additions")
-NATIVE_LIKE = ("native", "native-ns", "native-client", "additions")
+SEARCH_LIKE = (
+    "search",
+    "search-listed",
+    "search-3",
+    "search-append",
+    "stable-promote",
+    "additions",
+)
+NATIVE_LIKE = ("native", "native-ns", "search", "search-3", "additions")
 
 
 def relative(rows: Sequence[dict[str, Any]]) -> None:

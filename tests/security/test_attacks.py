@@ -414,9 +414,10 @@ def state_lookalike() -> str:
 
 @attack("2d", "2", "state with 100,000 loaded names, or more loads than `max_active`")
 def state_huge() -> str:
-    from toolmgmt_core import ConfigError
+    from toolmgmt_core import ConfigError, Search
 
-    manager, _ = _readonly_manager(discovery=Discovery(max_active=1))
+    # max_active caps the list that grows (the cache-stable list holds no loads)
+    manager, _ = _readonly_manager(mode=Search(appends=True), discovery=Discovery(max_active=1))
     with pytest.raises(ConfigError, match="over the limit"):
         manager.session({"version": 1, "loaded": [f"t{i}" for i in range(100_000)]})
     capped = manager.session({"version": 1, "loaded": ["read_notes", "x", "y", "z"]})

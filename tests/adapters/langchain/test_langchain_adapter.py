@@ -29,6 +29,7 @@ from toolmgmt_core import (  # noqa: E402
     ConfigError,
     ProviderError,
     ResultBudget,
+    Search,  # noqa: E402
     ToolCatalog,
     ToolManager,
     count_tokens,
@@ -48,7 +49,9 @@ def _initial(manager: ToolManager) -> list[str]:
     return [t.name for t in manager.session().tools()]
 
 
-def _manager(mode: str = "search", **extra: Any) -> ToolManager:
+def _manager(mode: Any = None, **extra: Any) -> ToolManager:
+    # found tools join the list: what these tests follow (the stable list has its own tests)
+    mode = Search(appends=True) if mode is None else mode
     # one catalog for every test: its search index is built once
     results = ResultBudget(max_result_tokens=MAX_RESULT_TOKENS)
     return demo_manager(mode, catalog=demo_tools(), results=results, **extra)
@@ -261,7 +264,9 @@ def test_add_langchain_tools_sync_async_and_mcp_shaped() -> None:
     assert weather.is_async and weather.annotations.read_only is True
     assert weather.metadata["langchain_tool"] is mcp_like
 
-    session = ToolManager(catalog, mode="search", always_on=["add", "weather_lookup"]).session()
+    session = ToolManager(
+        catalog, mode=Search(appends=True), always_on=["add", "weather_lookup"]
+    ).session()
     assert session.call_sync("add", {"a": 40}).content == "42"
     assert "sunny in Oslo" in asyncio.run(session.call("weather_lookup", {"city": "Oslo"})).content
     bad = session.call_sync("add", {"a": "forty"})

@@ -26,7 +26,14 @@ from toolmgmt_litellm import (  # noqa: E402
     run_meta_tool_calls_sync,
 )
 
-from toolmgmt_core import Discovery, ResultBudget, ToolCatalog, ToolManager, count_tokens  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    Discovery,
+    ResultBudget,
+    Search,
+    ToolCatalog,
+    ToolManager,
+    count_tokens,
+)
 from toolmgmt_core.calls.truncation import summarize_result  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
@@ -43,7 +50,8 @@ APP_TOOL = {
 
 def _manager(**extra: Any) -> ToolManager:
     extra.setdefault("results", ResultBudget(max_result_tokens=MAX_RESULT_TOKENS))
-    return demo_manager(**extra)
+    # found tools join the list: what these tests follow (the stable list has its own tests)
+    return demo_manager(Search(appends=True), **extra)
 
 
 class FakeOpenAI:

@@ -28,11 +28,12 @@ from toolmgmt_litellm import (  # noqa: E402
     run_meta_tool_calls_sync,
 )
 
-from toolmgmt_core import ResultBudget, ToolManager  # noqa: E402
+from toolmgmt_core import ResultBudget, Search, ToolManager  # noqa: E402
 
 
 def _manager() -> ToolManager:
-    return demo_manager(results=ResultBudget(max_result_tokens=300))
+    # found tools join the list: what these tests follow (the stable list has its own tests)
+    return demo_manager(Search(appends=True), results=ResultBudget(max_result_tokens=300))
 
 
 @pytest.fixture

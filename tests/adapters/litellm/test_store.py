@@ -15,7 +15,12 @@ import litellm  # noqa: E402
 from support.openai_edge import async_client  # noqa: E402
 from toolmgmt_litellm import ToolManagerCallback  # noqa: E402
 
-from toolmgmt_core import Discovery, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    Discovery,
+    Search,  # noqa: E402
+    ToolCatalog,
+    ToolManager,
+)
 from toolmgmt_demo import demo_catalog  # noqa: E402
 
 DEMO = list(demo_catalog())
@@ -23,7 +28,10 @@ DEMO = list(demo_catalog())
 
 def _manager(store: Any = None) -> ToolManager:
     return ToolManager(
-        ToolCatalog(DEMO), mode="search", discovery=Discovery(max_results=3), session_store=store
+        ToolCatalog(DEMO),
+        mode=Search(appends=True),
+        discovery=Discovery(max_results=3),
+        session_store=store,
     )
 
 

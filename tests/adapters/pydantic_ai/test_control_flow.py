@@ -48,6 +48,7 @@ from toolmgmt_core import (  # noqa: E402
     Discovery,
     Policy,
     ResultBudget,
+    Search,  # noqa: E402
     ToolAnnotations,
     ToolCatalog,
     ToolManager,
@@ -122,7 +123,9 @@ def _agent(script: Script, managed: ManagedToolset) -> Agent[Any, Any]:
 @pytest.mark.parametrize("approve", [True, False], ids=["approved", "denied"])
 def test_wrapped_approval_required_tool_pauses_and_resumes(approve: bool) -> None:
     files = Files()
-    managed = ManagedToolset(ToolManager(ToolCatalog(), mode="search"), toolsets=files.toolsets)
+    managed = ManagedToolset(
+        ToolManager(ToolCatalog(), mode=Search(appends=True)), toolsets=files.toolsets
+    )
     first = Script(
         _call("tool_search", {"query": "remove a file"}, "s1"),
         _call("remove_file", {"path": "/tmp/a"}, "rm1"),
@@ -166,7 +169,7 @@ def _catalog_with_destructive(runs: dict[str, int]) -> ToolCatalog:
     return catalog
 
 
-@pytest.mark.parametrize("mode", ["search", "gateway"])
+@pytest.mark.parametrize("mode", [Search(appends=True), "gateway"], ids=["search", "gateway"])
 @pytest.mark.parametrize("approve", [True, False], ids=["approved", "denied"])
 def test_toolmgmt_policy_approval_uses_deferred_tools(mode: str, approve: bool) -> None:
     runs = {"purge": 0}
@@ -209,7 +212,10 @@ def test_require_approval_step_and_approval_off() -> None:
     review = [Policy("review", require_approval=["archive_stats"])]
     managed = ManagedToolset(
         ToolManager(
-            catalog, mode="search", always_on=["archive_stats"], access=Access(policies=review)
+            catalog,
+            mode=Search(appends=True),
+            always_on=["archive_stats"],
+            access=Access(policies=review),
         )
     )
     paused = _agent(Script(_call("archive_stats", {"year": 1}, "a1")), managed).run_sync("go")
@@ -223,7 +229,7 @@ def test_require_approval_step_and_approval_off() -> None:
     off = ManagedToolset(
         ToolManager(
             catalog,
-            mode="search",
+            mode=Search(appends=True),
             always_on=["archive_stats", "purge_archive"],
             access=Access(policies=review),
         ),
@@ -290,7 +296,9 @@ def test_call_deferred_yields_deferred_tool_requests() -> None:
 
 def test_two_runs_with_message_history_keep_their_tools() -> None:
     files = Files()
-    manager = ToolManager(ToolCatalog(), mode="search", discovery=Discovery(max_results=1))
+    manager = ToolManager(
+        ToolCatalog(), mode=Search(appends=True), discovery=Discovery(max_results=1)
+    )
     managed = ManagedToolset(manager, toolsets=files.toolsets)
     first = Script(_call("tool_search", {"query": "read a text file"}, "s1"), "found it")
     one = Agent(FunctionModel(first), toolsets=[managed]).run_sync("Find a file reader.")
@@ -325,7 +333,7 @@ def test_restored_history_is_untrusted() -> None:
         )
     manager = ToolManager(
         ToolCatalog(),
-        mode="search",
+        mode=Search(appends=True),
         discovery=Discovery(max_active=2),
         access=Access(profile="readonly", policies=[Policy("agent", deny=["index_docs"])]),
     )
@@ -418,7 +426,7 @@ def test_the_managers_own_approval_callback_may_defer_the_call(approve: bool) ->
 
     manager = ToolManager(
         _catalog_with_destructive(runs),
-        mode="search",
+        mode=Search(appends=True),
         always_on=["purge_archive"],
         approval=approval,
     )
@@ -442,7 +450,9 @@ def test_an_approval_with_other_arguments_runs_them_through_the_session() -> Non
     catalog = _catalog_with_destructive(runs)
     purge = catalog.get("purge_archive")
     catalog.replace(purge.replace(handler=lambda year: seen.append(year) or f"purged {year}"))
-    managed = ManagedToolset(ToolManager(catalog, mode="search", always_on=["purge_archive"]))
+    managed = ManagedToolset(
+        ToolManager(catalog, mode=Search(appends=True), always_on=["purge_archive"])
+    )
     for call_id, override in (("p1", {"year": 2020}), ("p2", {"year": "soon"})):
         paused = _agent(Script(_call("purge_archive", {"year": 2019}, call_id)), managed).run_sync(
             "go"
@@ -472,7 +482,7 @@ def test_keyboard_interrupt_in_a_tool_ends_the_run(kind: str) -> None:
 
     catalog = ToolCatalog()
     catalog.add_function(stop if kind == "sync" else astop, name="stop")
-    managed = ManagedToolset(ToolManager(catalog, mode="search", always_on=["stop"]))
+    managed = ManagedToolset(ToolManager(catalog, mode=Search(appends=True), always_on=["stop"]))
     before = set(threading.enumerate())
     with pytest.raises(KeyboardInterrupt):
         _agent(Script(_call("stop", {"x": 1}, "k1"), "never"), managed).run_sync("go")
@@ -492,7 +502,7 @@ def test_without_deferred_tool_requests_a_destructive_call_needs_approval_off() 
     """What docs/adapters.md says: the default pauses, which needs ``DeferredToolRequests``."""
     runs = {"purge": 0}
     catalog = _catalog_with_destructive(runs)
-    manager = ToolManager(catalog, mode="search", always_on=["purge_archive"])
+    manager = ToolManager(catalog, mode=Search(appends=True), always_on=["purge_archive"])
     script = Script(_call("purge_archive", {"year": 1}, "p1"), "ok")
     plain = Agent(FunctionModel(script), toolsets=[ManagedToolset(manager)])  # output: str
     with pytest.raises(UserError, match="DeferredToolRequests"):
@@ -505,7 +515,10 @@ def test_without_deferred_tool_requests_a_destructive_call_needs_approval_off() 
     assert refused.output == "ok" and runs["purge"] == 0
     assert tool_returns(refused.all_messages())["p1"].outcome == "failed"
     trusting = ToolManager(
-        catalog, mode="search", always_on=["purge_archive"], approval=Approval(destructive=False)
+        catalog,
+        mode=Search(appends=True),
+        always_on=["purge_archive"],
+        approval=Approval(destructive=False),
     )
     script = Script(_call("purge_archive", {"year": 1}, "p1"), "ok")
     off = Agent(FunctionModel(script), toolsets=[ManagedToolset(trusting, approval=False)])

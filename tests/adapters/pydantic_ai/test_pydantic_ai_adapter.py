@@ -32,6 +32,7 @@ from toolmgmt_core import (  # noqa: E402
     ConfigError,
     Discovery,
     ResultBudget,
+    Search,  # noqa: E402
     ToolCatalog,
     ToolManager,
     count_tokens,
@@ -82,9 +83,10 @@ def weather_toolset() -> FunctionToolset[Any]:
     return toolset
 
 
-def _manager(mode: str = "search", **extra: Any) -> ToolManager:
+def _manager(mode: Any = None, **extra: Any) -> ToolManager:
+    # found tools join the list: what these tests follow (the stable list has its own tests)
     return demo_manager(
-        mode,
+        Search(appends=True) if mode is None else mode,
         deny=("crm_delete_*", "weather_alerts"),
         results=ResultBudget(max_result_tokens=MAX_RESULT_TOKENS),
         **extra,

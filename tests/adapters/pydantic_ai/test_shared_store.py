@@ -26,7 +26,12 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
-from toolmgmt_core import ResultBudget, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    ResultBudget,
+    Search,  # noqa: E402
+    ToolCatalog,
+    ToolManager,
+)
 from toolmgmt_core.stores.redis import RedisSessionStore  # noqa: E402
 
 
@@ -54,7 +59,7 @@ def workers(redis_url: str) -> Iterator[list[ManagedToolset]]:
         ManagedToolset(
             ToolManager(
                 ToolCatalog(),
-                mode="search",
+                mode=Search(appends=True),
                 results=ResultBudget(session_tokens=5_000),
                 session_store=store,
             ),

@@ -30,7 +30,12 @@ from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 from support.pydantic_ai_messages import tool_returns  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
-from toolmgmt_core import ConfigError, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    ConfigError,
+    Search,  # noqa: E402
+    ToolCatalog,
+    ToolManager,
+)
 
 OUTPUT = [str, DeferredToolRequests]
 
@@ -73,6 +78,7 @@ class Crm:
 
 
 def _managed(crm: Crm, **options: Any) -> ManagedToolset:
+    options.setdefault("mode", Search(appends=True))
     return ManagedToolset(ToolManager(ToolCatalog(), **options), toolsets=[crm.toolset])
 
 
