@@ -169,18 +169,25 @@ def _catalog_with_destructive(runs: dict[str, int]) -> ToolCatalog:
     return catalog
 
 
-@pytest.mark.parametrize("mode", [Search(appends=True), "gateway"], ids=["search", "gateway"])
+@pytest.mark.parametrize(
+    "mode", [Search(appends=True), "search", "gateway"], ids=["growing", "search", "gateway"]
+)
 @pytest.mark.parametrize("approve", [True, False], ids=["approved", "denied"])
-def test_toolmgmt_policy_approval_uses_deferred_tools(mode: str, approve: bool) -> None:
+def test_toolmgmt_policy_approval_uses_deferred_tools(mode: Any, approve: bool) -> None:
     runs = {"purge": 0}
     manager = ToolManager(
         _catalog_with_destructive(runs), mode=mode, results=ResultBudget(max_result_tokens=100)
     )
     managed = ManagedToolset(manager)
-    if mode == "search":
+    if isinstance(mode, Search):
         steps = [
             _call("tool_search", {"query": "delete archived records"}, "s1"),
             _call("purge_archive", {"year": 2019}, "p1"),
+        ]
+    elif mode == "search":  # the list stays as it is: the found tool runs through call_tool
+        steps = [
+            _call("tool_search", {"query": "delete archived records"}, "s1"),
+            _call("call_tool", {"tool_name": "purge_archive", "arguments": {"year": 2019}}, "p1"),
         ]
     else:
         steps = [
