@@ -14,6 +14,7 @@ from langgraph.errors import GraphBubbleUp
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.providers import format_tools
+from toolmgmt_core.providers.deferral import tool_result_content
 from toolmgmt_core.session.session import ToolSession
 
 __all__ = [
@@ -32,16 +33,21 @@ SIGNALS = (GraphBubbleUp,)
 """LangGraph's control flow (``interrupt()``'s GraphInterrupt, a parent ``Command``)."""
 
 
-def session_tool_definitions(session: ToolSession, provider: str = "openai") -> list[Any]:
+def session_tool_definitions(
+    session: ToolSession, provider: str = "openai", *, cache_control: bool = False
+) -> list[Any]:
     """The session's tools as dicts every LangChain chat model accepts in ``bind_tools``.
 
     ``provider`` picks the core's formatting: ``"openai"`` (function dicts; at most 128 tools)
-    or ``"anthropic"`` (``input_schema`` dicts; no such cap). Names are made provider-safe and
-    the session resolves them back.
+    or ``"anthropic"`` (``input_schema`` dicts; no such cap; a cache-stable session goes out
+    with Anthropic's deferral, searched by toolmgmt: answer its ``tool_search`` calls with
+    :func:`tool_message`, given the same ``provider``). Names are made provider-safe and the
+    session resolves them back. ``cache_control``: Anthropic, a cache breakpoint after the
+    tools sent up front.
     """
     if provider not in PROVIDERS:
         raise ConfigError(f"provider must be 'openai' or 'anthropic', got {provider!r}.")
-    return list(format_tools(session, provider)["tools"])
+    return list(format_tools(session, provider, cache_control=cache_control)["tools"])
 
 
 def bind_session_tools(
@@ -51,37 +57,56 @@ def bind_session_tools(
     return model.bind_tools(session_tool_definitions(session, provider), **kwargs)
 
 
-def tool_message(call: Mapping[str, Any], result: Any) -> ToolMessage:
-    """The ``ToolMessage`` answering ``call`` with the session's result."""
+def tool_message(
+    call: Mapping[str, Any],
+    result: Any,
+    session: ToolSession | None = None,
+    provider: str = "openai",
+) -> ToolMessage:
+    """The ``ToolMessage`` answering ``call`` with the session's result (with the ``session``
+    and an ``anthropic`` provider, a deferred list's search answered with ``tool_reference``
+    blocks)."""
+    content = result.content if session is None else tool_result_content(session, result, provider)
     return ToolMessage(
-        content=result.content,
+        content=content,  # type: ignore[arg-type]
         tool_call_id=call["id"],
         name=call["name"],
         status="error" if result.is_error else "success",
     )
 
 
-def run_tool_calls_sync(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
-    """Run every tool call of ``message`` through the session; one ``ToolMessage`` per call.
+def run_tool_calls_sync(
+    session: ToolSession, message: AIMessage, *, provider: str = "openai"
+) -> list[ToolMessage]:
+    """Run every tool call of ``message`` through the session; one ``ToolMessage`` per call
+    (``provider``: the formatting the tools were bound with).
 
     Inside a LangGraph node, an ``interrupt()`` from a tool passes through and pauses it.
     """
     with passthrough(*SIGNALS):
         return [
             tool_message(
-                call, session.call_sync(call["name"], call.get("args"), call_id=call["id"])
+                call,
+                session.call_sync(call["name"], call.get("args"), call_id=call["id"]),
+                session,
+                provider,
             )
             for call in message.tool_calls
         ]
 
 
-async def run_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
+async def run_tool_calls(
+    session: ToolSession, message: AIMessage, *, provider: str = "openai"
+) -> list[ToolMessage]:
     """Run every tool call of ``message`` through the session (one after another, in order);
     :func:`run_tool_calls_sync` for sync code."""
     with passthrough(*SIGNALS):
         return [
             tool_message(
-                call, await session.call(call["name"], call.get("args"), call_id=call["id"])
+                call,
+                await session.call(call["name"], call.get("args"), call_id=call["id"]),
+                session,
+                provider,
             )
             for call in message.tool_calls
         ]

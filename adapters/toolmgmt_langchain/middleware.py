@@ -25,6 +25,7 @@ from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.policy.steps import ApprovalRequest
+from toolmgmt_core.providers.breakpoints import BREAKPOINT
 from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.session.session import ToolSession
@@ -100,7 +101,11 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
     Args:
         manager: the catalog and its discovery configuration.
         provider: the core formatting sent to ``bind_tools`` (``"openai"`` or ``"anthropic"``,
-            see :func:`session_tool_definitions`).
+            see :func:`session_tool_definitions`). ``"anthropic"`` (for ChatAnthropic) sends a
+            cache-stable session with Anthropic's deferral (``tool_search`` answered with
+            ``tool_reference`` blocks) and places cache breakpoints: after the tools sent up
+            front and, through ``model_settings["cache_control"]`` (ChatAnthropic's automatic
+            caching), on the last block; an app's own ``cache_control`` setting is kept.
         instructions: append the mode's short instructions to the system message.
         approval: pause calls that need approval with ``interrupt()`` when the manager has no
             ``approval`` callback (see :mod:`toolmgmt_langchain.approval`; needs a
@@ -216,16 +221,19 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             ]
             update.update(extra)
             goto = command.goto or goto
-        update.update(
-            {"messages": [*messages, tool_message(call, result)], STATE_KEY: live.snapshot()}
-        )
+        answer = tool_message(call, result, live.session, self.provider)
+        update.update({"messages": [*messages, answer], STATE_KEY: live.snapshot()})
         return Command(update=update, goto=goto)
 
     # -- model calls ------------------------------------------------------------------------
 
     def _prepare(self, request: Any) -> Any:
         session = self.session_from_state(request.state)
-        managed = session_tool_definitions(session, self.provider)
+        settings = dict(request.model_settings or {})
+        # Anthropic: cache breakpoints after the tools and on the last block (ChatAnthropic's
+        # automatic caching), unless the app set its own.
+        cache = self.provider == "anthropic" and "cache_control" not in settings
+        managed = session_tool_definitions(session, self.provider, cache_control=cache)
         # Provider built-ins (dicts) and framework tools outside the catalog stay as they are.
         kept = [
             t
@@ -234,6 +242,8 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             or (t.name not in META_TOOL_NAMES and self.manager.catalog.find(t.name) is None)
         ]
         overrides: dict[str, Any] = {"tools": [*managed, *kept]}
+        if cache:
+            overrides["model_settings"] = {**settings, "cache_control": dict(BREAKPOINT)}
         text = session.instructions if self.instructions else ""
         if text:
             base = request.system_message.text if request.system_message else ""

@@ -23,12 +23,13 @@ import litellm
 from litellm.integrations.custom_logger import CustomLogger
 
 from toolmgmt_core.providers import format_tools
+from toolmgmt_core.providers.breakpoints import chat_breakpoints, has_breakpoints
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import StoredSession, call_store, check_session_id
-from toolmgmt_litellm.calls import field_of
+from toolmgmt_litellm.calls import deferral_for, field_of, target_shape
 
 __all__ = [
     "SESSION_KEY",
@@ -46,19 +47,6 @@ _PREPARED = "toolmgmt_prepared"
 """Set in a request's metadata once its tools are set (the proxy hook, then the client path)."""
 _OWN_KEYS = (SESSION_KEY, _PREPARED)
 _WRAPPED: ContextVar[bool] = ContextVar("toolmgmt_litellm_wrapped", default=False)
-_NATIVE_SHAPES = {"anthropic": "anthropic"}
-"""LiteLLM providers that take toolmgmt's own format as is; the rest get OpenAI's."""
-
-
-def _target(kwargs: Mapping[str, Any]) -> str:
-    try:
-        _, provider, _, _ = litellm.get_llm_provider(
-            model=str(kwargs.get("model", "")),
-            custom_llm_provider=kwargs.get("custom_llm_provider"),
-        )
-    except Exception:  # an unknown model name: LiteLLM itself will report it
-        provider = str(kwargs.get("model", "")).partition("/")[0]
-    return _NATIVE_SHAPES.get(provider, "openai")
 
 
 def _tool_name(tool: Mapping[str, Any]) -> str:
@@ -73,12 +61,23 @@ def prepare_request(
 
     Tools in ``kwargs["tools"]`` that the catalog does not hold stay (after the session's).
     ``api="responses"`` formats them for ``litellm.(a)responses`` and cuts its
-    ``function_call_output`` items instead.
+    ``function_call_output`` items instead. A cache-stable session goes out with the provider's
+    deferral where LiteLLM reaches its API (Anthropic models; OpenAI's Responses API): run its
+    calls with :func:`~toolmgmt_litellm.run_meta_tool_calls`, which answers ``tool_search``
+    natively. For Anthropic models, cache breakpoints are placed after the tools, at the end of
+    the system prompt and on the last message (:mod:`toolmgmt_core.providers.breakpoints`),
+    unless the request carries breakpoints of its own.
     """
     manager = session.manager
     request = dict(kwargs)
-    shape = "openai-responses" if api == "responses" else _target(request)
-    managed = format_tools(session, shape)["tools"]
+    shape = target_shape(request, api)
+    anthropic = shape == "anthropic"
+    # Anthropic: a breakpoint after the tools sent up front, unless the app placed its own.
+    own_marks = has_breakpoints(request.get("tools") or (), request.get("messages") or ())
+    cache = anthropic and not own_marks
+    managed = format_tools(session, shape, native=deferral_for(request, api), cache_control=cache)[
+        "tools"
+    ]
     own = [
         t
         for t in request.get("tools") or []
@@ -90,6 +89,8 @@ def prepare_request(
         request.pop("tool_choice", None)
     if request.get("messages"):
         request["messages"] = [_cut(m, session) for m in request["messages"]]
+        if cache:  # and at the end of the system prompt and on the last message
+            request["messages"] = chat_breakpoints(request["messages"])
     if api == "responses":
         if isinstance(request.get("input"), list):
             request["input"] = [_cut(item, session) for item in request["input"]]

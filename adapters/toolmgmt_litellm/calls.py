@@ -1,7 +1,10 @@
 """Running the tool calls of a LiteLLM response through the session, for the app's loop.
 
 Chat Completions responses (``tool_calls``) and Responses API responses (``function_call``
-items) alike; the answers come back in the same API's shape.
+items, and the ``tool_search_call`` items of a client-executed search) alike; the answers come
+back in the same API's shape. Where the callback sent the session with the provider's deferral
+(Anthropic models, OpenAI's Responses API), ``tool_search`` is answered natively: Anthropic
+``tool_reference`` blocks, a Responses ``tool_search_output`` carrying the definitions.
 """
 
 from __future__ import annotations
@@ -9,16 +12,55 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import litellm
+
 from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
-from toolmgmt_core.providers import resolve_provider_name
-from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
+from toolmgmt_core.providers import resolve_provider_name, search_output_item
+from toolmgmt_core.providers.deferral import is_search_call, search_arguments, tool_result_content
+from toolmgmt_core.session.meta_tools import META_TOOL_NAMES, TOOL_SEARCH
 from toolmgmt_core.session.session import ToolSession
 
 __all__ = [
+    "deferral_for",
     "field_of",
+    "llm_provider",
     "run_meta_tool_calls",
     "run_meta_tool_calls_sync",
+    "target_shape",
 ]
+
+
+_NATIVE_SHAPES = {"anthropic": "anthropic"}
+"""LiteLLM providers that take toolmgmt's own format as is; the rest get OpenAI's."""
+
+
+def llm_provider(kwargs: Mapping[str, Any]) -> str:
+    """The LiteLLM provider a request (its ``model``, ``custom_llm_provider``) goes to."""
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(
+            model=str(kwargs.get("model", "")),
+            custom_llm_provider=kwargs.get("custom_llm_provider"),
+        )
+    except Exception:  # an unknown model name: LiteLLM itself will report it
+        provider = str(kwargs.get("model", "")).partition("/")[0]
+    return str(provider)
+
+
+def target_shape(kwargs: Mapping[str, Any], api: str = "chat") -> str:
+    """The core formatting a request's tools take: ``openai-responses`` for the Responses API,
+    Anthropic's own shape for Anthropic models, OpenAI's (which LiteLLM translates) else."""
+    if api == "responses":
+        return "openai-responses"
+    return _NATIVE_SHAPES.get(llm_provider(kwargs), "openai")
+
+
+def deferral_for(kwargs: Mapping[str, Any], api: str) -> bool | None:
+    """``format_tools``'s ``native``: its default (the provider's deferral for a cache-stable
+    session) where the request reaches that provider's own API; else the list as it is
+    (LiteLLM refuses a client ``tool_search`` on a route that cannot run it)."""
+    if api == "responses":
+        return None if llm_provider(kwargs) == "openai" else False
+    return None
 
 
 def field_of(obj: Any, name: str) -> Any:
@@ -33,21 +75,29 @@ def _knows(session: ToolSession, name: str) -> bool:
     return resolve_provider_name(name, catalog.names()) is not None
 
 
-def _calls(
-    session: ToolSession, response: Any, all_tools: bool
-) -> list[tuple[str, str, Any, bool]]:
-    """``(call id, name, arguments, from the Responses API)`` of each call to run."""
+def _item(item: Any) -> Any:
+    dump = getattr(item, "model_dump", None)
+    return dump() if callable(dump) else item
+
+
+def _calls(session: ToolSession, response: Any, all_tools: bool) -> list[tuple[str, str, Any, str]]:
+    """``(call id, name, arguments, kind)`` of each call to run; kind ``chat``, ``responses``
+    or ``search`` (a Responses ``tool_search_call`` the client executes)."""
     output = field_of(response, "output")
     if isinstance(output, list):  # a Responses API response: function_call items
-        listed = [
-            (
-                str(field_of(item, "call_id")),
-                str(field_of(item, "name")),
-                field_of(item, "arguments"),
-            )
-            for item in output
-            if field_of(item, "type") == "function_call"
-        ]
+        listed = []
+        for raw in output:
+            item = _item(raw)
+            if is_search_call(item):
+                listed.append((str(item.get("call_id")), TOOL_SEARCH, search_arguments(item)))
+            elif field_of(item, "type") == "function_call":
+                listed.append(
+                    (
+                        str(field_of(item, "call_id")),
+                        str(field_of(item, "name")),
+                        field_of(item, "arguments"),
+                    )
+                )
     else:
         choices = field_of(response, "choices")
         message = field_of(choices[0], "message") if choices else response
@@ -59,17 +109,34 @@ def _calls(
             )
             for call in field_of(message, "tool_calls") or []
         ]
+    kinds = {
+        call_id: "search" if isinstance(output, list) and isinstance(arguments, dict) else ""
+        for call_id, name, arguments in listed
+        if name == TOOL_SEARCH
+    }
+    default = "responses" if isinstance(output, list) else "chat"
     return [
-        (call_id, name, arguments, isinstance(output, list))
+        (call_id, name, arguments, kinds.get(call_id) or default)
         for call_id, name, arguments in listed
         if name in META_TOOL_NAMES or (all_tools and _knows(session, name))
     ]
 
 
-def _message(call_id: str, name: str, result: Any, responses: bool) -> dict[str, Any]:
-    if responses:
+def _shape(response: Any, model: str | None) -> str:
+    """The shape the request went out in (``anthropic`` for Anthropic models)."""
+    name = model or field_of(response, "model")
+    return target_shape({"model": name}) if isinstance(name, str) and name else "openai"
+
+
+def _message(
+    session: ToolSession, call_id: str, name: str, result: Any, kind: str, shape: str
+) -> dict[str, Any]:
+    if kind == "search":
+        return search_output_item(result, call_id)
+    if kind == "responses":
         return {"type": "function_call_output", "call_id": call_id, "output": result.content}
-    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": result.content}
+    content = tool_result_content(session, result, shape)
+    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
 
 
 def run_meta_tool_calls_sync(
@@ -78,6 +145,7 @@ def run_meta_tool_calls_sync(
     *,
     all_tools: bool = False,
     approve: ApprovalAsker | None = None,
+    model: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run a response's meta-tool calls (every call with ``all_tools``) through the session.
 
@@ -93,17 +161,29 @@ def run_meta_tool_calls_sync(
         all_tools: also run calls of catalog tools (by exact, folded or provider-shortened
             name), whether loaded or not: the session refuses what the model may not call.
         approve: asked about a call that needs approval when the manager has no callback.
+        model: the model the request named (default: the response's): for an Anthropic model,
+            ``tool_search`` is answered with ``tool_reference`` blocks, as the callback sent
+            the tools deferred.
 
     Returns:
         One ``{"role": "tool", ...}`` message per call run, in call order (for a Responses API
-        response, ``{"type": "function_call_output", ...}`` input items). Calls of names the
+        response, ``{"type": "function_call_output", ...}`` input items, and a
+        ``tool_search_output`` for each client-executed ``tool_search_call``). Calls of names the
         catalog does not hold (the app's own tools, or a misspelt name) are left out, for the
         app to answer.
     """
+    shape = _shape(response, model)
     with framework_approval(approve):
         return [
-            _message(call_id, name, session.call_sync(name, arguments, call_id=call_id), responses)
-            for call_id, name, arguments, responses in _calls(session, response, all_tools)
+            _message(
+                session,
+                call_id,
+                name,
+                session.call_sync(name, arguments, call_id=call_id),
+                kind,
+                shape,
+            )
+            for call_id, name, arguments, kind in _calls(session, response, all_tools)
         ]
 
 
@@ -113,11 +193,20 @@ async def run_meta_tool_calls(
     *,
     all_tools: bool = False,
     approve: ApprovalAsker | None = None,
+    model: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run a response's meta-tool calls through the session (:func:`run_meta_tool_calls_sync`
     for sync code)."""
+    shape = _shape(response, model)
     with framework_approval(approve):
         return [
-            _message(call_id, name, await session.call(name, arguments, call_id=call_id), responses)
-            for call_id, name, arguments, responses in _calls(session, response, all_tools)
+            _message(
+                session,
+                call_id,
+                name,
+                await session.call(name, arguments, call_id=call_id),
+                kind,
+                shape,
+            )
+            for call_id, name, arguments, kind in _calls(session, response, all_tools)
         ]

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 
-STABLE = ("stable", "native-client", "native-client-3", "additions", "native", "native-ns")
+STABLE = ("search", "search-listed", "search-3", "additions", "native", "native-ns")
 """Designs whose tool list must not change within a conversation."""
 
 
@@ -57,15 +57,15 @@ def test_cache_stable_designs_never_change_their_tool_list(tiny: list[dict]) -> 
     for (design, _), row in by.items():
         if design in STABLE:
             assert row["list_changes"] == 0, (design, row["provider"])
-    # today's search mode appends what it finds: its list changes after the search
-    assert by[("search", "anthropic")]["list_changes"] >= 1
-    assert by[("search", "openai-responses")]["list_changes"] >= 1
+    # the growing search appends what it finds: its list changes after the search
+    assert by[("search-append", "anthropic")]["list_changes"] >= 1
+    assert by[("search-append", "openai-responses")]["list_changes"] >= 1
 
 
 def test_a_changing_list_is_billed_as_a_rewrite(tiny: list[dict]) -> None:
     by = {(r["design"], r["provider"]): r for r in tiny}
-    search = by[("search", "anthropic")]
-    native = by[("native-client", "anthropic")]
+    search = by[("search-append", "anthropic")]
+    native = by[("search", "anthropic")]
     # same searches, same calls: the rewrite after the list change is what costs more
     assert search["requests"] == native["requests"]
     assert search["written"]["anthropic"] > native["written"]["anthropic"]
@@ -78,7 +78,7 @@ def test_a_changing_list_is_billed_as_a_rewrite(tiny: list[dict]) -> None:
 def test_the_committed_reference_rows_are_what_the_code_computes_now(bench: ModuleType) -> None:
     """Checked wherever the tests run: the demo catalog needs no shared data."""
     stored = json.loads((BENCH / "results" / "conversation.json").read_text(encoding="utf-8"))
-    keep = {"flat", "native-client"}
+    keep = {"flat", "search", "search-listed"}
     rows = {
         (r["design"], r["provider"]): r
         for r in stored["figures"]["rows"]

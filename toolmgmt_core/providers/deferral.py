@@ -42,6 +42,7 @@ __all__ = [
     "search_arguments",
     "search_output_item",
     "search_result_content",
+    "tool_result_content",
     "uses_native_deferral",
 ]
 
@@ -186,3 +187,16 @@ def is_search_call(item: Any) -> bool:
         and item.get("type") == "tool_search_call"
         and item.get("execution") == "client"
     )
+
+
+def tool_result_content(session: Any, result: Any, provider: str) -> str | list[dict[str, Any]]:
+    """What a door puts in the tool result answering ``result`` for ``provider``: a search's
+    ``tool_reference`` blocks when ``format_tools`` sent the session with Anthropic's deferral
+    (its default for a cache-stable session), else the session's text."""
+    if (
+        provider == "anthropic"
+        and getattr(result, "tool_name", None) == TOOL_SEARCH
+        and uses_native_deferral(session, provider, None)
+    ):
+        return search_result_content(result)
+    return str(getattr(result, "content", ""))

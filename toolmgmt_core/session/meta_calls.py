@@ -80,9 +80,13 @@ class MetaToolCalls:
             return self.session.pipeline.error_result(tool.name, exc)
 
     def _definition(self, name: str) -> dict[str, Any]:
-        """A found tool's definition for a search's answer (its name is the answer's key)."""
+        """What the model needs to call a found tool (its name is the answer's key): the
+        description, parameters, usage notes and input examples. Its output schema and
+        annotations are not needed to call it and stay out: the answer stays in the
+        conversation, paid for at every later step."""
         entry = meta.schema_entry(self.session.present(self.session.manager.catalog.get(name)))
-        del entry["name"]
+        for key in ("name", "output_schema", "annotations"):
+            entry.pop(key, None)
         return entry
 
     def _summary(self, name: str) -> str:
