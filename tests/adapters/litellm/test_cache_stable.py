@@ -1,0 +1,186 @@
+"""The cache-stable search through LiteLLM: one tool list for the whole conversation, sent
+natively to Anthropic models (deferral, ``tool_reference`` answers, cache breakpoints), as a
+stable list with ``call_tool`` to OpenAI's Chat Completions; real ``litellm`` calls, only the
+HTTP edge faked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("litellm")
+
+import httpx  # noqa: E402
+import litellm  # noqa: E402
+from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler  # noqa: E402
+from support.demo import demo_manager  # noqa: E402
+from support.openai_edge import async_client, tool_calls_message  # noqa: E402
+from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls  # noqa: E402
+
+from toolmgmt_core import ResultBudget  # noqa: E402
+
+SESSION = {"toolmgmt_session": "stable-1"}
+
+
+@pytest.fixture
+def callbacks() -> Iterator[list[Any]]:
+    saved = list(litellm.callbacks)
+    yield litellm.callbacks
+    litellm.callbacks[:] = saved
+
+
+def _callback(callbacks: list[Any]) -> ToolManagerCallback:
+    callback = ToolManagerCallback(
+        demo_manager("search", results=ResultBudget(max_result_tokens=300))
+    )
+    callbacks.append(callback)
+    return callback
+
+
+def _anthropic_edge(bodies: list[dict[str, Any]], script: list[list[dict[str, Any]]]) -> Any:
+    """An Anthropic Messages HTTP edge answering ``script``'s content blocks in turn."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        content = script[len(bodies) - 1]
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+        return httpx.Response(
+            200,
+            json={
+                "id": f"msg_{len(bodies)}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": content,
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+        )
+
+    client = AsyncHTTPHandler()
+    client.client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    return client
+
+
+def _use(call_id: str, name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}]
+
+
+def test_anthropic_models_get_deferral_references_and_breakpoints(callbacks: list[Any]) -> None:
+    callback = _callback(callbacks)
+    session = callback.session("stable-1")
+    bodies: list[dict[str, Any]] = []
+    edge = _anthropic_edge(
+        bodies,
+        [
+            _use("tu_1", "tool_search", {"query": "find a customer contact by name"}),
+            _use("tu_2", "crm_search_contacts", {"query": "patel"}),
+            [{"type": "text", "text": "Found her."}],
+        ],
+    )
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are the operations assistant."},
+        {"role": "user", "content": "Find the customer Patel."},
+    ]
+
+    async def loop() -> None:
+        for _ in range(3):
+            response = await litellm.acompletion(
+                model="anthropic/claude-sonnet-4-5",
+                api_key="test",
+                client=edge,
+                messages=messages,
+                metadata=SESSION,
+            )
+            message = response.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return
+            messages.extend(await run_meta_tool_calls(session, response, all_tools=True))
+
+    asyncio.run(loop())
+    assert len(bodies) == 3
+    tools = [json.dumps(body["tools"], sort_keys=True) for body in bodies]
+    assert tools[0] == tools[1] == tools[2], "one tool list for the whole conversation"
+    sent = bodies[0]["tools"]
+    assert sent[0]["name"] == "tool_search" and "call_tool" not in {t["name"] for t in sent}
+    deferred = {t["name"] for t in sent if t.get("defer_loading")}
+    assert "crm_search_contacts" in deferred and len(deferred) > 100
+    assert not any(str(t.get("type", "")).startswith("tool_search_tool") for t in sent)
+    up_front = [t for t in sent if not t.get("defer_loading")]
+    assert "cache_control" in up_front[-1], "a breakpoint after the tools sent up front"
+    assert bodies[0]["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    # the search's answer loads the tools where it is: tool_reference blocks
+    result = bodies[1]["messages"][-1]["content"][-1]
+    assert result["type"] == "tool_result" and result["cache_control"] == {"type": "ephemeral"}
+    assert {"type": "tool_reference", "tool_name": "crm_search_contacts"} in result["content"]
+    # the found tool was called natively and ran through the session
+    ran = bodies[2]["messages"][-1]["content"][-1]
+    assert ran["type"] == "tool_result" and "con_" in json.dumps(ran["content"])
+    assert "crm_search_contacts" in session.loaded()
+
+
+def test_a_request_with_its_own_breakpoints_is_left_as_it_is(callbacks: list[Any]) -> None:
+    _callback(callbacks)
+    bodies: list[dict[str, Any]] = []
+    edge = _anthropic_edge(bodies, [[{"type": "text", "text": "ok"}]])
+    own = {"type": "text", "text": "Rules.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    asyncio.run(
+        litellm.acompletion(
+            model="anthropic/claude-sonnet-4-5",
+            api_key="test",
+            client=edge,
+            messages=[{"role": "system", "content": [own]}, {"role": "user", "content": "hi"}],
+            metadata=SESSION,
+        )
+    )
+    body = bodies[0]
+    assert body["system"] == [own]
+    assert not any("cache_control" in t for t in body["tools"])
+    assert "cache_control" not in json.dumps(body["messages"])
+
+
+def test_chat_completions_get_the_stable_list_and_call_tool(callbacks: list[Any]) -> None:
+    callback = _callback(callbacks)
+    session = callback.session("stable-1")
+    bodies: list[dict[str, Any]] = []
+    script = [
+        tool_calls_message([("tool_search", {"query": "find a customer contact by name"})]),
+        tool_calls_message(
+            [("call_tool", {"tool_name": "crm_search_contacts", "arguments": {"query": "patel"}})],
+            prefix="run",
+        ),
+        {"role": "assistant", "content": "Found her."},
+    ]
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        bodies.append(body)
+        return script[len(bodies) - 1]
+
+    client = async_client(answer)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Find the customer Patel."}]
+
+    async def loop() -> None:
+        for _ in range(3):
+            response = await litellm.acompletion(
+                model="openai/gpt-4o-mini", client=client, messages=messages, metadata=SESSION
+            )
+            message = response.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return
+            messages.extend(await run_meta_tool_calls(session, response))
+
+    asyncio.run(loop())
+    tools = [json.dumps(body["tools"], sort_keys=True) for body in bodies]
+    assert len(tools) == 3 and tools[0] == tools[1] == tools[2]
+    names = [t["function"]["name"] for t in bodies[0]["tools"]]
+    assert names[:2] == ["tool_search", "call_tool"]
+    found = json.loads(bodies[1]["messages"][-1]["content"])["found"]
+    assert "parameters" in found["crm_search_contacts"]
+    assert "con_" in bodies[2]["messages"][-1]["content"]  # call_tool ran the found tool
