@@ -98,7 +98,9 @@ QUICKSTART = [
         A `ToolManager` holds the configuration; each conversation gets a `ToolSession`, whose
         `tools()` is the list to send to the model now. The modes:
 
-        - **search**: a `tool_search` meta-tool; found tools join the list for the next step.
+        - **search**: `tool_search` answers with the found tools' definitions and `call_tool`
+          runs them, so the list never changes and a provider's prompt cache holds
+          (`Search(appends=True)` makes found tools join the list instead).
         - **gateway**: only `discover_tools`, `get_tool_schema` and `execute_tool`: the list
           never changes.
         - **lazy**: every tool by name and first sentence, without parameters;
@@ -136,24 +138,34 @@ QUICKSTART = [
         """
         ### A search session, step by step
 
-        The model calls `tool_search`; the hits are added to its tool list (appended, so a
-        provider's prompt cache keeps holding), and it calls them directly next step.
+        The model calls `tool_search`; the answer carries the best matches' definitions, and
+        it runs one with `call_tool`. The tool list is the same before and after: a provider
+        caches the whole prefix of the conversation, tools first, and a list that changed would
+        be billed again from the change on. (`format_tools(session, "anthropic")` and
+        `"openai-responses"` send the same session with the provider's own deferred loading
+        instead: the answer loads the found tools and the model calls them directly.)
         """
     ),
     code(
         """
         manager = ToolManager(catalog, mode="search", discovery=Discovery(max_results=3))
         session = manager.session()
+        before = [t.name for t in session.tools()]
         result = session.call_sync("tool_search", {"query": "refund a charge"})
-        print(result.content)
+        print(result.content[:400], "...")
         print("loaded:", session.loaded())
-        print("tools now:", [t.name for t in session.tools()])
+        print("tools before:", before)
+        print("tools now:   ", [t.name for t in session.tools()])
         """
     ),
     code(
         """
         result = session.call_sync(
-            "payments_refund_charge", {"charge_id": "ch_0002", "amount": 500, "reason": "duplicate"}
+            "call_tool",
+            {
+                "tool_name": "payments_refund_charge",
+                "arguments": {"charge_id": "ch_0002", "amount": 500, "reason": "duplicate"},
+            },
         )
         print(result.content)
         print(session.usage())
@@ -196,8 +208,8 @@ QUICKSTART = [
         ## Token savings against catalog size
 
         Definition tokens sent on every model call, for growing slices of the demo catalog:
-        flat (every definition), search (the meta-tool and always-on tools, plus the 5 tools
-        one search loaded), gateway (three meta-tools) and lazy (names and first sentences).
+        flat (every definition), search (the meta-tools and always-on tools), gateway (three
+        meta-tools) and lazy (names and first sentences).
         """
     ),
     code(
@@ -216,10 +228,7 @@ QUICKSTART = [
         for size in sizes:
             subset = ToolCatalog(tools[:size])
             series["flat"].append(subset.definition_tokens())
-            searched = ToolManager(subset, mode="search").session()
-            searched.call_sync("tool_search", {"query": "list recent items"})
-            series["search"].append(searched.usage().definition_tokens)
-            for mode in ("gateway", "lazy"):
+            for mode in ("search", "gateway", "lazy"):
                 series[mode].append(ToolManager(subset, mode=mode).session().usage().definition_tokens)
 
         print(f"{'tools':>5} " + " ".join(f"{name:>8}" for name in series))
@@ -227,7 +236,7 @@ QUICKSTART = [
             print(f"{size:>5} " + " ".join(f"{series[name][i]:>8,}" for name in series))
 
         fig, ax = plt.subplots(figsize=(7, 4))
-        labels = {"search": "search (after one search)", "lazy": "lazy (no parameters)"}
+        labels = {"lazy": "lazy (no parameters)"}
         for name, values in series.items():
             ax.plot(sizes, values, marker="o", label=labels.get(name, name))
         ax.set_xlabel("tools in the catalog")
@@ -244,9 +253,71 @@ QUICKSTART = [
     md(
         """
         Flat grows with every tool. Search and gateway stay under 2,000 tokens whatever the
-        catalog holds: they grow only with the always-on tools and what searches loaded. Lazy
-        grows too, at about a quarter of the rate. `toolmgmt report` prints the same comparison
-        per provider for your own catalog (`--catalog tools.json`).
+        catalog holds: they grow only with the always-on tools. Lazy grows too, at about a
+        quarter of the rate. `toolmgmt report` prints the same comparison per provider for your
+        own catalog (`--catalog tools.json`).
+
+        ## What a conversation bills, prompt caching included
+
+        Definitions of one request are not the bill. Providers bill every request of a
+        conversation and cache its prefix (Anthropic: reads at 0.1x, writes at 1.25x; OpenAI:
+        the longest common prefix). `bench/conversation.py` plays one task (ten calls, six with
+        large results) through each mode and bills it; its figures are in
+        `bench/results/conversation.json`, against sending every tool with results cut to
+        2,000 tokens (flat + truncation = 1.0):
+        """
+    ),
+    code(
+        """
+        import json
+        from pathlib import Path
+
+        figures = json.loads(Path("../bench/results/conversation.json").read_text())["figures"]
+        designs = {
+            "flat-raw": "flat, raw results",
+            "flat": "flat + truncation",
+            "search": "search (native deferral)",
+            "search-listed": "search (native=False)",
+            "search-append": "search, growing list",
+            "gateway": "gateway",
+            "lazy": "lazy",
+        }
+        rules = {"anthropic": "anthropic", "openai-responses": "openai-prefix"}
+        rows = {
+            (r["design"], r["size"], r["provider"]): r["vs_flat"][rules[r["provider"]]]
+            for r in figures["rows"]
+        }
+        sizes = {"demo": "151 tools", "demo+bfcl": "1,124 tools"}
+        print(f"{'design':<26}" + "".join(f"{s + ', ' + p[:9]:>24}" for s in sizes.values() for p in rules))
+        for key, label in designs.items():
+            cells = [rows[(key, size, p)] for size in sizes for p in rules]
+            print(f"{label:<26}" + "".join(f"{c:>23.2f}x" for c in cells))
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=False)
+        shown = [k for k in designs if k != "flat-raw"]
+        for ax, (size, title) in zip(axes, sizes.items()):
+            for offset, (provider, label) in enumerate((("anthropic", "Anthropic"), ("openai-responses", "OpenAI"))):
+                values = [rows[(k, size, provider)] for k in shown]
+                ax.bar([i + 0.4 * offset for i in range(len(shown))], values, width=0.4, label=label)
+            ax.axhline(1.0, color="grey", linewidth=0.8)
+            ax.set_xticks([i + 0.2 for i in range(len(shown))])
+            ax.set_xticklabels([designs[k] for k in shown], rotation=35, ha="right", fontsize=8)
+            ax.set_title(f"{title}: billed input, x flat + truncation")
+            ax.legend()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+        plt.close(fig)
+        display(Image(buffer.getvalue()))
+        """
+    ),
+    md(
+        """
+        The growing list costs the most under caching: every search that finds something
+        changes the tools, and the whole conversation after them is billed again. The search
+        mode keeps one list, so everything before the last request is read from the cache;
+        with the provider's native deferral (Anthropic, OpenAI Responses) found tools are
+        called directly, elsewhere through `call_tool` for a little more. Truncation is the
+        largest saving of all: compare flat with raw results.
         """
     ),
 ]
@@ -619,7 +690,8 @@ LITELLM = [
         """
         The loop: each request names its session in `metadata`; the callback sets the tools.
         `run_meta_tool_calls(..., all_tools=True)` runs the model's calls through the session.
-        The scripted tool calls play the model.
+        The scripted tool calls play the model: it searches, then runs what it found with
+        `call_tool`, so every request carries the same tools (a provider's prompt cache holds).
         """
     ),
     code(
@@ -631,9 +703,10 @@ LITELLM = [
 
         script = [
             [tool_call("tool_search", {"query": "refund a charge"}, 1)],
-            [tool_call("payments_refund_charge", {"charge_id": "ch_0002", "amount": 500}, 2)],
+            [tool_call("call_tool", {"tool_name": "payments_refund_charge",
+                                     "arguments": {"charge_id": "ch_0002", "amount": 500}}, 2)],
             [tool_call("tool_search", {"query": "export analytics events"}, 3)],
-            [tool_call("analytics_export_events", {}, 4)],
+            [tool_call("call_tool", {"tool_name": "analytics_export_events", "arguments": {}}, 4)],
             None,  # the final answer
         ]
         messages = [{"role": "user", "content": "Refund 5.00 of ch_0002, then export the events."}]
@@ -666,7 +739,9 @@ LITELLM = [
         """
         ## Provider shapes
 
-        Anthropic models get Anthropic's own tool shape (`input_schema`); every other provider
+        Anthropic models get Anthropic's own tool shape (`input_schema`), with native deferred
+        loading (every other tool `defer_loading`, found tools loaded by `tool_reference`
+        answers, which `run_meta_tool_calls` writes) and cache breakpoints; every other provider
         gets OpenAI function tools, which LiteLLM translates. `prepare_request` shows what a
         request becomes.
         """
@@ -676,6 +751,7 @@ LITELLM = [
         anthropic = prepare_request(session, {"model": "anthropic/claude-sonnet-4-5", "messages": []})
         openai = prepare_request(session, {"model": "openai/gpt-4o-mini", "messages": []})
         print("anthropic:", sorted(anthropic["tools"][0]))
+        print("anthropic deferred:", sum(1 for t in anthropic["tools"] if t.get("defer_loading")))
         print("openai:   ", sorted(openai["tools"][0]), sorted(openai["tools"][0]["function"]))
         """
     ),
@@ -922,9 +998,8 @@ POLICIES = [
     ),
     code(
         """
-        session.call_sync("tool_search", {"query": "search contacts"})
-        listed = {t.name: t.description for t in session.tools()}
-        print("description:", listed["crm_search_contacts"])
+        answer = session.call_sync("tool_search", {"query": "search contacts"}).content
+        print("description:", json.loads(answer)["found"]["crm_search_contacts"]["description"])
         print("delete:", session.call_sync("crm_delete_contact", {"contact_id": "con_0001"}).content)
         found = session.call_sync("tool_search", {"query": "delete contact"}).content
         print("search for delete:", list(json.loads(found)["found"]))

@@ -115,14 +115,25 @@ def test_01_quickstart() -> None:
     for mode in ("search ", "gateway", "lazy", "auto"):
         assert f"\n{mode}" in "\n" + text
     assert "flat 15 tools listed" in text  # auto on a small catalog lists it flat
-    assert '"added":["payments_' in text
+    assert '{"found":{"payments_' in text
+    before = next(line for line in text.splitlines() if line.startswith("tools before:"))
+    now = next(line for line in text.splitlines() if line.startswith("tools now:"))
+    assert before.split(":", 1)[1].strip() == now.split(":", 1)[1].strip()  # one list
+    assert "Calling 'payments_refund_charge' needs approval" in text  # call_tool reached it
     images = [
         o for c in notebook.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})
     ]
-    assert len(images) == 1 and len(images[0]["data"]["image/png"]) > 5000
+    assert len(images) == 2 and all(len(i["data"]["image/png"]) > 5000 for i in images)
     rows = [line.split() for line in text.splitlines() if line.strip().startswith("151 ")]
     flat, search, gateway, lazy = (int(v.replace(",", "")) for v in rows[-1][1:5])
     assert search < flat / 5 and gateway < flat / 5 and lazy < flat / 2
+    billed = {
+        line[:26].strip(): [float(v.rstrip("x")) for v in line[26:].split()]
+        for line in text.splitlines()
+        if line[:26].strip() in ("search (native deferral)", "search, growing list")
+    }
+    stable, growing = billed["search (native deferral)"], billed["search, growing list"]
+    assert all(s < g for s, g in zip(stable, growing, strict=True)), billed
 
 
 def test_02_langchain_agent() -> None:
@@ -151,7 +162,9 @@ def test_04_litellm() -> None:
     text = text_of(_executed("04_litellm", "litellm"))
     assert "payments_refund_charge" in text and "analytics_export_events" in text
     assert "final: Refunded" in text
-    assert "request 1: 4 tools: tool_search" in text
+    assert "request 1: 5 tools: tool_search, call_tool" in text
+    requests = [line.split(":", 1)[1] for line in text.splitlines() if line.startswith("request ")]
+    assert len(requests) == 5 and len(set(requests)) == 1  # one tool list for the conversation
     assert "anthropic: ['description', 'input_schema', 'name']" in text
     assert "in the request" in text
 
