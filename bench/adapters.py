@@ -47,13 +47,28 @@ from toolmgmt_core.calls.execution import dumps_compact  # noqa: E402
 
 STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     [("tool_search", {"query": "search crm contacts by name"})],
-    [("crm_search_contacts", {"query": "patel", "limit": 2})],
+    [
+        (
+            "call_tool",
+            {"tool_name": "crm_search_contacts", "arguments": {"query": "patel", "limit": 2}},
+        )
+    ],
     [("tool_search", {"query": "upcoming calendar events"})],
-    [("calendar_list_events", {})],
+    [("call_tool", {"tool_name": "calendar_list_events", "arguments": {}})],
     [("crm_delete_contact", {"contact_id": "con_0001"})],
     "Done.",
 ]
-FLAT_STEPS = [s for s in STEPS if isinstance(s, str) or s[0][0] != "tool_search"]
+"""The search mode's list never changes: found tools run through ``call_tool``."""
+
+
+def _direct(step: list[tuple[str, dict[str, Any]]] | str) -> list[tuple[str, dict[str, Any]]] | str:
+    """``step`` with ``call_tool`` calls made directly (every tool listed)."""
+    if isinstance(step, str):
+        return step
+    return [(a["tool_name"], a["arguments"]) if n == "call_tool" else (n, a) for n, a in step]
+
+
+FLAT_STEPS = [_direct(s) for s in STEPS if isinstance(s, str) or s[0][0] != "tool_search"]
 """With every tool listed the model needs no search."""
 DEMO = demo_tools()
 

@@ -199,7 +199,7 @@ CONVERSATION_DESIGNS = {
     "flat": "flat + truncation",
     "flat-raw": "flat, raw results",
     "floor": "floor: the calls and results alone",
-    "search": "**search** (`mode=\"search\"`: native deferral, toolmgmt's search)",
+    "search": '**search** (`mode="search"`: native deferral, toolmgmt\'s search)',
     "search-listed": "search, `native=False` (stable list + `call_tool`; any provider)",
     "search-3": "search, 3 results a search",
     "search-append": "search, growing list (`Search(appends=True)`, the former default)",
@@ -264,6 +264,39 @@ def render_conversation(figures: dict[str, Any]) -> str:
     against flat + truncation (its own figure in base-price tokens), at two catalog sizes: a
     search per need."""
     return _conversation_table(figures["rows"], figures["prices"]["models"][0]["model"])
+
+
+PICK_DESIGNS = ("flat-raw", "flat", "search", "search-listed", "search-append", "gateway", "lazy")
+"""The modes a reader picks from (the prototypes stay in docs/cost.md's full tables)."""
+
+
+@renders("conversation_caching", results="conversation")
+def render_conversation_caching(figures: dict[str, Any]) -> str:
+    """Each mode's conversation against flat + truncation, without prompt caching (every input
+    token at the full price) and with Anthropic's and OpenAI's, at both catalog sizes."""
+    rows = {(r["design"], r["size"], r["provider"]): r for r in figures["rows"]}
+    tools = {r["size"]: r["tools"] for r in figures["rows"]}
+
+    def ratio(size: str, provider: str, rules: str | None) -> Cell:
+        def cell(design: str) -> str:
+            row = rows.get((design, size, provider))
+            ref = rows[("flat", size, provider)]
+            if row is None:
+                return "-"
+            if rules is None:
+                return _ratio(row["input_tokens"] / ref["input_tokens"])
+            return _ratio(row["vs_flat"][rules])
+
+        return cell
+
+    columns: dict[str, Cell] = {"mode": CONVERSATION_DESIGNS.__getitem__}
+    for size in dict.fromkeys(r["size"] for r in figures["rows"]):
+        columns[f"{tools[size]:,} tools: no caching"] = ratio(size, "anthropic", None)
+        columns[f"{tools[size]:,} tools: Anthropic caching"] = ratio(size, "anthropic", "anthropic")
+        columns[f"{tools[size]:,} tools: OpenAI caching"] = ratio(
+            size, "openai-responses", "openai-prefix"
+        )
+    return _rows([d for d in PICK_DESIGNS if any(k[0] == d for k in rows)], columns)
 
 
 @renders("conversation_batched", results="conversation")
