@@ -195,6 +195,7 @@ class BM25Index:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _names: NameMatcher | None = None
     _match: MatchIndex | None = None
+    _positions: dict[str, int] | None = None
 
     @classmethod
     def build(
@@ -305,6 +306,22 @@ class BM25Index:
             if self._match is None:
                 self._match = MatchIndex.build(self._matrix)
             return self._match
+
+    def positions(self) -> dict[str, int]:
+        """Tool name -> position in :attr:`tools` (built on first use)."""
+        with self._lock:
+            if self._positions is None:
+                self._positions = {tool.name: i for i, tool in enumerate(self.tools)}
+            return self._positions
+
+    def idf(self, term: str) -> float:
+        """The IDF of ``term`` in this index (a term no tool holds gets the highest IDF a term
+        can have here: what BM25 gives a term of one tool, with that tool left out)."""
+        matrix = self._matrix
+        row = matrix.vocab.get(term)
+        if row is not None and matrix.idf is not None:
+            return float(matrix.idf[row])
+        return float(np.log1p((matrix.n_docs + 0.5) / 0.5))
 
     def _request_rows(self, query: str) -> tuple[list[int], list[float]]:
         """The vocabulary rows of the request's terms and their weights (repeats kept)."""
