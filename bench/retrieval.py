@@ -465,7 +465,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-baselines", action="store_true", help="skip the BM25 baselines")
     parser.add_argument("--json", metavar="OUT", help="write every figure to OUT (see above)")
+    parser.add_argument(
+        "--history",
+        action="store_true",
+        help="search that learns from use: learn from one half of the live requests, evaluate "
+        "on the other, both ways; the dev split after learning them all (bench/_history.py)",
+    )
+    parser.add_argument(
+        "--halvings", type=int, default=20, help="random halvings for --history's spread"
+    )
     args = parser.parse_args(argv)
+    if args.history:
+        return run_history(args)
     load_at_start = os.getloadavg()[0]  # latencies mean little on a busy machine: say how busy
     data = load_split(args.split)
     pool = data.pool
@@ -601,6 +612,75 @@ def main(argv: Sequence[str] | None = None) -> int:
             "latency_10k": latency_10k,
         }
         write_results(args.json, "retrieval", report)
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+def run_history(args: argparse.Namespace) -> int:
+    """``--history``: see ``bench/_history.py``; prints its tables, writes ``--json``."""
+    from _history import latency_with_learning, learned_catalog
+
+    from _history import history_figures
+
+    load_at_start = os.getloadavg()[0]
+    data, dev = load_split("live"), load_split("dev")
+    embedder = load_embedder(args.embedder) if args.embedder else None
+    labels = {KEYWORD: None, **({HYBRID_LABEL.format(args.embedder): embedder} if embedder else {})}
+    cache = args.embedding_cache
+
+    def pair(pool: list[dict[str, Any]], model: Any) -> tuple[ToolCatalog, ToolCatalog]:
+        return toolmgmt_catalog(pool, model, cache), learned_catalog(pool, model, cache)
+
+    figures = history_figures(
+        data,
+        dev,
+        evaluate,
+        {label: pair(data.pool, model) for label, model in labels.items()},
+        depth=DEPTH,
+        halvings=args.halvings,
+        dev_rankers={label: pair(dev.pool, model) for label, model in labels.items()},
+    )
+    print(
+        f"Learning from use: BFCL live, {len(data.queries)} shared requests in two halves "
+        f"(seed {figures['halves_seed']}); learn from one, evaluate on the other\n"
+    )
+    print("| ranker | direction | learned | R@1 | R@5 | MRR | name-R@5 |")
+    print("|---|---|---|---|---|---|---|")
+    for label, entry in figures["rankers"].items():
+        for direction, d in entry["directions"].items():
+            cells = " | ".join(
+                f"{d['before'][k]:.1f} -> {d['after'][k]:.1f}" for k in d["before"]
+            )
+            print(f"| {label} | {direction} | {d.get('learned_requests', '')} | {cells} |")
+    print(f"\nGain on the half not learned from, over {args.halvings} random halvings x 2:")
+    for label, entry in figures["rankers"].items():
+        for key, g in entry["gain_spread"].items():
+            print(
+                f"  {label}: {key} {g['mean']:+.1f} (min {g['min']:+.1f}, max {g['max']:+.1f}, "
+                f"std {g['std']:.1f})"
+            )
+        print(f"  {label}: nothing learned ranks as today: {entry['identical_without_learning']}")
+    print("\nDev split, after learning every shared live request:\n")
+    print("| ranker | learned | R@1 | R@5 | MRR | all@5 |")
+    print("|---|---|---|---|---|---|")
+    for label, d in figures["dev"].items():
+        cells = " | ".join(f"{d['before'][k]:.1f} -> {d['after'][k]:.1f}" for k in d["before"])
+        print(f"| {label} | {d['learned_requests']} | {cells} |")
+    if args.latency_10k:
+        figures["latency_10k"] = {"keyword": latency_with_learning()}
+        if embedder is not None:
+            figures["latency_10k"]["hybrid"] = latency_with_learning(embedder, n_queries=200)
+        for kind, lat in figures["latency_10k"].items():
+            print(
+                f"\n{kind} at 10,000 tools, search p50 {lat['p50_off']:.3f} ms learning off, "
+                f"{lat['p50_on']:.3f} ms on with {lat['learned_tools']:.0f} tools learned: "
+                f"x{lat['p50_ratio']:.2f} (goal <= 1.2)"
+            )
+    if args.json:
+        figures.update(
+            {"split": "live", "load_avg_1min_at_start": load_at_start, "embedder": args.embedder}
+        )
+        write_results(args.json, "retrieval_history", figures)
         print(f"\nwrote {args.json}")
     return 0
 

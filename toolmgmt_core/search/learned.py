@@ -349,13 +349,19 @@ def positions_of(names: Sequence[str]) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class LearnedWeights:
-    """How much the learned field weighs against a tool's own text."""
+    """How much the learned field weighs against a tool's own text.
+
+    Chosen on halves of the shared BFCL live requests (learn from one, rank the other;
+    ``bench/retrieval.py --history``): ``keyword`` 0.5-2 and ``dense`` 0.5-2 give within a point
+    of the best strict R@5, 4 is too much (a tool that learned a word then outranks the tool the
+    request describes).
+    """
 
     keyword: float = 1.0
     """Times its BM25 score (same units as the keyword score of the tool's own text)."""
-    coverage: float = 0.0
+    coverage: float = 0.5
     """Times the share of the request's IDF mass the tool learned, times the best keyword
-    score of the request."""
+    score of the request (a tool that learned most of what the request says, not one word)."""
     dense: float = 1.0
     """With an embedder: times the similarity of the request to the tool's learned terms (same
     units as :attr:`FusionWeights.dense <toolmgmt_core.search.hybrid.FusionWeights.dense>`)."""
