@@ -154,10 +154,22 @@ def history_figures(
         after = evaluate(_ranker(learning, depth), dev, dev.queries).metrics
         base = evaluate(_ranker(plain, depth), dev, dev.queries).metrics
         keys = ("R@1", "R@5", "MRR", "all@5")
+        own: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+        first, second = halves(dev.queries, HALVES_SEED)
+        for train, test in ((first, second), (second, first)):
+            learning.forget()
+            learning.learn(pairs_of(train))
+            own["after"].append(evaluate(_ranker(learning, depth), dev, test).metrics)
+            own["before"].append(evaluate(_ranker(plain, depth), dev, test).metrics)
+        learning.forget()
         out["dev"][label] = {
             "learned_requests": len(report.learned),
             "before": {k: base[k] for k in keys},
             "after": {k: after[k] for k in keys},
+            "own_halves": {
+                side: {k: float(np.mean([m[k] for m in rows])) for k in keys}
+                for side, rows in own.items()
+            },
         }
     return out
 
@@ -193,7 +205,7 @@ def latency_with_learning(embedder: Any = None, n_queries: int = 400) -> dict[st
     ]
     learning.learn(pairs)
     out: dict[str, float] = {"learned_tools": float(len(learners))}
-    for label, catalog in (("off", plain), ("on", learning)):
+    for catalog in (plain, learning):
         catalog.search("warm up")
         for q in queries[:20]:
             catalog.search(q, limit=5)

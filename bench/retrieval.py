@@ -618,9 +618,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_history(args: argparse.Namespace) -> int:
     """``--history``: see ``bench/_history.py``; prints its tables, writes ``--json``."""
-    from _history import latency_with_learning, learned_catalog
-
-    from _history import history_figures
+    from _history import history_figures, latency_with_learning, learned_catalog
 
     load_at_start = os.getloadavg()[0]
     data, dev = load_split("live"), load_split("dev")
@@ -648,9 +646,7 @@ def run_history(args: argparse.Namespace) -> int:
     print("|---|---|---|---|---|---|---|")
     for label, entry in figures["rankers"].items():
         for direction, d in entry["directions"].items():
-            cells = " | ".join(
-                f"{d['before'][k]:.1f} -> {d['after'][k]:.1f}" for k in d["before"]
-            )
+            cells = " | ".join(f"{d['before'][k]:.1f} -> {d['after'][k]:.1f}" for k in d["before"])
             print(f"| {label} | {direction} | {d.get('learned_requests', '')} | {cells} |")
     print(f"\nGain on the half not learned from, over {args.halvings} random halvings x 2:")
     for label, entry in figures["rankers"].items():
@@ -661,11 +657,16 @@ def run_history(args: argparse.Namespace) -> int:
             )
         print(f"  {label}: nothing learned ranks as today: {entry['identical_without_learning']}")
     print("\nDev split, after learning every shared live request:\n")
-    print("| ranker | learned | R@1 | R@5 | MRR | all@5 |")
+    print("| ranker | learned from | R@1 | R@5 | MRR | all@5 |")
     print("|---|---|---|---|---|---|")
     for label, d in figures["dev"].items():
-        cells = " | ".join(f"{d['before'][k]:.1f} -> {d['after'][k]:.1f}" for k in d["before"])
-        print(f"| {label} | {d['learned_requests']} | {cells} |")
+        own = d["own_halves"]
+        for what, before, after in (
+            (f"live ({d['learned_requests']} of dev's tools)", d["before"], d["after"]),
+            ("one half of dev, the other ranked (mean of both ways)", own["before"], own["after"]),
+        ):
+            cells = " | ".join(f"{before[k]:.1f} -> {after[k]:.1f}" for k in before)
+            print(f"| {label} | {what} | {cells} |")
     if args.latency_10k:
         figures["latency_10k"] = {"keyword": latency_with_learning()}
         if embedder is not None:

@@ -287,11 +287,12 @@ class SearchEngine:
             for scores, text in zip(keyword, texts, strict=True):
                 found = field.scores(text)
                 if found is not None:
-                    extra = weights.keyword * found[0]
-                    extra += weights.coverage * float(scores.max()) * found[1]
+                    positions, learned_score, share = found
+                    top = float(scores.max()) if len(scores) else 0.0
+                    extra = weights.keyword * learned_score + weights.coverage * top * share
                     if mask is not None:
-                        extra[~mask] = 0.0
-                    scores += extra
+                        extra *= mask[positions]
+                    scores[positions] += extra
         vectors = self.vectors(index)
         if vectors is not None:
             try:
@@ -325,7 +326,7 @@ class SearchEngine:
             taught,
             index.positions(),
             len(index),
-            index.idf,
+            index.doc_freq,
             surface=learned.surface,
         )
         self._learned = (key, built)

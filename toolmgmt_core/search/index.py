@@ -314,14 +314,10 @@ class BM25Index:
                 self._positions = {tool.name: i for i, tool in enumerate(self.tools)}
             return self._positions
 
-    def idf(self, term: str) -> float:
-        """The IDF of ``term`` in this index (a term no tool holds gets the highest IDF a term
-        can have here: what BM25 gives a term of one tool, with that tool left out)."""
-        matrix = self._matrix
-        row = matrix.vocab.get(term)
-        if row is not None and matrix.idf is not None:
-            return float(matrix.idf[row])
-        return float(np.log1p((matrix.n_docs + 0.5) / 0.5))
+    def doc_freq(self, term: str) -> int:
+        """How many tools hold ``term`` (0 for a term no tool holds)."""
+        row = self._matrix.vocab.get(term)
+        return 0 if row is None else int(self._matrix.indptr[row + 1] - self._matrix.indptr[row])
 
     def _request_rows(self, query: str) -> tuple[list[int], list[float]]:
         """The vocabulary rows of the request's terms and their weights (repeats kept)."""

@@ -84,8 +84,12 @@ class LearnedRequest:
 
 
 def learned_terms(text: str) -> list[str]:
-    """The search terms of a learned request (redaction placeholders left out)."""
-    return tokenize(PLACEHOLDERS.sub(" ", text))
+    """The search terms of a learned request that may be learned: words of three letters or
+    more (numbers, single letters and redaction placeholders are the request's values, not
+    its need: "36 and 24", "a = 3")."""
+    return [
+        t for t in tokenize(PLACEHOLDERS.sub(" ", text)) if len(t) >= 3 and not t.isdigit()
+    ]
 
 
 def learned_text(terms: Mapping[str, int], surface: Mapping[str, str]) -> str:
@@ -258,14 +262,16 @@ class LearnedIndex:
     A request's learned score for a tool is, over the request's terms the tool learned,
     ``idf(term) * weight_in_request * c * (k1 + 1) / (c + k1 * (1 - b + b * dl / avgdl))`` with
     ``c`` the number of conversations that taught the term to the tool and ``dl`` the sum of
-    them over the tool's learned terms: BM25 on the learned field, with the IDF of the catalog's
-    own index (a term most tools mention says little here too).
+    them over the tool's learned terms: BM25 on the learned field. The IDF counts the tools
+    that hold the term in their own text or learned it (BM25F's), so a word most tools mention
+    or many learned says little. That is the one way another tool's learned terms reach a
+    tool's score, and it can only lower it.
     """
 
     postings: dict[str, tuple[np.ndarray, np.ndarray]]
     """Term -> (tool positions, what the term adds to each, before the request's weight)."""
     idf: Callable[[str], float]
-    """The main index's IDF."""
+    """A term's IDF over the tools, their own text and learned terms alike."""
     n_tools: int
     """How many tools the index ranks."""
     texts: dict[int, str] = field(default_factory=dict)
@@ -277,15 +283,27 @@ class LearnedIndex:
         taught: Mapping[str, Mapping[str, int]],
         positions: Mapping[str, int],
         n_tools: int,
-        idf: Callable[[str], float],
+        doc_freq: Callable[[str], int],
         *,
         k1: float = 1.2,
         b: float = 0.75,
         surface: Callable[[str], str] = str,
     ) -> LearnedIndex:
         """The field for ``taught`` (tool -> term -> conversations) over the tools at
-        ``positions`` (tools not there are left out: removed, or out of this index)."""
+        ``positions`` (tools not there are left out: removed, or out of this index);
+        ``doc_freq(term)`` is how many tools hold the term in their own text."""
         present = {positions[t]: terms for t, terms in taught.items() if t in positions}
+        learned_df: dict[str, int] = {}
+        for terms in present.values():
+            for term in terms:
+                learned_df[term] = learned_df.get(term, 0) + 1
+
+        def idf(term: str) -> float:
+            # BM25F's IDF: a term counts once per tool that holds it in any field (its own
+            # text or what it learned), so a word many tools learned says little
+            df = min(doc_freq(term) + learned_df.get(term, 0), n_tools)
+            return float(np.log1p((n_tools - df + 0.5) / (df + 0.5)))
+
         lengths = {p: float(sum(terms.values())) for p, terms in present.items()}
         avgdl = (sum(lengths.values()) / len(lengths)) if lengths else 1.0
         rows: dict[str, tuple[list[int], list[float]]] = {}
@@ -307,31 +325,37 @@ class LearnedIndex:
     def __bool__(self) -> bool:
         return bool(self.postings)
 
-    def scores(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """Every tool's learned score for the request ``text`` (read as the keyword search
-        reads it) and the share of the request's IDF mass it learned, or None when no term of
-        it was learned."""
-        out: np.ndarray | None = None
-        cover: np.ndarray | None = None
+    def scores(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The tools the request ``text`` (read as the keyword search reads it) reaches through
+        their learned terms: (positions, learned score, share of the request's IDF mass they
+        learned), or None when no term of it was learned. Sparse: a search at 10,000 tools
+        touches only the tools that learned one of its words."""
         seen: dict[str, float] = {}
         for term, weight in request_terms(text):
             if weight > seen.get(term, 0.0):
                 seen[term] = weight
         total = 0.0
+        hits: list[tuple[np.ndarray, np.ndarray, float, float]] = []
         for term, weight in seen.items():
             mass = self.idf(term) * min(weight, 1.0)
             total += mass
             hit = self.postings.get(term)
-            if hit is None:
-                continue
-            if out is None or cover is None:
-                out = np.zeros(self.n_tools, dtype=np.float64)
-                cover = np.zeros(self.n_tools, dtype=np.float64)
-            out[hit[0]] += hit[1] * weight
-            cover[hit[0]] += mass
-        if out is None or cover is None:
+            if hit is not None:
+                hits.append((hit[0], hit[1], weight, mass))
+        if not hits:
             return None
-        return out, cover / max(total, 1e-12)
+        if len(hits) == 1:
+            one = hits[0]
+            return one[0], one[1] * one[2], np.full(len(one[0]), one[3] / max(total, 1e-12))
+        tools = np.concatenate([h[0] for h in hits])
+        score = np.concatenate([h[1] * h[2] for h in hits])
+        mass = np.repeat([h[3] / max(total, 1e-12) for h in hits], [len(h[0]) for h in hits])
+        positions = np.flatnonzero(np.bincount(tools, minlength=self.n_tools))
+        return (
+            positions,
+            np.bincount(tools, weights=score, minlength=self.n_tools)[positions],
+            np.bincount(tools, weights=mass, minlength=self.n_tools)[positions],
+        )
 
     def matched(self, text: str, position: int) -> list[str]:
         """The request's terms that tool ``position`` learned (for explaining a hit)."""
