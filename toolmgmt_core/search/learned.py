@@ -347,14 +347,14 @@ class LearnedIndex:
         if len(hits) == 1:
             one = hits[0]
             return one[0], one[1] * one[2], np.full(len(one[0]), one[3] / max(total, 1e-12))
-        tools = np.concatenate([h[0] for h in hits])
-        score = np.concatenate([h[1] * h[2] for h in hits])
-        mass = np.repeat([h[3] / max(total, 1e-12) for h in hits], [len(h[0]) for h in hits])
-        positions = np.flatnonzero(np.bincount(tools, minlength=self.n_tools))
+        where = np.concatenate([h[0] for h in hits])
+        learned = np.concatenate([h[1] * h[2] for h in hits])
+        share = np.repeat([h[3] / max(total, 1e-12) for h in hits], [len(h[0]) for h in hits])
+        positions = np.flatnonzero(np.bincount(where, minlength=self.n_tools))
         return (
             positions,
-            np.bincount(tools, weights=score, minlength=self.n_tools)[positions],
-            np.bincount(tools, weights=mass, minlength=self.n_tools)[positions],
+            np.bincount(where, weights=learned, minlength=self.n_tools)[positions],
+            np.bincount(where, weights=share, minlength=self.n_tools)[positions],
         )
 
     def matched(self, text: str, position: int) -> list[str]:

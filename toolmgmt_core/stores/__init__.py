@@ -6,8 +6,9 @@ imported from their own modules, each behind its extra::
     from toolmgmt_core.stores.redis import RedisSessionStore          # toolmgmt[redis]
     from toolmgmt_core.stores.postgres import PostgresCatalogStore    # toolmgmt[postgres]
 
-``RedisSessionStore``, ``PostgresCatalogStore``, ``PostgresLearnedStore`` and ``PostgresEmbeddingCache`` can also be
-imported from here; that imports their driver only when the name is first used.
+``RedisSessionStore``, ``PostgresCatalogStore``, ``PostgresLearnedStore`` and
+``PostgresEmbeddingCache`` can also be imported from here; that imports their driver only when
+the name is first used.
 """
 
 from __future__ import annotations
