@@ -87,9 +87,7 @@ def learned_terms(text: str) -> list[str]:
     """The search terms of a learned request that may be learned: words of three letters or
     more (numbers, single letters and redaction placeholders are the request's values, not
     its need: "36 and 24", "a = 3")."""
-    return [
-        t for t in tokenize(PLACEHOLDERS.sub(" ", text)) if len(t) >= 3 and not t.isdigit()
-    ]
+    return [t for t in tokenize(PLACEHOLDERS.sub(" ", text)) if len(t) >= 3 and not t.isdigit()]
 
 
 def learned_text(terms: Mapping[str, int], surface: Mapping[str, str]) -> str:

@@ -43,9 +43,7 @@ def read_learned(
 ) -> list[LearnedRequest]:
     """Learned rows (these ids, or all of them), oldest first."""
     where, params = ("WHERE id = ANY(%s)", [list(ids)]) if ids is not None else ("", [])
-    cursor = conn.execute(
-        f"SELECT {_COLUMNS} FROM {LEARNED_TABLE} {where} ORDER BY at, id", params
-    )
+    cursor = conn.execute(f"SELECT {_COLUMNS} FROM {LEARNED_TABLE} {where} ORDER BY at, id", params)
     return [
         LearnedRequest(tool, text, conversation, float(at), int(row_id), source)
         for row_id, tool, text, conversation, at, source in cursor
