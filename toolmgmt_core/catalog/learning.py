@@ -202,7 +202,7 @@ class Learning:
             anonymous = conversation is None
             digest = conversation_digest(conversation) if conversation else ""
             key = (tool.name, " ".join(learned_terms(text)), digest)
-            if key in seen or (anonymous and self._held_text(tool.name, key[1])):
+            if key in seen or self._held(tool.name, key[1], None if anonymous else digest):
                 report.ignored.append((position, tool.name, "a duplicate of a learned request"))
                 continue
             seen.add(key)
@@ -227,8 +227,13 @@ class Learning:
                 self.store.discard(evicted)
         return report
 
-    def _held_text(self, tool: str, terms: str) -> bool:
-        return any(" ".join(learned_terms(r.text)) == terms for r in self.requests.requests(tool))
+    def _held(self, tool: str, terms: str, conversation: str | None) -> bool:
+        """Whether ``tool`` holds a request of these terms (from this conversation, if given)."""
+        return any(
+            " ".join(learned_terms(r.text)) == terms
+            and (conversation is None or r.conversation == conversation)
+            for r in self.requests.requests(tool)
+        )
 
     def _check(
         self,
