@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -362,11 +362,6 @@ class LearnedIndex:
             for term in dict.fromkeys(t for t, _ in request_terms(text))
             if (hit := self.postings.get(term)) is not None and position in set(hit[0].tolist())
         ]
-
-
-def positions_of(names: Sequence[str]) -> dict[str, int]:
-    """Tool name -> position."""
-    return {name: i for i, name in enumerate(names)}
 
 
 @dataclass(frozen=True)
