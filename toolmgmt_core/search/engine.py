@@ -306,7 +306,11 @@ class SearchEngine:
                     fuse_scores(k, c, self.fusion) for k, c in zip(keyword, cosines, strict=True)
                 ]
                 if field:
-                    self._fuse_learned(index, field, texts, fused, mask)
+                    try:
+                        self._fuse_learned(index, field, texts, fused, mask)
+                    except Exception as exc:  # the learned terms' vectors: keyword part only
+                        reraise_control_flow(exc)
+                        self._embedder_failed(exc, until_changed=False)
                 return _rank(fused, whole_first, self.fusion.context, depth, mask), True
         return _rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
 

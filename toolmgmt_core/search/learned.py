@@ -50,6 +50,9 @@ PLACEHOLDERS = re.compile(r"<(?:email|url|number)>")
 """What redaction leaves in a request's place of an e-mail address, a URL or a long number
 (:func:`~toolmgmt_core.catalog.learning.redact`); never a learned term."""
 
+_MAX_SURFACE = 200_000
+"""Spellings kept for the embedder's learned text, at most (forgotten all at once past it)."""
+
 MAX_REQUEST_CHARS = 400
 """A learned request is cut to this many characters (the request the user asked, not a
 transcript: what a search reads first, :func:`~toolmgmt_core.search.request.read_request`)."""
@@ -179,6 +182,8 @@ class LearnedRequests:
                 self._drop(taught, taught.requests[0])
             if request.id:
                 self._ids.add(request.id)
+            if len(self._surface) > _MAX_SURFACE:
+                self._surface.clear()
             for word in PLACEHOLDERS.sub(" ", request.text).split():
                 for term in tokenize(word):
                     self._surface.setdefault(term, word.strip(".,;:!?()[]{}\"'").lower())
@@ -296,11 +301,18 @@ class LearnedIndex:
             for term in terms:
                 learned_df[term] = learned_df.get(term, 0) + 1
 
+        known: dict[str, float] = {}
+
         def idf(term: str) -> float:
             # BM25F's IDF: a term counts once per tool that holds it in any field (its own
             # text or what it learned), so a word many tools learned says little
-            df = min(doc_freq(term) + learned_df.get(term, 0), n_tools)
-            return float(np.log1p((n_tools - df + 0.5) / (df + 0.5)))
+            value = known.get(term)
+            if value is None:
+                df = min(doc_freq(term) + learned_df.get(term, 0), n_tools)
+                value = float(np.log1p((n_tools - df + 0.5) / (df + 0.5)))
+                if len(known) < 100_000:
+                    known[term] = value
+            return value
 
         lengths = {p: float(sum(terms.values())) for p, terms in present.items()}
         avgdl = (sum(lengths.values()) / len(lengths)) if lengths else 1.0
