@@ -31,7 +31,7 @@ from toolmgmt_core.embeddings import (
 from toolmgmt_core.model.errors import BrowseError, CatalogError, SearchError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
-from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
+from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores, matvec
 from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.learned import LearnedIndex, LearnedRequests, LearnedWeights
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
@@ -359,7 +359,7 @@ class SearchEngine:
         positions, matrix = cached[1]
         floor = self.fusion.floor
         for scores, text in zip(fused, texts, strict=True):
-            cosine = matrix @ vectors.query_vector(read_request(text).focus)
+            cosine = matvec(matrix, vectors.query_vector(read_request(text).focus))
             extra = np.clip((cosine - floor) / (1.0 - floor), 0.0, None) * weight
             if mask is not None:
                 extra = extra * mask[positions]
