@@ -23,7 +23,7 @@ from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_LINE = re.compile(r"^(\s*)(\w+) = .*\(the docs test uses a fake\)\s*$", re.M)
-README_SECTIONS = ("Core", "LangChain", "PydanticAI", "LiteLLM")
+README_SECTIONS = ("Core", "LangChain", "PydanticAI", "LiteLLM", "Search that learns from use")
 
 
 def _python_blocks(path: Path) -> list[tuple[str, str]]:

@@ -242,3 +242,18 @@ def test_the_file_is_bounded_too(tmp_path: Path) -> None:
     words = ["alpha", "bravo", "charlie", "delta", "echo"]
     catalog.learn([(f"request {w}", "files_read_file", f"c{w}") for w in words])
     assert [r.text for r in LearnedFile(path).load()] == [f"request {w}" for w in words[2:]]
+
+
+def test_a_word_too_many_tools_learned_moves_none_of_them() -> None:
+    catalog = _catalog()
+    names = [t.name for t in demo_tools()]
+    teach = [(f"zebra {w}", name, c) for name in names[:5] for w, c in (("one", "a"), ("two", "b"))]
+    catalog.learn(teach)
+    assert set(_names(catalog, "zebra", 10)) == set(names[:5])
+    # past a share of the catalog, the word says nothing of any tool (and would cost time)
+    teach = [
+        (f"zebra {w}", name, c) for name in names[5:30] for w, c in (("one", "a"), ("two", "b"))
+    ]
+    catalog.learn(teach)
+    assert catalog.learned_terms(names[0])["zebra"] == 2
+    assert catalog.search("zebra") == []

@@ -37,7 +37,8 @@ from toolmgmt_core.search.tokenize import tokenize
 
 __all__ = [
     "MAX_REQUEST_CHARS",
-    "MIN_LEARNED_IDF",
+    "MAX_LEARNED_SHARE",
+    "MIN_COMMON",
     "PLACEHOLDERS",
     "LearnedIndex",
     "LearnedRequest",
@@ -51,10 +52,15 @@ PLACEHOLDERS = re.compile(r"<(?:email|url|number)>")
 """What redaction leaves in a request's place of an e-mail address, a URL or a long number
 (:func:`~toolmgmt_core.catalog.learning.redact`); never a learned term."""
 
-MIN_LEARNED_IDF = 2.0
-"""A learned term whose IDF (over the tools' own and learned terms) is below this moves no
-tool: a word about one tool in seven holds or learned says little about any of them, and
-touching that many tools on every search that says it would cost time for nothing."""
+MAX_LEARNED_SHARE = 0.15
+"""A learned term that more than this share of the tools hold or learned (and more than
+:data:`MIN_COMMON` of them) moves no tool: a word one tool in seven has says little about any
+of them, and touching that many tools on every search that says it would cost time for
+nothing."""
+
+MIN_COMMON = 20
+"""However small the catalog, a term held or learned by this many tools or fewer is never too
+common to learn."""
 
 _MAX_SURFACE = 200_000
 """Spellings kept for the embedder's learned text, at most (forgotten all at once past it)."""
@@ -304,7 +310,6 @@ class LearnedIndex:
         k1: float = 1.2,
         b: float = 0.75,
         surface: Callable[[str], str] = str,
-        min_idf: float = MIN_LEARNED_IDF,
     ) -> LearnedIndex:
         """The field for ``taught`` (tool -> term -> conversations) over the tools at
         ``positions`` (tools not there are left out: removed, or out of this index);
@@ -316,6 +321,7 @@ class LearnedIndex:
                 learned_df[term] = learned_df.get(term, 0) + 1
 
         known: dict[str, float] = {}
+        common = max(MIN_COMMON, MAX_LEARNED_SHARE * n_tools)
 
         def idf(term: str) -> float:
             # BM25F's IDF: a term counts once per tool that holds it in any field (its own
@@ -334,12 +340,11 @@ class LearnedIndex:
         for position, terms in present.items():
             norm = k1 * (1.0 - b + b * lengths[position] / avgdl)
             for term, count in terms.items():
-                weight = idf(term)
-                if weight < min_idf:
+                if doc_freq(term) + learned_df[term] > common:
                     continue
                 tools, values = rows.setdefault(term, ([], []))
                 tools.append(position)
-                values.append(weight * count * (k1 + 1.0) / (count + norm))
+                values.append(idf(term) * count * (k1 + 1.0) / (count + norm))
         postings = {
             term: (np.asarray(tools, dtype=np.int64), np.asarray(values, dtype=np.float64))
             for term, (tools, values) in rows.items()
