@@ -40,9 +40,9 @@ from toolmgmt_core.search.learned import (
     MAX_REQUEST_CHARS,
     LearnedRequest,
     LearnedRequests,
-    LearnedWeights,
     learned_terms,
 )
+from toolmgmt_core.search.learned_ranking import LearnedWeights
 from toolmgmt_core.search.request import read_request
 
 __all__ = [

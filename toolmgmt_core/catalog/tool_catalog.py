@@ -7,21 +7,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from toolmgmt_core.catalog.entries import (
-    DomainSummary,
-    IngestReport,
-    SearchExplanation,
-    SearchHit,
-    ToolEntry,
-)
-from toolmgmt_core.catalog.learning import Learning, LearningOptions, LearnReport, Pair
+from toolmgmt_core.catalog.entries import DomainSummary, IngestReport, SearchHit, ToolEntry
+from toolmgmt_core.catalog.learned_api import CatalogLearning
+from toolmgmt_core.catalog.learning import LearningOptions
 from toolmgmt_core.embeddings import Embedder, VectorCache
-from toolmgmt_core.model.errors import (
-    CatalogError,
-    ConfigError,
-    DuplicateToolError,
-    UnknownToolError,
-)
+from toolmgmt_core.model.errors import CatalogError, DuplicateToolError, UnknownToolError
 from toolmgmt_core.model.names import fold_name, name_forms
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, definition_tokens
@@ -34,7 +24,6 @@ from toolmgmt_core.search.engine import (
     check_scope,
 )
 from toolmgmt_core.search.hybrid import FusionWeights
-from toolmgmt_core.search.learned import LearnedRequest
 
 __all__ = [
     "MAX_REGEX_LENGTH",
@@ -51,8 +40,9 @@ normalize_name = fold_name
 lookups, registration, policy and suggestions alike."""
 
 
-class ToolCatalog:
-    """A catalog of tools with search and browsing.
+class ToolCatalog(CatalogLearning):
+    """A catalog of tools with search and browsing (and, when turned on, learning from use:
+    :class:`~toolmgmt_core.catalog.learned_api.CatalogLearning`).
 
     Usage::
 
@@ -87,18 +77,9 @@ class ToolCatalog:
                 such as ``PostgresEmbeddingCache``, shared by replicas) keeping tool vectors
                 across runs, keyed by the model and the exact tool text.
             fusion: the fusion weights (defaults chosen on the BFCL dev split).
-            learning: turn on learning from use (:meth:`learn`; off without it): where what
-                is learned is kept and how much it weighs (see
+            learning: learning from use, turned on (:meth:`learn`; a ConfigError if not a
                 :class:`~toolmgmt_core.catalog.learning.LearningOptions`).
-
-        Raises:
-            ConfigError: ``learning`` is not a ``LearningOptions``.
         """
-        if learning is not None and not isinstance(learning, LearningOptions):
-            raise ConfigError(
-                f"learning must be a LearningOptions, got {type(learning).__name__}: "
-                "ToolCatalog(tools, learning=LearningOptions(store='learned.sqlite'))."
-            )
         self._tools: dict[str, Tool] = {}
         self._folded: dict[str, str] = {}
         self._reached: dict[str, str] = {}  # each of a tool's name_forms -> its name
@@ -112,10 +93,7 @@ class ToolCatalog:
             embedding_cache=embedding_cache,
             fusion=fusion,
         )
-        self._learning = Learning(learning) if learning is not None else None
-        if learning is not None and self._learning is not None:
-            self._engine.learned = self._learning.requests
-            self._engine.learned_weights = learning.weights
+        self._start_learning(learning)
         self.add_many(tools)
 
     # -- contents -------------------------------------------------------------------------
@@ -408,120 +386,6 @@ class ToolCatalog:
         :meth:`search`.
         """
         return self._engine.suggest(name, limit, where=where)
-
-    def explain_search(
-        self,
-        query: str | Sequence[str],
-        limit: int = 5,
-        *,
-        domain: str | None = None,
-        group: str | None = None,
-        where: ToolFilter | None = None,
-    ) -> list[SearchExplanation]:
-        """:meth:`search`'s hits, each with its rank without what the catalog learned and the
-        learned terms of the request that moved it (an empty tuple: learning did not touch it).
-
-        Raises:
-            SearchError, BrowseError: as :meth:`search`.
-        """
-        found = self._engine.search(query, limit, domain=domain, group=group, where=where)
-        before = self._engine.search(
-            query, max(limit, 100), domain=domain, group=group, where=where, learned=False
-        )
-        rank_before = {tool.name: rank for rank, (tool, _) in enumerate(before, start=1)}
-        field = self._engine.learned_index(self._engine.index())
-        texts, _ = self._engine.plan(query, True)
-        positions = self._engine.index().positions()
-        out = []
-        for rank, (tool, score) in enumerate(found, start=1):
-            terms: tuple[str, ...] = ()
-            if field:
-                position = positions[tool.name]
-                terms = tuple(
-                    dict.fromkeys(t for text in texts for t in field.matched(text, position))
-                )
-            out.append(
-                SearchExplanation(
-                    tool.name,
-                    tool.domain,
-                    tool.group,
-                    tool.summary,
-                    score,
-                    rank=rank,
-                    rank_without_learning=rank_before.get(tool.name),
-                    learned_terms=terms,
-                )
-            )
-        return out
-
-    # -- learning from use ----------------------------------------------------------------
-
-    @property
-    def learning(self) -> LearningOptions | None:
-        """How this catalog learns from use, or None (it does not: the default)."""
-        return self._learning.options if self._learning is not None else None
-
-    def learned(self, tool: str | None = None) -> list[LearnedRequest]:
-        """What the catalog learned (``tool``'s requests, or every tool's), oldest first: the
-        audit view. Empty when learning is off."""
-        return self._learning.requests.requests(tool) if self._learning is not None else []
-
-    def learned_terms(self, tool: str) -> dict[str, int]:
-        """The terms that move ``tool`` in search, with how many conversations taught each."""
-        return self._learning.requests.taught(tool) if self._learning is not None else {}
-
-    def learn(
-        self, pairs: Iterable[Pair], *, where: ToolFilter | None = None, source: str = "import"
-    ) -> LearnReport:
-        """Learn from requests that led to a tool: pairs ``(request_text, tool_name)`` or
-        ``(request_text, tool_name, conversation_id)``.
-
-        Each request becomes part of its tool's learned field (its own weight in keyword and
-        hybrid search; see :mod:`toolmgmt_core.search.learned` for the bounds and the rule
-        that a term moves a tool only once two different conversations taught it), after
-        the checks of :mod:`toolmgmt_core.catalog.learning` (unknown or not permitted tools
-        ignored; e-mail addresses, URLs and long numbers redacted).
-
-        Args:
-            pairs: the pairs; a pair without a conversation id counts as a conversation of
-                its own.
-            where: only tools for which this returns True may learn (the conversation's
-                policy view): a hidden or denied tool never does.
-            source: ``"use"`` for pairs from conversations, ``"import"`` for a log.
-
-        Returns:
-            What was learned and what was ignored, with why.
-
-        Raises:
-            ConfigError: learning is off for this catalog.
-        """
-        learning = self._require_learning()
-        return learning.learn(pairs, self.find, where=where, source=source)
-
-    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
-        """Forget what ``tool`` learned, what one conversation taught (its id), or, with
-        neither, everything; return how many requests were forgotten.
-
-        Raises:
-            ConfigError: learning is off for this catalog.
-        """
-        return self._require_learning().forget(tool, conversation=conversation)
-
-    def absorb_learned(self, requests: Iterable[LearnedRequest], *, replace: bool = False) -> int:
-        """Hold requests another replica learned (already checked and kept in the shared
-        store; the catalog follower calls this); ``replace`` forgets what is held first.
-        Returns how many were new here. Does nothing when learning is off."""
-        if self._learning is None:
-            return 0
-        return self._learning.absorb(requests, replace=replace)
-
-    def _require_learning(self) -> Learning:
-        if self._learning is None:
-            raise ConfigError(
-                "This catalog does not learn from use (off by default). Turn it on with "
-                "ToolCatalog(..., learning=LearningOptions(store='learned.sqlite'))."
-            )
-        return self._learning
 
     # -- browse ---------------------------------------------------------------------------
 

@@ -21,19 +21,14 @@ import numpy as np
 import regex
 
 from toolmgmt_core.calls.control import reraise_control_flow
-from toolmgmt_core.embeddings import (
-    Embedder,
-    EmbeddingCache,
-    VectorCache,
-    embed_with_cache,
-    normalize_rows,
-)
+from toolmgmt_core.embeddings import Embedder, EmbeddingCache, VectorCache
 from toolmgmt_core.model.errors import BrowseError, CatalogError, SearchError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
-from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores, matvec
+from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
-from toolmgmt_core.search.learned import LearnedIndex, LearnedRequests, LearnedWeights
+from toolmgmt_core.search.learned import LearnedRequests
+from toolmgmt_core.search.learned_ranking import LearnedRanking, LearnedWeights
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
 from toolmgmt_core.search.request import read_request
 
@@ -138,8 +133,8 @@ class SearchEngine:
         """What the catalog learned from use (None: learning is off)."""
         self.learned_weights = LearnedWeights()
         """How much the learned field weighs (see :class:`LearnedWeights`)."""
-        self._learned: tuple[tuple[BM25Index, LearnedRequests, int], LearnedIndex] | None = None
-        self._learned_vectors: tuple[LearnedIndex, tuple[np.ndarray, np.ndarray]] | None = None
+        self.learned_ranking = LearnedRanking()
+        """The learned field of the tools now, as searches read it."""
 
     # -- state ----------------------------------------------------------------------------
 
@@ -277,22 +272,12 @@ class SearchEngine:
         clause's scores get :data:`CLAUSE_CONTEXT_WEIGHT` (hybrid: ``FusionWeights.context``)
         times the whole request's, so that a clause like "use the same function again" or
         "for the same day" still leans on what the request is about, and ties between
-        near-duplicate tools break towards the context. With ``learned`` (and learning on),
-        each text's learned field scores are added (:mod:`.learned`).
+        near-duplicate tools break towards the context. ``learned``: add the learned field's.
         """
         keyword = [index.match_scores(text, mask) for text in texts]
-        field = self.learned_index(index) if learned else None
+        field = self.learned_ranking.field(index, self.learned) if learned else None
         if field:
-            weights = self.learned_weights
-            for scores, text in zip(keyword, texts, strict=True):
-                found = field.scores(text)
-                if found is not None:
-                    positions, learned_score, share = found
-                    top = float(scores.max()) if len(scores) else 0.0
-                    extra = weights.keyword * learned_score + weights.coverage * top * share
-                    if mask is not None:
-                        extra *= mask[positions]
-                    scores[positions] += extra
+            self.learned_ranking.add_keyword(field, keyword, texts, mask, self.learned_weights)
         vectors = self.vectors(index)
         if vectors is not None:
             try:
@@ -307,63 +292,15 @@ class SearchEngine:
                 ]
                 if field:
                     try:
-                        self._fuse_learned(index, field, texts, fused, mask)
+                        weight, floor = self.learned_weights.dense, self.fusion.floor
+                        self.learned_ranking.add_dense(
+                            field, fused, texts, mask, vectors, weight, floor, self.embedding_cache
+                        )
                     except Exception as exc:  # the learned terms' vectors: keyword part only
                         reraise_control_flow(exc)
                         self._embedder_failed(exc, until_changed=False)
                 return _rank(fused, whole_first, self.fusion.context, depth, mask), True
         return _rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
-
-    def learned_index(self, index: BM25Index) -> LearnedIndex | None:
-        """The learned field over ``index``'s tools (rebuilt when either changes), or None when
-        learning is off or nothing moves a tool yet."""
-        learned = self.learned
-        if learned is None or not learned:
-            return None
-        key = (index, learned, learned.generation)
-        cached = self._learned
-        if cached is not None and all(a is b for a, b in zip(cached[0][:2], key[:2], strict=True)):
-            if cached[0][2] == key[2]:
-                return cached[1]
-        _, taught = learned.snapshot()
-        built = LearnedIndex.build(
-            taught,
-            index.positions(),
-            len(index),
-            index.doc_freq,
-            surface=learned.surface,
-        )
-        self._learned = (key, built)
-        return built
-
-    def _fuse_learned(
-        self,
-        index: BM25Index,
-        learned: LearnedIndex,
-        texts: Sequence[str],
-        fused: list[np.ndarray],
-        mask: np.ndarray | None,
-    ) -> None:
-        """Add each text's similarity to the tools' learned terms to its fused scores."""
-        weight = self.learned_weights.dense
-        vectors = self.vectors(index)
-        if weight <= 0 or vectors is None or not learned.texts:
-            return
-        cached = self._learned_vectors
-        if cached is None or cached[0] is not learned:
-            positions = np.fromiter(learned.texts, dtype=np.int64, count=len(learned.texts))
-            matrix = embed_with_cache(
-                vectors.embedder, list(learned.texts.values()), cache=self.embedding_cache
-            )
-            cached = self._learned_vectors = (learned, (positions, normalize_rows(matrix)))
-        positions, matrix = cached[1]
-        floor = self.fusion.floor
-        for scores, text in zip(fused, texts, strict=True):
-            cosine = matvec(matrix, vectors.query_vector(read_request(text).focus))
-            extra = np.clip((cosine - floor) / (1.0 - floor), 0.0, None) * weight
-            if mask is not None:
-                extra = extra * mask[positions]
-            scores[positions] += extra.astype(scores.dtype)
 
     def search(
         self,

@@ -18,49 +18,29 @@ What is kept is bounded and guarded (:class:`LearnedRequests`):
 - what a term adds saturates with the number of conversations (BM25's ``k1``), so no amount of
   traffic makes a learned word outweigh everything else.
 
-:class:`LearnedIndex` is the field as the search reads it, rebuilt when the requests or the
-tools change. A tool's learned score depends only on its own learned terms and the main index's
-IDF, never on another tool's learned text: a hidden tool's traffic cannot move a visible one.
+:mod:`~toolmgmt_core.search.learned_ranking` scores what is kept as a field of each tool.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from toolmgmt_core.search.request import request_terms
 from toolmgmt_core.search.tokenize import tokenize
 
 __all__ = [
     "MAX_REQUEST_CHARS",
-    "MAX_LEARNED_SHARE",
-    "MIN_COMMON",
     "PLACEHOLDERS",
-    "LearnedIndex",
     "LearnedRequest",
     "LearnedRequests",
-    "LearnedWeights",
     "learned_terms",
-    "learned_text",
 ]
 
 PLACEHOLDERS = re.compile(r"<(?:email|url|number)>")
 """What redaction leaves in a request's place of an e-mail address, a URL or a long number
 (:func:`~toolmgmt_core.catalog.learning.redact`); never a learned term."""
-
-MAX_LEARNED_SHARE = 0.15
-"""A learned term that more than this share of the tools hold or learned (and more than
-:data:`MIN_COMMON` of them) moves no tool: a word one tool in seven has says little about any
-of them, and touching that many tools on every search that says it would cost time for
-nothing."""
-
-MIN_COMMON = 20
-"""However small the catalog, a term held or learned by this many tools or fewer is never too
-common to learn."""
 
 _MAX_SURFACE = 200_000
 """Spellings kept for the embedder's learned text, at most (forgotten all at once past it)."""
@@ -110,13 +90,6 @@ def learned_terms(text: str) -> list[str]:
     "ask John Smith": often someone's name, never a tool's need)."""
     text = _PROPER.sub(" ", PLACEHOLDERS.sub(" ", text))
     return [t for t in tokenize(text) if len(t) >= 3 and not t.isdigit()]
-
-
-def learned_text(terms: Mapping[str, int], surface: Mapping[str, str]) -> str:
-    """A tool's learned terms as text for an embedder: each term's first spelling as users
-    wrote it, the terms most conversations taught first."""
-    ordered = sorted(terms, key=lambda t: (-terms[t], t))
-    return " ".join(surface.get(t, t) for t in ordered)
 
 
 @dataclass
@@ -275,145 +248,3 @@ class LearnedRequests:
         with self._lock:
             taught = {tool: self.taught(tool) for tool in self._tools}
             return self.generation, {tool: terms for tool, terms in taught.items() if terms}
-
-
-@dataclass
-class LearnedIndex:
-    """The learned field over an index's tools: per term, the tools it moves and what it adds.
-
-    A request's learned score for a tool is, over the request's terms the tool learned,
-    ``idf(term) * weight_in_request * c * (k1 + 1) / (c + k1 * (1 - b + b * dl / avgdl))`` with
-    ``c`` the number of conversations that taught the term to the tool and ``dl`` the sum of
-    them over the tool's learned terms: BM25 on the learned field. The IDF counts the tools
-    that hold the term in their own text or learned it (BM25F's), so a word most tools mention
-    or many learned says little. That is the one way another tool's learned terms reach a
-    tool's score, and it can only lower it.
-    """
-
-    postings: dict[str, tuple[np.ndarray, np.ndarray]]
-    """Term -> (tool positions, what the term adds to each, before the request's weight)."""
-    idf: Callable[[str], float]
-    """A term's IDF over the tools, their own text and learned terms alike."""
-    n_tools: int
-    """How many tools the index ranks."""
-    texts: dict[int, str] = field(default_factory=dict)
-    """Tool position -> its learned terms as text (for an embedder)."""
-
-    @classmethod
-    def build(
-        cls,
-        taught: Mapping[str, Mapping[str, int]],
-        positions: Mapping[str, int],
-        n_tools: int,
-        doc_freq: Callable[[str], int],
-        *,
-        k1: float = 1.2,
-        b: float = 0.75,
-        surface: Callable[[str], str] = str,
-    ) -> LearnedIndex:
-        """The field for ``taught`` (tool -> term -> conversations) over the tools at
-        ``positions`` (tools not there are left out: removed, or out of this index);
-        ``doc_freq(term)`` is how many tools hold the term in their own text."""
-        present = {positions[t]: terms for t, terms in taught.items() if t in positions}
-        learned_df: dict[str, int] = {}
-        for terms in present.values():
-            for term in terms:
-                learned_df[term] = learned_df.get(term, 0) + 1
-
-        known: dict[str, float] = {}
-        common = max(MIN_COMMON, MAX_LEARNED_SHARE * n_tools)
-
-        def idf(term: str) -> float:
-            # BM25F's IDF: a term counts once per tool that holds it in any field (its own
-            # text or what it learned), so a word many tools learned says little
-            value = known.get(term)
-            if value is None:
-                df = min(doc_freq(term) + learned_df.get(term, 0), n_tools)
-                value = float(np.log1p((n_tools - df + 0.5) / (df + 0.5)))
-                if len(known) < 100_000:
-                    known[term] = value
-            return value
-
-        lengths = {p: float(sum(terms.values())) for p, terms in present.items()}
-        avgdl = (sum(lengths.values()) / len(lengths)) if lengths else 1.0
-        rows: dict[str, tuple[list[int], list[float]]] = {}
-        for position, terms in present.items():
-            norm = k1 * (1.0 - b + b * lengths[position] / avgdl)
-            for term, count in terms.items():
-                if doc_freq(term) + learned_df[term] > common:
-                    continue
-                tools, values = rows.setdefault(term, ([], []))
-                tools.append(position)
-                values.append(idf(term) * count * (k1 + 1.0) / (count + norm))
-        postings = {
-            term: (np.asarray(tools, dtype=np.int64), np.asarray(values, dtype=np.float64))
-            for term, (tools, values) in rows.items()
-        }
-        texts = {
-            p: learned_text(terms, {t: surface(t) for t in terms}) for p, terms in present.items()
-        }
-        return cls(postings, idf, n_tools, texts)
-
-    def __bool__(self) -> bool:
-        return bool(self.postings)
-
-    def scores(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The tools the request ``text`` (read as the keyword search reads it) reaches through
-        their learned terms: (positions, learned score, share of the request's IDF mass they
-        learned), or None when no term of it was learned. Sparse: a search at 10,000 tools
-        touches only the tools that learned one of its words."""
-        seen: dict[str, float] = {}
-        for term, weight in request_terms(text):
-            if weight > seen.get(term, 0.0):
-                seen[term] = weight
-        total = 0.0
-        hits: list[tuple[np.ndarray, np.ndarray, float, float]] = []
-        for term, weight in seen.items():
-            mass = self.idf(term) * min(weight, 1.0)
-            total += mass
-            hit = self.postings.get(term)
-            if hit is not None:
-                hits.append((hit[0], hit[1], weight, mass))
-        if not hits:
-            return None
-        if len(hits) == 1:
-            one = hits[0]
-            return one[0], one[1] * one[2], np.full(len(one[0]), one[3] / max(total, 1e-12))
-        where = np.concatenate([h[0] for h in hits])
-        learned = np.concatenate([h[1] * h[2] for h in hits])
-        share = np.repeat([h[3] / max(total, 1e-12) for h in hits], [len(h[0]) for h in hits])
-        positions = np.flatnonzero(np.bincount(where, minlength=self.n_tools))
-        return (
-            positions,
-            np.bincount(where, weights=learned, minlength=self.n_tools)[positions],
-            np.bincount(where, weights=share, minlength=self.n_tools)[positions],
-        )
-
-    def matched(self, text: str, position: int) -> list[str]:
-        """The request's terms that tool ``position`` learned (for explaining a hit)."""
-        return [
-            term
-            for term in dict.fromkeys(t for t, _ in request_terms(text))
-            if (hit := self.postings.get(term)) is not None and position in set(hit[0].tolist())
-        ]
-
-
-@dataclass(frozen=True)
-class LearnedWeights:
-    """How much the learned field weighs against a tool's own text.
-
-    Chosen on halves of the shared BFCL live requests (learn from one, rank the other;
-    ``bench/retrieval.py --history``): ``keyword`` 0.5-2 and ``dense`` 0.5-2 give within a point
-    of the best strict R@5, 4 is too much (a tool that learned a word then outranks the tool the
-    request describes). ``dense`` 0.5 rather than 1: the same on live (-0.5 strict R@5), and on
-    the dev split learning from one half and ranking the other, R@1 76 instead of 71.
-    """
-
-    keyword: float = 1.0
-    """Times its BM25 score (same units as the keyword score of the tool's own text)."""
-    coverage: float = 0.5
-    """Times the share of the request's IDF mass the tool learned, times the best keyword
-    score of the request (a tool that learned most of what the request says, not one word)."""
-    dense: float = 0.5
-    """With an embedder: times the similarity of the request to the tool's learned terms (same
-    units as :attr:`FusionWeights.dense <toolmgmt_core.search.hybrid.FusionWeights.dense>`)."""
