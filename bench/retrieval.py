@@ -51,6 +51,11 @@ in seconds)::
       }
     }
 
+``--history`` (``bench/_history.py``): learning from use, learn from one half of the live
+requests and rank the other, both ways (``--halvings`` for the spread); ``--history
+--learn-from QUERIES_JSON``: learn every request of that file and rank the split's own (the
+held-out half is measured this way, learning from the shared one).
+
 The labels a regenerating script needs are :data:`KEYWORD`, ``HYBRID_LABEL.format(embedder)``
 and ``DENSE_LABEL.format(embedder)``.
 """
@@ -474,9 +479,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--halvings", type=int, default=20, help="random halvings for --history's spread"
     )
+    parser.add_argument(
+        "--learn-from",
+        metavar="QUERIES_JSON",
+        help="with --history: instead of halves, learn every request of this bfcl_queries.json "
+        "(e.g. the shared live half) and rank the split's own requests (e.g. the held-out half, "
+        "through $TOOLMGMT_BFCL_DIR)",
+    )
     args = parser.parse_args(argv)
     if args.history:
-        return run_history(args)
+        return run_learned_from(args) if args.learn_from else run_history(args)
     load_at_start = os.getloadavg()[0]  # latencies mean little on a busy machine: say how busy
     data = load_split(args.split)
     pool = data.pool
@@ -613,6 +625,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         write_results(args.json, "retrieval", report)
         print(f"\nwrote {args.json}")
+    return 0
+
+
+def run_learned_from(args: argparse.Namespace) -> int:
+    """``--history --learn-from FILE``: learn every request of FILE, rank the split's."""
+    import json
+
+    from _history import learned_catalog, pairs_of
+
+    data = load_split(args.split)
+    taught = [
+        BfclQuery(q["id"], q["category"], q["query"], tuple(q["ground_truth"]))
+        for q in json.loads(Path(args.learn_from).read_text(encoding="utf-8"))["queries"]
+    ]
+    own = {q.text for q in data.queries}
+    taught = [q for q in taught if q.text not in own]  # never learn a request it is asked
+    embedder = load_embedder(args.embedder) if args.embedder else None
+    labels = {KEYWORD: None, **({HYBRID_LABEL.format(args.embedder): embedder} if embedder else {})}
+    print(f"BFCL {args.split}: {len(data.queries)} requests ranked after learning {len(taught)}\n")
+    print("| ranker | learned | R@1 | R@5 | MRR | name-R@5 |")
+    print("|---|---|---|---|---|---|")
+    figures: dict[str, Any] = {}
+    for label, model in labels.items():
+        plain = toolmgmt_catalog(data.pool, model, args.embedding_cache)
+        learning = learned_catalog(data.pool, model, args.embedding_cache)
+        report = learning.learn(pairs_of(taught))
+        before = evaluate(catalog_ranker(plain), data, data.queries).metrics
+        after = evaluate(catalog_ranker(learning), data, data.queries).metrics
+        keys = [k for k in ("R@1", "R@5", "MRR", "name-R@5") if k in before]
+        cells = " | ".join(f"{before[k]:.1f} -> {after[k]:.1f}" for k in keys)
+        print(f"| {label} | {len(report.learned)} | {cells} |")
+        figures[label] = {"learned_requests": len(report.learned), "before": before, "after": after}
+    if args.json:
+        report_figures = {"split": args.split, "rankers": figures}
+        write_results(args.json, "retrieval_learned_from", report_figures)
     return 0
 
 
