@@ -659,7 +659,7 @@ def run_learned_from(args: argparse.Namespace) -> int:
         figures[label] = {"learned_requests": len(report.learned), "before": before, "after": after}
     if args.json:
         report_figures = {"split": args.split, "rankers": figures}
-        write_results(args.json, "retrieval_learned_from", report_figures)
+        write_results(args.json, "retrieval", report_figures)
     return 0
 
 
@@ -728,7 +728,7 @@ def run_history(args: argparse.Namespace) -> int:
         figures.update(
             {"split": "live", "load_avg_1min_at_start": load_at_start, "embedder": args.embedder}
         )
-        write_results(args.json, "retrieval_history", figures)
+        write_results(args.json, "retrieval", figures)
         print(f"\nwrote {args.json}")
     return 0
 
