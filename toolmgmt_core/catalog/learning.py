@@ -108,6 +108,10 @@ class LearningOptions:
     """Requests one conversation may keep per tool (its most recent)."""
     max_request_chars: int = MAX_REQUEST_CHARS
     """A request is cut to this many characters."""
+    from_use: bool = True
+    """Whether the sessions of a manager over this catalog teach it: a search whose results
+    led to a successful call of a tool they found (:class:`~toolmgmt_core.session.learning.
+    UseLearner`). False: only :meth:`learn` (imports, ``toolmgmt catalog learn``) teaches."""
 
     def __post_init__(self) -> None:
         for name in ("min_conversations", "max_per_tool", "max_per_conversation"):
