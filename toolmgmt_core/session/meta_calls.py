@@ -43,7 +43,7 @@ class MetaSession(Protocol):
     @property
     def manager(self) -> SessionSettings: ...
     @property
-    def session_id(self) -> str | None: ...
+    def conversation(self) -> str: ...
     @property
     def pipeline(self) -> CallPipeline: ...
     @property
@@ -129,7 +129,7 @@ class MetaToolCalls:
             engine = "regex" if method == "regex" else "hybrid" if catalog.embedder else "bm25"
             events.emit(
                 SearchDone(
-                    self.session.session_id,
+                    self.session.conversation,
                     tuple(queries),
                     method,
                     engine,
