@@ -82,7 +82,7 @@ def _item(item: Any) -> Any:
 
 def _calls(session: ToolSession, response: Any, all_tools: bool) -> list[tuple[str, str, Any, str]]:
     """``(call id, name, arguments, kind)`` of each call to run; kind ``chat``, ``responses``
-    or ``search`` (a Responses ``tool_search_call`` the client executes)."""
+    or ``tool_search_call`` (a Responses search the client executes)."""
     output = field_of(response, "output")
     if isinstance(output, list):  # a Responses API response: function_call items
         listed = []
@@ -110,7 +110,9 @@ def _calls(session: ToolSession, response: Any, all_tools: bool) -> list[tuple[s
             for call in field_of(message, "tool_calls") or []
         ]
     kinds = {
-        call_id: "search" if isinstance(output, list) and isinstance(arguments, dict) else ""
+        call_id: "tool_search_call"
+        if isinstance(output, list) and isinstance(arguments, dict)
+        else ""
         for call_id, name, arguments in listed
         if name == TOOL_SEARCH
     }
@@ -131,7 +133,7 @@ def _shape(response: Any, model: str | None) -> str:
 def _message(
     session: ToolSession, call_id: str, name: str, result: Any, kind: str, shape: str
 ) -> dict[str, Any]:
-    if kind == "search":
+    if kind == "tool_search_call":
         return search_output_item(result, call_id)
     if kind == "responses":
         return {"type": "function_call_output", "call_id": call_id, "output": result.content}

@@ -184,3 +184,39 @@ def test_chat_completions_get_the_stable_list_and_call_tool(callbacks: list[Any]
     found = json.loads(bodies[1]["messages"][-1]["content"])["found"]
     assert "parameters" in found["crm_search_contacts"]
     assert "con_" in bodies[2]["messages"][-1]["content"]  # call_tool ran the found tool
+
+
+def test_responses_to_openai_get_a_client_tool_search_answered_by_the_runners() -> None:
+    from openai.types.responses import ResponseInputItemParam
+    from pydantic import TypeAdapter
+    from toolmgmt_litellm import prepare_request, run_meta_tool_calls_sync
+
+    manager = demo_manager("search", results=ResultBudget(max_result_tokens=300))
+    session = manager.session()
+    request = {"model": "openai/gpt-5.4", "input": "Find Patel."}
+    tools = prepare_request(session, request, api="responses")["tools"]
+    assert tools[0]["type"] == "tool_search" and tools[0]["execution"] == "client"
+    assert "call_tool" not in json.dumps(tools)
+    # another provider through the Responses API cannot run a client search: the plain list
+    other = prepare_request(
+        session, {**request, "model": "anthropic/claude-sonnet-4-5"}, api="responses"
+    )
+    assert [t["name"] for t in other["tools"][:2]] == ["tool_search", "call_tool"]
+
+    response = {
+        "output": [
+            {
+                "type": "tool_search_call",
+                "id": "ts_1",
+                "call_id": "call_1",
+                "execution": "client",
+                "status": "completed",
+                "arguments": {"query": "find a customer contact by name"},
+            }
+        ]
+    }
+    (answer,) = run_meta_tool_calls_sync(session, response)
+    assert answer["type"] == "tool_search_output" and answer["call_id"] == "call_1"
+    assert "crm_search_contacts" in [t["name"] for t in answer["tools"]]
+    TypeAdapter(ResponseInputItemParam).validate_python(answer, strict=True)
+    assert "crm_search_contacts" in session.loaded()
