@@ -160,6 +160,11 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("rows", 22, "vs_flat", "openai"),
         ("rows", 47, "vs_flat", "openai-prefix"),
     ],
+    "conversation_caching": [
+        ("rows", 3, "vs_flat", "anthropic"),
+        ("rows", 3, "input_tokens"),
+        ("rows", 15, "vs_flat", "openai-prefix"),
+    ],
     "conversation_batched": [
         ("batched", 9, "vs_flat", "anthropic"),
         ("batched", 47, "vs_flat", "openai"),
@@ -187,6 +192,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
 RESULT_FILE = {
     "retrieval_latency": "retrieval_live",
     "scaleout_cpu": "scaleout",
+    "conversation_caching": "conversation",
     "conversation_batched": "conversation",
     "conversation_pause": "conversation",
     "conversation_breakpoints": "conversation",

@@ -53,7 +53,8 @@ class Layout:
     """Tools listed up front: every visible one (flat), stubs (lazy), or those that fit
     ``auto``'s definitions budget."""
     appended: list[Tool] = field(default_factory=list)
-    """Loaded tools, in load order (never in gateway mode)."""
+    """Loaded tools, in load order, where loads join the list (``Search(appends=True)``,
+    lazy); never in gateway mode or the cache-stable search."""
 
     @property
     def tools(self) -> list[Tool]:
