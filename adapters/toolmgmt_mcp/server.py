@@ -32,6 +32,7 @@ from pydantic import TypeAdapter
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.compat import package_version
 from toolmgmt_core.embeddings.named import embedder_from_spec
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError, StoreError, ToolCallError
@@ -130,7 +131,7 @@ class Gateway:
         self._background: Any = None
         self.server: Server[Any] = Server(
             config.gateway.name,
-            version=_version(),
+            version=package_version(),
             instructions=self.manager.instructions,
             # 2026 (SEP-2549): how long a client may reuse the listing; private, as a listing
             # follows the caller's policy.
@@ -612,12 +613,3 @@ def _mcp_result(result: ToolResult, media: list[Any]) -> mcp_types.CallToolResul
     for block in media if not result.is_error else []:
         content.append(_CONTENT_BLOCK.validate_python(block))
     return mcp_types.CallToolResult(content=content, is_error=result.is_error)
-
-
-def _version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("toolmgmt")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "0"

@@ -42,12 +42,12 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from importlib import metadata
 from importlib.metadata import entry_points
 from typing import Any
 
 from toolmgmt_core.cli.commands import BUILTIN_COMMANDS
 from toolmgmt_core.cli.console import CliError
+from toolmgmt_core.compat import package_version
 
 __all__ = ["COMMAND_GROUP", "COMMAND_MODULES", "build_parser", "main"]
 
@@ -101,7 +101,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Search, browse and measure a catalog of LLM tools.",
         epilog="Run 'toolmgmt COMMAND --help' for a command's options.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for register in BUILTIN_COMMANDS:
         register(subparsers)
@@ -116,13 +116,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             # and surfaces as one.
             _register_unavailable(subparsers, name, exc)
     return parser
-
-
-def _version() -> str:
-    try:
-        return metadata.version("toolmgmt")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "0"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

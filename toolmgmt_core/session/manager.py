@@ -15,7 +15,7 @@ from typing import Any
 
 from toolmgmt_core.calls.budget import ResultBudget
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.events import EventHub, Listener
+from toolmgmt_core.events import EventHub, Listener, OtelListener, default_listeners
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, definition_tokens, get_encoding
 from toolmgmt_core.model.tool import Tool
@@ -65,6 +65,9 @@ class ToolManager:
             between calls: in this process's memory by default; a
             :class:`~toolmgmt_core.stores.redis.RedisSessionStore` shares them between replicas.
         listeners: callables that get every event of every session (:mod:`toolmgmt_core.events`).
+            An :class:`~toolmgmt_core.events.OtelListener` is added unless one is given (or
+            ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` names ``toolmgmt``): spans and metrics
+            once an OpenTelemetry SDK is configured, one check per event site until then.
 
     Raises:
         ConfigError: an unknown mode or option value.
@@ -119,8 +122,11 @@ class ToolManager:
             InMemorySessionStore() if session_store is None else session_store
         )
         """Where conversations opened by id live between calls."""
+        listeners = list(listeners)
+        if not any(isinstance(listener, OtelListener) for listener in listeners):
+            listeners += default_listeners()
         self.events = EventHub(listeners)
-        """The listeners every session's events go to."""
+        """The listeners every session's events go to (the default OpenTelemetry one too)."""
         self.planner = LayoutPlanner(
             catalog,
             self.mode,

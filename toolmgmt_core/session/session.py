@@ -13,6 +13,7 @@ the tool is listed (:meth:`ToolSession.ensure_listed`); the meta-tools' answers 
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -22,8 +23,8 @@ from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.pipeline import CallPipeline
 from toolmgmt_core.calls.resolution import cap_message, resolve_tool
 from toolmgmt_core.calls.sync import run_sync
-from toolmgmt_core.events import ToolsLoaded
-from toolmgmt_core.model.errors import ToolNotLoadedError
+from toolmgmt_core.events import ToolsListed, ToolsLoaded
+from toolmgmt_core.model.errors import ConfigError, ToolNotLoadedError
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.tokens import definition_tokens
 from toolmgmt_core.model.tool import Tool
@@ -65,6 +66,7 @@ class ToolSession(StoredConversation):
         self.manager = manager
         self.session_id: str | None = None
         """The conversation's id in the manager's session store (None: this object only)."""
+        self._label: str | None = None
         self._stored: StoredSession | None = None
         """The conversation as last loaded from or saved to the store (None: not there yet)."""
         self._saved: SessionState | None = None
@@ -82,6 +84,23 @@ class ToolSession(StoredConversation):
         """The call pipeline every call of this session goes through."""
         self.goal: str | None = None
         """The user's goal when known; passed to the manager's summariser."""
+
+    @property
+    def conversation(self) -> str:
+        """What this session's events name its conversation: its id in the session store,
+        else the one its adapter set (a LangGraph thread, which keeps it across the sessions a
+        graph's steps restore), else an id made for this object (``local-<hex>``)."""
+        if self.session_id is not None:
+            return self.session_id
+        if self._label is None:
+            self._label = f"local-{secrets.token_hex(8)}"
+        return self._label
+
+    @conversation.setter
+    def conversation(self, value: str) -> None:
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"A conversation is named by a non-empty string, got {value!r}.")
+        self._label = value
 
     # -- policy choke points: every listing, search, schema and call asks these ------------
 
@@ -161,8 +180,18 @@ class ToolSession(StoredConversation):
         return self.effective_mode.instructions
 
     def tools(self) -> list[Tool]:
-        """The definitions to send to the model now: meta-tools, always-on, then loaded tools."""
-        return self.layout().tools
+        """The definitions to send to the model now: meta-tools, always-on, then loaded tools.
+
+        Each call is one listing for a model request: with listeners, it emits
+        :class:`~toolmgmt_core.events.ToolsListed` (what the list costs against the whole
+        visible catalog flat)."""
+        tools = self.layout().tools
+        events = self.manager.events
+        if events:
+            listed = self.manager.definition_tokens(tools)
+            flat = self.manager.planner.flat_tokens(self.policy, self.visible_tools)
+            events.emit(ToolsListed(self.conversation, len(tools), listed, flat))
+        return tools
 
     def visible_tools(self) -> list[Tool]:
         """Every catalog tool this session may see, fully defined (for native deferred loading)."""
@@ -186,7 +215,7 @@ class ToolSession(StoredConversation):
 
     def usage(self) -> Usage:
         """Definition tokens now against the whole visible catalog flat."""
-        tools = self.tools()
+        tools = self.layout().tools
         visible = self.visible_tools()
         return Usage(
             definition_tokens=self.manager.definition_tokens(tools),
@@ -257,7 +286,7 @@ class ToolSession(StoredConversation):
         if events and added:
             tools = [t for n in added if (t := self._lookup(n)) is not None]
             tokens = definition_tokens(tools, self.manager.encoding)
-            events.emit(ToolsLoaded(self.session_id, tuple(added), tokens))
+            events.emit(ToolsLoaded(self.conversation, tuple(added), tokens))
         return added, refused
 
     def cap_message(self, refused: Sequence[str]) -> str:
