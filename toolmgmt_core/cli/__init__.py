@@ -7,6 +7,7 @@ Usage::
     toolmgmt search --each "read the app log" "email the team" --limit 4
     toolmgmt browse                                   # domains; then: browse crm; browse crm deals
     toolmgmt report --catalog tools.json              # tools, domains, definition tokens
+    toolmgmt usage usage.jsonl --plot usage.png       # what a usage log says
 
 ``--catalog`` takes what :func:`toolmgmt_core.catalog.sources.load_catalog` reads: a JSON file of
 tool
@@ -51,7 +52,10 @@ from toolmgmt_core.compat import package_version
 
 __all__ = ["COMMAND_GROUP", "COMMAND_MODULES", "build_parser", "main"]
 
-COMMAND_MODULES: Mapping[str, str] = {"catalog": "toolmgmt_core.cli.catalog"}
+COMMAND_MODULES: Mapping[str, str] = {
+    "catalog": "toolmgmt_core.cli.catalog",
+    "usage": "toolmgmt_core.cli.usage",
+}
 """Core modules that add a command through ``register(subparsers)``, by command name (the name
 an unavailable command is listed under)."""
 

@@ -26,10 +26,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from contextvars import Token
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
+from opentelemetry.context import Context
 from opentelemetry.metrics import _internal as _metrics_state
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -143,7 +145,7 @@ class OtelListener:
             unit="{token}",
             description="Definition tokens not sent, against listing every visible tool flat.",
         )
-        self._open: dict[int, tuple[trace.Span, object | None]] = {}
+        self._open: dict[int, tuple[trace.Span, Token[Context] | None]] = {}
         self._handlers: dict[type[Event], Callable[[Any], None]] = {
             CallStarted: self._call_started,
             CallFinished: self._call_finished,
@@ -315,7 +317,7 @@ class OtelListener:
         self.truncated_tokens.add(
             cut, {"gen_ai.tool.name": event.tool, "toolmgmt.truncation.strategy": event.strategy}
         )
-        attributes = {
+        attributes: dict[str, Any] = {
             "toolmgmt.truncation.strategy": event.strategy,
             "toolmgmt.truncation.tokens_before": event.tokens_before,
             "toolmgmt.truncation.tokens_after": event.tokens_after,
