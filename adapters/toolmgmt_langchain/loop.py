@@ -1,16 +1,23 @@
 """The session's tools bound to a LangChain chat model, and its tool calls run through the
 session: for a hand-written loop (``create_agent`` users take
 :class:`~toolmgmt_langchain.middleware.ToolManagerMiddleware` instead).
+
+A meta-tool call (``tool_search``, ``discover_tools``...) runs as a LangChain tool run, as a
+bound tool's does: callbacks get ``on_tool_start`` and ``on_tool_end`` (or ``on_tool_error``),
+so ``astream_events`` and LangSmith show discovery, and a tool that ``execute_tool`` runs nests
+under it (:func:`run_tool_call`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphBubbleUp
 
+from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.providers import format_tools
@@ -20,6 +27,8 @@ __all__ = [
     "PROVIDERS",
     "SIGNALS",
     "bind_session_tools",
+    "run_tool_call",
+    "run_tool_call_sync",
     "run_tool_calls",
     "run_tool_calls_sync",
     "session_tool_definitions",
@@ -61,6 +70,78 @@ def tool_message(call: Mapping[str, Any], result: Any) -> ToolMessage:
     )
 
 
+def _meta_run(
+    session: ToolSession, call: Mapping[str, Any], run: Callable[[], Any], *, run_async: bool
+) -> StructuredTool | None:
+    """A LangChain tool whose run is ``run()`` (the session's answer to ``call``), when ``call``
+    names a meta-tool; it answers with the same ``ToolMessage`` the caller gets."""
+    meta = session.meta_tool(call["name"])
+    if meta is None:
+        return None
+    answered: dict[str, ToolResult] = {}
+
+    def message(result: ToolResult) -> ToolMessage:
+        answered["result"] = result
+        return tool_message(call, result)
+
+    def run_sync(**_: Any) -> ToolMessage:
+        return message(run())
+
+    async def run_coroutine(**_: Any) -> ToolMessage:
+        return message(await run())
+
+    return StructuredTool(
+        name=meta.name,
+        description=meta.description,
+        args_schema=dict(meta.parameters),  # shown to callbacks; the session checks the call
+        func=None if run_async else run_sync,
+        coroutine=run_coroutine if run_async else None,
+        metadata={"toolmgmt_meta_tool": True, "answered": answered},
+    )
+
+
+def _invocation(call: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "tool_call",
+        "name": call["name"],
+        "args": call.get("args") or {},
+        "id": call["id"],
+    }
+
+
+def run_tool_call_sync(
+    session: ToolSession, call: Mapping[str, Any], config: Any = None
+) -> ToolResult:
+    """One tool call through the session; a meta-tool's as a LangChain tool run (callbacks
+    from ``config``, else the run this code is in)."""
+
+    def run() -> ToolResult:
+        return session.call_sync(call["name"], call.get("args"), call_id=call["id"])
+
+    tool = _meta_run(session, call, run, run_async=False)
+    if tool is None:
+        return run()
+    tool.invoke(_invocation(call), config)
+    result: ToolResult = tool.metadata["answered"]["result"]  # type: ignore[index]
+    return result
+
+
+async def run_tool_call(
+    session: ToolSession, call: Mapping[str, Any], config: Any = None
+) -> ToolResult:
+    """:func:`run_tool_call_sync` for async code."""
+
+    def run() -> Any:
+        return session.call(call["name"], call.get("args"), call_id=call["id"])
+
+    tool = _meta_run(session, call, run, run_async=True)
+    if tool is None:
+        return await run()
+    await tool.ainvoke(_invocation(call), config)
+    result: ToolResult = tool.metadata["answered"]["result"]  # type: ignore[index]
+    return result
+
+
 def run_tool_calls_sync(session: ToolSession, message: AIMessage) -> list[ToolMessage]:
     """Run every tool call of ``message`` through the session; one ``ToolMessage`` per call.
 
@@ -68,10 +149,7 @@ def run_tool_calls_sync(session: ToolSession, message: AIMessage) -> list[ToolMe
     """
     with passthrough(*SIGNALS):
         return [
-            tool_message(
-                call, session.call_sync(call["name"], call.get("args"), call_id=call["id"])
-            )
-            for call in message.tool_calls
+            tool_message(call, run_tool_call_sync(session, call)) for call in message.tool_calls
         ]
 
 
@@ -80,8 +158,5 @@ async def run_tool_calls(session: ToolSession, message: AIMessage) -> list[ToolM
     :func:`run_tool_calls_sync` for sync code."""
     with passthrough(*SIGNALS):
         return [
-            tool_message(
-                call, await session.call(call["name"], call.get("args"), call_id=call["id"])
-            )
-            for call in message.tool_calls
+            tool_message(call, await run_tool_call(session, call)) for call in message.tool_calls
         ]

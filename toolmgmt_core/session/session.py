@@ -245,19 +245,26 @@ class ToolSession(StoredConversation):
 
     # -- loading --------------------------------------------------------------------------
 
-    def load(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
+    def load(
+        self, names: Iterable[str], *, restored: bool = False
+    ) -> tuple[list[str], list[str]]:
         """Load tools into this session's list as a search would: appended in order, once each,
-        within ``max_active``. Names this session cannot see are left out.
+        within ``max_active``. Names this session cannot see are left out. ``restored``: the
+        loads are rebuilt (from a transcript), not new: no event is emitted for them.
 
         Returns:
             (newly loaded, refused because the ``max_active`` cap is reached).
         """
-        done = self._load([n for n in dict.fromkeys(names) if self._lookup(n) is not None])
+        visible = [n for n in dict.fromkeys(names) if self._lookup(n) is not None]
+        done = self._load(visible, restored=restored)
         self.save_sync()
         return done
 
-    def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
-        """Record ``names`` as loaded, appending to the list where the mode lists loads.
+    def _load(
+        self, names: Sequence[str], *, restored: bool = False
+    ) -> tuple[list[str], list[str]]:
+        """Record ``names`` as loaded, appending to the list where the mode lists loads
+        (``restored``: taken back from saved state, which loads nothing new: no event).
 
         Returns:
             (newly loaded, refused because the ``max_active`` cap is reached).
@@ -283,7 +290,7 @@ class ToolSession(StoredConversation):
                 added.append(name)
                 appended += appends
         events = self.manager.events
-        if events and added:
+        if events and added and not restored:
             tools = [t for n in added if (t := self._lookup(n)) is not None]
             tokens = definition_tokens(tools, self.manager.encoding)
             events.emit(ToolsLoaded(self.conversation, tuple(added), tokens))
