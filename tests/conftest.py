@@ -118,6 +118,18 @@ def closed_port() -> int:
 
 
 @pytest.fixture(scope="session")
+def prometheus_binary() -> str:
+    """The ``prometheus`` binary (the test that has it scrape a gateway replica)."""
+    from toolmgmt_deploy import find_prometheus
+
+    found = find_prometheus()
+    if found is None:
+        _engine_missing("prometheus is not installed (apt-get install prometheus)")
+    assert found is not None
+    return found
+
+
+@pytest.fixture(scope="session")
 def haproxy_binary() -> str:
     """The ``haproxy`` binary (for the load-balanced gateway tests)."""
     from toolmgmt_deploy import find_haproxy

@@ -143,6 +143,10 @@ class GatewaySettings:
     list_ttl: float = 60.0
     """Seconds a 2026 client may reuse the gateway's ``tools/list`` answer (the ``ttlMs``
     caching hint, with ``cacheScope`` private); 0: always ask again."""
+    metrics: bool = False
+    """Serve ``GET /metrics`` over HTTP: the core's metrics (tool calls, searches, denials,
+    approvals, truncated tokens, tokens saved), each upstream's health, open sessions and store
+    errors, in Prometheus text (needs ``toolmgmt[metrics]``; behind ``token`` when one is set)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,9 @@ class StoreConfig:
     """Seconds a request waits on a store (Redis sessions, the embedding cache) to connect, and
     for each reply; past it the store counts as unavailable (HTTP 503), so a slow store costs a
     request these seconds, not a hang."""
+    events: str | None = field(default=None, repr=False)
+    """A Redis URL or PostgreSQL DSN where every replica writes its usage log (no argument,
+    result or query text), for ``toolmgmt usage --store``; None: none."""
 
     def __bool__(self) -> bool:
         return bool(self.sessions or self.catalog)

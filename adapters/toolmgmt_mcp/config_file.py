@@ -16,6 +16,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     state_key_env = "STATE_KEY"    # or state_key = "...": seals relayed questions' state (2026);
                                    # "new,old" rotates; default: per process, or kept in [store]
     list_ttl = 60                  # seconds a 2026 client may cache tools/list
+    metrics = true                 # http only: GET /metrics in Prometheus text (toolmgmt[metrics])
 
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
@@ -45,6 +46,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     session_ttl = 86400            # seconds a conversation lives after its last request
     catalog = "postgresql://toolmgmt@db/toolmgmt"   # or catalog_env = "TOOLMGMT_CATALOG_DSN"
     timeout = 2                    # seconds to connect to a store, and for each reply
+    events = "redis://127.0.0.1:6379/1"     # or events_env: a usage log (toolmgmt usage --store)
 
     [search]
     embedder = "onnx:models/minilm-onnx"   # hybrid search; or static:<model>,
@@ -253,7 +255,7 @@ class _Reader:
         keys = {"name", "transport", "host", "port", "path", "token", "token_env"}
         keys |= {"max_result_tokens", "default_timeout", "profile", "always_on", "media"}
         keys |= {"session_result_budget", "direct_answers", "state_key", "state_key_env"}
-        keys |= {"list_ttl", "approve_destructive"}
+        keys |= {"list_ttl", "approve_destructive", "metrics"}
         body = self._table(where, body, keys)
         transport = body.get("transport", "stdio")
         if transport not in ("stdio", "http"):
@@ -264,6 +266,7 @@ class _Reader:
         if media not in ("describe", "pass"):
             raise self.fail(where + ("media",), f"must be 'describe' or 'pass', got {media!r}.")
         direct_answers = self._bool(where, body, "direct_answers", False)
+        metrics = self._bool(where, body, "metrics", False)
         destructive = self._bool(where, body, "approve_destructive", True)
         token = body.get("token")
         if "token_env" in body:
@@ -303,6 +306,7 @@ class _Reader:
             list_ttl=self._seconds(
                 where + ("list_ttl",), body.get("list_ttl", 60.0), allow_zero=True
             ),
+            metrics=metrics,
         )
 
     def _results(self, where: tuple[str, ...], body: Mapping[str, Any]) -> ResultBudget:
@@ -351,7 +355,7 @@ class _Reader:
     def _store(self, body: Any) -> StoreConfig:
         where = ("store",)
         keys = {"sessions", "sessions_env", "session_ttl", "session_prefix"}
-        keys |= {"catalog", "catalog_env", "timeout"}
+        keys |= {"catalog", "catalog_env", "timeout", "events", "events_env"}
         body = self._table(where, body, keys)
         sessions = self._secret(where, body, "sessions")
         if sessions is not None and not sessions.startswith(_REDIS_SCHEMES):
@@ -367,6 +371,12 @@ class _Reader:
                 "must be a PostgreSQL DSN: postgresql://user[:password]@host[:port]/dbname or "
                 "'host=... dbname=... user=...'.",
             )
+        events = self._secret(where, body, "events")
+        if events is not None and not events.startswith(_REDIS_SCHEMES + _POSTGRES_SCHEMES):
+            raise self.fail(
+                where + ("events",),
+                "must be a Redis URL (redis://...) or a PostgreSQL DSN (postgresql://...).",
+            )
         for key in ("session_ttl", "session_prefix"):
             if key in body and sessions is None:
                 raise self.fail(where + (key,), "only applies with sessions (a Redis URL).")
@@ -381,6 +391,7 @@ class _Reader:
             session_prefix=prefix,
             catalog=catalog,
             timeout=self._seconds(where + ("timeout",), body.get("timeout", StoreTimeout.read)),
+            events=events,
         )
 
     def _search(self, body: Any) -> SearchConfig:

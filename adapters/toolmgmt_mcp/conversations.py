@@ -40,7 +40,7 @@ import hashlib
 import json
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,6 +133,8 @@ class ConversationMiddleware:
             False leaves them to ``app`` (the SDK's sessions, in this process).
         per_principal: give each 2026 ``tools/call`` its caller's conversation from ``store``
             (a result budget to keep across calls).
+        on_store_error: told the operation (``load``...) each time the store fails (the
+            gateway's ``/metrics`` counts them).
     """
 
     def __init__(
@@ -147,8 +149,10 @@ class ConversationMiddleware:
         replies: Any = None,
         handshake: bool = True,
         per_principal: bool = False,
+        on_store_error: Callable[[str], None] | None = None,
     ) -> None:
         self.app = app
+        self.on_store_error = on_store_error
         self.direct = direct
         self.replies = replies
         self.handshake = handshake
@@ -332,6 +336,8 @@ class ConversationMiddleware:
         return str(getattr(self.store, "url", type(self.store).__name__))
 
     async def _store_failed(self, send: Any, exc: StoreError, request_id: Any = None) -> None:
+        if self.on_store_error is not None:
+            self.on_store_error("conversation")
         unavailable = isinstance(exc, StoreUnavailableError)
         if not self._down or not unavailable:
             logger.error(

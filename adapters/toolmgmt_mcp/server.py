@@ -15,6 +15,7 @@ import hmac
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,7 @@ from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.options import Access
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import InMemorySessionStore, SessionStore
+from toolmgmt_core.stores.event_log import StoreListener
 from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.config import GatewayConfig
 from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
@@ -57,6 +59,7 @@ from toolmgmt_mcp.questions import (
 )
 from toolmgmt_mcp.replies import RedisReplies
 from toolmgmt_mcp.state_keys import SharedKeyCodec, request_state_boundary
+from toolmgmt_mcp.telemetry import GatewayMetrics, describe_request
 from toolmgmt_mcp.upstreams import UpstreamManager
 
 __all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_sync"]
@@ -115,6 +118,17 @@ class Gateway:
         )
         """The catalog store's tools merged with the upstreams' (``[store] catalog``), or None."""
         options = {**self._manager_options(config), **manager_options}
+        self.metrics: GatewayMetrics | None = None
+        """``GET /metrics``'s provider and what it observes (``[gateway] metrics``), or None."""
+        listeners = list(options.pop("listeners", ()))
+        if config.gateway.metrics:
+            self.metrics = GatewayMetrics(config.gateway.name, self._statuses, self._open_sessions)
+            listeners.append(self.metrics.listener)
+        self._event_log: StoreListener | None = None
+        if config.store.events:
+            self._event_log = _event_log(config)
+            listeners.append(self._event_log)
+        options["listeners"] = listeners
         if self.session_store is not None:
             options.setdefault("session_store", self.session_store)
         elif options.get("session_result_budget") is not None:
@@ -149,6 +163,15 @@ class Gateway:
             self._shared_key = SharedKeyCodec(key_store)
         self.server.middleware.append(request_state_boundary(config, self._shared_key))
         self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools()]
+
+    def _statuses(self) -> list[Any]:
+        upstreams = getattr(self, "upstreams", None)
+        return upstreams.status() if upstreams is not None else []
+
+    def _open_sessions(self) -> int:
+        """MCP sessions the SDK holds open here (stateful HTTP; none without [store])."""
+        manager = getattr(self.server, "_session_manager", None)
+        return len(getattr(manager, "_server_instances", None) or ())
 
     @staticmethod
     def _manager_options(config: GatewayConfig) -> dict[str, Any]:
@@ -200,7 +223,13 @@ class Gateway:
             if self._background is not None:
                 self._background.cancel_scope.cancel()
                 await self._background.__aexit__(None, None, None)
-            stores = (self.session_store, getattr(self._shared_key, "store", None), self._replies)
+            stores = (
+                self.session_store,
+                getattr(self._shared_key, "store", None),
+                self._replies,
+                self._event_log,
+                self.metrics,
+            )
             for store in stores:
                 close = getattr(store, "close", None)
                 if close is not None:
@@ -239,8 +268,29 @@ class Gateway:
         self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
         # The three meta-tools, then any always-on tools (policy-filtered by the session).
-        listed = self.session_for(ctx).tools()
+        started = time.monotonic()
+        session = self.session_for(ctx)
+        listed = session.tools()
+        self._done("tools/list", session, started)
         return mcp_types.ListToolsResult(tools=[self._mcp_tool(t) for t in listed])
+
+    def _done(
+        self,
+        method: str,
+        session: ToolSession,
+        started: float,
+        tool: str | None = None,
+        result: ToolResult | None = None,
+    ) -> None:
+        """What one request did, for the span the SDK made of it and for ``/metrics``."""
+        describe_request(session.conversation)
+        if self.metrics is None:
+            return
+        self.metrics.seen(session.conversation)
+        error = result.error.code if result is not None and result.error is not None else None
+        self.metrics.request_done(method, time.monotonic() - started, tool, error)
+        if result is not None and not result.saved:
+            self.metrics.store_failed("save")
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """The listed input schema of ``name`` (2026: its ``x-mcp-header`` annotations are
@@ -258,8 +308,9 @@ class Gateway:
         self, ctx: Any, params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         name = params.name
+        started = time.monotonic()
         session = self.session_for(ctx)
-        listed = [t.name for t in session.tools()]
+        listed = session.layout().names
         if name not in listed:
             valid = ", ".join(listed)
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}. Valid: {valid}.")
@@ -282,6 +333,7 @@ class Gateway:
                 return asked.result()
             except MissingCapability as refused:
                 raise MCPError(refused.code, refused.message, refused.data) from refused
+        self._done("tools/call", session, started, name, result)
         media = result.media if self.config.gateway.media == "pass" else []
         return _mcp_result(result, media)
 
@@ -315,11 +367,14 @@ class Gateway:
         settings = self.config.gateway
         path = path or settings.path
         stateless = self.session_store is not None
+        routes = [Route(HEALTH_PATH, healthz, methods=["GET"])]
+        if self.metrics is not None:
+            routes.append(self.metrics.route())
         app = self.server.streamable_http_app(
             streamable_http_path=path,
             host=host or settings.host,
             stateless_http=stateless,
-            custom_starlette_routes=[Route(HEALTH_PATH, healthz, methods=["GET"])],
+            custom_starlette_routes=routes,
         )
         conversations = self.session_store if stateless else self.manager.session_store
         if stateless or self.per_principal:
@@ -334,6 +389,7 @@ class Gateway:
                 replies=self._replies,
                 handshake=stateless,
                 per_principal=self.per_principal,
+                on_store_error=self.metrics.store_failed if self.metrics is not None else None,
             )
         app = TrimmedHeaders(app)
         return BearerTokenMiddleware(app, token, open_paths=(HEALTH_PATH,)) if token else app
@@ -481,6 +537,18 @@ def _session_prefix(config: GatewayConfig) -> str:
     from toolmgmt_core.stores.redis import DEFAULT_PREFIX
 
     return config.store.session_prefix or DEFAULT_PREFIX
+
+
+def _event_log(config: GatewayConfig) -> StoreListener:
+    """The ``[store] events`` usage log, written by every replica (no content)."""
+    from toolmgmt_core.stores.event_log import open_event_log
+
+    assert config.store.events is not None
+    try:
+        log = open_event_log(config.store.events, timeout=config.store.timeout)
+    except (ImportError, ConfigError) as exc:
+        raise ConfigError(f"{config.source}: [store] events: {exc}") from exc
+    return StoreListener(log, capture_content=False)
 
 
 def _catalog_store(config: GatewayConfig) -> Any:
