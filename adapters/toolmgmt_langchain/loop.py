@@ -2,10 +2,12 @@
 session: for a hand-written loop (``create_agent`` users take
 :class:`~toolmgmt_langchain.middleware.ToolManagerMiddleware` instead).
 
-A meta-tool call (``tool_search``, ``discover_tools``...) runs as a LangChain tool run, as a
-bound tool's does: callbacks get ``on_tool_start`` and ``on_tool_end`` (or ``on_tool_error``),
-so ``astream_events`` and LangSmith show discovery, and a tool that ``execute_tool`` runs nests
-under it (:func:`run_tool_call`).
+Every call runs as a LangChain tool run, as a bound tool's does: a meta-tool's (``tool_search``,
+``discover_tools``...) and a catalog tool's that is not a LangChain tool (a function, an MCP
+upstream's) are reported as one (callbacks get ``on_tool_start`` and ``on_tool_end``), so
+``astream_events`` and LangSmith show discovery and every call; a LangChain tool in the catalog
+reports its own run, and a tool that ``execute_tool`` runs nests under the meta-tool's
+(:func:`run_tool_call`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from langgraph.errors import GraphBubbleUp
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.session.session import ToolSession
 
@@ -70,13 +73,26 @@ def tool_message(call: Mapping[str, Any], result: Any) -> ToolMessage:
     )
 
 
-def _meta_run(
+def _reported(session: ToolSession, name: Any) -> Tool | None:
+    """The tool whose run a call of ``name`` is reported as: a meta-tool, or a catalog tool
+    that is not a LangChain tool (which reports its own run); None for an unknown name."""
+    meta = session.meta_tool(name)
+    if meta is not None:
+        return meta
+    tool = session.manager.catalog.find(name) if isinstance(name, str) else None
+    if tool is None or "langchain_tool" in tool.metadata:
+        return None
+    return tool
+
+
+def _as_tool_run(
     session: ToolSession, call: Mapping[str, Any], run: Callable[[], Any], *, run_async: bool
 ) -> StructuredTool | None:
-    """A LangChain tool whose run is ``run()`` (the session's answer to ``call``), when ``call``
-    names a meta-tool; it answers with the same ``ToolMessage`` the caller gets."""
-    meta = session.meta_tool(call["name"])
-    if meta is None:
+    """A LangChain tool whose run is ``run()`` (the session's answer to ``call``), when the
+    call is reported (:func:`_reported`); it answers with the ``ToolMessage`` the caller
+    gets."""
+    reported = _reported(session, call["name"])
+    if reported is None:
         return None
     answered: dict[str, ToolResult] = {}
 
@@ -91,12 +107,12 @@ def _meta_run(
         return message(await run())
 
     return StructuredTool(
-        name=meta.name,
-        description=meta.description,
-        args_schema=dict(meta.parameters),  # shown to callbacks; the session checks the call
+        name=reported.name,
+        description=reported.description,
+        args_schema=dict(reported.parameters),  # for callbacks; the session checks the call
         func=None if run_async else run_sync,
         coroutine=run_coroutine if run_async else None,
-        metadata={"toolmgmt_meta_tool": True, "answered": answered},
+        metadata={"toolmgmt": True, "answered": answered},
     )
 
 
@@ -112,13 +128,13 @@ def _invocation(call: Mapping[str, Any]) -> dict[str, Any]:
 def run_tool_call_sync(
     session: ToolSession, call: Mapping[str, Any], config: Any = None
 ) -> ToolResult:
-    """One tool call through the session; a meta-tool's as a LangChain tool run (callbacks
-    from ``config``, else the run this code is in)."""
+    """One tool call through the session, as a LangChain tool run (callbacks from ``config``,
+    else the run this code is in; see the module docstring)."""
 
     def run() -> ToolResult:
         return session.call_sync(call["name"], call.get("args"), call_id=call["id"])
 
-    tool = _meta_run(session, call, run, run_async=False)
+    tool = _as_tool_run(session, call, run, run_async=False)
     if tool is None:
         return run()
     tool.invoke(_invocation(call), config)
@@ -134,7 +150,7 @@ async def run_tool_call(
     def run() -> Any:
         return session.call(call["name"], call.get("args"), call_id=call["id"])
 
-    tool = _meta_run(session, call, run, run_async=True)
+    tool = _as_tool_run(session, call, run, run_async=True)
     if tool is None:
         return await run()
     await tool.ainvoke(_invocation(call), config)

@@ -27,7 +27,9 @@ def _bench(name: str) -> ModuleType:
     return module
 
 
-@pytest.mark.parametrize("document", ["README.md", "docs/deploy.md", "docs/cost.md"])
+@pytest.mark.parametrize(
+    "document", ["README.md", "docs/deploy.md", "docs/cost.md", "docs/observability.md"]
+)
 def test_every_figure_block_is_what_the_results_give(document: str) -> None:
     figures = _bench("readme_figures")
     assert ROOT / document in figures.DOCUMENTS

@@ -24,7 +24,7 @@ from toolmgmt_langchain import (  # noqa: E402
     run_tool_calls_sync,
 )
 
-from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import Discovery, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_demo.models.langchain import ScriptedChatModel  # noqa: E402
 
 
@@ -155,14 +155,39 @@ def test_a_graph_thread_names_the_conversation_in_events() -> None:
     assert seen and set(seen) == {"support-42"}
 
 
-def test_a_hand_written_loop_reports_meta_tool_runs_too() -> None:
-    manager = ToolManager(ToolCatalog(), "search")
+def test_a_hand_written_loop_reports_every_call_as_a_tool_run() -> None:
+    """Meta-tools and catalog tools that are not LangChain tools (functions, MCP upstreams')
+    are reported as tool runs; unknown names are not (there is no tool to run)."""
+
+    def refund_order(order_id: str) -> str:
+        """Refund an order."""
+        return f"refunded {order_id}"
+
+    catalog = ToolCatalog()
+    catalog.add_function(refund_order)
+    manager = ToolManager(catalog, "search", discovery=Discovery(call_unloaded="load"))
     runs = ToolRuns()
     from langchain_core.runnables import RunnableLambda
 
-    def step(message: AIMessage) -> Any:
-        return run_tool_calls_sync(manager.session(), message)
+    session = manager.session()
 
-    messages = RunnableLambda(step).invoke(SCRIPT[0], {"callbacks": [runs]})
-    assert messages[0].tool_call_id == "call_1"
-    assert runs.runs == [("start", "tool_search", "call_1"), ("end", "tool_search", "call_1")]
+    def step(message: AIMessage) -> Any:
+        return run_tool_calls_sync(session, message)
+
+    message = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "tool_search", "args": {"query": "refund"}, "id": "call_1"},
+            {"name": "refund_order", "args": {"order_id": "A-1"}, "id": "call_2"},
+            {"name": "no_such_tool", "args": {}, "id": "call_3"},
+        ],
+    )
+    messages = RunnableLambda(step).invoke(message, {"callbacks": [runs]})
+    assert [m.tool_call_id for m in messages] == ["call_1", "call_2", "call_3"]
+    assert messages[1].content == "refunded A-1" and messages[2].status == "error"
+    assert runs.runs == [
+        ("start", "tool_search", "call_1"),
+        ("end", "tool_search", "call_1"),
+        ("start", "refund_order", "call_2"),
+        ("end", "refund_order", "call_2"),
+    ]
