@@ -29,7 +29,7 @@ from toolmgmt_core.calls.lanes import hung_threads
 from toolmgmt_core.events import OtelListener
 from toolmgmt_core.model.errors import ConfigError
 
-__all__ = ["ACTIVE_SECONDS", "METRICS_PATH", "GatewayMetrics", "describe_request"]
+__all__ = ["ACTIVE_SECONDS", "GatewayMetrics", "METRICS_PATH", "describe_request"]
 
 METRICS_PATH = "/metrics"
 """Where the Prometheus text is served."""

@@ -20,6 +20,7 @@ MODULES = [
     "toolmgmt_mcp.questions",
     "toolmgmt_mcp.server",
     "toolmgmt_mcp.state_keys",
+    "toolmgmt_mcp.telemetry",
     "toolmgmt_mcp.transport",
     "toolmgmt_mcp.upstreams",
 ]

@@ -217,3 +217,38 @@ async def test_store_errors_are_counted(traced: tuple[HttpUpstream, Path]) -> No
         x for x in metrics.text.splitlines() if x.startswith("toolmgmt_gateway_store_errors_total{")
     )
     assert float(line.rsplit(" ", 1)[1]) == 2
+
+
+async def test_every_replica_writes_its_usage_log_to_the_store(
+    traced: tuple[HttpUpstream, Path], redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    upstream, _ = traced
+    text = _config(upstream) + f'[store]\nevents = "{redis_url}"\n'
+    gateway = Gateway(parse_config(text, source="gateway.toml"))
+    async with gateway, serving(gateway) as url:
+        await _call(url)
+        assert gateway._event_log is not None and gateway._event_log.flush(20)
+    from toolmgmt_core.cli import main
+
+    assert (
+        main(["usage", "--store", redis_url, "--json", "--catalog", "toolmgmt_demo:demo_catalog"])
+        == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["tools"]["traced_trace_of_call"]["calls"] == 1
+    assert "execute_tool" not in report["tools"]  # a call is the tool's that ran
+    assert SECRET not in json.dumps(report)
+
+
+def test_the_settings_are_checked() -> None:
+    from toolmgmt_core import ConfigError
+
+    base = '[upstreams.a]\nurl = "http://127.0.0.1:1/mcp"\n'
+    assert parse_config("[gateway]\nmetrics = true\n" + base).gateway.metrics
+    assert not parse_config(base).gateway.metrics
+    with pytest.raises(ConfigError, match="metrics"):
+        parse_config('[gateway]\nmetrics = "yes"\n' + base)
+    with pytest.raises(ConfigError, match="Redis URL .* or a PostgreSQL DSN"):
+        parse_config(base + '[store]\nevents = "mysql://x"\n')
+    config = parse_config(base + '[store]\nevents = "postgresql://u@127.0.0.1/db"\n')
+    assert config.store.events == "postgresql://u@127.0.0.1/db"
