@@ -270,6 +270,7 @@ class Gateway:
         # The three meta-tools, then any always-on tools (policy-filtered by the session).
         started = time.monotonic()
         session = self.session_for(ctx)
+        describe_request(session.conversation)
         listed = session.tools()
         self._done("tools/list", session, started)
         return mcp_types.ListToolsResult(tools=[self._mcp_tool(t) for t in listed])
@@ -282,8 +283,7 @@ class Gateway:
         tool: str | None = None,
         result: ToolResult | None = None,
     ) -> None:
-        """What one request did, for the span the SDK made of it and for ``/metrics``."""
-        describe_request(session.conversation)
+        """What one request did, for ``/metrics``."""
         if self.metrics is None:
             return
         self.metrics.seen(session.conversation)
@@ -310,6 +310,7 @@ class Gateway:
         name = params.name
         started = time.monotonic()
         session = self.session_for(ctx)
+        describe_request(session.conversation)  # on the SDK's span of this request
         listed = session.layout().names
         if name not in listed:
             valid = ", ".join(listed)

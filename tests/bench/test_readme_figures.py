@@ -174,6 +174,12 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("latency_10k", "keyword", "p50"),
         ("latency_10k", "hybrid", "p50"),
     ],
+    "observability": [
+        ("cases", 0, "sdk_ratio"),
+        ("cases", 1, "default_ratio"),
+        ("cases", 2, "reference_us"),
+        ("sdk_floor_us",),
+    ],
 }
 """Per renderer, figures (paths under ``figures``) it must show: the ones the README quotes."""
 

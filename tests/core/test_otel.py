@@ -172,6 +172,17 @@ def test_failures_carry_error_type_and_an_error_status() -> None:
     assert {"tool_error", "invalid_arguments", "unknown_tool"} <= errors
 
 
+def test_names_the_model_makes_up_are_bounded_and_make_no_new_series() -> None:
+    kit = OtelKit()
+    session = _manager(kit, "flat").session()
+    for n in range(5):
+        asyncio.run(session.call(f"made_up_{n}_" + "x" * 500, {}))
+    spans = kit.spans()
+    assert len(spans) == 5 and all(len(s.name) <= len("execute_tool ") + 128 for s in spans)
+    (point,) = kit.points("gen_ai.execute_tool.duration")  # one series for all of them
+    assert point.attributes["gen_ai.tool.name"] == "_unknown" and point.count == 5
+
+
 def test_truncation_denials_and_approvals_show_on_the_span_and_in_the_counters() -> None:
     kit = OtelKit()
     asked: list[str] = []

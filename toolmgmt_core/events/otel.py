@@ -56,6 +56,7 @@ __all__ = [
     "DISABLE_ENV",
     "DURATION_BUCKETS",
     "INSTRUMENTATION_NAME",
+    "UNKNOWN_TOOL",
     "OtelListener",
     "default_listeners",
 ]
@@ -74,6 +75,15 @@ DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 
 """Bucket bounds (seconds) of ``gen_ai.execute_tool.duration``, the GenAI conventions' own."""
 
 _MAX_OPEN = 100_000  # calls started and not finished kept at most (a bound, not a use)
+_MAX_NAME = 128  # characters of a tool name a span or a metric carries
+UNKNOWN_TOOL = "_unknown"
+"""``gen_ai.tool.name`` of a metric point for a name no tool has: the model chooses such names,
+and each would be a new series."""
+
+
+def _name(tool: str) -> str:
+    """A tool name as telemetry carries it: the model's choice, so bounded."""
+    return tool if len(tool) <= _MAX_NAME else tool[: _MAX_NAME - 1] + "…"
 
 
 def _sdk_configured() -> bool:
@@ -171,9 +181,10 @@ class OtelListener:
     # -- calls ------------------------------------------------------------------------------
 
     def _call_started(self, event: CallStarted) -> None:
+        tool = _name(event.tool)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": event.tool,
+            "gen_ai.tool.name": tool,
             "gen_ai.tool.type": "extension" if event.meta else "function",
         }
         if event.call_id:
@@ -184,7 +195,7 @@ class OtelListener:
         if arguments is not None:
             attributes["gen_ai.tool.call.arguments"] = arguments
         span = self.tracer.start_span(
-            f"execute_tool {event.tool}", kind=SpanKind.INTERNAL, attributes=attributes
+            f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=attributes
         )
         token = None
         if span.is_recording():  # current while the call runs: the handler's spans nest
@@ -199,18 +210,19 @@ class OtelListener:
             span, token = opened
             if token is not None:
                 otel_context.detach(token)
-        tool = event.tool
+        tool = _name(event.tool)
         error = event.error_code
         if span is not None and span.is_recording():
-            if tool != event.started.tool:  # execute_tool ran this tool: the span is its run
+            if event.tool != event.started.tool:  # execute_tool ran this tool: its run
                 span.update_name(f"execute_tool {tool}")
                 span.set_attributes(
-                    {"gen_ai.tool.name": tool, "toolmgmt.call.via": event.started.tool}
+                    {"gen_ai.tool.name": tool, "toolmgmt.call.via": _name(event.started.tool)}
                 )
             self._describe_outcome(span, event)
             span.end()
         if event.signal is None:
-            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool}
+            known = tool if error != "unknown_tool" else UNKNOWN_TOOL
+            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": known}
             if error is not None:
                 attributes["error.type"] = error
             self.duration.record(event.duration, attributes)
