@@ -10,7 +10,7 @@ query is in the record).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,50 +140,82 @@ def usage_report(
     return report
 
 
+class _Reading:
+    """One conversation's records read in time order into ``report``: each record kind has its
+    method (:data:`_KINDS`); searches wait in ``pending`` until a call of a tool they found."""
+
+    def __init__(self, report: UsageReport, found: set[str]) -> None:
+        self.report = report
+        self.found = found
+        self.pending: list[tuple[Mapping[str, Any], set[str]]] = []
+
+    def search(self, record: Mapping[str, Any]) -> None:
+        hits = {h for h in record.get("hits") or () if isinstance(h, str)}
+        self.found |= hits
+        self.report.searches += 1
+        self.pending.append((record, hits))
+
+    def call(self, record: Mapping[str, Any]) -> None:
+        _call(self.report, record)
+        tool = record.get("tool")
+        for search in [p for p in self.pending if tool in p[1]]:
+            self.pending.remove(search)
+            self.report.searches_with_call += 1
+
+    def listing(self, record: Mapping[str, Any]) -> None:
+        self.report.listings += 1
+        self.report.saved_by_discovery += max(
+            0, _count(record.get("flat_tokens")) - _count(record.get("definition_tokens"))
+        )
+
+    def truncation(self, record: Mapping[str, Any]) -> None:
+        self.report.truncations += 1
+        self.report.saved_by_truncation += max(
+            0, _count(record.get("tokens_before")) - _count(record.get("tokens_after"))
+        )
+
+    def denial(self, record: Mapping[str, Any]) -> None:
+        self.report.denials += 1
+
+    def approval(self, record: Mapping[str, Any]) -> None:
+        verdict = "asked" if record.get("event") == "approval_asked" else str(record.get("verdict"))
+        self.report.approvals[verdict] = self.report.approvals.get(verdict, 0) + 1
+
+    def finish(self) -> None:
+        """The searches no call followed."""
+        for record, hits in self.pending:
+            self.report.unanswered_count += 1
+            if len(self.report.unanswered) < MAX_LISTED:
+                entry = {
+                    "conversation": record.get("conversation"),
+                    "time": record.get("time"),
+                    "found": sorted(hits),
+                }
+                if isinstance(record.get("queries"), list):
+                    entry["queries"] = record["queries"]
+                self.report.unanswered.append(entry)
+
+
+_KINDS: dict[str, Callable[[_Reading, Mapping[str, Any]], None]] = {
+    "search": _Reading.search,
+    "call": _Reading.call,
+    "list": _Reading.listing,
+    "truncated": _Reading.truncation,
+    "denied": _Reading.denial,
+    "approval_asked": _Reading.approval,
+    "approval_answered": _Reading.approval,
+}
+"""What each record kind adds to a report (other kinds add nothing)."""
+
+
 def _conversation(report: UsageReport, items: list[Mapping[str, Any]], found: set[str]) -> None:
     """Add one conversation's records (in time order) to ``report``."""
-    pending: list[tuple[Mapping[str, Any], set[str]]] = []  # searches not yet followed by a call
+    reading = _Reading(report, found)
     for record in items:
-        kind = record.get("event")
-        if kind == "search":
-            hits = {h for h in record.get("hits") or () if isinstance(h, str)}
-            found |= hits
-            report.searches += 1
-            pending.append((record, hits))
-        elif kind == "call":
-            _call(report, record)
-            tool = record.get("tool")
-            for search in [p for p in pending if tool in p[1]]:
-                pending.remove(search)
-                report.searches_with_call += 1
-        elif kind == "list":
-            report.listings += 1
-            report.saved_by_discovery += max(
-                0, _count(record.get("flat_tokens")) - _count(record.get("definition_tokens"))
-            )
-        elif kind == "truncated":
-            report.truncations += 1
-            report.saved_by_truncation += max(
-                0, _count(record.get("tokens_before")) - _count(record.get("tokens_after"))
-            )
-        elif kind == "denied":
-            report.denials += 1
-        elif kind == "approval_asked":
-            report.approvals["asked"] = report.approvals.get("asked", 0) + 1
-        elif kind == "approval_answered":
-            verdict = str(record.get("verdict"))
-            report.approvals[verdict] = report.approvals.get(verdict, 0) + 1
-    for record, hits in pending:
-        report.unanswered_count += 1
-        if len(report.unanswered) < MAX_LISTED:
-            entry = {
-                "conversation": record.get("conversation"),
-                "time": record.get("time"),
-                "found": sorted(hits),
-            }
-            if isinstance(record.get("queries"), list):
-                entry["queries"] = record["queries"]
-            report.unanswered.append(entry)
+        read = _KINDS.get(str(record.get("event")))
+        if read is not None:
+            read(reading, record)
+    reading.finish()
 
 
 def _call(report: UsageReport, record: Mapping[str, Any]) -> None:
