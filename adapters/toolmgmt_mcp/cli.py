@@ -12,7 +12,6 @@ The core's command line finds :func:`register` (the ``serve`` command) and
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -22,6 +21,7 @@ from typing import Any
 
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.config import ConfigDocument
 from toolmgmt_core.model.errors import CatalogSourceError, ConfigError, ToolmgmtError
 
 __all__ = ["add_serve_arguments", "gateway_catalog", "main", "register", "run_serve"]
@@ -45,8 +45,8 @@ def _is_gateway_config(path: Path) -> bool:
     if path.suffix.casefold() != ".json":
         return False
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = ConfigDocument.read(path, fmt="json").data
+    except ToolmgmtError:
         return False
     return isinstance(data, dict) and "upstreams" in data and "tools" not in data
 

@@ -33,6 +33,7 @@ from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.embeddings.named import embedder_from_spec
+from toolmgmt_core.model.config import config_problem
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError, StoreError, ToolCallError
 from toolmgmt_core.model.tool import Tool
@@ -466,7 +467,7 @@ def _session_store(config: GatewayConfig, *, forever: bool = False) -> SessionSt
     try:
         from toolmgmt_core.stores.redis import RedisSessionStore
     except ImportError as exc:
-        raise ConfigError(f"{config.source}: [store] sessions: {exc}") from exc
+        raise ConfigError(config_problem(config.source, str(exc), ("store", "sessions"))) from exc
     options: dict[str, Any] = {
         "ttl": None if forever else store.session_ttl,
         "timeout": store.timeout,
@@ -488,7 +489,7 @@ def _catalog_store(config: GatewayConfig) -> Any:
     try:
         from toolmgmt_core.stores.postgres import PostgresCatalogStore
     except ImportError as exc:
-        raise ConfigError(f"{config.source}: [store] catalog: {exc}") from exc
+        raise ConfigError(config_problem(config.source, str(exc), ("store", "catalog"))) from exc
     return PostgresCatalogStore(config.store.catalog)
 
 
@@ -499,7 +500,7 @@ def _configured_embedder(config: GatewayConfig) -> Any:
     try:
         return embedder_from_spec(config.search.embedder)
     except ConfigError as exc:
-        raise ConfigError(f"{config.source}: [search] embedder: {exc}") from exc
+        raise ConfigError(config_problem(config.source, str(exc), ("search", "embedder"))) from exc
 
 
 def _embedding_cache(config: GatewayConfig) -> Any:
