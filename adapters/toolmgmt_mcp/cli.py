@@ -111,6 +111,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
 
 def run_serve(args: argparse.Namespace) -> int:
     """Run the gateway from parsed ``serve`` options; the process exit code."""
+    from toolmgmt_mcp.clients import ClientLogFilter
     from toolmgmt_mcp.config_file import load_config
     from toolmgmt_mcp.server import serve_sync
 
@@ -121,7 +122,11 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     token = args.token or os.environ.get("TOOLMGMT_GATEWAY_TOKEN") or None
     # Upstreams going down and coming back, skipped tools: on stderr (stdout may be the MCP pipe).
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
+    # A shared gateway's client is named in what is logged while serving it.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(client_note)s%(message)s"))
+    handler.addFilter(ClientLogFilter())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     logging.getLogger("toolmgmt_mcp").setLevel(logging.INFO)
     try:
         serve_sync(config, transport=args.transport, host=args.host, port=args.port, token=token)

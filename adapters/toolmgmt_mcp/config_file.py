@@ -8,6 +8,9 @@ TOML (``.toml``) or JSON (any other suffix)::
     host = "127.0.0.1"             # http only; loopback unless told otherwise
     port = 8765
     token_env = "GATEWAY_TOKEN"    # or token = "..." (a bearer token every HTTP request must carry)
+    header_timeout = 10            # seconds a client has to send a request's headers
+    max_requests = 256             # requests one replica serves at once; beyond: 503, Retry-After
+    max_sessions = 10000           # 2025 sessions kept in memory (without [store] sessions)
     max_result_tokens = 4000       # default budget for one tool result
     profile = "full"               # a toolmgmt profile (built-in: minimal, readonly, full)
     always_on = ["notes_search_*"] # tools listed directly beside the three meta-tools
@@ -16,6 +19,12 @@ TOML (``.toml``) or JSON (any other suffix)::
     state_key_env = "STATE_KEY"    # or state_key = "...": seals relayed questions' state (2026);
                                    # "new,old" rotates; default: per process, or kept in [store]
     list_ttl = 60                  # seconds a 2026 client may cache tools/list
+
+    [gateway.clients.support]      # a shared gateway: one token per client (instead of token)
+    token_env = "SUPPORT_TOKEN"    # or token = "..." (at least 16 characters)
+    profile = "readonly"           # default: [gateway] profile
+    deny = ["notes_delete_*"]      # beside [policy], for this client only
+    max_requests = 32              # its share of a replica (default: the replica's limit)
 
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
@@ -57,6 +66,8 @@ Errors are :class:`~toolmgmt_core.ConfigError` in the one format of configuratio
 
 from __future__ import annotations
 
+import dataclasses
+import hmac
 import os
 import re
 from pathlib import Path
@@ -66,11 +77,12 @@ from toolmgmt_core.calls.budget import ResultBudget
 from toolmgmt_core.embeddings.named import check_embedder_spec
 from toolmgmt_core.model.config import ConfigDocument, ConfigTable
 from toolmgmt_core.model.errors import ConfigError
-from toolmgmt_core.policy.profiles import may_match, parse_pattern
+from toolmgmt_core.policy.profiles import get_profile, may_match, parse_pattern
 from toolmgmt_core.policy.steps import Approval
 from toolmgmt_core.session.options import Execution
 from toolmgmt_core.stores import DEFAULT_SESSION_TTL, StoreTimeout
 from toolmgmt_mcp.config import (
+    ClientConfig,
     GatewayConfig,
     GatewaySettings,
     PolicyConfig,
@@ -99,7 +111,11 @@ _GATEWAY_KEYS = sorted(
     {"name", "transport", "host", "port", "path", "token", "token_env", "max_result_tokens"}
     | {"default_timeout", "profile", "always_on", "media", "session_result_budget"}
     | {"direct_answers", "state_key", "state_key_env", "list_ttl", "approve_destructive"}
+    | {"clients", "header_timeout", "max_requests", "max_sessions"}
 )
+_CLIENT_KEYS = ("deny", "max_requests", "profile", "token", "token_env")
+_MIN_CLIENT_TOKEN = 16
+"""Shortest client token accepted: a shared gateway's tokens are its only lock."""
 _STORE_KEYS = sorted(
     {"sessions", "sessions_env", "session_ttl", "session_prefix", "catalog", "catalog_env"}
     | {"timeout"}
@@ -159,21 +175,30 @@ class _Reader:
                 'and args = ["notes_server.py"], or url = "http://127.0.0.1:8765/mcp".',
             )
         upstreams = tuple(self._upstream(upstreams_table, str(name)) for name in upstreams_table)
-        gateway = self._gateway(root.table("gateway", _GATEWAY_KEYS))
+        gateway_table = root.table("gateway", _GATEWAY_KEYS)
+        gateway = self._gateway(gateway_table)
         policy_table = root.table("policy", ("allow", "deny", "quarantine", "trusted"))
         policy = self._policy(policy_table)
-        self._check_deny(policy_table, policy, upstreams)
+        self._check_deny(policy_table, policy.deny, upstreams)
+        clients = self._clients(gateway_table.table("clients"), upstreams)
+        if clients and gateway.token is not None:
+            key = "token_env" if "token_env" in gateway_table else "token"
+            raise gateway_table.fail(
+                key, "set token (one for everyone) or clients (one each), not both."
+            )
+        gateway = dataclasses.replace(gateway, clients=clients)
         store = self._store(root.table("store", _STORE_KEYS))
         search = self._search(root.table("search", ("embedder",)))
         source = self.document.source
         return GatewayConfig(upstreams, gateway, policy, source, store=store, search=search)
 
     def _check_deny(
-        self, table: ConfigTable, policy: PolicyConfig, upstreams: tuple[UpstreamConfig, ...]
+        self, table: ConfigTable, deny: tuple[str, ...], upstreams: tuple[UpstreamConfig, ...]
     ) -> None:
-        """A ``[policy]`` deny pattern that can match no tool name as exposed is an error: it
-        would deny nothing while the tool it meant runs (a custom ``prefix`` renames tools)."""
-        for text in policy.deny:
+        """A deny pattern (``[policy]``, a client's) that can match no tool name as exposed is
+        an error: it would deny nothing while the tool it meant runs (a custom ``prefix``
+        renames tools)."""
+        for text in deny:
             try:
                 pattern = parse_pattern(text)
             except ConfigError as exc:
@@ -193,6 +218,49 @@ class _Reader:
             )
 
     # -- sections -------------------------------------------------------------------------
+
+    def _clients(
+        self, table: ConfigTable, upstreams: tuple[UpstreamConfig, ...]
+    ) -> tuple[ClientConfig, ...]:
+        """``[gateway.clients.NAME]``: each a token of its own (no two alike), a profile, a
+        deny list and a share of a replica."""
+        clients: list[ClientConfig] = []
+        for name in table:
+            if not _NAME.match(name):
+                raise table.fail(
+                    name,
+                    "a client's name is a letter, then letters, digits, '_' or '-' (at most 64).",
+                )
+            client = table.table(name, _CLIENT_KEYS)
+            token = client.secret("token")
+            key = "token_env" if "token_env" in client else "token"
+            if token is None:
+                raise client.fail(None, 'needs its token: token_env = "VARIABLE" (or token).')
+            if len(token) < _MIN_CLIENT_TOKEN:
+                raise client.fail(
+                    key,
+                    f"the token is {len(token)} characters; a client's token needs at least "
+                    f'{_MIN_CLIENT_TOKEN} (make one with: python -c "import secrets; '
+                    'print(secrets.token_urlsafe(32))").',
+                )
+            for other in clients:
+                if hmac.compare_digest(other.token, token):
+                    raise client.fail(
+                        key, f"the same token as client {other.name!r}; each needs its own."
+                    )
+            profile = client.string("profile", None)
+            if profile is not None:
+                try:
+                    get_profile(profile)
+                except ConfigError as exc:
+                    raise client.fail("profile", str(exc)) from None
+            deny = client.strings("deny")
+            self._check_deny(client, deny, upstreams)
+            limit = None
+            if "max_requests" in client:
+                limit = client.integer("max_requests", 0, low=1, high=1_000_000)
+            clients.append(ClientConfig(name, token, profile, deny, limit))
+        return tuple(clients)
 
     def _policy(self, table: ConfigTable, *, globs_only: bool = False) -> PolicyConfig:
         policy = PolicyConfig(
@@ -231,6 +299,9 @@ class _Reader:
             direct_answers=table.boolean("direct_answers", False),
             state_keys=self._state_keys(table),
             list_ttl=table.seconds("list_ttl", 60.0, allow_zero=True),
+            header_timeout=table.seconds("header_timeout", 10.0),
+            max_requests=table.integer("max_requests", 256, low=0, high=1_000_000),
+            max_sessions=table.integer("max_sessions", 10_000, low=1, high=10_000_000),
         )
 
     def _results(self, table: ConfigTable) -> ResultBudget:
