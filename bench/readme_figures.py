@@ -387,6 +387,40 @@ def render_gateway_load(figures: dict[str, Any]) -> str:
     return _table(header, rows)
 
 
+@renders("admission", timed=True)
+def render_admission(figures: dict[str, Any]) -> str:
+    """Another client's latency while one client floods a replica, with and without limits."""
+    default = figures.get("default_max_requests", 64)
+    limits = {
+        "alone": "-",
+        "flood, no limit": "none",
+        "flood, defaults": f"{default} a replica, {default // 2} a client (the defaults)",
+        "flood, tight": f"{figures['max_requests']} a replica, {figures['share']} for `bulk`",
+    }
+    rows = []
+    for name, row in figures["phases"].items():
+        flood = row["flood"]
+        rows.append(
+            [
+                name,
+                limits.get(name, "?"),
+                f"{row['answered']:,} of {row['calls']:,}",
+                _pair(row["p50_ms"], row["p95_ms"]),
+                "-" if row["max_ms"] is None else _num(row["max_ms"]),
+                "-" if flood is None else f"{flood['answered']:,} / {flood['refused']:,}",
+            ]
+        )
+    header = [
+        f"phase ({figures['flood_sessions']:,} `bulk` sessions)",
+        "max_requests",
+        "`interactive` calls answered",
+        "p50 / p95 ms",
+        "max ms",
+        "`bulk` calls answered / refused (503)",
+    ]
+    return _table(header, rows)
+
+
 @renders("embed_speed", timed=True)
 def render_embed_speed(figures: dict[str, Any]) -> str:
     """Query embedding latency and pool embedding time per runtime, against torch."""

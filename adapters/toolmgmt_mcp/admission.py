@@ -4,7 +4,8 @@ A replica that accepts every request makes everyone wait once it is overloaded: 
 of one client raised another client's median latency from 10 ms to about 1 s, as every request
 queued behind the others for the event loop and the store's threads. :class:`Admission` counts
 the requests a replica is serving and answers one more than ``[gateway] max_requests`` (or
-than its client's ``max_requests``, ``[gateway.clients.NAME]``) with HTTP 503 at once, before
+than its client's share, ``[gateway.clients.NAME] max_requests``, by default half the
+replica's when it has two clients or more: :func:`client_shares`) with HTTP 503 at once, before
 reading its body: nothing of it ran, so HAProxy may send it to another replica
 (``retry-on 503``, docs/deploy.md) and a client may send it again after ``Retry-After``
 seconds. A standalone stream (``GET``) is a session's, counted by ``max_sessions`` instead.
@@ -28,13 +29,26 @@ from typing import Any
 from mcp_types import INTERNAL_ERROR
 
 from toolmgmt_mcp.clients import CLIENT_SCOPE_KEY
+from toolmgmt_mcp.config import GatewaySettings
 
-__all__ = ["Admission", "retry_after"]
+__all__ = ["Admission", "client_shares", "retry_after"]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
 _LOG_EVERY = 10.0
 """Seconds between two log lines about refused requests."""
+
+
+def client_shares(settings: GatewaySettings) -> dict[str, int]:
+    """Each client's share of a replica: its ``max_requests``, else half the replica's when
+    it serves two clients or more (so that no one client can take all of it), else none."""
+    default = max(1, settings.max_requests // 2) if settings.max_requests else None
+    shares = {}
+    for client in settings.clients:
+        share = client.max_requests or (default if len(settings.clients) > 1 else None)
+        if share is not None:
+            shares[client.name] = share
+    return shares
 
 
 def retry_after(store_timeout: float) -> int:

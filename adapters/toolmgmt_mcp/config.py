@@ -114,7 +114,8 @@ class ClientConfig:
     ``[policy]`` (which applies to every client)."""
     max_requests: int | None = None
     """Requests of this client one replica serves at once (beyond: 503 with ``Retry-After``),
-    so that it cannot take the whole of a replica; None: only the replica's ``max_requests``."""
+    so that it cannot take the whole of a replica; None: half the replica's ``max_requests``
+    when the gateway has two clients or more (:func:`~toolmgmt_mcp.admission.client_shares`)."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ class GatewaySettings:
     """Seconds an HTTP client has to send a request's headers (from its connection, or from
     the first byte of its next request on a kept-alive one); past them the connection is
     closed, so slow-header connections are not held."""
-    max_requests: int = 256
+    max_requests: int = 64
     """HTTP requests this replica serves at once (a standalone stream not counted); beyond, a
     request is answered 503 with ``Retry-After`` at once, before anything of it runs (behind
     HAProxy, another replica takes it); 0: no limit."""

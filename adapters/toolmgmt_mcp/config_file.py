@@ -9,7 +9,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     port = 8765
     token_env = "GATEWAY_TOKEN"    # or token = "..." (a bearer token every HTTP request must carry)
     header_timeout = 10            # seconds a client has to send a request's headers
-    max_requests = 256             # requests one replica serves at once; beyond: 503, Retry-After
+    max_requests = 64              # requests one replica serves at once; beyond: 503, Retry-After
     max_sessions = 10000           # 2025 sessions kept in memory (without [store] sessions)
     max_result_tokens = 4000       # default budget for one tool result
     profile = "full"               # a toolmgmt profile (built-in: minimal, readonly, full)
@@ -24,7 +24,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     token_env = "SUPPORT_TOKEN"    # or token = "..." (at least 16 characters)
     profile = "readonly"           # default: [gateway] profile
     deny = ["notes_delete_*"]      # beside [policy], for this client only
-    max_requests = 32              # its share of a replica (default: the replica's limit)
+    max_requests = 32              # its share of a replica (default: half the replica's)
 
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
@@ -300,7 +300,7 @@ class _Reader:
             state_keys=self._state_keys(table),
             list_ttl=table.seconds("list_ttl", 60.0, allow_zero=True),
             header_timeout=table.seconds("header_timeout", 10.0),
-            max_requests=table.integer("max_requests", 256, low=0, high=1_000_000),
+            max_requests=table.integer("max_requests", 64, low=0, high=1_000_000),
             max_sessions=table.integer("max_sessions", 10_000, low=1, high=10_000_000),
         )
 

@@ -40,7 +40,7 @@ from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.options import Access
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import InMemorySessionStore, SessionStore
-from toolmgmt_mcp.admission import Admission, retry_after
+from toolmgmt_mcp.admission import Admission, client_shares, retry_after
 from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.clients import CLIENT_SCOPE_KEY, BearerTokenMiddleware, ClientAuth
 from toolmgmt_mcp.config import ClientConfig, GatewayConfig
@@ -360,7 +360,7 @@ class Gateway:
         app = Admission(
             app,
             max_requests=settings.max_requests,
-            per_client={c.name: c.max_requests for c in settings.clients if c.max_requests},
+            per_client=client_shares(settings),
             retry_after=retry_after(self.config.store.timeout),
             path=path,
         )

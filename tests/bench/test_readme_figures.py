@@ -83,6 +83,12 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("speed", 1, "tokens"),
         ("memory", 0, "growth_kb"),
     ],
+    "admission": [
+        ("phases", "alone", "p50_ms"),
+        ("phases", "flood, no limit", "p95_ms"),
+        ("phases", "flood, defaults", "p95_ms"),
+        ("phases", "flood, tight", "p95_ms"),
+    ],
     "gateway_load": [
         ("concurrent", "gateway", "answered"),
         ("concurrent", "gateway", "lost"),

@@ -320,3 +320,13 @@ async def test_the_reading_deadline_cuts_slow_requests_not_slow_answers(
     assert long.status_code == 200 and "long" in long.text
     assert again.status_code == 200 and "again" in again.text
     assert cut and took < 4, took
+
+
+def test_each_client_gets_half_a_replica_unless_its_table_says(mcp_kit: Any, tokens: None) -> None:
+    from toolmgmt_mcp.admission import client_shares, retry_after
+
+    assert client_shares(_config(mcp_kit).gateway) == {"support": 32, "ops": 32}
+    shares = client_shares(_config(mcp_kit, "max_requests = 10", "max_requests = 3").gateway)
+    assert shares == {"support": 3, "ops": 5}
+    assert client_shares(_config(mcp_kit, "max_requests = 0").gateway) == {}  # no limit at all
+    assert (retry_after(0.2), retry_after(2.0), retry_after(2.5)) == (1, 2, 3)
