@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from typing import Any
 
@@ -330,3 +331,38 @@ def test_each_client_gets_half_a_replica_unless_its_table_says(mcp_kit: Any, tok
     assert shares == {"support": 3, "ops": 5}
     assert client_shares(_config(mcp_kit, "max_requests = 0").gateway) == {}  # no limit at all
     assert (retry_after(0.2), retry_after(2.0), retry_after(2.5)) == (1, 2, 3)
+
+
+def test_the_served_gateway_names_the_client_in_its_log(
+    mcp_kit: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``toolmgmt serve`` (its log format): a line logged while serving a client names it."""
+    from toolmgmt_deploy.replica import LocalGateway
+
+    config = tmp_path / "gateway.toml"
+    config.write_text(
+        '[gateway]\nmax_requests = 4\n[gateway.clients.support]\ntoken_env = "FD_SUPPORT"\n'
+        'max_requests = 1\n[gateway.clients.ops]\ntoken_env = "FD_OPS"\n\n'
+        + mcp_kit.stdio_upstream("notes")
+    )
+    env = {**os.environ, "FD_SUPPORT": SUPPORT, "FD_OPS": OPS}
+    with LocalGateway(config, env=env) as replica:
+        url = replica.url
+        assert url is not None
+
+        async def scenario() -> int:
+            async with httpx2.AsyncClient(timeout=30) as http:
+                async with anyio.create_task_group() as tasks:
+                    slow = _call("notes_slow_echo", token="s", delay=1.5)
+                    tasks.start_soon(lambda: http.post(url, json=slow, headers=_modern(SUPPORT)))
+                    await anyio.sleep(0.5)
+                    quick = _call("notes_echo", token="x")
+                    over = await http.post(url, json=quick, headers=_modern(SUPPORT))
+                return over.status_code
+
+        assert anyio.run(scenario) == 503
+        deadline = time.monotonic() + 10
+        while not any("refused" in line for line in replica.log) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    (line,) = [line for line in replica.log if "refused" in line]
+    assert line.startswith("toolmgmt_mcp: client support: refused 1 request(s) with 503"), line
