@@ -87,7 +87,8 @@ class Gateway:
     closes them. ``manager`` is a gateway-mode :class:`ToolManager` over ``catalog``;
     ``manager_options`` are passed on to it (``browse_limit``, ``max_results``...);
     ``embedder`` (else the config's ``[search] embedder``) makes search hybrid (its vectors
-    cached in the catalog store when there is one).
+    cached in the catalog store when there is one). With ``[gateway.clients]``, each client has
+    a manager of its own (:attr:`clients`: its profile, its deny), with the same options.
 
     With ``[store] sessions``, conversations live in that Redis (:attr:`session_store`) and
     HTTP is served statelessly behind :class:`~toolmgmt_mcp.conversations.ConversationMiddleware`,
@@ -236,7 +237,10 @@ class Gateway:
         request = getattr(ctx, "request", None)
         scope = getattr(request, "scope", None)
         scope = scope if isinstance(scope, dict) else {}
-        manager = self.clients.get(scope.get(CLIENT_SCOPE_KEY), self.manager)
+        client = scope.get(CLIENT_SCOPE_KEY)
+        manager = (
+            self.clients.get(client, self.manager) if isinstance(client, str) else self.manager
+        )
         conversation = scope.get(CONVERSATION_SCOPE_KEY)
         if conversation is not None:
             return ToolSession.restore(manager, conversation.key, conversation.stored)
