@@ -258,3 +258,11 @@ def test_every_key_of_a_toml_file_is_found_where_it_is_set(data: dict[str, Any])
     found = key_lines(text, "toml", max_depth=50)
     for path, line in expected.items():
         assert found[path] == line, (path, text)
+
+
+def test_a_shallow_document_points_deep_keys_at_their_parent() -> None:
+    text = json.dumps({"tools": [{"name": "a"}, {"name": "b", "parameters": {"x": 1}}]}, indent=2)
+    deep = ConfigDocument.parse(text, fmt="json")
+    shallow = ConfigDocument.parse(text, fmt="json", depth=2)
+    path = ("tools", 1, "parameters", "x")
+    assert deep.line_of(path) == 9 and shallow.line_of(path) == shallow.line_of(("tools", 1)) == 6

@@ -127,7 +127,8 @@ def _definitions_in(data: Any) -> tuple[list[Any], KeyPath] | None:
 
 
 def _read_json(path: Path) -> ConfigDocument:
-    return ConfigDocument.read(path, what="catalog", fmt="json", error=CatalogSourceError)
+    # Lines are needed for each definition (depth 2: "tools", its index), not inside them.
+    return ConfigDocument.read(path, what="catalog", fmt="json", error=CatalogSourceError, depth=2)
 
 
 def _from_plugins(path: Path, warn: Warn) -> tuple[ToolCatalog | None, str]:

@@ -92,6 +92,8 @@ class ConfigDocument:
         fmt: ``toml`` or ``json``, how ``text`` is written.
         error: the exception raised for a problem (:class:`ConfigError`, or a subclass of
             :class:`ToolmgmtError` such as ``CatalogSourceError``).
+        depth: the deepest key paths given their own line (a deeper one is given its
+            parent's): a large file (a catalog) is then indexed in a bounded time.
     """
 
     def __init__(
@@ -102,12 +104,14 @@ class ConfigDocument:
         source: str = "<config>",
         fmt: Format = "json",
         error: type[ToolmgmtError] = ConfigError,
+        depth: int = 8,
     ) -> None:
         self.data = data
         self.text = text
         self.source = source
         self.fmt = fmt
         self.error_type = error
+        self.depth = depth
         self._lines: dict[KeyPath, int] | None = None
 
     @classmethod
@@ -118,6 +122,7 @@ class ConfigDocument:
         what: str = "config file",
         fmt: Format | None = None,
         error: type[ToolmgmtError] = ConfigError,
+        depth: int = 8,
     ) -> ConfigDocument:
         """Read and parse a file: TOML or JSON by its suffix (``.toml``, ``.json``) or ``fmt``.
 
@@ -126,6 +131,7 @@ class ConfigDocument:
             what: what the file is, for messages ("policy file", "gateway config").
             fmt: the format whatever the suffix; None: by the suffix, any other one refused.
             error: the exception raised for a problem.
+            depth: see :class:`ConfigDocument`.
 
         Raises:
             ToolmgmtError: ``error``: the file is missing, a directory, unreadable, not UTF-8,
@@ -155,7 +161,7 @@ class ConfigDocument:
         except OSError as exc:
             reason = str(exc.strerror or exc)
         else:
-            return cls.parse(text, source=source, fmt=fmt, error=error)
+            return cls.parse(text, source=source, fmt=fmt, error=error, depth=depth)
         raise error(config_problem(source, f"cannot read the {what}: {reason}."))
 
     @classmethod
@@ -166,8 +172,9 @@ class ConfigDocument:
         source: str = "<config>",
         fmt: Format = "toml",
         error: type[ToolmgmtError] = ConfigError,
+        depth: int = 8,
     ) -> ConfigDocument:
-        """Parse TOML or JSON text.
+        """Parse TOML or JSON text (``depth``: see :class:`ConfigDocument`).
 
         Raises:
             ToolmgmtError: ``error``: the text does not parse; the message gives its line and
@@ -197,12 +204,12 @@ class ConfigDocument:
             raise error(
                 config_problem(source, f"invalid {fmt.upper()}: nested too deeply.")
             ) from None
-        return cls(data, text=text, source=source, fmt=fmt, error=error)
+        return cls(data, text=text, source=source, fmt=fmt, error=error, depth=depth)
 
     def line_of(self, path: KeyPath) -> int | None:
         """The line that sets ``path``, else that of its deepest parent in the text, or None."""
         if self._lines is None:
-            self._lines = key_lines(self.text, self.fmt) if self.text else {}
+            self._lines = key_lines(self.text, self.fmt, max_depth=self.depth) if self.text else {}
         for end in range(len(path), 0, -1):
             line = self._lines.get(path[:end])
             if line is not None:
