@@ -60,28 +60,249 @@ DOORS = [
         (("wrapped", False),),
     ),
     Door("litellm", "LiteLLM callback", "litellm", "LiteLLMDoor", "litellm"),
-    Door("mcp-2025", "MCP gateway, 2025-11-25", "gateway", "GatewayDoor", "mcp", (("modern", False),)),
-    Door("mcp-2026", "MCP gateway, 2026-07-28", "gateway", "GatewayDoor", "mcp", (("modern", True),)),
+    Door(
+        "mcp-2025", "MCP gateway, 2025-11-25", "gateway", "GatewayDoor", "mcp", (("modern", False),)
+    ),
+    Door(
+        "mcp-2026", "MCP gateway, 2026-07-28", "gateway", "GatewayDoor", "mcp", (("modern", True),)
+    ),
 ]
 
-ROWS: list[tuple[str, str]] = [
-    ("success", "success"),
-    ("invalid_arguments", "retry: invalid arguments, repeated"),
-    ("unknown_tool", "retry: unknown tool"),
-    ("denied_tool", "denied: the policy refuses the tool"),
-    ("failed", "failed: the tool raises"),
-    ("truncated", "success, over the result budget"),
-    ("approval_pause", "approval: pause"),
-    ("approval_approve", "approval: approve"),
-    ("approval_deny", "approval: deny"),
-    ("approval_edit", "approval: edit"),
-    ("restore", "restore in a fresh instance"),
-    ("control_pause", "signal: a tool pauses for its user"),
-    ("control_retry", "signal: a tool asks the model to retry"),
-    ("cancellation", "signal: cancellation"),
+
+@dataclass(frozen=True)
+class Row:
+    """A scenario: its id (the doors' method), its label, and the core's outcome of its call
+    (None where the call does not leave the pipeline with one: a pause, a signal)."""
+
+    id: str
+    label: str
+    outcome: str | None
+
+
+ROWS = [
+    Row("success", "success", "success"),
+    Row("invalid_arguments", "retry: invalid arguments, repeated", "retry"),
+    Row("unknown_tool", "retry: unknown tool", "retry"),
+    Row("denied_tool", "denied: the policy refuses the tool", "denied"),
+    Row("failed", "failed: the tool raises", "failed"),
+    Row("truncated", "success, over the result budget", "success"),
+    Row("approval_pause", "approval: pause", None),
+    Row("approval_approve", "approval: approve", "success"),
+    Row("approval_deny", "approval: deny", "denied"),
+    Row("approval_edit", "approval: edit", "success"),
+    Row("restore", "restore in a fresh instance", None),
+    Row("control_pause", "signal: a tool pauses for its user", None),
+    Row("control_retry", "signal: a tool asks the model to retry", None),
+    Row("cancellation", "signal: cancellation", None),
 ]
 
-EXPECTED: dict[str, dict[str, str]] = {}
+EXPECTED: dict[str, dict[str, str]] = {
+    "success": {
+        "langchain": '`ToolMessage(status="success")`',
+        "pai-wrapped": '`ToolReturnPart(outcome="success")`',
+        "pai-catalog": '`ToolReturnPart(outcome="success")`',
+        "litellm": '`{"role": "tool"}`',
+        "mcp-2025": "`CallToolResult(isError=false)`",
+        "mcp-2026": "`CallToolResult(isError=false)`",
+    },
+    "invalid_arguments": {
+        "langchain": (
+            '`ToolMessage(status="error")` `invalid_arguments` at every repeat (LangGraph\'s '
+            "`recursion_limit` ends a loop)"
+        ),
+        "pai-wrapped": (
+            '`ToolReturnPart(outcome="retried")` `invalid_arguments`; at the 2nd repeat '
+            "`UnexpectedModelBehavior` (exceeded max retries count of 1)"
+        ),
+        "pai-catalog": (
+            '`ToolReturnPart(outcome="retried")` `invalid_arguments`; at the 2nd repeat '
+            "`UnexpectedModelBehavior` (exceeded max retries count of 1)"
+        ),
+        "litellm": (
+            '`{"role": "tool"}` `invalid_arguments` at every repeat (the app\'s loop sets the '
+            "limit)"
+        ),
+        "mcp-2025": (
+            "`CallToolResult(isError=true)` `invalid_arguments` at every repeat (the client sets "
+            "the limit)"
+        ),
+        "mcp-2026": (
+            "`CallToolResult(isError=true)` `invalid_arguments` at every repeat (the client sets "
+            "the limit)"
+        ),
+    },
+    "unknown_tool": {
+        "langchain": '`ToolMessage(status="error")` `unknown_tool`',
+        "pai-wrapped": (
+            '`ToolReturnPart(outcome="retried")`: PydanticAI\'s own `Unknown tool name` (it lists '
+            "the tools)"
+        ),
+        "pai-catalog": (
+            '`ToolReturnPart(outcome="retried")`: PydanticAI\'s own `Unknown tool name` (it lists '
+            "the tools)"
+        ),
+        "litellm": '`{"role": "tool"}` `unknown_tool`',
+        "mcp-2025": "`CallToolResult(isError=true)` `unknown_tool`",
+        "mcp-2026": "`CallToolResult(isError=true)` `unknown_tool`",
+    },
+    "denied_tool": {
+        "langchain": '`ToolMessage(status="error")` `not_permitted`',
+        "pai-wrapped": (
+            '`ToolReturnPart(outcome="retried")`: PydanticAI\'s own `Unknown tool name` (never '
+            "listed)"
+        ),
+        "pai-catalog": (
+            '`ToolReturnPart(outcome="retried")`: PydanticAI\'s own `Unknown tool name` (never '
+            "listed)"
+        ),
+        "litellm": '`{"role": "tool"}` `not_permitted`',
+        "mcp-2025": "`CallToolResult(isError=true)` `not_permitted`",
+        "mcp-2026": "`CallToolResult(isError=true)` `not_permitted`",
+    },
+    "failed": {
+        "langchain": '`ToolMessage(status="error")` `tool_error`',
+        "pai-wrapped": '`ToolReturnPart(outcome="failed")` `tool_error`',
+        "pai-catalog": '`ToolReturnPart(outcome="failed")` `tool_error`',
+        "litellm": '`{"role": "tool"}` `tool_error`',
+        "mcp-2025": "`CallToolResult(isError=true)` `tool_error`",
+        "mcp-2026": "`CallToolResult(isError=true)` `tool_error`",
+    },
+    "truncated": {
+        "langchain": '`ToolMessage(status="success")`, the core\'s cut',
+        "pai-wrapped": '`ToolReturnPart(outcome="success")`, the core\'s cut',
+        "pai-catalog": '`ToolReturnPart(outcome="success")`, the core\'s cut',
+        "litellm": '`{"role": "tool"}`, the core\'s cut',
+        "mcp-2025": "`CallToolResult(isError=false)`, the core's cut",
+        "mcp-2026": "`CallToolResult(isError=false)`, the core's cut",
+    },
+    "approval_pause": {
+        "langchain": '`__interrupt__` `{"type": "tool_approval"}` (HITL\'s per-call shape)',
+        "pai-wrapped": "the run ends with `DeferredToolRequests.approvals`",
+        "pai-catalog": "the run ends with `DeferredToolRequests.approvals`",
+        "litellm": "the app's `approve=` is awaited with an `ApprovalRequest` (no run to pause)",
+        "mcp-2025": (
+            "`elicitation/create` to the client in the middle of the call: a form of its arguments"
+        ),
+        "mcp-2026": (
+            "`InputRequiredResult`: an `elicitation/create` form of its arguments, sealed state"
+        ),
+    },
+    "approval_approve": {
+        "langchain": (
+            '`Command(resume={"type": "approve"})`: `ToolMessage(status="success")`, ran once'
+        ),
+        "pai-wrapped": (
+            '`DeferredToolResults(approvals={id: True})`: `ToolReturnPart(outcome="success")`, '
+            "ran once"
+        ),
+        "pai-catalog": (
+            '`DeferredToolResults(approvals={id: True})`: `ToolReturnPart(outcome="success")`, '
+            "ran once"
+        ),
+        "litellm": '`approve=` answers True: `{"role": "tool"}`, ran once',
+        "mcp-2025": '`ElicitResult(action="accept")`: `CallToolResult(isError=false)`, ran once',
+        "mcp-2026": '`ElicitResult(action="accept")`: `CallToolResult(isError=false)`, ran once',
+    },
+    "approval_deny": {
+        "langchain": (
+            '`Command(resume={"type": "reject"})`: `ToolMessage(status="error")` '
+            "`approval_denied`, ran 0 times"
+        ),
+        "pai-wrapped": '`ToolDenied`: `ToolReturnPart(outcome="denied")`, ran 0 times',
+        "pai-catalog": '`ToolDenied`: `ToolReturnPart(outcome="denied")`, ran 0 times',
+        "litellm": '`approve=` answers False: `{"role": "tool"}` `approval_denied`, ran 0 times',
+        "mcp-2025": (
+            '`ElicitResult(action="decline")`: `CallToolResult(isError=true)` `approval_denied`, '
+            "ran 0 times"
+        ),
+        "mcp-2026": (
+            '`ElicitResult(action="decline")`: `CallToolResult(isError=true)` `approval_denied`, '
+            "ran 0 times"
+        ),
+    },
+    "approval_edit": {
+        "langchain": (
+            '`Command(resume={"type": "edit"})`: `ToolMessage(status="success")`, ran once with '
+            "them, the result says so"
+        ),
+        "pai-wrapped": (
+            '`ToolApproved(override_args=...)`: `ToolReturnPart(outcome="success")`, ran once '
+            "with them, the result says so"
+        ),
+        "pai-catalog": (
+            '`ToolApproved(override_args=...)`: `ToolReturnPart(outcome="success")`, ran once '
+            "with them, the result says so"
+        ),
+        "litellm": (
+            '`approve=` answers `ApprovalEdit(args)`: `{"role": "tool"}`, ran once with them, the'
+            " result says so"
+        ),
+        "mcp-2025": (
+            "`accept` with a field changed: `CallToolResult(isError=false)`, ran once with it, "
+            "the result says so"
+        ),
+        "mcp-2026": (
+            "`accept` with a field changed: `CallToolResult(isError=false)`, ran once with it, "
+            "the result says so"
+        ),
+    },
+    "restore": {
+        "langchain": "a fresh agent over the same checkpointer lists the tools the thread loaded",
+        "pai-wrapped": "a fresh `ManagedToolset` given `message_history` lists the tools it loaded",
+        "pai-catalog": "a fresh `ManagedToolset` given `message_history` lists the tools it loaded",
+        "litellm": "a fresh callback over the same session store lists the tools it loaded",
+        "mcp-2025": (
+            "a fresh gateway over the same `[store] sessions` continues the conversation "
+            "(`Mcp-Session-Id`) with what it loaded"
+        ),
+        "mcp-2026": (
+            "a fresh gateway with the same `state_key` takes the paused call's sealed "
+            "`requestState`: ran once"
+        ),
+    },
+    "control_pause": {
+        "langchain": (
+            "the tool's `interrupt()` pauses the graph; `Command(resume=...)` runs it again"
+        ),
+        "pai-wrapped": "the tool's `CallDeferred` ends the run with `DeferredToolRequests.calls`",
+        "pai-catalog": "the tool's `CallDeferred` ends the run with `DeferredToolRequests.calls`",
+        "litellm": (
+            "n/a: LiteLLM runs no tools, so no tool raises its signals (the app's loop runs them)"
+        ),
+        "mcp-2025": (
+            "the upstream's `elicitation/create` goes to the client in the middle of the call"
+        ),
+        "mcp-2026": (
+            "the upstream's `InputRequiredResult` goes to the client (sealed state); its retry "
+            "completes the call"
+        ),
+    },
+    "control_retry": {
+        "langchain": (
+            "n/a: LangChain has no retry signal (a tool's exception is an error `ToolMessage`, as"
+            " when it fails)"
+        ),
+        "pai-wrapped": (
+            'the tool\'s `ModelRetry`: `ToolReturnPart(outcome="retried")`, its own retry count'
+        ),
+        "pai-catalog": (
+            'the tool\'s `ModelRetry`: `ToolReturnPart(outcome="retried")`, its own retry count'
+        ),
+        "litellm": (
+            "n/a: LiteLLM runs no tools, so no tool raises its signals (the app's loop runs them)"
+        ),
+        "mcp-2025": "n/a: MCP has no retry signal (a tool's error is `isError`, as when it fails)",
+        "mcp-2026": "n/a: MCP has no retry signal (a tool's error is `isError`, as when it fails)",
+    },
+    "cancellation": {
+        "langchain": "`CancelledError` reaches the caller; the tool is cancelled, no `ToolMessage`",
+        "pai-wrapped": "`CancelledError` reaches the caller; the tool is cancelled",
+        "pai-catalog": "`CancelledError` reaches the caller; the tool is cancelled",
+        "litellm": "`CancelledError` reaches the app's loop; the tool is cancelled",
+        "mcp-2025": "the client's `notifications/cancelled` cancels the upstream call",
+        "mcp-2026": "the client's `notifications/cancelled` cancels the upstream call",
+    },
+}
 
 
 def cell(row: str, door: str) -> str:
@@ -94,17 +315,21 @@ def _door(door: Door) -> Any:
     return getattr(module, door.cls)(**dict(door.options))
 
 
-async def observe(row: str, door: Door) -> str:
-    """What ``door`` gives in scenario ``row`` (its cell)."""
+async def observe(row: Row, door: Door) -> str:
+    """What ``door`` gives in scenario ``row`` (its cell); the core decided the row's outcome
+    for every call it saw, whatever the door made of it."""
     instance = _door(door)
-    run = getattr(instance, row, None)
-    expected = cell(row, door.id)
+    run = getattr(instance, row.id, None)
+    expected = cell(row.id, door.id)
     if expected.startswith("n/a:"):
-        assert run is None, f"{door.id} can run {row}: the table must say what it gives"
+        assert run is None, f"{door.id} can run {row.id}: the table must say what it gives"
         return expected
-    assert run is not None, f"{door.id} has no way to run {row}"
+    assert run is not None, f"{door.id} has no way to run {row.id}"
     async with _entered(instance):
-        return await run()
+        seen = await run()
+    if row.outcome is not None:
+        assert set(instance.outcomes.seen) <= {row.outcome}, instance.outcomes.seen
+    return seen
 
 
 class _entered:
@@ -125,16 +350,21 @@ class _entered:
 
 
 def _cases() -> Iterator[Any]:
-    for row, _ in ROWS:
+    for row in ROWS:
         for door in DOORS:
-            yield pytest.param(row, door, id=f"{row}-{door.id}")
+            yield pytest.param(row, door, id=f"{row.id}-{door.id}")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
 
 
 @pytest.mark.anyio
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("row", "door"), list(_cases()))
-async def test_every_door_gives_its_cell(row: str, door: Door) -> None:
-    assert await observe(row, door) == cell(row, door.id)
+async def test_every_door_gives_its_cell(row: Row, door: Door) -> None:
+    assert await observe(row, door) == cell(row.id, door.id)
 
 
 # -- the page ----------------------------------------------------------------------------------
@@ -144,9 +374,9 @@ def render(cells: dict[str, dict[str, str]]) -> str:
     """The outcome table as markdown: a row per scenario, a column per door."""
     head = "| scenario | " + " | ".join(d.label for d in DOORS) + " |"
     rows = [head, "|---" * (len(DOORS) + 1) + "|"]
-    for row, label in ROWS:
-        texts = [cells.get(row, {}).get(d.id, "?").replace("|", "\\|") for d in DOORS]
-        rows.append(f"| {label} | " + " | ".join(texts) + " |")
+    for row in ROWS:
+        texts = [cells.get(row.id, {}).get(d.id, "?").replace("|", "\\|") for d in DOORS]
+        rows.append(f"| {row.label} | " + " | ".join(texts) + " |")
     return "\n".join(rows)
 
 
@@ -161,16 +391,30 @@ def test_the_page_shows_the_table() -> None:
 
 
 def test_every_cell_is_filled() -> None:
-    missing = [(r, d.id) for r, _ in ROWS for d in DOORS if cell(r, d.id) == "?"]
+    missing = [(r.id, d.id) for r in ROWS for d in DOORS if cell(r.id, d.id) == "?"]
     assert not missing
 
 
+def write() -> None:
+    """Put the table in the page, between its markers."""
+    text = PAGE.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    PAGE.write_text(f"{head}{BEGIN}\n{render(EXPECTED)}\n{END}{tail}", encoding="utf-8")
+
+
 def main() -> None:
+    """Run every cell (of the doors named on the command line, else all) and print what was
+    seen, marking the cells that differ from the table; ``--write`` only writes the table."""
     import anyio
 
+    if "--write" in sys.argv:
+        write()
+        print(f"wrote the table to {PAGE.relative_to(ROOT)}")
+        return
     chosen = [a for a in sys.argv[1:] if not a.startswith("--")]
     seen: dict[str, dict[str, str]] = {}
-    for row, _ in ROWS:
+    for row in ROWS:
         for door in DOORS:
             if chosen and door.id not in chosen:
                 continue
@@ -180,14 +424,13 @@ def main() -> None:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 got = f"FAILS: {type(exc).__name__}: {str(exc)[:160]}"
-            seen.setdefault(row, {})[door.id] = got
-            mark = "" if got == cell(row, door.id) else "   <-- differs"
-            print(f"{row} | {door.id}: {got}{mark}", file=sys.stderr, flush=True)
-    if "--write" in sys.argv:
-        text = PAGE.read_text(encoding="utf-8")
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        PAGE.write_text(f"{head}{BEGIN}\n{render(EXPECTED)}\n{END}{tail}", encoding="utf-8")
+            seen.setdefault(row.id, {})[door.id] = got
+            mark = "" if got == cell(row.id, door.id) else "   <-- differs"
+            print(f"{row.id} | {door.id}: {got}{mark}", file=sys.stderr, flush=True)
+    if "--seen" in sys.argv:  # the cells as Python, to review and paste into EXPECTED
+        import pprint
+
+        pprint.pprint(seen, width=100)
     print(render(seen))
 
 

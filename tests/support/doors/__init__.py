@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from support.doors.shop import ORDER, Shop, error_code, report_text, shop_manager
+from toolmgmt_core.events import CallFinished, Event
+from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
 
-__all__ = ["EDIT_NOTE", "answered", "cut_reference", "error_code", "ran", "reference_error"]
+__all__ = ["EDIT_NOTE", "Outcomes", "answered", "cut_reference", "error_code", "ran"]
 
 EDIT_NOTE = "A human reviewer changed this call before it ran"
 """How the core's result of an edited call starts, at every door."""
@@ -31,17 +33,21 @@ def answered(form: str, content: Any) -> str:
     return f"{form} `{code}`" if code else form
 
 
+class Outcomes:
+    """A manager's listener: the core's outcome of every tool call (meta-tools and the
+    upstream's ``runs`` left out), whatever the door made of it."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, CallFinished) and event.tool not in (*META_TOOL_NAMES, "runs"):
+            self.seen.append(event.outcome)
+
+
 def cut_reference() -> str:
     """``order_report``'s result as a plain session cuts it: what every door must send."""
     session = shop_manager(Shop().catalog()).session()
     result = session.call_sync("order_report", {"order_id": ORDER})
     assert result.truncated and result.content != report_text(ORDER)
     return result.content
-
-
-def reference_error(name: str, arguments: Any) -> str:
-    """The error code a plain session answers a call with."""
-    session = shop_manager(Shop().catalog()).session()
-    code = error_code(session.call_sync(name, arguments))
-    assert code is not None
-    return code

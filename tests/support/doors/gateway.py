@@ -21,7 +21,7 @@ from toolmgmt_deploy import LocalRedis, find_redis_server
 from toolmgmt_mcp import Gateway, parse_config
 from toolmgmt_mcp.approval import APPROVAL_KEY
 
-from support.doors import EDIT_NOTE, answered, cut_reference, ran
+from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
 from support.doors.shop import DENIED, MAX_RESULT_TOKENS, ORDER
 from support.mcp_http import ACCEPT, INITIALIZE, serving
 from support.upstreams import SERVERS
@@ -37,7 +37,7 @@ def _config(extra: str = "", store: str = "") -> Any:
     text = (
         f'[gateway]\nmax_result_tokens = {MAX_RESULT_TOKENS}\nstate_key = "{STATE_KEY}"\n{extra}\n'
         f"[policy]\ndeny = [{deny}]\n"
-        f'[upstreams.shop]\ncommand = {json.dumps(sys.executable)}\n'
+        f"[upstreams.shop]\ncommand = {json.dumps(sys.executable)}\n"
         f'args = [{json.dumps(str(SHOP_SERVER))}]\nprefix = ""\n{store}'
     )
     return parse_config(text, source="gateway.toml")
@@ -61,10 +61,13 @@ class GatewayDoor:
         self.mode = "auto" if modern else "legacy"
         self.verdict = t.ElicitResult(action="accept", content={"order_id": ORDER})
         self.asked: list[t.ElicitRequestParams] = []
+        self.outcomes = Outcomes()
 
     async def __aenter__(self) -> GatewayDoor:
         self.stack = AsyncExitStack()
-        self.gateway = await self.stack.enter_async_context(Gateway(_config()))
+        self.gateway = await self.stack.enter_async_context(
+            Gateway(_config(), listeners=[self.outcomes])
+        )
         self.client = await self._client(self.gateway.server)
         return self
 
@@ -84,7 +87,9 @@ class GatewayDoor:
             return t.ElicitResult(action="accept", content={"order_id": ORDER})
         return self.verdict
 
-    async def _execute(self, name: str, args: Any, client: Client | None = None) -> t.CallToolResult:
+    async def _execute(
+        self, name: str, args: Any, client: Client | None = None
+    ) -> t.CallToolResult:
         call = {"tool_name": name, "arguments": args}
         return await (client or self.client).call_tool("execute_tool", call)
 
@@ -131,7 +136,10 @@ class GatewayDoor:
     async def approval_pause(self) -> str:
         if not self.modern:
             await self._approval(t.ElicitResult(action="decline"))
-            return "`elicitation/create` to the client in the middle of the call: a form of its arguments"
+            return (
+                "`elicitation/create` to the client in the middle of the call: a form of its "
+                "arguments"
+            )
         call = {"tool_name": "cancel_order", "arguments": {"order_id": ORDER}}
         paused = await self.client.session.call_tool(
             "execute_tool", call, allow_input_required=True
@@ -144,10 +152,11 @@ class GatewayDoor:
 
     async def approval_approve(self) -> str:
         outcome = await self._approval(t.ElicitResult(action="accept", content={"order_id": ORDER}))
-        return f"`ElicitResult(action=\"accept\")`: {outcome}"
+        return f'`ElicitResult(action="accept")`: {outcome}'
 
     async def approval_deny(self) -> str:
-        return f"`ElicitResult(action=\"decline\")`: {await self._approval(t.ElicitResult(action='decline'))}"
+        outcome = await self._approval(t.ElicitResult(action="decline"))
+        return f'`ElicitResult(action="decline")`: {outcome}'
 
     async def approval_edit(self) -> str:
         edited = t.ElicitResult(action="accept", content={"order_id": "A-2"})
@@ -168,7 +177,7 @@ class GatewayDoor:
             "execute_tool", call, allow_input_required=True
         )
         assert isinstance(paused, t.InputRequiredResult)
-        fresh = await self.stack.enter_async_context(Gateway(_config()))
+        fresh = await self.stack.enter_async_context(Gateway(_config(), listeners=[self.outcomes]))
         client = await self._client(fresh.server)
         answer = {APPROVAL_KEY: t.ElicitResult(action="accept", content={"order_id": ORDER})}
         done = await client.call_tool(
@@ -177,7 +186,10 @@ class GatewayDoor:
         assert not done.is_error, _text(done)
         assert (await self._runs(client)).get("cancel_order") == 1
         assert not self.asked
-        return "a fresh gateway with the same `state_key` takes the paused call's sealed `requestState`: ran once"
+        return (
+            "a fresh gateway with the same `state_key` takes the paused call's sealed "
+            "`requestState`: ran once"
+        )
 
     async def _restore_conversation(self) -> str:
         if find_redis_server() is None:
@@ -187,27 +199,39 @@ class GatewayDoor:
         config = _config('transport = "http"\nport = 0', store)
         urls = []
         for _ in range(2):  # one gateway, then a fresh one over the same Redis
-            gateway = await self.stack.enter_async_context(Gateway(config))
+            gateway = await self.stack.enter_async_context(
+                Gateway(config, listeners=[self.outcomes])
+            )
             urls.append(await self.stack.enter_async_context(serving(gateway)))
         async with httpx2.AsyncClient(timeout=30) as http:
             opened = await http.post(urls[0], json=INITIALIZE, headers=ACCEPT)
             headers = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"]}
             schema = _request(2, "get_tool_schema", {"tool_name": "track_order"})
             assert (await http.post(urls[0], json=schema, headers=headers)).status_code == 200
-            call = _request(3, "execute_tool", {"tool_name": "track_order", "arguments": {"order_id": ORDER}})
+            call = _request(
+                3, "execute_tool", {"tool_name": "track_order", "arguments": {"order_id": ORDER}}
+            )
             answer = await http.post(urls[1], json=call, headers=headers)
         assert answer.status_code == 200 and "out for delivery" in answer.text, answer.text
         with redis.Redis.from_url(engine.url) as raw:
             [key] = raw.keys("toolmgmt:session:{mcp-*}")
             state = json.loads(raw.hget(key, "s"))
         assert state["loaded"] == ["track_order"] and len(state["results"]["records"]) == 1
-        return "a fresh gateway over the same `[store] sessions` continues the conversation (`Mcp-Session-Id`) with what it loaded"
+        return (
+            "a fresh gateway over the same `[store] sessions` continues the conversation "
+            "(`Mcp-Session-Id`) with what it loaded"
+        )
 
     async def control_pause(self) -> str:
         result = await self._execute("ask_human", {"question": "Which order?"})
-        assert _text(result) == "the user says: A-1" and [q.message for q in self.asked] == ["Which order?"]
+        assert _text(result) == "the user says: A-1" and [q.message for q in self.asked] == [
+            "Which order?"
+        ]
         if self.modern:
-            return "the upstream's `InputRequiredResult` goes to the client (sealed state); its retry completes the call"
+            return (
+                "the upstream's `InputRequiredResult` goes to the client (sealed state); its "
+                "retry completes the call"
+            )
         return "the upstream's `elicitation/create` goes to the client in the middle of the call"
 
     async def cancellation(self) -> str:

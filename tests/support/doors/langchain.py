@@ -10,11 +10,11 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
-from toolmgmt_demo.models.langchain import ScriptedChatModel
 from toolmgmt_langchain import ToolManagerMiddleware
 
-from support.doors import EDIT_NOTE, answered, cut_reference, ran
+from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
 from support.doors.shop import ALWAYS_ON, ORDER, Shop, shop_manager
+from toolmgmt_demo.models.langchain import ScriptedChatModel
 
 __all__ = ["LangChainDoor"]
 
@@ -44,10 +44,13 @@ class LangChainDoor:
         self.catalog = self.shop.catalog()
         self.catalog.add_function(ask_human, domain="shop")
         self.saver = InMemorySaver()
+        self.outcomes = Outcomes()
         self.models: list[ScriptedChatModel] = []
 
     def _agent(self, *steps: AIMessage) -> Any:
-        manager = shop_manager(self.catalog, always_on=[*ALWAYS_ON, "ask_human"])
+        manager = shop_manager(
+            self.catalog, always_on=[*ALWAYS_ON, "ask_human"], listeners=[self.outcomes]
+        )
         model = ScriptedChatModel(script=[*steps, AIMessage(content="done")])
         self.models.append(model)
         middleware = [ToolManagerMiddleware(manager)]
@@ -75,7 +78,7 @@ class LangChainDoor:
         answers = await self._answers(*calls)
         forms = {_form(m) for m in answers}
         assert len(answers) == 3 and len(forms) == 1, forms
-        return f"{forms.pop()} at every repeat (no retry limit of its own)"
+        return f"{forms.pop()} at every repeat (LangGraph's `recursion_limit` ends a loop)"
 
     async def unknown_tool(self) -> str:
         return _form(await self._one("lookup_ordr", {"order_id": ORDER}))
@@ -121,7 +124,10 @@ class LangChainDoor:
         return f'`Command(resume={{"type": "reject"}})`: {await self._resume(answer)}'
 
     async def approval_edit(self) -> str:
-        edit = {"type": "edit", "edited_action": {"name": "cancel_order", "args": {"order_id": "A-2"}}}
+        edit = {
+            "type": "edit",
+            "edited_action": {"name": "cancel_order", "args": {"order_id": "A-2"}},
+        }
         outcome = await self._resume(edit)
         assert self.shop.arguments[-1] == ("cancel_order", {"order_id": "A-2"})
         assert str(self.answer.content).startswith(EDIT_NOTE), self.answer.content

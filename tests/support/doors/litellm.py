@@ -13,7 +13,7 @@ import litellm
 from litellm.integrations.custom_logger import CustomLogger
 from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
 
-from support.doors import EDIT_NOTE, answered, cut_reference, ran
+from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
 from support.doors.shop import ORDER, Shop, shop_manager
 from toolmgmt_core import ApprovalEdit, ApprovalRequest
 from toolmgmt_core.stores import InMemorySessionStore
@@ -53,6 +53,7 @@ class LiteLLMDoor:
         self.asked: list[ApprovalRequest] = []
         self.verdict: Any = True
         self.sent = _Sent()
+        self.outcomes = Outcomes()
         self.saved = list(litellm.callbacks)
 
     async def __aenter__(self) -> LiteLLMDoor:
@@ -64,7 +65,9 @@ class LiteLLMDoor:
 
     def _callback(self) -> ToolManagerCallback:
         """A fresh callback over a fresh manager and the conversation's store."""
-        callback = ToolManagerCallback(shop_manager(self.catalog, session_store=self.store))
+        callback = ToolManagerCallback(
+            shop_manager(self.catalog, session_store=self.store, listeners=[self.outcomes])
+        )
         litellm.callbacks[:] = [*self.saved, callback, self.sent]
         return callback
 

@@ -28,7 +28,7 @@ from pydantic_ai.tools import (
 from pydantic_ai.toolsets import FunctionToolset
 from toolmgmt_pydantic_ai import ManagedToolset
 
-from support.doors import EDIT_NOTE, answered, cut_reference, ran
+from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
 from support.doors.shop import ALWAYS_ON, DESTRUCTIVE, ORDER, Shop, shop_manager
 
 __all__ = ["PydanticAIDoor"]
@@ -88,6 +88,7 @@ class PydanticAIDoor:
         self.functions: list[Callable[..., Any]] = [*self.shop.functions(), ask_human, check_order]
         self.catalog = None if wrapped else self._catalog()
         self.scripts: list[Script] = []
+        self.outcomes = Outcomes()
 
     def _catalog(self) -> Any:
         catalog = self.shop.catalog()
@@ -108,10 +109,11 @@ class PydanticAIDoor:
         if self.wrapped:
             from toolmgmt_core import ToolCatalog
 
-            manager = shop_manager(ToolCatalog(), always_on=always_on)
+            manager = shop_manager(ToolCatalog(), always_on=always_on, listeners=[self.outcomes])
             managed = ManagedToolset(manager, toolsets=[self._toolset()])
         else:
-            managed = ManagedToolset(shop_manager(self.catalog, always_on=always_on))
+            manager = shop_manager(self.catalog, always_on=always_on, listeners=[self.outcomes])
+            managed = ManagedToolset(manager)
         self.scripts.append(script)
         return Agent(FunctionModel(script), toolsets=[managed], output_type=OUTPUT)
 
