@@ -112,8 +112,8 @@ def approval_form(request: ApprovalRequest) -> mcp_types.ElicitRequest:
     parameters = request.tool.parameters
     properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
     fields: dict[str, Any] = {}
-    for name, schema in (properties or {}).items():
-        field = _field(schema, request.arguments.get(name))
+    for name, argument in (properties or {}).items():
+        field = _field(argument, request.arguments.get(name))
         if field is not None:
             fields[name] = field
     required = [n for n in parameters.get("required") or [] if n in fields]

@@ -26,13 +26,15 @@ from support.doors.shop import DENIED, MAX_RESULT_TOKENS, ORDER
 from support.mcp_http import ACCEPT, INITIALIZE, serving
 from support.upstreams import SERVERS
 
-__all__ = ["GatewayDoor"]
+__all__ = ["GatewayDoor", "shop_config"]
 
 SHOP_SERVER = SERVERS / "shop_server.py"
 STATE_KEY = "s" * 40
 
 
-def _config(extra: str = "", store: str = "") -> Any:
+def shop_config(extra: str = "", store: str = "") -> Any:
+    """A gateway over the shop server (stdio, its tools by their own names), the shop's policy
+    and budget; ``extra`` goes into ``[gateway]``, ``store`` after the upstream."""
     deny = ", ".join(json.dumps(p) for p in DENIED)
     text = (
         f'[gateway]\nmax_result_tokens = {MAX_RESULT_TOKENS}\nstate_key = "{STATE_KEY}"\n{extra}\n'
@@ -66,7 +68,7 @@ class GatewayDoor:
     async def __aenter__(self) -> GatewayDoor:
         self.stack = AsyncExitStack()
         self.gateway = await self.stack.enter_async_context(
-            Gateway(_config(), listeners=[self.outcomes])
+            Gateway(shop_config(), listeners=[self.outcomes])
         )
         self.client = await self._client(self.gateway.server)
         return self
@@ -177,7 +179,7 @@ class GatewayDoor:
             "execute_tool", call, allow_input_required=True
         )
         assert isinstance(paused, t.InputRequiredResult)
-        fresh = await self.stack.enter_async_context(Gateway(_config(), listeners=[self.outcomes]))
+        fresh = await self.stack.enter_async_context(Gateway(shop_config(), listeners=[self.outcomes]))
         client = await self._client(fresh.server)
         answer = {APPROVAL_KEY: t.ElicitResult(action="accept", content={"order_id": ORDER})}
         done = await client.call_tool(
@@ -196,7 +198,7 @@ class GatewayDoor:
             pytest.skip("no engine: redis-server is not installed (apt-get install redis-server)")
         engine = self.stack.enter_context(LocalRedis())
         store = f'[store]\nsessions = "{engine.url}"\nsession_ttl = 60\n'
-        config = _config('transport = "http"\nport = 0', store)
+        config = shop_config('transport = "http"\nport = 0', store)
         urls = []
         for _ in range(2):  # one gateway, then a fresh one over the same Redis
             gateway = await self.stack.enter_async_context(

@@ -1,6 +1,6 @@
 """The cross-door suite's tools as an upstream MCP server (``tests/support/doors/shop.py``), for
-the gateway's door; plus ``ask_human`` (asks its user the protocol's way) and ``runs`` (how
-often each tool ran in this process).
+the gateway's door; plus ``ask_human`` (asks its user the protocol's way), ``close_account``
+(destructive, and asks its user why) and ``runs`` (how often each tool ran in this process).
 
 Run as ``python shop_server.py`` (stdio) or ``python shop_server.py --http PORT``.
 """
@@ -36,21 +36,45 @@ QUESTION = t.ElicitRequest(
 )
 
 
+WHY = t.ElicitRequest(
+    params=t.ElicitRequestFormParams(
+        message="Why?",
+        requested_schema={"type": "object", "properties": {"reason": {"type": "string"}}},
+    )
+)
+
+
+async def _ask(ctx: Context, key: str, question: t.ElicitRequest) -> Any:
+    """The user's answer (its content), or the input-required result asking it (2026)."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        answer = (ctx.input_responses or {}).get(key)
+        if answer is None:
+            return t.InputRequiredResult(input_requests={key: question})
+        return answer.content or {}  # type: ignore[union-attr]
+    metadata = ServerMessageMetadata(related_request_id=ctx.request_context.request_id)
+    asked = await ctx.request_context.session.send_request(
+        question, t.ElicitResult, metadata=metadata
+    )
+    return asked.content or {}
+
+
 @server.tool(structured_output=False)
 async def ask_human(question: str, ctx: Context) -> Any:
     """Ask the user a question and return the answer."""
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        answer = (ctx.input_responses or {}).get("order")
-        if answer is None:
-            return t.InputRequiredResult(input_requests={"order": QUESTION})
-        content = answer.content  # type: ignore[union-attr]
-    else:
-        metadata = ServerMessageMetadata(related_request_id=ctx.request_context.request_id)
-        asked = await ctx.request_context.session.send_request(
-            QUESTION, t.ElicitResult, metadata=metadata
-        )
-        content = asked.content
-    return f"the user says: {(content or {}).get('order_id')}"
+    answer = await _ask(ctx, "order", QUESTION)
+    if isinstance(answer, t.InputRequiredResult):
+        return answer
+    return f"the user says: {answer.get('order_id')}"
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=True), structured_output=False)
+async def close_account(account_id: str, ctx: Context) -> Any:
+    """Close a customer account for good; asks the user why."""
+    answer = await _ask(ctx, "why", WHY)
+    if isinstance(answer, t.InputRequiredResult):
+        return answer
+    SHOP.runs["close_account"] += 1
+    return f"closed {account_id}: {answer.get('reason')}"
 
 
 @server.tool()
