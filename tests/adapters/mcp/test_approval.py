@@ -174,7 +174,11 @@ def test_the_question_is_a_form_of_the_arguments_the_protocol_can_carry() -> Non
         },
         "count": {"type": "integer", "minimum": 1, "default": 2},
         "mode": {"type": "string", "enum": ["soft", "hard"]},
-        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "default": ["a"]},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["a", "b"]},
+            "default": ["a"],
+        },
     }  # a free list, an object and a nullable union cannot be a form field: left as they are
     assert schema["required"] == ["order_id"]
     assert "'cancel_order'" in params.message and '"options":{"x":1}' in params.message

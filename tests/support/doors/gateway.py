@@ -179,7 +179,8 @@ class GatewayDoor:
             "execute_tool", call, allow_input_required=True
         )
         assert isinstance(paused, t.InputRequiredResult)
-        fresh = await self.stack.enter_async_context(Gateway(shop_config(), listeners=[self.outcomes]))
+        fresh = Gateway(shop_config(), listeners=[self.outcomes])
+        await self.stack.enter_async_context(fresh)
         client = await self._client(fresh.server)
         answer = {APPROVAL_KEY: t.ElicitResult(action="accept", content={"order_id": ORDER})}
         done = await client.call_tool(
