@@ -106,17 +106,23 @@ def _field(schema: Any, value: Any) -> dict[str, Any] | None:
     return field
 
 
-def approval_form(request: ApprovalRequest) -> mcp_types.ElicitRequest:
-    """The question about ``request``: a form of the call's arguments the user can accept as
-    they are, change, or decline."""
+def _fields(request: ApprovalRequest) -> dict[str, dict[str, Any]]:
+    """The call's arguments a form can carry, as its fields."""
     parameters = request.tool.parameters
     properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
-    fields: dict[str, Any] = {}
+    fields: dict[str, dict[str, Any]] = {}
     for name, argument in (properties or {}).items():
         field = _field(argument, request.arguments.get(name))
         if field is not None:
             fields[name] = field
-    required = [n for n in parameters.get("required") or [] if n in fields]
+    return fields
+
+
+def approval_form(request: ApprovalRequest) -> mcp_types.ElicitRequest:
+    """The question about ``request``: a form of the call's arguments the user can accept as
+    they are, change, or decline."""
+    fields = _fields(request)
+    required = [n for n in request.tool.parameters.get("required") or [] if n in fields]
     shown = dumps_compact(dict(request.arguments))
     if len(shown) > _SHOWN:
         shown = shown[: _SHOWN - 1] + "…"
@@ -153,11 +159,11 @@ def verdict_of(answer: mcp_types.ElicitResult, request: ApprovalRequest) -> bool
             "did not run. Ask the user before trying it again.",
             tool_name=name,
         )
+    fields = _fields(request)  # what the form asked; anything else in the answer is ignored
     changed = {
         key: value
         for key, value in (answer.content or {}).items()
-        if key in request.arguments or value is not None
-        if request.arguments.get(key) != value
+        if key in fields and request.arguments.get(key) != value
     }
     if not changed:
         return True
