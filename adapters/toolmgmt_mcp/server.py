@@ -27,6 +27,7 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
+from toolmgmt_core.calls.approval import framework_approval
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
@@ -41,6 +42,7 @@ from toolmgmt_core.session.options import Access
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import InMemorySessionStore, SessionStore
 from toolmgmt_mcp.admission import Admission, client_shares, retry_after
+from toolmgmt_mcp.approval import ApprovalAsked, client_approver
 from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.clients import CLIENT_SCOPE_KEY, BearerTokenMiddleware, ClientAuth
 from toolmgmt_mcp.config import ClientConfig, GatewayConfig
@@ -289,14 +291,18 @@ class Gateway:
                 await self.upstreams.ensure_for(arguments["tool_name"], session.policy)
             except ToolCallError as exc:
                 return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
+        relay = _relay(ctx, params)
         with (
             relay_progress(ctx.session.report_progress),
-            relay_questions(_relay(ctx, params)),
-            passthrough(InputRequired, MissingCapability),
+            relay_questions(relay),
+            framework_approval(client_approver(relay)),
+            passthrough(InputRequired, ApprovalAsked, MissingCapability),
         ):
             try:
                 result = await session.call(name, arguments)
             except InputRequired as asked:  # a 2026 client answers, then calls again
+                return asked.result(relay.approved)
+            except ApprovalAsked as asked:  # the same, for the user's approval
                 return asked.result()
             except MissingCapability as refused:
                 raise MCPError(refused.code, refused.message, refused.data) from refused

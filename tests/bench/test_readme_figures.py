@@ -138,6 +138,15 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("retrievers", "toolmgmt ToolCatalog.search", "per_category", "live_simple", "R@5"),
         ("retrievers", "bm25s (name+desc+params)", "metrics", "R@5"),
     ],
+    "retrieval_history": [
+        ("rankers", "toolmgmt ToolCatalog.search", "directions", "A > B", "after", "R@5"),
+        ("rankers", "toolmgmt ToolCatalog.search", "directions", "mean", "before", "name-R@5"),
+        ("rankers", "toolmgmt ToolCatalog.search", "gain_spread", "R@5", "std"),
+        ("rankers", "toolmgmt ToolCatalog.search", "identical_without_learning"),
+        ("dev", "toolmgmt ToolCatalog.search", "after", "R@1"),
+        ("dev", "toolmgmt ToolCatalog.search", "own_halves", "after", "all@5"),
+        ("latency_10k", "keyword", "p50_ratio"),
+    ],
     "scaleout": [
         ("concurrent", 2, "calls_per_s"),
         ("concurrent", 0, "p50_ms"),

@@ -67,7 +67,7 @@ class CallSite(Protocol):
     """What the pipeline asks of the session it runs a call for (a ``ToolSession``)."""
 
     @property
-    def session_id(self) -> str | None: ...
+    def conversation(self) -> str: ...
     @property
     def policy(self) -> PolicyView: ...
     @property
@@ -108,7 +108,7 @@ class CallPipeline:
         site = self.site
         started = None
         if self.events:
-            started = CallStarted(site.session_id, str(name), call_id, arguments)
+            started = CallStarted(site.conversation, str(name), call_id, arguments)
             self.events.emit(started)
         clock = time.monotonic()
         try:
@@ -180,12 +180,12 @@ class CallPipeline:
     async def _approve(self, tool: Tool, arguments: Mapping[str, Any], reason: str) -> Any:
         site = self.site
         if self.events:
-            self.events.emit(ApprovalAsked(site.session_id, tool.name, reason))
+            self.events.emit(ApprovalAsked(site.conversation, tool.name, reason))
         try:
             verdict = await ask_approval(site.policy, site.present(tool), arguments, reason)
         except ToolCallError:
             if self.events:
-                self.events.emit(ApprovalAnswered(site.session_id, tool.name, "denied"))
+                self.events.emit(ApprovalAnswered(site.conversation, tool.name, "denied"))
             raise
         if self.events:
             kind = (
@@ -195,7 +195,7 @@ class CallPipeline:
                 if isinstance(verdict, ApprovalResponse)
                 else "approved"
             )
-            self.events.emit(ApprovalAnswered(site.session_id, tool.name, kind))
+            self.events.emit(ApprovalAnswered(site.conversation, tool.name, kind))
         return verdict
 
     async def shape(self, tool: Tool, value: Any, seconds: float | None) -> ToolResult:
@@ -228,13 +228,13 @@ class CallPipeline:
         tool = self.site.policy.catalog.find(name) if isinstance(name, str) else None
         limit = self.site.result_budget.budget.per_result(tool)
         if self.events and error.code in _DENIALS:
-            self.events.emit(PolicyDenied(self.site.session_id, name, error.code))
+            self.events.emit(PolicyDenied(self.site.conversation, name, error.code))
         return error_result(name, error, limit=limit, encoding=self.encoding)
 
     def _shaped(
         self, tool: Tool, result: ToolResult, account: SessionBudget, exhausted: bool
     ) -> None:
-        conversation = self.site.session_id
+        conversation = self.site.conversation
         if result.truncated:
             strategy = result.truncation or account.budget.strategy_for(tool)
             self.events.emit(

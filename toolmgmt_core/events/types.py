@@ -30,7 +30,8 @@ class Event:
     """Something the core did for one conversation."""
 
     conversation: str | None
-    """The session's id in its store (None: a session of this object only)."""
+    """The conversation: the session's id in its store, or ``local-...``, a key of a session
+    object of its own (None when emitted outside a session)."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import Approval, ApprovalCallback
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.session.layout import LayoutPlanner
+from toolmgmt_core.session.learning import UseLearner
 from toolmgmt_core.session.modes import Mode, mode_of
 from toolmgmt_core.session.options import Access, Discovery, Execution
 from toolmgmt_core.session.session import ToolSession
@@ -65,6 +66,8 @@ class ToolManager:
             between calls: in this process's memory by default; a
             :class:`~toolmgmt_core.stores.redis.RedisSessionStore` shares them between replicas.
         listeners: callables that get every event of every session (:mod:`toolmgmt_core.events`).
+            A catalog that learns from use adds its :class:`~toolmgmt_core.session.learning.
+            UseLearner` (:attr:`learner`).
 
     Raises:
         ConfigError: an unknown mode or option value.
@@ -119,7 +122,13 @@ class ToolManager:
             InMemorySessionStore() if session_store is None else session_store
         )
         """Where conversations opened by id live between calls."""
-        self.events = EventHub(listeners)
+        learning = catalog.learning
+        self.learner: UseLearner | None = (
+            UseLearner(catalog) if learning is not None and learning.from_use else None
+        )
+        """What teaches the catalog from this manager's sessions when it learns from use
+        (``ToolCatalog(learning=LearningOptions())``), else None."""
+        self.events = EventHub([*listeners, *([self.learner] if self.learner else [])])
         """The listeners every session's events go to."""
         self.planner = LayoutPlanner(
             catalog,

@@ -42,7 +42,7 @@ class MetaSession(Protocol):
     @property
     def manager(self) -> SessionSettings: ...
     @property
-    def session_id(self) -> str | None: ...
+    def conversation(self) -> str: ...
     @property
     def pipeline(self) -> CallPipeline: ...
     def can_see(self, tool: Tool) -> bool: ...
@@ -116,7 +116,7 @@ class MetaToolCalls:
             engine = "regex" if method == "regex" else "hybrid" if catalog.embedder else "bm25"
             events.emit(
                 SearchDone(
-                    self.session.session_id,
+                    self.session.conversation,
                     tuple(queries),
                     method,
                     engine,

@@ -13,6 +13,7 @@ the tool is listed (:meth:`ToolSession.ensure_listed`); the meta-tools' answers 
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -82,6 +83,13 @@ class ToolSession(StoredConversation):
         """The call pipeline every call of this session goes through."""
         self.goal: str | None = None
         """The user's goal when known; passed to the manager's summariser."""
+        self._local_key = f"local-{secrets.token_hex(8)}"
+
+    @property
+    def conversation(self) -> str:
+        """Which conversation this is, in events: its id in the session store, or a key of
+        this session object alone (``local-...``) when it has none."""
+        return self.session_id if self.session_id is not None else self._local_key
 
     # -- policy choke points: every listing, search, schema and call asks these ------------
 
@@ -257,7 +265,7 @@ class ToolSession(StoredConversation):
         if events and added:
             tools = [t for n in added if (t := self._lookup(n)) is not None]
             tokens = definition_tokens(tools, self.manager.encoding)
-            events.emit(ToolsLoaded(self.session_id, tuple(added), tokens))
+            events.emit(ToolsLoaded(self.conversation, tuple(added), tokens))
         return added, refused
 
     def cap_message(self, refused: Sequence[str]) -> str:
