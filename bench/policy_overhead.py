@@ -36,15 +36,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _reference import manager, run_at  # noqa: E402
 from _results import write_results  # noqa: E402
-
-from toolmgmt_core import Access, Discovery, Policy, Profile, Tool, ToolCatalog, ToolManager  # noqa: E402
 
 DOMAINS = ("crm", "files", "calendar", "email", "code", "payments", "analytics", "web")
 VERBS = ("search", "get", "create", "update", "delete", "list", "export", "admin")
 
 
-def synthetic(n: int) -> ToolCatalog:
+def synthetic(n: int) -> Any:
+    from toolmgmt_core import Tool, ToolCatalog
+
     tools = []
     for i in range(n):
         domain = DOMAINS[i % len(DOMAINS)]
@@ -64,7 +65,7 @@ def synthetic(n: int) -> ToolCatalog:
     return ToolCatalog(tools)
 
 
-def demo() -> ToolCatalog | None:
+def demo() -> Any:
     try:
         from toolmgmt_demo import demo_catalog
     except ImportError:
@@ -72,23 +73,21 @@ def demo() -> ToolCatalog | None:
     return demo_catalog()
 
 
-def pipeline(catalog: ToolCatalog) -> dict:
+def pipeline(catalog: Any) -> dict:
+    from toolmgmt_core import Policy, Profile
+
     first = next(iter(catalog)).name
     return {
-        "access": Access(
-            Profile("agent", include=["domain:*"], exclude=["*_admin_*"]),
-            [
-                Policy("global", deny=["*delete*", "domain:payments", "openworld"]),
-                Policy(
-                    "agent", allow=["domain:crm", "domain:files", "domain:email", "domain:code*"]
-                ),
-                Policy(
-                    "user",
-                    deny=["group:g3", "keyword:k6"],
-                    description_overrides={first: "Overridden for this agent."},
-                ),
-            ],
-        )
+        "profile": Profile("agent", include=["domain:*"], exclude=["*_admin_*"]),
+        "policies": [
+            Policy("global", deny=["*delete*", "domain:payments", "openworld"]),
+            Policy("agent", allow=["domain:crm", "domain:files", "domain:email", "domain:code*"]),
+            Policy(
+                "user",
+                deny=["group:g3", "keyword:k6"],
+                description_overrides={first: "Overridden for this agent."},
+            ),
+        ],
     }
 
 
@@ -112,16 +111,14 @@ def _row(operation: str, reference: float, policy: float) -> dict[str, Any]:
     }
 
 
-def bench(name: str, catalog: ToolCatalog, repeat: int) -> dict[str, Any]:
+def bench(name: str, catalog: Any, repeat: int) -> dict[str, Any]:
     """One catalog's figures (the shape the module docstring gives)."""
     rows = []
-    plain = ToolManager(catalog, "search", discovery=Discovery(call_unloaded="load"))
-    guarded = ToolManager(
-        catalog, "search", discovery=Discovery(call_unloaded="load"), **pipeline(catalog)
-    )
+    plain = manager(catalog)
+    guarded = manager(catalog, **pipeline(catalog))
     visible = guarded.session().visible_tools()
     target = visible[len(visible) // 2].name
-    ops: dict[str, Callable[[ToolManager], Callable[[], object]]] = {
+    ops: dict[str, Callable[[Any], Callable[[], object]]] = {
         "visible_tools()": lambda m: m.session().visible_tools,
         "tools() (search mode)": lambda m: m.session().tools,
         "tool_search": lambda m: (
@@ -148,23 +145,35 @@ def bench(name: str, catalog: ToolCatalog, repeat: int) -> dict[str, Any]:
     return {"catalog": name, "tools": len(catalog), "visible": len(visible), "operations": rows}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--json", type=Path, help="also write the figures here")
-    args = parser.parse_args()
+def measure_all(repeat: int) -> list[dict[str, Any]]:
+    """Every catalog's figures, with whatever toolmgmt_core imports."""
     warnings.simplefilter("ignore")
-    catalogs: list[tuple[str, ToolCatalog]] = []
+    catalogs: list[tuple[str, Any]] = []
     demo_cat = demo()
     if demo_cat is not None:
         catalogs.append(("demo", demo_cat))
     catalogs += [("1k", synthetic(1_000)), ("10k", synthetic(10_000))]
+    return [bench(name, catalog, repeat) for name, catalog in catalogs]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument(
+        "--versus",
+        metavar="REF",
+        help="also measure REF's core in the same run and compare the guarded figures",
+    )
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    theirs = None
+    if args.versus:
+        theirs = run_at(args.versus, "policy_overhead", "measure_all", args.repeat)
+    results = measure_all(args.repeat)
     print(f"{'catalog':<8} {'operation':<32} {'reference ms':>13} {'policy ms':>10} {'ratio':>7}")
     print("-" * 74)
-    results = []
-    for name, catalog in catalogs:
-        result = bench(name, catalog, args.repeat)
-        results.append(result)
+    for result in results:
+        name = result["catalog"]
         for row in result["operations"]:
             print(
                 f"{name:<8} {row['operation']:<32} {row['reference_ms']:>13.3f} "
@@ -175,8 +184,34 @@ def main() -> None:
         "\nreference: the same session without policies; for allows(), deciding every tool "
         "afresh (no cache)."
     )
+    figures: dict[str, Any] = {"repeat": args.repeat, "catalogs": results}
+    if theirs is not None:
+        figures["versus"] = {"reference": args.versus, "rows": _versus(theirs, results)}
+        print(f"\nthis checkout against {args.versus}, both with policies (ms, median):")
+        for row in figures["versus"]["rows"]:
+            print(
+                f"{row['catalog']:<8} {row['operation']:<32} {row['reference_ms']:>10.3f} "
+                f"{row['ms']:>10.3f} {row['ratio']:>7.2f}"
+            )
     if args.json:
-        write_results(args.json, "policy_overhead", {"repeat": args.repeat, "catalogs": results})
+        write_results(args.json, "policy_overhead", figures)
+
+
+def _versus(theirs: list[dict[str, Any]], ours: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per catalog and operation: this checkout's guarded time against the reference's."""
+    rows = []
+    for old, new in zip(theirs, ours, strict=True):
+        for before, after in zip(old["operations"], new["operations"], strict=True):
+            rows.append(
+                {
+                    "catalog": new["catalog"],
+                    "operation": after["operation"],
+                    "reference_ms": before["policy_ms"],
+                    "ms": after["policy_ms"],
+                    "ratio": after["policy_ms"] / before["policy_ms"],
+                }
+            )
+    return rows
 
 
 if __name__ == "__main__":

@@ -393,6 +393,40 @@ def render_gateway_load(figures: dict[str, Any]) -> str:
     return _table(header, rows)
 
 
+@renders("admission", timed=True)
+def render_admission(figures: dict[str, Any]) -> str:
+    """Another client's latency while one client floods a replica, with and without limits."""
+    default = figures.get("default_max_requests", 64)
+    limits = {
+        "alone": "-",
+        "flood, no limit": "none",
+        "flood, defaults": f"{default} a replica, {default // 2} a client (the defaults)",
+        "flood, tight": f"{figures['max_requests']} a replica, {figures['share']} for `bulk`",
+    }
+    rows = []
+    for name, row in figures["phases"].items():
+        flood = row["flood"]
+        rows.append(
+            [
+                name,
+                limits.get(name, "?"),
+                f"{row['answered']:,} of {row['calls']:,}",
+                _pair(row["p50_ms"], row["p95_ms"]),
+                "-" if row["max_ms"] is None else _num(row["max_ms"]),
+                "-" if flood is None else f"{flood['answered']:,} / {flood['refused']:,}",
+            ]
+        )
+    header = [
+        f"phase ({figures['flood_sessions']:,} `bulk` sessions)",
+        "max_requests",
+        "`interactive` calls answered",
+        "p50 / p95 ms",
+        "max ms",
+        "`bulk` calls answered / refused (503)",
+    ]
+    return _table(header, rows)
+
+
 @renders("embed_speed", timed=True)
 def render_embed_speed(figures: dict[str, Any]) -> str:
     """Query embedding latency and pool embedding time per runtime, against torch."""
@@ -653,6 +687,72 @@ def render_retrieval_latency(figures: dict[str, Any]) -> str:
         )
     header = ["10,000 tools", "search p50 / p95 ms", "p50 one need / two needs ms"]
     return _table(header, rows)
+
+
+def _arrow(before: float, after: float) -> str:
+    return f"{before:.1f} -> **{after:.1f}**"
+
+
+@renders("retrieval_history", timed=True)
+def render_retrieval_history(figures: dict[str, Any]) -> str:
+    """Search that learns from use (``bench/retrieval.py --history``): learn from one half of
+    the shared live requests, rank the other, both ways; the spread over random halvings; the
+    dev split; search at 10,000 tools with learning on against off."""
+    metrics = ("R@1", "R@5", "MRR", "name-R@5")
+    rows = []
+    for label, entry in figures["rankers"].items():
+        for direction, d in entry["directions"].items():
+            rows.append(
+                [label, direction, *(_arrow(d["before"][m], d["after"][m]) for m in metrics)]
+            )
+    out = _table(["ranker", "learned > ranked", *metrics], rows)
+    spread = []
+    for label, entry in figures["rankers"].items():
+        cells = [
+            f"{g['mean']:+.1f} ({g['min']:+.1f} to {g['max']:+.1f}, std {g['std']:.1f})"
+            for g in (entry["gain_spread"][m] for m in ("R@5", "name-R@5"))
+        ]
+        same = "yes" if entry["identical_without_learning"] else "**no**"
+        spread.append([label, *cells, same])
+    n = next(iter(figures["rankers"].values()))["gain_spread"]["R@5"]["n"]
+    out += "\n" + _table(
+        [
+            "ranker",
+            f"R@5 gain over {n} held-out halves: mean (range, std)",
+            "name-R@5 gain",
+            "nothing learned: every ranking as today",
+        ],
+        spread,
+    )
+    dev = []
+    keys = ("R@1", "R@5", "MRR", "all@5")
+    for label, d in figures["dev"].items():
+        learned = f"the live requests ({d['learned_requests']} pairs of dev's tools)"
+        dev.append([label, learned, *(_arrow(d["before"][k], d["after"][k]) for k in keys)])
+        own = d["own_halves"]
+        dev.append(
+            [
+                label,
+                "one half of dev, ranking the other (mean of both ways)",
+                *(_arrow(own["before"][k], own["after"][k]) for k in keys),
+            ]
+        )
+    out += "\n" + _table(["dev split", "learned from", *keys], dev)
+    lat = figures.get("latency_10k") or {}
+    if lat:
+        out += "\n" + _table(
+            ["10,000 tools", "search p50 learning off / on ms", "ratio", "p95 off / on ms"],
+            [
+                [
+                    f"{kind} ({v['learned_tools']:,.0f} tools learned)",
+                    _pair(v["p50_off"], v["p50_on"]),
+                    _ratio(v["p50_ratio"]),
+                    _pair(v["p95_off"], v["p95_on"]),
+                ]
+                for kind, v in lat.items()
+            ],
+        )
+    return out
 
 
 def _count(value: Any) -> str:

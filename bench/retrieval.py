@@ -51,6 +51,11 @@ in seconds)::
       }
     }
 
+``--history`` (``bench/_history.py``): learning from use, learn from one half of the live
+requests and rank the other, both ways (``--halvings`` for the spread); ``--history
+--learn-from QUERIES_JSON``: learn every request of that file and rank the split's own (the
+held-out half is measured this way, learning from the shared one).
+
 The labels a regenerating script needs are :data:`KEYWORD`, ``HYBRID_LABEL.format(embedder)``
 and ``DENSE_LABEL.format(embedder)``.
 """
@@ -465,7 +470,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-baselines", action="store_true", help="skip the BM25 baselines")
     parser.add_argument("--json", metavar="OUT", help="write every figure to OUT (see above)")
+    parser.add_argument(
+        "--history",
+        action="store_true",
+        help="search that learns from use: learn from one half of the live requests, evaluate "
+        "on the other, both ways; the dev split after learning them all (bench/_history.py)",
+    )
+    parser.add_argument(
+        "--halvings", type=int, default=20, help="random halvings for --history's spread"
+    )
+    parser.add_argument(
+        "--learn-from",
+        metavar="QUERIES_JSON",
+        help="with --history: instead of halves, learn every request of this bfcl_queries.json "
+        "(e.g. the shared live half) and rank the split's own requests (e.g. the held-out half, "
+        "through $TOOLMGMT_BFCL_DIR)",
+    )
     args = parser.parse_args(argv)
+    if args.history:
+        return run_learned_from(args) if args.learn_from else run_history(args)
     load_at_start = os.getloadavg()[0]  # latencies mean little on a busy machine: say how busy
     data = load_split(args.split)
     pool = data.pool
@@ -601,6 +624,111 @@ def main(argv: Sequence[str] | None = None) -> int:
             "latency_10k": latency_10k,
         }
         write_results(args.json, "retrieval", report)
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+def run_learned_from(args: argparse.Namespace) -> int:
+    """``--history --learn-from FILE``: learn every request of FILE, rank the split's."""
+    import json
+
+    from _history import learned_catalog, pairs_of
+
+    data = load_split(args.split)
+    taught = [
+        BfclQuery(q["id"], q["category"], q["query"], tuple(q["ground_truth"]))
+        for q in json.loads(Path(args.learn_from).read_text(encoding="utf-8"))["queries"]
+    ]
+    own = {q.text for q in data.queries}
+    taught = [q for q in taught if q.text not in own]  # never learn a request it is asked
+    embedder = load_embedder(args.embedder) if args.embedder else None
+    labels = {KEYWORD: None, **({HYBRID_LABEL.format(args.embedder): embedder} if embedder else {})}
+    print(f"BFCL {args.split}: {len(data.queries)} requests ranked after learning {len(taught)}\n")
+    print("| ranker | learned | R@1 | R@5 | MRR | name-R@5 |")
+    print("|---|---|---|---|---|---|")
+    figures: dict[str, Any] = {}
+    for label, model in labels.items():
+        plain = toolmgmt_catalog(data.pool, model, args.embedding_cache)
+        learning = learned_catalog(data.pool, model, args.embedding_cache)
+        report = learning.learn(pairs_of(taught))
+        before = evaluate(catalog_ranker(plain), data, data.queries).metrics
+        after = evaluate(catalog_ranker(learning), data, data.queries).metrics
+        keys = [k for k in ("R@1", "R@5", "MRR", "name-R@5") if k in before]
+        cells = " | ".join(f"{before[k]:.1f} -> {after[k]:.1f}" for k in keys)
+        print(f"| {label} | {len(report.learned)} | {cells} |")
+        figures[label] = {"learned_requests": len(report.learned), "before": before, "after": after}
+    if args.json:
+        report_figures = {"split": args.split, "rankers": figures}
+        write_results(args.json, "retrieval", report_figures)
+    return 0
+
+
+def run_history(args: argparse.Namespace) -> int:
+    """``--history``: see ``bench/_history.py``; prints its tables, writes ``--json``."""
+    from _history import history_figures, latency_with_learning, learned_catalog
+
+    load_at_start = os.getloadavg()[0]
+    data, dev = load_split("live"), load_split("dev")
+    embedder = load_embedder(args.embedder) if args.embedder else None
+    labels = {KEYWORD: None, **({HYBRID_LABEL.format(args.embedder): embedder} if embedder else {})}
+    cache = args.embedding_cache
+
+    def pair(pool: list[dict[str, Any]], model: Any) -> tuple[ToolCatalog, ToolCatalog]:
+        return toolmgmt_catalog(pool, model, cache), learned_catalog(pool, model, cache)
+
+    figures = history_figures(
+        data,
+        dev,
+        evaluate,
+        {label: pair(data.pool, model) for label, model in labels.items()},
+        depth=DEPTH,
+        halvings=args.halvings,
+        dev_rankers={label: pair(dev.pool, model) for label, model in labels.items()},
+    )
+    print(
+        f"Learning from use: BFCL live, {len(data.queries)} shared requests in two halves "
+        f"(seed {figures['halves_seed']}); learn from one, evaluate on the other\n"
+    )
+    print("| ranker | direction | learned | R@1 | R@5 | MRR | name-R@5 |")
+    print("|---|---|---|---|---|---|---|")
+    for label, entry in figures["rankers"].items():
+        for direction, d in entry["directions"].items():
+            cells = " | ".join(f"{d['before'][k]:.1f} -> {d['after'][k]:.1f}" for k in d["before"])
+            print(f"| {label} | {direction} | {d.get('learned_requests', '')} | {cells} |")
+    print(f"\nGain on the half not learned from, over {args.halvings} random halvings x 2:")
+    for label, entry in figures["rankers"].items():
+        for key, g in entry["gain_spread"].items():
+            print(
+                f"  {label}: {key} {g['mean']:+.1f} (min {g['min']:+.1f}, max {g['max']:+.1f}, "
+                f"std {g['std']:.1f})"
+            )
+        print(f"  {label}: nothing learned ranks as today: {entry['identical_without_learning']}")
+    print("\nDev split, after learning every shared live request:\n")
+    print("| ranker | learned from | R@1 | R@5 | MRR | all@5 |")
+    print("|---|---|---|---|---|---|")
+    for label, d in figures["dev"].items():
+        own = d["own_halves"]
+        for what, before, after in (
+            (f"live ({d['learned_requests']} of dev's tools)", d["before"], d["after"]),
+            ("one half of dev, the other ranked (mean of both ways)", own["before"], own["after"]),
+        ):
+            cells = " | ".join(f"{before[k]:.1f} -> {after[k]:.1f}" for k in before)
+            print(f"| {label} | {what} | {cells} |")
+    if args.latency_10k:
+        figures["latency_10k"] = {"keyword": latency_with_learning()}
+        if embedder is not None:
+            figures["latency_10k"]["hybrid"] = latency_with_learning(embedder, n_queries=200)
+        for kind, lat in figures["latency_10k"].items():
+            print(
+                f"\n{kind} at 10,000 tools, search p50 {lat['p50_off']:.3f} ms learning off, "
+                f"{lat['p50_on']:.3f} ms on with {lat['learned_tools']:.0f} tools learned: "
+                f"x{lat['p50_ratio']:.2f} (goal <= 1.2)"
+            )
+    if args.json:
+        figures.update(
+            {"split": "live", "load_avg_1min_at_start": load_at_start, "embedder": args.embedder}
+        )
+        write_results(args.json, "retrieval", figures)
         print(f"\nwrote {args.json}")
     return 0
 

@@ -24,23 +24,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import statistics
 import subprocess
 import sys
-import tarfile
-import tempfile
 import time
-from io import BytesIO
 from pathlib import Path
 from typing import Any
-
-from toolmgmt_core import Discovery
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _reference import manager, run_at  # noqa: E402
 from _results import write_results  # noqa: E402
 
 SMALL = {
@@ -72,8 +66,12 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any], bool]] = {
 
 def measure(calls: int) -> dict[str, tuple[float, float]]:
     """p50 and p95 microseconds per call for each case, with whatever toolmgmt_core imports."""
-    from toolmgmt_core import Tool, ToolCatalog, ToolManager
-    from toolmgmt_core.calls.validation import validate_arguments
+    from toolmgmt_core import Tool, ToolCatalog
+
+    try:
+        from toolmgmt_core.calls.validation import validate_arguments
+    except ImportError:  # a reference before the core's folders
+        from toolmgmt_core.validation import validate_arguments  # type: ignore[no-redef]
 
     async def answer(**kwargs: Any) -> str:
         return "ok"
@@ -82,7 +80,7 @@ def measure(calls: int) -> dict[str, tuple[float, float]]:
         Tool(name, "x", schema, handler=answer if is_async else (lambda **kwargs: "ok"))
         for name, schema, _, is_async in CASES.values()
     ]
-    session = ToolManager(ToolCatalog(tools), discovery=Discovery(call_unloaded="load")).session()
+    session = manager(ToolCatalog(tools)).session()
     out: dict[str, tuple[float, float]] = {}
 
     async def run() -> None:
@@ -114,28 +112,7 @@ def _p50_p95(times: list[float]) -> tuple[float, float]:
 
 def reference_run(ref: str, calls: int) -> dict[str, tuple[float, float]]:
     """:func:`measure` with ``ref``'s toolmgmt_core, in a subprocess."""
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", ref, "toolmgmt_core"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    ).stdout
-    with tempfile.TemporaryDirectory() as folder:
-        with tarfile.open(fileobj=BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
-        env = {**os.environ, "PYTHONPATH": folder}
-        script = (
-            "import json, sys; sys.path.insert(0, sys.argv[1]); import validation; "
-            "print(json.dumps(validation.measure(int(sys.argv[2]))))"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", script, str(Path(__file__).parent), str(calls)],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        return {k: tuple(v) for k, v in json.loads(done.stdout.splitlines()[-1]).items()}  # type: ignore[misc]
+    return {k: tuple(v) for k, v in run_at(ref, "validation", "measure", calls).items()}  # type: ignore[misc]
 
 
 def main() -> None:

@@ -103,7 +103,8 @@ def pg_dsn(postgres_server: Any) -> Iterator[str]:
     """The DSN of the session's PostgreSQL, with toolmgmt's tables emptied."""
     psycopg = pytest.importorskip("psycopg")
     with psycopg.connect(postgres_server.dsn, autocommit=True) as conn:
-        for table in ("toolmgmt_tools", "toolmgmt_embeddings", "toolmgmt_events"):
+        tables = ("toolmgmt_tools", "toolmgmt_embeddings", "toolmgmt_learned", "toolmgmt_events")
+        for table in tables:
             if conn.execute("SELECT to_regclass(%s)", [table]).fetchone()[0]:
                 conn.execute(f"TRUNCATE {table}")
     yield postgres_server.dsn

@@ -17,11 +17,9 @@ from toolmgmt_core.calls.budget import (
 )
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.truncation import (
-    McpTruncationResult,
     TruncationResult,
     render_result,
     summarize_result,
-    truncate_mcp_result,
     truncate_result,
 )
 from toolmgmt_core.catalog.tool_catalog import (
@@ -114,7 +112,6 @@ __all__ = [
     "InvalidSessionError",
     "InvalidToolError",
     "Lazy",
-    "McpTruncationResult",
     "Mode",
     "Policy",
     "PolicyView",
@@ -158,7 +155,6 @@ __all__ = [
     "plan_definitions",
     "render_result",
     "summarize_result",
-    "truncate_mcp_result",
     "truncate_result",
 ]
 

@@ -1,16 +1,18 @@
 """Running the tool calls of a LiteLLM response through the session, for the app's loop.
 
 Chat Completions responses (``tool_calls``) and Responses API responses (``function_call``
-items) alike; the answers come back in the same API's shape.
+items) alike; the answers come back in the same API's shape. With ``all_tools=True`` every
+call gets an answer except those of the app's own tools (``app_tools``), as at every door: a
+name nobody holds is answered with the closest names, so the model can correct it and the next
+request is not refused for a call without an answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
-from toolmgmt_core.providers import resolve_provider_name
 from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.session.session import ToolSession
 
@@ -26,15 +28,31 @@ def field_of(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
-def _knows(session: ToolSession, name: str) -> bool:
-    catalog = session.manager.catalog
-    if name in META_TOOL_NAMES or catalog.find(name) is not None:
-        return True
-    return resolve_provider_name(name, catalog.names()) is not None
+def _app_names(app_tools: Iterable[Any]) -> frozenset[str]:
+    """The names of the app's own tools: names, or tool definitions (OpenAI's Chat or
+    Responses shape, or Anthropic's).
+
+    Raises:
+        TypeError: an entry is neither.
+    """
+    names = set()
+    for tool in [app_tools] if isinstance(app_tools, str) else app_tools:
+        if isinstance(tool, str):
+            names.add(tool)
+            continue
+        function = field_of(tool, "function") if isinstance(tool, Mapping) else None
+        name = field_of(function, "name") if function is not None else field_of(tool, "name")
+        if not isinstance(name, str):
+            raise TypeError(
+                "app_tools takes the names of the app's own tools, or their definitions "
+                f'({{"type": "function", "function": {{"name": ...}}}}), got {tool!r:.80}.'
+            )
+        names.add(name)
+    return frozenset(names)
 
 
 def _calls(
-    session: ToolSession, response: Any, all_tools: bool
+    response: Any, all_tools: bool, app_tools: Collection[str]
 ) -> list[tuple[str, str, Any, bool]]:
     """``(call id, name, arguments, from the Responses API)`` of each call to run."""
     output = field_of(response, "output")
@@ -62,7 +80,7 @@ def _calls(
     return [
         (call_id, name, arguments, isinstance(output, list))
         for call_id, name, arguments in listed
-        if name in META_TOOL_NAMES or (all_tools and _knows(session, name))
+        if name in META_TOOL_NAMES or (all_tools and name not in app_tools)
     ]
 
 
@@ -78,6 +96,7 @@ def run_meta_tool_calls_sync(
     *,
     all_tools: bool = False,
     approve: ApprovalAsker | None = None,
+    app_tools: Iterable[Any] = (),
 ) -> list[dict[str, Any]]:
     """Run a response's meta-tool calls (every call with ``all_tools``) through the session.
 
@@ -90,20 +109,26 @@ def run_meta_tool_calls_sync(
         session: the conversation's session.
         response: a LiteLLM ``ModelResponse`` (or its message, or their dict forms), or a
             Responses API response (``litellm.responses``).
-        all_tools: also run calls of catalog tools (by exact, folded or provider-shortened
-            name), whether loaded or not: the session refuses what the model may not call.
+        all_tools: also run every other call but those of ``app_tools``: catalog tools by
+            exact, folded or provider-shortened name, loaded or not (the session refuses what
+            the model may not call), and a name nobody holds (``unknown_tool``, with the
+            closest names).
         approve: asked about a call that needs approval when the manager has no callback.
+        app_tools: the app's own tools, outside the catalog (their names, or the definitions
+            the app sends in ``tools``): their calls are left out, for the app to answer.
 
     Returns:
         One ``{"role": "tool", ...}`` message per call run, in call order (for a Responses API
-        response, ``{"type": "function_call_output", ...}`` input items). Calls of names the
-        catalog does not hold (the app's own tools, or a misspelt name) are left out, for the
-        app to answer.
+        response, ``{"type": "function_call_output", ...}`` input items).
+
+    Raises:
+        TypeError: an entry of ``app_tools`` is neither a name nor a tool definition.
     """
+    calls = _calls(response, all_tools, _app_names(app_tools))
     with framework_approval(approve):
         return [
             _message(call_id, name, session.call_sync(name, arguments, call_id=call_id), responses)
-            for call_id, name, arguments, responses in _calls(session, response, all_tools)
+            for call_id, name, arguments, responses in calls
         ]
 
 
@@ -113,11 +138,13 @@ async def run_meta_tool_calls(
     *,
     all_tools: bool = False,
     approve: ApprovalAsker | None = None,
+    app_tools: Iterable[Any] = (),
 ) -> list[dict[str, Any]]:
     """Run a response's meta-tool calls through the session (:func:`run_meta_tool_calls_sync`
     for sync code)."""
+    calls = _calls(response, all_tools, _app_names(app_tools))
     with framework_approval(approve):
         return [
             _message(call_id, name, await session.call(name, arguments, call_id=call_id), responses)
-            for call_id, name, arguments, responses in _calls(session, response, all_tools)
+            for call_id, name, arguments, responses in calls
         ]

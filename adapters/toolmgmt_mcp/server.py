@@ -11,8 +11,6 @@ one of several replicas: conversations live in the session store
 
 from __future__ import annotations
 
-import hmac
-import json
 import logging
 import sys
 import time
@@ -30,11 +28,13 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
+from toolmgmt_core.calls.approval import framework_approval
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.compat import package_version
 from toolmgmt_core.embeddings.named import embedder_from_spec
+from toolmgmt_core.model.config import config_problem
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError, StoreError, ToolCallError
 from toolmgmt_core.model.tool import Tool
@@ -44,8 +44,11 @@ from toolmgmt_core.session.options import Access
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import InMemorySessionStore, SessionStore
 from toolmgmt_core.stores.event_log import StoreListener
+from toolmgmt_mcp.admission import Admission, client_shares, retry_after
+from toolmgmt_mcp.approval import ApprovalAsked, client_approver
 from toolmgmt_mcp.catalog_store import SharedCatalog
-from toolmgmt_mcp.config import GatewayConfig
+from toolmgmt_mcp.clients import CLIENT_SCOPE_KEY, BearerTokenMiddleware, ClientAuth
+from toolmgmt_mcp.config import ClientConfig, GatewayConfig
 from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
 from toolmgmt_mcp.convert import relay_progress
 from toolmgmt_mcp.headers import TrimmedHeaders
@@ -57,6 +60,7 @@ from toolmgmt_mcp.questions import (
     ReturnToClient,
     relay_questions,
 )
+from toolmgmt_mcp.read_deadline import read_deadline_protocol
 from toolmgmt_mcp.replies import RedisReplies
 from toolmgmt_mcp.state_keys import SharedKeyCodec, request_state_boundary
 from toolmgmt_mcp.telemetry import GatewayMetrics, describe_request
@@ -89,7 +93,8 @@ class Gateway:
     closes them. ``manager`` is a gateway-mode :class:`ToolManager` over ``catalog``;
     ``manager_options`` are passed on to it (``browse_limit``, ``max_results``...);
     ``embedder`` (else the config's ``[search] embedder``) makes search hybrid (its vectors
-    cached in the catalog store when there is one).
+    cached in the catalog store when there is one). With ``[gateway.clients]``, each client has
+    a manager of its own (:attr:`clients`: its profile, its deny), with the same options.
 
     With ``[store] sessions``, conversations live in that Redis (:attr:`session_store`) and
     HTTP is served statelessly behind :class:`~toolmgmt_mcp.conversations.ConversationMiddleware`,
@@ -135,11 +140,22 @@ class Gateway:
             # Each 2026 caller's spent budget, in this process (conversations.principal_key).
             options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
         self.manager = ToolManager(self.catalog, mode="gateway", **options)
+        self.clients: dict[str, ToolManager] = {
+            client.name: ToolManager(
+                self.catalog,
+                mode="gateway",
+                **{**options, "access": _client_access(config, client)},
+            )
+            for client in config.gateway.clients
+        }
+        """Each client's own manager (``[gateway.clients.NAME]``: its profile, its deny beside
+        ``[policy]``); a request a client's token opened is served by it."""
         self.per_principal = self.manager.result_budget.session_tokens is not None
         """Whether a 2026 caller keeps a conversation across calls (its result budget: with a
         ``session_result_budget``; gateway mode needs nothing else)."""
         upstream_catalog = self.shared.local if self.shared else self.catalog
-        self.upstreams = UpstreamManager(config, upstream_catalog, self.manager.policy)
+        views = [self.manager.policy, *(m.policy for m in self.clients.values())]
+        self.upstreams = UpstreamManager(config, upstream_catalog, views)
         if self.shared is not None:
             self.shared.ensure_upstream = self.upstreams.ensure_for
         self._background: Any = None
@@ -252,16 +268,21 @@ class Gateway:
             self.shared.sync()  # the catalog store's latest changes, before anything is read
         request = getattr(ctx, "request", None)
         scope = getattr(request, "scope", None)
-        conversation = scope.get(CONVERSATION_SCOPE_KEY) if isinstance(scope, dict) else None
+        scope = scope if isinstance(scope, dict) else {}
+        client = scope.get(CLIENT_SCOPE_KEY)
+        manager = (
+            self.clients.get(client, self.manager) if isinstance(client, str) else self.manager
+        )
+        conversation = scope.get(CONVERSATION_SCOPE_KEY)
         if conversation is not None:
-            return ToolSession.restore(self.manager, conversation.key, conversation.stored)
+            return ToolSession.restore(manager, conversation.key, conversation.stored)
         connection = getattr(ctx.session, "_connection", None)
         state = getattr(connection, "state", None)
         if not isinstance(state, dict):
-            return self.manager.session()
+            return manager.session()
         session = state.get(_SESSION_KEY)
-        if session is None:
-            session = state[_SESSION_KEY] = self.manager.session()
+        if session is None:  # the SDK binds its sessions to their client (clients.py)
+            session = state[_SESSION_KEY] = manager.session()
         return session
 
     async def _list_tools(
@@ -320,17 +341,21 @@ class Gateway:
             self.upstreams.revive_soon()
         if name == _EXECUTE and isinstance(arguments.get("tool_name"), str):
             try:
-                await self.upstreams.ensure_for(arguments["tool_name"])
+                await self.upstreams.ensure_for(arguments["tool_name"], session.policy)
             except ToolCallError as exc:
                 return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
+        relay = _relay(ctx, params)
         with (
             relay_progress(ctx.session.report_progress),
-            relay_questions(_relay(ctx, params)),
-            passthrough(InputRequired, MissingCapability),
+            relay_questions(relay),
+            framework_approval(client_approver(relay)),
+            passthrough(InputRequired, ApprovalAsked, MissingCapability),
         ):
             try:
                 result = await session.call(name, arguments)
             except InputRequired as asked:  # a 2026 client answers, then calls again
+                return asked.result(relay.approved)
+            except ApprovalAsked as asked:  # the same, for the user's approval
                 return asked.result()
             except MissingCapability as refused:
                 raise MCPError(refused.code, refused.message, refused.data) from refused
@@ -350,14 +375,20 @@ class Gateway:
     def http_app(
         self, *, path: str | None = None, host: str | None = None, token: str | None = None
     ) -> Any:
-        """The streamable HTTP ASGI app, behind :class:`BearerTokenMiddleware` when ``token``.
+        """The streamable HTTP ASGI app, behind the front door: the clients' tokens
+        (:class:`~toolmgmt_mcp.clients.ClientAuth`, ``[gateway.clients]``) or ``token``
+        (:class:`BearerTokenMiddleware`), then the admission limit
+        (:class:`~toolmgmt_mcp.admission.Admission`).
 
         Both protocols on one endpoint: the 2026 protocol's requests each stand alone (the
         SDK's per-request path); the 2025 protocol's, with a session store, through the SDK's
         stateless transport behind :class:`~toolmgmt_mcp.conversations.ConversationMiddleware`
-        (conversations in the store), otherwise through the SDK's sessions, in this process.
-        The routing headers' whitespace is trimmed (:mod:`toolmgmt_mcp.headers`). ``/healthz``
-        answers 200 either way, without a token.
+        (conversations in the store), otherwise through the SDK's sessions, in this process
+        (at most ``max_sessions``). The routing headers' whitespace is trimmed
+        (:mod:`toolmgmt_mcp.headers`). ``/healthz`` answers 200 either way, without a token.
+
+        Raises:
+            ConfigError: ``token`` given to a gateway with ``[gateway.clients]``.
         """
         from starlette.responses import PlainTextResponse
         from starlette.routing import Route
@@ -375,6 +406,7 @@ class Gateway:
             streamable_http_path=path,
             host=host or settings.host,
             stateless_http=stateless,
+            max_sessions=settings.max_sessions,
             custom_starlette_routes=routes,
         )
         conversations = self.session_store if stateless else self.manager.session_store
@@ -393,6 +425,22 @@ class Gateway:
                 on_store_error=self.metrics.store_failed if self.metrics is not None else None,
             )
         app = TrimmedHeaders(app)
+        app = Admission(
+            app,
+            max_requests=settings.max_requests,
+            per_client=client_shares(settings),
+            retry_after=retry_after(self.config.store.timeout),
+            path=path,
+        )
+        if settings.clients:
+            if token:
+                raise ConfigError(
+                    f"{self.config.source}: a token for everyone (--token, "
+                    "TOOLMGMT_GATEWAY_TOKEN) cannot be given to a gateway whose "
+                    "[gateway.clients] each have their own; give each client its token instead."
+                )
+            tokens = {c.name: c.token for c in settings.clients}
+            return ClientAuth(app, tokens, open_paths=(HEALTH_PATH,))
         return BearerTokenMiddleware(app, token, open_paths=(HEALTH_PATH,)) if token else app
 
     async def run_http(
@@ -418,7 +466,14 @@ class Gateway:
         token = token if token is not None else settings.token
         app = self.http_app(host=host, token=token)
         server = uvicorn.Server(
-            uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+            uvicorn.Config(
+                app,
+                host=host,
+                port=port,
+                log_level="warning",
+                lifespan="on",
+                http=read_deadline_protocol(settings.header_timeout),
+            )
         )
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(server.serve)
@@ -429,40 +484,6 @@ class Gateway:
             bound = server.servers[0].sockets[0].getsockname()[1]
             url = f"http://{host}:{bound}{settings.path}"
             (on_ready or _announce)(url)
-
-
-class BearerTokenMiddleware:
-    """ASGI middleware refusing HTTP requests without ``Authorization: Bearer <token>`` (401),
-    except on ``open_paths`` (a health check)."""
-
-    def __init__(self, app: Any, token: str, *, open_paths: tuple[str, ...] = ()) -> None:
-        if not token:
-            raise ConfigError("The gateway's bearer token must not be empty.")
-        self.app = app
-        self._expected = f"Bearer {token}".encode()
-        self._open = frozenset(open_paths)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope.get("path") not in self._open:
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                body = json.dumps(
-                    {"error": "unauthorized", "message": "A valid bearer token is required."}
-                ).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="toolmgmt-gateway"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
 
 
 async def serve(
@@ -524,7 +545,7 @@ def _session_store(config: GatewayConfig, *, forever: bool = False) -> SessionSt
     try:
         from toolmgmt_core.stores.redis import RedisSessionStore
     except ImportError as exc:
-        raise ConfigError(f"{config.source}: [store] sessions: {exc}") from exc
+        raise ConfigError(config_problem(config.source, str(exc), ("store", "sessions"))) from exc
     options: dict[str, Any] = {
         "ttl": None if forever else store.session_ttl,
         "timeout": store.timeout,
@@ -558,7 +579,7 @@ def _catalog_store(config: GatewayConfig) -> Any:
     try:
         from toolmgmt_core.stores.postgres import PostgresCatalogStore
     except ImportError as exc:
-        raise ConfigError(f"{config.source}: [store] catalog: {exc}") from exc
+        raise ConfigError(config_problem(config.source, str(exc), ("store", "catalog"))) from exc
     return PostgresCatalogStore(config.store.catalog)
 
 
@@ -569,7 +590,7 @@ def _configured_embedder(config: GatewayConfig) -> Any:
     try:
         return embedder_from_spec(config.search.embedder)
     except ConfigError as exc:
-        raise ConfigError(f"{config.source}: [search] embedder: {exc}") from exc
+        raise ConfigError(config_problem(config.source, str(exc), ("search", "embedder"))) from exc
 
 
 def _embedding_cache(config: GatewayConfig) -> Any:
@@ -627,6 +648,14 @@ def _relay(ctx: Any, params: mcp_types.CallToolRequestParams) -> Relay:
     return Relay(capabilities)  # no back-channel: nothing can be asked, none declared upstream
 
 
+def _client_access(config: GatewayConfig, client: ClientConfig) -> Access:
+    """A client's access: its profile (else the gateway's), the gateway's steps, then its deny."""
+    steps = _policy_steps(config)
+    if client.deny:
+        steps.append(Policy(f"client:{client.name}", deny=client.deny))
+    return Access(client.profile or config.gateway.profile, steps)
+
+
 def _policy_steps(config: GatewayConfig) -> list[Policy]:
     """The core policy pipeline: ``[policy]`` first, then one step per upstream policy.
 
@@ -675,10 +704,25 @@ def _to_mcp_tool(tool: Tool) -> mcp_types.Tool:
 _CONTENT_BLOCK: TypeAdapter[Any] = TypeAdapter(mcp_types.ContentBlock)
 
 
+NOT_SAVED_META = "toolmgmt/saved"
+"""The ``_meta`` key of a result whose record could not be saved (``false``), beside
+``toolmgmt/notSaved`` saying what that means."""
+
+
 def _mcp_result(result: ToolResult, media: list[Any]) -> mcp_types.CallToolResult:
     """The core's result as MCP's: its text, then the media it carried (when passed on); an
-    error's outcome is ``isError``."""
+    error's outcome is ``isError``; a call whose record the session store did not take
+    (``saved`` False) says so in ``_meta``, for the client, not the model."""
     content: list[Any] = [mcp_types.TextContent(type="text", text=result.content)]
     for block in media if not result.is_error else []:
         content.append(_CONTENT_BLOCK.validate_python(block))
-    return mcp_types.CallToolResult(content=content, is_error=result.is_error)
+    meta = None
+    if not result.saved:
+        meta = {
+            NOT_SAVED_META: False,
+            "toolmgmt/notSaved": "The call ran, but its record (the conversation's result "
+            "budget and loads after it) could not be saved to the session store; it is kept by "
+            "this replica and saved with the next change, and other replicas do not see it "
+            "meanwhile.",
+        }
+    return mcp_types.CallToolResult(content=content, is_error=result.is_error, _meta=meta)

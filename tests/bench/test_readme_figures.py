@@ -85,6 +85,12 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("speed", 1, "tokens"),
         ("memory", 0, "growth_kb"),
     ],
+    "admission": [
+        ("phases", "alone", "p50_ms"),
+        ("phases", "flood, no limit", "p95_ms"),
+        ("phases", "flood, defaults", "p95_ms"),
+        ("phases", "flood, tight", "p95_ms"),
+    ],
     "gateway_load": [
         ("concurrent", "gateway", "answered"),
         ("concurrent", "gateway", "lost"),
@@ -133,6 +139,15 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("retrievers", "toolmgmt ToolCatalog.search", "metrics", "name-R@5"),
         ("retrievers", "toolmgmt ToolCatalog.search", "per_category", "live_simple", "R@5"),
         ("retrievers", "bm25s (name+desc+params)", "metrics", "R@5"),
+    ],
+    "retrieval_history": [
+        ("rankers", "toolmgmt ToolCatalog.search", "directions", "A > B", "after", "R@5"),
+        ("rankers", "toolmgmt ToolCatalog.search", "directions", "mean", "before", "name-R@5"),
+        ("rankers", "toolmgmt ToolCatalog.search", "gain_spread", "R@5", "std"),
+        ("rankers", "toolmgmt ToolCatalog.search", "identical_without_learning"),
+        ("dev", "toolmgmt ToolCatalog.search", "after", "R@1"),
+        ("dev", "toolmgmt ToolCatalog.search", "own_halves", "after", "all@5"),
+        ("latency_10k", "keyword", "p50_ratio"),
     ],
     "scaleout": [
         ("concurrent", 2, "calls_per_s"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import datetime as dt
 import functools
 import json
@@ -18,7 +17,6 @@ from toolmgmt_core import (
     ConfigError,
     TruncationResult,
     summarize_result,
-    truncate_mcp_result,
     truncate_result,
 )
 from toolmgmt_core.calls.truncation import (
@@ -187,74 +185,6 @@ def test_ten_megabytes_are_tokenised_once(monkeypatch) -> None:
     result = truncate_result(records, 2_000)
     assert result.tokens <= 2_000
     assert calls[0] == size and all(n < size // 100 for n in calls[1:]) and len(calls) <= 13
-
-
-# -- MCP results ------------------------------------------------------------------------------
-
-
-def test_mcp_structured_content_and_its_text_mirror_share_one_budget() -> None:
-    structured = {"rows": _records(500), "count": 500}
-    blocks = [{"type": "text", "text": json.dumps(structured)}]
-    result = truncate_mcp_result(blocks, structured, 1_000)
-    assert result.truncated and result.tokens <= 1_000
-    text = result.content[0]["text"]
-    assert json.loads(text) == result.structured  # the mirror shows exactly what was kept
-    assert count_tokens(text) + count_tokens(render_result(result.structured)) <= 1_000
-    assert result.structured["count"] == 500
-    assert blocks[0]["text"] == json.dumps(structured)  # the input is untouched
-
-
-def test_mcp_text_and_structured_content_are_capped_together() -> None:
-    structured = {"items": list(range(20_000))}
-    blocks = [
-        {"type": "text", "text": "Summary: " + "details " * 5_000},
-        {"type": "resource", "resource": {"uri": "file:///log", "text": "log line\n" * 5_000}},
-        {"type": "resource_link", "uri": "file:///big", "name": "big"},
-    ]
-    result = truncate_mcp_result(blocks, structured, 600)
-    texts = [result.content[0]["text"], result.content[1]["resource"]["text"]]
-    total = sum(count_tokens(t) for t in texts)
-    total += count_tokens(render_result({"uri": "file:///big", "name": "big"}))
-    total += count_tokens(render_result(result.structured))
-    assert total == result.tokens <= 600
-    assert result.content[2] == blocks[2]
-    assert result.content[1]["resource"]["uri"] == "file:///log"
-    assert "omitted" in json.dumps(result.structured, ensure_ascii=False)
-
-
-def test_mcp_binary_is_described_unless_allowed() -> None:
-    png = base64.b64encode(b"\x89PNG" + b"\x00" * 30_000).decode()
-    blocks = [
-        {"type": "image", "data": png, "mimeType": "image/png"},
-        {"type": "audio", "data": png, "mimeType": "audio/wav"},
-        {"type": "resource", "resource": {"uri": "file:///a.bin", "blob": png}},
-        {"type": "text", "text": "done"},
-    ]
-    result = truncate_mcp_result(blocks, None, 1_000)
-    kinds = [b["type"] for b in result.content]
-    assert kinds == ["text", "text", "text", "text"] and result.truncated
-    assert result.content[0]["text"] == "[image omitted: image/png, 29.3 KB]"
-    assert "audio/wav" in result.content[1]["text"]
-    assert "file:///a.bin" in result.content[2]["text"]
-    assert len(result.replaced) == 3
-    allowed = truncate_mcp_result(blocks, None, 1_000, allow_binary=True)
-    assert allowed.content == blocks and not allowed.truncated
-    assert allowed.tokens == count_tokens("done")
-
-
-def test_mcp_result_that_fits_is_untouched() -> None:
-    blocks = [{"type": "text", "text": "hello"}]
-    result = truncate_mcp_result(blocks, {"ok": True}, 100)
-    assert result.content == blocks and result.structured == {"ok": True}
-    assert not result.truncated and result.tokens == result.original_tokens
-
-
-def test_mcp_too_many_blocks_for_the_budget_drops_trailing_ones_with_a_note() -> None:
-    blocks = [{"type": "text", "text": f"block {i} " + "z" * 400} for i in range(10)]
-    result = truncate_mcp_result(blocks, None, 40)
-    assert result.tokens <= 40
-    assert "omitted to fit the budget" in result.content[-1]["text"]
-    assert result.content[0]["text"].startswith("block 0")
 
 
 # -- summarisation ----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolmgmt_core import truncate_mcp_result, truncate_result
+from toolmgmt_core import ContentResult, Discovery, Tool, ToolCatalog, ToolManager, truncate_result
 from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS, render_result
 from toolmgmt_core.model.tokens import ApproxEncoding, count_tokens, get_encoding
 
@@ -130,15 +130,18 @@ def test_minimum_budget_always_suffices(value, budget) -> None:
         _check(value, budget, strategy)
 
 
+_BINARY = "QUJD" * 50
+
+
 def _block(kind: str, text: str) -> dict:
     if kind == "text":
         return {"type": "text", "text": text}
     if kind == "resource":
         return {"type": "resource", "resource": {"uri": "file:///r", "text": text}}
     if kind == "blob":
-        return {"type": "resource", "resource": {"uri": "file:///b", "blob": "QUJD" * 50}}
+        return {"type": "resource", "resource": {"uri": "file:///b", "blob": _BINARY}}
     if kind == "image":
-        return {"type": "image", "data": "QUJD" * 50, "mimeType": "image/png"}
+        return {"type": "image", "data": _BINARY, "mimeType": "image/png"}
     return {"type": "resource_link", "uri": "file:///l", "name": text[:30]}
 
 
@@ -150,39 +153,19 @@ mcp_blocks = st.lists(
 )
 
 
-def _sent_tokens(result) -> int:
-    """Tokens of every text part of an MCP result, counted the way the budget counts them."""
-    total = 0
-    for block in result.content:
-        if block["type"] == "text":
-            total += count_tokens(block["text"], ENCODING)
-        elif block["type"] == "resource" and "text" in block["resource"]:
-            total += count_tokens(block["resource"]["text"], ENCODING)
-        elif block["type"] == "resource_link":
-            payload = {k: v for k, v in block.items() if k != "type"}
-            total += count_tokens(render_result(payload), ENCODING)
-    if result.structured is not None:
-        total += count_tokens(render_result(result.structured), ENCODING)
-    return total
-
-
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-# structuredContent is a JSON object in MCP.
-@given(
-    mcp_blocks,
-    st.none() | st.dictionaries(st.text(max_size=12), json_values),
-    st.booleans(),
-    budgets,
-)
-def test_mcp_results_share_one_budget(blocks, structured, mirror, budget) -> None:
-    if mirror and structured is not None:
-        blocks = [*blocks, {"type": "text", "text": json.dumps(structured)}]
-    result = truncate_mcp_result(blocks, structured, budget)
-    assert result.tokens == _sent_tokens(result) <= max(budget, result.original_tokens)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mcp_blocks, st.none() | st.dictionaries(st.text(max_size=12), json_values), budgets)
+def test_content_results_are_shaped_like_any_result(blocks, structured, budget) -> None:
+    """An MCP result (content blocks, structured content) goes through the one shaping path:
+    within the tool's budget, binary data never in front of the model, the media beside it."""
+    tool = Tool(
+        "mcp_tool", handler=lambda: ContentResult(blocks, structured), max_result_tokens=budget
+    )
+    session = ToolManager(ToolCatalog([tool]), discovery=Discovery(call_unloaded="load")).session()
+    result = session.call_sync("mcp_tool", {})
+    assert not result.is_error
+    assert result.tokens <= budget or not result.truncated
     if result.original_tokens > budget:
-        assert result.tokens <= budget and result.truncated
-    assert not any(b["type"] == "image" or "blob" in b.get("resource", {}) for b in result.content)
-    if structured is not None:
-        json.loads(render_result(result.structured))
-    if not result.truncated:
-        assert result.content == blocks and result.structured is structured
+        assert result.truncated and result.tokens <= budget
+    assert _BINARY not in result.content
+    assert result.media == [b for b in blocks if b["type"] != "text"]

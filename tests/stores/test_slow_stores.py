@@ -118,9 +118,13 @@ def test_a_call_running_while_redis_pauses_finishes_and_says_it_was_not_saved(
 
 
 def _backend(dsn: str, application: str) -> int:
+    """The newest backend of ``application`` in ``dsn``'s database (a follower of an earlier
+    test on the same server may still be connected; it is not the one under test)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         row = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", [application]
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s "
+            "AND datname = current_database() ORDER BY backend_start DESC LIMIT 1",
+            [application],
         ).fetchone()
     assert row is not None, f"no backend of {application}"
     return int(row[0])

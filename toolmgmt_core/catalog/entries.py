@@ -12,7 +12,7 @@ from typing import Any
 
 from toolmgmt_core.model.tool import Tool
 
-__all__ = ["DomainSummary", "IngestReport", "SearchHit", "ToolEntry"]
+__all__ = ["DomainSummary", "IngestReport", "SearchExplanation", "SearchHit", "ToolEntry"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,34 @@ class SearchHit(ToolEntry):
             "group": self.group,
             "description": self.description,
             "score": round(self.score, 3),
+        }
+
+
+@dataclass(frozen=True)
+class SearchExplanation(SearchHit):
+    """A hit of :meth:`ToolCatalog.explain_search
+    <toolmgmt_core.catalog.tool_catalog.ToolCatalog.explain_search>`: where it ranks with and
+    without what the catalog learned from use."""
+
+    rank: int = 0
+    """Its rank in this search (from 1)."""
+    rank_without_learning: int | None = None
+    """Its rank had nothing been learned (None: not in the first 100 then)."""
+    learned_terms: tuple[str, ...] = ()
+    """The request's terms this tool learned from use (empty: learning did not touch it)."""
+
+    @property
+    def moved(self) -> bool:
+        """Whether learned text moved it up."""
+        before = self.rank_without_learning
+        return bool(self.learned_terms) and (before is None or before > self.rank)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "rank": self.rank,
+            "rank_without_learning": self.rank_without_learning,
+            "learned_terms": list(self.learned_terms),
         }
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolmgmt_core.catalog.entries import DomainSummary, IngestReport, SearchHit, ToolEntry
+from toolmgmt_core.catalog.learned_api import CatalogLearning
+from toolmgmt_core.catalog.learning import LearningOptions
 from toolmgmt_core.catalog.limits import ToolLimits
 from toolmgmt_core.embeddings import Embedder, VectorCache
 from toolmgmt_core.model.errors import (
@@ -44,8 +46,9 @@ normalize_name = fold_name
 lookups, registration, policy and suggestions alike."""
 
 
-class ToolCatalog:
-    """A catalog of tools with search and browsing.
+class ToolCatalog(CatalogLearning):
+    """A catalog of tools with search and browsing (and, when turned on, learning from use:
+    :class:`~toolmgmt_core.catalog.learned_api.CatalogLearning`).
 
     Usage::
 
@@ -68,6 +71,7 @@ class ToolCatalog:
         embedding_cache: str | Path | VectorCache | None = None,
         fusion: FusionWeights | None = None,
         limits: ToolLimits | None = None,
+        learning: LearningOptions | None = None,
     ) -> None:
         """
         Args:
@@ -76,12 +80,12 @@ class ToolCatalog:
             embedder: an :class:`~toolmgmt_core.embeddings.Embedder`; when set, ``search``
                 fuses BM25 with embedding similarity (see :class:`FusionWeights`). Without it
                 nothing changes and nothing heavy is imported.
-            embedding_cache: an SQLite file (or a :class:`~toolmgmt_core.embeddings.VectorCache`
-                such as ``PostgresEmbeddingCache``, shared by replicas) keeping tool vectors
-                across runs, keyed by the model and the exact tool text.
+            embedding_cache: an SQLite file or a ``VectorCache`` (``PostgresEmbeddingCache``,
+                shared by replicas) keeping tool vectors by model and exact tool text.
             fusion: the fusion weights (defaults chosen on the BFCL dev split).
             limits: how large a tool may be (:class:`ToolLimits`; its defaults when None): a
                 larger one is refused when added.
+            learning: learning from use turned on (``LearningOptions``; see :meth:`learn`).
         """
         self.limits = limits or ToolLimits()
         """How large a tool may be to enter this catalog."""
@@ -98,6 +102,7 @@ class ToolCatalog:
             embedding_cache=embedding_cache,
             fusion=fusion,
         )
+        self._start_learning(learning)
         self.add_many(tools)
 
     # -- contents -------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""``toolmgmt catalog``: push tools to a shared catalog store (PostgreSQL), list, remove.
+"""``toolmgmt catalog``: push tools to a shared catalog store (PostgreSQL), list, remove; and
+what search learned from use: import pairs, list them, forget them.
 
 Usage::
 
@@ -6,6 +7,17 @@ Usage::
     toolmgmt catalog list --store postgresql://toolmgmt@db/toolmgmt
     toolmgmt catalog list --json > tools.json        # the store's definitions, re-pushable
     toolmgmt catalog remove crm_old_search --store ...
+    toolmgmt catalog learn pairs.jsonl --store ...   # or --file learned.sqlite --catalog tools.json
+    toolmgmt catalog learned --tool get_weather --store ...
+    toolmgmt catalog forget --tool get_weather --store ...   # or --all, or --conversation ID
+
+``learn`` reads JSON lines, one pair each: ``{"request": ..., "tool": ..., "conversation": ...}``
+(``conversation`` optional) or ``[request, tool]`` / ``[request, tool, conversation]``; each is
+checked, redacted and kept as :meth:`ToolCatalog.learn
+<toolmgmt_core.catalog.tool_catalog.ToolCatalog.learn>` does, and the report says what was
+learned and what was ignored, and why. With ``--store`` the tools are the store's and what is
+learned reaches every replica; with ``--file`` (a single process's SQLite file) the tools are
+``--catalog``'s.
 
 ``--store`` defaults to ``$TOOLMGMT_CATALOG_DSN``, the name docs/deploy.md gives the gateway
 config's ``[store] catalog_env`` (``$TOOLMGMT_CATALOG_STORE``, its former name, is still read,
@@ -27,10 +39,17 @@ import os
 import sys
 from typing import Any
 
-from toolmgmt_core.cli.console import CliError, add_json_argument, emit_json, print_table, warn
+from toolmgmt_core.cli.console import (
+    CliError,
+    add_catalog_argument,
+    add_json_argument,
+    emit_json,
+    print_table,
+    warn,
+)
 from toolmgmt_core.model.errors import ToolmgmtError
 
-__all__ = ["DEPRECATED_STORE_ENV", "STORE_ENV", "register"]
+__all__ = ["DEPRECATED_STORE_ENV", "STORE_ENV", "read_pairs", "register"]
 
 STORE_ENV = "TOOLMGMT_CATALOG_DSN"
 """The environment variable ``--store`` defaults to."""
@@ -65,13 +84,43 @@ def register(subparsers: Any) -> None:
     remove = commands.add_parser("remove", help="remove tools by name")
     remove.add_argument("names", nargs="+", metavar="NAME", help="tool names")
     for command, run in ((push, _run_push), (listing, _run_list), (remove, _run_remove)):
+        _add_store_argument(command)
+        add_json_argument(command)
+        command.set_defaults(run=run)
+    learn = commands.add_parser(
+        "learn",
+        help="import (request, tool) pairs search learns from",
+        description="Teach search which tool requests wanted, from a JSON-lines file of pairs.",
+    )
+    learn.add_argument("file", metavar="FILE", help="JSON lines: one pair each (see the docs)")
+    learned = commands.add_parser("learned", help="what search learned (the audit trail)")
+    learned.add_argument("--tool", metavar="NAME", help="only this tool's")
+    forget = commands.add_parser(
+        "forget", help="forget what search learned: one tool's, one conversation's or all"
+    )
+    which = forget.add_mutually_exclusive_group(required=True)
+    which.add_argument("--tool", metavar="NAME", help="what this tool learned")
+    which.add_argument("--conversation", metavar="ID", help="what this conversation taught")
+    which.add_argument("--all", action="store_true", help="everything")
+    for command, run in ((learn, _run_learn), (learned, _run_learned), (forget, _run_forget)):
+        _add_store_argument(command)
         command.add_argument(
-            "--store",
-            metavar="DSN",
-            help=f"postgresql://user[:password]@host[:port]/dbname (default: ${STORE_ENV})",
+            "--file",
+            dest="learned_file",
+            metavar="PATH",
+            help="a single process's SQLite file of what is learned, instead of --store",
         )
         add_json_argument(command)
         command.set_defaults(run=run)
+    add_catalog_argument(learn)
+
+
+def _add_store_argument(command: Any) -> None:
+    command.add_argument(
+        "--store",
+        metavar="DSN",
+        help=f"postgresql://user[:password]@host[:port]/dbname (default: ${STORE_ENV})",
+    )
 
 
 def _store_dsn(args: argparse.Namespace) -> str | None:
@@ -200,4 +249,144 @@ def _run_remove(args: argparse.Namespace) -> int:
     print_table(
         ["tool", "result"], [(n, "removed") for n in removed] + [(n, "not found") for n in missing]
     )
+    return 0
+
+
+# -- what search learned ----------------------------------------------------------------------
+
+
+def _learned_store(args: argparse.Namespace) -> Any:
+    """The store of what is learned: ``--file`` (SQLite) or ``--store`` (PostgreSQL)."""
+    if args.learned_file:
+        from toolmgmt_core.catalog.learning_store import LearnedFile
+
+        return LearnedFile(args.learned_file)
+    dsn = args.store or os.environ.get(STORE_ENV)
+    if not dsn:
+        raise CliError(
+            f"nowhere to keep what is learned: pass --store postgresql://user@host/dbname (or "
+            f"set {STORE_ENV}) for replicas, or --file learned.sqlite for one process."
+        )
+    try:
+        from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore
+
+        return PostgresLearnedStore(dsn)
+    except (ImportError, ToolmgmtError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def read_pairs(path: str) -> tuple[list[Any], list[tuple[int, str]]]:
+    """The pairs of a JSON-lines file, and (line, why) for each line that is not one."""
+    import json
+
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()  # noqa: SIM115
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    pairs: list[Any] = []
+    bad: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            bad.append((number, f"not JSON: {exc}"))
+            continue
+        if isinstance(item, dict) and "request" in item and "tool" in item:
+            item = [item["request"], item["tool"], item.get("conversation")]
+        if not isinstance(item, list) or len(item) not in (2, 3):
+            bad.append((number, 'expected {"request", "tool"[, "conversation"]} or a list'))
+            continue
+        pairs.append(tuple(item))
+    return pairs, bad
+
+
+def _run_learn(args: argparse.Namespace) -> int:
+    from toolmgmt_core.catalog.learning import LearningOptions
+    from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+    from toolmgmt_core.cli.commands import load_catalog
+
+    pairs, bad = read_pairs(args.file)
+    for number, reason in bad:
+        warn(f"{args.file}:{number}: {reason}")
+    store = _learned_store(args)
+    try:
+        if args.learned_file:
+            tools = list(load_catalog(args.catalog))
+        else:
+            with _store(args) as tool_store:
+                tools = tool_store.tools()
+        catalog = ToolCatalog(tools, learning=LearningOptions(store=store))
+        report = catalog.learn(pairs)
+    except ToolmgmtError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        emit_json({**report.to_dict(), "unreadable": [{"line": n, "reason": r} for n, r in bad]})
+        return 0
+    rows = [(r.tool, "learned", r.text) for r in report.learned]
+    rows += [
+        (tool, f"ignored: {reason}", f"pair {position + 1}")
+        for position, tool, reason in report.ignored
+    ]
+    print_table(["tool", "result", "request"], rows)
+    print(
+        f"\n{store!r}: {len(report.learned)} learned, {len(report.ignored)} ignored"
+        + (f", {len(bad)} unreadable lines (above)" if bad else "")
+        + "."
+    )
+    return 0
+
+
+def _run_learned(args: argparse.Namespace) -> int:
+    store = _learned_store(args)
+    try:
+        requests = [r for r in store.load() if args.tool is None or r.tool == args.tool]
+    except ToolmgmtError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        emit_json({"learned": [r.to_dict() for r in requests]})
+        return 0
+    if not requests:
+        print(f"{store!r}: nothing learned" + (f" by {args.tool}." if args.tool else "."))
+        return 0
+    import datetime
+
+    print_table(
+        ["id", "tool", "request", "conversation", "learned at", "source"],
+        [
+            (
+                r.id,
+                r.tool,
+                r.text,
+                r.conversation,
+                datetime.datetime.fromtimestamp(r.at).strftime("%Y-%m-%d %H:%M:%S"),
+                r.source,
+            )
+            for r in requests
+        ],
+    )
+    return 0
+
+
+def _run_forget(args: argparse.Namespace) -> int:
+    from toolmgmt_core.catalog.learning import conversation_digest
+
+    store = _learned_store(args)
+    digest = conversation_digest(args.conversation) if args.conversation else None
+    try:
+        count = store.forget(args.tool, conversation=digest)
+    except ToolmgmtError as exc:
+        raise CliError(str(exc)) from exc
+    what = (
+        f"what {args.tool} learned"
+        if args.tool
+        else f"what conversation {args.conversation} taught"
+        if args.conversation
+        else "everything learned"
+    )
+    if args.json:
+        emit_json({"forgotten": count})
+    else:
+        print(f"{store!r}: forgot {what} ({count} requests).")
     return 0

@@ -40,7 +40,8 @@ class Event:
 
     conversation: str | None
     """The conversation: the session's id in its store, else the one its adapter gave it (a
-    LangGraph thread), else an id made for the session object (``local-...``)."""
+    LangGraph thread), else a key of the session object alone (``local-...``); None when
+    emitted outside a session."""
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
+from toolmgmt_core.search.learned import LearnedRequests
+from toolmgmt_core.search.learned_ranking import LearnedRanking, LearnedWeights
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
 from toolmgmt_core.search.request import read_request
 
@@ -127,6 +129,12 @@ class SearchEngine:
         self._index: BM25Index | None = None
         self._vectors: tuple[int, VectorIndex] | None = None
         self._embedder_failed_at: int | None = None
+        self.learned: LearnedRequests | None = None
+        """What the catalog learned from use (None: learning is off)."""
+        self.learned_weights = LearnedWeights()
+        """How much the learned field weighs (see :class:`LearnedWeights`)."""
+        self.learned_ranking = LearnedRanking()
+        """The learned field of the tools now, as searches read it."""
 
     # -- state ----------------------------------------------------------------------------
 
@@ -252,6 +260,7 @@ class SearchEngine:
         whole_first: bool,
         depth: int,
         mask: np.ndarray | None,
+        learned: bool = True,
     ) -> tuple[list[Ranking], bool]:
         """One ranking per text: (tool position, score) pairs, best first; and whether the
         scores are hybrid (keyword scores fused with embeddings for every text). A text's
@@ -263,9 +272,12 @@ class SearchEngine:
         clause's scores get :data:`CLAUSE_CONTEXT_WEIGHT` (hybrid: ``FusionWeights.context``)
         times the whole request's, so that a clause like "use the same function again" or
         "for the same day" still leans on what the request is about, and ties between
-        near-duplicate tools break towards the context.
+        near-duplicate tools break towards the context. ``learned``: add the learned field's.
         """
         keyword = [index.match_scores(text, mask) for text in texts]
+        field = self.learned_ranking.field(index, self.learned) if learned else None
+        if field:
+            self.learned_ranking.add_keyword(field, keyword, texts, mask, self.learned_weights)
         vectors = self.vectors(index)
         if vectors is not None:
             try:
@@ -278,6 +290,15 @@ class SearchEngine:
                 fused = [
                     fuse_scores(k, c, self.fusion) for k, c in zip(keyword, cosines, strict=True)
                 ]
+                if field:
+                    try:
+                        weight, floor = self.learned_weights.dense, self.fusion.floor
+                        self.learned_ranking.add_dense(
+                            field, fused, texts, mask, vectors, weight, floor, self.embedding_cache
+                        )
+                    except Exception as exc:  # the learned terms' vectors: keyword part only
+                        reraise_control_flow(exc)
+                        self._embedder_failed(exc, until_changed=False)
                 return _rank(fused, whole_first, self.fusion.context, depth, mask), True
         return _rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
 
@@ -290,9 +311,11 @@ class SearchEngine:
         group: str | None = None,
         where: ToolFilter | None = None,
         split: bool = True,
+        learned: bool = True,
     ) -> Scored:
         """Tools matching ``query``, best first: :meth:`ToolCatalog.search
-        <toolmgmt_core.catalog.tool_catalog.ToolCatalog.search>` without the hit records.
+        <toolmgmt_core.catalog.tool_catalog.ToolCatalog.search>` without the hit records;
+        ``learned=False`` leaves out what the catalog learned from use.
 
         Raises:
             SearchError: an empty query or a limit below 1.
@@ -308,7 +331,12 @@ class SearchEngine:
             check_scope(index.tools, domain, group)  # raises, naming the valid ones
         mask = self.mask(index, domain, group, where)
         rankings, hybrid = self.rank_queries(
-            index, texts, whole_first=whole_first, depth=max(2 * limit, 20), mask=mask
+            index,
+            texts,
+            whole_first=whole_first,
+            depth=max(2 * limit, 20),
+            mask=mask,
+            learned=learned,
         )
         if hybrid:
             merged = cover_rankings(

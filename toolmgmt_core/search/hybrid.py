@@ -12,7 +12,7 @@ import numpy as np
 from toolmgmt_core.embeddings import Embedder, VectorCache, embed_with_cache, normalize_rows
 from toolmgmt_core.model.tool import Tool
 
-__all__ = ["FusionWeights", "VectorIndex", "embedding_text", "fuse_scores"]
+__all__ = ["FusionWeights", "VectorIndex", "embedding_text", "fuse_scores", "matvec"]
 
 
 @dataclass(frozen=True)
@@ -133,10 +133,10 @@ class VectorIndex:
         if self.matrix.size == 0:
             return np.zeros((len(queries), 0), dtype=np.float32)
         self.prefetch(queries)  # does nothing for fewer than two new queries
-        return np.stack([_matvec(self.matrix, self.query_vector(q)) for q in queries])
+        return np.stack([matvec(self.matrix, self.query_vector(q)) for q in queries])
 
 
-def _matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+def matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """``matrix @ vector`` on the calling thread only.
 
     A BLAS product wakes the BLAS thread pool, whose threads then spin for a while: on 2 cores

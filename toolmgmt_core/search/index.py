@@ -195,6 +195,7 @@ class BM25Index:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _names: NameMatcher | None = None
     _match: MatchIndex | None = None
+    _positions: dict[str, int] | None = None
 
     @classmethod
     def build(
@@ -305,6 +306,18 @@ class BM25Index:
             if self._match is None:
                 self._match = MatchIndex.build(self._matrix)
             return self._match
+
+    def positions(self) -> dict[str, int]:
+        """Tool name -> position in :attr:`tools` (built on first use)."""
+        with self._lock:
+            if self._positions is None:
+                self._positions = {tool.name: i for i, tool in enumerate(self.tools)}
+            return self._positions
+
+    def doc_freq(self, term: str) -> int:
+        """How many tools hold ``term`` (0 for a term no tool holds)."""
+        row = self._matrix.vocab.get(term)
+        return 0 if row is None else int(self._matrix.indptr[row + 1] - self._matrix.indptr[row])
 
     def _request_rows(self, query: str) -> tuple[list[int], list[float]]:
         """The vocabulary rows of the request's terms and their weights (repeats kept)."""

@@ -60,9 +60,7 @@ class StoredConversation:
     def loaded(self) -> list[str]:
         raise NotImplementedError
 
-    def _load(
-        self, names: Sequence[str], *, restored: bool = False
-    ) -> tuple[list[str], list[str]]:
+    def _load(self, names: Sequence[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
         raise NotImplementedError
 
     def snapshot(self) -> SessionState:

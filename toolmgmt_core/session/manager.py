@@ -22,6 +22,7 @@ from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import Approval, ApprovalCallback
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.session.layout import LayoutPlanner
+from toolmgmt_core.session.learning import UseLearner
 from toolmgmt_core.session.modes import Mode, mode_of
 from toolmgmt_core.session.options import Access, Discovery, Execution
 from toolmgmt_core.session.session import ToolSession
@@ -67,7 +68,9 @@ class ToolManager:
         listeners: callables that get every event of every session (:mod:`toolmgmt_core.events`).
             An :class:`~toolmgmt_core.events.OtelListener` is added unless one is given (or
             ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` names ``toolmgmt``): spans and metrics
-            once an OpenTelemetry SDK is configured, one check per event site until then.
+            once an OpenTelemetry SDK is configured, one check per event site until then. A
+            catalog that learns from use adds its :class:`~toolmgmt_core.session.learning.
+            UseLearner` (:attr:`learner`).
 
     Raises:
         ConfigError: an unknown mode or option value.
@@ -122,10 +125,16 @@ class ToolManager:
             InMemorySessionStore() if session_store is None else session_store
         )
         """Where conversations opened by id live between calls."""
+        learning = catalog.learning
+        self.learner: UseLearner | None = (
+            UseLearner(catalog) if learning is not None and learning.from_use else None
+        )
+        """What teaches the catalog from this manager's sessions when it learns from use
+        (``ToolCatalog(learning=LearningOptions())``), else None."""
         listeners = list(listeners)
         if not any(isinstance(listener, OtelListener) for listener in listeners):
             listeners += default_listeners()
-        self.events = EventHub(listeners)
+        self.events = EventHub([*listeners, *([self.learner] if self.learner else [])])
         """The listeners every session's events go to (the default OpenTelemetry one too)."""
         self.planner = LayoutPlanner(
             catalog,

@@ -245,9 +245,7 @@ class ToolSession(StoredConversation):
 
     # -- loading --------------------------------------------------------------------------
 
-    def load(
-        self, names: Iterable[str], *, restored: bool = False
-    ) -> tuple[list[str], list[str]]:
+    def load(self, names: Iterable[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
         """Load tools into this session's list as a search would: appended in order, once each,
         within ``max_active``. Names this session cannot see are left out. ``restored``: the
         loads are rebuilt (from a transcript), not new: no event is emitted for them.
@@ -260,9 +258,7 @@ class ToolSession(StoredConversation):
         self.save_sync()
         return done
 
-    def _load(
-        self, names: Sequence[str], *, restored: bool = False
-    ) -> tuple[list[str], list[str]]:
+    def _load(self, names: Sequence[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
         """Record ``names`` as loaded, appending to the list where the mode lists loads
         (``restored``: taken back from saved state, which loads nothing new: no event).
 

@@ -6,8 +6,9 @@ imported from their own modules, each behind its extra::
     from toolmgmt_core.stores.redis import RedisSessionStore          # toolmgmt[redis]
     from toolmgmt_core.stores.postgres import PostgresCatalogStore    # toolmgmt[postgres]
 
-``RedisSessionStore``, ``PostgresCatalogStore`` and ``PostgresEmbeddingCache`` can also be
-imported from here; that imports their driver only when the name is first used.
+``RedisSessionStore``, ``PostgresCatalogStore``, ``PostgresLearnedStore`` and
+``PostgresEmbeddingCache`` can also be imported from here; that imports their driver only when
+the name is first used.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "InMemorySessionStore",
     "PostgresCatalogStore",
     "PostgresEmbeddingCache",
+    "PostgresLearnedStore",
     "RedisSessionStore",
     "SessionStore",
     "StoreTimeout",
@@ -53,6 +55,7 @@ _LAZY = {
     "PostgresCatalogStore": "toolmgmt_core.stores.postgres",
     "PostgresEmbeddingCache": "toolmgmt_core.stores.postgres_embeddings",
     "CatalogFollower": "toolmgmt_core.stores.postgres_follower",
+    "PostgresLearnedStore": "toolmgmt_core.stores.postgres_learned",
 }
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "CHANNEL",
     "EMBEDDINGS_SCHEMA",
     "EMBEDDINGS_TABLE",
+    "LEARNED_TABLE",
     "TOOLS_SCHEMA",
     "TOOLS_TABLE",
     "Database",
@@ -50,13 +51,17 @@ __all__ = [
 TOOLS_TABLE = "toolmgmt_tools"
 """The table of tool definitions."""
 
+LEARNED_TABLE = "toolmgmt_learned"
+"""The table of requests learned from use (:mod:`~toolmgmt_core.stores.postgres_learned`)."""
+
 EMBEDDINGS_TABLE = "toolmgmt_embeddings"
 """The table of cached tool vectors."""
 
 CHANNEL = "toolmgmt_catalog"
 """The ``LISTEN``/``NOTIFY`` channel of catalog changes. A payload is small JSON:
 ``{"op": "upsert" | "remove", "name": ..., "revision": N}``, or ``{"op": "sync", ...}`` (for a
-name too long for a payload) asking followers to resynchronise fully."""
+name too long for a payload) asking followers to resynchronise fully; what is learned from use:
+``{"op": "learn", "ids": [...]}`` (rows added) or ``{"op": "learned-sync"}`` (reload them)."""
 
 _T = TypeVar("_T")
 
@@ -70,6 +75,15 @@ CREATE TABLE IF NOT EXISTS {TOOLS_TABLE} (
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE SEQUENCE IF NOT EXISTS {TOOLS_TABLE}_revision;
+CREATE TABLE IF NOT EXISTS {LEARNED_TABLE} (
+    id bigserial PRIMARY KEY,
+    tool text NOT NULL,
+    text text NOT NULL,
+    conversation text NOT NULL,
+    at double precision NOT NULL,
+    source text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {LEARNED_TABLE}_tool ON {LEARNED_TABLE} (tool);
 """
 
 EMBEDDINGS_SCHEMA = f"""

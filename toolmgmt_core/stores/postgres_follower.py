@@ -41,6 +41,7 @@ from toolmgmt_core.stores.postgres_db import (
     first_line,
     psycopg,
 )
+from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore, read_learned
 
 __all__ = [
     "Bind",
@@ -301,7 +302,19 @@ class CatalogFollower:
         self.skipped = dict(report.skipped)
         self.skips += len(report.skipped)
         self.revision = max(self.revision, int(revision[0]) if revision else 0)
+        self._reload_learned(conn)
         self.resyncs += 1
+
+    @property
+    def follows_learning(self) -> bool:
+        """Whether the catalog learns from use into this PostgreSQL store's table (then what
+        other replicas learn is applied here too)."""
+        options = self.catalog.learning
+        return options is not None and isinstance(options.store, PostgresLearnedStore)
+
+    def _reload_learned(self, conn: psycopg.Connection[Any]) -> None:
+        if self.follows_learning:
+            self.catalog.absorb_learned(read_learned(conn), replace=True)
 
     def _run(self) -> None:
         delay = self.retry_initial
@@ -382,6 +395,14 @@ class CatalogFollower:
             if op == "sync":
                 self._resync(conn)
                 return
+            if op == "learned-sync":
+                self._reload_learned(conn)
+                continue
+            if op == "learn" and isinstance(message.get("ids"), list):
+                if self.follows_learning:
+                    ids = [int(i) for i in message["ids"] if isinstance(i, int)]
+                    self.catalog.absorb_learned(read_learned(conn, ids))
+                continue
             if op in ("upsert", "remove") and isinstance(message.get("name"), str):
                 names.append(message["name"])
                 self.revision = max(self.revision, revision)

@@ -10,6 +10,7 @@ pytest.importorskip("mcp")
 
 MODULES = [
     "toolmgmt_mcp",
+    "toolmgmt_mcp.approval",
     "toolmgmt_mcp.cli",
     "toolmgmt_mcp.config",
     "toolmgmt_mcp.config_file",

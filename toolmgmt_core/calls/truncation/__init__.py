@@ -29,20 +29,20 @@ shrinking pass builds a candidate within ``L`` characters, touching only the par
 comes from the input's own characters-per-token ratio; a few bracketed secant steps settle on the
 largest candidate that fits.
 
-MCP results (:func:`truncate_mcp_result`) share one budget between text blocks, embedded text
-resources and structured content; binary blobs become a short description. Summarisation
-(:func:`summarize_result`) asks a pluggable summariser and falls back to truncation, reporting
-why, when it fails or times out.
+A result made of MCP content blocks reaches truncation as one value
+(:meth:`~toolmgmt_core.ContentResult.value`: its structured content, else its text, binary
+described), through the call pipeline like any other. Summarisation (:func:`summarize_result`)
+asks a pluggable summariser and falls back to truncation, reporting why, when it fails or times
+out.
 
-The package, by seam: :mod:`.render` (measuring and the result object), :mod:`.shrink` (building
-a candidate within a character limit), :mod:`.fit` (the search over that limit), :mod:`.mcp` (MCP
-results) and :mod:`.summarize` (summaries, with truncation as the fallback).
+The package, by seam: :mod:`.render` (measuring and the result object), :mod:`.shrink`
+(building a candidate within a character limit), :mod:`.fit` (the search over that limit) and
+:mod:`.summarize` (summaries, with truncation as the fallback).
 """
 
 from __future__ import annotations
 
 from toolmgmt_core.calls.truncation.fit import truncate_result
-from toolmgmt_core.calls.truncation.mcp import McpTruncationResult, truncate_mcp_result
 from toolmgmt_core.calls.truncation.render import (
     DEFAULT_MAX_DEPTH,
     MIN_RESULT_TOKENS,
@@ -61,13 +61,11 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "MIN_RESULT_TOKENS",
     "STRATEGIES",
-    "McpTruncationResult",
     "Summarizer",
     "TruncationResult",
     "render_result",
     "summarize_result",
     "summarize_result_sync",
     "to_jsonable",
-    "truncate_mcp_result",
     "truncate_result",
 ]

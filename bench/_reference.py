@@ -1,0 +1,76 @@
+"""Measure a reference version beside this checkout, in the same run.
+
+:func:`run_at` takes ``ref``'s ``toolmgmt_core`` (and ``toolmgmt_demo``) from git into a
+temporary folder and calls one function of a bench module with them, in a subprocess; the
+function's JSON answer comes back. :func:`manager` builds a ``ToolManager`` with either
+version's options (this round grouped them into option objects), so one bench function measures
+both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+
+__all__ = ["manager", "run_at"]
+
+
+def run_at(ref: str, module: str, function: str, *args: Any) -> Any:
+    """``module.function(*args)`` (a bench module) with ``ref``'s core, its JSON answer."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref, "toolmgmt_core", "toolmgmt_demo"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tempfile.TemporaryDirectory() as folder:
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        env = {**os.environ, "PYTHONPATH": folder}
+        script = (
+            "import json, sys; sys.path.insert(0, sys.argv[1]); import importlib; "
+            f"fn = getattr(importlib.import_module({module!r}), {function!r}); "
+            "print(json.dumps(fn(*json.loads(sys.argv[2]))))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(BENCH), json.dumps(list(args))],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return json.loads(done.stdout.splitlines()[-1])
+
+
+def manager(
+    catalog: Any, mode: str = "search", *, policies: Any = None, profile: Any = None
+) -> Any:
+    """A manager whose direct calls load the tool (``call_unloaded="load"``), with ``profile``
+    and ``policies``, in whichever version of the core is imported."""
+    import toolmgmt_core as core
+
+    if hasattr(core, "Discovery"):  # option objects
+        access = core.Access(profile, policies) if profile or policies else None
+        return core.ToolManager(
+            catalog,
+            mode,
+            discovery=core.Discovery(call_unloaded="load"),
+            access=access,
+            approval=core.Approval(destructive=False),
+        )
+    options: dict[str, Any] = {"call_unloaded": "load"}
+    if profile is not None:
+        options["profile"] = profile
+    if policies is not None:
+        options["policies"] = policies
+    return core.ToolManager(catalog, mode, **options)

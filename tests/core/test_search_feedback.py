@@ -1,0 +1,66 @@
+"""SearchFeedback: which searches led to a successful call (the pairs a conversation teaches)."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolmgmt_core import ToolCatalog
+from toolmgmt_core.catalog.learning import LearningOptions
+from toolmgmt_core.search.feedback import SearchFeedback
+from toolmgmt_demo import demo_tools
+
+
+def test_a_successful_call_of_a_tool_a_search_found_teaches_the_search() -> None:
+    feedback = SearchFeedback("conv-1")
+    feedback.searched("weather in Riga", ["get_weather", "get_forecast"])
+    assert feedback.called("get_weather", ok=True) == ("weather in Riga", "get_weather", "conv-1")
+    assert feedback.pairs() == [("weather in Riga", "get_weather", "conv-1")]
+    assert feedback.pairs() == []  # each once
+
+
+def test_failed_calls_and_tools_no_search_found_teach_nothing() -> None:
+    feedback = SearchFeedback("conv-1")
+    feedback.searched("weather in Riga", ["get_weather"])
+    assert feedback.called("get_weather", ok=False) is None
+    assert feedback.called("send_email", ok=True) is None  # the model knew it already
+    assert feedback.pairs() == []
+    assert feedback.called("get_weather", ok=True) is not None  # a retry that worked
+
+
+def test_the_most_recent_search_that_found_the_tool_is_credited_once() -> None:
+    feedback = SearchFeedback("conv-1")
+    feedback.searched("weather", ["get_weather"])
+    feedback.searched("forecast for Paris tomorrow", ["get_forecast", "get_weather"])
+    feedback.searched("send a mail", ["send_email"])
+    feedback.called("get_weather", ok=True)
+    feedback.called("get_weather", ok=True)
+    feedback.called("send_email", ok=True)
+    assert feedback.pairs() == [
+        ("forecast for Paris tomorrow", "get_weather", "conv-1"),
+        ("send a mail", "send_email", "conv-1"),
+    ]
+
+
+def test_only_the_last_searches_are_remembered() -> None:
+    feedback = SearchFeedback("conv-1", max_searches=2)
+    feedback.searched("old search", ["old_tool"])
+    feedback.searched("a", ["x"])
+    feedback.searched("b", ["y"])
+    assert feedback.called("old_tool", ok=True) is None
+    with pytest.raises(ValueError, match="conversation"):
+        SearchFeedback("")
+
+
+def test_pairs_from_two_conversations_move_the_tool_for_the_next_one() -> None:
+    catalog = ToolCatalog(demo_tools(), learning=LearningOptions())
+    request = "my parcel never arrived, sort it out"
+    assert catalog.search(request)[0].name != "payments_refund_charge"
+    asked = "the parcel never arrived: refund the payment"
+    for conversation in ("conv-1", "conv-2"):
+        feedback = SearchFeedback(conversation)
+        feedback.searched(asked, [h.name for h in catalog.search(asked)])
+        feedback.searched("delete a file", [h.name for h in catalog.search("delete a file")])
+        feedback.called("payments_refund_charge", ok=True)
+        report = catalog.learn(feedback.pairs(), source="use")
+        assert [(r.text, r.source) for r in report.learned] == [(asked, "use")]
+    assert catalog.search(request)[0].name == "payments_refund_charge"

@@ -1,0 +1,155 @@
+"""The catalog's side of learning from use: :class:`CatalogLearning`, the methods
+:class:`~toolmgmt_core.catalog.tool_catalog.ToolCatalog` has for it (``learn``, ``forget``,
+``learned``, ``learned_terms``, ``explain_search``), kept apart from the catalog's contents.
+
+What is checked and kept is :mod:`toolmgmt_core.catalog.learning`'s; how it ranks,
+:mod:`toolmgmt_core.search.learned` and :mod:`toolmgmt_core.search.learned_ranking`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from toolmgmt_core.catalog.entries import SearchExplanation
+from toolmgmt_core.catalog.learning import Learning, LearningOptions, LearnReport, Pair
+from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.search.engine import SearchEngine, ToolFilter
+from toolmgmt_core.search.learned import LearnedRequest
+
+__all__ = ["CatalogLearning"]
+
+
+class CatalogLearning:
+    """Learning from use, as a catalog offers it (off unless the catalog was given
+    :class:`~toolmgmt_core.catalog.learning.LearningOptions`)."""
+
+    _engine: SearchEngine
+    _learning: Learning | None = None
+
+    def find(self, name: str) -> Tool | None:  # pragma: no cover - the catalog's
+        raise NotImplementedError
+
+    def _start_learning(self, learning: LearningOptions | None) -> None:
+        if learning is None:
+            return
+        if not isinstance(learning, LearningOptions):
+            raise ConfigError(
+                f"learning must be a LearningOptions, got {type(learning).__name__}: "
+                "ToolCatalog(tools, learning=LearningOptions(store='learned.sqlite'))."
+            )
+        self._learning = Learning(learning)
+        self._engine.learned = self._learning.requests
+        self._engine.learned_weights = learning.weights
+
+    def explain_search(
+        self,
+        query: str | Sequence[str],
+        limit: int = 5,
+        *,
+        domain: str | None = None,
+        group: str | None = None,
+        where: ToolFilter | None = None,
+    ) -> list[SearchExplanation]:
+        """:meth:`search`'s hits, each with its rank without what the catalog learned and the
+        learned terms of the request that moved it (an empty tuple: learning did not touch it).
+
+        Raises:
+            SearchError, BrowseError: as :meth:`search`.
+        """
+        found = self._engine.search(query, limit, domain=domain, group=group, where=where)
+        before = self._engine.search(
+            query, max(limit, 100), domain=domain, group=group, where=where, learned=False
+        )
+        rank_before = {tool.name: rank for rank, (tool, _) in enumerate(before, start=1)}
+        field = self._engine.learned_ranking.field(self._engine.index(), self._engine.learned)
+        texts, _ = self._engine.plan(query, True)
+        positions = self._engine.index().positions()
+        out = []
+        for rank, (tool, score) in enumerate(found, start=1):
+            terms: tuple[str, ...] = ()
+            if field:
+                position = positions[tool.name]
+                terms = tuple(
+                    dict.fromkeys(t for text in texts for t in field.matched(text, position))
+                )
+            out.append(
+                SearchExplanation(
+                    tool.name,
+                    tool.domain,
+                    tool.group,
+                    tool.summary,
+                    score,
+                    rank=rank,
+                    rank_without_learning=rank_before.get(tool.name),
+                    learned_terms=terms,
+                )
+            )
+        return out
+
+    @property
+    def learning(self) -> LearningOptions | None:
+        """How this catalog learns from use, or None (it does not: the default)."""
+        return self._learning.options if self._learning is not None else None
+
+    def learned(self, tool: str | None = None) -> list[LearnedRequest]:
+        """What the catalog learned (``tool``'s requests, or every tool's), oldest first: the
+        audit view. Empty when learning is off."""
+        return self._learning.requests.requests(tool) if self._learning is not None else []
+
+    def learned_terms(self, tool: str) -> dict[str, int]:
+        """The terms that move ``tool`` in search, with how many conversations taught each."""
+        return self._learning.requests.taught(tool) if self._learning is not None else {}
+
+    def learn(
+        self, pairs: Iterable[Pair], *, where: ToolFilter | None = None, source: str = "import"
+    ) -> LearnReport:
+        """Learn from requests that led to a tool: pairs ``(request_text, tool_name)`` or
+        ``(request_text, tool_name, conversation_id)``.
+
+        Each request becomes part of its tool's learned field (its own weight in keyword and
+        hybrid search; see :mod:`toolmgmt_core.search.learned` for the bounds and the rule
+        that a term moves a tool only once two different conversations taught it), after
+        the checks of :mod:`toolmgmt_core.catalog.learning` (unknown or not permitted tools
+        ignored; e-mail addresses, URLs and long numbers redacted).
+
+        Args:
+            pairs: the pairs; a pair without a conversation id counts as a conversation of
+                its own.
+            where: only tools for which this returns True may learn (the conversation's
+                policy view): a hidden or denied tool never does.
+            source: ``"use"`` for pairs from conversations, ``"import"`` for a log.
+
+        Returns:
+            What was learned and what was ignored, with why.
+
+        Raises:
+            ConfigError: learning is off for this catalog.
+        """
+        learning = self._require_learning()
+        return learning.learn(pairs, self.find, where=where, source=source)
+
+    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
+        """Forget what ``tool`` learned, what one conversation taught (its id), or, with
+        neither, everything; return how many requests were forgotten.
+
+        Raises:
+            ConfigError: learning is off for this catalog.
+        """
+        return self._require_learning().forget(tool, conversation=conversation)
+
+    def absorb_learned(self, requests: Iterable[LearnedRequest], *, replace: bool = False) -> int:
+        """Hold requests another replica learned (already checked and kept in the shared
+        store; the catalog follower calls this); ``replace`` forgets what is held first.
+        Returns how many were new here. Does nothing when learning is off."""
+        if self._learning is None:
+            return 0
+        return self._learning.absorb(requests, replace=replace)
+
+    def _require_learning(self) -> Learning:
+        if self._learning is None:
+            raise ConfigError(
+                "This catalog does not learn from use (off by default). Turn it on with "
+                "ToolCatalog(..., learning=LearningOptions(store='learned.sqlite'))."
+            )
+        return self._learning

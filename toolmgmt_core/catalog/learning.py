@@ -1,0 +1,288 @@
+"""Learning from use, the catalog's side: turning it on (:class:`LearningOptions`), checking and
+redacting what is taught (:func:`redact`, :class:`Learning`), and what a lesson did
+(:class:`LearnReport`).
+
+Off by default: a catalog learns only when built with ``learning=LearningOptions(...)``. Then
+:meth:`ToolCatalog.learn <toolmgmt_core.catalog.tool_catalog.ToolCatalog.learn>` takes pairs
+``(request_text, tool_name)`` or ``(request_text, tool_name, conversation_id)``, from a
+conversation whose search led to a successful call of a tool it found
+(:class:`~toolmgmt_core.search.feedback.SearchFeedback` yields them) or from an imported log.
+Before anything is kept:
+
+- a pair naming a tool that is not in the catalog, or that ``where`` (the policy) does not let
+  the conversation see, is ignored: a denied or hidden tool never learns;
+- the request is read as a search reads it (the last user turn, scaffolding dropped), e-mail
+  addresses, URLs and long numbers are replaced by ``<email>``, ``<url>`` and ``<number>``,
+  and the text is cut to :data:`~toolmgmt_core.search.learned.MAX_REQUEST_CHARS`;
+- the conversation id is kept as a digest (counting conversations needs no more); a pair
+  without one is a conversation of its own (use it for logs you trust).
+
+How what is kept moves the ranking, within which bounds, is
+:mod:`toolmgmt_core.search.learned`'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolmgmt_core.catalog.learning_store import LearnedFile, LearnedStore
+from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.search.learned import (
+    MAX_REQUEST_CHARS,
+    LearnedRequest,
+    LearnedRequests,
+    learned_terms,
+)
+from toolmgmt_core.search.learned_ranking import LearnedWeights
+from toolmgmt_core.search.request import read_request
+
+__all__ = [
+    "LearnReport",
+    "Learning",
+    "LearningOptions",
+    "Pair",
+    "conversation_digest",
+    "redact",
+]
+
+Pair = tuple[str, str] | tuple[str, str, str | None]
+"""``(request_text, tool_name)`` or ``(request_text, tool_name, conversation_id)``."""
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io)/\S*", re.I)
+_NUMBER = re.compile(r"\+?\d[\d\s().\-/]{4,}\d")
+_LONG = 6
+"""A number of this many digits or more (a phone, card or account number) is redacted."""
+
+
+def redact(text: str) -> str:
+    """``text`` with e-mail addresses, URLs and numbers of 6 digits or more (separators such
+    as spaces, dashes and dots allowed: phone and card numbers) replaced by ``<email>``,
+    ``<url>`` and ``<number>``.
+
+    >>> redact("mail bob@example.com, call +1 415-555-0100 or see https://x.io/a?b=1")
+    'mail <email>, call <number> or see <url>'
+    """
+    text = _EMAIL.sub("<email>", text)
+    text = _URL.sub("<url>", text)
+    return _NUMBER.sub(
+        lambda m: "<number>" if sum(c.isdigit() for c in m.group()) >= _LONG else m.group(),
+        text,
+    )
+
+
+def conversation_digest(conversation_id: str) -> str:
+    """What is kept of a conversation id: the first 16 hex digits of its SHA-256."""
+    return hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class LearningOptions:
+    """Learning from use, turned on (a catalog without them learns nothing).
+
+    Usage::
+
+        catalog = ToolCatalog(tools, learning=LearningOptions(store="learned.sqlite"))
+        catalog.learn([("what's the weather in Riga", "get_weather", "conversation-17")])
+    """
+
+    store: str | Path | LearnedStore | None = None
+    """Where what is learned is kept: a SQLite file (a path), a :class:`LearnedStore` (such as
+    ``PostgresLearnedStore``, shared by replicas), or None (this process's memory only)."""
+    weights: LearnedWeights = field(default_factory=LearnedWeights)
+    """How much the learned field weighs in keyword and hybrid search."""
+    min_conversations: int = 2
+    """A term moves a tool only once this many different conversations taught it."""
+    max_per_tool: int = 32
+    """Requests kept per tool (the most recent)."""
+    max_per_conversation: int = 2
+    """Requests one conversation may keep per tool (its most recent)."""
+    max_request_chars: int = MAX_REQUEST_CHARS
+    """A request is cut to this many characters."""
+    from_use: bool = True
+    """Whether the sessions of a manager over this catalog teach it: a search whose results
+    led to a successful call of a tool they found (:class:`~toolmgmt_core.session.learning.
+    UseLearner`). False: only :meth:`learn` (imports, ``toolmgmt catalog learn``) teaches."""
+
+    def __post_init__(self) -> None:
+        for name in ("min_conversations", "max_per_tool", "max_per_conversation"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(
+                    f"LearningOptions.{name} must be a whole number >= 1, got {value!r}."
+                )
+        if not isinstance(self.max_request_chars, int) or self.max_request_chars < 20:
+            raise ConfigError(
+                "LearningOptions.max_request_chars must be a whole number >= 20, got "
+                f"{self.max_request_chars!r}."
+            )
+        if self.store is not None and not isinstance(self.store, str | Path | LearnedStore):
+            raise ConfigError(
+                "LearningOptions.store must be a file path, a LearnedStore (load, add, discard, "
+                f"forget) or None, got {type(self.store).__name__}."
+            )
+
+
+@dataclass
+class LearnReport:
+    """What :meth:`ToolCatalog.learn <toolmgmt_core.catalog.tool_catalog.ToolCatalog.learn>`
+    did with each pair."""
+
+    learned: list[LearnedRequest] = field(default_factory=list)
+    """The requests kept (redacted, with their store ids)."""
+    ignored: list[tuple[int, str, str]] = field(default_factory=list)
+    """(position of the pair, tool name as given, why) for each pair left out."""
+
+    def __bool__(self) -> bool:
+        return bool(self.learned)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "learned": [r.to_dict() for r in self.learned],
+            "ignored": [
+                {"pair": position, "tool": tool, "reason": reason}
+                for position, tool, reason in self.ignored
+            ],
+        }
+
+
+class Learning:
+    """A catalog's learning: the options, the store and what is held in memory.
+
+    Made by the catalog from its :class:`LearningOptions`; :meth:`learn` is what
+    ``ToolCatalog.learn`` runs.
+    """
+
+    def __init__(self, options: LearningOptions) -> None:
+        self.options = options
+        store = options.store
+        self.store: LearnedStore | None = (
+            LearnedFile(store) if isinstance(store, str | Path) else store
+        )
+        self.requests = LearnedRequests(
+            max_per_tool=options.max_per_tool,
+            max_per_conversation=options.max_per_conversation,
+            min_conversations=options.min_conversations,
+        )
+        self._lock = threading.Lock()
+        if self.store is not None:
+            self.absorb(self.store.load())
+
+    def absorb(self, requests: Iterable[LearnedRequest], *, replace: bool = False) -> int:
+        """Hold requests already checked and kept (loaded, or learned by another replica);
+        ``replace`` forgets everything held first. Returns how many were new."""
+        with self._lock:
+            if replace:
+                self.requests.remove()
+            return sum(self.requests.add(r) is None for r in requests)
+
+    def learn(
+        self,
+        pairs: Iterable[Pair],
+        tools: Callable[[str], Tool | None],
+        *,
+        where: Callable[[Tool], bool] | None = None,
+        source: str = "import",
+    ) -> LearnReport:
+        """Check, redact and keep ``pairs`` (see the module docstring)."""
+        report = LearnReport()
+        now = time.time()
+        fresh: list[LearnedRequest] = []
+        seen: set[tuple[str, str, str]] = set()
+        for position, pair in enumerate(pairs):
+            checked = self._check(position, pair, tools, where, report)
+            if checked is None:
+                continue
+            text, tool, conversation = checked
+            anonymous = conversation is None
+            digest = conversation_digest(conversation) if conversation else ""
+            key = (tool.name, " ".join(learned_terms(text)), digest)
+            if key in seen or self._held(tool.name, key[1], None if anonymous else digest):
+                report.ignored.append((position, tool.name, "a duplicate of a learned request"))
+                continue
+            seen.add(key)
+            digest = digest or f"pair-{uuid.uuid4().hex[:12]}"
+            fresh.append(LearnedRequest(tool.name, text, digest, now, 0, source))
+        if not fresh:
+            return report
+        with self._lock:
+            kept = self.store.add(fresh) if self.store is not None else fresh
+            evicted: list[int] = []
+            for request in kept:
+                before = {r.id for r in self.requests.requests(request.tool)}
+                reason = self.requests.add(request)
+                if reason is not None:
+                    report.ignored.append((-1, request.tool, reason))
+                    evicted.append(request.id)
+                    continue
+                report.learned.append(request)
+                after = {r.id for r in self.requests.requests(request.tool)}
+                evicted += [i for i in before - after if i]
+            if self.store is not None and evicted:
+                self.store.discard(evicted)
+        return report
+
+    def _held(self, tool: str, terms: str, conversation: str | None) -> bool:
+        """Whether ``tool`` holds a request of these terms (from this conversation, if given)."""
+        return any(
+            " ".join(learned_terms(r.text)) == terms
+            and (conversation is None or r.conversation == conversation)
+            for r in self.requests.requests(tool)
+        )
+
+    def _check(
+        self,
+        position: int,
+        pair: Any,
+        tools: Callable[[str], Tool | None],
+        where: Callable[[Tool], bool] | None,
+        report: LearnReport,
+    ) -> tuple[str, Tool, str | None] | None:
+        """The pair's request (read, redacted, cut), tool and conversation id, or None (the
+        reason reported)."""
+
+        def ignore(name: Any, reason: str) -> None:
+            report.ignored.append((position, str(name)[:200], reason))
+
+        if not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) not in (2, 3):
+            ignore("", "not a pair: give (request_text, tool_name[, conversation_id])")
+            return None
+        text, name = pair[0], pair[1]
+        conversation = pair[2] if len(pair) == 3 else None
+        if not isinstance(text, str) or not isinstance(name, str):
+            ignore(name, "the request text and the tool name must be strings")
+            return None
+        if conversation is not None and not isinstance(conversation, str):
+            ignore(name, "the conversation id must be a string or None")
+            return None
+        tool = tools(name)
+        if tool is None:
+            ignore(name, "no tool of this name in the catalog")
+            return None
+        if where is not None and not where(tool):
+            ignore(name, "the tool is not permitted here (a hidden or denied tool never learns)")
+            return None
+        request = redact(read_request(text[: 20 * self.options.max_request_chars]).focus)
+        request = " ".join(request.split())[: self.options.max_request_chars]
+        if not learned_terms(request):
+            ignore(name, "the request holds no search term")
+            return None
+        return request, tool, conversation
+
+    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
+        """Forget a tool's requests, one conversation's (its id, not a digest), or all of them
+        when both are None; kept in the store too. Returns how many were held here."""
+        digest = conversation_digest(conversation) if conversation is not None else None
+        with self._lock:
+            if self.store is not None:
+                self.store.forget(tool, conversation=digest)
+            return len(self.requests.remove(tool, conversation=digest))

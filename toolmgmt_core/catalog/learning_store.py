@@ -1,0 +1,111 @@
+"""Where a catalog keeps what it learned from use: the :class:`LearnedStore` protocol and
+:class:`LearnedFile`, a SQLite file for a single process.
+
+Replicas share what they learned through PostgreSQL instead
+(:class:`~toolmgmt_core.stores.postgres_learned.PostgresLearnedStore`). Either way the store is
+the audit trail: every learned request with the tool it taught, a digest of the conversation
+that taught it, when, and from where (``use`` or ``import``); ``forget`` reverts.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from toolmgmt_core.search.learned import LearnedRequest
+
+__all__ = ["LearnedFile", "LearnedStore"]
+
+
+@runtime_checkable
+class LearnedStore(Protocol):
+    """Where learned requests are kept (ids are the store's)."""
+
+    def load(self) -> list[LearnedRequest]:
+        """Every kept request, oldest first."""
+        ...
+
+    def add(self, requests: Sequence[LearnedRequest]) -> list[LearnedRequest]:
+        """Keep ``requests``; return them with their ids (all of them or none)."""
+        ...
+
+    def discard(self, ids: Iterable[int]) -> None:
+        """Drop these requests (made room for newer ones: nobody needs telling)."""
+        ...
+
+    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
+        """Remove a tool's requests, one conversation's (a digest), or every one when both are
+        None; return how many."""
+        ...
+
+
+_COLUMNS = "id, tool, text, conversation, at, source"
+
+
+class LearnedFile:
+    """Learned requests in a SQLite file (one process; crash-safe, every change committed).
+
+    Usage::
+
+        catalog = ToolCatalog(tools, learning=LearningOptions(store="learned.sqlite"))
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with self._connect() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS learned (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                "tool TEXT NOT NULL, text TEXT NOT NULL, conversation TEXT NOT NULL, "
+                "at REAL NOT NULL, source TEXT NOT NULL)"
+            )
+            conn.execute("CREATE INDEX IF NOT EXISTS learned_tool ON learned (tool)")
+
+    def __repr__(self) -> str:
+        return f"LearnedFile({str(self.path)!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30)
+
+    def load(self) -> list[LearnedRequest]:
+        with self._lock, self._connect() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM learned ORDER BY at, id").fetchall()
+        return [
+            LearnedRequest(tool, text, conversation, float(at), int(row_id), source)
+            for row_id, tool, text, conversation, at, source in rows
+        ]
+
+    def add(self, requests: Sequence[LearnedRequest]) -> list[LearnedRequest]:
+        kept: list[LearnedRequest] = []
+        with self._lock, self._connect() as conn:  # one transaction: all or none
+            for r in requests:
+                cursor = conn.execute(
+                    "INSERT INTO learned (tool, text, conversation, at, source) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (r.tool, r.text, r.conversation, r.at, r.source),
+                )
+                row_id = int(cursor.lastrowid or 0)
+                kept.append(LearnedRequest(r.tool, r.text, r.conversation, r.at, row_id, r.source))
+        return kept
+
+    def discard(self, ids: Iterable[int]) -> None:
+        wanted = [(int(i),) for i in ids]
+        if wanted:
+            with self._lock, self._connect() as conn:
+                conn.executemany("DELETE FROM learned WHERE id = ?", wanted)
+
+    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
+        clauses, params = [], []
+        if tool is not None:
+            clauses.append("tool = ?")
+            params.append(tool)
+        if conversation is not None:
+            clauses.append("conversation = ?")
+            params.append(conversation)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._lock, self._connect() as conn:
+            return conn.execute(f"DELETE FROM learned{where}", params).rowcount
