@@ -17,7 +17,8 @@ and :func:`renders` adds the provenance line (timing blocks add the load average
 figures of a busy machine are noisy). ``--show NAME`` prints one block, to place it in the
 README.
 
-The documents are the README, docs/deploy.md and docs/cost.md (:data:`DOCUMENTS`).
+The documents are the README, docs/deploy.md, docs/cost.md and docs/observability.md
+(:data:`DOCUMENTS`).
 
 Run: ``python bench/readme_figures.py [--check] [--readme FILE] [--show NAME]``.
 """
@@ -37,7 +38,12 @@ from _results import RESULTS_DIR, read_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-DOCUMENTS = (README, ROOT / "docs" / "deploy.md", ROOT / "docs" / "cost.md")
+DOCUMENTS = (
+    README,
+    ROOT / "docs" / "deploy.md",
+    ROOT / "docs" / "cost.md",
+    ROOT / "docs" / "observability.md",
+)
 """The documents whose figure blocks this script writes (all of them unless ``--readme``)."""
 BLOCK = re.compile(
     r"(<!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /figures:(?P=name) -->)", re.S
@@ -420,6 +426,40 @@ def render_gateway_load(figures: dict[str, Any]) -> str:
     return _table(header, rows)
 
 
+@renders("admission", timed=True)
+def render_admission(figures: dict[str, Any]) -> str:
+    """Another client's latency while one client floods a replica, with and without limits."""
+    default = figures.get("default_max_requests", 64)
+    limits = {
+        "alone": "-",
+        "flood, no limit": "none",
+        "flood, defaults": f"{default} a replica, {default // 2} a client (the defaults)",
+        "flood, tight": f"{figures['max_requests']} a replica, {figures['share']} for `bulk`",
+    }
+    rows = []
+    for name, row in figures["phases"].items():
+        flood = row["flood"]
+        rows.append(
+            [
+                name,
+                limits.get(name, "?"),
+                f"{row['answered']:,} of {row['calls']:,}",
+                _pair(row["p50_ms"], row["p95_ms"]),
+                "-" if row["max_ms"] is None else _num(row["max_ms"]),
+                "-" if flood is None else f"{flood['answered']:,} / {flood['refused']:,}",
+            ]
+        )
+    header = [
+        f"phase ({figures['flood_sessions']:,} `bulk` sessions)",
+        "max_requests",
+        "`interactive` calls answered",
+        "p50 / p95 ms",
+        "max ms",
+        "`bulk` calls answered / refused (503)",
+    ]
+    return _table(header, rows)
+
+
 @renders("embed_speed", timed=True)
 def render_embed_speed(figures: dict[str, Any]) -> str:
     """Query embedding latency and pool embedding time per runtime, against torch."""
@@ -459,6 +499,31 @@ def render_formatting(figures: dict[str, Any]) -> str:
         f"{_num(step['cached_ms'])} ms.\n"
     )
     return table + "\n" + native
+
+
+@renders("observability", timed=True)
+def render_observability(figures: dict[str, Any]) -> str:
+    """A call's CPU time with no listener, the default listener (no SDK) and the SDK recording
+    to an in-memory exporter, and the ratios to none (bench/observability.py)."""
+    goals = figures["goals"]
+    table = _rows(
+        figures["cases"],
+        {
+            "call (goal rows first)": lambda r: r["case"] + ("" if r["goal"] else " (no goal)"),
+            "no listener µs": _get("reference_us", _num),
+            "default, no SDK µs": _get("default_us", _num),
+            "SDK, in-memory µs": _get("sdk_us", _num),
+            f"no SDK (goal ≤ {goals['default']:.2f}x)": _get("default_ratio", _ratio),
+            f"SDK (goal ≤ {goals['sdk']:.2f}x)": _get("sdk_ratio", _ratio),
+        },
+    )
+    floor = (
+        f"The SDK's own work per call (a span made current and ended, one histogram point, no "
+        f"toolmgmt): {_num(figures['sdk_floor_us'])} µs. Median of {figures['rounds']} rounds of "
+        f"{figures['calls']} calls each; goals met on the goal rows: "
+        f"{'yes' if figures['met'] else 'no'}.\n"
+    )
+    return table + "\n" + floor
 
 
 POLICY_OPERATIONS = {

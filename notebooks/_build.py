@@ -1092,6 +1092,124 @@ POLICIES = [
     ),
 ]
 
+# --------------------------------------------------------------------------------------------
+# 07 observability
+
+OBSERVABILITY = [
+    md(
+        """
+        # Seeing what toolmgmt did
+
+        toolmgmt hides tools, ranks them, denies calls and cuts results. Its call pipeline, its
+        meta-tools and its sessions emit events; an OpenTelemetry listener (on in every manager,
+        free until an SDK is configured) turns them into spans and metrics, and a JSONL listener
+        into a usage log that `toolmgmt usage` reports on. Offline, no API key.
+        """
+    ),
+    code(
+        """
+        import asyncio
+
+        from opentelemetry import trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from toolmgmt_core import Discovery, ResultBudget, ToolManager
+        from toolmgmt_core.events import OtelListener
+        from toolmgmt_demo import demo_catalog
+
+        exporter = InMemorySpanExporter()
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+        reader = InMemoryMetricReader()
+        listener = OtelListener(tracer_provider=tracer_provider,
+                                meter_provider=MeterProvider(metric_readers=[reader]))
+        manager = ToolManager(demo_catalog(), listeners=[listener],
+                              discovery=Discovery(call_unloaded="load"),  # a tool called by name loads
+                              results=ResultBudget(max_result_tokens=300))
+        session = manager.session("support-1")
+        app = tracer_provider.get_tracer("support-agent")
+
+
+        async def step():
+            with app.start_as_current_span("agent step"):
+                await session.call("tool_search", {"query": "read a log file"}, call_id="call_1")
+                await session.call("files_read_file", {"path": "/logs/app.log"}, call_id="call_2")
+                await session.call("files_delete_file", {"path": "/logs/app.log"}, call_id="call_3")
+
+
+        await step()
+        spans = {s.context.span_id: s for s in exporter.get_finished_spans()}
+
+        def depth(span):
+            return 0 if span.parent is None else 1 + depth(spans[span.parent.span_id])
+
+        for span in sorted(spans.values(), key=lambda s: s.start_time):
+            print("  " * depth(span) + span.name, {k: v for k, v in span.attributes.items()
+                  if k in ("error.type", "toolmgmt.call.outcome", "toolmgmt.search.hits")})
+        """
+    ),
+    md(
+        """
+        The search is a `retrieval` span under the `tool_search` call; the log file's result was
+        cut to its budget (an event and attributes on its span); the delete needed an approval no
+        one could give, so it was refused (`error.type`). No argument or result text is on any
+        span: that takes `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` or
+        `OtelListener(capture_content=True)`, and is cut to `max_content_chars` even then.
+        """
+    ),
+    code(
+        """
+        read = next(s for s in spans.values() if s.name == "execute_tool files_read_file")
+        for event in read.events:
+            print(event.name, dict(event.attributes))
+        for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics:
+            points = metric.data.data_points
+            total = sum(getattr(p, "count", None) or getattr(p, "value", 0) for p in points)
+            print(f"{metric.name:<36} {total:>8,}")
+        """
+    ),
+    md(
+        """
+        ## A usage report
+
+        A `JsonlListener` writes one line per event; `toolmgmt usage` reads it back. Here the
+        demo agent works through a few requests (one asks for something no tool does), and the
+        report says how many searches led to a call, which found nothing useful, which tools no
+        search ever found, the calls and errors per tool, and the tokens discovery and truncation
+        saved.
+        """
+    ),
+    code(
+        """
+        import tempfile
+        from pathlib import Path
+
+        from toolmgmt_demo.usage import DEMO_REQUESTS, record_demo_usage
+
+        folder = Path(tempfile.mkdtemp(prefix="toolmgmt-usage-"))
+        log = folder / "usage.jsonl"
+        for request, answer in zip(DEMO_REQUESTS, record_demo_usage(log)):
+            print(f"{request:<50} {answer[:60]}")
+        """
+    ),
+    code(
+        """
+        import subprocess
+        import sys
+
+        from IPython.display import Image
+
+        plot = folder / "usage.png"
+        command = [sys.executable, "-m", "toolmgmt_core.cli", "usage", str(log), "--plot", str(plot)]
+        print(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+        Image(str(plot))
+        """
+    ),
+]
+
 NOTEBOOKS = {
     "01_quickstart": QUICKSTART,
     "02_langchain_agent": LANGCHAIN,
@@ -1099,6 +1217,7 @@ NOTEBOOKS = {
     "04_litellm": LITELLM,
     "05_mcp_gateway": MCP,
     "06_policies_and_truncation": POLICIES,
+    "07_observability": OBSERVABILITY,
 }
 
 

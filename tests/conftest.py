@@ -103,7 +103,8 @@ def pg_dsn(postgres_server: Any) -> Iterator[str]:
     """The DSN of the session's PostgreSQL, with toolmgmt's tables emptied."""
     psycopg = pytest.importorskip("psycopg")
     with psycopg.connect(postgres_server.dsn, autocommit=True) as conn:
-        for table in ("toolmgmt_tools", "toolmgmt_embeddings", "toolmgmt_learned"):
+        tables = ("toolmgmt_tools", "toolmgmt_embeddings", "toolmgmt_learned", "toolmgmt_events")
+        for table in tables:
             if conn.execute("SELECT to_regclass(%s)", [table]).fetchone()[0]:
                 conn.execute(f"TRUNCATE {table}")
     yield postgres_server.dsn
@@ -115,6 +116,18 @@ def closed_port() -> int:
     from toolmgmt_deploy import free_port
 
     return free_port()
+
+
+@pytest.fixture(scope="session")
+def prometheus_binary() -> str:
+    """The ``prometheus`` binary (the test that has it scrape a gateway replica)."""
+    from toolmgmt_deploy import find_prometheus
+
+    found = find_prometheus()
+    if found is None:
+        _engine_missing("prometheus is not installed (apt-get install prometheus)")
+    assert found is not None
+    return found
 
 
 @pytest.fixture(scope="session")

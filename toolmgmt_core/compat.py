@@ -1,11 +1,12 @@
-"""Version checks the framework adapters share (the core itself imports no framework)."""
+"""Version checks the framework adapters share (the core itself imports no framework), and
+toolmgmt's own version."""
 
 from __future__ import annotations
 
 import re
 from importlib import metadata
 
-__all__ = ["parse_version", "require_version"]
+__all__ = ["package_version", "parse_version", "require_version"]
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -46,3 +47,12 @@ def require_version(distribution: str, minimum: str, extra: str) -> str:
             f'{hint} (or pip install -U "{distribution}>={minimum}").'
         )
     return installed
+
+
+def package_version() -> str:
+    """toolmgmt's installed version (``"0"`` when running from a checkout that is not
+    installed): what ``--version``, the gateway and telemetry report."""
+    try:
+        return metadata.version("toolmgmt")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return "0"

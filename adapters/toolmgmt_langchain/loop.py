@@ -1,18 +1,28 @@
 """The session's tools bound to a LangChain chat model, and its tool calls run through the
 session: for a hand-written loop (``create_agent`` users take
 :class:`~toolmgmt_langchain.middleware.ToolManagerMiddleware` instead).
+
+Every call runs as a LangChain tool run, as a bound tool's does: a meta-tool's (``tool_search``,
+``discover_tools``...) and a catalog tool's that is not a LangChain tool (a function, an MCP
+upstream's) are reported as one (callbacks get ``on_tool_start`` and ``on_tool_end``), so
+``astream_events`` and LangSmith show discovery and every call; a LangChain tool in the catalog
+reports its own run, and a tool that ``execute_tool`` runs nests under the meta-tool's
+(:func:`run_tool_call`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphBubbleUp
 
+from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.providers.deferral import tool_result_content
 from toolmgmt_core.session.session import ToolSession
@@ -21,6 +31,8 @@ __all__ = [
     "PROVIDERS",
     "SIGNALS",
     "bind_session_tools",
+    "run_tool_call",
+    "run_tool_call_sync",
     "run_tool_calls",
     "run_tool_calls_sync",
     "session_tool_definitions",
@@ -75,6 +87,91 @@ def tool_message(
     )
 
 
+def _reported(session: ToolSession, name: Any) -> Tool | None:
+    """The tool whose run a call of ``name`` is reported as: a meta-tool, or a catalog tool
+    that is not a LangChain tool (which reports its own run); None for an unknown name."""
+    meta = session.meta_tool(name)
+    if meta is not None:
+        return meta
+    tool = session.manager.catalog.find(name) if isinstance(name, str) else None
+    if tool is None or "langchain_tool" in tool.metadata:
+        return None
+    return tool
+
+
+def _as_tool_run(
+    session: ToolSession, call: Mapping[str, Any], run: Callable[[], Any], *, run_async: bool
+) -> StructuredTool | None:
+    """A LangChain tool whose run is ``run()`` (the session's answer to ``call``), when the
+    call is reported (:func:`_reported`); it answers with the ``ToolMessage`` the caller
+    gets."""
+    reported = _reported(session, call["name"])
+    if reported is None:
+        return None
+    answered: dict[str, ToolResult] = {}
+
+    def message(result: ToolResult) -> ToolMessage:
+        answered["result"] = result
+        return tool_message(call, result)
+
+    def run_sync(**_: Any) -> ToolMessage:
+        return message(run())
+
+    async def run_coroutine(**_: Any) -> ToolMessage:
+        return message(await run())
+
+    return StructuredTool(
+        name=reported.name,
+        description=reported.description,
+        args_schema=dict(reported.parameters),  # for callbacks; the session checks the call
+        func=None if run_async else run_sync,
+        coroutine=run_coroutine if run_async else None,
+        metadata={"toolmgmt": True, "answered": answered},
+    )
+
+
+def _invocation(call: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "tool_call",
+        "name": call["name"],
+        "args": call.get("args") or {},
+        "id": call["id"],
+    }
+
+
+def run_tool_call_sync(
+    session: ToolSession, call: Mapping[str, Any], config: Any = None
+) -> ToolResult:
+    """One tool call through the session, as a LangChain tool run (callbacks from ``config``,
+    else the run this code is in; see the module docstring)."""
+
+    def run() -> ToolResult:
+        return session.call_sync(call["name"], call.get("args"), call_id=call["id"])
+
+    tool = _as_tool_run(session, call, run, run_async=False)
+    if tool is None:
+        return run()
+    tool.invoke(_invocation(call), config)
+    result: ToolResult = tool.metadata["answered"]["result"]  # type: ignore[index]
+    return result
+
+
+async def run_tool_call(
+    session: ToolSession, call: Mapping[str, Any], config: Any = None
+) -> ToolResult:
+    """:func:`run_tool_call_sync` for async code."""
+
+    def run() -> Any:
+        return session.call(call["name"], call.get("args"), call_id=call["id"])
+
+    tool = _as_tool_run(session, call, run, run_async=True)
+    if tool is None:
+        return await run()
+    await tool.ainvoke(_invocation(call), config)
+    result: ToolResult = tool.metadata["answered"]["result"]  # type: ignore[index]
+    return result
+
+
 def run_tool_calls_sync(
     session: ToolSession, message: AIMessage, *, provider: str = "openai"
 ) -> list[ToolMessage]:
@@ -85,12 +182,7 @@ def run_tool_calls_sync(
     """
     with passthrough(*SIGNALS):
         return [
-            tool_message(
-                call,
-                session.call_sync(call["name"], call.get("args"), call_id=call["id"]),
-                session,
-                provider,
-            )
+            tool_message(call, run_tool_call_sync(session, call), session, provider)
             for call in message.tool_calls
         ]
 
@@ -102,11 +194,6 @@ async def run_tool_calls(
     :func:`run_tool_calls_sync` for sync code."""
     with passthrough(*SIGNALS):
         return [
-            tool_message(
-                call,
-                await session.call(call["name"], call.get("args"), call_id=call["id"]),
-                session,
-                provider,
-            )
+            tool_message(call, await run_tool_call(session, call), session, provider)
             for call in message.tool_calls
         ]

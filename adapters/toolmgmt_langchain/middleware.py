@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from langchain.agents.middleware import AgentMiddleware, AgentState, HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
@@ -30,7 +31,14 @@ from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_langchain.approval import ToCaller, interrupt_approver
-from toolmgmt_langchain.loop import PROVIDERS, SIGNALS, session_tool_definitions, tool_message
+from toolmgmt_langchain.loop import (
+    PROVIDERS,
+    SIGNALS,
+    run_tool_call,
+    run_tool_call_sync,
+    session_tool_definitions,
+    tool_message,
+)
 from toolmgmt_langchain.tools import NodeCall, in_tool_node
 
 __all__ = [
@@ -159,13 +167,16 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         _, session = _snapshot(state)
         return self.manager.session(session)
 
-    def _live_for(self, state: Mapping[str, Any], call_id: str) -> _Live:
+    def _live_for(self, state: Mapping[str, Any], call_id: str, thread: str | None = None) -> _Live:
         rev, _ = _snapshot(state)
         key = (_step_id(state, call_id), rev)
         with self._lock:
             live = self._live.get(key)
             if live is None:
-                live = _Live(self.session_from_state(state), rev)
+                session = self.session_from_state(state)
+                if thread is not None and session.session_id is None:
+                    session.conversation = thread  # its events name the graph's thread
+                live = _Live(session, rev)
                 self._live[key] = live
                 while len(self._live) > _LIVE_STEPS:
                     self._live.popitem(last=False)
@@ -229,6 +240,9 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
 
     def _prepare(self, request: Any) -> Any:
         session = self.session_from_state(request.state)
+        thread = _thread(_graph_config())
+        if thread is not None and session.session_id is None:
+            session.conversation = thread  # the listing's event names the graph's thread
         settings = dict(request.model_settings or {})
         # Anthropic: cache breakpoints after the tools and on the last block (ChatAnthropic's
         # automatic caching), unless the app set its own.
@@ -262,21 +276,42 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         call = request.tool_call
         if not self._manages(call["name"], request.tool):
             return handler(request)
-        live = self._live_for(request.state, call["id"])
+        live = self._live_for(request.state, call["id"], _thread(_config(request)))
         node = NodeCall(request, handler)
         with self._scope(request, node):
-            result = live.session.call_sync(call["name"], call.get("args"), call_id=call["id"])
+            result = run_tool_call_sync(live.session, call, _config(request))
         return self._answer(call, live, result, node)
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
         call = request.tool_call
         if not self._manages(call["name"], request.tool):
             return await handler(request)
-        live = self._live_for(request.state, call["id"])
+        live = self._live_for(request.state, call["id"], _thread(_config(request)))
         node = NodeCall(request, handler)
         with self._scope(request, node):
-            result = await live.session.call(call["name"], call.get("args"), call_id=call["id"])
+            result = await run_tool_call(live.session, call, _config(request))
         return self._answer(call, live, result, node)
+
+
+def _config(request: Any) -> Any:
+    """The ToolNode's config for this call (its callbacks: a meta-tool's run is reported as a
+    bound tool's is), or None outside a graph."""
+    return getattr(getattr(request, "runtime", None), "config", None)
+
+
+def _graph_config() -> Any:
+    """The config of the graph run this code is in, or None outside one."""
+    try:
+        return get_config()
+    except RuntimeError:
+        return None
+
+
+def _thread(state_config: Any) -> str | None:
+    """The LangGraph thread a run belongs to, when its config names one."""
+    configurable = (state_config or {}).get("configurable") or {}
+    thread = configurable.get("thread_id")
+    return str(thread) if thread not in (None, "") else None
 
 
 def _reviewed(request: ApprovalRequest) -> bool:

@@ -8,20 +8,28 @@ where LiteLLM runs no request-changing hook. Conversations live in the manager's
 (``manager.session(id)`` on every request): in memory by default, shared by every worker of a
 proxy with a ``RedisSessionStore``, so none is ever evicted while alive (they expire after the
 store's TTL).
+
+Its own work shows in the completion's trace: a ``toolmgmt prepare_request`` span (the tools
+listed, the tool messages cut) under the proxy's request span, or the parent LiteLLM's own span
+takes (``metadata["litellm_parent_otel_span"]``, else the current span), when the manager's
+OpenTelemetry listener records (:mod:`toolmgmt_core.events.otel`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
 
 import litellm
 from litellm.integrations.custom_logger import CustomLogger
+from opentelemetry import trace
 
+from toolmgmt_core.events import OtelListener
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.providers.breakpoints import chat_breakpoints, has_breakpoints
 from toolmgmt_core.session.history import restore_loaded
@@ -115,6 +123,42 @@ def _keep_to_litellm(request: dict[str, Any]) -> None:
         request.pop("metadata")
 
 
+@contextlib.contextmanager
+def _prepare_span(
+    manager: ToolManager, session_id: str, kwargs: Mapping[str, Any], parent: Any = None
+) -> Iterator[Any]:
+    """The span of the callback's work on one request, under ``parent`` (the proxy's request
+    span) or the parent LiteLLM gives the completion's own span; none when nothing records."""
+    listener = next((x for x in manager.events.listeners if isinstance(x, OtelListener)), None)
+    if listener is None or not listener.enabled():
+        yield None
+        return
+    parent = parent or _metadata_of(kwargs).get("litellm_parent_otel_span")
+    context = trace.set_span_in_context(parent) if isinstance(parent, trace.Span) else None
+    attributes = {
+        "gen_ai.conversation.id": session_id,
+        "gen_ai.request.model": str(kwargs.get("model", "")),
+    }
+    with listener.tracer.start_as_current_span(
+        "toolmgmt prepare_request", context=context, attributes=attributes
+    ) as span:
+        yield span
+
+
+def _describe_request(span: Any, before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
+    """What the callback did to a request, on its span: tools listed, tool results cut."""
+    if span is None or not span.is_recording():
+        return
+    cut = 0
+    for key in ("messages", "input"):
+        new, old = after.get(key), before.get(key)
+        if isinstance(new, list) and isinstance(old, list):
+            cut += sum(1 for item, was in zip(new, old, strict=False) if item is not was)
+    span.set_attributes(
+        {"toolmgmt.tools": len(after.get("tools") or []), "toolmgmt.results_cut": cut}
+    )
+
+
 def _cut(message: Any, session: ToolSession) -> Any:
     """A tool result over its budget, cut by the core (the tool's own budget when it names
     one): a Chat ``tool`` message or a Responses API ``function_call_output`` item."""
@@ -189,8 +233,11 @@ class ToolManagerCallback(CustomLogger):
         session_id = _session_id(kwargs)
         if session_id is None or api is None or _metadata(kwargs).get(_PREPARED):
             return None  # not ours, not a chat or Responses call, or the proxy hook did it
-        session = await call_store(self.manager.session_store, lambda: self.session(session_id))
-        return prepare_request(session, kwargs, api=api)
+        with _prepare_span(self.manager, session_id, kwargs) as span:
+            session = await call_store(self.manager.session_store, lambda: self.session(session_id))
+            request = prepare_request(session, kwargs, api=api)
+            _describe_request(span, kwargs, request)
+        return request
 
     async def async_pre_call_hook(
         self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any
@@ -217,8 +264,11 @@ class ToolManagerCallback(CustomLogger):
             restore_loaded(session, _tool_results(data, api))
             return session
 
-        session = await call_store(self.manager.session_store, open_and_restore)
-        request = prepare_request(session, data, api=api)
+        parent = getattr(user_api_key_dict, "parent_otel_span", None)
+        with _prepare_span(self.manager, conversation, data, parent) as span:
+            session = await call_store(self.manager.session_store, open_and_restore)
+            request = prepare_request(session, data, api=api)
+            _describe_request(span, data, request)
         metadata = _metadata(request)
         if metadata is not _EMPTY:
             # The client path after the proxy leaves it as it is. Never in what the provider
@@ -268,6 +318,15 @@ def _metadata(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return _EMPTY
 
 
+def _metadata_of(kwargs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The request's metadata, whatever it holds."""
+    for key in ("metadata", "litellm_metadata"):
+        value = kwargs.get(key)
+        if isinstance(value, Mapping):
+            return value
+    return _EMPTY
+
+
 def _session_id(kwargs: Mapping[str, Any]) -> str | None:
     value = _metadata(kwargs).get(SESSION_KEY)
     return value if isinstance(value, str) and value else None
@@ -301,6 +360,9 @@ def completion_with_tools(session: ToolSession, **kwargs: Any) -> Any:
     """``litellm.completion`` with the session's tools (the sync path, where hooks cannot)."""
     token = _WRAPPED.set(True)
     try:
-        return litellm.completion(**prepare_request(session, kwargs))
+        with _prepare_span(session.manager, session.conversation, kwargs) as span:
+            request = prepare_request(session, kwargs)
+            _describe_request(span, kwargs, request)
+        return litellm.completion(**request)
     finally:
         _WRAPPED.reset(token)

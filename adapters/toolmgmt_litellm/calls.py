@@ -4,18 +4,21 @@ Chat Completions responses (``tool_calls``) and Responses API responses (``funct
 items, and the ``tool_search_call`` items of a client-executed search) alike; the answers come
 back in the same API's shape. Where the callback sent the session with the provider's deferral
 (Anthropic models, OpenAI's Responses API), ``tool_search`` is answered natively: Anthropic
-``tool_reference`` blocks, a Responses ``tool_search_output`` carrying the definitions.
+``tool_reference`` blocks, a Responses ``tool_search_output`` carrying the definitions. With
+``all_tools=True`` every call gets an answer except those of the app's own tools
+(``app_tools``), as at every door: a name nobody holds is answered with the closest names, so
+the model can correct it and the next request is not refused for a call without an answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import litellm
 
 from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
-from toolmgmt_core.providers import resolve_provider_name, search_output_item
+from toolmgmt_core.providers import search_output_item
 from toolmgmt_core.providers.deferral import is_search_call, search_arguments, tool_result_content
 from toolmgmt_core.session.meta_tools import META_TOOL_NAMES, TOOL_SEARCH
 from toolmgmt_core.session.session import ToolSession
@@ -68,11 +71,27 @@ def field_of(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
-def _knows(session: ToolSession, name: str) -> bool:
-    catalog = session.manager.catalog
-    if name in META_TOOL_NAMES or catalog.find(name) is not None:
-        return True
-    return resolve_provider_name(name, catalog.names()) is not None
+def _app_names(app_tools: Iterable[Any]) -> frozenset[str]:
+    """The names of the app's own tools: names, or tool definitions (OpenAI's Chat or
+    Responses shape, or Anthropic's).
+
+    Raises:
+        TypeError: an entry is neither.
+    """
+    names = set()
+    for tool in [app_tools] if isinstance(app_tools, str) else app_tools:
+        if isinstance(tool, str):
+            names.add(tool)
+            continue
+        function = field_of(tool, "function") if isinstance(tool, Mapping) else None
+        name = field_of(function, "name") if function is not None else field_of(tool, "name")
+        if not isinstance(name, str):
+            raise TypeError(
+                "app_tools takes the names of the app's own tools, or their definitions "
+                f'({{"type": "function", "function": {{"name": ...}}}}), got {tool!r:.80}.'
+            )
+        names.add(name)
+    return frozenset(names)
 
 
 def _item(item: Any) -> Any:
@@ -80,7 +99,9 @@ def _item(item: Any) -> Any:
     return dump() if callable(dump) else item
 
 
-def _calls(session: ToolSession, response: Any, all_tools: bool) -> list[tuple[str, str, Any, str]]:
+def _calls(
+    response: Any, all_tools: bool, app_tools: Collection[str]
+) -> list[tuple[str, str, Any, str]]:
     """``(call id, name, arguments, kind)`` of each call to run; kind ``chat``, ``responses``
     or ``tool_search_call`` (a Responses search the client executes)."""
     output = field_of(response, "output")
@@ -120,7 +141,7 @@ def _calls(session: ToolSession, response: Any, all_tools: bool) -> list[tuple[s
     return [
         (call_id, name, arguments, kinds.get(call_id) or default)
         for call_id, name, arguments in listed
-        if name in META_TOOL_NAMES or (all_tools and _knows(session, name))
+        if name in META_TOOL_NAMES or (all_tools and name not in app_tools)
     ]
 
 
@@ -148,6 +169,7 @@ def run_meta_tool_calls_sync(
     all_tools: bool = False,
     approve: ApprovalAsker | None = None,
     model: str | None = None,
+    app_tools: Iterable[Any] = (),
 ) -> list[dict[str, Any]]:
     """Run a response's meta-tool calls (every call with ``all_tools``) through the session.
 
@@ -160,20 +182,26 @@ def run_meta_tool_calls_sync(
         session: the conversation's session.
         response: a LiteLLM ``ModelResponse`` (or its message, or their dict forms), or a
             Responses API response (``litellm.responses``).
-        all_tools: also run calls of catalog tools (by exact, folded or provider-shortened
-            name), whether loaded or not: the session refuses what the model may not call.
+        all_tools: also run every other call but those of ``app_tools``: catalog tools by
+            exact, folded or provider-shortened name, loaded or not (the session refuses what
+            the model may not call), and a name nobody holds (``unknown_tool``, with the
+            closest names).
         approve: asked about a call that needs approval when the manager has no callback.
         model: the model the request named (default: the response's): for an Anthropic model,
             ``tool_search`` is answered with ``tool_reference`` blocks, as the callback sent
             the tools deferred.
+        app_tools: the app's own tools, outside the catalog (their names, or the definitions
+            the app sends in ``tools``): their calls are left out, for the app to answer.
 
     Returns:
         One ``{"role": "tool", ...}`` message per call run, in call order (for a Responses API
         response, ``{"type": "function_call_output", ...}`` input items, and a
-        ``tool_search_output`` for each client-executed ``tool_search_call``). Calls of names the
-        catalog does not hold (the app's own tools, or a misspelt name) are left out, for the
-        app to answer.
+        ``tool_search_output`` for each client-executed ``tool_search_call``).
+
+    Raises:
+        TypeError: an entry of ``app_tools`` is neither a name nor a tool definition.
     """
+    calls = _calls(response, all_tools, _app_names(app_tools))
     shape = _shape(response, model)
     with framework_approval(approve):
         return [
@@ -185,7 +213,7 @@ def run_meta_tool_calls_sync(
                 kind,
                 shape,
             )
-            for call_id, name, arguments, kind in _calls(session, response, all_tools)
+            for call_id, name, arguments, kind in calls
         ]
 
 
@@ -196,9 +224,11 @@ async def run_meta_tool_calls(
     all_tools: bool = False,
     approve: ApprovalAsker | None = None,
     model: str | None = None,
+    app_tools: Iterable[Any] = (),
 ) -> list[dict[str, Any]]:
     """Run a response's meta-tool calls through the session (:func:`run_meta_tool_calls_sync`
     for sync code)."""
+    calls = _calls(response, all_tools, _app_names(app_tools))
     shape = _shape(response, model)
     with framework_approval(approve):
         return [
@@ -210,5 +240,5 @@ async def run_meta_tool_calls(
                 kind,
                 shape,
             )
-            for call_id, name, arguments, kind in _calls(session, response, all_tools)
+            for call_id, name, arguments, kind in calls
         ]

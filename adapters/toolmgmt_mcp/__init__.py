@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 require_version("mcp", MIN_MCP_VERSION, "mcp")
 
 from toolmgmt_mcp.config import (  # noqa: E402 - after the SDK check
+    ClientConfig,
     GatewayConfig,
     GatewaySettings,
     PolicyConfig,
@@ -45,6 +46,7 @@ from toolmgmt_mcp.upstreams import UpstreamManager, UpstreamStatus  # noqa: E402
 
 __all__ = [
     "BearerTokenMiddleware",
+    "ClientConfig",
     "Gateway",
     "GatewayConfig",
     "GatewaySettings",

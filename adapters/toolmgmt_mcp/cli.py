@@ -12,7 +12,6 @@ The core's command line finds :func:`register` (the ``serve`` command) and
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -22,6 +21,7 @@ from typing import Any
 
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.config import ConfigDocument
 from toolmgmt_core.model.errors import CatalogSourceError, ConfigError, ToolmgmtError
 
 __all__ = ["add_serve_arguments", "gateway_catalog", "main", "register", "run_serve"]
@@ -45,8 +45,8 @@ def _is_gateway_config(path: Path) -> bool:
     if path.suffix.casefold() != ".json":
         return False
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = ConfigDocument.read(path, fmt="json").data
+    except ToolmgmtError:
         return False
     return isinstance(data, dict) and "upstreams" in data and "tools" not in data
 
@@ -111,6 +111,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
 
 def run_serve(args: argparse.Namespace) -> int:
     """Run the gateway from parsed ``serve`` options; the process exit code."""
+    from toolmgmt_mcp.clients import ClientLogFilter
     from toolmgmt_mcp.config_file import load_config
     from toolmgmt_mcp.server import serve_sync
 
@@ -121,7 +122,11 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     token = args.token or os.environ.get("TOOLMGMT_GATEWAY_TOKEN") or None
     # Upstreams going down and coming back, skipped tools: on stderr (stdout may be the MCP pipe).
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
+    # A shared gateway's client is named in what is logged while serving it.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(client_note)s%(message)s"))
+    handler.addFilter(ClientLogFilter())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     logging.getLogger("toolmgmt_mcp").setLevel(logging.INFO)
     try:
         serve_sync(config, transport=args.transport, host=args.host, port=args.port, token=token)

@@ -17,6 +17,7 @@ from toolmgmt_core.session.options import Execution
 from toolmgmt_core.stores import DEFAULT_SESSION_TTL, StoreTimeout
 
 __all__ = [
+    "ClientConfig",
     "GatewayConfig",
     "GatewaySettings",
     "PolicyConfig",
@@ -98,6 +99,26 @@ class UpstreamConfig:
 
 
 @dataclass(frozen=True)
+class ClientConfig:
+    """One client of a shared gateway (``[gateway.clients.NAME]``): its token, what it sees."""
+
+    name: str
+    """The client's name: in logs, in metrics (:func:`~toolmgmt_mcp.clients.current_client`),
+    and what its conversations are keyed by."""
+    token: str = field(repr=False)
+    """The bearer token it sends (``token_env``: from the environment)."""
+    profile: str | None = None
+    """Its profile (``readonly``, ``full``...); None: the gateway's ``profile``."""
+    deny: tuple[str, ...] = ()
+    """Patterns on tool names as exposed that this client may not see or run, beside
+    ``[policy]`` (which applies to every client)."""
+    max_requests: int | None = None
+    """Requests of this client one replica serves at once (beyond: 503 with ``Retry-After``),
+    so that it cannot take the whole of a replica; None: half the replica's ``max_requests``
+    when the gateway has two clients or more (:func:`~toolmgmt_mcp.admission.client_shares`)."""
+
+
+@dataclass(frozen=True)
 class GatewaySettings:
     """How the gateway itself is served."""
 
@@ -143,6 +164,24 @@ class GatewaySettings:
     list_ttl: float = 60.0
     """Seconds a 2026 client may reuse the gateway's ``tools/list`` answer (the ``ttlMs``
     caching hint, with ``cacheScope`` private); 0: always ask again."""
+    clients: tuple[ClientConfig, ...] = ()
+    """The clients of a shared gateway, each with its own token (``[gateway.clients.NAME]``);
+    empty: ``token`` (or none) for everyone."""
+    header_timeout: float = 10.0
+    """Seconds an HTTP client has to send a request's headers (from its connection, or from
+    the first byte of its next request on a kept-alive one); past them the connection is
+    closed, so slow-header connections are not held."""
+    max_requests: int = 64
+    """HTTP requests this replica serves at once (a standalone stream not counted); beyond, a
+    request is answered 503 with ``Retry-After`` at once, before anything of it runs (behind
+    HAProxy, another replica takes it); 0: no limit."""
+    max_sessions: int = 10_000
+    """2025 sessions this replica keeps in memory without ``[store] sessions`` (each holds a
+    standalone stream); beyond, opening one is answered 503 with ``Retry-After``."""
+    metrics: bool = False
+    """Serve ``GET /metrics`` over HTTP: the core's metrics (tool calls, searches, denials,
+    approvals, truncated tokens, tokens saved), each upstream's health, open sessions and store
+    errors, in Prometheus text (needs ``toolmgmt[metrics]``; behind ``token`` when one is set)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +203,9 @@ class StoreConfig:
     """Seconds a request waits on a store (Redis sessions, the embedding cache) to connect, and
     for each reply; past it the store counts as unavailable (HTTP 503), so a slow store costs a
     request these seconds, not a hang."""
+    events: str | None = field(default=None, repr=False)
+    """A Redis URL or PostgreSQL DSN where every replica writes its usage log (no argument,
+    result or query text), for ``toolmgmt usage --store``; None: none."""
 
     def __bool__(self) -> bool:
         return bool(self.sessions or self.catalog)

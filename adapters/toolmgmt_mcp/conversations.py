@@ -30,7 +30,9 @@ gateway without a shared store.
 The store never holds an id or a token: a conversation is kept under the SHA-256 of its id and
 the caller's ``Authorization`` header (or of the header alone, for a caller's 2026
 conversation), so a dump of the store hands out no live conversation, and an id is worthless
-with another token.
+with another token. On a gateway with ``[gateway.clients]``, the client's name stands for the
+header (:func:`~toolmgmt_mcp.clients.request_principal`): a conversation belongs to the client
+that opened it, whichever of its tokens it uses, and to no other client.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import hashlib
 import json
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +52,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from toolmgmt_core.model.errors import SessionConflictError, StoreError, StoreUnavailableError
 from toolmgmt_core.stores import SessionStore, StoredSession
+from toolmgmt_mcp.clients import request_principal
 from toolmgmt_mcp.exchange import QUESTION_PREFIX, Questions, answer_directly, direct_request
 from toolmgmt_mcp.replies import ANSWER_WAIT
 
@@ -133,6 +136,8 @@ class ConversationMiddleware:
             False leaves them to ``app`` (the SDK's sessions, in this process).
         per_principal: give each 2026 ``tools/call`` its caller's conversation from ``store``
             (a result budget to keep across calls).
+        on_store_error: told the operation (``load``...) each time the store fails (the
+            gateway's ``/metrics`` counts them).
     """
 
     def __init__(
@@ -147,8 +152,10 @@ class ConversationMiddleware:
         replies: Any = None,
         handshake: bool = True,
         per_principal: bool = False,
+        on_store_error: Callable[[str], None] | None = None,
     ) -> None:
         self.app = app
+        self.on_store_error = on_store_error
         self.direct = direct
         self.replies = replies
         self.handshake = handshake
@@ -175,7 +182,7 @@ class ConversationMiddleware:
         if method == "GET":  # no standalone stream in stateless mode (the spec allows 405)
             await _respond(send, 405, b"", [(b"allow", b"POST, DELETE")])
             return
-        authorization = headers.get("authorization", "")
+        authorization = request_principal(scope, headers.get("authorization", ""))
         conversation_id = headers.get("mcp-session-id")
         if conversation_id is not None:
             await self._continue(scope, receive, send, headers, conversation_id, authorization)
@@ -308,7 +315,7 @@ class ConversationMiddleware:
             and scope["method"] == "POST"
             and headers.get("mcp-method") == "tools/call"
         ):
-            key = principal_key(headers.get("authorization", ""))
+            key = principal_key(request_principal(scope, headers.get("authorization", "")))
             try:
                 stored = await self._run(self.store.load, key, touch=True)
             except StoreError as exc:
@@ -332,6 +339,8 @@ class ConversationMiddleware:
         return str(getattr(self.store, "url", type(self.store).__name__))
 
     async def _store_failed(self, send: Any, exc: StoreError, request_id: Any = None) -> None:
+        if self.on_store_error is not None:
+            self.on_store_error("conversation")
         unavailable = isinstance(exc, StoreUnavailableError)
         if not self._down or not unavailable:
             logger.error(
@@ -347,7 +356,7 @@ class ConversationMiddleware:
             f"Service unavailable ({status}): the gateway's session store ({self._where}) {what}, "
             f"so conversations can be neither opened nor continued; retry shortly. ({exc})",
             request_id,
-            extra_headers=[(b"retry-after", b"1")] if unavailable else [],
+            # Retry-After: the gateway's admission layer gives every 503 the same one.
         )
 
 
@@ -458,7 +467,6 @@ async def _error(
     request_id: Any = None,
     *,
     data: Any = None,
-    extra_headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
@@ -466,7 +474,7 @@ async def _error(
     if not isinstance(request_id, str | int) or isinstance(request_id, bool):
         request_id = None
     body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
-    await _respond(send, status, body, [*_JSON, *(extra_headers or [])])
+    await _respond(send, status, body, _JSON)
 
 
 async def _respond(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:

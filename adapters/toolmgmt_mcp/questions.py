@@ -52,6 +52,7 @@ __all__ = [
     "MissingCapability",
     "Relay",
     "ReturnToClient",
+    "STATE_VERSION",
     "current_relay",
     "forward_capabilities",
     "relay_questions",
@@ -68,7 +69,8 @@ _CAPABILITY_OF = {
 """The client capability each kind of question needs."""
 _RELAYED = tuple(_CAPABILITY_OF.values())
 """The client capabilities a question can need: the ones the gateway forwards upstream."""
-_STATE_VERSION = 1
+STATE_VERSION = 1
+"""The shape of the gateway's own request state (``v``), checked when a retry brings it back."""
 
 
 class InputRequired(Exception):  # noqa: N818 - the protocol's name for the outcome
@@ -83,12 +85,16 @@ class InputRequired(Exception):  # noqa: N818 - the protocol's name for the outc
         self.upstream = upstream
         self.tool = tool
 
-    def result(self) -> mcp_types.InputRequiredResult:
+    def result(self, approved: Mapping[str, Any] | None = None) -> mcp_types.InputRequiredResult:
         """The gateway's own input-required result: the upstream's questions, and a request
-        state holding the upstream's (the SDK's boundary seals it on the way out)."""
-        state = {"v": _STATE_VERSION, "u": self.upstream, "t": self.tool}
+        state holding the upstream's (the SDK's boundary seals it on the way out) and, when
+        the user approved the call in an earlier round, that yes
+        (:mod:`toolmgmt_mcp.approval`), so the next round does not ask again."""
+        state: dict[str, Any] = {"v": STATE_VERSION, "u": self.upstream, "t": self.tool}
         if self.asked.request_state is not None:
             state["s"] = self.asked.request_state
+        if approved is not None:
+            state["a"] = dict(approved)
         return mcp_types.InputRequiredResult(
             input_requests=self.asked.input_requests,
             request_state=json.dumps(state, separators=(",", ":")),
@@ -117,6 +123,9 @@ class Relay:
 
     declared: Mapping[str, Any] | None = None
     """The client's declared capabilities (its ``ClientCapabilities`` as JSON), or None."""
+    approved: Mapping[str, Any] | None = None
+    """The user's yes to this call, once given (:mod:`toolmgmt_mcp.approval`; a 2026 call
+    carries it in the state of its next round)."""
     can_ask: ClassVar[bool] = False
     """Whether a question can reach the client."""
 
@@ -203,7 +212,7 @@ class ReturnToClient(Relay):
                 parsed = json.loads(state)
             except ValueError:
                 parsed = None
-            if not isinstance(parsed, dict) or parsed.get("v") != _STATE_VERSION:
+            if not isinstance(parsed, dict) or parsed.get("v") != STATE_VERSION:
                 raise ValueError("request state of another version or shape")
             opened = parsed
         return cls(declared=declared, state=opened, responses=responses)

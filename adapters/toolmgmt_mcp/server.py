@@ -11,10 +11,9 @@ one of several replicas: conversations live in the session store
 
 from __future__ import annotations
 
-import hmac
-import json
 import logging
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,10 +28,13 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
+from toolmgmt_core.calls.approval import framework_approval
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.compat import package_version
 from toolmgmt_core.embeddings.named import embedder_from_spec
+from toolmgmt_core.model.config import config_problem
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError, StoreError, ToolCallError
 from toolmgmt_core.model.tool import Tool
@@ -41,8 +43,12 @@ from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.options import Access
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import InMemorySessionStore, SessionStore
+from toolmgmt_core.stores.event_log import StoreListener
+from toolmgmt_mcp.admission import Admission, client_shares, retry_after
+from toolmgmt_mcp.approval import ApprovalAsked, client_approver
 from toolmgmt_mcp.catalog_store import SharedCatalog
-from toolmgmt_mcp.config import GatewayConfig
+from toolmgmt_mcp.clients import CLIENT_SCOPE_KEY, BearerTokenMiddleware, ClientAuth
+from toolmgmt_mcp.config import ClientConfig, GatewayConfig
 from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
 from toolmgmt_mcp.convert import relay_progress
 from toolmgmt_mcp.headers import TrimmedHeaders
@@ -54,8 +60,10 @@ from toolmgmt_mcp.questions import (
     ReturnToClient,
     relay_questions,
 )
+from toolmgmt_mcp.read_deadline import read_deadline_protocol
 from toolmgmt_mcp.replies import RedisReplies
 from toolmgmt_mcp.state_keys import SharedKeyCodec, request_state_boundary
+from toolmgmt_mcp.telemetry import GatewayMetrics, describe_request
 from toolmgmt_mcp.upstreams import UpstreamManager
 
 __all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_sync"]
@@ -85,7 +93,8 @@ class Gateway:
     closes them. ``manager`` is a gateway-mode :class:`ToolManager` over ``catalog``;
     ``manager_options`` are passed on to it (``browse_limit``, ``max_results``...);
     ``embedder`` (else the config's ``[search] embedder``) makes search hybrid (its vectors
-    cached in the catalog store when there is one).
+    cached in the catalog store when there is one). With ``[gateway.clients]``, each client has
+    a manager of its own (:attr:`clients`: its profile, its deny), with the same options.
 
     With ``[store] sessions``, conversations live in that Redis (:attr:`session_store`) and
     HTTP is served statelessly behind :class:`~toolmgmt_mcp.conversations.ConversationMiddleware`,
@@ -114,23 +123,45 @@ class Gateway:
         )
         """The catalog store's tools merged with the upstreams' (``[store] catalog``), or None."""
         options = {**self._manager_options(config), **manager_options}
+        self.metrics: GatewayMetrics | None = None
+        """``GET /metrics``'s provider and what it observes (``[gateway] metrics``), or None."""
+        listeners = list(options.pop("listeners", ()))
+        if config.gateway.metrics:
+            self.metrics = GatewayMetrics(config.gateway.name, self._statuses, self._open_sessions)
+            listeners.append(self.metrics.listener)
+        self._event_log: StoreListener | None = None
+        if config.store.events:
+            self._event_log = _event_log(config)
+            listeners.append(self._event_log)
+        options["listeners"] = listeners
         if self.session_store is not None:
             options.setdefault("session_store", self.session_store)
         elif options.get("session_result_budget") is not None:
             # Each 2026 caller's spent budget, in this process (conversations.principal_key).
             options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
         self.manager = ToolManager(self.catalog, mode="gateway", **options)
+        self.clients: dict[str, ToolManager] = {
+            client.name: ToolManager(
+                self.catalog,
+                mode="gateway",
+                **{**options, "access": _client_access(config, client)},
+            )
+            for client in config.gateway.clients
+        }
+        """Each client's own manager (``[gateway.clients.NAME]``: its profile, its deny beside
+        ``[policy]``); a request a client's token opened is served by it."""
         self.per_principal = self.manager.result_budget.session_tokens is not None
         """Whether a 2026 caller keeps a conversation across calls (its result budget: with a
         ``session_result_budget``; gateway mode needs nothing else)."""
         upstream_catalog = self.shared.local if self.shared else self.catalog
-        self.upstreams = UpstreamManager(config, upstream_catalog, self.manager.policy)
+        views = [self.manager.policy, *(m.policy for m in self.clients.values())]
+        self.upstreams = UpstreamManager(config, upstream_catalog, views)
         if self.shared is not None:
             self.shared.ensure_upstream = self.upstreams.ensure_for
         self._background: Any = None
         self.server: Server[Any] = Server(
             config.gateway.name,
-            version=_version(),
+            version=package_version(),
             instructions=self.manager.instructions,
             # 2026 (SEP-2549): how long a client may reuse the listing; private, as a listing
             # follows the caller's policy.
@@ -148,6 +179,15 @@ class Gateway:
             self._shared_key = SharedKeyCodec(key_store)
         self.server.middleware.append(request_state_boundary(config, self._shared_key))
         self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools()]
+
+    def _statuses(self) -> list[Any]:
+        upstreams = getattr(self, "upstreams", None)
+        return upstreams.status() if upstreams is not None else []
+
+    def _open_sessions(self) -> int:
+        """MCP sessions the SDK holds open here (stateful HTTP; none without [store])."""
+        manager = getattr(self.server, "_session_manager", None)
+        return len(getattr(manager, "_server_instances", None) or ())
 
     @staticmethod
     def _manager_options(config: GatewayConfig) -> dict[str, Any]:
@@ -199,7 +239,13 @@ class Gateway:
             if self._background is not None:
                 self._background.cancel_scope.cancel()
                 await self._background.__aexit__(None, None, None)
-            stores = (self.session_store, getattr(self._shared_key, "store", None), self._replies)
+            stores = (
+                self.session_store,
+                getattr(self._shared_key, "store", None),
+                self._replies,
+                self._event_log,
+                self.metrics,
+            )
             for store in stores:
                 close = getattr(store, "close", None)
                 if close is not None:
@@ -222,24 +268,50 @@ class Gateway:
             self.shared.sync()  # the catalog store's latest changes, before anything is read
         request = getattr(ctx, "request", None)
         scope = getattr(request, "scope", None)
-        conversation = scope.get(CONVERSATION_SCOPE_KEY) if isinstance(scope, dict) else None
+        scope = scope if isinstance(scope, dict) else {}
+        client = scope.get(CLIENT_SCOPE_KEY)
+        manager = (
+            self.clients.get(client, self.manager) if isinstance(client, str) else self.manager
+        )
+        conversation = scope.get(CONVERSATION_SCOPE_KEY)
         if conversation is not None:
-            return ToolSession.restore(self.manager, conversation.key, conversation.stored)
+            return ToolSession.restore(manager, conversation.key, conversation.stored)
         connection = getattr(ctx.session, "_connection", None)
         state = getattr(connection, "state", None)
         if not isinstance(state, dict):
-            return self.manager.session()
+            return manager.session()
         session = state.get(_SESSION_KEY)
-        if session is None:
-            session = state[_SESSION_KEY] = self.manager.session()
+        if session is None:  # the SDK binds its sessions to their client (clients.py)
+            session = state[_SESSION_KEY] = manager.session()
         return session
 
     async def _list_tools(
         self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
         # The three meta-tools, then any always-on tools (policy-filtered by the session).
-        listed = self.session_for(ctx).tools()
+        started = time.monotonic()
+        session = self.session_for(ctx)
+        describe_request(session.conversation)
+        listed = session.tools()
+        self._done("tools/list", session, started)
         return mcp_types.ListToolsResult(tools=[self._mcp_tool(t) for t in listed])
+
+    def _done(
+        self,
+        method: str,
+        session: ToolSession,
+        started: float,
+        tool: str | None = None,
+        result: ToolResult | None = None,
+    ) -> None:
+        """What one request did, for ``/metrics``."""
+        if self.metrics is None:
+            return
+        self.metrics.seen(session.conversation)
+        error = result.error.code if result is not None and result.error is not None else None
+        self.metrics.request_done(method, time.monotonic() - started, tool, error)
+        if result is not None and not result.saved:
+            self.metrics.store_failed("save")
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """The listed input schema of ``name`` (2026: its ``x-mcp-header`` annotations are
@@ -257,8 +329,10 @@ class Gateway:
         self, ctx: Any, params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         name = params.name
+        started = time.monotonic()
         session = self.session_for(ctx)
-        listed = [t.name for t in session.tools()]
+        describe_request(session.conversation)  # on the SDK's span of this request
+        listed = session.layout().names
         if name not in listed:
             valid = ", ".join(listed)
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}. Valid: {valid}.")
@@ -267,20 +341,25 @@ class Gateway:
             self.upstreams.revive_soon()
         if name == _EXECUTE and isinstance(arguments.get("tool_name"), str):
             try:
-                await self.upstreams.ensure_for(arguments["tool_name"])
+                await self.upstreams.ensure_for(arguments["tool_name"], session.policy)
             except ToolCallError as exc:
                 return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
+        relay = _relay(ctx, params)
         with (
             relay_progress(ctx.session.report_progress),
-            relay_questions(_relay(ctx, params)),
-            passthrough(InputRequired, MissingCapability),
+            relay_questions(relay),
+            framework_approval(client_approver(relay)),
+            passthrough(InputRequired, ApprovalAsked, MissingCapability),
         ):
             try:
                 result = await session.call(name, arguments)
             except InputRequired as asked:  # a 2026 client answers, then calls again
+                return asked.result(relay.approved)
+            except ApprovalAsked as asked:  # the same, for the user's approval
                 return asked.result()
             except MissingCapability as refused:
                 raise MCPError(refused.code, refused.message, refused.data) from refused
+        self._done("tools/call", session, started, name, result)
         media = result.media if self.config.gateway.media == "pass" else []
         return _mcp_result(result, media)
 
@@ -296,14 +375,20 @@ class Gateway:
     def http_app(
         self, *, path: str | None = None, host: str | None = None, token: str | None = None
     ) -> Any:
-        """The streamable HTTP ASGI app, behind :class:`BearerTokenMiddleware` when ``token``.
+        """The streamable HTTP ASGI app, behind the front door: the clients' tokens
+        (:class:`~toolmgmt_mcp.clients.ClientAuth`, ``[gateway.clients]``) or ``token``
+        (:class:`BearerTokenMiddleware`), then the admission limit
+        (:class:`~toolmgmt_mcp.admission.Admission`).
 
         Both protocols on one endpoint: the 2026 protocol's requests each stand alone (the
         SDK's per-request path); the 2025 protocol's, with a session store, through the SDK's
         stateless transport behind :class:`~toolmgmt_mcp.conversations.ConversationMiddleware`
-        (conversations in the store), otherwise through the SDK's sessions, in this process.
-        The routing headers' whitespace is trimmed (:mod:`toolmgmt_mcp.headers`). ``/healthz``
-        answers 200 either way, without a token.
+        (conversations in the store), otherwise through the SDK's sessions, in this process
+        (at most ``max_sessions``). The routing headers' whitespace is trimmed
+        (:mod:`toolmgmt_mcp.headers`). ``/healthz`` answers 200 either way, without a token.
+
+        Raises:
+            ConfigError: ``token`` given to a gateway with ``[gateway.clients]``.
         """
         from starlette.responses import PlainTextResponse
         from starlette.routing import Route
@@ -314,11 +399,15 @@ class Gateway:
         settings = self.config.gateway
         path = path or settings.path
         stateless = self.session_store is not None
+        routes = [Route(HEALTH_PATH, healthz, methods=["GET"])]
+        if self.metrics is not None:
+            routes.append(self.metrics.route())
         app = self.server.streamable_http_app(
             streamable_http_path=path,
             host=host or settings.host,
             stateless_http=stateless,
-            custom_starlette_routes=[Route(HEALTH_PATH, healthz, methods=["GET"])],
+            max_sessions=settings.max_sessions,
+            custom_starlette_routes=routes,
         )
         conversations = self.session_store if stateless else self.manager.session_store
         if stateless or self.per_principal:
@@ -333,8 +422,25 @@ class Gateway:
                 replies=self._replies,
                 handshake=stateless,
                 per_principal=self.per_principal,
+                on_store_error=self.metrics.store_failed if self.metrics is not None else None,
             )
         app = TrimmedHeaders(app)
+        app = Admission(
+            app,
+            max_requests=settings.max_requests,
+            per_client=client_shares(settings),
+            retry_after=retry_after(self.config.store.timeout),
+            path=path,
+        )
+        if settings.clients:
+            if token:
+                raise ConfigError(
+                    f"{self.config.source}: a token for everyone (--token, "
+                    "TOOLMGMT_GATEWAY_TOKEN) cannot be given to a gateway whose "
+                    "[gateway.clients] each have their own; give each client its token instead."
+                )
+            tokens = {c.name: c.token for c in settings.clients}
+            return ClientAuth(app, tokens, open_paths=(HEALTH_PATH,))
         return BearerTokenMiddleware(app, token, open_paths=(HEALTH_PATH,)) if token else app
 
     async def run_http(
@@ -360,7 +466,14 @@ class Gateway:
         token = token if token is not None else settings.token
         app = self.http_app(host=host, token=token)
         server = uvicorn.Server(
-            uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+            uvicorn.Config(
+                app,
+                host=host,
+                port=port,
+                log_level="warning",
+                lifespan="on",
+                http=read_deadline_protocol(settings.header_timeout),
+            )
         )
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(server.serve)
@@ -371,40 +484,6 @@ class Gateway:
             bound = server.servers[0].sockets[0].getsockname()[1]
             url = f"http://{host}:{bound}{settings.path}"
             (on_ready or _announce)(url)
-
-
-class BearerTokenMiddleware:
-    """ASGI middleware refusing HTTP requests without ``Authorization: Bearer <token>`` (401),
-    except on ``open_paths`` (a health check)."""
-
-    def __init__(self, app: Any, token: str, *, open_paths: tuple[str, ...] = ()) -> None:
-        if not token:
-            raise ConfigError("The gateway's bearer token must not be empty.")
-        self.app = app
-        self._expected = f"Bearer {token}".encode()
-        self._open = frozenset(open_paths)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope.get("path") not in self._open:
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                body = json.dumps(
-                    {"error": "unauthorized", "message": "A valid bearer token is required."}
-                ).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="toolmgmt-gateway"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
 
 
 async def serve(
@@ -466,7 +545,7 @@ def _session_store(config: GatewayConfig, *, forever: bool = False) -> SessionSt
     try:
         from toolmgmt_core.stores.redis import RedisSessionStore
     except ImportError as exc:
-        raise ConfigError(f"{config.source}: [store] sessions: {exc}") from exc
+        raise ConfigError(config_problem(config.source, str(exc), ("store", "sessions"))) from exc
     options: dict[str, Any] = {
         "ttl": None if forever else store.session_ttl,
         "timeout": store.timeout,
@@ -482,13 +561,25 @@ def _session_prefix(config: GatewayConfig) -> str:
     return config.store.session_prefix or DEFAULT_PREFIX
 
 
+def _event_log(config: GatewayConfig) -> StoreListener:
+    """The ``[store] events`` usage log, written by every replica (no content)."""
+    from toolmgmt_core.stores.event_log import open_event_log
+
+    assert config.store.events is not None
+    try:
+        log = open_event_log(config.store.events, timeout=config.store.timeout)
+    except (ImportError, ConfigError) as exc:
+        raise ConfigError(f"{config.source}: [store] events: {exc}") from exc
+    return StoreListener(log, capture_content=False)
+
+
 def _catalog_store(config: GatewayConfig) -> Any:
     if not config.store.catalog:
         return None
     try:
         from toolmgmt_core.stores.postgres import PostgresCatalogStore
     except ImportError as exc:
-        raise ConfigError(f"{config.source}: [store] catalog: {exc}") from exc
+        raise ConfigError(config_problem(config.source, str(exc), ("store", "catalog"))) from exc
     return PostgresCatalogStore(config.store.catalog)
 
 
@@ -499,7 +590,7 @@ def _configured_embedder(config: GatewayConfig) -> Any:
     try:
         return embedder_from_spec(config.search.embedder)
     except ConfigError as exc:
-        raise ConfigError(f"{config.source}: [search] embedder: {exc}") from exc
+        raise ConfigError(config_problem(config.source, str(exc), ("search", "embedder"))) from exc
 
 
 def _embedding_cache(config: GatewayConfig) -> Any:
@@ -557,6 +648,14 @@ def _relay(ctx: Any, params: mcp_types.CallToolRequestParams) -> Relay:
     return Relay(capabilities)  # no back-channel: nothing can be asked, none declared upstream
 
 
+def _client_access(config: GatewayConfig, client: ClientConfig) -> Access:
+    """A client's access: its profile (else the gateway's), the gateway's steps, then its deny."""
+    steps = _policy_steps(config)
+    if client.deny:
+        steps.append(Policy(f"client:{client.name}", deny=client.deny))
+    return Access(client.profile or config.gateway.profile, steps)
+
+
 def _policy_steps(config: GatewayConfig) -> list[Policy]:
     """The core policy pipeline: ``[policy]`` first, then one step per upstream policy.
 
@@ -605,19 +704,25 @@ def _to_mcp_tool(tool: Tool) -> mcp_types.Tool:
 _CONTENT_BLOCK: TypeAdapter[Any] = TypeAdapter(mcp_types.ContentBlock)
 
 
+NOT_SAVED_META = "toolmgmt/saved"
+"""The ``_meta`` key of a result whose record could not be saved (``false``), beside
+``toolmgmt/notSaved`` saying what that means."""
+
+
 def _mcp_result(result: ToolResult, media: list[Any]) -> mcp_types.CallToolResult:
     """The core's result as MCP's: its text, then the media it carried (when passed on); an
-    error's outcome is ``isError``."""
+    error's outcome is ``isError``; a call whose record the session store did not take
+    (``saved`` False) says so in ``_meta``, for the client, not the model."""
     content: list[Any] = [mcp_types.TextContent(type="text", text=result.content)]
     for block in media if not result.is_error else []:
         content.append(_CONTENT_BLOCK.validate_python(block))
-    return mcp_types.CallToolResult(content=content, is_error=result.is_error)
-
-
-def _version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("toolmgmt")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "0"
+    meta = None
+    if not result.saved:
+        meta = {
+            NOT_SAVED_META: False,
+            "toolmgmt/notSaved": "The call ran, but its record (the conversation's result "
+            "budget and loads after it) could not be saved to the session store; it is kept by "
+            "this replica and saved with the next change, and other replicas do not see it "
+            "meanwhile.",
+        }
+    return mcp_types.CallToolResult(content=content, is_error=result.is_error, _meta=meta)

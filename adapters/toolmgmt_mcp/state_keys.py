@@ -34,6 +34,7 @@ from mcp.server.request_state import (
 )
 
 from toolmgmt_core.model.errors import SessionConflictError, StoreError
+from toolmgmt_mcp.clients import request_principal
 from toolmgmt_mcp.config import GatewayConfig
 
 __all__ = ["STATE_TTL", "SharedKeyCodec", "caller_principal", "request_state_boundary"]
@@ -48,13 +49,17 @@ KEY_ID = "gateway-state-key"
 
 def caller_principal(ctx: Any) -> str | None:
     """Whose request state it is: the SHA-256 of the request's ``Authorization`` header (its
-    bearer token), or None when there is none (stdio, an open gateway)."""
+    bearer token), or of its client's name on a gateway with ``[gateway.clients]``
+    (:func:`~toolmgmt_mcp.clients.request_principal`), or None when there is none (stdio, an
+    open gateway)."""
     request = getattr(ctx, "request", None)
     headers = getattr(request, "headers", None)
+    scope = getattr(request, "scope", None)
     authorization = headers.get("authorization") if headers is not None else None
-    if not authorization:
+    principal = request_principal(scope if isinstance(scope, dict) else {}, authorization or "")
+    if not principal:
         return None
-    return hashlib.sha256(authorization.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class SharedKeyCodec:

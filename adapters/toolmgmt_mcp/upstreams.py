@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -421,12 +421,22 @@ class UpstreamManager:
     """
 
     def __init__(
-        self, config: GatewayConfig, catalog: ToolCatalog, policy: PolicyView | None = None
+        self,
+        config: GatewayConfig,
+        catalog: ToolCatalog,
+        policy: PolicyView | Sequence[PolicyView] | None = None,
     ) -> None:
         self.config = config
         self.catalog = catalog
-        self.policy = policy
-        """The gateway's policy view, or None (every upstream may start)."""
+        self.policies: tuple[PolicyView, ...] | None = (
+            None
+            if policy is None
+            else (policy,)
+            if isinstance(policy, PolicyView)
+            else tuple(policy)
+        )
+        """The gateway's policy views (one per client of a shared gateway: an upstream starts
+        when any of them could show one of its tools), or None (every upstream may start)."""
         self._upstreams = {u.name: _Upstream(u, self) for u in config.upstreams}
         self._tasks: anyio.abc.TaskGroup | None = None
         self._exit: Any = None
@@ -459,13 +469,23 @@ class UpstreamManager:
         tasks.cancel_scope.cancel()
         await self._exit.__aexit__(*exc_info)
 
-    def _may_show(self, upstream: _Upstream, tool_name: str | None = None) -> bool:
-        """Whether the policy could show ``tool_name`` (any tool of ``upstream`` when None)."""
-        if self.policy is None:
+    def _may_show(
+        self,
+        upstream: _Upstream,
+        tool_name: str | None = None,
+        policy: PolicyView | None = None,
+    ) -> bool:
+        """Whether ``policy`` (else any of the gateway's) could show ``tool_name`` (any tool of
+        ``upstream`` when None)."""
+        views = (policy,) if policy is not None else self.policies
+        if views is None:
             return True
         config = upstream.config
-        return self.policy.may_show(
-            config.name, tool_name, name_prefix=config.tool_prefix, profiles=config.profiles
+        return any(
+            view.may_show(
+                config.name, tool_name, name_prefix=config.tool_prefix, profiles=config.profiles
+            )
+            for view in views
         )
 
     @staticmethod
@@ -500,14 +520,15 @@ class UpstreamManager:
                 if self._may_show(upstream):
                     self._tasks_or_raise().start_soon(self._connect_quietly, upstream)
 
-    async def ensure_for(self, tool_name: str) -> None:
+    async def ensure_for(self, tool_name: str, policy: PolicyView | None = None) -> None:
         """Before calling ``tool_name``: reconnect its upstream when it is down.
 
         A tool whose upstream failed to start is not in the catalog yet; this finds the upstream
         by the name's domain prefix (names compared folded, as lookup does) and connects it, so
         the call either works or fails with an error that names the upstream instead of
         "unknown tool". A name the policy hides never starts anything: its call is answered as
-        an unknown name, and the upstream stays as it is.
+        an unknown name, and the upstream stays as it is. ``policy``: the caller's view (a
+        client's), else the gateway's.
 
         Raises:
             ToolUnavailableError: the upstream is still down.
@@ -519,7 +540,7 @@ class UpstreamManager:
         for upstream in by_prefix:
             prefix = fold_name(upstream.config.tool_prefix)
             if prefix and folded.startswith(prefix) and upstream.client is None:
-                if self._may_show(upstream, tool_name):
+                if self._may_show(upstream, tool_name, policy):
                     await upstream.connect()
                 return
 

@@ -71,7 +71,7 @@ from toolmgmt_core import (
 from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
 from toolmgmt_core.compat import require_version
 from toolmgmt_core.model.control import passthrough
-from toolmgmt_core.policy.steps import ApprovalRequest
+from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.session import ToolSession
@@ -85,7 +85,13 @@ it). The ``pydantic-ai`` extra's floor in pyproject.toml is the same (a test che
 try:
     from pydantic_ai import RunContext
     from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
-    from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelRequest,
+        ModelResponse,
+        ToolCallPart,
+        ToolReturnPart,
+    )
     from pydantic_ai.tools import ToolDefinition
     from pydantic_ai.toolsets import AbstractToolset
     from pydantic_ai.toolsets.abstract import ToolsetTool
@@ -411,7 +417,7 @@ class ManagedToolset(AbstractToolset[Any]):
     ) -> Any:
         run = self._current()
         token = _CURRENT.set((run, ctx))
-        approver = _approver(ctx) if self.approval else None
+        approver = _approver(ctx, tool_args) if self.approval else None
         try:
             with passthrough(*_SIGNALS), framework_approval(approver):
                 result = await run.session.call(name, tool_args, call_id=ctx.tool_call_id)
@@ -433,14 +439,17 @@ def _native(result: ToolResult) -> Any:
     return result.content  # pragma: no cover - PydanticAI before ToolFailed
 
 
-def _approver(ctx: RunContext[Any]) -> ApprovalAsker:
+def _approver(ctx: RunContext[Any], arguments: Mapping[str, Any]) -> ApprovalAsker:
     """Approval through PydanticAI's deferred tools: the first call pauses the run, the call
     resumed with ``DeferredToolResults(approvals={id: True})`` runs (a denied one never
-    reaches the toolset)."""
+    reaches the toolset); resumed with ``ToolApproved(override_args=...)``, PydanticAI hands
+    the toolset the reviewer's ``arguments``, which is the core's edit (its result says what
+    ran, as at every door)."""
 
-    def approve(request: ApprovalRequest) -> bool:
+    def approve(request: ApprovalRequest) -> bool | ApprovalEdit:
         if ctx.tool_call_approved:
-            return True
+            asked = _model_arguments(ctx)
+            return True if asked is None or asked == arguments else ApprovalEdit(arguments)
         raise ApprovalRequired(
             metadata={
                 "tool_name": request.tool.name,
@@ -450,6 +459,19 @@ def _approver(ctx: RunContext[Any]) -> ApprovalAsker:
         )
 
     return approve
+
+
+def _model_arguments(ctx: RunContext[Any]) -> dict[str, Any] | None:
+    """The arguments the model gave the call being run (None when the history lacks it)."""
+    for message in reversed(ctx.messages):
+        if isinstance(message, ModelResponse):
+            for part in message.parts:
+                if isinstance(part, ToolCallPart) and part.tool_call_id == ctx.tool_call_id:
+                    try:
+                        return part.args_as_dict()
+                    except ValueError:
+                        return None
+    return None
 
 
 def _tool_results(messages: Sequence[ModelMessage]) -> list[tuple[str, Any]]:

@@ -9,6 +9,9 @@ in a temporary folder, wait until they answer, and stop them and delete the fold
         sessions = RedisSessionStore(redis_server.url)
         catalog_store = PostgresCatalogStore(postgres_server.dsn)
 
+``LocalPrometheus`` runs ``prometheus`` scraping gateway replicas' ``/metrics`` and answers
+PromQL (``apt-get install prometheus``; ``TOOLMGMT_PROMETHEUS`` names another binary).
+
 ``LocalHAProxy`` runs ``haproxy`` in front of gateway replicas, from the configuration template
 that ships beside it (``haproxy.cfg``, :data:`HAPROXY_TEMPLATE`; ``python -m toolmgmt_deploy
 haproxy-config`` prints it filled in)::
@@ -28,8 +31,8 @@ the ``postgres`` system user in a folder that user owns. The data is disposable:
 runs without fsync by default (``durable=True`` turns it back on).
 
 One module a server: ``process.py`` (what they share: a child process in a temporary folder),
-``redis_server.py``, ``postgres_server.py``, ``haproxy.py``; ``replica.py`` runs a gateway replica
-and ``launch.py`` the whole topology (``python -m toolmgmt_deploy up``).
+``redis_server.py``, ``postgres_server.py``, ``haproxy.py``, ``prometheus.py``; ``replica.py``
+runs a gateway replica and ``launch.py`` the whole topology (``python -m toolmgmt_deploy up``).
 """
 
 from __future__ import annotations
@@ -42,16 +45,19 @@ from toolmgmt_deploy.haproxy import (
 )
 from toolmgmt_deploy.postgres_server import LocalPostgres, find_postgres_bindir
 from toolmgmt_deploy.process import die_with_parent, free_port, stop_process
+from toolmgmt_deploy.prometheus import LocalPrometheus, find_prometheus
 from toolmgmt_deploy.redis_server import LocalRedis, find_redis_server
 
 __all__ = [
     "HAPROXY_TEMPLATE",
     "LocalHAProxy",
     "LocalPostgres",
+    "LocalPrometheus",
     "LocalRedis",
     "die_with_parent",
     "find_haproxy",
     "find_postgres_bindir",
+    "find_prometheus",
     "find_redis_server",
     "free_port",
     "render_haproxy_config",

@@ -24,12 +24,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from toolmgmt_core.embeddings.named import check_embedder_spec
+from toolmgmt_core.model.config import ConfigDocument
 from toolmgmt_core.model.errors import ToolmgmtError
 from toolmgmt_deploy.haproxy import HAPROXY_TEMPLATE, LocalHAProxy, render_haproxy_config
 from toolmgmt_deploy.postgres_server import LocalPostgres
@@ -39,11 +35,15 @@ __all__ = ["haproxy_config", "main", "replica_config", "run", "up"]
 
 
 def _read(source: Path) -> dict[str, Any]:
-    text = source.read_text(encoding="utf-8")
-    data = tomllib.loads(text) if source.suffix == ".toml" else json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"{source}: a gateway config is a table (TOML) or an object (JSON)")
-    return data
+    """The gateway config's data, read as the gateway reads it (``.toml``, else JSON).
+
+    Raises:
+        ConfigError: ``file:line: problem`` (missing, not UTF-8, does not parse, not a table).
+    """
+    document = ConfigDocument.read(
+        source, what="gateway config", fmt="toml" if source.suffix == ".toml" else "json"
+    )
+    return dict(document.root())
 
 
 def replica_config(source: Path, redis_url: str, dsn: str, folder: Path) -> Path:

@@ -27,7 +27,9 @@ def _bench(name: str) -> ModuleType:
     return module
 
 
-@pytest.mark.parametrize("document", ["README.md", "docs/deploy.md", "docs/cost.md"])
+@pytest.mark.parametrize(
+    "document", ["README.md", "docs/deploy.md", "docs/cost.md", "docs/observability.md"]
+)
 def test_every_figure_block_is_what_the_results_give(document: str) -> None:
     figures = _bench("readme_figures")
     assert ROOT / document in figures.DOCUMENTS
@@ -82,6 +84,12 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("speed", 1, "valid_json"),
         ("speed", 1, "tokens"),
         ("memory", 0, "growth_kb"),
+    ],
+    "admission": [
+        ("phases", "alone", "p50_ms"),
+        ("phases", "flood, no limit", "p95_ms"),
+        ("phases", "flood, defaults", "p95_ms"),
+        ("phases", "flood, tight", "p95_ms"),
     ],
     "gateway_load": [
         ("concurrent", "gateway", "answered"),
@@ -185,6 +193,12 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
     "retrieval_latency": [
         ("latency_10k", "keyword", "p50"),
         ("latency_10k", "hybrid", "p50"),
+    ],
+    "observability": [
+        ("cases", 0, "sdk_ratio"),
+        ("cases", 1, "default_ratio"),
+        ("cases", 2, "reference_us"),
+        ("sdk_floor_us",),
     ],
 }
 """Per renderer, figures (paths under ``figures``) it must show: the ones the README quotes."""

@@ -264,7 +264,7 @@ def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     missing = str(tmp_path / "absent.json")
     code, out, err = run(capsys, "report", "--catalog", missing)
     assert code == 2 and not out
-    assert f"{missing}: no such file." in err
+    assert f"{missing}: cannot read the catalog: no such file." in err
 
 
 def test_malformed_json_names_line_and_column(
@@ -274,7 +274,7 @@ def test_malformed_json_names_line_and_column(
     path.write_text('[\n  {"name": "a",\n   "description": }\n]\n', encoding="utf-8")
     code, _, err = run(capsys, "search", "a", "--catalog", str(path))
     assert code == 2
-    assert f"{path}: not valid JSON at line 3, column 19" in err
+    assert f"{path}:3: invalid JSON: Expecting value (column 19)." in err
 
 
 def test_wrong_top_level_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -293,15 +293,16 @@ def test_bad_tools_are_skipped_with_a_warning_and_counted(
         MIXED_SHAPES[0],
         "not a dict",
     ]
-    path = write_json(tmp_path, definitions)
-    code, out, err = run(capsys, "report", "--catalog", path, "--json")
+    path = tmp_path / "tools.json"  # one definition a line: each warning points at its own
+    path.write_text("[\n" + ",\n".join(json.dumps(d) for d in definitions) + "\n]\n")
+    code, out, err = run(capsys, "report", "--catalog", str(path), "--json")
     assert code == 0
     assert json.loads(out)["summary"]["tools"] == 1
-    assert f"warning: {path}: skipped tool #2 (bad_schema):" in err
+    assert f"warning: {path}:3: [1]: skipped tool #2 (bad_schema):" in err
     assert '"type": "object"' in err
-    assert f"warning: {path}: skipped tool #3:" in err and "no name" in err
-    assert "skipped tool #4 (get_weather): the name 'get_weather' is already used" in err
-    assert "skipped tool #5:" in err
+    assert f"warning: {path}:4: [2]: skipped tool #3:" in err and "no name" in err
+    assert f"{path}:5: [3]: skipped tool #4 (get_weather): the name 'get_weather' is already" in err
+    assert f"{path}:6: [4]: skipped tool #5:" in err
     assert f"warning: {path}: loaded 1 tools, skipped 4." in err
 
 
@@ -460,7 +461,8 @@ def test_installed_script(tmp_path: Path) -> None:
         [script, "report", "--catalog", str(missing)], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 2
-    assert f"{missing}: no such file." in result.stderr and not result.stdout
+    assert f"{missing}: cannot read the catalog: no such file." in result.stderr
+    assert not result.stdout
 
 
 def test_search_each_need_separately(capsys: pytest.CaptureFixture[str]) -> None:

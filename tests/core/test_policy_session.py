@@ -89,7 +89,9 @@ def test_manager_profile_and_policies(tmp_path) -> None:
     assert from_file.profile == "minimal"
     bad = tmp_path / "bad.json"
     bad.write_text('{"policies": [{"label": "g", "deny": ["domian:fs"]}]}')
-    with pytest.raises(ConfigError, match=r"bad\.json, line 1: policy #1: Unknown pattern prefix"):
+    with pytest.raises(
+        ConfigError, match=r"bad\.json:1: policies\[0\]\.deny\[0\]: Unknown pattern prefix"
+    ):
         ToolManager(make_catalog(), access=Access(policies=str(bad)))
 
 

@@ -190,6 +190,23 @@ def test_06_policies_and_truncation() -> None:
     assert re.search(r"clearable: \[\('call_[0-9a-f]{12}', 'files_read_file'", text)
 
 
+def test_07_observability() -> None:
+    notebook = _executed("07_observability", "opentelemetry.sdk", "matplotlib")
+    text = text_of(notebook)
+    assert "agent step" in text and "  execute_tool tool_search" in text
+    assert "    retrieval toolmgmt.catalog" in text
+    refused = "execute_tool files_delete_file {'toolmgmt.call.outcome': 'denied', "
+    assert refused + "'error.type': 'approval_denied'}" in text
+    assert "toolmgmt.result_truncated" in text
+    assert re.search(r"gen_ai\.execute_tool\.duration\s+3\b", text)
+    assert "Tune my guitar strings." in text and "I found no tool" in text
+    assert "searches that led to no call (1 of 1)" in text
+    images = [
+        o for c in notebook.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})
+    ]
+    assert len(images) == 1 and len(images[0]["data"]["image/png"]) > 5000
+
+
 if __name__ == "__main__":  # python tests/notebooks/test_notebooks.py 01_quickstart ...
     for arg in sys.argv[1:]:
         executed, took = run_notebook(arg)

@@ -1617,6 +1617,342 @@ def quarantined_injection() -> str:
     )
 
 
+# -- 14. the gateway's front door (issue 25, items 4 and 5) -------------------------------------
+
+FRONT_TOKENS = {"FD_ALICE": "alice-token-0123456789", "FD_BOB": "bob-token-0123456789ab"}
+FRONT_CLIENTS = (
+    '[gateway.clients.alice]\ntoken_env = "FD_ALICE"\ndeny = ["notes_delete_*"]\n'
+    "max_requests = 2\n"
+    '[gateway.clients.bob]\ntoken_env = "FD_BOB"\n'
+)
+
+
+def _notes_upstream() -> str:
+    command, script = json.dumps(sys.executable), json.dumps(str(NOTES))
+    return f"[upstreams.notes]\ncommand = {command}\nargs = [{script}]\n"
+
+
+@contextlib.contextmanager
+def _front_tokens() -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in FRONT_TOKENS}
+    os.environ.update(FRONT_TOKENS)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _front_config(gateway: str = "", tail: str = "") -> Any:
+    with _front_tokens():
+        return _gateway_config(f"[gateway]\n{gateway}\n{FRONT_CLIENTS}" + _notes_upstream(), tail)
+
+
+def _call_body(tool: str, **arguments: Any) -> dict[str, Any]:
+    """A 2026 ``tools/call`` of ``execute_tool`` (a request that stands alone)."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": "execute_tool", "arguments": {"tool_name": tool, "arguments": arguments}}
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**params, "_meta": meta}}
+
+
+def _call_headers(token: str | None = None) -> dict[str, str]:
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "execute_tool",
+    }
+    return {**headers, **({"authorization": f"Bearer {token}"} if token else {})}
+
+
+@attack(
+    "14a",
+    "25.4",
+    "500 connections to the gateway's HTTP port: four in five send their headers a byte every "
+    "0.3 s, one in ten whole headers and a body that never comes, one in ten nothing; "
+    "`[gateway] header_timeout = 1` (10 by default)",
+)
+def slow_headers() -> str:
+    pytest.importorskip("mcp")
+    config = _front_config("header_timeout = 1")
+
+    async def scenario() -> tuple[list[bool], float, Any]:
+        import anyio
+        import httpx2
+        from support.mcp_http import serving
+        from toolmgmt_mcp import Gateway
+
+        async with Gateway(config) as gateway, serving(gateway) as url:
+            port = int(url.rsplit(":", 1)[1].split("/")[0])
+            streams = [await anyio.connect_tcp("127.0.0.1", port) for _ in range(500)]
+            head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+            async def slowloris(number: int) -> None:
+                with contextlib.suppress(OSError, anyio.BrokenResourceError):
+                    if number % 10 == 9:
+                        return
+                    if number % 10 == 8:
+                        await streams[number].send(head + b"Content-Length: 90\r\n\r\n{")
+                        return
+                    await streams[number].send(head)
+                    for _ in range(30):
+                        await anyio.sleep(0.3)
+                        await streams[number].send(b"x")
+
+            async def closed(stream: Any) -> bool:
+                with anyio.move_on_after(4.0):
+                    with contextlib.suppress(OSError, anyio.EndOfStream, anyio.BrokenResourceError):
+                        while await stream.receive():
+                            pass
+                    return True
+                return False
+
+            started = time.monotonic()
+            async with anyio.create_task_group() as tasks:
+                for number in range(500):
+                    tasks.start_soon(slowloris, number)
+                async with httpx2.AsyncClient(timeout=30) as http:
+                    quick = _call_body("notes_echo", token="other")
+                    bob = _call_headers(FRONT_TOKENS["FD_BOB"])
+                    other = await http.post(url, json=quick, headers=bob)
+                cut = [await closed(stream) for stream in streams]
+                took = time.monotonic() - started
+                tasks.cancel_scope.cancel()
+            for stream in streams:
+                await stream.aclose()
+        return cut, took, other
+
+    cut, took, other = _anyio_run(scenario)
+    assert all(cut) and took < 4.0, (cut.count(False), took)
+    assert other.status_code == 200 and "other" in other.text, other.text
+    return (
+        "every one closed by the gateway within 4 s (its 1 s deadline counts from the first "
+        "byte, headers and body alike); another client's call answered meanwhile"
+    )
+
+
+@attack(
+    "14b",
+    "25.4",
+    "client `alice` (its share: `max_requests = 2`) keeps five slow calls (2 s) going at once "
+    "on one replica (`max_requests = 4`); client `bob` calls meanwhile",
+)
+def admission_flood() -> str:
+    pytest.importorskip("mcp")
+    config = _front_config("max_requests = 4")
+
+    async def scenario() -> tuple[list[Any], Any]:
+        import anyio
+        import httpx2
+        from support.mcp_http import serving
+        from toolmgmt_mcp import Gateway
+
+        async with Gateway(config) as gateway, serving(gateway) as url:
+            async with httpx2.AsyncClient(timeout=30) as http:
+                flood: list[Any] = []
+
+                async def slow(n: int) -> None:
+                    body = _call_body("notes_slow_echo", token=f"a{n}", delay=2.0)
+                    alice = _call_headers(FRONT_TOKENS["FD_ALICE"])
+                    flood.append(await http.post(url, json=body, headers=alice))
+
+                async with anyio.create_task_group() as tasks:
+                    for n in range(5):
+                        tasks.start_soon(slow, n)
+                    await anyio.sleep(0.5)
+                    quick = _call_body("notes_echo", token="bob")
+                    bob = _call_headers(FRONT_TOKENS["FD_BOB"])
+                    other = await http.post(url, json=quick, headers=bob)
+        return flood, other
+
+    flood, other = _anyio_run(scenario)
+    codes = sorted(r.status_code for r in flood)
+    assert codes == [200, 200, 503, 503, 503], codes
+    refused = next(r for r in flood if r.status_code == 503)
+    assert refused.headers["retry-after"] == "2"
+    assert other.status_code == 200 and "bob" in other.text
+    return (
+        "2 run, 3 get 503 at once with `Retry-After: 2` (the `[store] timeout`) and run nothing; "
+        "`bob`'s call is answered"
+    )
+
+
+@attack(
+    "14c",
+    "25.4",
+    "behind HAProxy, replica 1 (`max_requests = 1`) is busy with a slow call; six calls arrive "
+    "through HAProxy (round robin: three for replica 1)",
+)
+def full_replica_behind_haproxy() -> str:
+    pytest.importorskip("mcp")
+    import toolmgmt_deploy as local
+    from toolmgmt_deploy.replica import LocalGateway
+
+    binary = local.find_haproxy()
+    if binary is None:
+        pytest.skip("haproxy is not installed")
+    with tempfile.TemporaryDirectory() as folder:
+        replicas = []
+        for number, limit in ((1, 1), (2, 64)):
+            config = Path(folder) / f"gw{number}.toml"
+            config.write_text(f"[gateway]\nmax_requests = {limit}\n\n{_notes_upstream()}")
+            replicas.append(LocalGateway(config))
+        with replicas[0], replicas[1]:
+            with local.LocalHAProxy([r.address for r in replicas], binary=binary) as balancer:
+                deadline = time.monotonic() + 30
+                while not all(s.startswith("UP") for s in balancer.server_states().values()):
+                    assert time.monotonic() < deadline, balancer.server_states()
+                    time.sleep(0.1)
+
+                async def scenario() -> list[Any]:
+                    import anyio
+                    import httpx2
+
+                    async with httpx2.AsyncClient(timeout=30) as http:
+                        busy = _call_body("notes_slow_echo", token="busy", delay=3.0)
+                        answers: list[Any] = []
+                        async with anyio.create_task_group() as tasks:
+                            url = replicas[0].url or ""
+                            tasks.start_soon(
+                                lambda: http.post(url, json=busy, headers=_call_headers())
+                            )
+                            await anyio.sleep(0.8)
+                            for n in range(6):
+                                answers.append(
+                                    await http.post(
+                                        f"{balancer.url}/mcp",
+                                        json=_call_body("notes_echo", token=f"t{n}"),
+                                        headers=_call_headers(),
+                                    )
+                                )
+                        return answers
+
+                answers = _anyio_run(scenario)
+                log = balancer.log()
+    codes = [a.status_code for a in answers]
+    assert codes == [200] * 6, codes
+    assert [a.json()["result"]["content"][0]["text"] for a in answers] == [
+        f"t{n}" for n in range(6)
+    ]
+    retried = log.count("gateways/gw2") - 3
+    assert retried >= 1, log
+    return (
+        "6 of 6 answered: each one replica 1 refused (503) was sent to replica 2 by HAProxy "
+        "(`retry-on 503`)"
+    )
+
+
+@attack(
+    "14d",
+    "25.5",
+    "a shared gateway with `[gateway.clients.alice]` (deny `notes_delete_*`) and `bob`: no token, "
+    "a wrong one, one a character short, `alice`'s token with `bob`'s session id, and `alice` "
+    "calling `notes_delete_note`",
+)
+def per_client_tokens() -> str:
+    pytest.importorskip("mcp")
+    config = _front_config()
+    alice, bob = FRONT_TOKENS["FD_ALICE"], FRONT_TOKENS["FD_BOB"]
+
+    async def scenario() -> tuple[list[int], int, str]:
+        import httpx2
+        from support.mcp_http import ACCEPT, INITIALIZE, LIST, serving
+        from toolmgmt_mcp import Gateway
+
+        async with Gateway(config) as gateway, serving(gateway) as url:
+            async with httpx2.AsyncClient(timeout=30) as http:
+                body = _call_body("notes_echo", token="x")
+                unknown = [
+                    (await http.post(url, json=body, headers=_call_headers(token))).status_code
+                    for token in (None, "guess", alice[:-1])
+                ]
+                opened = await http.post(
+                    url, json=INITIALIZE, headers={**ACCEPT, "authorization": f"Bearer {bob}"}
+                )
+                session = opened.headers["mcp-session-id"]
+                foreign = {**ACCEPT, "authorization": f"Bearer {alice}", "mcp-session-id": session}
+                taken = (await http.post(url, json=LIST, headers=foreign)).status_code
+                denied = await http.post(
+                    url,
+                    json=_call_body("notes_delete_note", title="a"),
+                    headers=_call_headers(alice),
+                )
+        return unknown, taken, denied.json()["result"]["content"][0]["text"]
+
+    unknown, taken, denied = _anyio_run(scenario)
+    assert unknown == [401, 401, 401] and taken == 404, (unknown, taken)
+    code = json.loads(denied)["error"]
+    assert code == "not_permitted", denied
+    return (
+        f"401 for each unknown token (compared in constant time); `bob`'s session answers {taken} "
+        f"to `alice`; `alice`'s denied tool answers {code}"
+    )
+
+
+@attack(
+    "14e",
+    "25.2",
+    "a 1 s call through the gateway (a 2025 conversation in Redis, `[store] timeout = 1`) when "
+    "Redis pauses under it (`CLIENT PAUSE` 3 s)",
+)
+def not_saved_through_the_gateway() -> str:
+    pytest.importorskip("mcp")
+    pytest.importorskip("redis")
+    with _engine("redis") as server:
+        config = _front_config(tail=f'\n[store]\nsessions = "{server.url}"\ntimeout = 1\n')
+
+        async def scenario() -> Any:
+            import anyio
+            import anyio.to_thread
+            import httpx2
+            from mcp import Client
+            from mcp.client.streamable_http import streamable_http_client
+            from support.mcp_http import serving
+            from toolmgmt_mcp import Gateway
+
+            headers = {"Authorization": f"Bearer {FRONT_TOKENS['FD_BOB']}"}
+            async with Gateway(config) as gateway, serving(gateway) as url:
+                transport = streamable_http_client(
+                    url, http_client=httpx2.AsyncClient(headers=headers)
+                )
+                async with Client(transport, mode="legacy") as client:
+                    warm = {"tool_name": "notes_echo", "arguments": {"token": "a"}}
+                    await client.call_tool("execute_tool", warm)  # the client lists tools first
+                    result: list[Any] = []
+
+                    async def call() -> None:
+                        arguments = {
+                            "tool_name": "notes_slow_echo",
+                            "arguments": {"token": "b", "delay": 1.0},
+                        }
+                        result.append(await client.call_tool("execute_tool", arguments))
+
+                    async with anyio.create_task_group() as tasks:
+                        tasks.start_soon(call)
+                        await anyio.sleep(0.5)  # the call runs: pause Redis under it
+
+                        def pause() -> None:
+                            with _redis_paused(server.url, 3.0):
+                                pass
+
+                        await anyio.to_thread.run_sync(pause)
+            return result[0]
+
+        done = _anyio_run(scenario)
+    assert done.content[0].text == "b" and not done.is_error
+    assert done.meta["toolmgmt/saved"] is False
+    return (
+        "the client gets the result and, in its `_meta`, `toolmgmt/saved: false` with what that "
+        "means"
+    )
+
+
 # -- the page ----------------------------------------------------------------------------------
 
 
@@ -1674,5 +2010,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "tests"))  # support.*
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     main()

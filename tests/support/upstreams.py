@@ -9,6 +9,7 @@ The scripts (``tests/adapters/mcp/servers/*.py``) take ``--http PORT``::
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ __all__ = [
     "CONFORMANCE",
     "COUNTER",
     "NOTES",
+    "TRACED",
     "SERVERS",
     "HttpUpstream",
     "http_upstream",
@@ -36,6 +38,7 @@ SERVERS = Path(__file__).resolve().parents[1] / "adapters" / "mcp" / "servers"
 NOTES = SERVERS / "notes_server.py"
 COUNTER = SERVERS / "counter_server.py"
 CONFORMANCE = SERVERS / "conformance_upstream.py"
+TRACED = SERVERS / "traced_server.py"
 
 
 @dataclass(frozen=True)
@@ -72,13 +75,17 @@ def wait_for_port(port: int, process: subprocess.Popen[Any], timeout: float = 60
 
 
 @contextmanager
-def http_upstream(script: Path, *, timeout: float = 60.0) -> Iterator[HttpUpstream]:
-    """``script --http PORT`` on a free port, until the block ends (then stopped)."""
+def http_upstream(
+    script: Path, *, timeout: float = 60.0, env: dict[str, str] | None = None
+) -> Iterator[HttpUpstream]:
+    """``script --http PORT`` on a free port, until the block ends (then stopped); ``env``: more
+    environment variables for it."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(script), "--http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **env} if env else None,
     )
     try:
         wait_for_port(port, process, timeout)

@@ -46,7 +46,7 @@ from toolmgmt_core.model.errors import (
     ToolTimeoutError,
     ToolUnavailableError,
 )
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.model.tool import META_TOOL_NAMES, Tool
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalResponse
 from toolmgmt_core.policy.view import PolicyView
 
@@ -103,24 +103,37 @@ class CallPipeline:
 
     async def call(self, name: str, arguments: Any, call_id: str | None = None) -> ToolResult:
         """Run a meta-tool or a tool as the model asked; never raises for the model's mistakes
-        (a framework's control-flow signal passes)."""
+        (a framework's control-flow signal passes).
+
+        With listeners, :class:`~toolmgmt_core.events.CallStarted` and
+        :class:`~toolmgmt_core.events.CallFinished` are emitted here, in this task, around the
+        whole call (``interrupted`` when a signal or a cancellation ends it)."""
         _CALL_ID.set(call_id)
-        site = self.site
-        started = None
-        if self.events:
-            started = CallStarted(site.conversation, str(name), call_id, arguments)
-            self.events.emit(started)
+        if not self.events:
+            return await self._answer(name, arguments)
+        meta = isinstance(name, str) and name in META_TOOL_NAMES
+        started = CallStarted(self.site.conversation, str(name), call_id, arguments, meta)
+        self.events.emit(started)
         clock = time.monotonic()
+        try:
+            result = await self._answer(name, arguments)
+        except BaseException as exc:  # a framework's signal, a cancellation: reported, passed on
+            self._finished(started, None, time.monotonic() - clock, type(exc).__name__)
+            raise
+        self._finished(started, result, time.monotonic() - clock)
+        return result
+
+    async def _answer(self, name: str, arguments: Any) -> ToolResult:
+        site = self.site
         try:
             meta_tool = site.meta_tool(name)
             if meta_tool is not None:
-                result = await site.answer_meta(meta_tool, arguments)
-            else:
-                tool = site.resolve(name)
-                site.ensure_listed(tool)
-                result = await self.execute(tool, arguments)
+                return await site.answer_meta(meta_tool, arguments)
+            tool = site.resolve(name)
+            site.ensure_listed(tool)
+            return await self.execute(tool, arguments)
         except ToolCallError as exc:
-            result = self.error_result(exc.tool_name or str(name), exc)
+            return self.error_result(exc.tool_name or str(name), exc)
         except Exception as exc:  # a bug must not crash the agent's loop; log it loudly
             reraise_control_flow(exc)
             logger.exception("toolmgmt: internal error while calling %r", name)
@@ -129,10 +142,7 @@ class CallPipeline:
                 f"({type(exc).__name__}); try another tool.",
                 tool_name=str(name),
             )
-            result = self.error_result(str(name), error)
-        if started is not None:
-            self._finished(started, result, time.monotonic() - clock)
-        return result
+            return self.error_result(str(name), error)
 
     async def execute(self, tool: Tool, arguments: Any) -> ToolResult:
         """Policy, validation, approval, the handler and the result's shape for a resolved
@@ -246,7 +256,30 @@ class CallPipeline:
         if limit is not None and not exhausted and account.exceeded:
             self.events.emit(BudgetExhausted(conversation, tool.name, limit, account.used))
 
-    def _finished(self, started: CallStarted, result: ToolResult, duration: float) -> None:
+    def _finished(
+        self,
+        started: CallStarted,
+        result: ToolResult | None,
+        duration: float,
+        signal: str | None = None,
+    ) -> None:
+        if result is None:  # interrupted: no result, nothing to measure
+            self.events.emit(
+                CallFinished(
+                    started.conversation,
+                    started,
+                    started.tool,
+                    "interrupted",
+                    None,
+                    None,
+                    duration,
+                    0,
+                    0,
+                    False,
+                    signal=signal,
+                )
+            )
+            return
         error = result.error
         self.events.emit(
             CallFinished(

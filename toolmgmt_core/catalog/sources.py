@@ -13,13 +13,13 @@
 
 One bad definition is skipped and reported (``warn``), never the whole file; a source that cannot
 be read, or holds no valid tool, raises :class:`~toolmgmt_core.model.errors.CatalogSourceError`
-naming
-it and what is wrong.
+naming it and what is wrong. A JSON file is read as every configuration file is
+(:mod:`toolmgmt_core.model.config`), so its problems, and each skipped definition, are said in
+the one format ``file:line: key.path: problem`` (``tools.json:14: [3]: skipped tool #4 ...``).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
+from toolmgmt_core.model.config import ConfigDocument
+from toolmgmt_core.model.config_lines import KeyPath
 from toolmgmt_core.model.errors import CatalogError, CatalogSourceError
 from toolmgmt_core.model.imports import load_object
 from toolmgmt_core.model.names import name_forms
@@ -80,9 +82,10 @@ def load_catalog(spec: str | None, *, warn: Warn = _stderr) -> ToolCatalog:
             return catalog
         if problems:
             raise CatalogSourceError(f"{path}: no catalog source could read it ({problems}).")
-    data = _read_json(path)
-    definitions = _definitions_in(data)
-    if definitions is None:
+    document = _read_json(path)
+    data = document.data
+    found = _definitions_in(data)
+    if found is None:
         catalog, problems = _from_plugins(path, warn)
         if catalog is not None:
             return catalog
@@ -92,7 +95,8 @@ def load_catalog(spec: str | None, *, warn: Warn = _stderr) -> ToolCatalog:
             f"(or a gateway config, with toolmgmt[mcp]), got {kind}"
             + (f"; plugins that could not load: {problems}." if problems else ".")
         )
-    return catalog_from_definitions(definitions, str(path), warn=warn)
+    definitions, at = found
+    return catalog_from_definitions(definitions, str(path), warn=warn, document=document, at=at)
 
 
 def read_definitions(path: str | Path) -> list[Any]:
@@ -102,43 +106,29 @@ def read_definitions(path: str | Path) -> list[Any]:
         CatalogSourceError: the file is missing, unreadable, not JSON, or not such a list.
     """
     path = Path(path)
-    data = _read_json(path)
-    definitions = _definitions_in(data)
-    if definitions is None:
+    data = _read_json(path).data
+    found = _definitions_in(data)
+    if found is None:
         kind = "an object without a 'tools' list" if isinstance(data, dict) else type(data).__name__
         raise CatalogSourceError(
             f'{path}: expected a JSON list of tool schemas or an object with a "tools" list, '
             f"got {kind}."
         )
-    return definitions
+    return found[0]
 
 
-def _definitions_in(data: Any) -> list[Any] | None:
+def _definitions_in(data: Any) -> tuple[list[Any], KeyPath] | None:
+    """The definitions a file's data holds, and their key path in it."""
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
-        return list(data["tools"])
+        return list(data["tools"]), ("tools",)
     if isinstance(data, list):
-        return data
+        return data, ()
     return None
 
 
-def _read_json(path: Path) -> Any:
-    label = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CatalogSourceError(f"{label}: no such file.") from None
-    except IsADirectoryError:
-        raise CatalogSourceError(f"{label}: is a directory, not a JSON file.") from None
-    except UnicodeDecodeError as exc:
-        raise CatalogSourceError(f"{label}: not UTF-8 text (byte {exc.start}).") from None
-    except OSError as exc:
-        raise CatalogSourceError(f"{label}: cannot read: {exc.strerror or exc}.") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogSourceError(
-            f"{label}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}."
-        ) from None
+def _read_json(path: Path) -> ConfigDocument:
+    # Lines are needed for each definition (depth 2: "tools", its index), not inside them.
+    return ConfigDocument.read(path, what="catalog", fmt="json", error=CatalogSourceError, depth=2)
 
 
 def _from_plugins(path: Path, warn: Warn) -> tuple[ToolCatalog | None, str]:
@@ -158,9 +148,23 @@ def _from_plugins(path: Path, warn: Warn) -> tuple[ToolCatalog | None, str]:
 
 
 def catalog_from_definitions(
-    definitions: Sequence[Any], label: str, *, warn: Warn = _stderr
+    definitions: Sequence[Any],
+    label: str,
+    *,
+    warn: Warn = _stderr,
+    document: ConfigDocument | None = None,
+    at: KeyPath = (),
 ) -> ToolCatalog:
     """A catalog of the valid ``definitions``; each bad one is skipped and reported.
+
+    Args:
+        definitions: tool definitions in any shape :func:`~toolmgmt_core.model.schema.
+            tool_from_dict` takes.
+        label: where they come from, for messages (a path, a ``module:attribute``).
+        warn: called with a message for each definition skipped.
+        document: the file they were read from: each skipped one is then reported at its
+            line (``file:line: key.path: problem``).
+        at: the key path of the list in ``document`` (``("tools",)``, or ``()`` for a list).
 
     Raises:
         CatalogSourceError: no definition is valid (or the list is empty).
@@ -182,7 +186,11 @@ def catalog_from_definitions(
                 )
         except CatalogError as exc:
             skipped += 1
-            warn(f"{label}: skipped {where}: {exc}")
+            problem = f"skipped {where}: {exc}"
+            if document is not None:
+                warn(document.problem((*at, position - 1), problem))
+            else:
+                warn(f"{label}: {problem}")
             continue
         taken.update(dict.fromkeys(forms, where))
         tools.append(tool)

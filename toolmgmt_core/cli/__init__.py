@@ -7,6 +7,7 @@ Usage::
     toolmgmt search --each "read the app log" "email the team" --limit 4
     toolmgmt browse                                   # domains; then: browse crm; browse crm deals
     toolmgmt report --catalog tools.json              # tools, domains, definition tokens
+    toolmgmt usage usage.jsonl --plot usage.png       # what a usage log says
 
 ``--catalog`` takes what :func:`toolmgmt_core.catalog.sources.load_catalog` reads: a JSON file of
 tool
@@ -42,16 +43,19 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from importlib import metadata
 from importlib.metadata import entry_points
 from typing import Any
 
 from toolmgmt_core.cli.commands import BUILTIN_COMMANDS
 from toolmgmt_core.cli.console import CliError
+from toolmgmt_core.compat import package_version
 
 __all__ = ["COMMAND_GROUP", "COMMAND_MODULES", "build_parser", "main"]
 
-COMMAND_MODULES: Mapping[str, str] = {"catalog": "toolmgmt_core.cli.catalog"}
+COMMAND_MODULES: Mapping[str, str] = {
+    "catalog": "toolmgmt_core.cli.catalog",
+    "usage": "toolmgmt_core.cli.usage",
+}
 """Core modules that add a command through ``register(subparsers)``, by command name (the name
 an unavailable command is listed under)."""
 
@@ -101,7 +105,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Search, browse and measure a catalog of LLM tools.",
         epilog="Run 'toolmgmt COMMAND --help' for a command's options.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for register in BUILTIN_COMMANDS:
         register(subparsers)
@@ -116,13 +120,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             # and surfaces as one.
             _register_unavailable(subparsers, name, exc)
     return parser
-
-
-def _version() -> str:
-    try:
-        return metadata.version("toolmgmt")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "0"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,12 +1,21 @@
-"""What happened: the events the core emits and the hub that hands them to listeners.
+"""What happened: the events the core emits, the hub that hands them to listeners, and the
+listeners that ship with it.
 
 Pass listeners to the manager (``ToolManager(catalog, listeners=[...])``); each gets every
-event of every session the manager makes (:mod:`toolmgmt_core.events.types`).
+event of every session the manager makes (:mod:`toolmgmt_core.events.types`). Every manager has
+an :class:`OtelListener` too (spans and metrics, a no-op until an OpenTelemetry SDK is
+configured; :mod:`toolmgmt_core.events.otel`); :class:`JsonlListener` writes a usage log for
+``toolmgmt usage`` (:mod:`toolmgmt_core.events.jsonl`). Neither lets argument, result or query
+text leave the process unless told to (:mod:`toolmgmt_core.events.content`).
 """
 
 from __future__ import annotations
 
+from toolmgmt_core.events.content import ContentCapture
 from toolmgmt_core.events.hub import EventHub, Listener
+from toolmgmt_core.events.jsonl import JsonlListener, read_jsonl
+from toolmgmt_core.events.otel import OtelListener, default_listeners
+from toolmgmt_core.events.records import event_record
 from toolmgmt_core.events.types import (
     ApprovalAnswered,
     ApprovalAsked,
@@ -17,6 +26,7 @@ from toolmgmt_core.events.types import (
     PolicyDenied,
     ResultTruncated,
     SearchDone,
+    ToolsListed,
     ToolsLoaded,
 )
 
@@ -26,11 +36,18 @@ __all__ = [
     "BudgetExhausted",
     "CallFinished",
     "CallStarted",
+    "ContentCapture",
     "Event",
     "EventHub",
+    "JsonlListener",
     "Listener",
+    "OtelListener",
     "PolicyDenied",
     "ResultTruncated",
     "SearchDone",
+    "ToolsListed",
     "ToolsLoaded",
+    "default_listeners",
+    "event_record",
+    "read_jsonl",
 ]

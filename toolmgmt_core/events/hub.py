@@ -2,8 +2,11 @@
 
 A listener is any callable taking an :class:`~toolmgmt_core.events.types.Event`. The core
 checks ``if hub:`` before it builds an event, so a manager without listeners pays one check per
-place an event could be emitted. A listener that raises is logged and the call goes on (a
-framework's control-flow signal still passes, see :mod:`toolmgmt_core.model.control`).
+place an event could be emitted. A listener may also say when it wants events at all, with an
+``enabled()`` method: the OpenTelemetry listener a manager installs by default wants them only
+once an OpenTelemetry SDK is configured, so until then the check stays the only cost. A listener
+that raises is logged and the call goes on (a framework's control-flow signal still passes, see
+:mod:`toolmgmt_core.model.control`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from toolmgmt_core.model.errors import ConfigError
 __all__ = ["EventHub", "Listener"]
 
 Listener = Callable[[Event], object]
-"""A callable that gets every event (sync; keep it quick, or hand the event to a queue)."""
+"""A callable that gets every event (sync; keep it quick, or hand the event to a queue). With an
+``enabled()`` method returning False it is skipped, and no event is built for it alone."""
 
 logger = logging.getLogger("toolmgmt")
 
@@ -33,7 +37,7 @@ class EventHub:
             hub.emit(SearchDone(...))
     """
 
-    __slots__ = ("listeners",)
+    __slots__ = ("_always", "_gated", "listeners")
 
     def __init__(self, listeners: Iterable[Listener] = ()) -> None:
         listeners = tuple(listeners)
@@ -42,17 +46,30 @@ class EventHub:
                 raise ConfigError(
                     f"A listener must be a callable taking an event, got "
                     f"{type(listener).__name__} (for example toolmgmt_core.events.JsonlListener"
-                    "(path) or an OpenTelemetry listener)."
+                    "(path) or toolmgmt_core.events.OtelListener())."
                 )
         self.listeners: tuple[Listener, ...] = listeners
+        self._gated: tuple[Callable[[], bool], ...] = tuple(
+            gate for listener in listeners if callable(gate := getattr(listener, "enabled", None))
+        )
+        self._always = len(self._gated) < len(listeners)
 
     def __bool__(self) -> bool:
-        return bool(self.listeners)
+        if self._always:
+            return True
+        for enabled in self._gated:
+            if enabled():
+                return True
+        return False
 
     def emit(self, event: Event) -> None:
-        """Hand ``event`` to every listener; one that fails is logged and the rest go on."""
+        """Hand ``event`` to every listener that wants it; one that fails is logged and the
+        rest go on."""
         for listener in self.listeners:
             try:
+                enabled = getattr(listener, "enabled", None)
+                if enabled is not None and not enabled():
+                    continue
                 listener(event)
             except Exception as exc:
                 reraise_control_flow(exc)

@@ -3,7 +3,15 @@
 Events are plain frozen dataclasses, made only when a listener is registered (see
 :class:`~toolmgmt_core.events.hub.EventHub`). They carry what happened in this process,
 argument and query text included; a listener that sends anything out of the process (spans,
-metrics, a usage log) leaves that text out unless its user opted in.
+metrics, a usage log) leaves that text out unless its user opted in
+(:mod:`toolmgmt_core.events.content`).
+
+A call's :class:`CallStarted` and :class:`CallFinished` are emitted in the same task, around
+everything the call does (its handler included), and every other event of the call between
+them, in that task too: a listener may make something current on the first (an OpenTelemetry
+span, so the handler's own outgoing calls nest under it) and end it on the second, which always
+comes, even when a framework's signal or a cancellation ends the call (``outcome`` is then
+``interrupted``).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ __all__ = [
     "PolicyDenied",
     "ResultTruncated",
     "SearchDone",
+    "ToolsListed",
     "ToolsLoaded",
 ]
 
@@ -30,8 +39,9 @@ class Event:
     """Something the core did for one conversation."""
 
     conversation: str | None
-    """The conversation: the session's id in its store, or ``local-...``, a key of a session
-    object of its own (None when emitted outside a session)."""
+    """The conversation: the session's id in its store, else the one its adapter gave it (a
+    LangGraph thread), else a key of the session object alone (``local-...``); None when
+    emitted outside a session."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,19 @@ class ToolsLoaded(Event):
 
 
 @dataclass(frozen=True)
+class ToolsListed(Event):
+    """The tool list a session handed out for one model request (``session.tools()``)."""
+
+    tools: int
+    """Definitions listed (meta-tools included)."""
+    definition_tokens: int
+    """Tokens of those definitions."""
+    flat_tokens: int
+    """Tokens every tool the session may see would take, listed flat: what discovery saved is
+    the difference."""
+
+
+@dataclass(frozen=True)
 class CallStarted(Event):
     """A call entered the pipeline (a meta-tool's, or a tool's)."""
 
@@ -83,7 +106,9 @@ class CallFinished(Event):
     tool: str
     """The tool that ran (resolved), or the name asked for when none did."""
     outcome: str
-    """``success``, ``retry``, ``denied`` or ``failed`` (:attr:`ToolResult.outcome`)."""
+    """``success``, ``retry``, ``denied`` or ``failed`` (:attr:`ToolResult.outcome`), or
+    ``interrupted``: a framework's signal (a pause for approval) or a cancellation left the call
+    with no result (``signal`` names it)."""
     error_code: str | None
     """The error's code (``invalid_arguments``, ``not_permitted``...), or None."""
     error_kind: str | None
@@ -98,6 +123,8 @@ class CallFinished(Event):
     """Whether the result was cut."""
     result: Any = field(default=None, repr=False)
     """The result's content (text: keep it in the process unless opted in)."""
+    signal: str | None = None
+    """The class of the signal or cancellation that interrupted the call, or None."""
 
 
 @dataclass(frozen=True)

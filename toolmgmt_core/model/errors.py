@@ -23,7 +23,7 @@ toolmgmt's own; "tool" errors come from the tool itself)::
     └── ToolCallError                      a call that failed; ``message`` is for the model
         ├── ToolNotFoundError (KeyError)   gateway, retry: unknown name (closest names given);
         │                                  also what ``catalog.get`` raises
-        │   └── ToolNotPermittedError      gateway, retry: a real tool the policy hides here
+        │   └── ToolNotPermittedError      gateway, denied: a real tool the policy hides here
         ├── ToolNotLoadedError             gateway, retry: deferred tool called before loading
         ├── InvalidArgumentsError          gateway, retry: arguments do not match the schema
         ├── ToolDeniedError                gateway, denied: policy refuses the tool
@@ -201,10 +201,12 @@ class ToolNotPermittedError(ToolNotFoundError):
     policy hides from this agent.
 
     It is a :class:`ToolNotFoundError` (there is no such tool *here*), with its own ``code`` so
-    the model stops looking for it; ``suggestions`` only ever hold visible tools.
+    the model stops looking for it; ``suggestions`` only ever hold visible tools. Its outcome
+    is ``denied``: no change to the call makes it run, so no door counts it as a retry.
     """
 
     code = "not_permitted"
+    outcome = "denied"
 
 
 class ToolNotLoadedError(ToolCallError):

@@ -60,7 +60,7 @@ class StoredConversation:
     def loaded(self) -> list[str]:
         raise NotImplementedError
 
-    def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
+    def _load(self, names: Sequence[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
         raise NotImplementedError
 
     def snapshot(self) -> SessionState:
@@ -145,7 +145,7 @@ class StoredConversation:
         with self._lock:
             self._profile_view = None if view is self.manager.policy else view
             self._loaded = []
-            dropped = self._load(list(state.loaded))[1]
+            dropped = self._load(list(state.loaded), restored=True)[1]
             self._results.restore(state.results or {"records": [], "cleared": []})
         if dropped:
             logger.warning(

@@ -158,5 +158,5 @@ def restore_loaded(session: ToolSession, results: Iterable[tuple[str, Any]]) -> 
     Returns:
         The names newly loaded (hidden, unknown and over-the-cap names are left out).
     """
-    added, _ = session.load(loaded_names(results))
+    added, _ = session.load(loaded_names(results), restored=True)
     return added

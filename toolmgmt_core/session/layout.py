@@ -14,7 +14,7 @@ plans.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,6 +172,16 @@ class LayoutPlanner:
             cached = list(plan_definitions(sizes, budget, always_on=pinned).listed)
             self._remember(key, cached)
         return list(cached)
+
+    def flat_tokens(self, view: object, visible: Callable[[], Sequence[Tool]]) -> int:
+        """Tokens of ``visible()`` (every tool a policy ``view`` shows, as it shows them) sent
+        flat, cached per catalog version and view: what each listing is measured against."""
+        key = (self.catalog.version, "flat", id(view))
+        cached = self._decisions.get(key)
+        if cached is None or cached[0] is not view:
+            cached = (view, definition_tokens(visible(), self.encoding))
+            self._remember(key, cached)
+        return int(cached[1])
 
     def stub(self, tool: Tool, descriptions: str = "summary") -> Tool:
         """``tool`` with its description only and an empty schema (lazy mode's listing);

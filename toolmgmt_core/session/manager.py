@@ -15,7 +15,7 @@ from typing import Any
 
 from toolmgmt_core.calls.budget import ResultBudget
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.events import EventHub, Listener
+from toolmgmt_core.events import EventHub, Listener, OtelListener, default_listeners
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, definition_tokens, get_encoding
 from toolmgmt_core.model.tool import Tool
@@ -66,7 +66,10 @@ class ToolManager:
             between calls: in this process's memory by default; a
             :class:`~toolmgmt_core.stores.redis.RedisSessionStore` shares them between replicas.
         listeners: callables that get every event of every session (:mod:`toolmgmt_core.events`).
-            A catalog that learns from use adds its :class:`~toolmgmt_core.session.learning.
+            An :class:`~toolmgmt_core.events.OtelListener` is added unless one is given (or
+            ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` names ``toolmgmt``): spans and metrics
+            once an OpenTelemetry SDK is configured, one check per event site until then. A
+            catalog that learns from use adds its :class:`~toolmgmt_core.session.learning.
             UseLearner` (:attr:`learner`).
 
     Raises:
@@ -128,8 +131,11 @@ class ToolManager:
         )
         """What teaches the catalog from this manager's sessions when it learns from use
         (``ToolCatalog(learning=LearningOptions())``), else None."""
+        listeners = list(listeners)
+        if not any(isinstance(listener, OtelListener) for listener in listeners):
+            listeners += default_listeners()
         self.events = EventHub([*listeners, *([self.learner] if self.learner else [])])
-        """The listeners every session's events go to."""
+        """The listeners every session's events go to (the default OpenTelemetry one too)."""
         self.planner = LayoutPlanner(
             catalog,
             self.mode,

@@ -23,8 +23,8 @@ from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.pipeline import CallPipeline
 from toolmgmt_core.calls.resolution import cap_message, resolve_tool
 from toolmgmt_core.calls.sync import run_sync
-from toolmgmt_core.events import ToolsLoaded
-from toolmgmt_core.model.errors import ToolNotLoadedError
+from toolmgmt_core.events import ToolsListed, ToolsLoaded
+from toolmgmt_core.model.errors import ConfigError, ToolNotLoadedError
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.tokens import definition_tokens
 from toolmgmt_core.model.tool import Tool
@@ -66,6 +66,7 @@ class ToolSession(StoredConversation):
         self.manager = manager
         self.session_id: str | None = None
         """The conversation's id in the manager's session store (None: this object only)."""
+        self._label: str | None = None
         self._stored: StoredSession | None = None
         """The conversation as last loaded from or saved to the store (None: not there yet)."""
         self._saved: SessionState | None = None
@@ -83,13 +84,23 @@ class ToolSession(StoredConversation):
         """The call pipeline every call of this session goes through."""
         self.goal: str | None = None
         """The user's goal when known; passed to the manager's summariser."""
-        self._local_key = f"local-{secrets.token_hex(8)}"
 
     @property
     def conversation(self) -> str:
-        """Which conversation this is, in events: its id in the session store, or a key of
-        this session object alone (``local-...``) when it has none."""
-        return self.session_id if self.session_id is not None else self._local_key
+        """What this session's events name its conversation: its id in the session store,
+        else the one its adapter set (a LangGraph thread, which keeps it across the sessions a
+        graph's steps restore), else an id made for this object (``local-<hex>``)."""
+        if self.session_id is not None:
+            return self.session_id
+        if self._label is None:
+            self._label = f"local-{secrets.token_hex(8)}"
+        return self._label
+
+    @conversation.setter
+    def conversation(self, value: str) -> None:
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"A conversation is named by a non-empty string, got {value!r}.")
+        self._label = value
 
     # -- policy choke points: every listing, search, schema and call asks these ------------
 
@@ -169,8 +180,18 @@ class ToolSession(StoredConversation):
         return self.effective_mode.instructions
 
     def tools(self) -> list[Tool]:
-        """The definitions to send to the model now: meta-tools, always-on, then loaded tools."""
-        return self.layout().tools
+        """The definitions to send to the model now: meta-tools, always-on, then loaded tools.
+
+        Each call is one listing for a model request: with listeners, it emits
+        :class:`~toolmgmt_core.events.ToolsListed` (what the list costs against the whole
+        visible catalog flat)."""
+        tools = self.layout().tools
+        events = self.manager.events
+        if events:
+            listed = self.manager.definition_tokens(tools)
+            flat = self.manager.planner.flat_tokens(self.policy, self.visible_tools)
+            events.emit(ToolsListed(self.conversation, len(tools), listed, flat))
+        return tools
 
     def visible_tools(self) -> list[Tool]:
         """Every catalog tool this session may see, fully defined (for native deferred loading)."""
@@ -194,7 +215,7 @@ class ToolSession(StoredConversation):
 
     def usage(self) -> Usage:
         """Definition tokens now against the whole visible catalog flat."""
-        tools = self.tools()
+        tools = self.layout().tools
         visible = self.visible_tools()
         return Usage(
             definition_tokens=self.manager.definition_tokens(tools),
@@ -224,19 +245,22 @@ class ToolSession(StoredConversation):
 
     # -- loading --------------------------------------------------------------------------
 
-    def load(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
+    def load(self, names: Iterable[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
         """Load tools into this session's list as a search would: appended in order, once each,
-        within ``max_active``. Names this session cannot see are left out.
+        within ``max_active``. Names this session cannot see are left out. ``restored``: the
+        loads are rebuilt (from a transcript), not new: no event is emitted for them.
 
         Returns:
             (newly loaded, refused because the ``max_active`` cap is reached).
         """
-        done = self._load([n for n in dict.fromkeys(names) if self._lookup(n) is not None])
+        visible = [n for n in dict.fromkeys(names) if self._lookup(n) is not None]
+        done = self._load(visible, restored=restored)
         self.save_sync()
         return done
 
-    def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
-        """Record ``names`` as loaded, appending to the list where the mode lists loads.
+    def _load(self, names: Sequence[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
+        """Record ``names`` as loaded, appending to the list where the mode lists loads
+        (``restored``: taken back from saved state, which loads nothing new: no event).
 
         Returns:
             (newly loaded, refused because the ``max_active`` cap is reached).
@@ -262,7 +286,7 @@ class ToolSession(StoredConversation):
                 added.append(name)
                 appended += appends
         events = self.manager.events
-        if events and added:
+        if events and added and not restored:
             tools = [t for n in added if (t := self._lookup(n)) is not None]
             tokens = definition_tokens(tools, self.manager.encoding)
             events.emit(ToolsLoaded(self.conversation, tuple(added), tokens))

@@ -143,7 +143,9 @@ def test_full_loop(callbacks: list[Any], use_async: bool) -> None:
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:
                 return
-            answered = await run_meta_tool_calls(session, response, all_tools=True)
+            answered = await run_meta_tool_calls(
+                session, response, all_tools=True, app_tools=request["tools"]
+            )
             messages.extend(_answer(message, answered, big_logs))
 
     def sync_loop() -> None:
@@ -154,7 +156,9 @@ def test_full_loop(callbacks: list[Any], use_async: bool) -> None:
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:
                 return
-            answered = run_meta_tool_calls_sync(session, response, all_tools=True)
+            answered = run_meta_tool_calls_sync(
+                session, response, all_tools=True, app_tools=["app_fetch_logs"]
+            )
             messages.extend(_answer(message, answered, big_logs))
 
     if use_async:
@@ -293,9 +297,16 @@ def test_run_meta_tool_calls_leaves_app_calls_to_the_app() -> None:
     }
     only_meta = run_meta_tool_calls_sync(session, response)
     assert [m["tool_call_id"] for m in only_meta] == ["2"]
-    everything = run_meta_tool_calls_sync(session, response, all_tools=True)
+    everything = run_meta_tool_calls_sync(session, response, all_tools=True, app_tools=[APP_TOOL])
     assert [m["tool_call_id"] for m in everything] == ["2", "3", "4"]
     assert "email" in everything[0]["content"]
+    # Undeclared, the app's tool is a name nobody holds: answered, with the closest names, as
+    # at every door (a call left without an answer fails the next request).
+    [unknown, *_] = run_meta_tool_calls_sync(session, response, all_tools=True)
+    assert unknown["tool_call_id"] == "1"
+    assert json.loads(unknown["content"])["error"] == "unknown_tool"
+    with pytest.raises(TypeError, match="app_tools takes the names"):
+        run_meta_tool_calls_sync(session, response, all_tools=True, app_tools=[{"type": "x"}])
     # Not loaded yet (and the JSON is broken): the session explains, the loop goes on.
     for message in everything[1:]:
         error = json.loads(message["content"])

@@ -127,13 +127,13 @@ def test_bad_values_name_file_line_and_problem(
 def test_syntax_errors_give_the_parser_position(tmp_path: Path) -> None:
     toml = tmp_path / "broken.toml"
     toml.write_text("[upstreams.a]\ncommand = \n")
-    with pytest.raises(ConfigError, match=r"broken\.toml: invalid TOML: .*line 2"):
+    with pytest.raises(ConfigError, match=r"broken\.toml:2: invalid TOML: .*\(column 11\)\.$"):
         load_config(toml)
     js = tmp_path / "broken.json"
     js.write_text('{"upstreams": {\n  "a": {"command": "x",}\n}}')
-    with pytest.raises(ConfigError, match=r"broken\.json:2: invalid JSON"):
+    with pytest.raises(ConfigError, match=r"broken\.json:2: invalid JSON: .*\(column 24\)\.$"):
         load_config(js)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match=r"missing\.toml: cannot read the gateway config: no"):
         load_config(tmp_path / "missing.toml")
 
 

@@ -10,6 +10,7 @@ pytest.importorskip("mcp")
 
 MODULES = [
     "toolmgmt_mcp",
+    "toolmgmt_mcp.approval",
     "toolmgmt_mcp.cli",
     "toolmgmt_mcp.config",
     "toolmgmt_mcp.config_file",
@@ -20,6 +21,7 @@ MODULES = [
     "toolmgmt_mcp.questions",
     "toolmgmt_mcp.server",
     "toolmgmt_mcp.state_keys",
+    "toolmgmt_mcp.telemetry",
     "toolmgmt_mcp.transport",
     "toolmgmt_mcp.upstreams",
 ]

@@ -451,7 +451,8 @@ def test_the_managers_own_approval_callback_may_defer_the_call(approve: bool) ->
 
 
 def test_an_approval_with_other_arguments_runs_them_through_the_session() -> None:
-    """PydanticAI's ``ToolApproved(override_args=...)``: validated by the session again."""
+    """PydanticAI's ``ToolApproved(override_args=...)`` is the core's edit: validated by the
+    session again, and its result says what ran, as at every door."""
     runs = {"purge": 0}
     seen: list[int] = []
     catalog = _catalog_with_destructive(runs)
@@ -472,7 +473,10 @@ def test_an_approval_with_other_arguments_runs_them_through_the_session() -> Non
         )
         answer = tool_returns(resumed.all_messages())[call_id].content
         if call_id == "p1":
-            assert answer == "purged 2020"
+            assert answer == (
+                "A human reviewer changed this call before it ran; it ran with the arguments "
+                '{"year":2020}. Do not repeat your original call.\n\npurged 2020'
+            )
     assert seen == [2020]  # the invalid override never ran
     assert json.loads(answer)["error"] == "invalid_arguments"
 

@@ -1,0 +1,301 @@
+"""A flood of slow requests on one gateway replica, and another client's latency meanwhile.
+
+    python bench/admission.py [--flood 1000] [--seconds 20] [--json OUT]
+
+Starts, on 127.0.0.1 only, a throw-away Redis (conversations, ``[store] sessions``) and one
+gateway replica (``python -m toolmgmt_mcp --http``) in front of the notes upstream (stdio), with
+two clients of their own tokens (``[gateway.clients]``): ``bulk`` opens ``--flood`` 2025
+sessions that each call a slow tool (``notes_slow_echo``, 2 s) again and again, honouring
+``Retry-After`` when refused; ``interactive`` calls a quick one (``notes_echo``) every 50 ms and
+its latency is what is measured. Four phases, each on a fresh replica, in the same run:
+
+1. ``alone``: the interactive client alone (the reference);
+2. ``flood, no limit``: ``max_requests = 0`` (no share for ``bulk`` either);
+3. ``flood, defaults``: the defaults, ``max_requests = 64`` and each client's share half of it;
+4. ``flood, tight``: ``--max-requests`` (32) and ``bulk``'s share ``--share`` (8).
+
+``bulk``'s requests past its share get 503 at once.
+
+The flood runs in a process of its own, so its client-side work does not delay the measuring
+client's event loop (they share the machine's cores, as they would share a host). Bounded: a
+fixed duration per phase, a deadline per request, loopback only.
+
+``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
+
+    {"default_max_requests": int, "flood_sessions": int, "seconds": float,
+     "max_requests": int, "share": int,
+     "phases": {NAME: {"calls": int, "answered": int, "refused": int, "p50_ms": float,
+                       "p95_ms": float, "max_ms": float,
+                       "flood": {"answered": int, "refused": int, "failed": int}}}}
+
+where ``refused`` counts 503s, and a phase's ``flood`` is null for ``alone``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_results  # noqa: E402
+
+NOTES = ROOT / "tests" / "adapters" / "mcp" / "servers" / "notes_server.py"
+TOKENS = {"BULK_TOKEN": "bulk-token-0123456789", "INTERACTIVE_TOKEN": "interactive-token-0123"}
+HANDSHAKE = "2025-11-25"
+MODERN = "2026-07-28"
+SLOW = 2.0
+"""Seconds each flood call takes at the upstream."""
+WARM = 3.0
+"""Seconds the flood runs before the interactive client starts measuring."""
+PERIOD = 0.05
+"""Seconds between two interactive calls."""
+ACCEPT = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+def _config(folder: Path, redis_url: str, max_requests: int | None, share: int | None) -> Path:
+    """A replica's config; ``max_requests`` None: the default; ``share`` None: bulk's default."""
+    bulk_share = f"max_requests = {share}\n" if share else ""
+    text = (
+        "[gateway]\n" + ("" if max_requests is None else f"max_requests = {max_requests}\n") + "\n"
+        f'[gateway.clients.bulk]\ntoken_env = "BULK_TOKEN"\n{bulk_share}\n'
+        '[gateway.clients.interactive]\ntoken_env = "INTERACTIVE_TOKEN"\n\n'
+        f"[upstreams.notes]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(NOTES))}]\ntimeout = 60\n\n"
+        f'[store]\nsessions = "{redis_url}"\nsession_ttl = 600\n'
+    )
+    path = folder / f"gateway-{max_requests}-{share}.toml"
+    path.write_text(text)
+    return path
+
+
+# -- the flood (a process of its own) ------------------------------------------------------------
+
+
+async def flood(url: str, sessions: int, seconds: float) -> dict[str, int]:
+    """``sessions`` 2025 sessions of ``bulk``, each calling the slow tool until ``seconds``
+    have passed; what they got."""
+    import httpx
+
+    counts = {"answered": 0, "refused": 0, "failed": 0}
+    auth = {"authorization": f"Bearer {TOKENS['BULK_TOKEN']}"}
+    end = time.monotonic() + seconds
+
+    async def post(client: Any, body: dict[str, Any], headers: dict[str, str]) -> Any:
+        while time.monotonic() < end:
+            try:
+                response = await client.post(url, json=body, headers=headers)
+            except httpx.HTTPError:
+                counts["failed"] += 1
+                await asyncio.sleep(0.5)
+                continue
+            if response.status_code != 503:
+                return response
+            counts["refused"] += 1
+            await asyncio.sleep(float(response.headers.get("retry-after", "1")))
+        return None
+
+    async def session(client: Any, number: int) -> None:
+        params = {
+            "protocolVersion": HANDSHAKE,
+            "capabilities": {},
+            "clientInfo": {"name": "bulk", "version": "0"},
+        }
+        opening = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+        opened = await post(client, opening, {**ACCEPT, **auth})
+        if opened is None or "mcp-session-id" not in opened.headers:
+            return
+        headers = {**ACCEPT, **auth, "mcp-session-id": opened.headers["mcp-session-id"]}
+        headers["mcp-protocol-version"] = HANDSHAKE
+        await post(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+        arguments = {
+            "tool_name": "notes_slow_echo",
+            "arguments": {"token": f"b{number}", "delay": SLOW},
+        }
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "execute_tool", "arguments": arguments},
+        }
+        while time.monotonic() < end:
+            answered = await post(client, call, headers)
+            if answered is not None:
+                counts["answered" if answered.status_code == 200 else "failed"] += 1
+
+    limits = httpx.Limits(max_connections=sessions + 10, max_keepalive_connections=sessions + 10)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+        await asyncio.gather(*(session(client, n) for n in range(sessions)))
+    return counts
+
+
+# -- the interactive client -----------------------------------------------------------------------
+
+
+def interactive(url: str, seconds: float) -> dict[str, Any]:
+    """Quick 2026 calls every :data:`PERIOD` for ``seconds``: their latencies."""
+    import httpx
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    headers = {
+        **ACCEPT,
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "execute_tool",
+        "authorization": f"Bearer {TOKENS['INTERACTIVE_TOKEN']}",
+    }
+    latencies: list[float] = []
+    refused = calls = 0
+    end = time.monotonic() + seconds
+    with httpx.Client(timeout=60) as client:
+        while time.monotonic() < end:
+            calls += 1
+            token = f"i{calls}"
+            params = {
+                "name": "execute_tool",
+                "_meta": meta,
+                "arguments": {"tool_name": "notes_echo", "arguments": {"token": token}},
+            }
+            body = {"jsonrpc": "2.0", "id": calls, "method": "tools/call", "params": params}
+            started = time.perf_counter()
+            try:
+                response = client.post(url, json=body, headers=headers)
+            except httpx.HTTPError:
+                continue
+            took = time.perf_counter() - started
+            if response.status_code == 503:
+                refused += 1
+            elif response.status_code == 200 and token in response.text:
+                latencies.append(took)
+            time.sleep(PERIOD)
+    latencies.sort()
+
+    def pick(share: float) -> float | None:
+        if not latencies:
+            return None
+        return round(1000 * latencies[min(len(latencies) - 1, int(share * len(latencies)))], 1)
+
+    return {
+        "calls": calls,
+        "answered": len(latencies),
+        "refused": refused,
+        "p50_ms": pick(0.5),
+        "p95_ms": pick(0.95),
+        "max_ms": pick(1.0),
+    }
+
+
+def phase(config: Path, sessions: int, seconds: float) -> dict[str, Any]:
+    """One replica of ``config``; the interactive client's figures, with ``sessions`` flooding
+    (none: alone)."""
+    from toolmgmt_deploy.replica import LocalGateway
+
+    with LocalGateway(config, env={**os.environ, **TOKENS}) as replica:
+        url = replica.url
+        assert url is not None
+        interactive(url, 1.0)  # warm: imports, the upstream's first calls
+        worker = None
+        if sessions:
+            worker = subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--flood-worker",
+                    url,
+                    str(sessions),
+                    str(seconds + WARM),
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+                env={**os.environ, **TOKENS},
+            )
+            time.sleep(WARM)
+        figures = interactive(url, seconds)
+        if worker is not None:
+            out, _ = worker.communicate(timeout=seconds + WARM + 120)
+            figures["flood"] = json.loads(out.strip().splitlines()[-1])
+        else:
+            figures["flood"] = None
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--flood", type=int, default=1000, help="bulk's concurrent sessions")
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds a phase")
+    parser.add_argument("--max-requests", type=int, default=32, help="the tight phase's")
+    parser.add_argument("--share", type=int, default=8, help="bulk's, in the tight phase")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--flood-worker", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.flood_worker:
+        url, sessions, seconds = args.flood_worker
+        print(json.dumps(asyncio.run(flood(url, int(sessions), float(seconds)))), flush=True)
+        return 0
+    from toolmgmt_deploy import LocalRedis
+
+    phases: dict[str, Any] = {}
+    with ExitStack() as stack:
+        redis = stack.enter_context(LocalRedis())
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        plan = [
+            ("alone", _config(folder, redis.url, 0, None), 0),
+            ("flood, no limit", _config(folder, redis.url, 0, None), args.flood),
+            ("flood, defaults", _config(folder, redis.url, None, None), args.flood),
+            ("flood, tight", _config(folder, redis.url, args.max_requests, args.share), args.flood),
+        ]
+        for name, config, sessions in plan:
+            phases[name] = phase(config, sessions, args.seconds)
+            print(f"{name}: {phases[name]}", file=sys.stderr, flush=True)
+    header = (
+        f"{'phase':<18}{'calls':>7}{'answered':>10}{'503':>6}{'p50 ms':>9}{'p95 ms':>9}"
+        f"{'max ms':>9}  flood (answered / 503 / failed)"
+    )
+    print(
+        f"\n{args.flood} bulk sessions calling a {SLOW:g} s tool; interactive calls every "
+        f"{PERIOD * 1000:g} ms for {args.seconds:g} s\n"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, row in phases.items():
+        flood_row = row["flood"]
+        flood_text = (
+            ""
+            if flood_row is None
+            else (f"{flood_row['answered']} / {flood_row['refused']} / {flood_row['failed']}")
+        )
+        print(
+            f"{name:<18}{row['calls']:>7}{row['answered']:>10}{row['refused']:>6}"
+            f"{row['p50_ms'] or float('nan'):>9.1f}{row['p95_ms'] or float('nan'):>9.1f}"
+            f"{row['max_ms'] or float('nan'):>9.1f}  {flood_text}"
+        )
+    if args.json:
+        from toolmgmt_mcp.config import GatewaySettings
+
+        figures = {
+            "default_max_requests": GatewaySettings().max_requests,
+            "flood_sessions": args.flood,
+            "seconds": args.seconds,
+            "max_requests": args.max_requests,
+            "share": args.share,
+            "phases": phases,
+        }
+        write_results(args.json, "admission", figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""``toolmgmt usage``: what a usage log says (:mod:`toolmgmt_core.events.usage`), as a table,
+JSON, or a picture.
+
+Usage::
+
+    toolmgmt usage usage.jsonl                         # a JsonlListener's file
+    toolmgmt usage --store redis://localhost:6379/0    # a StoreListener's log (or postgresql://)
+    toolmgmt usage usage.jsonl --catalog tools.json --json
+    toolmgmt usage usage.jsonl --plot usage.png        # needs matplotlib
+
+``--catalog`` names the catalog whose tools no search found (default: the embedded demo
+catalog, as for every command).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from typing import Any
+
+from toolmgmt_core.cli.console import (
+    CliError,
+    add_catalog_argument,
+    add_json_argument,
+    emit_json,
+    print_table,
+)
+from toolmgmt_core.events.usage import UsageReport, usage_report
+from toolmgmt_core.model.errors import ConfigError, StoreError
+
+__all__ = ["plot_report", "register", "run_usage"]
+
+_SHOWN = 10  # rows of the longer lists in the table (--json has them all)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "usage",
+        help="what a usage log says: searches, calls, errors, tokens saved",
+        description="Read a usage log (a JSONL file a JsonlListener wrote, or --store: the "
+        "Redis or PostgreSQL log a StoreListener wrote) and report its searches, the share of "
+        "them that led to a call, the searches that led to none, the tools no search found, "
+        "calls and errors per tool, and the tokens discovery and truncation saved.",
+    )
+    parser.add_argument("file", nargs="?", metavar="FILE", help="a JSONL usage log")
+    parser.add_argument(
+        "--store", metavar="DSN", help="read the log from redis://... or postgresql://..."
+    )
+    add_catalog_argument(parser)
+    add_json_argument(parser)
+    parser.add_argument("--plot", metavar="FILE.png", help="also draw the figures (matplotlib)")
+    parser.set_defaults(run=run_usage)
+
+
+def _records(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    if (args.file is None) == (args.store is None):
+        raise CliError("give a usage log FILE or --store DSN (one of them).")
+    if args.file is not None:
+        from toolmgmt_core.events.jsonl import read_jsonl
+
+        try:
+            yield from read_jsonl(args.file)
+        except ConfigError as exc:
+            raise CliError(str(exc)) from exc
+        return
+    from toolmgmt_core.stores.event_log import open_event_log
+
+    try:
+        log = open_event_log(args.store)
+        try:
+            yield from log.read()
+        finally:
+            log.close()
+    except (ConfigError, StoreError, ImportError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def run_usage(args: argparse.Namespace) -> int:
+    from toolmgmt_core.cli.commands import load_catalog
+
+    records = list(_records(args))
+    catalog = load_catalog(args.catalog)
+    report = usage_report(records, [tool.name for tool in catalog])
+    if args.plot:
+        plot_report(report, args.plot)
+    if args.json:
+        emit_json({"source": args.file or "store", "records": len(records), **report.to_dict()})
+        return 0
+    source = args.file or "the store's log"
+    print(
+        f"toolmgmt usage: {source} ({len(records):,} records, {report.conversations} "
+        "conversations)\n"
+    )
+    _print_summary(report)
+    if report.tools:
+        print("\ncalls and errors per tool")
+        rows = sorted(report.tools.items(), key=lambda item: (-item[1].calls, item[0]))
+        print_table(
+            ["tool", "calls", "errors", "mean ms", "error codes"],
+            [
+                (
+                    name + (" (meta)" if usage.meta else ""),
+                    usage.calls,
+                    usage.errors,
+                    round(usage.seconds / usage.calls * 1000, 1),
+                    ", ".join(f"{code} {n}" for code, n in sorted(usage.codes.items())),
+                )
+                for name, usage in rows
+            ],
+        )
+    if report.unanswered:
+        shown = report.unanswered[:_SHOWN]
+        print(f"\nsearches that led to no call ({len(shown)} of {report.unanswered_count})")
+        print_table(
+            ["conversation", "found", "query"],
+            [
+                (
+                    entry["conversation"],
+                    ", ".join(entry["found"]) or "(nothing)",
+                    " | ".join(entry.get("queries") or ["(not recorded)"]),
+                )
+                for entry in shown
+            ],
+        )
+    never = report.never_found or []
+    if never:
+        names = ", ".join(never[:_SHOWN]) + (", ..." if len(never) > _SHOWN else "")
+        print(f"\ntools never found by a search ({len(never)} of {len(catalog)}): {names}")
+    if args.plot:
+        print(f"\nplot written to {args.plot}")
+    return 0
+
+
+def _print_summary(report: UsageReport) -> None:
+    share = f"{report.search_call_share:.0%}" if report.searches else "-"
+    rows: list[tuple[str, Any]] = [
+        ("searches", report.searches),
+        ("  led to a call", f"{report.searches_with_call:,} ({share})"),
+        ("  led to no call", report.unanswered_count),
+        ("calls", report.calls),
+        (
+            "tokens saved by discovery",
+            f"{report.saved_by_discovery:,} (over {report.listings:,} tool lists)",
+        ),
+        (
+            "tokens saved by truncation",
+            f"{report.saved_by_truncation:,} (over {report.truncations:,} cut results)",
+        ),
+        ("policy denials", report.denials),
+    ]
+    if report.approvals:
+        rows.append(("approvals", ", ".join(f"{k} {v}" for k, v in report.approvals.items())))
+    print_table(["figure", "value"], rows, align=["<", "<"])
+
+
+def plot_report(report: UsageReport, path: str) -> None:
+    """Draw the report's figures into a PNG at ``path`` (matplotlib, no display needed).
+
+    Raises:
+        CliError: matplotlib is not installed, or the file cannot be written.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise CliError("--plot needs matplotlib: pip install matplotlib") from exc
+    figure, ((searches, tokens), (calls, found)) = plt.subplots(2, 2, figsize=(12, 8))
+    searches.bar(
+        ["led to a call", "led to no call"],
+        [report.searches_with_call, report.unanswered_count],
+        color=["tab:green", "tab:red"],
+    )
+    searches.set_title(f"{report.searches} searches")
+    tokens.bar(
+        ["discovery", "truncation"],
+        [report.saved_by_discovery, report.saved_by_truncation],
+        color=["tab:blue", "tab:orange"],
+    )
+    tokens.set_title("tokens saved")
+    top = sorted(report.tools.items(), key=lambda item: -item[1].calls)[:15][::-1]
+    names = [name for name, _ in top]
+    calls.barh(names, [u.calls - u.errors for _, u in top], color="tab:green", label="success")
+    calls.barh(
+        names,
+        [u.errors for _, u in top],
+        left=[u.calls - u.errors for _, u in top],
+        color="tab:red",
+        label="error",
+    )
+    calls.set_title("calls per tool")
+    calls.legend(loc="lower right")
+    if report.never_found is not None and report.catalog_tools:
+        never = len(report.never_found)
+        found.pie(
+            [report.catalog_tools - never, never],
+            labels=["found", "never found"],
+            autopct="%1.0f%%",
+            colors=["tab:blue", "tab:gray"],
+        )
+        found.set_title("catalog tools")
+    else:
+        found.axis("off")
+    figure.tight_layout()
+    try:
+        figure.savefig(path, dpi=80)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from exc
+    finally:
+        plt.close(figure)
