@@ -95,6 +95,11 @@ ROWS = [
     Row("control_retry", "signal: a tool asks the model to retry", None),
     Row("cancellation", "signal: cancellation", None),
 ]
+DECIDED_WITHOUT_PAUSE = frozenset(
+    ("success", "invalid_arguments", "unknown_tool", "denied_tool", "failed", "truncated")
+)
+"""Rows whose calls no framework signal interrupts (approval, a tool's own signal and
+cancellation do)."""
 
 EXPECTED: dict[str, dict[str, str]] = {
     "success": {
@@ -329,6 +334,8 @@ async def observe(row: Row, door: Door) -> str:
         seen = await run()
     if row.outcome is not None:
         assert set(instance.outcomes.seen) <= {row.outcome}, instance.outcomes.seen
+    if row.id in DECIDED_WITHOUT_PAUSE:  # no signal passed through these calls
+        assert instance.outcomes.interrupted == 0
     return seen
 
 

@@ -35,13 +35,20 @@ def answered(form: str, content: Any) -> str:
 
 class Outcomes:
     """A manager's listener: the core's outcome of every tool call (meta-tools and the
-    upstream's ``runs`` left out), whatever the door made of it."""
+    upstream's ``runs`` left out), whatever the door made of it. A call a framework's signal
+    paused (LangGraph's ``interrupt()`` asking for approval) decided nothing: it is counted
+    apart, in ``interrupted``, and its resumed run gives the outcome."""
 
     def __init__(self) -> None:
         self.seen: list[str] = []
+        self.interrupted = 0
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, CallFinished) and event.tool not in (*META_TOOL_NAMES, "runs"):
+        if not isinstance(event, CallFinished) or event.tool in (*META_TOOL_NAMES, "runs"):
+            return
+        if event.outcome == "interrupted":
+            self.interrupted += 1
+        else:
             self.seen.append(event.outcome)
 
 
