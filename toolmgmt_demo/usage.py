@@ -26,7 +26,7 @@ from toolmgmt_core.policy.steps import Approval, ApprovalRequest
 from toolmgmt_core.providers import format_tools
 from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_demo import demo_catalog
-from toolmgmt_demo.models import ToolCall, next_move, openai_tools
+from toolmgmt_demo.models import ToolCall, called_name, next_move, openai_tools
 
 __all__ = ["DEMO_REQUESTS", "record_demo_usage", "run_demo_session"]
 
@@ -74,7 +74,7 @@ def run_demo_session(
                 answer = move
                 break
             result = session.call_sync(move.name, move.arguments, call_id=f"call_{step + 1}")
-            done.append((move.name, result.content))
+            done.append((called_name(move.name, move.arguments), result.content))
         answers.append(answer)
     return answers
 

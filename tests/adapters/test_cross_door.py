@@ -90,7 +90,7 @@ ROWS = [
     Row("approval_approve", "approval: approve", "success"),
     Row("approval_deny", "approval: deny", "denied"),
     Row("approval_edit", "approval: edit", "success"),
-    Row("restore", "restore in a fresh instance", None),
+    Row("restore", "restore in a fresh instance (the growing list, `Search(appends=True)`)", None),
     Row("control_pause", "signal: a tool pauses for its user", None),
     Row("control_retry", "signal: a tool asks the model to retry", None),
     Row("cancellation", "signal: cancellation", None),

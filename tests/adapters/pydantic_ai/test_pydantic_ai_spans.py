@@ -39,7 +39,13 @@ def _agent(kit: OtelKit) -> Agent[None, str]:
 
     steps = [
         [ToolCallPart("tool_search", {"query": "charge a card"}, tool_call_id="call_1")],
-        [ToolCallPart("charge_card", {"card_number": SECRET, "amount": 12}, tool_call_id="call_2")],
+        [
+            ToolCallPart(
+                "call_tool",
+                {"tool_name": "charge_card", "arguments": {"card_number": SECRET, "amount": 12}},
+                tool_call_id="call_2",
+            )
+        ],
         "Charged.",
     ]
 
@@ -69,10 +75,11 @@ def test_spans_nest_under_pydantic_ais_tool_runs() -> None:
     result = asyncio.run(_agent(kit).run("Charge the card"))
     assert result.output == "Charged."
     by_id = {s.context.span_id: s for s in kit.spans()}
-    # PydanticAI's span of each tool run, then toolmgmt's (same convention, its own scope)
-    for tool in ("tool_search", "charge_card"):
+    # PydanticAI's span of each tool run, then toolmgmt's (same convention, its own scope); a
+    # found tool runs through call_tool (the list stays the same), and toolmgmt's span names it
+    for tool, run_by in (("tool_search", "tool_search"), ("charge_card", "call_tool")):
         (ours,) = _spans(kit, f"execute_tool {tool}", "toolmgmt")
-        (theirs,) = _spans(kit, f"execute_tool {tool}", "pydantic-ai")
+        (theirs,) = _spans(kit, f"execute_tool {run_by}", "pydantic-ai")
         assert ours.parent.span_id == theirs.context.span_id
         assert by_id[theirs.parent.span_id].name == "invoke_agent agent"
     (ours,) = _spans(kit, "execute_tool charge_card", "toolmgmt")

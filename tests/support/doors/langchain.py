@@ -14,6 +14,7 @@ from toolmgmt_langchain import ToolManagerMiddleware
 
 from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
 from support.doors.shop import ALWAYS_ON, ORDER, Shop, shop_manager
+from toolmgmt_core import Search
 from toolmgmt_demo.models.langchain import ScriptedChatModel
 
 __all__ = ["LangChainDoor"]
@@ -46,10 +47,14 @@ class LangChainDoor:
         self.saver = InMemorySaver()
         self.outcomes = Outcomes()
         self.models: list[ScriptedChatModel] = []
+        self.mode: Any = "search"
 
     def _agent(self, *steps: AIMessage) -> Any:
         manager = shop_manager(
-            self.catalog, always_on=[*ALWAYS_ON, "ask_human"], listeners=[self.outcomes]
+            self.catalog,
+            always_on=[*ALWAYS_ON, "ask_human"],
+            listeners=[self.outcomes],
+            mode=self.mode,
         )
         model = ScriptedChatModel(script=[*steps, AIMessage(content="done")])
         self.models.append(model)
@@ -136,6 +141,9 @@ class LangChainDoor:
     # -- state and control flow ---------------------------------------------------------------
 
     async def restore(self) -> str:
+        # The growing list (Search(appends=True)) is the one a restore rebuilds: what the
+        # conversation loaded is listed again. The cache-stable list never changes.
+        self.mode = Search(appends=True)
         await self._run(_call("tool_search", {"query": "track parcel on its way"}, "c1"))
         await self._run()  # a fresh agent (middleware, manager) over the same checkpointer
         assert "track_order" not in self.models[0].calls[0]["tools"]

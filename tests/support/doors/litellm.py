@@ -15,7 +15,7 @@ from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
 
 from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
 from support.doors.shop import ORDER, Shop, shop_manager
-from toolmgmt_core import ApprovalEdit, ApprovalRequest
+from toolmgmt_core import ApprovalEdit, ApprovalRequest, Search
 from toolmgmt_core.stores import InMemorySessionStore
 
 __all__ = ["LiteLLMDoor"]
@@ -55,6 +55,7 @@ class LiteLLMDoor:
         self.sent = _Sent()
         self.outcomes = Outcomes()
         self.saved = list(litellm.callbacks)
+        self.mode: Any = "search"
 
     async def __aenter__(self) -> LiteLLMDoor:
         self.callback = self._callback()
@@ -66,7 +67,9 @@ class LiteLLMDoor:
     def _callback(self) -> ToolManagerCallback:
         """A fresh callback over a fresh manager and the conversation's store."""
         callback = ToolManagerCallback(
-            shop_manager(self.catalog, session_store=self.store, listeners=[self.outcomes])
+            shop_manager(
+                self.catalog, session_store=self.store, listeners=[self.outcomes], mode=self.mode
+            )
         )
         litellm.callbacks[:] = [*self.saved, callback, self.sent]
         return callback
@@ -157,6 +160,10 @@ class LiteLLMDoor:
     # -- state and control flow ---------------------------------------------------------------
 
     async def restore(self) -> str:
+        # The growing list (Search(appends=True)) is the one a restore rebuilds: what the
+        # conversation loaded is listed again. The cache-stable list never changes.
+        self.mode = Search(appends=True)
+        self.callback = self._callback()
         await self._step(("tool_search", {"query": "track parcel on its way"}))
         self.callback = self._callback()  # a fresh callback and manager, the same store
         await self._step()

@@ -30,6 +30,7 @@ from toolmgmt_pydantic_ai import ManagedToolset
 
 from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
 from support.doors.shop import ALWAYS_ON, DESTRUCTIVE, ORDER, Shop, shop_manager
+from toolmgmt_core import Search
 
 __all__ = ["PydanticAIDoor"]
 
@@ -89,6 +90,7 @@ class PydanticAIDoor:
         self.catalog = None if wrapped else self._catalog()
         self.scripts: list[Script] = []
         self.outcomes = Outcomes()
+        self.mode: Any = "search"
 
     def _catalog(self) -> Any:
         catalog = self.shop.catalog()
@@ -109,10 +111,14 @@ class PydanticAIDoor:
         if self.wrapped:
             from toolmgmt_core import ToolCatalog
 
-            manager = shop_manager(ToolCatalog(), always_on=always_on, listeners=[self.outcomes])
+            manager = shop_manager(
+                ToolCatalog(), always_on=always_on, listeners=[self.outcomes], mode=self.mode
+            )
             managed = ManagedToolset(manager, toolsets=[self._toolset()])
         else:
-            manager = shop_manager(self.catalog, always_on=always_on, listeners=[self.outcomes])
+            manager = shop_manager(
+                self.catalog, always_on=always_on, listeners=[self.outcomes], mode=self.mode
+            )
             managed = ManagedToolset(manager)
         self.scripts.append(script)
         return Agent(FunctionModel(script), toolsets=[managed], output_type=OUTPUT)
@@ -201,6 +207,9 @@ class PydanticAIDoor:
     # -- state and control flow ---------------------------------------------------------------
 
     async def restore(self) -> str:
+        # The growing list (Search(appends=True)) is the one a restore rebuilds: what the
+        # conversation loaded is listed again. The cache-stable list never changes.
+        self.mode = Search(appends=True)
         first = await self._run(_call("tool_search", {"query": "track parcel on its way"}))
         await self._run("done", message_history=first.all_messages())  # a fresh toolset
         assert "track_order" not in self.scripts[0].seen[0][0]

@@ -136,12 +136,13 @@ class Shop:
 
 
 def shop_manager(catalog: ToolCatalog, **options: Any) -> ToolManager:
-    """The manager every door runs with: search mode, :data:`ALWAYS_ON` listed, :data:`DENIED`
-    refused, results cut to :data:`MAX_RESULT_TOKENS`."""
+    """The manager every door runs with: search mode (cache-stable, unless ``mode`` says
+    otherwise), :data:`ALWAYS_ON` listed, :data:`DENIED` refused, results cut to
+    :data:`MAX_RESULT_TOKENS`."""
     options.setdefault("always_on", ALWAYS_ON)
+    options.setdefault("mode", "search")
     return ToolManager(
         catalog,
-        mode="search",
         discovery=Discovery(max_results=1),
         access=Access(policies=[Policy("shop", deny=list(DENIED))]),
         results=ResultBudget(max_result_tokens=MAX_RESULT_TOKENS),
