@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
 
-__all__ = ["manager", "run_at"]
+__all__ = ["manager", "run_at", "run_here"]
 
 
 def run_at(ref: str, module: str, function: str, *args: Any) -> Any:
@@ -36,20 +36,30 @@ def run_at(ref: str, module: str, function: str, *args: Any) -> Any:
     with tempfile.TemporaryDirectory() as folder:
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(folder, filter="data")
-        env = {**os.environ, "PYTHONPATH": folder}
-        script = (
-            "import json, sys; sys.path.insert(0, sys.argv[1]); import importlib; "
-            f"fn = getattr(importlib.import_module({module!r}), {function!r}); "
-            "print(json.dumps(fn(*json.loads(sys.argv[2]))))"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", script, str(BENCH), json.dumps(list(args))],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        return json.loads(done.stdout.splitlines()[-1])
+        return _run(folder, module, function, args)
+
+
+def run_here(module: str, function: str, *args: Any) -> Any:
+    """:func:`run_at` for this checkout as it is (uncommitted changes included): the same kind
+    of fresh process, so rounds of both can alternate on equal terms."""
+    return _run(str(ROOT), module, function, args)
+
+
+def _run(path: str, module: str, function: str, args: tuple[Any, ...]) -> Any:
+    env = {**os.environ, "PYTHONPATH": path}
+    script = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import importlib; "
+        f"fn = getattr(importlib.import_module({module!r}), {function!r}); "
+        "print(json.dumps(fn(*json.loads(sys.argv[2]))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(BENCH), json.dumps(list(args))],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def manager(

@@ -19,7 +19,13 @@ each time, which is what the cache saves on every listing and search.
 Median milliseconds; for ``allows() x every tool`` the reference is deciding afresh and
 ``policy_ms`` the cached decision.
 
-Run: ``python bench/policy_overhead.py [--repeat 20] [--json bench/results/policy_overhead.json]``.
+``--versus REF`` also measures REF's core beside this checkout's, each in a fresh subprocess,
+alternating for ``--rounds`` rounds; the figures then add ``"versus": {"reference": REF,
+"rounds": int, "rows": [{"catalog", "operation", "reference_ms", "ms", "ratio"}, ...]}``, each
+the median over rounds (the ratio: the median of each round's ratio), both with policies.
+
+Run: ``python bench/policy_overhead.py [--repeat 20] [--versus REF [--rounds 3]]
+[--json bench/results/policy_overhead.json]``.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _reference import manager, run_at  # noqa: E402
+from _reference import manager, run_at, run_here  # noqa: E402
 from _results import write_results  # noqa: E402
 
 DOMAINS = ("crm", "files", "calendar", "email", "code", "payments", "analytics", "web")
@@ -164,12 +170,18 @@ def main() -> None:
         metavar="REF",
         help="also measure REF's core in the same run and compare the guarded figures",
     )
+    parser.add_argument("--rounds", type=int, default=3, help="with --versus: rounds of both")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    theirs = None
+    theirs: list[Any] = []
+    ours: list[Any] = []
     if args.versus:
-        theirs = run_at(args.versus, "policy_overhead", "measure_all", args.repeat)
-    results = measure_all(args.repeat)
+        for _ in range(args.rounds):
+            theirs.append(run_at(args.versus, "policy_overhead", "measure_all", args.repeat))
+            ours.append(run_here("policy_overhead", "measure_all", args.repeat))
+        results = ours[len(ours) // 2]
+    else:
+        results = measure_all(args.repeat)
     print(f"{'catalog':<8} {'operation':<32} {'reference ms':>13} {'policy ms':>10} {'ratio':>7}")
     print("-" * 74)
     for result in results:
@@ -185,8 +197,12 @@ def main() -> None:
         "afresh (no cache)."
     )
     figures: dict[str, Any] = {"repeat": args.repeat, "catalogs": results}
-    if theirs is not None:
-        figures["versus"] = {"reference": args.versus, "rows": _versus(theirs, results)}
+    if args.versus:
+        figures["versus"] = {
+            "reference": args.versus,
+            "rounds": args.rounds,
+            "rows": _versus(theirs, ours),
+        }
         print(f"\nthis checkout against {args.versus}, both with policies (ms, median):")
         for row in figures["versus"]["rows"]:
             print(
@@ -197,18 +213,25 @@ def main() -> None:
         write_results(args.json, "policy_overhead", figures)
 
 
-def _versus(theirs: list[dict[str, Any]], ours: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per catalog and operation: this checkout's guarded time against the reference's."""
+def _versus(theirs: list[Any], ours: list[Any]) -> list[dict[str, Any]]:
+    """Per catalog and operation: this checkout's guarded time against the reference's, the
+    median over rounds (each round: both sides' ``measure_all``)."""
     rows = []
-    for old, new in zip(theirs, ours, strict=True):
-        for before, after in zip(old["operations"], new["operations"], strict=True):
+    for c, catalog in enumerate(ours[0]):
+        for o, operation in enumerate(catalog["operations"]):
+
+            def ms(runs: list[Any], c: int = c, o: int = o) -> list[float]:
+                return [run[c]["operations"][o]["policy_ms"] for run in runs]
+
             rows.append(
                 {
-                    "catalog": new["catalog"],
-                    "operation": after["operation"],
-                    "reference_ms": before["policy_ms"],
-                    "ms": after["policy_ms"],
-                    "ratio": after["policy_ms"] / before["policy_ms"],
+                    "catalog": catalog["catalog"],
+                    "operation": operation["operation"],
+                    "reference_ms": statistics.median(ms(theirs)),
+                    "ms": statistics.median(ms(ours)),
+                    "ratio": statistics.median(
+                        new / old for old, new in zip(ms(theirs), ms(ours), strict=True)
+                    ),
                 }
             )
     return rows

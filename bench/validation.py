@@ -6,18 +6,20 @@ event loop, and runs each sync tool on threads of its own. None of that may make
 small call much slower. For each case this times ``await session.call(...)`` (and
 ``validate_arguments`` alone) on one event loop, p50 and p95 per call, first with the reference
 version's code (its ``toolmgmt_core`` taken from git into a temporary folder and run in a
-subprocess), then with this checkout, in the same run.
+subprocess), then with this checkout (a subprocess too), in the same run; ``--rounds`` rounds of
+both alternate, and each figure is the median over rounds (a ratio: the median of each round's
+ratio), so a machine that other work slows for a while skews neither side.
 
 ``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
 
-    {"reference": "main", "reference_commit": "<12 hex digits>", "calls": int,
+    {"reference": "main", "reference_commit": "<12 hex digits>", "calls": int, "rounds": int,
      "cases": [{"case": "small call, sync handler" | "small call, async handler" |
                         "schema with a pattern, async" | "500-row argument, async" |
                         "validate_arguments alone, small",
                 "reference_p50_us": float, "p50_us": float, "ratio_p50": this / reference,
                 "reference_p95_us": float, "p95_us": float}, ...]}
 
-Run: ``python bench/validation.py [--reference main] [--calls 3000] [--json OUT]``.
+Run: ``python bench/validation.py [--reference main] [--calls 3000] [--rounds 5] [--json OUT]``.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _reference import manager, run_at  # noqa: E402
+from _reference import manager, run_at, run_here  # noqa: E402
 from _results import write_results  # noqa: E402
 
 SMALL = {
@@ -110,36 +112,52 @@ def _p50_p95(times: list[float]) -> tuple[float, float]:
     return statistics.median(times), times[int(len(times) * 0.95)]
 
 
-def reference_run(ref: str, calls: int) -> dict[str, tuple[float, float]]:
-    """:func:`measure` with ``ref``'s toolmgmt_core, in a subprocess."""
-    return {k: tuple(v) for k, v in run_at(ref, "validation", "measure", calls).items()}  # type: ignore[misc]
+def rounds_of(ref: str, calls: int, rounds: int) -> tuple[list[Any], list[Any]]:
+    """:func:`measure` with ``ref``'s toolmgmt_core and with this checkout's, each in a fresh
+    subprocess, alternating for ``rounds`` rounds: (the reference's, this checkout's)."""
+    theirs, ours = [], []
+    for _ in range(rounds):
+        theirs.append(run_at(ref, "validation", "measure", calls))
+        ours.append(run_here("validation", "measure", calls))
+    return theirs, ours
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", default="main", help="git ref to compare with")
     parser.add_argument("--calls", type=int, default=3000, help="timed calls per case")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of both")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    reference = reference_run(args.reference, args.calls)
-    sys.path.insert(0, str(ROOT))
-    current = measure(args.calls)
-    print(f"p50 / p95 microseconds per call; reference = {args.reference}, {args.calls} calls\n")
+    theirs, ours = rounds_of(args.reference, args.calls, args.rounds)
+    print(
+        f"p50 / p95 microseconds per call (median of {args.rounds} rounds); reference = "
+        f"{args.reference}, {args.calls} calls\n"
+    )
     print(f"| case | {args.reference} p50 | this p50 | ratio | {args.reference} p95 | this p95 |")
     print("|---|---|---|---|---|---|")
     cases = []
-    for label in current:
-        (ref50, ref95), (cur50, cur95) = reference[label], current[label]
-        print(
-            f"| {label} | {ref50:.0f} | {cur50:.0f} | {cur50 / ref50:.2f} | {ref95:.0f} | "
-            f"{cur95:.0f} |"
+    for label in ours[0]:
+
+        def median(runs: list[Any], at: int, label: str = label) -> float:
+            return statistics.median(run[label][at] for run in runs)
+
+        ratio = statistics.median(
+            mine[label][0] / old[label][0] for old, mine in zip(theirs, ours, strict=True)
         )
+        ref50, ref95, cur50, cur95 = (
+            median(theirs, 0),
+            median(theirs, 1),
+            median(ours, 0),
+            median(ours, 1),
+        )
+        print(f"| {label} | {ref50:.0f} | {cur50:.0f} | {ratio:.2f} | {ref95:.0f} | {cur95:.0f} |")
         cases.append(
             {
                 "case": label,
                 "reference_p50_us": ref50,
                 "p50_us": cur50,
-                "ratio_p50": cur50 / ref50,
+                "ratio_p50": ratio,
                 "reference_p95_us": ref95,
                 "p95_us": cur95,
             }
@@ -155,6 +173,7 @@ def main() -> None:
             "reference": args.reference,
             "reference_commit": commit or "unknown",
             "calls": args.calls,
+            "rounds": args.rounds,
             "cases": cases,
         }
         write_results(args.json, "validation", figures)
