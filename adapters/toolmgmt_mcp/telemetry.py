@@ -28,11 +28,21 @@ from opentelemetry import trace
 from toolmgmt_core.calls.lanes import hung_threads
 from toolmgmt_core.events import OtelListener
 from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_mcp.clients import current_client
 
-__all__ = ["ACTIVE_SECONDS", "GatewayMetrics", "METRICS_PATH", "describe_request"]
+__all__ = [
+    "ACTIVE_SECONDS",
+    "CLIENT_ATTRIBUTE",
+    "GatewayMetrics",
+    "METRICS_PATH",
+    "describe_request",
+]
 
 METRICS_PATH = "/metrics"
 """Where the Prometheus text is served."""
+
+CLIENT_ATTRIBUTE = "toolmgmt.client"
+"""The attribute naming the request's client (``toolmgmt_client`` in Prometheus text)."""
 
 ACTIVE_SECONDS = 300.0
 """A conversation with a request this recently counts as active."""
@@ -41,10 +51,14 @@ _MAX_TRACKED = 100_000  # conversations remembered for the active count at most
 
 
 def describe_request(conversation: str) -> None:
-    """Name the conversation on the current MCP request's span (the SDK's server span)."""
+    """Name the conversation, and the client (``[gateway.clients.NAME]``) when the gateway has
+    several, on the current MCP request's span (the SDK's server span)."""
     span = trace.get_current_span()
     if span.is_recording():
         span.set_attribute("mcp.session.id", conversation)
+        client = current_client()
+        if client is not None:
+            span.set_attribute(CLIENT_ATTRIBUTE, client)
 
 
 class GatewayMetrics:
@@ -159,8 +173,13 @@ class GatewayMetrics:
     def request_done(
         self, method: str, seconds: float, tool: str | None, error: str | None
     ) -> None:
-        """Record one MCP request's duration."""
+        """Record one MCP request's duration (by method, tool, error and, with
+        ``[gateway.clients]``, the client: a name from the configuration, so the series stay
+        few)."""
         attributes = {"mcp.method.name": method}
+        client = current_client()
+        if client is not None:
+            attributes[CLIENT_ATTRIBUTE] = client
         if tool is not None:
             attributes["gen_ai.tool.name"] = tool
         if error is not None:

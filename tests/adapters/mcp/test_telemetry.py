@@ -169,6 +169,39 @@ async def test_metrics_are_served_in_prometheus_text(traced: tuple[HttpUpstream,
     assert SECRET not in text
 
 
+async def test_requests_are_counted_per_client(
+    traced: tuple[HttpUpstream, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``[gateway.clients]``, each MCP request's duration carries its client's name (and
+    never a token); a gateway without clients labels none."""
+    upstream, _ = traced
+    tokens = {"support": "support-metrics-0123456789", "ops": "ops-metrics-0123456789ab"}
+    clients = ""
+    for name, token in tokens.items():
+        monkeypatch.setenv(f"TEL_{name.upper()}", token)
+        clients += f'[gateway.clients.{name}]\ntoken_env = "TEL_{name.upper()}"\n'
+    text = _config(upstream, "metrics = true") + clients
+    gateway = Gateway(parse_config(text, source="gateway.toml"))
+    async with gateway, serving(gateway) as url:
+        await _call(url, token=tokens["support"])
+        await _call(url, token=tokens["support"])
+        await _call(url, token=tokens["ops"])
+        async with httpx2.AsyncClient() as http:
+            response = await http.get(
+                url.rsplit("/", 1)[0] + "/metrics",
+                headers={"Authorization": f"Bearer {tokens['ops']}"},
+            )
+    calls: dict[str, float] = {}
+    for line in response.text.splitlines():
+        if line.startswith("mcp_server_operation_duration_seconds_count{") and (
+            'mcp_method_name="tools/call"' in line
+        ):
+            client = line.split('toolmgmt_client="', 1)[1].split('"', 1)[0]
+            calls[client] = calls.get(client, 0.0) + float(line.rpartition(" ")[2])
+    assert calls == {"support": 2, "ops": 1}
+    assert not any(token in response.text for token in tokens.values())
+
+
 def _samples(text: str) -> dict[tuple[str, str], float]:
     """Prometheus samples by (name, the label that matters here), summed over other labels."""
     found: dict[tuple[str, str], float] = {}
