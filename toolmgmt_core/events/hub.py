@@ -37,7 +37,7 @@ class EventHub:
             hub.emit(SearchDone(...))
     """
 
-    __slots__ = ("_always", "_gated", "listeners")
+    __slots__ = ("_always", "_gated", "_targets", "listeners")
 
     def __init__(self, listeners: Iterable[Listener] = ()) -> None:
         listeners = tuple(listeners)
@@ -49,8 +49,13 @@ class EventHub:
                     "(path) or toolmgmt_core.events.OtelListener())."
                 )
         self.listeners: tuple[Listener, ...] = listeners
+        # Each listener with its gate (its ``enabled``, or None), looked up once, not per event.
+        self._targets: tuple[tuple[Listener, Callable[[], bool] | None], ...] = tuple(
+            (listener, gate if callable(gate := getattr(listener, "enabled", None)) else None)
+            for listener in listeners
+        )
         self._gated: tuple[Callable[[], bool], ...] = tuple(
-            gate for listener in listeners if callable(gate := getattr(listener, "enabled", None))
+            gate for _, gate in self._targets if gate is not None
         )
         self._always = len(self._gated) < len(listeners)
 
@@ -65,9 +70,8 @@ class EventHub:
     def emit(self, event: Event) -> None:
         """Hand ``event`` to every listener that wants it; one that fails is logged and the
         rest go on."""
-        for listener in self.listeners:
+        for listener, enabled in self._targets:
             try:
-                enabled = getattr(listener, "enabled", None)
                 if enabled is not None and not enabled():
                     continue
                 listener(event)

@@ -33,7 +33,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
 from opentelemetry.metrics import _internal as _metrics_state
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import Status, StatusCode
 
 from toolmgmt_core.compat import package_version
 from toolmgmt_core.events.content import ContentCapture
@@ -76,6 +76,9 @@ DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 
 
 _MAX_OPEN = 100_000  # calls started and not finished kept at most (a bound, not a use)
 _MAX_NAME = 128  # characters of a tool name a span or a metric carries
+_MAX_CACHED = 4096  # tools whose span name and attributes are kept, made once (a bound)
+_FAILED = frozenset({"retry", "denied", "failed"})
+_RETRIEVAL = f"retrieval {DATA_SOURCE}"
 UNKNOWN_TOOL = "_unknown"
 """``gen_ai.tool.name`` of a metric point for a name no tool has: the model chooses such names,
 and each would be a new series."""
@@ -84,6 +87,29 @@ and each would be a new series."""
 def _name(tool: str) -> str:
     """A tool name as telemetry carries it: the model's choice, so bounded."""
     return tool if len(tool) <= _MAX_NAME else tool[: _MAX_NAME - 1] + "…"
+
+
+def _start_of(tool: str, meta: bool) -> tuple[str, dict[str, Any]]:
+    """The span name and the attributes every call of ``tool`` starts with."""
+    name = _name(tool)
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.type": "extension" if meta else "function",
+    }
+    return f"execute_tool {name}", attributes
+
+
+def _point_of(tool: str, error: str | None) -> dict[str, Any]:
+    """The attributes of a ``gen_ai.execute_tool.duration`` point: a name no tool has is
+    :data:`UNKNOWN_TOOL` (each would be a new series)."""
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": _name(tool) if error != "unknown_tool" else UNKNOWN_TOOL,
+    }
+    if error is not None:
+        attributes["error.type"] = error
+    return attributes
 
 
 def _sdk_configured() -> bool:
@@ -156,6 +182,10 @@ class OtelListener:
             description="Definition tokens not sent, against listing every visible tool flat.",
         )
         self._open: dict[int, tuple[trace.Span, Token[Context] | None]] = {}
+        # What every call of a tool starts with, and its duration points' attributes: made once.
+        self._starts: dict[tuple[str, bool], tuple[str, dict[str, Any]]] = {}
+        self._points: dict[tuple[str, str | None], dict[str, Any]] = {}
+        self._searched: dict[tuple[str, bool], dict[str, Any]] = {}
         self._handlers: dict[type[Event], Callable[[Any], None]] = {
             CallStarted: self._call_started,
             CallFinished: self._call_finished,
@@ -181,22 +211,20 @@ class OtelListener:
     # -- calls ------------------------------------------------------------------------------
 
     def _call_started(self, event: CallStarted) -> None:
-        tool = _name(event.tool)
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": tool,
-            "gen_ai.tool.type": "extension" if event.meta else "function",
-        }
-        if event.call_id:
-            attributes["gen_ai.tool.call.id"] = event.call_id
-        if event.conversation:
-            attributes["gen_ai.conversation.id"] = event.conversation
-        arguments = self.content.text(event.arguments)
-        if arguments is not None:
-            attributes["gen_ai.tool.call.arguments"] = arguments
-        span = self.tracer.start_span(
-            f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=attributes
-        )
+        key = (event.tool, event.meta)
+        known = self._starts.get(key)
+        if known is None:
+            known = self._remember(self._starts, key, _start_of(*key))
+        span_name, attributes = known
+        if event.call_id or event.conversation or self.content.enabled:
+            attributes = dict(attributes)  # the shared one stays as it is
+            if event.call_id:
+                attributes["gen_ai.tool.call.id"] = event.call_id
+            if event.conversation:
+                attributes["gen_ai.conversation.id"] = event.conversation
+            if self.content.enabled:
+                attributes["gen_ai.tool.call.arguments"] = self.content.text(event.arguments)
+        span = self.tracer.start_span(span_name, attributes=attributes)
         token = None
         if span.is_recording():  # current while the call runs: the handler's spans nest
             token = otel_context.attach(trace.set_span_in_context(span))
@@ -205,27 +233,32 @@ class OtelListener:
 
     def _call_finished(self, event: CallFinished) -> None:
         opened = self._open.pop(id(event.started), None)
-        span = None
         if opened is not None:
             span, token = opened
             if token is not None:
-                otel_context.detach(token)
-        tool = _name(event.tool)
-        error = event.error_code
-        if span is not None and span.is_recording():
-            if event.tool != event.started.tool:  # execute_tool ran this tool: its run
-                span.update_name(f"execute_tool {tool}")
-                span.set_attributes(
-                    {"gen_ai.tool.name": tool, "toolmgmt.call.via": _name(event.started.tool)}
-                )
-            self._describe_outcome(span, event)
-            span.end()
+                otel_context.detach(token)  # a token only for a span that records
+                if event.tool != event.started.tool:  # execute_tool ran this tool: its run
+                    tool = _name(event.tool)
+                    span.update_name(f"execute_tool {tool}")
+                    span.set_attributes(
+                        {"gen_ai.tool.name": tool, "toolmgmt.call.via": _name(event.started.tool)}
+                    )
+                self._describe_outcome(span, event)
+                span.end()
         if event.signal is None:
-            known = tool if error != "unknown_tool" else UNKNOWN_TOOL
-            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": known}
-            if error is not None:
-                attributes["error.type"] = error
+            error = event.error_code
+            key = (event.tool if error != "unknown_tool" else UNKNOWN_TOOL, error)
+            attributes = self._points.get(key)
+            if attributes is None:
+                attributes = self._remember(self._points, key, _point_of(*key))
             self.duration.record(event.duration, attributes)
+
+    def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
+        """``value``, kept under ``key`` while ``cache`` is under its bound (a name the model
+        made up is computed each time once it is full, never kept)."""
+        if len(cache) < _MAX_CACHED:
+            cache[key] = value
+        return value
 
     def _describe_outcome(self, span: trace.Span, event: CallFinished) -> None:
         attributes: dict[str, Any] = {
@@ -238,13 +271,13 @@ class OtelListener:
             attributes["toolmgmt.call.signal"] = event.signal
         if event.error_kind is not None:
             attributes["toolmgmt.error.kind"] = event.error_kind
-        result = self.content.text(event.result) if event.signal is None else None
-        if result is not None:
-            attributes["gen_ai.tool.call.result"] = result
+        result = None
+        if self.content.enabled and event.signal is None:
+            result = attributes["gen_ai.tool.call.result"] = self.content.text(event.result)
         if event.error_code is not None:
             attributes["error.type"] = event.error_code
         span.set_attributes(attributes)
-        if event.outcome in ("retry", "denied", "failed"):
+        if event.outcome in _FAILED:
             # The error's message echoes the model's input: only the code, unless opted in.
             described = result if result is not None else event.error_code
             span.set_status(Status(StatusCode.ERROR, described))
@@ -261,27 +294,23 @@ class OtelListener:
             "toolmgmt.search.hits": len(event.hits),
         }
         if event.hits:
-            attributes["toolmgmt.search.results"] = list(event.hits)
+            attributes["toolmgmt.search.results"] = event.hits
         if event.conversation:
             attributes["gen_ai.conversation.id"] = event.conversation
-        query = self.content.text(" | ".join(event.queries))
-        if query is not None:
+        if self.content.enabled:
+            query = self.content.text(" | ".join(event.queries))
             attributes["gen_ai.retrieval.query.text"] = query
         end = time.time_ns()
         span = self.tracer.start_span(
-            f"retrieval {DATA_SOURCE}",
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            start_time=end - int(event.duration * 1e9),
+            _RETRIEVAL, attributes=attributes, start_time=end - int(event.duration * 1e9)
         )
         span.end(end_time=end)
-        self.searches.add(
-            1,
-            {
-                "toolmgmt.search.engine": event.engine,
-                "toolmgmt.search.found": bool(event.hits),
-            },
-        )
+        key = (event.engine, bool(event.hits))
+        counted = self._searched.get(key)
+        if counted is None:
+            counted = {"toolmgmt.search.engine": key[0], "toolmgmt.search.found": key[1]}
+            counted = self._remember(self._searched, key, counted)
+        self.searches.add(1, counted)
 
     def _tools_loaded(self, event: ToolsLoaded) -> None:
         span = trace.get_current_span()
@@ -289,7 +318,7 @@ class OtelListener:
             span.add_event(
                 "toolmgmt.tools_loaded",
                 {
-                    "toolmgmt.tools": list(event.names),
+                    "toolmgmt.tools": event.names,
                     "toolmgmt.definition_tokens": event.definition_tokens,
                 },
             )

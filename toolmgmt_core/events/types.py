@@ -16,8 +16,10 @@ comes, even when a framework's signal or a cancellation ends the call (``outcome
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, TypeVar
+
+_E = TypeVar("_E")
 
 __all__ = [
     "ApprovalAnswered",
@@ -34,6 +36,31 @@ __all__ = [
 ]
 
 
+def _filled_at_once(cls: type[_E]) -> type[_E]:
+    """``cls``, a frozen dataclass, with an ``__init__`` of the same signature that fills the
+    instance's dict directly: a frozen dataclass's own sets each field through
+    ``object.__setattr__``, which made building a call's two events cost more than the rest of
+    what the pipeline does for listeners. Equality, hashing, ``repr`` and immutability are the
+    dataclass's own."""
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    namespace: dict[str, Any] = {
+        f"_default_{f.name}": f.default
+        for f in fields(cls)  # type: ignore[arg-type]
+        if f.default is not MISSING
+    }
+    parameters = ", ".join(
+        f"{name}=_default_{name}" if f"_default_{name}" in namespace else name for name in names
+    )
+    lines = "".join(f"    _instance_dict[{name!r}] = {name}\n" for name in names)
+    source = f"def __init__(self, {parameters}):\n    _instance_dict = self.__dict__\n{lines}"
+    exec(source, namespace)  # what dataclasses does to write an __init__
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
+
+
 @dataclass(frozen=True)
 class Event:
     """Something the core did for one conversation."""
@@ -44,6 +71,7 @@ class Event:
     emitted outside a session."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class SearchDone(Event):
     """A search a meta-tool ran (``tool_search``, ``discover_tools`` with a query)."""
@@ -60,6 +88,7 @@ class SearchDone(Event):
     """Seconds the search took."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class ToolsLoaded(Event):
     """Tools a search or schema request loaded into the session."""
@@ -70,6 +99,7 @@ class ToolsLoaded(Event):
     """Tokens of their definitions."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class ToolsListed(Event):
     """The tool list a session handed out for one model request (``session.tools()``)."""
@@ -83,6 +113,7 @@ class ToolsListed(Event):
     the difference."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class CallStarted(Event):
     """A call entered the pipeline (a meta-tool's, or a tool's)."""
@@ -97,6 +128,7 @@ class CallStarted(Event):
     """Whether a meta-tool was called."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class CallFinished(Event):
     """A call left the pipeline: what it came to."""
@@ -127,6 +159,7 @@ class CallFinished(Event):
     """The class of the signal or cancellation that interrupted the call, or None."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class PolicyDenied(Event):
     """A call refused because the policy hides or denies its tool."""
@@ -137,6 +170,7 @@ class PolicyDenied(Event):
     """``not_permitted`` or ``tool_denied``."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class ApprovalAsked(Event):
     """A call that needs approval, before its approver answers."""
@@ -147,6 +181,7 @@ class ApprovalAsked(Event):
     """Why it needs approval."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class ApprovalAnswered(Event):
     """An approver's answer (a framework's pause is no answer yet: nothing is emitted)."""
@@ -158,6 +193,7 @@ class ApprovalAnswered(Event):
     approver answered in the tool's place)."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class ResultTruncated(Event):
     """A result cut (or summarised) to its budget."""
@@ -172,6 +208,7 @@ class ResultTruncated(Event):
     """``smart``, ``head``, ``tail`` or ``summary``."""
 
 
+@_filled_at_once
 @dataclass(frozen=True)
 class BudgetExhausted(Event):
     """The session's result budget is spent: results are cut harder from now on."""
