@@ -43,6 +43,10 @@ def _filled_at_once(cls: type[_E]) -> type[_E]:
     what the pipeline does for listeners. Equality, hashing, ``repr`` and immutability are the
     dataclass's own."""
     names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    if any(f.default_factory is not MISSING for f in fields(cls)):  # type: ignore[arg-type]
+        raise TypeError(
+            f"{cls.__name__}: a field with a default_factory needs the dataclass's own __init__"
+        )
     namespace: dict[str, Any] = {
         f"_default_{f.name}": f.default
         for f in fields(cls)  # type: ignore[arg-type]
