@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
 
-__all__ = ["manager", "run_at", "run_here"]
+__all__ = ["alternate", "manager", "run_at", "run_here"]
 
 
 def run_at(ref: str, module: str, function: str, *args: Any) -> Any:
@@ -43,6 +43,19 @@ def run_here(module: str, function: str, *args: Any) -> Any:
     """:func:`run_at` for this checkout as it is (uncommitted changes included): the same kind
     of fresh process, so rounds of both can alternate on equal terms."""
     return _run(str(ROOT), module, function, args)
+
+
+def alternate(
+    ref: str, module: str, function: str, *args: Any, rounds: int
+) -> tuple[list[Any], list[Any]]:
+    """``module.function(*args)`` with ``ref``'s core and with this checkout's, each in a fresh
+    process, alternating for ``rounds`` rounds (so a machine that other work slows for a while
+    skews neither side): (the reference's answers, this checkout's), one per round."""
+    theirs, ours = [], []
+    for _ in range(rounds):
+        theirs.append(run_at(ref, module, function, *args))
+        ours.append(run_here(module, function, *args))
+    return theirs, ours
 
 
 def _run(path: str, module: str, function: str, args: tuple[Any, ...]) -> Any:

@@ -42,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _reference import manager, run_at, run_here  # noqa: E402
+from _reference import alternate, manager  # noqa: E402
 from _results import write_results  # noqa: E402
 
 DOMAINS = ("crm", "files", "calendar", "email", "code", "payments", "analytics", "web")
@@ -176,10 +176,10 @@ def main() -> None:
     theirs: list[Any] = []
     ours: list[Any] = []
     if args.versus:
-        for _ in range(args.rounds):
-            theirs.append(run_at(args.versus, "policy_overhead", "measure_all", args.repeat))
-            ours.append(run_here("policy_overhead", "measure_all", args.repeat))
-        results = ours[len(ours) // 2]
+        theirs, ours = alternate(
+            args.versus, "policy_overhead", "measure_all", args.repeat, rounds=args.rounds
+        )
+        results = ours[len(ours) // 2]  # the table of one round (the middle one) of this checkout
     else:
         results = measure_all(args.repeat)
     print(f"{'catalog':<8} {'operation':<32} {'reference ms':>13} {'policy ms':>10} {'ratio':>7}")

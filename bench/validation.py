@@ -36,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _reference import manager, run_at, run_here  # noqa: E402
+from _reference import alternate, manager  # noqa: E402
 from _results import write_results  # noqa: E402
 
 SMALL = {
@@ -112,14 +112,9 @@ def _p50_p95(times: list[float]) -> tuple[float, float]:
     return statistics.median(times), times[int(len(times) * 0.95)]
 
 
-def rounds_of(ref: str, calls: int, rounds: int) -> tuple[list[Any], list[Any]]:
-    """:func:`measure` with ``ref``'s toolmgmt_core and with this checkout's, each in a fresh
-    subprocess, alternating for ``rounds`` rounds: (the reference's, this checkout's)."""
-    theirs, ours = [], []
-    for _ in range(rounds):
-        theirs.append(run_at(ref, "validation", "measure", calls))
-        ours.append(run_here("validation", "measure", calls))
-    return theirs, ours
+def _median(runs: list[Any], label: str, at: int) -> float:
+    """The median over rounds of ``label``'s p50 (``at`` 0) or p95 (1)."""
+    return statistics.median(run[label][at] for run in runs)
 
 
 def main() -> None:
@@ -129,7 +124,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of both")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    theirs, ours = rounds_of(args.reference, args.calls, args.rounds)
+    theirs, ours = alternate(
+        args.reference, "validation", "measure", args.calls, rounds=args.rounds
+    )
     print(
         f"p50 / p95 microseconds per call (median of {args.rounds} rounds); reference = "
         f"{args.reference}, {args.calls} calls\n"
@@ -138,19 +135,11 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     cases = []
     for label in ours[0]:
-
-        def median(runs: list[Any], at: int, label: str = label) -> float:
-            return statistics.median(run[label][at] for run in runs)
-
         ratio = statistics.median(
             mine[label][0] / old[label][0] for old, mine in zip(theirs, ours, strict=True)
         )
-        ref50, ref95, cur50, cur95 = (
-            median(theirs, 0),
-            median(theirs, 1),
-            median(ours, 0),
-            median(ours, 1),
-        )
+        ref50, ref95 = _median(theirs, label, 0), _median(theirs, label, 1)
+        cur50, cur95 = _median(ours, label, 0), _median(ours, label, 1)
         print(f"| {label} | {ref50:.0f} | {cur50:.0f} | {ratio:.2f} | {ref95:.0f} | {cur95:.0f} |")
         cases.append(
             {
