@@ -14,6 +14,7 @@ pytest.importorskip("langchain")
 
 from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
+from support.anthropic_edge import message_body  # noqa: E402
 from support.demo import demo_manager  # noqa: E402
 from toolmgmt_langchain import ToolManagerMiddleware  # noqa: E402
 
@@ -83,19 +84,8 @@ def test_chat_anthropic_gets_deferral_references_and_breakpoints() -> None:
     def answer(request: Any) -> Any:
         bodies.append(json.loads(request.content))
         content = answers[len(bodies) - 1]
-        return http.Response(
-            200,
-            json={
-                "id": f"msg_{len(bodies)}",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": content,
-                "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
-                "stop_sequence": None,
-                "usage": {"input_tokens": 10, "output_tokens": 5},
-            },
-        )
+        body = message_body(content, number=len(bodies), model="claude-sonnet-4-5")
+        return http.Response(200, json=body)
 
     model = ChatAnthropic(model="claude-sonnet-4-5", api_key="test", max_tokens=1024)
     model.__dict__["_client"] = anthropic.Anthropic(

@@ -17,6 +17,7 @@ pytest.importorskip("litellm")
 import httpx  # noqa: E402
 import litellm  # noqa: E402
 from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler  # noqa: E402
+from support.anthropic_edge import message_body  # noqa: E402
 from support.demo import demo_manager  # noqa: E402
 from support.openai_edge import async_client, tool_calls_message  # noqa: E402
 from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls  # noqa: E402
@@ -47,20 +48,8 @@ def _anthropic_edge(bodies: list[dict[str, Any]], script: list[list[dict[str, An
     def answer(request: httpx.Request) -> httpx.Response:
         bodies.append(json.loads(request.content))
         content = script[len(bodies) - 1]
-        stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
-        return httpx.Response(
-            200,
-            json={
-                "id": f"msg_{len(bodies)}",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": content,
-                "stop_reason": stop,
-                "stop_sequence": None,
-                "usage": {"input_tokens": 10, "output_tokens": 5},
-            },
-        )
+        body = message_body(content, number=len(bodies), model="claude-sonnet-4-5")
+        return httpx.Response(200, json=body)
 
     client = AsyncHTTPHandler()
     client.client = httpx.AsyncClient(transport=httpx.MockTransport(answer))

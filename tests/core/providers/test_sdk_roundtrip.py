@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.anthropic_edge import message_body
 
 from toolmgmt_core import Discovery, Tool, ToolCatalog
 from toolmgmt_core.providers import format_tools, strip_strict_nulls
@@ -68,18 +69,9 @@ def test_anthropic_client_native_request() -> None:
     session = _session()
     out = format_tools(session, "anthropic", native=True, cache_control=True)
     seen: list[dict[str, Any]] = []
-    answer = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-test",
-        "content": [
-            {"type": "tool_use", "id": "tu_1", "name": SENT_NAME, "input": {"city": "Oslo"}}
-        ],
-        "stop_reason": "tool_use",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 5},
-    }
+    answer = message_body(
+        [{"type": "tool_use", "id": "tu_1", "name": SENT_NAME, "input": {"city": "Oslo"}}]
+    )
     http = pytest.importorskip("httpx2")  # this anthropic SDK speaks httpx2
     client = anthropic.Anthropic(api_key="test", http_client=_client(answer, seen, http))
     message = client.messages.create(
@@ -252,20 +244,7 @@ def test_anthropic_client_deferral_with_toolmgmts_search() -> None:
 
     def handler(request: Any) -> Any:
         seen.append(json.loads(request.content))
-        content = answers[len(seen) - 1]
-        return http.Response(
-            200,
-            json={
-                "id": f"msg_{len(seen)}",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-test",
-                "content": content,
-                "stop_reason": "tool_use",
-                "stop_sequence": None,
-                "usage": {"input_tokens": 10, "output_tokens": 5},
-            },
-        )
+        return http.Response(200, json=message_body(answers[len(seen) - 1], number=len(seen)))
 
     client = anthropic.Anthropic(
         api_key="test", http_client=http.Client(transport=http.MockTransport(handler))
