@@ -328,16 +328,14 @@ class OtelListener:
         saved = event.flat_tokens - event.definition_tokens
         if saved > 0:
             self.saved_tokens.add(saved)
-        span = trace.get_current_span()
-        if span.is_recording():
-            span.add_event(
-                "toolmgmt.tools_listed",
-                {
-                    "toolmgmt.tools": event.tools,
-                    "toolmgmt.definition_tokens": event.definition_tokens,
-                    "toolmgmt.flat_tokens": event.flat_tokens,
-                },
-            )
+        _on_current(
+            "toolmgmt.tools_listed",
+            {
+                "toolmgmt.tools": event.tools,
+                "toolmgmt.definition_tokens": event.definition_tokens,
+                "toolmgmt.flat_tokens": event.flat_tokens,
+            },
+        )
 
     def _policy_denied(self, event: PolicyDenied) -> None:
         self.denials.add(1, {"gen_ai.tool.name": event.tool, "error.type": event.code})
