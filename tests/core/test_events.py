@@ -259,3 +259,29 @@ def test_reading_a_log_skips_what_is_not_a_record(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="Cannot read the usage log"):
         list(read_jsonl(tmp_path / "missing.jsonl"))
+
+
+def test_events_are_built_as_their_dataclass_would_and_stay_frozen() -> None:
+    """Events get a one-step ``__init__`` (``types._filled_at_once``): the same signature,
+    defaults, equality and immutability as the dataclass's own; a field with a
+    ``default_factory`` is refused, since that ``__init__`` does not run factories."""
+    import dataclasses
+
+    from toolmgmt_core.events.types import _filled_at_once
+
+    first = CallStarted("c", "lookup", "call_1", '{"id": 1}', True)
+    again = CallStarted(
+        conversation="c", tool="lookup", call_id="call_1", meta=True, arguments='{"id": 1}'
+    )
+    assert first == again and hash(first) == hash(again)
+    bare = CallStarted("c", "lookup", None)  # the fields' defaults
+    assert bare.arguments is None and bare.meta is False
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.tool = "other"  # type: ignore[misc]
+
+    @dataclasses.dataclass(frozen=True)
+    class Listed:
+        names: list[str] = dataclasses.field(default_factory=list)
+
+    with pytest.raises(TypeError, match="default_factory"):
+        _filled_at_once(Listed)
