@@ -173,6 +173,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="with --versus: rounds of both")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
     theirs: list[Any] = []
     ours: list[Any] = []
     if args.versus:

@@ -124,6 +124,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of both")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
     theirs, ours = alternate(
         args.reference, "validation", "measure", args.calls, rounds=args.rounds
     )
