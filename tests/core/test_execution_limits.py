@@ -11,7 +11,7 @@ import pytest
 
 from toolmgmt_core import Discovery, Tool, ToolCatalog, ToolManager
 from toolmgmt_core.calls.lanes import DEFAULT_TOOL_CONCURRENCY, MAX_SYNC_THREADS, hung_threads
-from toolmgmt_core.calls.sync import is_small
+from toolmgmt_core.calls.sync import _LANE_THREADS, is_small
 from toolmgmt_core.calls.validation import check_arguments
 
 
@@ -78,7 +78,7 @@ def test_calls_that_hang_across_many_tools_leave_a_bounded_number_of_threads() -
     release = threading.Event()
     tools = [Tool(f"hang_{i}", handler=lambda: release.wait(30), timeout=0.3) for i in range(40)]
     session = _session(*tools, Tool("healthy", handler=lambda: "fine", timeout=5))
-    before = threading.active_count()
+    before = set(threading.enumerate())
 
     async def scenario() -> tuple[list[Any], Any]:
         results: list[Any] = []
@@ -88,13 +88,20 @@ def test_calls_that_hang_across_many_tools_leave_a_bounded_number_of_threads() -
 
     try:
         results, healthy = asyncio.run(scenario())
-        left = threading.active_count() - before
+        started = [t.name for t in threading.enumerate() if t not in before]
         hung = hung_threads()
     finally:
         release.set()
     assert len(results) == 320
     assert {r.error.code for r in results} == {"timeout", "tool_unavailable"}
-    assert left <= MAX_SYNC_THREADS + 1, left  # and one of the healthy tool's
+    # Every thread the calls started: the handlers' (bounded here), and at most the work lanes'
+    # (a check that a loaded machine kept past ON_LOOP_SECONDS re-runs on its tool's work lane,
+    # at most _LANE_THREADS threads a tool); nothing else.
+    handlers = [n for n in started if n.startswith("toolmgmt-tool-")]
+    work = [n for n in started if n.startswith("toolmgmt-work-")]
+    assert len(handlers) <= MAX_SYNC_THREADS + 1, len(handlers)  # and one of the healthy tool's
+    assert sorted(handlers + work) == sorted(started), started
+    assert len(work) <= _LANE_THREADS * len(tools), len(work)
     assert sum(hung.values()) == MAX_SYNC_THREADS and set(hung) <= {t.name for t in tools}
     assert healthy.value == "fine"  # a tool holding no thread always gets one
     refused = [r for r in results if r.error.code == "tool_unavailable"]
