@@ -75,7 +75,8 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from toolmgmt_core.calls.budget import ResultBudget
+from toolmgmt_core.calls.budget import DEFAULT_MAX_RESULT_TOKENS, ResultBudget
+from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS
 from toolmgmt_core.embeddings.named import check_embedder_spec
 from toolmgmt_core.model.config import ConfigDocument, ConfigTable
 from toolmgmt_core.model.errors import ConfigError
@@ -165,10 +166,21 @@ class _Reader:
         self.base = base
 
     def read(self) -> GatewayConfig:
+        # Every problem of the file in one error: each upstream and section is checked even
+        # when one before it is wrong.
+        with self.document.collecting():
+            config = self._read()
+        if config is None:  # pragma: no cover - collecting() raised the problems it noted
+            raise self.document.error_type(f"{self.document.source}: not a gateway config.")
+        return config
+
+    def _read(self) -> GatewayConfig | None:
         root = self.document.root()
         for key in root:
             if key not in _SECTIONS:
-                raise root.fail(key, f"unknown section; valid sections: {', '.join(_SECTIONS)}.")
+                error = root.fail(key, f"unknown section; valid sections: {', '.join(_SECTIONS)}.")
+                if not self.document.note(error):
+                    raise error
         upstreams_table = root.table("upstreams")
         if not upstreams_table:
             raise root.fail(
@@ -176,11 +188,18 @@ class _Reader:
                 'at least one upstream is needed, e.g. [upstreams.notes] with command = "python" '
                 'and args = ["notes_server.py"], or url = "http://127.0.0.1:8765/mcp".',
             )
-        upstreams = tuple(self._upstream(upstreams_table, str(name)) for name in upstreams_table)
+        read = self.document.section
+        upstreams = tuple(
+            upstream
+            for name in upstreams_table
+            if (upstream := read(lambda n=str(name): self._upstream(upstreams_table, n), None))
+        )
         gateway_table = root.table("gateway", _GATEWAY_KEYS)
         gateway = self._gateway(gateway_table)
         policy_table = root.table("policy", ("allow", "deny", "quarantine", "trusted"))
         policy = self._policy(policy_table)
+        if self.document.has_problems:  # deny patterns are checked against every upstream
+            return None
         self._check_deny(policy_table, policy.deny, upstreams)
         clients = self._clients(gateway_table.table("clients"), upstreams)
         if clients and gateway.token is not None:
@@ -315,7 +334,7 @@ class _Reader:
             options["max_result_tokens"] = limit
         if table.get("session_result_budget") is not None:
             options["session_tokens"] = table.integer(
-                "session_result_budget", 0, low=1, high=100_000_000
+                "session_result_budget", MIN_RESULT_TOKENS, low=MIN_RESULT_TOKENS, high=100_000_000
             )
         return ResultBudget(**options)
 
@@ -445,4 +464,6 @@ class _Reader:
 def _optional_tokens(table: ConfigTable) -> int | None:
     if table.get("max_result_tokens") is None:
         return None
-    return table.integer("max_result_tokens", 0, low=1, high=10_000_000)
+    # The core's floor (ResultBudget's): a value the check passes is one the gateway runs with.
+    low = MIN_RESULT_TOKENS
+    return table.integer("max_result_tokens", DEFAULT_MAX_RESULT_TOKENS, low=low, high=10_000_000)

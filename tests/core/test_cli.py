@@ -165,7 +165,8 @@ def test_browse_levels(capsys: pytest.CaptureFixture[str], shared_demo: ToolCata
     assert [t["name"] for t in data["tools"]] == [t.name for t in shared_demo if t.domain == "crm"]
 
     code, out, _ = run(capsys, "browse", "crm", "deals")
-    names = [line.split()[0] for line in out.splitlines()[2:]]
+    rows = [line for line in out.splitlines()[2:] if not line[:1].isspace()]  # not wrapped text
+    names = [line.split()[0] for line in rows]
     assert code == 0 and names and all(n.startswith("crm_") for n in names)
     assert "crm_update_deal_stage" in names and "crm_search_contacts" not in names
 
@@ -518,3 +519,23 @@ def test_report_counts_with_the_chosen_encoding(
         assert summary["definition tokens (all tools, flat)"] == tokens
     code, _, err = run(capsys, "report", "--catalog", path, "--encoding", "nope")
     assert code == 2 and "Unknown encoding 'nope'. Known: cl100k_base" in err
+
+
+def test_lint_wraps_its_findings_to_the_terminal_and_cuts_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolmgmt_core.cli.commands import load_catalog
+    from toolmgmt_core.lint import lint_catalog
+
+    tool = {"name": "do_thing", "description": "x", "parameters": {"type": "object"}}
+    path = write_json(tmp_path, [tool])
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "lint", "--catalog", path)
+    assert code == 0 and "…" not in out
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+    column = out.splitlines()[0].index("finding")
+    text = " ".join(line[column:].strip() for line in out.splitlines()[2:])
+    findings = lint_catalog(load_catalog(path))
+    assert len(findings) >= 3
+    for finding in findings:  # every word of every message and fix, in order
+        assert " ".join(f"{finding.message} Fix: {finding.hint}".split()) in text

@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -209,3 +211,27 @@ def test_the_estimate_is_a_tokenizer(text: str) -> None:
     assert len(ids) == approx.count(text) == count_tokens(text, approx)
     real = len(get_encoding("o200k_base", fallback=False).encode_ordinary(text))
     assert 0.6 * real <= approx.count(text) <= 1.6 * real
+
+
+def test_offline_without_any_file_warns_in_one_short_line_once(tmp_path: Path) -> None:
+    """A single-extra install offline: one short line naming the fix, not a paragraph, and not
+    once per encoding or per count (issue 34)."""
+    script = (
+        "import sys; sys.modules['litellm'] = None\n"
+        "from toolmgmt_core.model.tokens import count_tokens\n"
+        "print(count_tokens('hello world'), count_tokens('again', 'cl100k_base'))\n"
+    )
+    env = {
+        **os.environ,
+        "TIKTOKEN_CACHE_DIR": str(tmp_path),
+        "TOOLMGMT_TIKTOKEN_OFFLINE": "1",
+    }
+    env.pop("TOOLMGMT_TIKTOKEN_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert len(lines[0]) <= 200, lines[0]
+    assert "estimate" in lines[0] and "TOOLMGMT_TIKTOKEN_DIR" in lines[0]

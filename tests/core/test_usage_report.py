@@ -91,6 +91,20 @@ def test_usage_needs_one_source(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert "redis://" in capsys.readouterr().err
 
 
+def test_a_file_that_is_not_a_usage_log_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Meeting notes\n- ship the gateway\n{\"a\": 1}\n", encoding="utf-8")
+    assert main(["usage", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert f"{notes}: not a usage log" in err and '"event"' in err
+    empty = tmp_path / "usage.jsonl"  # a log nothing was written to yet is a log
+    empty.write_text("", encoding="utf-8")
+    assert main(["usage", str(empty), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["records"] == 0
+
+
 def test_the_arithmetic_on_hand_made_records() -> None:
     records = [
         {"event": "search", "time": 1, "conversation": "a", "hits": ["x", "y"]},

@@ -7,6 +7,7 @@ import argparse
 import json
 import shutil
 import sys
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
@@ -110,8 +111,12 @@ def _width() -> int:
     return max(60, shutil.get_terminal_size((120, 24)).columns)
 
 
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken between words (a word longer
+    than a line is broken inside): nothing is cut off."""
+    if len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
 
 
 def print_table(
@@ -121,7 +126,8 @@ def print_table(
     out: TextIO | None = None,
     align: Sequence[str] | None = None,
 ) -> None:
-    """Print an aligned plain-text table; the last column is cut to the terminal width.
+    """Print an aligned plain-text table; the last column is wrapped to the terminal width
+    (its further lines start under it), never cut.
 
     Args:
         columns: header names.
@@ -146,11 +152,14 @@ def print_table(
     sides = list(align) if align else [">" if numeric[i] else "<" for i in range(len(columns))]
 
     def line(cells: Sequence[str]) -> str:
-        parts = []
-        for i, cell in enumerate(cells):
-            cell = _fit(cell, widths[i]) if i == len(cells) - 1 else cell
-            parts.append(cell.rjust(widths[i]) if sides[i] == ">" else cell.ljust(widths[i]))
-        return "  ".join(parts).rstrip()
+        sided = zip(cells, widths, sides, strict=False)
+        parts = [c.rjust(w) if side == ">" else c.ljust(w) for c, w, side in sided]
+        lines = _wrap(cells[-1], widths[-1])
+        if len(lines) == 1:
+            return "  ".join(parts).rstrip()
+        indent = " " * (sum(widths[:-1]) + 2 * (len(widths) - 1))
+        head = "  ".join([*parts[:-1], lines[0]])
+        return "\n".join([head, *(indent + more for more in lines[1:])])
 
     print(line(list(columns)), file=out)
     print("  ".join("-" * w for w in widths), file=out)

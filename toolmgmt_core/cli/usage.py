@@ -75,10 +75,28 @@ def _records(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
         raise CliError(str(exc)) from exc
 
 
+def _refuse_if_not_a_log(path: str) -> None:
+    """An empty log is a log with nothing in it yet; a file with text and no record in it is
+    some other file, named by mistake (``toolmgmt usage notes.txt``): a usage error.
+
+    Raises:
+        CliError: the file holds text but no usage record.
+    """
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        text = handle.read(64 * 1024)
+    if text.strip():
+        raise CliError(
+            f"{path}: not a usage log: no line of it is a usage record (a JSON object with an "
+            '"event" name, one a line, as a JsonlListener or StoreListener writes them).'
+        )
+
+
 def run_usage(args: argparse.Namespace) -> int:
     from toolmgmt_core.cli.commands import load_catalog
 
     records = list(_records(args))
+    if args.file is not None and not records:
+        _refuse_if_not_a_log(args.file)
     catalog = load_catalog(args.catalog)
     report = usage_report(records, [tool.name for tool in catalog])
     if args.plot:

@@ -13,7 +13,9 @@ range, is reported the same way::
 
 that is ``file:line: key.path: problem``, where the line is the one that sets the key (found
 by :mod:`toolmgmt_core.model.config_lines`; left out when the key is not in the file) and the
-key path is left out when the problem is the whole file's. Usage::
+key path is left out when the problem is the whole file's. Within
+:meth:`ConfigDocument.collecting`, an accessor's problem is noted and its default used, so one
+error lists every problem of the file, by line. Usage::
 
     document = ConfigDocument.read("gateway.toml", what="gateway config")
     gateway = document.root().table("gateway", keys={"port", "token", "token_env"})
@@ -28,11 +30,12 @@ import math
 import os
 import re
 import sys
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
-from toolmgmt_core.model.config_lines import KeyPath, key_lines
+from toolmgmt_core.model.config_lines import KeyPath, key_lines, key_path
 from toolmgmt_core.model.errors import ConfigError, ToolmgmtError
 
 if sys.version_info >= (3, 11):
@@ -53,19 +56,6 @@ _Choice = TypeVar("_Choice", bound=str)
 _REQUIRED: Any = object()
 _TOML_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
-
-
-def key_path(path: KeyPath) -> str:
-    """A key path as written in messages: ``upstreams.notes.timeout``, ``policies[1].deny``."""
-    text = ""
-    for part in path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            bare = re.fullmatch(r"[A-Za-z0-9_-]+", part)
-            shown = part if bare else json.dumps(part, ensure_ascii=False)
-            text += f".{shown}" if text else shown
-    return text
 
 
 def config_problem(source: str, problem: str, path: KeyPath = (), line: int | None = None) -> str:
@@ -113,6 +103,7 @@ class ConfigDocument:
         self.error_type = error
         self.depth = depth
         self._lines: dict[KeyPath, int] | None = None
+        self._noted: list[tuple[int, str]] | None = None
 
     @classmethod
     def read(
@@ -224,6 +215,44 @@ class ConfigDocument:
         """The exception to raise for ``problem`` at ``path`` (see :meth:`problem`)."""
         return self.error_type(self.problem(path, problem))
 
+    @contextmanager
+    def collecting(self) -> Iterator[None]:
+        """Note every problem of the block, then raise the document's error listing them all,
+        one a line, by line number (a noted value takes its default; a raised one ends it)."""
+        self._noted = []
+        try:
+            yield
+        except self.error_type as exc:
+            self.note(exc)
+        finally:
+            noted, self._noted = self._noted, None
+        if noted:
+            lines = sorted(dict.fromkeys(noted), key=lambda item: item[0])
+            raise self.error_type("\n".join(message for _, message in lines))
+
+    @property
+    def has_problems(self) -> bool:
+        """Whether the current :meth:`collecting` block noted a problem."""
+        return bool(self._noted)
+
+    def note(self, error: ToolmgmtError) -> bool:
+        """Note ``error`` when collecting (and say so); False: the caller raises it."""
+        if self._noted is None:
+            return False
+        line = re.match(rf"{re.escape(self.source)}:(\d+):", str(error))
+        self._noted.append((int(line.group(1)) if line else 0, str(error)))
+        return True
+
+    def section(self, read: Callable[[], _Default], fallback: _Default) -> _Default:
+        """``read()``; when collecting, a problem it raises is noted and ``fallback`` returned,
+        so the sections after it are still checked."""
+        try:
+            return read()
+        except self.error_type as exc:
+            if not self.note(exc):
+                raise
+            return fallback
+
     def root(self, keys: Collection[str] | None = None) -> ConfigTable:
         """The top of the document as a table.
 
@@ -261,7 +290,7 @@ class ConfigTable(Mapping[str, Any]):
         if keys is not None:
             for key in body:
                 if key not in keys:
-                    raise self.fail(key, f"unknown key; valid keys: {', '.join(keys)}.")
+                    self._bad(key, f"unknown key; valid keys: {', '.join(keys)}.", None)
 
     def __getitem__(self, key: str) -> Any:
         return self.body[key]
@@ -275,6 +304,14 @@ class ConfigTable(Mapping[str, Any]):
     def fail(self, key: str | int | None, problem: str) -> ToolmgmtError:
         """The error for ``problem`` at ``key`` of this table (None: the table itself)."""
         return self.document.error(self.path if key is None else (*self.path, key), problem)
+
+    def _bad(self, key: str, problem: str, fallback: _Default) -> _Default:
+        """Raise the error for ``problem`` at ``key``, or, when collecting, note it and go on
+        with ``fallback``."""
+        error = self.fail(key, problem)
+        if not self.document.note(error):
+            raise error
+        return fallback
 
     def table(
         self, key: str, keys: Collection[str] | None = None, *, value: Any = _REQUIRED
@@ -320,7 +357,9 @@ class ConfigTable(Mapping[str, Any]):
             return default
         value = self._get(key, default)
         if not isinstance(value, str) or not value:
-            raise self.fail(key, f"must be a non-empty string, got {value!r}.")
+            if default is _REQUIRED:
+                raise self.fail(key, f"must be a non-empty string, got {value!r}.")
+            return self._bad(key, f"must be a non-empty string, got {value!r}.", default)
         return value
 
     @overload
@@ -333,14 +372,15 @@ class ConfigTable(Mapping[str, Any]):
             return default
         value = self.body[key]
         if value not in choices:
-            raise self.fail(key, f"must be {_choices(choices)}, got {value!r}.")
+            return self._bad(key, f"must be {_choices(choices)}, got {value!r}.", default)
         return value
 
     def integer(self, key: str, default: int, *, low: int, high: int) -> int:
         """A whole number from ``low`` to ``high`` (``default`` when absent)."""
         value = self.body.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(key, f"must be a whole number from {low} to {high}, got {value!r}.")
+            problem = f"must be a whole number from {low} to {high}, got {value!r}."
+            return self._bad(key, problem, default)
         return value
 
     def seconds(self, key: str, default: float, *, allow_zero: bool = False) -> float:
@@ -349,14 +389,14 @@ class ConfigTable(Mapping[str, Any]):
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not number or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
             floor = "0 or more" if allow_zero else "more than 0"
-            raise self.fail(key, f"must be a number of seconds, {floor}, got {value!r}.")
+            return self._bad(key, f"must be a number of seconds, {floor}, got {value!r}.", default)
         return float(value)
 
     def boolean(self, key: str, default: bool) -> bool:
         """``true`` or ``false`` (``default`` when absent)."""
         value = self.body.get(key, default)
         if not isinstance(value, bool):
-            raise self.fail(key, f"must be true or false, got {value!r}.")
+            return self._bad(key, f"must be true or false, got {value!r}.", default)
         return value
 
     def strings(
@@ -368,7 +408,7 @@ class ConfigTable(Mapping[str, Any]):
         if single and isinstance(value, str):
             return (value,)
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise self.fail(key, f"must be a list of {of}, got {value!r}.")
+            return self._bad(key, f"must be a list of {of}, got {value!r}.", tuple(default))
         return tuple(value)
 
     def string_map(self, key: str) -> dict[str, str]:

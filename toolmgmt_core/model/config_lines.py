@@ -24,12 +24,26 @@ else:  # pragma: no cover - Python 3.10
 __all__ = [
     "KeyPath",
     "key_lines",
+    "key_path",
 ]
 
 KeyPath = tuple[str | int, ...]
 """Keys of tables (str) and indexes of lists (int, from 0), from the top of a document."""
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def key_path(path: KeyPath) -> str:
+    """A key path as written in messages: ``upstreams.notes.timeout``, ``policies[1].deny``."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            shown = part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=False)
+            text += f".{shown}" if text else shown
+    return text
+
 _SPACE = " \t"
 _SCALAR_END = ",]}#\r\n"
 _TOML_STRINGS = (

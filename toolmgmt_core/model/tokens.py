@@ -249,8 +249,26 @@ def _cached_encoding(name: str, fallback: bool) -> Encoding:
     except TokenizerUnavailableError as exc:
         if not fallback or str(exc).startswith("Unknown encoding"):
             raise
-        logger.warning("toolmgmt: %s Counting tokens with an estimate (ApproxEncoding).", exc)
+        _warn_estimate(name, exc)
         return ApproxEncoding(f"approx:{name}")
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_estimate(name: str, exc: TokenizerUnavailableError) -> None:
+    """One short line, once a process, naming the fix; where it looked is for the debug log
+    (a single-extra install offline would otherwise print a paragraph on every run)."""
+    logger.debug("%s", exc)
+    if _WARNED:
+        return
+    _WARNED.add(name)
+    logger.warning(
+        "token counts are estimates: no %s encoding file here (offline?). Fix: set "
+        "TOOLMGMT_TIKTOKEN_DIR to a folder holding it, or install the litellm extra, which "
+        "bundles it.",
+        name,
+    )
 
 
 def get_encoding(name: str = DEFAULT_ENCODING, *, fallback: bool = True) -> Encoding:

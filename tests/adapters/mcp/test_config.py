@@ -102,7 +102,10 @@ def test_json_is_accepted_with_every_upstream_key(tmp_path: Path, monkeypatch) -
             5,
             "more than 0",
         ),
-        ("[gateway]\nsession_result_budget = 0\n[upstreams.a]\ncommand = 'x'\n", 2, "1 to"),
+        ("[gateway]\nsession_result_budget = 0\n[upstreams.a]\ncommand = 'x'\n", 2, "16 to"),
+        # the check's floor is the core's: a value it passes is one the gateway starts with
+        ("[gateway]\nmax_result_tokens = 5\n[upstreams.a]\ncommand = 'x'\n", 2, "16 to"),
+        ("[upstreams.a]\ncommand = 'x'\nmax_result_tokens = 15\n", 3, "16 to"),
         ("[upstreams.a]\ncommand = 'x'\n[search]\nembedder = 'minilm'\n", 4, "onnx:<folder>"),
         ("[upstreams.a]\ncommand = 'x'\n[search]\nembedder = 'onnx:'\n", 4, "names no model"),
         ("[upstreams.a]\ncommand = 'x'\n[search]\nembedder = 'a b:c'\n", 4, "neither a kind"),
@@ -122,6 +125,31 @@ def test_bad_values_name_file_line_and_problem(
     message = str(caught.value)
     assert message.startswith(f"{file}:{line}:" if line else f"{file}:")
     assert problem in message
+
+
+def test_every_problem_of_a_file_is_reported_at_once(tmp_path: Path) -> None:
+    file = tmp_path / "gateway.toml"
+    file.write_text(
+        "[gateway]\nport = 'eighty'\nmax_result_tokens = 5\n\n[upstreams.a]\ncommand = 'x'\n"
+        "timeout = 0\n\n[upstreams.b]\nurl = 'ftp://h'\n[extra]\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(file)
+    lines = str(caught.value).splitlines()
+    assert [line.split(": ")[0] for line in lines] == [
+        f"{file}:{n}" for n in (2, 3, 7, 10, 11)
+    ], lines
+    assert "whole number from 0 to 65535" in lines[0] and "unknown section" in lines[-1]
+
+
+def test_the_least_result_budget_the_check_passes_starts(tmp_path: Path) -> None:
+    file = tmp_path / "gateway.toml"
+    file.write_text("[gateway]\nmax_result_tokens = 16\n[upstreams.a]\ncommand = 'x'\n")
+    config = load_config(file)
+    assert config.gateway.results.max_result_tokens == 16
+    from toolmgmt_core import ResultBudget
+
+    assert ResultBudget(max_result_tokens=config.gateway.results.max_result_tokens)
 
 
 def test_syntax_errors_give_the_parser_position(tmp_path: Path) -> None:
