@@ -13,10 +13,19 @@ import json
 import os
 import platform
 import subprocess
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESULTS_DIR", "machine", "read_results", "stamp", "write_results"]
+__all__ = [
+    "PEERS",
+    "RESULTS_DIR",
+    "machine",
+    "peer_versions",
+    "read_results",
+    "stamp",
+    "write_results",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -31,6 +40,21 @@ def _git(*args: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return out.stdout.strip()
+
+
+PEERS = ("bm25s", "rank-bm25", "sentence-transformers", "torch", "onnxruntime")
+"""The libraries benchmarks compare against: a peer's figure means little without its version."""
+
+
+def peer_versions() -> dict[str, str]:
+    """The installed version of each of :data:`PEERS` (those not installed are left out)."""
+    versions = {}
+    for name in PEERS:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
 
 
 def machine() -> dict[str, Any]:
@@ -63,6 +87,7 @@ def stamp(name: str) -> dict[str, Any]:
         ),
         "date": datetime.date.today().isoformat(),
         "machine": machine(),
+        "peers": peer_versions(),
     }
 
 

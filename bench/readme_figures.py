@@ -17,7 +17,8 @@ and :func:`renders` adds the provenance line (timing blocks add the load average
 figures of a busy machine are noisy). ``--show NAME`` prints one block, to place it in the
 README.
 
-The documents are the README, docs/deploy.md, docs/cost.md and docs/observability.md
+The documents are the README, docs/deploy.md, docs/cost.md, docs/observability.md and
+docs/performance.md
 (:data:`DOCUMENTS`).
 
 Run: ``python bench/readme_figures.py [--check] [--readme FILE] [--show NAME]``.
@@ -43,6 +44,7 @@ DOCUMENTS = (
     ROOT / "docs" / "deploy.md",
     ROOT / "docs" / "cost.md",
     ROOT / "docs" / "observability.md",
+    ROOT / "docs" / "performance.md",
 )
 """The documents whose figure blocks this script writes (all of them unless ``--readme``)."""
 BLOCK = re.compile(
@@ -54,18 +56,19 @@ RENDERERS: dict[str, Renderer] = {}
 
 
 def renders(
-    name: str, *, results: str | None = None, timed: bool = False
+    name: str, *, results: str | None = None, timed: bool = False, peers: Sequence[str] = ()
 ) -> Callable[[Callable[[dict[str, Any]], str]], Renderer]:
     """Register a function from a results file's figures to the block ``name``'s tables.
 
     The block is what it returns, then the provenance line (:func:`_source`) of
-    ``bench/results/<results or name>.json``; ``timed`` adds the load average to that line.
+    ``bench/results/<results or name>.json``; ``timed`` adds the load average to that line,
+    ``peers`` the versions of the libraries the block compares against.
     """
 
     def register(fn: Callable[[dict[str, Any]], str]) -> Renderer:
         def render_block(folder: Path) -> str:
             data = read_results(results or name, folder)
-            return fn(data["figures"]) + "\n" + _source(data, load=timed)
+            return fn(data["figures"]) + "\n" + _source(data, load=timed, peers=peers)
 
         render_block.__doc__ = fn.__doc__
         RENDERERS[name] = render_block
@@ -82,11 +85,12 @@ def _pct(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 
-def _source(*results: dict[str, Any], load: bool = False) -> str:
+def _source(*results: dict[str, Any], load: bool = False, peers: Sequence[str] = ()) -> str:
     """The provenance line under a block: which script, commit and machine.
 
     ``load`` adds the machine's load average (1 minute) when the file was written: times
-    measured on a busy machine say so.
+    measured on a busy machine say so. ``peers``: the versions of these libraries the file
+    recorded (a file from before versions were recorded says so).
     """
     parts = []
     for data in results:
@@ -95,9 +99,14 @@ def _source(*results: dict[str, Any], load: bool = False) -> str:
         busy = ""
         if load and machine.get("load_average"):
             busy = f" at load {machine['load_average'][0]:.1f}"
+        recorded = data.get("peers", {})
+        versions = "".join(
+            f", {peer} {recorded.get(peer, '(version not recorded)')}" for peer in peers
+        )
         parts.append(
             f"`bench/{data['bench']}.py` at {data['commit'][:8]}{dirty}, {data['date']}, "
-            f"{machine['cpus']} CPUs{busy} ({machine['processor']}, Python {machine['python']})"
+            f"{machine['cpus']} CPUs{busy} ({machine['processor']}, Python {machine['python']}"
+            f"{versions})"
         )
     return "<sub>Measured by " + "; ".join(parts) + ".</sub>\n"
 
@@ -208,7 +217,7 @@ CONVERSATION_DESIGNS = {
     "search": '**search** (`mode="search"`: native deferral, toolmgmt\'s search)',
     "search-listed": "search, `native=False` (stable list + `call_tool`; any provider)",
     "search-3": "search, 3 results a search",
-    "search-append": "search, growing list (`Search(appends=True)`, the former default)",
+    "search-append": "search, growing list (`Search(appends=True)`: found tools join the list)",
     "gateway": "gateway",
     "lazy": "lazy",
     "native": "provider's own tool search (`native=True`)",
@@ -341,7 +350,7 @@ def render_conversation_breakpoints(figures: dict[str, Any]) -> str:
     )
 
 
-@renders("search_speed", timed=True)
+@renders("search_speed", timed=True, peers=("bm25s",))
 def render_search_speed(figures: dict[str, Any]) -> str:
     """Index build and keyword search latency at 1k/10k/100k tools, against raw bm25s."""
     return _rows(
@@ -460,7 +469,7 @@ def render_admission(figures: dict[str, Any]) -> str:
     return _table(header, rows)
 
 
-@renders("embed_speed", timed=True)
+@renders("embed_speed", timed=True, peers=("sentence-transformers", "torch", "onnxruntime"))
 def render_embed_speed(figures: dict[str, Any]) -> str:
     """Query embedding latency and pool embedding time per runtime, against torch."""
     return _rows(
@@ -668,14 +677,14 @@ def _rankers(figures: dict[str, Any], metrics: dict[str, str]) -> str:
     )
 
 
-@renders("retrieval_dev")
+@renders("retrieval_dev", peers=("rank-bm25", "bm25s"))
 def render_retrieval_dev(figures: dict[str, Any]) -> str:
     """Retrieval on the BFCL dev split: every ranker, the baselines first."""
     metrics = {"R@1": "R@1", "R@5": "R@5", "R@10": "R@10", "MRR": "MRR"}
     return _rankers(figures, {**metrics, "all@5": f"all@5 ({figures['multi']} multi-tool)"})
 
 
-@renders("retrieval_live")
+@renders("retrieval_live", peers=("rank-bm25", "bm25s"))
 def render_retrieval_live(figures: dict[str, Any]) -> str:
     """Retrieval on real users' requests (BFCL live, the published half): strict and name-level
     figures for every ranker, then toolmgmt's per category."""

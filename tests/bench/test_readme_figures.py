@@ -28,7 +28,8 @@ def _bench(name: str) -> ModuleType:
 
 
 @pytest.mark.parametrize(
-    "document", ["README.md", "docs/deploy.md", "docs/cost.md", "docs/observability.md"]
+    "document",
+    ["README.md", "docs/deploy.md", "docs/cost.md", "docs/observability.md", "docs/performance.md"],
 )
 def test_every_figure_block_is_what_the_results_give(document: str) -> None:
     figures = _bench("readme_figures")
