@@ -13,8 +13,10 @@ offline). Markers in an HTML comment right above a fence:
   server; ``$TOOLMGMT_GATEWAY_URL``), or a real embedding model (``embedding`` marker: CI's
   embedding step). A missing engine skips the block, or fails it with
   ``TOOLMGMT_REQUIRE_ENGINES=1``.
-- ``<!-- continues -->`` (or a first line ``# continues ...``): the block goes on from the
-  previous Python block of the same page, and runs joined to it.
+- A first line ``# continues ...`` (visible on the rendered page, so a reader knows the block
+  is not whole): the block goes on from the previous Python block of the same page, and runs
+  joined to it. An HTML ``<!-- continues -->`` marker is refused: it is invisible when the page
+  is rendered, so a reader copying the block alone gets a NameError.
 
 A ``# -> text`` comment states what the line prints: ``text`` must appear in the output
 (``...`` stands for anything). Shell blocks: every ``toolmgmt`` command parses with the real
@@ -83,18 +85,18 @@ def read_blocks(page: Path) -> list[Block]:
         end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "```"), None)
         assert end is not None, f"{page.name}:{i + 1}: a fence that never closes"
         needs: set[str] = set()
-        continues = False
         above = i - 1
         while above >= 0 and (marker := _MARKER.match(lines[above].strip())):
-            if marker.group(1) == "continues":
-                continues = True
-            else:
-                needs |= set(marker.group(1).removeprefix("needs:").split())
+            assert marker.group(1) != "continues", (
+                f"{page.name}:{i + 1}: <!-- continues --> is invisible when rendered; make the "
+                "block whole, or start it with a visible '# continues the example above' line"
+            )
+            needs |= set(marker.group(1).removeprefix("needs:").split())
             above -= 1
         unknown = needs - set(SERVICES)
         assert not unknown, f"{page.name}:{i + 1}: unknown needs {unknown}; valid: {SERVICES}"
         code = "\n".join(lines[i + 1 : end]) + "\n"
-        continues = continues or bool(re.match(r"#\s*continues\b", code))
+        continues = bool(re.match(r"#\s*continues\b", code))
         language = lines[i][3:].strip()
         blocks.append(Block(page, i + 1, language, code, frozenset(needs), continues))
         i = end + 1
@@ -154,20 +156,24 @@ def _param(example: Example) -> Any:
 def test_markers_and_continued_blocks_are_read(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
-        "# A\n\n```python\nx = 1\n```\n\ntext\n\n<!-- continues -->\n```python\ny = x + 1\n```\n"
+        "# A\n\n```python\nx = 1\n```\n\ntext\n\n```python\n# continues: y\ny = x + 1\n```\n"
         "\n<!-- needs: redis -->\n<!-- needs: postgres -->\n```python\nz = 3\n```\n\n"
         "```python\n# continues the example above\nprint(z)\n```\n\n```bash\nls\n```\n",
         encoding="utf-8",
     )
     examples = python_examples([page])
     assert [e.code for e in examples] == [
-        "x = 1\n\ny = x + 1\n",
+        "x = 1\n\n# continues: y\ny = x + 1\n",
         "z = 3\n\n# continues the example above\nprint(z)\n",
     ]
     assert examples[1].needs == {"redis", "postgres"} and examples[0].needs == set()
     assert [b.language for b in read_blocks(page)][-1] == "bash"
     page.write_text("<!-- needs: mongodb -->\n```python\n```\n", encoding="utf-8")
     with pytest.raises(AssertionError, match="unknown needs"):
+        read_blocks(page)
+    # a continuation only an HTML comment announces is invisible on the rendered page
+    page.write_text("```python\nx = 1\n```\n\n<!-- continues -->\n```python\nx\n```\n")
+    with pytest.raises(AssertionError, match="invisible when rendered"):
         read_blocks(page)
 
 

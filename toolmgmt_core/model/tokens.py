@@ -224,12 +224,13 @@ def _load_tiktoken(name: str) -> Encoding:
                 raise TokenizerUnavailableError(
                     f"The {name} encoding file ({key}) is in none of these folders: {searched}; "
                     f"and {reason}. Set TOOLMGMT_TIKTOKEN_DIR to a folder holding it, or "
-                    'install litellm ("toolmgmt[litellm]"), which bundles it.'
+                    'install the litellm extra (pip install -e ".[litellm]"), which bundles it.'
                 ) from exc
         raise TokenizerUnavailableError(
             f"The {name} encoding file ({key}) is in none of these folders: {searched}; and "
             "downloading is off (TOOLMGMT_TIKTOKEN_OFFLINE). Set TOOLMGMT_TIKTOKEN_DIR to a "
-            'folder holding it, or install litellm ("toolmgmt[litellm]"), which bundles it.'
+            'folder holding it, or install the litellm extra (pip install -e ".[litellm]"), which '
+            'bundles it.'
         )
 
     with _LOCK:

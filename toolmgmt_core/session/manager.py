@@ -38,14 +38,19 @@ class ToolManager:
 
         manager = ToolManager(catalog, mode="search", always_on=["get_time"])
         session = manager.session()
-        request_tools = session.tools()              # meta-tools + always-on + loaded
+        request_tools = session.tools()    # tool_search, call_tool, always-on: every step
         result = await session.call("tool_search", {"query": "send an email"})
-        result = await session.call("send_email", {"to": ["a@b.c"], "subject": "Hi"})
+        result = await session.call(
+            "call_tool", {"tool_name": "send_email", "arguments": {"to": ["a@b.c"]}}
+        )
+        messages.append({"role": "tool", "content": result.content})  # a ToolResult
 
     Args:
         catalog: the tools (and the tokenizer everything is measured in, ``catalog.encoding``).
-        mode: a mode (:mod:`toolmgmt_core.session.modes`) or its name: ``"search"`` (a
-            ``tool_search`` meta-tool; found tools join the list), ``"gateway"``
+        mode: a mode (:mod:`toolmgmt_core.session.modes`) or its name: ``"search"``
+            (``tool_search`` answers with the found tools' definitions and ``call_tool`` runs
+            them; the list stays the same all conversation, so a prompt cache holds;
+            ``Search(appends=True)`` adds found tools to the list instead), ``"gateway"``
             (``discover_tools`` / ``get_tool_schema`` / ``execute_tool`` only), ``"lazy"``
             (every tool by name and description, parameters on request), ``"flat"`` (every
             tool) or ``"auto"`` (flat below a threshold, search beyond; ``Auto(...)`` sets it).
@@ -58,7 +63,7 @@ class ToolManager:
             policy steps), or a profile name alone.
         approval: which calls need approval and who decides: an
             :class:`~toolmgmt_core.Approval` or its callback alone. By default tools annotated
-            destructive need approval at every door; with no callback and no framework
+            destructive need approval however they are called; with no callback and no framework
             approver, such calls are refused.
         results: result budgets and truncation (:class:`~toolmgmt_core.ResultBudget`).
         execution: how calls run (:class:`~toolmgmt_core.Execution`: the default timeout).
