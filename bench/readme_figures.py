@@ -314,6 +314,34 @@ def render_conversation_caching(figures: dict[str, Any]) -> str:
     return _rows([d for d in PICK_DESIGNS if any(k[0] == d for k in rows)], columns)
 
 
+@renders("conversation_tasks")
+def render_conversation_tasks(figures: dict[str, Any]) -> str:
+    """The search mode's bill for the conversation task as measured (two of its ten calls are
+    tools the catalog lists up front, called without a search) and for the same calls with
+    none of them listed up front, against flat + truncation, at the demo size."""
+    rows = {(r["task"], r["design"], r["provider"]): r for r in figures["rows"]}
+    tasks = {
+        "listed": "the task above: 2 of its 10 calls listed up front",
+        "unlisted": "the same 10 calls, none listed up front (a search for each)",
+    }
+
+    def ratio(design: str, provider: str, rules: str | None) -> Cell:
+        def cell(task: str) -> str:
+            row, ref = rows[(task, design, provider)], rows[(task, "flat", provider)]
+            if rules is None:
+                return _ratio(row["input_tokens"] / ref["input_tokens"])
+            return _ratio(row["vs_flat"][rules])
+
+        return cell
+
+    columns: dict[str, Cell] = {"search mode, 151 tools": tasks.__getitem__}
+    for design, name in (("search", "native"), ("search-listed", "`native=False`")):
+        columns[f"{name}: no caching"] = ratio(design, "anthropic", None)
+        columns[f"{name}: Anthropic caching"] = ratio(design, "anthropic", "anthropic")
+        columns[f"{name}: OpenAI caching"] = ratio(design, "openai-responses", "openai-prefix")
+    return _rows([t for t in tasks if any(k[0] == t for k in rows)], columns)
+
+
 @renders("conversation_batched", results="conversation")
 def render_conversation_batched(figures: dict[str, Any]) -> str:
     """As ``conversation``, with a model that searches every need of the user's message at

@@ -169,6 +169,11 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("rows", 22, "vs_flat", "openai"),
         ("rows", 47, "vs_flat", "openai-prefix"),
     ],
+    "conversation_tasks": [
+        ("rows", 1, "vs_flat", "anthropic"),
+        ("rows", 7, "vs_flat", "anthropic"),
+        ("rows", 10, "vs_flat", "openai-prefix"),
+    ],
     "conversation_caching": [
         ("rows", 3, "vs_flat", "anthropic"),
         ("rows", 3, "input_tokens"),
