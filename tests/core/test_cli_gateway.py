@@ -84,3 +84,53 @@ def test_bad_gateway_config_names_the_file(
     config.write_text("[upstreams.x\ncommand = 1\n", encoding="utf-8")
     assert main(["report", "--catalog", str(config)]) == 2
     assert str(config) in capsys.readouterr().err
+
+
+NOISY = "import sys\nprint('UPSTREAM BANNER ' * 40, file=sys.stderr, flush=True)\n"
+
+
+def test_usage_over_a_gateway_config_keeps_the_upstreams_stderr_out(
+    tmp_path: Path, server_script: Path
+) -> None:
+    """The upstreams are started to list their tools; what they print is not the report's."""
+    import subprocess
+
+    from toolmgmt_demo.usage import record_demo_usage
+
+    noisy = tmp_path / "noisy_server.py"
+    noisy.write_text(NOISY + server_script.read_text(encoding="utf-8"), encoding="utf-8")
+    config = tmp_path / "gateway.toml"
+    config.write_text(
+        f"[upstreams.weather]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(noisy))}]\n\n"
+        '[upstreams.broken]\ncommand = "/nonexistent/toolmgmt-test-binary"\n',
+        encoding="utf-8",
+    )
+    log = tmp_path / "usage.jsonl"
+    record_demo_usage(log)
+    script = Path(sys.executable).parent / "toolmgmt"
+    done = subprocess.run(
+        [str(script), "usage", str(log), "--catalog", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "UPSTREAM BANNER" not in done.stdout + done.stderr
+    assert "weather_get_forecast" in done.stdout  # the upstream's tools were read
+    assert f"warning: {config}: upstream 'broken' is unavailable" in done.stderr
+
+    dead = tmp_path / "dead.toml"  # nothing to report on: what the upstream said is shown
+    dead.write_text(
+        f"[upstreams.gone]\ncommand = {json.dumps(sys.executable)}\n"
+        "args = ['-c', \"import sys; sys.exit('UPSTREAM FAILED: no such database')\"]\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [str(script), "usage", str(log), "--catalog", str(dead)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "no tools" in done.stderr
+    assert "UPSTREAM FAILED: no such database" in done.stderr

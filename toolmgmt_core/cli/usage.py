@@ -15,18 +15,22 @@ catalog, as for every command).
 from __future__ import annotations
 
 import argparse
+import sys
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
+from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.cli.console import (
     CliError,
     add_catalog_argument,
     add_json_argument,
     emit_json,
     print_table,
+    warn,
 )
 from toolmgmt_core.events.usage import UsageReport, usage_report
-from toolmgmt_core.model.errors import ConfigError, StoreError
+from toolmgmt_core.model.errors import CatalogSourceError, ConfigError, StoreError
 
 __all__ = ["plot_report", "register", "run_usage"]
 
@@ -91,13 +95,41 @@ def _refuse_if_not_a_log(path: str) -> None:
         )
 
 
-def run_usage(args: argparse.Namespace) -> int:
-    from toolmgmt_core.cli.commands import load_catalog
+def _catalog_quietly(spec: str | None) -> ToolCatalog:
+    """The catalog ``--catalog`` names, its sources kept out of the report's output.
 
+    A gateway config's catalog is its upstreams' tools: they are started to list them, and
+    what they print on stderr (banners, logs) would land in the middle of the report. It is
+    kept aside, and shown only when no catalog could be read (it may say why).
+
+    Raises:
+        CliError: the catalog cannot be read.
+    """
+    from toolmgmt_core.catalog.sources import load_catalog
+
+    warnings: list[str] = []
+    saved = sys.stderr
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as aside:
+        sys.stderr = aside  # a stdio upstream inherits the file behind sys.stderr
+        try:
+            catalog = load_catalog(spec, warn=warnings.append)
+        except CatalogSourceError as exc:
+            sys.stderr = saved
+            aside.seek(0)
+            said = aside.read()[-2000:].strip()
+            raise CliError(f"{exc}\n{said}" if said else str(exc)) from exc
+        finally:
+            sys.stderr = saved
+    for message in warnings:
+        warn(message)
+    return catalog
+
+
+def run_usage(args: argparse.Namespace) -> int:
     records = list(_records(args))
     if args.file is not None and not records:
         _refuse_if_not_a_log(args.file)
-    catalog = load_catalog(args.catalog)
+    catalog = _catalog_quietly(args.catalog)
     report = usage_report(records, [tool.name for tool in catalog])
     if args.plot:
         plot_report(report, args.plot)
