@@ -42,6 +42,19 @@ def test_a_policy_file_says_file_line_key_and_problem_in_toml_and_json(tmp_path:
     )
 
 
+def test_a_policy_file_with_several_problems_reports_them_all_by_line(tmp_path: Path) -> None:
+    toml = tmp_path / "policy.toml"
+    toml.write_text(
+        'profile = "ops"\n\n[[policies]]\nlabel = "a"\ndeny = 3\n\n'
+        '[[policies]]\nlabel = "b"\nflavour = 1\n\n'
+        '[[policies]]\nlabel = "c"\nallow = ["domian:crm"]\n'
+    )
+    lines = _message(load_policy_file, toml).splitlines()  # each step's first problem
+    assert [line.split(": ")[0] for line in lines] == [f"{toml}:{n}" for n in (5, 9, 13)], lines
+    assert "must be a list of patterns, got 3." in lines[0] and "unknown key" in lines[1]
+    assert "domian" in lines[2]
+
+
 def test_a_gateway_config_says_file_line_key_and_problem_in_toml_and_json(
     tmp_path: Path,
 ) -> None:

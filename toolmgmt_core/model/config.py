@@ -226,9 +226,8 @@ class ConfigDocument:
             self.note(exc)
         finally:
             noted, self._noted = self._noted, None
-        if noted:
-            lines = sorted(dict.fromkeys(noted), key=lambda item: item[0])
-            raise self.error_type("\n".join(message for _, message in lines))
+        if noted:  # by line (a problem of the whole file, line 0, first), each once
+            raise self.error_type("\n".join(message for _, message in sorted(set(noted))))
 
     @property
     def has_problems(self) -> bool:
@@ -244,14 +243,18 @@ class ConfigDocument:
         return True
 
     def section(self, read: Callable[[], _Default], fallback: _Default) -> _Default:
-        """``read()``; when collecting, a problem it raises is noted and ``fallback`` returned,
-        so the sections after it are still checked."""
+        """``read()``, stopping at its first problem; when collecting, that problem is noted
+        and ``fallback`` returned, so the sections after it are still checked."""
+        noted, self._noted = self._noted, None  # within one section, the first problem only
         try:
             return read()
         except self.error_type as exc:
+            self._noted = noted
             if not self.note(exc):
                 raise
             return fallback
+        finally:
+            self._noted = noted
 
     def root(self, keys: Collection[str] | None = None) -> ConfigTable:
         """The top of the document as a table.

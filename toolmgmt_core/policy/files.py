@@ -79,20 +79,28 @@ def load_policy_file(path: str | Path) -> PolicyFile:
         raise document.error(
             (), f"expected a table/object with 'profiles' and 'policies', got {document.data!r}."
         )
-    root = document.root(keys=("profile", "profiles", "policies"))
-    profiles_table = root.table("profiles")
-    profiles: dict[str, Profile] = {}
-    for name in profiles_table:
-        table = profiles_table.table(name, _PROFILE_KEYS)
-        profiles[name] = _build(functools.partial(Profile.from_dict, name=name), table)
-    policies = [_step(table) for table in root.tables("policies", POLICY_KEYS)]
-    default = root.string("profile", None)
-    if default is not None:
-        try:
-            get_profile(default, profiles)
-        except ConfigError as exc:
-            raise root.fail("profile", str(exc)) from exc
-    return PolicyFile(document.source, profiles, policies, default)
+    with document.collecting():  # every bad profile and step in one error, by line
+        root = document.root(keys=("profile", "profiles", "policies"))
+        profiles_table = root.table("profiles")
+        profiles: dict[str, Profile] = {}
+        for name in profiles_table:
+            make = functools.partial(Profile.from_dict, name=name)
+            read = functools.partial(_profile, profiles_table, name, make)
+            profile = document.section(read, None)
+            if profile is not None:
+                profiles[name] = profile
+        tables = root.tables("policies")  # each step's keys are checked in its own section
+        read_steps = [functools.partial(_checked_step, table) for table in tables]
+        policies: list[Policy | None] = [document.section(read, None) for read in read_steps]
+        default = root.string("profile", None)
+        if default is not None and not document.has_problems:
+            try:
+                get_profile(default, profiles)
+            except ConfigError as exc:
+                raise root.fail("profile", str(exc)) from exc
+        return PolicyFile(
+            document.source, profiles, [step for step in policies if step is not None], default
+        )
 
 
 def _table(document: ConfigDocument, path: tuple[int, ...], body: Any) -> ConfigTable:
@@ -103,6 +111,17 @@ def _table(document: ConfigDocument, path: tuple[int, ...], body: Any) -> Config
 
 def _step(table: ConfigTable) -> Policy:
     return _build(Policy.from_dict, table)
+
+
+def _checked_step(table: ConfigTable) -> Policy:
+    """A step of ``policies``, its keys checked first."""
+    return _step(ConfigTable(table.document, table.path, table.body, POLICY_KEYS))
+
+
+def _profile(profiles: ConfigTable, name: str, make: Callable[[Any], Any]) -> Profile:
+    """The profile ``name`` of the ``profiles`` table, its keys checked first."""
+    built: Profile = _build(make, profiles.table(name, _PROFILE_KEYS))
+    return built
 
 
 def _build(make: Callable[[Any], Any], table: ConfigTable) -> Any:
