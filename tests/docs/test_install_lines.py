@@ -45,7 +45,8 @@ def install_lines() -> list[tuple[str, str]]:
             for match in _INSTALL.finditer(line):
                 where = f"{page.relative_to(ROOT)}:{number}"
                 command = re.split(r"&&|\|\||;|\|", match.group(1))[0]  # up to the next command
-                found.append((where, command.strip().rstrip(").,:")))
+                # a sentence's closing punctuation, but not the clone's own "." (-e .)
+                found.append((where, re.sub(r"(?<=[^\s.])[.,:)]+$", "", command.strip())))
     return found
 
 
