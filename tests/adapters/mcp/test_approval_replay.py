@@ -149,9 +149,7 @@ async def test_twenty_concurrent_replays_across_two_replicas_run_the_tool_once(
     replicas: SimpleNamespace,
 ) -> None:
     async with _client(replicas.url) as client:
-        paused = await client.session.call_tool(
-            "execute_tool", CANCEL, allow_input_required=True
-        )
+        paused = await client.session.call_tool("execute_tool", CANCEL, allow_input_required=True)
         assert isinstance(paused, t.InputRequiredResult)
         state = paused.request_state
         outcomes: list[bool] = []
