@@ -56,6 +56,8 @@ def _code(text: str) -> str | None:
     return value.get("error") if isinstance(value, dict) else None
 
 
+_PAUSE = "paused, names the tool and its arguments, ran 0"
+
 # -- the in-process paths ------------------------------------------------------------------------
 
 
@@ -398,6 +400,17 @@ class Gateways:
         await self.stack.aclose()
 
 
+async def _question(session: Any, call: dict[str, Any], seen: Seen, answer: str | None) -> Any:
+    """A 2026 call's approval question (an input-required result), noted in ``seen``."""
+    import mcp.types as t
+
+    paused = await session.call_tool("execute_tool", call, allow_input_required=True)
+    assert isinstance(paused, t.InputRequiredResult), paused
+    seen.asked = {"message": paused.input_requests["toolmgmt_approval"].params.message}
+    seen.paused = answer == "pause"
+    return paused
+
+
 class GatewayPath:
     """An MCP client calling the gateway's ``execute_tool``; approval through the client's
     user (elicitation: mid-call for 2025, an input-required result and its retry for 2026)."""
@@ -469,10 +482,7 @@ class GatewayPath:
                 seen.paused = answer == "pause" and bool(seen.asked)
             else:
                 session = client.session
-                paused = await session.call_tool("execute_tool", call, allow_input_required=True)
-                assert isinstance(paused, t.InputRequiredResult), paused
-                seen.asked = {"message": paused.input_requests["toolmgmt_approval"].params.message}
-                seen.paused = answer == "pause"
+                paused = await _question(session, call, seen, answer)
                 if not seen.paused:
                     content = {"order_id": EDITED if answer == "edit" else ORDER}
                     action = "decline" if answer == "deny" else "accept"
@@ -496,6 +506,58 @@ class GatewayPath:
         return seen
 
 
+class RelayedPath(GatewayPath):
+    """A 2026 client approving ``close_account``, whose upstream then asks its user why: the
+    approval travels on in the sealed state of the relayed question's round, and the retry
+    that answers it runs the call (the replay re-sends that retry)."""
+
+    only = "n/a: the row above, until the upstream asks"
+    """What the guards that need no approval say here."""
+
+    def __init__(self) -> None:
+        super().__init__(modern=True)
+        self._TOOLS = {**self._TOOLS, "cancel_order": "close_account"}
+
+    async def call(
+        self, tool: str, *, profile: str | None = None, answer: str | None = None
+    ) -> Seen:
+        import mcp.types as t
+
+        await self.prepare()
+        gateway = self.gateways.main
+        value = EDITED if answer == "edit" else ORDER
+        call = {"tool_name": "close_account", "arguments": {"account_id": ORDER}}
+        seen = Seen()
+        async with await self._client(gateway.server, answer, seen) as client:
+            session = client.session
+            paused = await _question(session, call, seen, answer)
+            if not seen.paused:
+                action = "decline" if answer == "deny" else "accept"
+                yes = t.ElicitResult(action=action, content={"account_id": value})
+                result = await session.call_tool(
+                    "execute_tool",
+                    call,
+                    input_responses={"toolmgmt_approval": yes},
+                    request_state=paused.request_state,
+                    allow_input_required=True,
+                )
+                if isinstance(result, t.InputRequiredResult):  # the upstream's own question
+                    assert list(result.input_requests or {}) == ["why"], result
+                    why = t.ElicitResult(action="accept", content={"reason": "moved away"})
+                    retry = dict(input_responses={"why": why}, request_state=result.request_state)
+                    result = await session.call_tool("execute_tool", call, **retry)
+
+                    async def replay() -> Seen:
+                        async with await self._client(gateway.server, None, Seen()) as other:
+                            again = await other.session.call_tool("execute_tool", call, **retry)
+                        return Seen(text=again.content[0].text)
+
+                    self._replay = replay
+                seen.text = result.content[0].text
+        self._after = await self._count()
+        return seen
+
+
 # -- the guards ----------------------------------------------------------------------------------
 
 
@@ -508,18 +570,22 @@ def _refused(seen: Seen) -> str:
 
 
 async def guard_deny(path: Any) -> str:
+    if getattr(path, "only", ""):
+        return str(path.only)
     seen = await path.call("refund_order")
     assert path.runs("refund_order") == 0
     return f"refused {_refused(seen)}, ran 0"
 
 
 async def guard_profile(path: Any) -> str:
+    if getattr(path, "only", ""):
+        return str(path.only)
     seen = await path.call("ship_order", profile="readonly")
     assert path.runs("ship_order") == 0
     return f"hidden: {_refused(seen)}, ran 0"
 
 
-def _names_the_call(seen: Seen) -> None:
+def _names_the_call(seen: Seen, path: Any) -> None:
     """The question names the inner tool (and its arguments where the screen shows them)."""
     asked = seen.asked
     assert asked, "nobody was asked"
@@ -527,20 +593,21 @@ def _names_the_call(seen: Seen) -> None:
         assert asked["tool"] == "cancel_order", asked
         assert asked["arguments"] == {"order_id": ORDER}, asked
     else:
-        assert "'cancel_order'" in asked["message"] and ORDER in asked["message"], asked
+        name = getattr(path, "_TOOLS", {}).get("cancel_order", "cancel_order")
+        assert f"'{name}'" in asked["message"] and ORDER in asked["message"], asked
 
 
 async def guard_approval_pause(path: Any) -> str:
     seen = await path.call("cancel_order", answer="pause")
     assert seen.paused and path.runs("cancel_order") == 0
-    _names_the_call(seen)
-    return "paused, names `cancel_order` and its arguments, ran 0"
+    _names_the_call(seen, path)
+    return _PAUSE
 
 
 async def guard_approval_deny(path: Any) -> str:
     seen = await path.call("cancel_order", answer="deny")
     assert path.runs("cancel_order") == 0
-    _names_the_call(seen)
+    _names_the_call(seen, path)
     code = _code(seen.text)
     if code is None:
         return "`ToolDenied`: refused (the framework's own denial), ran 0"
@@ -567,12 +634,16 @@ async def guard_approval_replay(path: Any) -> str:
 
 
 async def guard_quarantine(path: Any) -> str:
+    if getattr(path, "only", ""):
+        return str(path.only)
     seen = await path.call("send_note")
     assert path.runs("send_note") == 0
     return f"hidden: {_refused(seen)}, ran 0"
 
 
 async def guard_budget(path: Any) -> str:
+    if getattr(path, "only", ""):
+        return str(path.only)
     from support.doors.shop import report_text
 
     seen = await path.call("order_report")
@@ -658,6 +729,12 @@ PATHS = [
         "mcp",
         lambda: GatewayPath(modern=True),
     ),
+    PathRow(
+        "mcp_2026_relayed",
+        "MCP gateway 2026-07-28, approved call whose upstream asks (relayed question)",
+        "mcp",
+        RelayedPath,
+    ),
 ]
 
 
@@ -714,7 +791,6 @@ async def test_every_guard_holds_at_the_gateway(
 
 # -- the table -----------------------------------------------------------------------------------
 
-_PAUSE = "paused, names `cancel_order` and its arguments, ran 0"
 _SESSION = {
     "deny": "refused `not_permitted`, ran 0",
     "profile": "hidden: `not_permitted`, ran 0",
@@ -746,6 +822,13 @@ EXPECTED: dict[str, dict[str, str]] = {
         "carried",
     },
     "mcp_2026": {**_SESSION, "approval_replay": _USED},
+    "mcp_2026_relayed": {
+        **{guard: RelayedPath.only for guard in ("deny", "profile", "quarantine", "budget")},
+        "approval_pause": _PAUSE,
+        "approval_deny": "refused `approval_denied`, ran 0",
+        "approval_edit": f"ran once with the edit ({EDITED})",
+        "approval_replay": _USED,
+    },
 }
 
 

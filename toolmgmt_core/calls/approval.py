@@ -52,6 +52,7 @@ __all__ = [
     "Verdict",
     "approval_key",
     "ask_approval",
+    "call_approval_reason",
     "framework_approval",
     "framework_approver",
     "framework_reason",
@@ -111,6 +112,16 @@ def framework_reason(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     call of ``tool`` approved (its ``requires``), or None."""
     requires = _APPROVER.get()[1]
     return requires(tool, arguments) if requires is not None else None
+
+
+def call_approval_reason(
+    policy: PolicyView, tool: Tool, arguments: Mapping[str, Any]
+) -> str | None:
+    """Why this call of the resolved ``tool`` needs approval, or None: the policy's reason
+    (:meth:`PolicyView.approval_reason <toolmgmt_core.PolicyView.approval_reason>`, the tool's
+    own marker included), else the framework's (:func:`framework_reason`). Every path asks
+    this about the tool that would run, before :func:`ask_approval`."""
+    return policy.approval_reason(tool) or framework_reason(tool, arguments)
 
 
 def approval_key(conversation: str, tool: str, arguments: Mapping[str, Any], grant: str) -> str:
