@@ -22,9 +22,10 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
+from toolmgmt_core.calls.approval import ApprovalAsker, ApprovalMarker, framework_approval
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import ApprovalRequest
 from toolmgmt_core.providers.breakpoints import BREAKPOINT
 from toolmgmt_core.session.manager import ToolManager
@@ -203,6 +204,32 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return _reviewed  # HITL asked; a rejected call never reaches this middleware
         return interrupt_approver(call)
 
+    def _marker(self, request: Any) -> ApprovalMarker | None:
+        """HITL's ``interrupt_on`` asked about the tool a call resolves to: a tool it names,
+        reached through ``call_tool`` or ``execute_tool`` (which HITL does not see), needs
+        approval as it would by name (its ``when`` asked about the inner call)."""
+        hitl = self.approval
+        if not isinstance(hitl, HumanInTheLoopMiddleware):
+            return None
+        if request.tool_call["name"] in hitl.interrupt_on:
+            return None  # HITL itself reviewed this call (or its ``when`` let it pass)
+
+        def requires(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+            config = hitl.interrupt_on.get(tool.name)
+            if config is None:
+                return None
+            when = config.get("when")
+            if when is not None:
+                inner = {**request.tool_call, "name": tool.name, "args": dict(arguments)}
+                try:
+                    if not when(request.override(tool_call=inner)):
+                        return None
+                except Exception:  # noqa: S110 - a predicate that cannot judge it: ask
+                    pass
+            return "HumanInTheLoopMiddleware interrupt_on"
+
+        return requires
+
     @contextlib.contextmanager
     def _scope(self, request: Any, node: NodeCall) -> Iterator[None]:
         """LangGraph's signals pass, approval is asked for once, injected tools find the
@@ -210,7 +237,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         with (
             in_tool_node(node),
             passthrough(*SIGNALS, ToCaller),
-            framework_approval(self._approver(request)),
+            framework_approval(self._approver(request), requires=self._marker(request)),
         ):
             try:
                 yield

@@ -32,19 +32,34 @@ instead of the client.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import anyio
 import mcp.types as mcp_types
 from mcp.shared.message import ServerMessageMetadata
 
-from toolmgmt_core.calls.approval import ApprovalAsker
+from toolmgmt_core.calls.approval import (
+    ApprovalAsker,
+    UsedApprovals,
+    approval_key,
+    replayed_approval,
+)
 from toolmgmt_core.calls.execution import dumps_compact
 from toolmgmt_core.model.errors import ApprovalDeniedError
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest
 from toolmgmt_mcp.questions import STATE_VERSION, AskClient, Relay, ReturnToClient
+from toolmgmt_mcp.state_keys import STATE_TTL
 
-__all__ = ["APPROVAL_KEY", "ApprovalAsked", "approval_form", "client_approver", "verdict_of"]
+__all__ = [
+    "APPROVAL_KEY",
+    "ApprovalAsked",
+    "approval_claimer",
+    "approval_form",
+    "client_approver",
+    "verdict_of",
+]
 
 APPROVAL_KEY = "toolmgmt_approval"
 """The key of the approval question among an input-required result's requests."""
@@ -72,9 +87,9 @@ class ApprovalAsked(Exception):  # noqa: N818 - the outcome, like the questions'
         self.tool = tool
 
     def result(self) -> mcp_types.InputRequiredResult:
-        """The input-required result: the question, and a request state naming it (sealed by
-        the SDK's boundary on the way out)."""
-        state = {"v": STATE_VERSION, "q": self.tool}
+        """The input-required result: the question, and a request state naming it and this
+        question's own id (sealed by the SDK's boundary on the way out)."""
+        state = {"v": STATE_VERSION, "q": self.tool, "n": secrets.token_hex(16)}
         return mcp_types.InputRequiredResult(
             input_requests={APPROVAL_KEY: self.question},
             request_state=json.dumps(state, separators=(",", ":")),
@@ -202,6 +217,45 @@ def _from_granted(granted: Any) -> bool | ApprovalEdit | None:
     return True if granted.get("ok") is True else None
 
 
+async def _use_once(relay: ReturnToClient, request: ApprovalRequest, nonce: Any) -> None:
+    """Record the approval a retry brings as used (its question's id, bound by the sealed
+    state to this caller, tool and arguments): the first retry runs the call, a replay of it
+    (a client retrying after a 502, an attacker re-sending it, on any replica) runs nothing.
+
+    Raises:
+        ApprovalDeniedError: the approval was used already, or its use cannot be recorded.
+    """
+    name = request.tool.name
+    if not isinstance(nonce, str) or relay.claim is None:
+        raise _refused(request, "the approval this retry brings cannot be bound to one call")
+    key = approval_key("", name, {}, nonce)
+    try:
+        first = await relay.claim(key)
+    except Exception as exc:  # the store is down: fail closed, nothing ran
+        raise _refused(request, f"its approval could not be recorded as used ({exc})") from exc
+    if not first:
+        raise replayed_approval(name)
+
+
+def approval_claimer(store: Any) -> Callable[[str], Awaitable[bool]]:
+    """How this gateway records an approval as used: in the session store shared by the
+    replicas (its atomic ``claim_once``, off the event loop), else in this process (bounded,
+    each key kept as long as a request state lives)."""
+    claim_once = getattr(store, "claim_once", None)
+    if claim_once is not None:
+
+        async def claim_in_store(key: str) -> bool:
+            return bool(await anyio.to_thread.run_sync(claim_once, key, STATE_TTL))
+
+        return claim_in_store
+    used = UsedApprovals(STATE_TTL)
+
+    async def claim_here(key: str) -> bool:
+        return used.claim(key)
+
+    return claim_here
+
+
 def client_approver(relay: Relay) -> ApprovalAsker:
     """The approver of one call: asks the client behind ``relay`` (see the module docstring).
 
@@ -210,7 +264,7 @@ def client_approver(relay: Relay) -> ApprovalAsker:
 
     async def approve(request: ApprovalRequest) -> bool | ApprovalEdit:
         if isinstance(relay, ReturnToClient):
-            return _answered_by_retry(relay, request)
+            return await _answered_by_retry(relay, request)
         if not relay.can_ask:
             raise _refused(
                 request,
@@ -235,16 +289,22 @@ def client_approver(relay: Relay) -> ApprovalAsker:
     return approve
 
 
-def _answered_by_retry(relay: ReturnToClient, request: ApprovalRequest) -> bool | ApprovalEdit:
-    """A 2026 call: the yes its sealed state carries, the answer its retry brings, or the
-    question (:class:`ApprovalAsked`)."""
+async def _answered_by_retry(
+    relay: ReturnToClient, request: ApprovalRequest
+) -> bool | ApprovalEdit:
+    """A 2026 call: the yes its sealed state carries, the answer its retry brings (either used
+    once: :func:`_use_once`), or the question (:class:`ApprovalAsked`)."""
     name = request.tool.name
     state = relay.state or {}
-    granted = _from_granted(state.get("a"))
+    carried = state.get("a")
+    granted = _from_granted(carried)
+    nonce = carried.get("n") if isinstance(carried, Mapping) else None
     if granted is None and state.get("q") == name and APPROVAL_KEY in (relay.responses or {}):
         answer = mcp_types.ElicitResult.model_validate(relay.responses[APPROVAL_KEY])
         granted = verdict_of(answer, request)
+        nonce = state.get("n")
     if granted is not None:
+        await _use_once(relay, request, nonce)
         relay.approved = _granted(granted)
         return granted
     if not _can_elicit(relay):

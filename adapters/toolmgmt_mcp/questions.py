@@ -33,7 +33,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-from collections.abc import Iterator, Mapping
+import secrets
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -94,7 +95,8 @@ class InputRequired(Exception):  # noqa: N818 - the protocol's name for the outc
         if self.asked.request_state is not None:
             state["s"] = self.asked.request_state
         if approved is not None:
-            state["a"] = dict(approved)
+            # A fresh id each round: the yes it carries is used once, by this round's retry.
+            state["a"] = {**approved, "n": secrets.token_hex(16)}
         return mcp_types.InputRequiredResult(
             input_requests=self.asked.input_requests,
             request_state=json.dumps(state, separators=(",", ":")),
@@ -197,11 +199,18 @@ class ReturnToClient(Relay):
     it), or None."""
     responses: Any = None
     """The client's answers (``inputResponses``), or None."""
+    claim: Callable[[str], Awaitable[bool]] | None = None
+    """Marks an approval's key used (True the first time, on any replica); None: every
+    approval a retry brings is refused (nothing can prove it was not used)."""
     _used: bool = field(default=False, repr=False)
 
     @classmethod
     def for_retry(
-        cls, declared: Mapping[str, Any] | None, state: str | None, responses: Any
+        cls,
+        declared: Mapping[str, Any] | None,
+        state: str | None,
+        responses: Any,
+        claim: Callable[[str], Awaitable[bool]] | None = None,
     ) -> ReturnToClient:
         """The relay of a request that may be a retry (``requestState`` and
         ``inputResponses`` as the client sent them; the state already opened by the
@@ -215,7 +224,7 @@ class ReturnToClient(Relay):
             if not isinstance(parsed, dict) or parsed.get("v") != STATE_VERSION:
                 raise ValueError("request state of another version or shape")
             opened = parsed
-        return cls(declared=declared, state=opened, responses=responses)
+        return cls(declared=declared, state=opened, responses=responses, claim=claim)
 
     def resume(self, upstream: str, tool: str) -> tuple[Any, str | None]:
         """See :meth:`Relay.resume`: once, for the upstream call the state names (any call

@@ -45,7 +45,7 @@ from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import InMemorySessionStore, SessionStore
 from toolmgmt_core.stores.event_log import StoreListener
 from toolmgmt_mcp.admission import Admission, client_shares, retry_after
-from toolmgmt_mcp.approval import ApprovalAsked, client_approver
+from toolmgmt_mcp.approval import ApprovalAsked, approval_claimer, client_approver
 from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.clients import CLIENT_SCOPE_KEY, BearerTokenMiddleware, ClientAuth
 from toolmgmt_mcp.config import ClientConfig, GatewayConfig
@@ -178,6 +178,7 @@ class Gateway:
             key_store = _session_store(config, forever=True)  # the key must not expire
             self._shared_key = SharedKeyCodec(key_store)
         self.server.middleware.append(request_state_boundary(config, self._shared_key))
+        self._claim_approval = approval_claimer(self.session_store)  # one run per approval
         self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools()]
 
     def _statuses(self) -> list[Any]:
@@ -344,7 +345,7 @@ class Gateway:
                 await self.upstreams.ensure_for(arguments["tool_name"], session.policy)
             except ToolCallError as exc:
                 return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
-        relay = _relay(ctx, params)
+        relay = _relay(ctx, params, self._claim_approval)
         with (
             relay_progress(ctx.session.report_progress),
             relay_questions(relay),
@@ -623,7 +624,7 @@ async def _read_shared_key(codec: SharedKeyCodec) -> None:
         logger.error("the request-state key could not be read from the session store: %s", exc)
 
 
-def _relay(ctx: Any, params: mcp_types.CallToolRequestParams) -> Relay:
+def _relay(ctx: Any, params: mcp_types.CallToolRequestParams, claim: Any = None) -> Relay:
     """Where the upstream questions of this call go (:mod:`toolmgmt_mcp.questions`).
 
     Raises:
@@ -635,7 +636,7 @@ def _relay(ctx: Any, params: mcp_types.CallToolRequestParams) -> Relay:
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         try:
             return ReturnToClient.for_retry(
-                capabilities, params.request_state, params.input_responses
+                capabilities, params.request_state, params.input_responses, claim
             )
         except ValueError:
             raise MCPError(

@@ -61,6 +61,7 @@ from contextvars import ContextVar
 from typing import Any, Literal
 
 from toolmgmt_core import (
+    ApprovalDeniedError,
     ConfigError,
     DuplicateToolError,
     Tool,
@@ -68,9 +69,16 @@ from toolmgmt_core import (
     ToolResult,
     ToolUnavailableError,
 )
-from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
+from toolmgmt_core.calls.approval import (
+    ApprovalAsker,
+    UsedApprovals,
+    approval_key,
+    framework_approval,
+    replayed_approval,
+)
 from toolmgmt_core.compat import require_version
 from toolmgmt_core.model.control import passthrough
+from toolmgmt_core.model.tool import CALL_TOOL, EXECUTE_TOOL
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.manager import ToolManager
@@ -118,6 +126,9 @@ except ImportError:  # pragma: no cover - older pydantic-ai
 _ANY_ARGS = SchemaValidator(core_schema.dict_schema())
 _KEPT_SESSIONS = 128
 _SEARCHES = ("toolmgmt", "pydantic_ai")
+_RUNNERS = (CALL_TOOL, EXECUTE_TOOL)
+_APPROVALS_KEPT = 24 * 3600.0
+"""Seconds a used approval is remembered (a resumed run's approval has no expiry of its own)."""
 
 _CURRENT: ContextVar[tuple[_Run, RunContext[Any]] | None] = ContextVar(
     "toolmgmt_pydantic_ai_current", default=None
@@ -259,6 +270,7 @@ class ManagedToolset(AbstractToolset[Any]):
         self._run: _Run | None = None
         self._origin = self
         self._stack: AsyncExitStack | None = None
+        self._used = UsedApprovals(_APPROVALS_KEPT)
 
     @property
     def id(self) -> str | None:
@@ -417,7 +429,14 @@ class ManagedToolset(AbstractToolset[Any]):
     ) -> Any:
         run = self._current()
         token = _CURRENT.set((run, ctx))
-        approver = _approver(ctx, tool_args) if self.approval else None
+        approver: ApprovalAsker | None = None
+        if self.approval:
+            asked = _model_arguments(ctx) if ctx.tool_call_approved else None
+            if name in _RUNNERS and isinstance(asked, Mapping) and "tool_name" not in tool_args:
+                # ``override_args`` in the inner tool's terms: the call_tool they edit.
+                tool_args = {"tool_name": asked.get("tool_name"), "arguments": tool_args}
+            once = _Once(self._origin._used, ctx.tool_call_id)
+            approver = _approver(ctx, tool_args, asked, name in _RUNNERS, once)
         try:
             with passthrough(*_SIGNALS), framework_approval(approver):
                 result = await run.session.call(name, tool_args, call_id=ctx.tool_call_id)
@@ -439,24 +458,65 @@ def _native(result: ToolResult) -> Any:
     return result.content  # pragma: no cover - PydanticAI before ToolFailed
 
 
-def _approver(ctx: RunContext[Any], arguments: Mapping[str, Any]) -> ApprovalAsker:
+@dataclasses.dataclass
+class _Once:
+    """Where a resumed call's approval is recorded as used: one approval, one run."""
+
+    used: UsedApprovals
+    call_id: str | None
+
+    def claim(self, request: ApprovalRequest) -> None:
+        # Bound to the model's call (its id, unique to the call) and the tool, whatever the
+        # reviewer's edit: resuming the same history again, edited or not, runs nothing.
+        if self.call_id is None:
+            return
+        if not self.used.claim(approval_key("", request.tool.name, {}, self.call_id)):
+            raise replayed_approval(request.tool.name)
+
+
+def _inner(arguments: Mapping[str, Any]) -> Any:
+    """The inner tool's arguments of a ``call_tool`` call (beside ``tool_name`` when the
+    model left out ``arguments``, as the session reads them)."""
+    inner = arguments.get("arguments")
+    return inner if inner is not None else {k: v for k, v in arguments.items() if k != "tool_name"}
+
+
+def _approver(
+    ctx: RunContext[Any],
+    arguments: Mapping[str, Any],
+    asked: Mapping[str, Any] | None,
+    runner: bool,
+    once: _Once,
+) -> ApprovalAsker:
     """Approval through PydanticAI's deferred tools: the first call pauses the run, the call
-    resumed with ``DeferredToolResults(approvals={id: True})`` runs (a denied one never
+    resumed with ``DeferredToolResults(approvals={id: True})`` runs once (a denied one never
     reaches the toolset); resumed with ``ToolApproved(override_args=...)``, PydanticAI hands
     the toolset the reviewer's ``arguments``, which is the core's edit (its result says what
-    ran, as at every door)."""
+    ran, as at every door). Through ``call_tool`` (``runner``) the pause names the inner tool
+    and its arguments, and an edit changes the inner tool's arguments, never the tool."""
 
     def approve(request: ApprovalRequest) -> bool | ApprovalEdit:
-        if ctx.tool_call_approved:
-            asked = _model_arguments(ctx)
-            return True if asked is None or asked == arguments else ApprovalEdit(arguments)
-        raise ApprovalRequired(
-            metadata={
-                "tool_name": request.tool.name,
-                "arguments": request.arguments,
-                "reason": request.reason,
-            }
+        if not ctx.tool_call_approved:
+            raise ApprovalRequired(
+                metadata={
+                    "tool_name": request.tool.name,
+                    "arguments": request.arguments,
+                    "reason": request.reason,
+                    "via": ctx.tool_name,
+                }
+            )
+        given, expected = (_inner(arguments), _inner(asked or {})) if runner else (
+            arguments,
+            asked,
         )
+        if runner and asked is not None and arguments.get("tool_name") != asked.get("tool_name"):
+            raise ApprovalDeniedError(
+                f"The approval was given for a call to {asked.get('tool_name')!r}; an edit may "
+                f"change its arguments, not the tool, so {request.tool.name!r} did not run.",
+                tool_name=request.tool.name,
+            )
+        once.claim(request)
+        return True if asked is None or given == expected else ApprovalEdit(dict(given))
 
     return approve
 
@@ -488,6 +548,13 @@ def _tool_results(messages: Sequence[ModelMessage]) -> list[tuple[str, Any]]:
 
 def _convert(definition: ToolDefinition, domain: str) -> Tool:
     metadata = definition.metadata or {}
+    # PydanticAI's own approval marker, kept in the core's terms: the policy asks for approval
+    # on every path to the tool (``call_tool`` too), not only where PydanticAI sees its kind.
+    marker = (
+        {"requires_approval": "PydanticAI requires_approval"}
+        if definition.kind == "unapproved"
+        else {}
+    )
     annotations = metadata.get("annotations")
     return Tool(
         name=definition.name,
@@ -500,5 +567,5 @@ def _convert(definition: ToolDefinition, domain: str) -> Tool:
         ),
         timeout=definition.timeout,
         handler=_forward(definition.name),
-        metadata={"pydantic_ai": True, "tool_definition": definition},
+        metadata={"pydantic_ai": True, "tool_definition": definition, **marker},
     )

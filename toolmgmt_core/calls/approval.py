@@ -13,12 +13,28 @@ tool). Who is asked is decided here, once, for every door:
 
 An approver that raises refuses the call, unless what it raised is the framework's own pause
 (declared with :func:`~toolmgmt_core.model.control.passthrough`), which reaches the caller.
+
+A framework's own approval marker is honoured on every path, decided on the resolved tool (the
+inner tool of ``call_tool`` or ``execute_tool`` as much as a tool called by name): one the
+tool carries (``Tool.metadata["requires_approval"]``, read by the policy), or one the
+framework holds apart from the tool (LangChain's ``HumanInTheLoopMiddleware.interrupt_on``),
+declared with the approver (``framework_approval(approver, requires=...)``).
+
+An approval that a client brings back later (a resumed run, a 2026 retry) is bound to the call
+it was given for and used once: :class:`UsedApprovals` (in this process) or a store's
+``claim_once`` (shared by replicas) records it, :func:`approval_key` names it, and
+:func:`replayed_approval` is the refusal of a second use.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
+import json
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
@@ -31,10 +47,16 @@ from toolmgmt_core.policy.view import PolicyView
 
 __all__ = [
     "ApprovalAsker",
+    "ApprovalMarker",
+    "UsedApprovals",
     "Verdict",
+    "approval_key",
     "ask_approval",
+    "call_approval_reason",
     "framework_approval",
     "framework_approver",
+    "framework_reason",
+    "replayed_approval",
 ]
 
 Verdict = ApprovalEdit | ApprovalResponse | None
@@ -48,18 +70,32 @@ ApprovalAsker = Callable[
 ``ApprovalEdit`` or ``ApprovalResponse`` (the human changed the call, or answered it); or a
 framework's pause (an exception declared with ``passthrough``) to ask a human first."""
 
-_APPROVER: ContextVar[ApprovalAsker | None] = ContextVar("toolmgmt_approver", default=None)
+ApprovalMarker = Callable[[Tool, Mapping[str, Any]], "str | None"]
+"""A framework's approval marker held apart from its tools: why a call of a (resolved) tool
+with these (validated) arguments needs approval under the framework's own configuration, or
+None."""
+
+_APPROVER: ContextVar[tuple[ApprovalAsker | None, ApprovalMarker | None]] = ContextVar(
+    "toolmgmt_approver", default=(None, None)
+)
 
 
 @contextlib.contextmanager
-def framework_approval(approver: ApprovalAsker | None) -> Iterator[None]:
+def framework_approval(
+    approver: ApprovalAsker | None, *, requires: ApprovalMarker | None = None
+) -> Iterator[None]:
     """Within this block, calls that need approval ask ``approver`` when the manager has no
     approval callback of its own (None: nobody to ask, so such calls are refused).
 
     The approver gets the :class:`~toolmgmt_core.ApprovalRequest` after the call's arguments
     were validated, so the human sees exactly what will run.
+
+    Args:
+        approver: who asks the human the framework's way.
+        requires: the framework's own approval configuration, asked about the resolved tool of
+            every call in the block (by name or through a meta-tool) besides the policy.
     """
-    token = _APPROVER.set(approver)
+    token = _APPROVER.set((approver, requires))
     try:
         yield
     finally:
@@ -68,7 +104,81 @@ def framework_approval(approver: ApprovalAsker | None) -> Iterator[None]:
 
 def framework_approver() -> ApprovalAsker | None:
     """The approver of the :func:`framework_approval` block around this point, or None."""
-    return _APPROVER.get()
+    return _APPROVER.get()[0]
+
+
+def framework_reason(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """Why the framework of the :func:`framework_approval` block around this point wants this
+    call of ``tool`` approved (its ``requires``), or None."""
+    requires = _APPROVER.get()[1]
+    return requires(tool, arguments) if requires is not None else None
+
+
+def call_approval_reason(
+    policy: PolicyView, tool: Tool, arguments: Mapping[str, Any]
+) -> str | None:
+    """Why this call of the resolved ``tool`` needs approval, or None: the policy's reason
+    (:meth:`PolicyView.approval_reason <toolmgmt_core.PolicyView.approval_reason>`, the tool's
+    own marker included), else the framework's (:func:`framework_reason`). Every path asks
+    this about the tool that would run, before :func:`ask_approval`."""
+    return policy.approval_reason(tool) or framework_reason(tool, arguments)
+
+
+def approval_key(conversation: str, tool: str, arguments: Mapping[str, Any], grant: str) -> str:
+    """What one approval covers, as a digest: the conversation, the tool, its arguments and
+    the grant's own id (a call id, a request state's nonce), so two calls never share one."""
+    body = json.dumps(
+        [conversation, tool, dict(arguments), grant], sort_keys=True, default=str
+    )
+    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def replayed_approval(name: str) -> ApprovalDeniedError:
+    """The refusal of an approval brought back a second time (a replayed retry or resume)."""
+    return ApprovalDeniedError(
+        f"This approval of the call to {name!r} was already used, so the call did not run "
+        "again: an approval runs its call once. Ask the user to approve it anew.",
+        tool_name=name,
+    )
+
+
+class UsedApprovals:
+    """Approvals already used in this process: each key is claimed once until it expires.
+
+    Bounded: at most ``limit`` keys are kept (the oldest go first; a key kept past its expiry
+    is dropped when met). Across processes a store's ``claim_once`` does the same.
+
+    Args:
+        ttl: seconds a used key is remembered (at least the approval's own life).
+        limit: keys kept at most.
+    """
+
+    def __init__(self, ttl: float, limit: int = 10_000) -> None:
+        if ttl <= 0 or limit < 1:
+            raise ValueError(f"ttl must be > 0 and limit >= 1, got ttl={ttl!r}, limit={limit!r}")
+        self.ttl = ttl
+        self.limit = limit
+        self._used: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def claim(self, key: str) -> bool:
+        """True the first time ``key`` is claimed within ``ttl``; False after that."""
+        now = time.monotonic()
+        with self._lock:
+            expires = self._used.get(key)
+            if expires is not None and expires > now:
+                return False
+            self._used.pop(key, None)
+            self._used[key] = now + self.ttl
+            while self._used:
+                oldest, until = next(iter(self._used.items()))
+                if len(self._used) <= self.limit and until > now:
+                    break
+                del self._used[oldest]
+            return True
+
+    def __len__(self) -> int:
+        return len(self._used)
 
 
 async def ask_approval(

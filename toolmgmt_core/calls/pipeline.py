@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-from toolmgmt_core.calls.approval import ask_approval
+from toolmgmt_core.calls.approval import ask_approval, call_approval_reason
 from toolmgmt_core.calls.budget import SessionBudget
 from toolmgmt_core.calls.execution import CallClock, ToolResult, run_handler
 from toolmgmt_core.calls.results import edited_result, error_result, shape_result
@@ -161,7 +161,7 @@ class CallPipeline:
                 site.resolve(tool.name)  # raises what a lookup of the name would
             hint = site.schema_hint(tool)
             checked = await check_arguments(tool, arguments, hint=hint, time_limit=clock.left())
-            reason = site.policy.approval_reason(tool)
+            reason = call_approval_reason(site.policy, tool, checked)
             if reason is not None:
                 with clock.paused():
                     verdict = await self._approve(tool, checked, reason)

@@ -324,9 +324,15 @@ class PolicyView:
         return presented
 
     def approval_reason(self, tool: Tool) -> str | None:
-        """Why calls of ``tool`` need approval, or None when they do not."""
+        """Why calls of ``tool`` need approval, or None when they do not: a step's
+        ``require_approval``, a destructive tool, or the tool's own framework marker
+        (``metadata["requires_approval"]``: its reason, or True; set by an adapter from, for
+        example, PydanticAI's ``requires_approval``), whichever path reaches it."""
         if self._is_meta(tool):
             return None
+        marker = tool.metadata.get("requires_approval")
+        if marker:
+            return marker if isinstance(marker, str) else "the tool requires approval"
         for step in self.policies:
             if not step.applies_to(tool.domain):
                 continue

@@ -280,6 +280,22 @@ class RedisSessionStore:
             pipe.pexpire(key + _COUNTER_SUFFIX, kept)
             pipe.execute()
 
+    def claim_once(self, key: str, ttl: float) -> bool:
+        """Mark ``key`` used for ``ttl`` seconds: True for the one caller that marked it first,
+        False for every other (any replica) until it expires; one atomic ``SET NX PX``. An
+        approval is claimed so (``toolmgmt_core.calls.approval.approval_key``): it runs its call
+        once, whichever replica takes the retry.
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached (nothing was marked, so the
+                caller refuses what it guards).
+        """
+        if not isinstance(key, str) or not key or not ttl > 0:
+            raise ValueError(f"claim_once needs a key and a positive ttl, got {key!r}, {ttl!r}")
+        with self._errors("record a used approval"):
+            marked = self._client.set(f"{self.prefix}used:{key}", 1, nx=True, px=round(ttl * 1000))
+        return bool(marked)
+
     def close(self) -> None:
         """Close the connections (the store can be used again: it reconnects)."""
         self._client.close()
