@@ -79,8 +79,8 @@ _WINDOW = 64
 def _slot(words: Sequence[str], cjk: Sequence[str]) -> re.Pattern[str]:
     spaced = sorted({fold_text(w) for w in words}, key=len, reverse=True)
     anywhere = sorted({fold_text(w) for w in cjk}, key=len, reverse=True)
-    body = "|".join(rf"(?<!\w){re.escape(w)}" for w in spaced)
-    return re.compile(body + "|" + "|".join(re.escape(w) for w in anywhere))
+    body = "|".join(re.escape(w) for w in spaced)
+    return re.compile(rf"(?<!\w)(?:{body})|" + "|".join(re.escape(w) for w in anywhere))
 
 
 _SLOTS = (
@@ -93,9 +93,11 @@ _SLOTS = (
 def override_in_any_language(folded: str) -> str | None:
     """The span of ``folded`` (text folded by :func:`fold_text`) that tells the model to ignore
     its previous instructions, in any of the languages above, or None."""
-    found = [[(m.start(), m.end()) for m in slot.finditer(folded)] for slot in _SLOTS]
-    if not all(found):
-        return None
+    found: list[list[tuple[int, int]]] = []
+    for slot in _SLOTS:  # most text has no verb of ignoring: one scan, and done
+        found.append([(m.start(), m.end()) for m in slot.finditer(folded)])
+        if not found[-1]:
+            return None
     for start, end in found[0]:
         near = [
             [(s, e) for s, e in spans if abs(s - start) <= _WINDOW and s != start]
