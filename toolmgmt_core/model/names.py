@@ -14,7 +14,11 @@ marks (``notes_délete``, precomposed or with a combining acute, ``notes_de\u033
 overlay, ``ł`` whose prototype is ``l`` and an overlay), a middle dot (``ŀ``); and a Latin letter
 the data leaves alone (a small capital ``ᴇ``, a letter with a hook) is its base letter, by its
 Unicode name. So ``notes_gét_note``, ``notes_gēt_note`` and ``notes_get_notė`` are all
-``notes_get_note``. Whatever lookup forgives, policy must forgive too, or a deny of
+``notes_get_note``. Marks are dropped in every script, so two names differing only in a
+Devanagari or Thai vowel sign are one name too: a price paid for names no provider accepts as
+written (they allow ASCII only), where a look-alike costs more than a refused registration.
+
+Whatever lookup forgives, policy must forgive too, or a deny of
 ``files_delete`` would miss a tool registered as ``Files.Delete`` (or ``fıles_delete``) that
 lookup then runs as ``files_delete``. So one function decides, and everything that compares
 names uses it:
