@@ -186,7 +186,7 @@ class ToolCatalog(CatalogLearning):
         # (``Files-Delete`` or ``files.delete`` beside ``files_delete``) could stand in for it.
         raise DuplicateToolError(
             f"Tool name {tool.name!r} is the same name as {clash.name!r} (domain "
-            f"{clash.domain!r}) once case, separators, invisible characters, unicode "
+            f"{clash.domain!r}) once case, separators, invisible characters, accents, unicode "
             "look-alikes and the characters a provider refuses are ignored, as lookup and "
             "policy ignore them; choose a name that differs in its letters."
         )
