@@ -44,3 +44,20 @@ async def test_quarantine_shadowing_keeps_another_upstreams_copy_out(mcp_kit: An
     found, (is_error, answer) = await _discover(mcp_kit, "[policy]\nquarantine_shadowing = true\n")
     assert "evil_notes_get_note" not in found and "notes_get_note" in found
     assert is_error and "not_permitted" in str(answer)
+
+
+@pytest.mark.anyio
+async def test_closest_never_crosses_to_another_upstreams_destructive_tool(mcp_kit: Any) -> None:
+    """The real ``notes_delete_note`` is denied: a misspelling of it is not answered with the
+    copy another upstream lists (``evil_notes_delete_note``, annotated destructive)."""
+    from mcp import Client
+    from toolmgmt_mcp import Gateway
+
+    config = _config(mcp_kit, '[policy]\ndeny = ["notes_delete_*"]\n')
+    async with Gateway(config) as gateway, Client(gateway.server) as client:
+        assert "evil_notes_delete_note" in gateway.catalog
+        is_error, answer = await mcp_kit.execute(client, "notes_delete_nte", title="a")
+        _, listed = await mcp_kit.call(client, "discover_tools", {"query": "delete a note"})
+    assert is_error and "unknown_tool" in str(answer)
+    assert "evil_notes_delete_note" not in str(answer), answer
+    assert "evil_notes_delete_note" in str(listed)  # visible: only the suggestion is withheld
