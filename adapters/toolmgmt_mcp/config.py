@@ -40,9 +40,12 @@ class PolicyConfig:
     calls until ``trusted`` names them (``[policy]`` only)."""
     trusted: tuple[str, ...] = ()
     """Patterns of tools the quarantine lets through (an operator read them)."""
+    quarantine_shadowing: bool = False
+    """Keep tools that shadow another upstream's tool (a name containing its name, or its
+    description near-identical) out of discovery and calls until ``trusted`` names them."""
 
     def __bool__(self) -> bool:
-        return bool(self.allow or self.deny or self.quarantine)
+        return bool(self.allow or self.deny or self.quarantine or self.quarantine_shadowing)
 
 
 @dataclass(frozen=True)

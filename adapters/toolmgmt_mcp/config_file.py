@@ -31,6 +31,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     allow = []                     # a deny pattern that can match no exposed name is an error
     deny = ["notes_delete_*"]
     quarantine = true              # tools whose text addresses the model (prompt injection)
+    quarantine_shadowing = true    # tools nearly duplicating another upstream's (name, description)
     trusted = ["notes_get_note"]   # stay hidden until an operator, having read them, trusts them
 
     [upstreams.notes]              # the table name is the domain
@@ -196,7 +197,9 @@ class _Reader:
         )
         gateway_table = root.table("gateway", _GATEWAY_KEYS)
         gateway = self._gateway(gateway_table)
-        policy_table = root.table("policy", ("allow", "deny", "quarantine", "trusted"))
+        policy_table = root.table(
+            "policy", ("allow", "deny", "quarantine", "quarantine_shadowing", "trusted")
+        )
         policy = self._policy(policy_table)
         if self.document.has_problems:  # deny patterns are checked against every upstream
             return None
@@ -288,6 +291,7 @@ class _Reader:
             allow=table.strings("allow"),
             deny=table.strings("deny"),
             quarantine=table.boolean("quarantine", False),
+            quarantine_shadowing=table.boolean("quarantine_shadowing", False),
             trusted=table.strings("trusted"),
         )
         for key in ("allow", "deny"):

@@ -672,6 +672,7 @@ def _policy_steps(config: GatewayConfig) -> list[Policy]:
                 allow=config.policy.allow,
                 deny=config.policy.deny,
                 quarantine=config.policy.quarantine,
+                quarantine_shadowing=config.policy.quarantine_shadowing,
                 trusted=config.policy.trusted,
             )
         )

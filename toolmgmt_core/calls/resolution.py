@@ -7,7 +7,8 @@ besides the tool:
 - ``not_permitted``: the name is a real tool the policy hides here. The model learns it may not
   use it (so it stops searching for it), with only visible tools suggested, and no hidden tool
   it did not name is revealed;
-- ``unknown_tool``: no such tool, with the closest visible names;
+- ``unknown_tool``: no such tool, with the closest visible names, never a look-alike nor
+  another domain's tool that may destroy (:mod:`toolmgmt_core.catalog.suggestions`);
 - ``tool_not_loaded``: a visible tool called before it was loaded, with how to load it (the
   mode's ``unloaded_message``).
 

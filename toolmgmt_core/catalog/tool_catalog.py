@@ -11,6 +11,7 @@ from toolmgmt_core.catalog.entries import DomainSummary, IngestReport, SearchHit
 from toolmgmt_core.catalog.learned_api import CatalogLearning
 from toolmgmt_core.catalog.learning import LearningOptions
 from toolmgmt_core.catalog.limits import ToolLimits
+from toolmgmt_core.catalog.suggestions import safe_suggestions
 from toolmgmt_core.embeddings import Embedder, VectorCache
 from toolmgmt_core.model.errors import (
     CatalogError,
@@ -42,8 +43,7 @@ __all__ = [
 ]
 
 normalize_name = fold_name
-"""A name folded for forgiving lookup: :func:`toolmgmt_core.model.names.fold_name`, the one rule for
-lookups, registration, policy and suggestions alike."""
+""":func:`toolmgmt_core.model.names.fold_name`: the one rule for lookup, policy and suggestions."""
 
 
 class ToolCatalog(CatalogLearning):
@@ -186,7 +186,7 @@ class ToolCatalog(CatalogLearning):
         # (``Files-Delete`` or ``files.delete`` beside ``files_delete``) could stand in for it.
         raise DuplicateToolError(
             f"Tool name {tool.name!r} is the same name as {clash.name!r} (domain "
-            f"{clash.domain!r}) once case, separators, invisible characters, unicode "
+            f"{clash.domain!r}) once case, separators, invisible characters, accents, unicode "
             "look-alikes and the characters a provider refuses are ignored, as lookup and "
             "policy ignore them; choose a name that differs in its letters."
         )
@@ -390,13 +390,13 @@ class ToolCatalog(CatalogLearning):
         return [SearchHit.of(tool, score) for tool, score in found]
 
     def suggest(self, name: str, limit: int = 3, *, where: ToolFilter | None = None) -> list[str]:
-        """The names closest to ``name`` (for a misspelled tool), best first.
-
-        A trigram shortlist ranked by difflib's ratio (:class:`~toolmgmt_core.search.fuzzy.
-        NameMatcher`): a few milliseconds at 10,000 tools. ``where`` limits the names as in
-        :meth:`search`.
-        """
-        return self._engine.suggest(name, limit, where=where)
+        """The names closest to ``name`` (for a misspelled tool), best first: a trigram shortlist
+        ranked by difflib's ratio (:class:`~toolmgmt_core.search.fuzzy.NameMatcher`), a few ms
+        at 10,000 tools. ``where`` limits the names as in :meth:`search`; never a look-alike,
+        nor another domain's tool that may destroy (:mod:`~toolmgmt_core.catalog.suggestions`)."""
+        found = self._engine.suggest(name, limit * 4, where=where)
+        closest = lambda: self._engine.suggest(name, 1)  # noqa: E731  (asked only when needed)
+        return safe_suggestions(name, found, limit, self._tools, closest)
 
     # -- browse ---------------------------------------------------------------------------
 

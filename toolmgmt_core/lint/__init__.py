@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from toolmgmt_core.embeddings.base import Embedder
 from toolmgmt_core.lint.findings import CATALOG, CODES, MAX_DESCRIPTION_CHARS, Finding, Severity
 from toolmgmt_core.lint.rules import (
     _lint_description,
@@ -26,9 +27,11 @@ from toolmgmt_core.lint.rules import (
     _lint_name,
     _lint_parameters,
     _lint_providers,
+    _lint_shadows,
     _lint_siblings,
     _similar_siblings,
 )
+from toolmgmt_core.lint.semantic import InjectionNeighbours
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers.openai import MAX_TOOLS as OPENAI_MAX_TOOLS
 
@@ -37,6 +40,7 @@ __all__ = [
     "CODES",
     "MAX_DESCRIPTION_CHARS",
     "Finding",
+    "InjectionNeighbours",
     "Severity",
     "lint",
     "lint_catalog",
@@ -71,14 +75,41 @@ def lint(
 
 
 def lint_catalog(
-    tools: Iterable[Tool], *, providers: Sequence[str] = ("anthropic", "openai", "gemini")
+    tools: Iterable[Tool],
+    *,
+    providers: Sequence[str] = ("anthropic", "openai", "gemini"),
+    embedder: Embedder | InjectionNeighbours | None = None,
 ) -> list[Finding]:
-    """The findings of every tool in ``tools`` (a list or a catalog), siblings compared."""
+    """The findings of every tool in ``tools`` (a list or a catalog), siblings compared, and
+    tools that shadow another domain's tool (``name-shadows-tool``).
+
+    Args:
+        tools: the tools.
+        providers: whose incompatibilities to check.
+        embedder: when set (an ``Embedder``, or :class:`InjectionNeighbours` for another
+            threshold or phrases), text close in meaning to a known prompt injection is reported
+            too (``description-resembles-injection``).
+    """
     pool = list(tools)
     findings: list[Finding] = []
     similar = _similar_siblings(pool)
     for i, tool in enumerate(pool):
         findings.extend(lint(tool, siblings=similar.get(i, ()), providers=providers))
+    findings.extend(_lint_shadows(pool))
+    if embedder is not None:
+        if not isinstance(embedder, InjectionNeighbours):
+            embedder = InjectionNeighbours(embedder)
+        flagged = {f.tool for f in findings if f.code == "description-addresses-model"}
+        for name, why in embedder.find(t for t in pool if t.name not in flagged).items():
+            findings.append(
+                Finding(
+                    name,
+                    "warning",
+                    "description-resembles-injection",
+                    f"The tool's text may address the model: {why}.",
+                    "Read it: describe what the tool does and when to use it, nothing more.",
+                )
+            )
     if "openai" in providers and len(pool) > OPENAI_MAX_TOOLS:
         findings.append(
             Finding(

@@ -35,6 +35,9 @@ CODES: Mapping[str, str] = {
     "description-sibling": "a similar sibling exists and the description does not set them apart",
     "description-addresses-model": "the tool's text gives the model instructions (prompt "
     "injection)",
+    "description-resembles-injection": "the tool's text is close in meaning to a known prompt "
+    "injection (with an embedder)",
+    "name-shadows-tool": "the name or description nearly duplicates another domain's tool",
     "parameter-no-description": "a parameter without a description",
     "parameter-unconstrained": "a parameter with a fixed set of values but no enum or pattern",
     "optional-no-default": "an optional parameter without a default",

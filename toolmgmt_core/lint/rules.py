@@ -26,6 +26,7 @@ from toolmgmt_core.lint.words import (
 from toolmgmt_core.model.injection import addresses_the_model
 from toolmgmt_core.model.provider_names import NAME_RULES
 from toolmgmt_core.model.schema_validator import example_errors
+from toolmgmt_core.model.shadowing import find_shadows
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.providers import format_tools
 
@@ -121,6 +122,20 @@ def _lint_injection(tool: Tool) -> Iterator[Finding]:
             "Describe what the tool does and when to use it, nothing more; a policy step with "
             "quarantine=True (a gateway's [policy] quarantine = true) keeps such tools out of "
             "discovery until trusted.",
+        )
+
+
+def _lint_shadows(pool: Sequence[Tool]) -> Iterator[Finding]:
+    for name, why in find_shadows(pool).items():
+        yield Finding(
+            name,
+            "warning",
+            "name-shadows-tool",
+            f"The tool shadows another domain's tool: {why}. Search shows them side by side "
+            "and a model may pick the copy.",
+            "Rename it or rewrite its description; a policy step with quarantine_shadowing=True "
+            "(a gateway's [policy] quarantine_shadowing = true) keeps such tools out until "
+            "trusted.",
         )
 
 

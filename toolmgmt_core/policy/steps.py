@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolmgmt_core.model.errors import ConfigError
-from toolmgmt_core.model.injection import addresses_the_model
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.profiles import (
@@ -26,6 +25,7 @@ from toolmgmt_core.policy.profiles import (
     may_match,
     parse_patterns,
 )
+from toolmgmt_core.policy.quarantine import quarantined
 
 __all__ = [
     "POLICY_KEYS",
@@ -51,6 +51,7 @@ POLICY_KEYS = (
     "require_approval",
     "domain",
     "quarantine",
+    "quarantine_shadowing",
     "trusted",
 )
 """The keys a policy step may have (in a mapping or a policy file)."""
@@ -90,6 +91,8 @@ class Policy:
     an operator who has read it lets it through with ``trusted``."""
     trusted: Sequence[str] = ()
     """Patterns of tools the quarantine lets through although their text addresses the model."""
+    quarantine_shadowing: bool = False
+    """Remove every tool that shadows another domain's (:mod:`toolmgmt_core.model.shadowing`)."""
 
     def __post_init__(self) -> None:
         if self.domain is not None and (not isinstance(self.domain, str) or not self.domain):
@@ -102,10 +105,9 @@ class Policy:
                 f"got {self.label!r}."
             )
         owner = f"Policy {self.label!r}"
-        if not isinstance(self.quarantine, bool):
-            raise ConfigError(
-                f"{owner}: quarantine must be true or false, got {self.quarantine!r}."
-            )
+        for flag in ("quarantine", "quarantine_shadowing"):
+            if not isinstance(value := getattr(self, flag), bool):
+                raise ConfigError(f"{owner}: {flag} must be true or false, got {value!r}.")
         for attr in ("allow", "deny", "require_approval", "trusted"):
             value = parse_patterns(getattr(self, attr), what=f"{owner} {attr}")
             object.__setattr__(self, attr, value)
@@ -126,8 +128,7 @@ class Policy:
         for attr in ("allow", "deny", "require_approval", "trusted"):
             if getattr(self, attr):
                 data[attr] = [p.text for p in self._patterns(attr)]
-        if self.quarantine:
-            data["quarantine"] = True
+        data.update({f: True for f in ("quarantine", "quarantine_shadowing") if getattr(self, f)})
         if self.description_overrides:
             data["description_overrides"] = dict(self.description_overrides)
         if self.domain is not None:
@@ -137,7 +138,7 @@ class Policy:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | Policy) -> Policy:
         """A step from a mapping with ``label``, ``allow``, ``deny``, ``description_overrides``,
-        ``require_approval``, ``domain``, ``quarantine`` and ``trusted``.
+        ``require_approval``, ``domain``, ``quarantine``, ``quarantine_shadowing``, ``trusted``.
 
         Raises:
             ConfigError: a missing label, an unknown key or a bad pattern, naming the valid keys.
@@ -310,9 +311,11 @@ def decide(
     profile: Profile,
     steps: Sequence[Policy],
     ceiling: Profile | None = None,
+    shadows: Mapping[str, str] | None = None,
 ) -> Decision:
     """Run ``tool`` through ``ceiling`` (when set), ``profile`` and ``steps``, in that order:
-    the first that removes it decides (meta-tools are the caller's to let through first)."""
+    the first that removes it decides (meta-tools are the caller's to let through first);
+    ``shadows`` (name -> why) for the steps' ``quarantine_shadowing``."""
     if ceiling is not None and not ceiling.contains(tool):
         return Decision(
             False,
@@ -357,16 +360,10 @@ def decide(
                 None,
                 f"not allowed by step {step.label!r} (it allows only: {wanted})",
             )
-        if step.quarantine and not any(p.matches(tool) for p in step._patterns("trusted")):
-            found = addresses_the_model(tool)
-            if found is not None:
-                return Decision(
-                    False,
-                    step.label,
-                    None,
-                    f"quarantined by step {step.label!r}: {found}; an operator who has read it "
-                    f"can let it through with trusted = [{tool.name!r}]",
-                )
+        flags = (step.quarantine, step.quarantine_shadowing)
+        why = quarantined(tool, step.label, flags, step._patterns("trusted"), shadows)
+        if why is not None:
+            return Decision(False, step.label, None, why)
     return Decision(True, reason="passes the profile and every policy step")
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.names import fold_name
+from toolmgmt_core.model.shadowing import find_shadows
 from toolmgmt_core.model.tool import Tool, is_meta_tool
 from toolmgmt_core.policy.files import PolicyFile, load_policy_file
 from toolmgmt_core.policy.profiles import BUILTIN_PROFILES, Profile, get_profile
@@ -153,6 +154,7 @@ class PolicyView:
                 f"{PROFILE_STEP!r}); give each step its own label so explain() can name it."
             )
         self._state: _State | None = None
+        self._shadows: tuple[int | None, dict[str, str]] | None = None
         self._lock = threading.Lock()
         self._warned: set[str] = set()
         # Views over the other profiles, shared by the whole family so that many sessions
@@ -235,7 +237,17 @@ class PolicyView:
     def _decide(self, tool: Tool) -> Decision:
         if self._is_meta(tool):
             return Decision(True, reason="is a meta-tool; policies never remove meta-tools")
-        return decide(tool, self.profile, self.policies, self.ceiling)
+        shadows = self._shadow_map() if any(p.quarantine_shadowing for p in self.policies) else None
+        return decide(tool, self.profile, self.policies, self.ceiling, shadows)
+
+    def _shadow_map(self) -> dict[str, str]:
+        """The catalog's tools that shadow another domain's, for this catalog version."""
+        version = getattr(self.catalog, "version", None)
+        cached = self._shadows
+        if cached is None or cached[0] != version or version is None:
+            cached = (version, find_shadows(list(self.catalog)))
+            self._shadows = cached
+        return cached[1]
 
     def may_show(
         self,

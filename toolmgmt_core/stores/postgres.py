@@ -175,9 +175,9 @@ def _lookalike(name: str, clash: str, in_this_push: bool) -> str:
     where = "an earlier definition of this push has" if in_this_push else "the store holds"
     return (
         f"{name!r} is the same name as {clash!r}, which {where}, once case, separators, "
-        "invisible characters, unicode look-alikes and the characters a provider refuses are "
-        "ignored, as lookup and policy ignore them; every replica would refuse it. Choose a "
-        f"name that differs in its letters, or remove {clash!r} first"
+        "invisible characters, accents and marks, unicode look-alikes and the characters a "
+        "provider refuses are ignored, as lookup and policy ignore them; every replica would "
+        f"refuse it. Choose a name that differs in its letters, or remove {clash!r} first"
     )
 
 
