@@ -61,10 +61,15 @@ def pairs_of(queries: Sequence[BfclQuery]) -> list[tuple[str, str, str]]:
 
 
 def learned_catalog(
-    pool: list[dict[str, Any]], embedder: Any = None, cache: str | None = None
+    pool: list[dict[str, Any]],
+    embedder: Any = None,
+    cache: str | None = None,
+    *,
+    min_principals: int = LearningOptions.min_principals,
 ) -> ToolCatalog:
     """The pool in a catalog with learning on (in memory), index built."""
-    catalog = ToolCatalog(embedder=embedder, embedding_cache=cache, learning=LearningOptions())
+    options = LearningOptions(min_principals=min_principals)
+    catalog = ToolCatalog(embedder=embedder, embedding_cache=cache, learning=options)
     catalog.add_schemas(pool, on_error="skip")
     catalog.search("warm up the index")
     return catalog

@@ -3,12 +3,17 @@
 
 Replicas share what they learned through PostgreSQL instead
 (:class:`~toolmgmt_core.stores.postgres_learned.PostgresLearnedStore`). Either way the store is
-the audit trail: every learned request with the tool it taught, a digest of the conversation
-that taught it, when, and from where (``use`` or ``import``); ``forget`` reverts.
+the audit trail: every learned request with the tool it taught (its terms: in clear once
+enough principals taught them, salted digests until then), digests of the principal and the
+conversation that taught it, when, and from where (``use`` or ``import``); ``forget`` reverts.
+A store may keep the salt of the terms' digests (``salt()``), so that every process reading it
+agrees on them.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
@@ -42,7 +47,7 @@ class LearnedStore(Protocol):
         ...
 
 
-_COLUMNS = "id, tool, text, conversation, at, source"
+_COLUMNS = "id, tool, text, conversation, at, source, principal"
 
 
 class LearnedFile:
@@ -64,9 +69,20 @@ class LearnedFile:
                 "at REAL NOT NULL, source TEXT NOT NULL)"
             )
             conn.execute("CREATE INDEX IF NOT EXISTS learned_tool ON learned (tool)")
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(learned)")}
+            if "principal" not in columns:  # a file kept before principals were counted
+                conn.execute("ALTER TABLE learned ADD COLUMN principal TEXT NOT NULL DEFAULT ''")
+            conn.execute("CREATE TABLE IF NOT EXISTS learned_salt (salt BLOB NOT NULL)")
+            if conn.execute("SELECT count(*) FROM learned_salt").fetchone()[0] == 0:
+                conn.execute("INSERT INTO learned_salt (salt) VALUES (?)", (os.urandom(16),))
 
     def __repr__(self) -> str:
         return f"LearnedFile({str(self.path)!r})"
+
+    def salt(self) -> bytes:
+        """The key of the terms' digests, made once with the file."""
+        with self._lock, self._connect() as conn:
+            return bytes(conn.execute("SELECT salt FROM learned_salt").fetchone()[0])
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=30)
@@ -75,8 +91,8 @@ class LearnedFile:
         with self._lock, self._connect() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM learned ORDER BY at, id").fetchall()
         return [
-            LearnedRequest(tool, text, conversation, float(at), int(row_id), source)
-            for row_id, tool, text, conversation, at, source in rows
+            LearnedRequest(tool, text, conversation, float(at), int(row_id), source, principal)
+            for row_id, tool, text, conversation, at, source, principal in rows
         ]
 
     def add(self, requests: Sequence[LearnedRequest]) -> list[LearnedRequest]:
@@ -84,12 +100,11 @@ class LearnedFile:
         with self._lock, self._connect() as conn:  # one transaction: all or none
             for r in requests:
                 cursor = conn.execute(
-                    "INSERT INTO learned (tool, text, conversation, at, source) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (r.tool, r.text, r.conversation, r.at, r.source),
+                    "INSERT INTO learned (tool, text, conversation, at, source, principal) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (r.tool, r.text, r.conversation, r.at, r.source, r.principal),
                 )
-                row_id = int(cursor.lastrowid or 0)
-                kept.append(LearnedRequest(r.tool, r.text, r.conversation, r.at, row_id, r.source))
+                kept.append(dataclasses.replace(r, id=int(cursor.lastrowid or 0)))
         return kept
 
     def discard(self, ids: Iterable[int]) -> None:
