@@ -62,6 +62,10 @@ TOML (``.toml``) or JSON (any other suffix)::
                                            # sentence-transformers:<model>, module:attribute;
                                            # vectors cached in [store] catalog when set
 
+    [learning]                     # search learns from the clients' calls (off by default)
+    enabled = true                 # a term moves a tool once min_principals clients taught it
+    store = "learned.sqlite"       # or a PostgreSQL DSN (store_env); default: [store] catalog
+
 Errors are :class:`~toolmgmt_core.ConfigError` in the one format of configuration files
 (:mod:`toolmgmt_core.model.config`): ``file:line: key.path: problem``.
 """
@@ -87,6 +91,7 @@ from toolmgmt_mcp.config import (
     ClientConfig,
     GatewayConfig,
     GatewaySettings,
+    LearningConfig,
     PolicyConfig,
     SearchConfig,
     StoreConfig,
@@ -108,7 +113,7 @@ _TRANSPORTS: tuple[Literal["stdio", "http"], ...] = ("stdio", "http")
 _MEDIA: tuple[Literal["describe", "pass"], ...] = ("describe", "pass")
 _TRUNCATIONS: tuple[Literal["head", "tail", "smart"], ...] = ("head", "tail", "smart")
 _MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
-_SECTIONS = ("gateway", "policy", "search", "store", "upstreams")
+_SECTIONS = ("gateway", "learning", "policy", "search", "store", "upstreams")
 _GATEWAY_KEYS = sorted(
     {"name", "transport", "host", "port", "path", "token", "token_env", "max_result_tokens"}
     | {"default_timeout", "profile", "always_on", "media", "session_result_budget"}
@@ -192,7 +197,23 @@ class _Reader:
         store = self._store(root.table("store", _STORE_KEYS))
         search = self._search(root.table("search", ("embedder",)))
         source = self.document.source
-        return GatewayConfig(upstreams, gateway, policy, source, store=store, search=search)
+        learning = root.table(
+            "learning", ("destructive", "enabled", "min_principals", "store", "store_env")
+        )
+        return GatewayConfig(
+            upstreams,
+            gateway,
+            policy,
+            source,
+            store=store,
+            search=search,
+            learning=LearningConfig(
+                learning.boolean("enabled", False),
+                learning.secret("store"),
+                learning.integer("min_principals", 3, low=1, high=1000),
+                learning.boolean("destructive", False),
+            ),
+        )
 
     def _check_deny(
         self, table: ConfigTable, deny: tuple[str, ...], upstreams: tuple[UpstreamConfig, ...]

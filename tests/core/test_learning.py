@@ -34,8 +34,13 @@ def _names(catalog: ToolCatalog, query: str, limit: int = 5, **kw: object) -> li
     return [h.name for h in catalog.search(query, limit, **kw)]  # type: ignore[arg-type]
 
 
-def _teach(catalog: ToolCatalog, principals: list[str], text: str = "the parcel never arrived",
-           tool: str = TOOL, source: str = "use") -> None:
+def _teach(
+    catalog: ToolCatalog,
+    principals: list[str],
+    text: str = "the parcel never arrived",
+    tool: str = TOOL,
+    source: str = "use",
+) -> None:
     catalog.learn([(text, tool, f"conversation-{p}", p) for p in principals], source=source)
 
 
@@ -79,8 +84,9 @@ def test_a_learned_request_moves_its_tool_once_three_principals_taught_it() -> N
 def test_one_principal_with_a_thousand_conversations_cannot_move_a_tool() -> None:
     catalog = _catalog(destructive=True)
     before = catalog.search(VICTIM)
-    pairs = [(f"{VICTIM} money back refund order {i}", INTRUDER, f"c{i}", "mallory")
-             for i in range(1000)]
+    pairs = [
+        (f"{VICTIM} money back refund order {i}", INTRUDER, f"c{i}", "mallory") for i in range(1000)
+    ]
     report = catalog.learn(pairs, source="use")
     assert len(catalog.learned(INTRUDER)) <= catalog.learning.max_per_principal  # type: ignore[union-attr]
     assert report.ignored or len(report.learned) == 1000
@@ -142,7 +148,10 @@ def test_the_report_says_what_was_ignored_and_why() -> None:
         ("my password is swordfish, cvv 123", "my password <secret>, cvv <secret>"),
         ("pay GB29 NWBK 6016 1331 9268 19 for mr jones", "pay <iban> for <name>"),
         ("token aGVsbG8gd29ybGQ1234abcd", "token <secret>"),
-        ("reset my password for gmail and pin the message", "reset my password for gmail and pin the message"),
+        (
+            "reset my password for gmail and pin the message",
+            "reset my password for gmail and pin the message",
+        ),
     ],
 )
 def test_redaction(text: str, expected: str) -> None:
@@ -249,10 +258,18 @@ def test_the_file_is_bounded_too(tmp_path: Path) -> None:
 def test_a_word_too_many_tools_learned_moves_none_of_them() -> None:
     catalog = _catalog()
     names = [t.name for t in demo_tools() if not t.annotations.destructive]
-    teach = [(f"zebra {w}", name, c) for name in names[:5] for w, c in (("one", "a"), ("two", "b"), ("three", "c"))]
+    teach = [
+        (f"zebra {w}", name, c)
+        for name in names[:5]
+        for w, c in (("one", "a"), ("two", "b"), ("three", "c"))
+    ]
     catalog.learn(teach)
     assert catalog.learned_terms(names[0])["zebra"] == 3
-    teach = [(f"zebra {w}", name, c) for name in names[5:30] for w, c in (("one", "a"), ("two", "b"), ("three", "c"))]
+    teach = [
+        (f"zebra {w}", name, c)
+        for name in names[5:30]
+        for w, c in (("one", "a"), ("two", "b"), ("three", "c"))
+    ]
     catalog.learn(teach)
     # past a share of the catalog, the word says nothing of any tool (and would cost time)
     assert catalog.learned_terms(names[0])["zebra"] == 3

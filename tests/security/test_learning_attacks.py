@@ -31,7 +31,11 @@ def test_finding_1_two_conversations_do_not_poison_a_ranking() -> None:
     before = catalog.search(victim, 10)
     for conversation in ("c1", "c2"):
         feedback = [
-            ("read the file report.txt web search fetch page", "web_search_fetch_page", conversation)
+            (
+                "read the file report.txt web search fetch page",
+                "web_search_fetch_page",
+                conversation,
+            )
         ]
         catalog.learn(feedback, source="use")
     assert catalog.search(victim, 10) == before
@@ -98,7 +102,9 @@ def test_finding_3_teaching_a_term_once_reveals_nothing_a_victim_typed() -> None
 def test_finding_4_one_principal_flooding_cannot_erase_what_users_taught() -> None:
     catalog = _catalog()
     tool, request = "payments_list_refunds", "my parcel never arrived, sort out the charge"
-    users = [(f"the parcel never arrived {w}", tool, f"user-{w}") for w in string.ascii_lowercase[:10]]
+    users = [
+        (f"the parcel never arrived {w}", tool, f"user-{w}") for w in string.ascii_lowercase[:10]
+    ]
     catalog.learn(users)
     assert _names(catalog, request)[0] == tool
     flood = [

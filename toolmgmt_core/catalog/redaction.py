@@ -70,8 +70,11 @@ _GIVEN = (
     "alexis lori marie mohammed muhammad ahmed fatima hiroshi yuki priya "
     "raj amit sanjay ivan olga hans klaus pierre luca giulia carlos juan sofia"
 )
-_NAME = re.compile(rf"\b(?:{'|'.join(sorted(set(_GIVEN.split()), key=len, reverse=True))})"
-                   r"\s+(?!(?:and|or|to|the|a|for|at|in|on|with|from|is|was)\b)[a-z'-]{2,}", re.I)
+_NAME = re.compile(
+    rf"\b(?:{'|'.join(sorted(set(_GIVEN.split()), key=len, reverse=True))})"
+    r"\s+(?!(?:and|or|to|the|a|for|at|in|on|with|from|is|was)\b)[a-z'-]{2,}",
+    re.I,
+)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -105,8 +108,9 @@ def redact(text: str) -> str:
     text = _EMAIL.sub("<email>", text)
     text = _KEY.sub("<secret>", text)
     text = _SECRET_WORD.sub(lambda m: m.group().split()[0] + " <secret>", text)
-    text = _IBAN.sub(lambda m: "<iban>" if any(c.isdigit() for c in m.group()[4:]) else m.group(),
-                     text)
+    text = _IBAN.sub(
+        lambda m: "<iban>" if any(c.isdigit() for c in m.group()[4:]) else m.group(), text
+    )
     text = _MIXED.sub("<secret>", text)
     text = _NUMBER.sub(_number, text)
     text = _ADDRESS.sub("<address>", text)

@@ -17,7 +17,10 @@ checked, redacted and kept as :meth:`ToolCatalog.learn
 <toolmgmt_core.catalog.tool_catalog.ToolCatalog.learn>` does, and the report says what was
 learned and what was ignored, and why. With ``--store`` the tools are the store's and what is
 learned reaches every replica; with ``--file`` (a single process's SQLite file) the tools are
-``--catalog``'s.
+``--catalog``'s. With ``--config gateway.toml`` the gateway's policy applies as it does to
+learning from its traffic: a denied or quarantined tool never learns (the pair is reported
+ignored). An import counts each conversation id as a principal; a ``"principal"`` key (or a
+fourth list item) names who taught the pair instead.
 
 ``--store`` defaults to ``$TOOLMGMT_CATALOG_DSN``, the name docs/deploy.md gives the gateway
 config's ``[store] catalog_env`` (``$TOOLMGMT_CATALOG_STORE``, its former name, is still read,
@@ -49,7 +52,7 @@ from toolmgmt_core.cli.console import (
 )
 from toolmgmt_core.model.errors import ToolmgmtError
 
-__all__ = ["DEPRECATED_STORE_ENV", "STORE_ENV", "read_pairs", "register"]
+__all__ = ["DEPRECATED_STORE_ENV", "POLICY_GROUP", "STORE_ENV", "read_pairs", "register"]
 
 STORE_ENV = "TOOLMGMT_CATALOG_DSN"
 """The environment variable ``--store`` defaults to."""
@@ -93,6 +96,11 @@ def register(subparsers: Any) -> None:
         description="Teach search which tool requests wanted, from a JSON-lines file of pairs.",
     )
     learn.add_argument("file", metavar="FILE", help="JSON lines: one pair each (see the docs)")
+    learn.add_argument(
+        "--config",
+        metavar="GATEWAY_TOML",
+        help="apply this gateway config's policy: denied and quarantined tools never learn",
+    )
     learned = commands.add_parser("learned", help="what search learned (the audit trail)")
     learned.add_argument("--tool", metavar="NAME", help="only this tool's")
     forget = commands.add_parser(
@@ -294,9 +302,11 @@ def read_pairs(path: str) -> tuple[list[Any], list[tuple[int, str]]]:
             bad.append((number, f"not JSON: {exc}"))
             continue
         if isinstance(item, dict) and "request" in item and "tool" in item:
-            item = [item["request"], item["tool"], item.get("conversation")]
-        if not isinstance(item, list) or len(item) not in (2, 3):
-            bad.append((number, 'expected {"request", "tool"[, "conversation"]} or a list'))
+            item = [item["request"], item["tool"], item.get("conversation"), item.get("principal")]
+        if not isinstance(item, list) or len(item) not in (2, 3, 4):
+            bad.append(
+                (number, 'expected {"request", "tool"[, "conversation", "principal"]} or a list')
+            )
             continue
         pairs.append(tuple(item))
     return pairs, bad
@@ -318,7 +328,8 @@ def _run_learn(args: argparse.Namespace) -> int:
             with _store(args) as tool_store:
                 tools = tool_store.tools()
         catalog = ToolCatalog(tools, learning=LearningOptions(store=store))
-        report = catalog.learn(pairs)
+        where = _gateway_policy(args.config)(catalog) if args.config else None
+        report = catalog.learn(pairs, where=where)
     except ToolmgmtError as exc:
         raise CliError(str(exc)) from exc
     if args.json:
@@ -336,6 +347,33 @@ def _run_learn(args: argparse.Namespace) -> int:
         + "."
     )
     return 0
+
+
+POLICY_GROUP = "toolmgmt.policy_sources"
+"""The entry-point group of policy sources: ``source(path)`` returns, for a gateway config, a
+function of a catalog returning whether a tool may learn (None: not its kind of file)."""
+
+
+def _gateway_policy(path: str) -> Any:
+    """The policy of the config at ``path``, from the first policy source that reads it."""
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise CliError(f"--config {path}: no such file.")
+    for entry in entry_points(group=POLICY_GROUP):
+        try:
+            policy = entry.load()(Path(path))
+        except ImportError as exc:
+            raise CliError(f"--config needs toolmgmt[mcp] ({exc})") from exc
+        except ToolmgmtError as exc:
+            raise CliError(str(exc)) from exc
+        if policy is not None:
+            return policy
+    raise CliError(
+        f"--config {path}: not a gateway config that an installed policy source reads "
+        "(a gateway TOML needs toolmgmt[mcp])."
+    )
 
 
 def _run_learned(args: argparse.Namespace) -> int:

@@ -2,7 +2,8 @@
 
 :class:`PostgresLearnedStore` keeps learned requests in ``toolmgmt_learned``, one row each (the
 audit trail: tool, the request's terms (clear or salted digests), principal and conversation
-digests, when, source; the salt in ``toolmgmt_learned_salt``, one row every replica reads). Each addition sends a
+digests, when, source; the salt in ``toolmgmt_learned_salt``, one row every replica reads).
+Each addition sends a
 ``NOTIFY`` on the catalog's channel in the same transaction (``{"op": "learn", "ids": [...]}``),
 each ``forget`` one asking followers to reload what is learned (``{"op": "learned-sync"}``), so
 a replica's :class:`~toolmgmt_core.stores.postgres_follower.CatalogFollower` applies another
@@ -124,7 +125,8 @@ class PostgresLearnedStore:
             kept = []
             for r in requests:
                 row = conn.execute(
-                    f"INSERT INTO {LEARNED_TABLE} (tool, text, conversation, at, source, principal) "
+                    f"INSERT INTO {LEARNED_TABLE} "
+                    "(tool, text, conversation, at, source, principal) "
                     "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
                     [r.tool, r.text, r.conversation, r.at, r.source, r.principal],
                 ).fetchone()
