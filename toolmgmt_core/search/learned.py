@@ -63,6 +63,9 @@ transcript: what a search reads first, :func:`~toolmgmt_core.search.request.read
 _DIGEST = "#"
 """How a stored term kept as a digest starts (a clear term never does)."""
 
+_MAX_KEYS = 100_000
+"""Clear words whose digests are remembered, at most (forgotten all at once past it)."""
+
 
 @dataclass(frozen=True)
 class LearnedRequest:
@@ -176,6 +179,7 @@ class LearnedRequests:
         self._lock = threading.RLock()
         self._spelled: tuple[int, dict[str, str]] = (-1, {})
         self._families: dict[str, set[str]] = {}
+        self._keys: dict[str, str] = {}
         self._family_counts: dict[str, tuple[int, dict[str, set[str]]]] = {}
 
     def __len__(self) -> int:
@@ -223,7 +227,14 @@ class LearnedRequests:
 
     def _key(self, word: str) -> str:
         """The digest a kept word counts under (a digest is its own)."""
-        return word if word.startswith(_DIGEST) else self.digest(self._term(word))
+        if word.startswith(_DIGEST):
+            return word
+        key = self._keys.get(word)
+        if key is None:
+            if len(self._keys) > _MAX_KEYS:
+                self._keys.clear()
+            key = self._keys[word] = self.digest(self._term(word))
+        return key
 
     @staticmethod
     def _term(word: str) -> str:
