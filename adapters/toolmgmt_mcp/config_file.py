@@ -200,6 +200,9 @@ class _Reader:
         learning = root.table(
             "learning", ("destructive", "enabled", "min_principals", "store", "store_env")
         )
+        learned = learning.secret("store")
+        if learned is not None and not learned.startswith(_POSTGRES_SCHEMES):
+            learned = str(self.base / Path(learned).expanduser())  # a file beside the config
         return GatewayConfig(
             upstreams,
             gateway,
@@ -209,7 +212,7 @@ class _Reader:
             search=search,
             learning=LearningConfig(
                 learning.boolean("enabled", False),
-                learning.secret("store"),
+                learned,
                 learning.integer("min_principals", 3, low=1, high=1000),
                 learning.boolean("destructive", False),
             ),
