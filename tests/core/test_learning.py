@@ -274,3 +274,28 @@ def test_a_word_too_many_tools_learned_moves_none_of_them() -> None:
     # past a share of the catalog, the word says nothing of any tool (and would cost time)
     assert catalog.learned_terms(names[0])["zebra"] == 3
     assert catalog.search("zebra") == []
+
+
+def test_rows_kept_before_principals_are_rewritten_without_their_text(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "learned.sqlite"
+    with sqlite3.connect(path) as conn:  # the table as it was, with requests in clear
+        conn.execute(
+            "CREATE TABLE learned (id INTEGER PRIMARY KEY AUTOINCREMENT, tool TEXT NOT NULL, "
+            "text TEXT NOT NULL, conversation TEXT NOT NULL, at REAL NOT NULL, "
+            "source TEXT NOT NULL)"
+        )
+        conn.executemany(
+            "INSERT INTO learned (tool, text, conversation, at, source) VALUES (?, ?, ?, ?, ?)",
+            [
+                (TOOL, f"the parcel never arrived, ask {name}", c, 1.0, "use")
+                for c, name in zip("abc", ("smith", "jones", "brown"), strict=True)
+            ],
+        )
+    catalog = _catalog(store=path)
+    rows = LearnedFile(path).load()
+    assert len(rows) == 3 and all(r.principal for r in rows)
+    assert not {"smith", "jones", "brown"} & set(" ".join(r.text for r in rows).split())
+    assert catalog.learned_terms(TOOL)["parcel"] == 3
+    assert _names(catalog, REQUEST)[0] == TOOL

@@ -180,7 +180,32 @@ class Learning:
         )
         self._lock = threading.Lock()
         if self.store is not None:
-            self.absorb(self.store.load())
+            loaded = self.store.load()
+            self.absorb(r for r in loaded if r.principal)
+            self._reseal([r for r in loaded if not r.principal])
+
+    def _reseal(self, legacy: list[LearnedRequest]) -> None:
+        """Rewrite rows kept before principals were counted (their text in clear) as today's:
+        redacted terms, digests below the threshold, their conversation as their principal."""
+        if not legacy or self.store is None:
+            return
+        pending: dict[tuple[str, str], set[str]] = {}
+        fresh = [
+            LearnedRequest(
+                r.tool,
+                self.requests.seal(r.tool, r.conversation, words, pending),
+                r.conversation,
+                r.at,
+                0,
+                r.source,
+                r.conversation,
+            )
+            for r in legacy
+            if (words := learned_words(redact(r.text)))
+        ]
+        kept = self.store.add(fresh) if fresh else []
+        self.store.discard(r.id for r in legacy)
+        self.absorb(kept)
 
     def absorb(self, requests: Iterable[LearnedRequest], *, replace: bool = False) -> int:
         """Hold requests already checked and kept (loaded, or learned by another replica);
