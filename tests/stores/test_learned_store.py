@@ -174,3 +174,22 @@ def test_the_cli_learns_into_a_file_for_one_process(
     code, out, _ = run(capsys, "catalog", "forget", "--tool", TOOL, "--file", str(learned))
     assert "(3 requests)" in out
     assert ToolCatalog(demo_tools(), learning=LearningOptions(store=learned)).learned() == []
+
+
+def test_a_follower_keeps_the_learning_of_a_catalog_it_does_not_mirror(
+    replicas: Callable[[], tuple[ToolCatalog, CatalogFollower]], pg_dsn: str
+) -> None:
+    """The gateway mirrors the store into one catalog and serves a merge with learning on: its
+    follower applies other replicas' lessons to the served one (``follower.learner``)."""
+    teacher, _ = replicas()
+    served = ToolCatalog(demo_tools(), learning=LearningOptions(store=PostgresLearnedStore(pg_dsn)))
+    follower = PostgresCatalogStore(pg_dsn).follow(ToolCatalog())
+    try:
+        follower.learner = served
+        teacher.learn([("the parcel never arrived", TOOL, f"c{i}", f"p{i}") for i in range(3)])
+        wait_until(lambda: len(served.learned(TOOL)) == 3, ARRIVES_WITHIN)
+        assert _top(served) == TOOL
+        teacher.forget(TOOL)
+        wait_until(lambda: not served.learned(TOOL), ARRIVES_WITHIN)
+    finally:
+        follower.close()
