@@ -144,12 +144,17 @@ def test_the_cli_imports_lists_and_forgets(
     assert code == 0 and "parcel never arrived" in out and "ann@example.com" not in out
 
     code, out, _ = run(
+        capsys, "catalog", "forget", "--principal", "conversation-3", "--store", pg_dsn
+    )
+    assert code == 0 and "(1 requests)" in out  # an import's conversation is its principal
+    wait_until(lambda: len(replica.learned(TOOL)) == 2, ARRIVES_WITHIN)
+    code, out, _ = run(
         capsys, "catalog", "forget", "--conversation", "conversation-2", "--store", pg_dsn
     )
     assert code == 0 and "(1 requests)" in out
-    wait_until(lambda: len(replica.learned(TOOL)) == 2, ARRIVES_WITHIN)
+    wait_until(lambda: len(replica.learned(TOOL)) == 1, ARRIVES_WITHIN)
     code, out, _ = run(capsys, "catalog", "forget", "--all", "--store", pg_dsn, "--json")
-    assert json.loads(out) == {"forgotten": 2}
+    assert json.loads(out) == {"forgotten": 1}
     wait_until(lambda: not replica.learned(), ARRIVES_WITHIN)
     code, _, err = run(capsys, "catalog", "forget", "--store", pg_dsn)
     assert code == 2 and "one of the arguments" in err

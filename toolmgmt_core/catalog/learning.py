@@ -337,7 +337,5 @@ class Learning:
                 if who is None:
                     self.store.forget(tool, conversation=digest)
                 else:
-                    gone = self.requests.remove(tool, conversation=digest, principal=who)
-                    self.store.discard(r.id for r in gone if r.id)
-                    return len(gone)
+                    self.store.forget(tool, conversation=digest, principal=who)
             return len(self.requests.remove(tool, conversation=digest, principal=who))

@@ -41,9 +41,15 @@ class LearnedStore(Protocol):
         """Drop these requests (made room for newer ones: nobody needs telling)."""
         ...
 
-    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
-        """Remove a tool's requests, one conversation's (a digest), or every one when both are
-        None; return how many."""
+    def forget(
+        self,
+        tool: str | None = None,
+        *,
+        conversation: str | None = None,
+        principal: str | None = None,
+    ) -> int:
+        """Remove a tool's requests, one conversation's or one principal's (digests), or every
+        one when all are None; return how many."""
         ...
 
 
@@ -113,7 +119,13 @@ class LearnedFile:
             with self._lock, self._connect() as conn:
                 conn.executemany("DELETE FROM learned WHERE id = ?", wanted)
 
-    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
+    def forget(
+        self,
+        tool: str | None = None,
+        *,
+        conversation: str | None = None,
+        principal: str | None = None,
+    ) -> int:
         clauses, params = [], []
         if tool is not None:
             clauses.append("tool = ?")
@@ -121,6 +133,9 @@ class LearnedFile:
         if conversation is not None:
             clauses.append("conversation = ?")
             params.append(conversation)
+        if principal is not None:  # rows kept before principals count for their conversation
+            clauses.append("(principal = ? OR (principal = '' AND conversation = ?))")
+            params += [principal, principal]
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._lock, self._connect() as conn:
             return conn.execute(f"DELETE FROM learned{where}", params).rowcount

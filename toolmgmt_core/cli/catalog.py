@@ -9,7 +9,8 @@ Usage::
     toolmgmt catalog remove crm_old_search --store ...
     toolmgmt catalog learn pairs.jsonl --store ...   # or --file learned.sqlite --catalog tools.json
     toolmgmt catalog learned --tool get_weather --store ...
-    toolmgmt catalog forget --tool get_weather --store ...   # or --all, or --conversation ID
+    toolmgmt catalog forget --tool get_weather --store ...   # or --all, --conversation ID,
+                                                             # --principal NAME
 
 ``learn`` reads JSON lines, one pair each: ``{"request": ..., "tool": ..., "conversation": ...}``
 (``conversation`` optional) or ``[request, tool]`` / ``[request, tool, conversation]``; each is
@@ -109,6 +110,7 @@ def register(subparsers: Any) -> None:
     which = forget.add_mutually_exclusive_group(required=True)
     which.add_argument("--tool", metavar="NAME", help="what this tool learned")
     which.add_argument("--conversation", metavar="ID", help="what this conversation taught")
+    which.add_argument("--principal", metavar="NAME", help="what this principal taught")
     which.add_argument("--all", action="store_true", help="everything")
     for command, run in ((learn, _run_learn), (learned, _run_learned), (forget, _run_forget)):
         _add_store_argument(command)
@@ -408,12 +410,15 @@ def _run_learned(args: argparse.Namespace) -> int:
 
 
 def _run_forget(args: argparse.Namespace) -> int:
-    from toolmgmt_core.catalog.learning import conversation_digest
+    from toolmgmt_core.catalog.learning import conversation_digest, principal_digest
 
     store = _learned_store(args)
     digest = conversation_digest(args.conversation) if args.conversation else None
     try:
-        count = store.forget(args.tool, conversation=digest)
+        if args.principal:
+            count = store.forget(args.tool, principal=principal_digest(args.principal))
+        else:
+            count = store.forget(args.tool, conversation=digest)
     except ToolmgmtError as exc:
         raise CliError(str(exc)) from exc
     what = (
@@ -421,6 +426,8 @@ def _run_forget(args: argparse.Namespace) -> int:
         if args.tool
         else f"what conversation {args.conversation} taught"
         if args.conversation
+        else f"what principal {args.principal} taught"
+        if args.principal
         else "everything learned"
     )
     if args.json:

@@ -152,8 +152,15 @@ class PostgresLearnedStore:
                 ),
             )
 
-    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
-        """Remove a tool's rows, one conversation's (a digest) or all; followers reload.
+    def forget(
+        self,
+        tool: str | None = None,
+        *,
+        conversation: str | None = None,
+        principal: str | None = None,
+    ) -> int:
+        """Remove a tool's rows, one conversation's or one principal's (digests) or all;
+        followers reload.
 
         Raises:
             StoreUnavailableError: the server cannot be reached (nothing was removed).
@@ -165,6 +172,9 @@ class PostgresLearnedStore:
         if conversation is not None:
             clauses.append("conversation = %s")
             params.append(conversation)
+        if principal is not None:  # rows kept before principals count for their conversation
+            clauses.append("(principal = %s OR (principal = '' AND conversation = %s))")
+            params += [principal, principal]
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
 
         def delete(conn: psycopg.Connection[Any]) -> int:
