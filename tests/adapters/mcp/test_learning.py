@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,54 @@ def test_the_gateway_learns_only_when_its_config_says_so_with_its_clients_as_pri
         parse_config(UPSTREAM + "[learning]\nenabled = true\nmin_principals = 0\n")
     with pytest.raises(ConfigError, match="learning"):
         parse_config(UPSTREAM + "[learning]\nenable = true\n")
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_over_http_each_client_teaches_as_one_principal(mcp_kit: Any) -> None:
+    """Three clients search and call through the gateway; what they teach counts once per
+    client, however many conversations each opens."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from support.mcp_http import serving
+
+    names = ("support", "ops", "billing")
+    clients = "".join(
+        f'[gateway.clients.{n}]\ntoken = "{n}-token-0123456789abcdef"\n' for n in names
+    )
+    text = (
+        '[gateway]\ntransport = "http"\nport = 0\n'
+        + clients
+        + mcp_kit.stdio_upstream("notes")
+        + "[learning]\nenabled = true\n"
+    )
+    config = parse_config(text, source="gateway.toml")
+
+    def client(url: str, name: str) -> Any:
+        headers = {"Authorization": f"Bearer {name}-token-0123456789abcdef"}
+        http = httpx2.AsyncClient(headers=headers, timeout=30)
+        # a 2025 session: its search and its call are one conversation (2026 requests are each
+        # their own without a session_result_budget)
+        return Client(streamable_http_client(url, http_client=http), mode="legacy")  # type: ignore[arg-type]
+
+    async def teach(url: str, name: str) -> None:
+        async with client(url, name) as session:
+            await mcp_kit.call(session, "discover_tools", {"query": "echo a token back"})
+            error, _ = await mcp_kit.execute(session, "notes_echo", token="t")
+            assert not error
+
+    async with Gateway(config) as gateway, serving(gateway) as url:
+        for _ in range(3):  # one client, three conversations: one principal
+            await teach(url, "support")
+        for manager in gateway.clients.values():
+            assert manager.learner is not None
+            manager.learner.flush()
+        assert len({r.principal for r in gateway.catalog.learned("notes_echo")}) == 1
+        assert gateway.catalog.learned_terms("notes_echo") == {}
+        for name in ("ops", "billing"):
+            await teach(url, name)
+        for manager in gateway.clients.values():
+            manager.learner.flush()  # type: ignore[union-attr]
+        assert len({r.principal for r in gateway.catalog.learned("notes_echo")}) == 3
+        assert "echo" in gateway.catalog.learned_terms("notes_echo")
