@@ -1,8 +1,10 @@
 """``bench/retrieval.py --history``: search that learns from use, on the BFCL live requests.
 
 The shared live requests are split in two halves (seeded, the same every run). A catalog with
-learning on learns the pairs (request, the tool it wanted, one conversation per request) of one
-half and is evaluated on the other, in both directions; "before" is the same requests searched
+learning on learns the pairs (request, the tool it wanted, one conversation per request: an
+import counts each as its own principal, so a term moves a tool once ``--min-principals``
+requests taught it to the tool or to one of its variants) of one half and is evaluated on the
+other, in both directions; "before" is the same requests searched
 by a catalog that learned nothing (today's search). Then:
 
 - the spread over ``halvings`` random halvings (the gain on the half not learned from, per
@@ -61,10 +63,15 @@ def pairs_of(queries: Sequence[BfclQuery]) -> list[tuple[str, str, str]]:
 
 
 def learned_catalog(
-    pool: list[dict[str, Any]], embedder: Any = None, cache: str | None = None
+    pool: list[dict[str, Any]],
+    embedder: Any = None,
+    cache: str | None = None,
+    *,
+    min_principals: int = LearningOptions.min_principals,
 ) -> ToolCatalog:
     """The pool in a catalog with learning on (in memory), index built."""
-    catalog = ToolCatalog(embedder=embedder, embedding_cache=cache, learning=LearningOptions())
+    options = LearningOptions(min_principals=min_principals)
+    catalog = ToolCatalog(embedder=embedder, embedding_cache=cache, learning=options)
     catalog.add_schemas(pool, on_error="skip")
     catalog.search("warm up the index")
     return catalog
@@ -188,7 +195,8 @@ def _identical(
 
 def latency_with_learning(embedder: Any = None, n_queries: int = 400) -> dict[str, float]:
     """Search p50/p95 ms (``limit=5``) at 10,000 synthetic tools: learning off, and learning
-    on with 2,000 tools having learned 3 requests each (2 conversations), in the same run."""
+    on with 2,000 tools having learned 3 requests each (3 principals, so that their terms move
+    them), in the same run."""
     from search_speed import make_queries, make_tools
 
     tools = make_tools(10_000)
@@ -199,7 +207,7 @@ def latency_with_learning(embedder: Any = None, n_queries: int = 400) -> dict[st
     teach = make_queries(tools, 6_000, seed=23)
     learners = rng.sample(tools, 2_000)
     pairs = [
-        (teach[(3 * i + k) % len(teach)], tool.name, f"conversation-{k % 2}-{i}")
+        (teach[(3 * i + k) % len(teach)], tool.name, f"conversation-{k}-{i}")
         for i, tool in enumerate(learners)
         for k in range(3)
     ]

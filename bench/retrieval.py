@@ -480,6 +480,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--halvings", type=int, default=20, help="random halvings for --history's spread"
     )
     parser.add_argument(
+        "--min-principals",
+        type=int,
+        default=3,
+        help="with --history: principals a term needs before it moves a tool (each request "
+        "is its own principal)",
+    )
+    parser.add_argument(
         "--learn-from",
         metavar="QUERIES_JSON",
         help="with --history: instead of halves, learn every request of this bfcl_queries.json "
@@ -674,7 +681,8 @@ def run_history(args: argparse.Namespace) -> int:
     cache = args.embedding_cache
 
     def pair(pool: list[dict[str, Any]], model: Any) -> tuple[ToolCatalog, ToolCatalog]:
-        return toolmgmt_catalog(pool, model, cache), learned_catalog(pool, model, cache)
+        learning = learned_catalog(pool, model, cache, min_principals=args.min_principals)
+        return toolmgmt_catalog(pool, model, cache), learning
 
     figures = history_figures(
         data,

@@ -108,6 +108,7 @@ class SharedCatalog:
 
     def _follow(self) -> None:
         self.follower = self.store.follow(self.followed, bind=self._bind)
+        self.follower.learner = self.catalog  # [learning]: other replicas' lessons, served here
         logger.info(
             "following the catalog store at %s (%d tools)", self.store.where, len(self.followed)
         )

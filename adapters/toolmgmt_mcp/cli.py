@@ -4,9 +4,11 @@
 can also come from ``$TOOLMGMT_GATEWAY_TOKEN`` or the config's ``[gateway] token_env``. A config
 with ``[store]`` runs one replica of several (docs/deploy.md).
 
-The core's command line finds :func:`register` (the ``serve`` command) and
-:func:`gateway_catalog` (``--catalog gateway.toml``) through entry points
-(``toolmgmt.commands`` and ``toolmgmt.catalog_sources``), so it never imports this adapter.
+The core's command line finds :func:`register` (the ``serve`` command),
+:func:`gateway_catalog` (``--catalog gateway.toml``) and :func:`gateway_policy` (``toolmgmt
+catalog learn --config gateway.toml``) through entry points (``toolmgmt.commands``,
+``toolmgmt.catalog_sources`` and ``toolmgmt.policy_sources``), so it never imports this
+adapter.
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.model.config import ConfigDocument
 from toolmgmt_core.model.errors import CatalogSourceError, ConfigError, ToolmgmtError
 
-__all__ = ["add_serve_arguments", "gateway_catalog", "main", "register", "run_serve"]
+__all__ = [
+    "add_serve_arguments",
+    "gateway_catalog",
+    "gateway_policy",
+    "main",
+    "register",
+    "run_serve",
+]
 
 
 def register(subparsers: Any) -> None:
@@ -85,6 +94,31 @@ def gateway_catalog(path: Path, *, warn: Callable[[str], None]) -> ToolCatalog |
             f"{label}: no tools: none of its {len(statuses)} upstreams listed any."
         )
     return catalog
+
+
+def gateway_policy(path: Path) -> Callable[[ToolCatalog], Callable[[Any], bool]] | None:
+    """The gateway's policy as ``toolmgmt catalog learn --config`` applies it: for a catalog,
+    whether a tool may learn (the gateway's profile, ``[policy]`` with its quarantine, the
+    upstreams' policies: a denied or quarantined tool never does), or None when ``path`` is
+    not a gateway config.
+
+    Raises:
+        ConfigError: a bad config.
+    """
+    if not _is_gateway_config(path):
+        return None
+    from toolmgmt_core.policy.view import PolicyView
+    from toolmgmt_mcp.config_file import load_config
+    from toolmgmt_mcp.server import Gateway
+
+    config = load_config(path)
+    access = Gateway.manager_access(config)
+
+    def where(catalog: ToolCatalog) -> Callable[[Any], bool]:
+        view = PolicyView(catalog, access.profile, access.policies, profiles=access.profiles)
+        return view.allows
+
+    return where
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

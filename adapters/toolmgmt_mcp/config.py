@@ -226,6 +226,23 @@ class SearchConfig:
 
 
 @dataclass(frozen=True)
+class LearningConfig:
+    """Search learning from the gateway's own traffic (``[learning]``; off by default). The
+    principals are the clients' names (``[gateway.clients]``); without clients, every request
+    counts for one principal, which alone never moves a tool."""
+
+    enabled: bool = False
+    """Whether the catalog learns from use."""
+    store: str | None = None
+    """Where: a SQLite file, or a PostgreSQL DSN shared by replicas; None: ``[store] catalog``
+    when set, else this process's memory."""
+    min_principals: int = 3
+    """Clients that must have taught a term before it moves a tool."""
+    destructive: bool = False
+    """Whether destructive tools may learn."""
+
+
+@dataclass(frozen=True)
 class GatewayConfig:
     """A whole gateway configuration."""
 
@@ -241,6 +258,8 @@ class GatewayConfig:
     """Shared stores (``[store]``); empty by default: everything in this process."""
     search: SearchConfig = field(default_factory=SearchConfig)
     """How the catalog is searched (``[search]``); BM25 alone by default."""
+    learning: LearningConfig = field(default_factory=LearningConfig)
+    """Search learning from the gateway's traffic (``[learning]``); off by default."""
 
     def upstream(self, name: str) -> UpstreamConfig:
         """The upstream named ``name``.

@@ -63,6 +63,10 @@ TOML (``.toml``) or JSON (any other suffix)::
                                            # sentence-transformers:<model>, module:attribute;
                                            # vectors cached in [store] catalog when set
 
+    [learning]                     # search learns from the clients' calls (off by default)
+    enabled = true                 # a term moves a tool once min_principals clients taught it
+    store = "learned.sqlite"       # or a PostgreSQL DSN (store_env); default: [store] catalog
+
 Errors are :class:`~toolmgmt_core.ConfigError` in the one format of configuration files
 (:mod:`toolmgmt_core.model.config`): ``file:line: key.path: problem``.
 """
@@ -89,6 +93,7 @@ from toolmgmt_mcp.config import (
     ClientConfig,
     GatewayConfig,
     GatewaySettings,
+    LearningConfig,
     PolicyConfig,
     SearchConfig,
     StoreConfig,
@@ -110,7 +115,7 @@ _TRANSPORTS: tuple[Literal["stdio", "http"], ...] = ("stdio", "http")
 _MEDIA: tuple[Literal["describe", "pass"], ...] = ("describe", "pass")
 _TRUNCATIONS: tuple[Literal["head", "tail", "smart"], ...] = ("head", "tail", "smart")
 _MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
-_SECTIONS = ("gateway", "policy", "search", "store", "upstreams")
+_SECTIONS = ("gateway", "learning", "policy", "search", "store", "upstreams")
 _GATEWAY_KEYS = sorted(
     {"name", "transport", "host", "port", "path", "token", "token_env", "max_result_tokens"}
     | {"default_timeout", "profile", "always_on", "media", "session_result_budget"}
@@ -214,7 +219,26 @@ class _Reader:
         store = self._store(root.table("store", _STORE_KEYS))
         search = self._search(root.table("search", ("embedder",)))
         source = self.document.source
-        return GatewayConfig(upstreams, gateway, policy, source, store=store, search=search)
+        learning = root.table(
+            "learning", ("destructive", "enabled", "min_principals", "store", "store_env")
+        )
+        learned = learning.secret("store")
+        if learned is not None and not learned.startswith(_POSTGRES_SCHEMES):
+            learned = str(self.base / Path(learned).expanduser())  # a file beside the config
+        return GatewayConfig(
+            upstreams,
+            gateway,
+            policy,
+            source,
+            store=store,
+            search=search,
+            learning=LearningConfig(
+                learning.boolean("enabled", False),
+                learned,
+                learning.integer("min_principals", 3, low=1, high=1000),
+                learning.boolean("destructive", False),
+            ),
+        )
 
     def _check_deny(
         self, table: ConfigTable, deny: tuple[str, ...], upstreams: tuple[UpstreamConfig, ...]

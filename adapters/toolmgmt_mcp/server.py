@@ -117,7 +117,9 @@ class Gateway:
         if embedder is None:
             embedder = _configured_embedder(config)
         cache = _embedding_cache(config) if embedder is not None and catalog_store else None
-        self.catalog = ToolCatalog(embedder=embedder, embedding_cache=cache)
+        self.catalog = ToolCatalog(
+            embedder=embedder, embedding_cache=cache, learning=_learning(config)
+        )
         self.shared: SharedCatalog | None = (
             SharedCatalog(self.catalog, config, catalog_store) if catalog_store else None
         )
@@ -150,6 +152,9 @@ class Gateway:
         }
         """Each client's own manager (``[gateway.clients.NAME]``: its profile, its deny beside
         ``[policy]``); a request a client's token opened is served by it."""
+        for name, client_manager in self.clients.items():
+            if client_manager.learner is not None:  # [learning]: a client is a principal
+                client_manager.learner.principal = name
         self.per_principal = self.manager.result_budget.session_tokens is not None
         """Whether a 2026 caller keeps a conversation across calls (its result budget: with a
         ``session_result_budget``; gateway mode needs nothing else)."""
@@ -198,8 +203,14 @@ class Gateway:
             "results": settings.results,
             "execution": settings.execution,
             "approval": settings.approval,
-            "access": Access(settings.profile, _policy_steps(config)),
+            "access": Gateway.manager_access(config),
         }
+
+    @staticmethod
+    def manager_access(config: GatewayConfig) -> Access:
+        """The gateway's access for clients without their own: its profile, ``[policy]``
+        and the upstreams' policies (``toolmgmt catalog learn --config`` applies it too)."""
+        return Access(config.gateway.profile, _policy_steps(config))
 
     async def __aenter__(self) -> Gateway:
         self._background = anyio.create_task_group()
@@ -582,6 +593,26 @@ def _catalog_store(config: GatewayConfig) -> Any:
     except ImportError as exc:
         raise ConfigError(config_problem(config.source, str(exc), ("store", "catalog"))) from exc
     return PostgresCatalogStore(config.store.catalog)
+
+
+def _learning(config: GatewayConfig) -> Any:
+    """``[learning]``'s options (its store: a SQLite file or PostgreSQL), or None (off)."""
+    settings = config.learning
+    if not settings.enabled:
+        return None
+    from toolmgmt_core.catalog.learning import LearningOptions
+
+    store: Any = settings.store or config.store.catalog
+    if store is not None and store.startswith(("postgresql://", "postgres://")):
+        try:
+            from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore
+        except ImportError as exc:
+            problem = config_problem(config.source, str(exc), ("learning", "store"))
+            raise ConfigError(problem) from exc
+        store = PostgresLearnedStore(store, timeout=config.store.timeout)
+    return LearningOptions(
+        store=store, min_principals=settings.min_principals, destructive=settings.destructive
+    )
 
 
 def _configured_embedder(config: GatewayConfig) -> Any:

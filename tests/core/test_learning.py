@@ -1,5 +1,6 @@
 """Search that learns from use: ToolCatalog.learn / forget / explain_search, its bounds and its
-safety rules (off by default, two conversations per term, redaction, policy first)."""
+safety rules (off by default, principals not conversations, bounded influence, nothing private
+kept, eviction by principal, policy first)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ from toolmgmt_demo import demo_tools
 VICTIM = "I need to get my money back for a broken order"
 """A request whose top 5 a hostile client tries to get a tool into."""
 INTRUDER = "files_delete_file"
-"""The tool it pushes (unrelated to refunds)."""
+"""The tool it pushes (unrelated to refunds, and destructive)."""
+REQUEST = "my parcel never arrived, sort out the charge"
+TOOL = "payments_list_refunds"
+"""A tool the request already reaches (7th), that users who said it wanted."""
 
 
 def _catalog(**options: object) -> ToolCatalog:
@@ -28,6 +32,16 @@ def _catalog(**options: object) -> ToolCatalog:
 
 def _names(catalog: ToolCatalog, query: str, limit: int = 5, **kw: object) -> list[str]:
     return [h.name for h in catalog.search(query, limit, **kw)]  # type: ignore[arg-type]
+
+
+def _teach(
+    catalog: ToolCatalog,
+    principals: list[str],
+    text: str = "the parcel never arrived",
+    tool: str = TOOL,
+    source: str = "use",
+) -> None:
+    catalog.learn([(text, tool, f"conversation-{p}", p) for p in principals], source=source)
 
 
 def test_learning_is_off_by_default() -> None:
@@ -39,57 +53,56 @@ def test_learning_is_off_by_default() -> None:
         catalog.forget()
     with pytest.raises(ConfigError, match="LearningOptions"):
         ToolCatalog(learning={"store": "x"})  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="min_conversations"):
-        LearningOptions(min_conversations=0)
+    with pytest.raises(ConfigError, match="min_principals"):
+        LearningOptions(min_principals=0)
+    with pytest.raises(ConfigError, match="destructive"):
+        LearningOptions(destructive="yes")  # type: ignore[arg-type]
 
 
-def test_a_learned_request_moves_its_tool_once_two_conversations_taught_it() -> None:
+def test_a_learned_request_moves_its_tool_once_three_principals_taught_it() -> None:
     catalog = _catalog()
-    request = "my parcel never arrived, sort it out"
-    assert "payments_refund_charge" not in _names(catalog, request)
-    report = catalog.learn([("the parcel never arrived", "payments_refund_charge", "c1")])
-    assert [r.tool for r in report.learned] == ["payments_refund_charge"]
-    assert catalog.learned_terms("payments_refund_charge") == {}  # one conversation: nothing
-    assert "payments_refund_charge" not in _names(catalog, request)
-    catalog.learn([("my parcel never arrived!", "payments_refund_charge", "c2")])
-    assert catalog.learned_terms("payments_refund_charge") == {
-        "parcel": 2,
-        "never": 2,
-        "arriv": 2,
-    }
-    assert _names(catalog, request)[0] == "payments_refund_charge"
-    explained = catalog.explain_search(request)
-    assert explained[0].name == "payments_refund_charge" and explained[0].moved
+    assert _names(catalog, REQUEST)[0] != TOOL
+    _teach(catalog, ["ann", "bob"])
+    assert catalog.learned_terms(TOOL) == {}  # two principals: nothing
+    assert [r.text for r in catalog.learned(TOOL)] == ["", ""]  # and nothing shown
+    assert _names(catalog, REQUEST)[0] != TOOL
+    _teach(catalog, ["cid"], "my parcel never arrived!")
+    assert catalog.learned_terms(TOOL) == {"parcel": 3, "never": 3, "arriv": 3}
+    assert _names(catalog, REQUEST)[0] == TOOL
+    assert [r.text for r in catalog.learned(TOOL)][-1] == "parcel never arrived"
+    explained = catalog.explain_search(REQUEST)
+    assert explained[0].name == TOOL and explained[0].moved
     assert set(explained[0].learned_terms) == {"parcel", "never", "arriv"}
-    assert explained[0].rank_without_learning is None or explained[0].rank_without_learning > 1
-    assert explained[0].to_dict()["learned_terms"]
-    catalog.forget("payments_refund_charge")
-    assert "payments_refund_charge" not in _names(catalog, request)
+    assert explained[0].rank_without_learning is not None
+    assert explained[0].rank_without_learning > 1
+    assert catalog.forget(principal="cid") == 1
+    assert _names(catalog, REQUEST)[0] != TOOL
+    catalog.forget(TOOL)
+    assert catalog.learned(TOOL) == []
 
 
-def test_one_hostile_conversation_cannot_push_a_tool_into_another_requests_top_5() -> None:
-    catalog = _catalog()
+def test_one_principal_with_a_thousand_conversations_cannot_move_a_tool() -> None:
+    catalog = _catalog(destructive=True)
     before = catalog.search(VICTIM)
-    assert INTRUDER not in [h.name for h in before]
-    pairs = [(f"{VICTIM} money back refund order {i}", INTRUDER, "hostile") for i in range(1000)]
-    report = catalog.learn(pairs)
-    assert len(catalog.learned(INTRUDER)) <= catalog.learning.max_per_conversation  # type: ignore[union-attr]
-    assert report.ignored  # the rest made room or were duplicates
+    pairs = [
+        (f"{VICTIM} money back refund order {i}", INTRUDER, f"c{i}", "mallory") for i in range(1000)
+    ]
+    report = catalog.learn(pairs, source="use")
+    assert len(catalog.learned(INTRUDER)) <= catalog.learning.max_per_principal  # type: ignore[union-attr]
+    assert report.ignored or len(report.learned) == 1000
     assert catalog.learned_terms(INTRUDER) == {}
-    assert catalog.search(VICTIM) == before  # not moved at all
-    # the rule, not chance, is what stopped it: a second conversation crosses it
-    catalog.learn([(f"{VICTIM} money back refund order", INTRUDER, "second")])
-    assert INTRUDER in _names(catalog, VICTIM)
-    assert catalog.forget(conversation="second") == 1
     assert catalog.search(VICTIM) == before
 
 
-def test_pairs_without_a_conversation_count_as_one_each_but_not_twice() -> None:
+def test_pairs_without_a_principal_count_as_one_anonymous_principal() -> None:
     catalog = _catalog()
-    catalog.learn([("zebra feeding plan", "files_read_file")] * 3)
-    assert len(catalog.learned("files_read_file")) == 1  # duplicates of an anonymous pair
-    catalog.learn([("zebra feeding schedule", "files_read_file")])
-    assert catalog.learned_terms("files_read_file") == {"zebra": 2, "feed": 2}
+    for i, word in enumerate(["alpha", "bravo", "charlie", "delta", "echo"]):
+        catalog.learn([(f"the parcel never arrived {word}", TOOL, f"c{i}")], source="use")
+    assert catalog.learned_terms(TOOL) == {}
+    assert len(catalog.learned(TOOL)) == 2  # the anonymous principal's quota
+    # an import (an operator's act) counts its conversation ids as principals
+    catalog.learn([("the parcel never arrived", TOOL, f"import-{i}") for i in range(3)])
+    assert catalog.learned_terms(TOOL)["parcel"] == 4
 
 
 def test_the_report_says_what_was_ignored_and_why() -> None:
@@ -98,12 +111,14 @@ def test_the_report_says_what_was_ignored_and_why() -> None:
         [
             ("refund it", "no_such_tool", "c1"),
             ("refund it",),  # type: ignore[list-item]
-            (42, "payments_refund_charge"),  # type: ignore[list-item]
-            ("   ", "payments_refund_charge", "c1"),
-            ("bob@example.com 12345678", "payments_refund_charge", "c1"),
-            ("refund it", "payments_refund_charge", 7),  # type: ignore[list-item]
+            (42, "payments_get_charge"),  # type: ignore[list-item]
+            ("   ", "payments_get_charge", "c1"),
+            ("bob@example.com 12345678", "payments_get_charge", "c1"),
+            ("refund it", "payments_get_charge", 7),  # type: ignore[list-item]
+            ("refund it", "payments_get_charge", "c1"),
+            ("refund it", "payments_get_charge", "c1"),
             ("refund it", "payments_refund_charge", "c1"),
-            ("refund it", "payments_refund_charge", "c1"),
+            ("refund it", "payments_get_charge", "c1", ""),
         ]
     )
     reasons = {position: reason for position, _, reason in report.ignored}
@@ -113,7 +128,9 @@ def test_the_report_says_what_was_ignored_and_why() -> None:
     assert "no search term" in reasons[3] and "no search term" in reasons[4]
     assert "conversation id" in reasons[5]
     assert "duplicate" in reasons[7]
-    assert [r.text for r in report.learned] == ["refund it"]
+    assert "destructive" in reasons[8]
+    assert "principal" in reasons[9]
+    assert len(report.learned) == 1
     assert json.dumps(report.to_dict())
 
 
@@ -122,58 +139,63 @@ def test_the_report_says_what_was_ignored_and_why() -> None:
     [
         ("write to ann.lee+x@mail.example.org now", "write to <email> now"),
         ("see https://example.com/a?b=1 and www.test.io", "see <url> and <url>"),
-        ("call +1 (415) 555-0100 or 4111 1111 1111 1111", "call <number> or <number>"),
+        ("call +1 (415) 555-0100 or 4111 1111 1111 1111", "call <number> or <card>"),
         ("book 3 rooms for 2 nights in 2026", "book 3 rooms for 2 nights in 2026"),
         ("account 12345678", "account <number>"),
+        ("refund john smith at 221b baker street london", "refund <name> at <address> london"),
+        ("use sk-live-4f9a8b7c6d5e4f3a and ghp_abcdEFGH12345678", "use <secret> and <secret>"),
+        ("slack xoxb-123456-abcdef, aws AKIAIOSFODNN7EXAMPLE", "slack <secret>, aws <secret>"),
+        ("my password is swordfish, cvv 123", "my password <secret>, cvv <secret>"),
+        ("pay GB29 NWBK 6016 1331 9268 19 for mr jones", "pay <iban> for <name>"),
+        ("token aGVsbG8gd29ybGQ1234abcd", "token <secret>"),
+        (
+            "reset my password for gmail and pin the message",
+            "reset my password for gmail and pin the message",
+        ),
     ],
 )
 def test_redaction(text: str, expected: str) -> None:
     assert redact(text) == expected
 
 
-def test_what_is_kept_is_redacted_cut_and_the_conversation_digested() -> None:
+def test_what_is_kept_is_terms_redacted_cut_and_digested() -> None:
     catalog = _catalog(max_request_chars=40)
     text = "User: email jo@example.com the invoice 99887766 " + "please " * 30
-    catalog.learn([(text, "payments_refund_charge", "conversation-1")])
-    (kept,) = catalog.learned("payments_refund_charge")
+    catalog.learn([(text, TOOL, "conversation-1")])
+    (kept,) = catalog.search_engine.learned.requests(TOOL)  # type: ignore[union-attr]
     assert "jo@example.com" not in kept.text and "99887766" not in kept.text
-    assert kept.text.startswith("email <email> the invoice <number>")
-    assert len(kept.text) <= 40
+    assert "email" not in kept.text.split()  # one principal: digests only
+    assert all(word.startswith("#") for word in kept.text.split())
     assert kept.conversation == conversation_digest("conversation-1") != "conversation-1"
-    terms = catalog.search_engine.learned.counts("payments_refund_charge")  # type: ignore[union-attr]
-    assert "number" not in terms and terms["email"] == 1  # a word of the request, not <email>
 
 
-def test_bounds_per_tool_and_per_conversation() -> None:
-    catalog = _catalog(max_per_tool=5, max_per_conversation=2)
+def test_bounds_per_tool_and_per_principal() -> None:
+    catalog = _catalog(max_per_tool=5, max_per_principal=2)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
-    catalog.learn([(f"request {w}", "files_read_file", "same") for w in words[:4]])
-    assert [r.text for r in catalog.learned("files_read_file")] == [
-        "request charlie",
-        "request delta",
-    ]
+    catalog.learn([(f"request {w}", "files_read_file", f"c-{w}", "same") for w in words[:4]])
+    held = catalog.search_engine.learned.requests("files_read_file")  # type: ignore[union-attr]
+    assert len(held) == 2
     catalog.learn([(f"another {w}", "files_read_file", f"c{w}") for w in words])
-    kept = catalog.learned("files_read_file")
-    assert [r.text for r in kept] == [f"another {w}" for w in words[4:]]
+    held = catalog.search_engine.learned.requests("files_read_file")  # type: ignore[union-attr]
+    assert len(held) == 5 and len({r.teacher for r in held}) == 5
 
 
 def test_a_hidden_or_denied_tool_never_learns_nor_surfaces_through_what_was_learned() -> None:
     catalog = _catalog()
-    hidden = "files_delete_file"
+    hidden = TOOL
 
     def visible(tool: Tool) -> bool:
         return tool.name != hidden
 
-    request = "get rid of the quarterly spreadsheet"
-    report = catalog.learn([(request, hidden, "c1"), (request, hidden, "c2")], where=visible)
+    report = catalog.learn(
+        [("the parcel never arrived", hidden, f"c{i}") for i in range(3)], where=visible
+    )
     assert not report.learned and all("not permitted" in r for *_, r in report.ignored)
     # taught while visible elsewhere (another profile), then hidden here
-    catalog.learn([(request, hidden, "c1"), (f"{request} now", hidden, "c2")])
-    assert _names(catalog, request)[0] == hidden
-    assert hidden not in _names(catalog, request, 20, where=visible)
-    assert hidden not in [h.name for h in catalog.explain_search(request, 20, where=visible)]
-    assert hidden not in catalog.suggest("quarterly spreadsheet", 20, where=visible)
-    assert hidden not in catalog.suggest("files_delete_fil", 20, where=visible)
+    _teach(catalog, ["a", "b", "c"])
+    assert _names(catalog, REQUEST)[0] == hidden
+    assert hidden not in _names(catalog, REQUEST, 20, where=visible)
+    assert hidden not in [h.name for h in catalog.explain_search(REQUEST, 20, where=visible)]
 
 
 def test_with_nothing_learned_every_ranking_is_todays_demo() -> None:
@@ -181,7 +203,7 @@ def test_with_nothing_learned_every_ranking_is_todays_demo() -> None:
     requests = [t.description for t in demo_tools()] + [VICTIM, "book a flight and email it"]
     for request in requests:
         assert learning.search(request, 10) == plain.search(request, 10)
-    learning.learn([(VICTIM, INTRUDER, "c1"), (VICTIM, INTRUDER, "c2")])
+    _teach(learning, ["a", "b", "c"])
     learning.forget()
     assert all(learning.search(r, 10) == plain.search(r, 10) for r in requests)
 
@@ -205,33 +227,22 @@ def test_hybrid_search_learns_and_is_unchanged_with_nothing_learned() -> None:
     embedder = HashingEmbedder()
     plain = ToolCatalog(demo_tools(), embedder=embedder)
     learning = ToolCatalog(demo_tools(), embedder=embedder, learning=LearningOptions())
-    request = "my parcel never arrived, sort it out"
-    assert learning.search(request, 10) == plain.search(request, 10)
-    learning.learn(
-        [
-            ("the parcel never arrived", "payments_refund_charge", "c1"),
-            ("parcel never arrived", "payments_refund_charge", "c2"),
-        ]
-    )
-    assert _names(learning, request)[0] == "payments_refund_charge"
-    assert "payments_refund_charge" not in _names(plain, request)
+    assert learning.search(REQUEST, 10) == plain.search(REQUEST, 10)
+    _teach(learning, ["a", "b", "c"])
+    assert _names(learning, REQUEST)[0] == TOOL
+    assert _names(plain, REQUEST)[0] != TOOL
 
 
 def test_a_file_keeps_what_was_learned_across_processes(tmp_path: Path) -> None:
     path = tmp_path / "learned.sqlite"
     first = _catalog(store=path)
-    first.learn(
-        [
-            ("the parcel never arrived", "payments_refund_charge", "c1"),
-            ("parcel never arrived", "payments_refund_charge", "c2"),
-            ("zebra", "files_read_file", "c1"),
-        ]
-    )
+    _teach(first, ["a", "b", "c"])
+    first.learn([("zebra", "files_read_file", "c1")])
     second = _catalog(store=str(path))
     assert [r.to_dict() for r in second.learned()] == [r.to_dict() for r in first.learned()]
     assert all(r.id > 0 for r in second.learned())
-    assert _names(second, "parcel never arrived")[0] == "payments_refund_charge"
-    second.forget("payments_refund_charge")
+    assert _names(second, REQUEST)[0] == TOOL
+    second.forget(TOOL)
     assert [r.tool for r in LearnedFile(path).load()] == ["files_read_file"]
     assert [r.tool for r in _catalog(store=path).learned()] == ["files_read_file"]
 
@@ -241,19 +252,50 @@ def test_the_file_is_bounded_too(tmp_path: Path) -> None:
     catalog = _catalog(store=path, max_per_tool=3)
     words = ["alpha", "bravo", "charlie", "delta", "echo"]
     catalog.learn([(f"request {w}", "files_read_file", f"c{w}") for w in words])
-    assert [r.text for r in LearnedFile(path).load()] == [f"request {w}" for w in words[2:]]
+    assert len(LearnedFile(path).load()) == 3
 
 
 def test_a_word_too_many_tools_learned_moves_none_of_them() -> None:
     catalog = _catalog()
-    names = [t.name for t in demo_tools()]
-    teach = [(f"zebra {w}", name, c) for name in names[:5] for w, c in (("one", "a"), ("two", "b"))]
-    catalog.learn(teach)
-    assert set(_names(catalog, "zebra", 10)) == set(names[:5])
-    # past a share of the catalog, the word says nothing of any tool (and would cost time)
+    names = [t.name for t in demo_tools() if not t.annotations.destructive]
     teach = [
-        (f"zebra {w}", name, c) for name in names[5:30] for w, c in (("one", "a"), ("two", "b"))
+        (f"zebra {w}", name, c)
+        for name in names[:5]
+        for w, c in (("one", "a"), ("two", "b"), ("three", "c"))
     ]
     catalog.learn(teach)
-    assert catalog.learned_terms(names[0])["zebra"] == 2
+    assert catalog.learned_terms(names[0])["zebra"] == 3
+    teach = [
+        (f"zebra {w}", name, c)
+        for name in names[5:30]
+        for w, c in (("one", "a"), ("two", "b"), ("three", "c"))
+    ]
+    catalog.learn(teach)
+    # past a share of the catalog, the word says nothing of any tool (and would cost time)
+    assert catalog.learned_terms(names[0])["zebra"] == 3
     assert catalog.search("zebra") == []
+
+
+def test_rows_kept_before_principals_are_rewritten_without_their_text(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "learned.sqlite"
+    with sqlite3.connect(path) as conn:  # the table as it was, with requests in clear
+        conn.execute(
+            "CREATE TABLE learned (id INTEGER PRIMARY KEY AUTOINCREMENT, tool TEXT NOT NULL, "
+            "text TEXT NOT NULL, conversation TEXT NOT NULL, at REAL NOT NULL, "
+            "source TEXT NOT NULL)"
+        )
+        conn.executemany(
+            "INSERT INTO learned (tool, text, conversation, at, source) VALUES (?, ?, ?, ?, ?)",
+            [
+                (TOOL, f"the parcel never arrived, ask {name}", c, 1.0, "use")
+                for c, name in zip("abc", ("smith", "jones", "brown"), strict=True)
+            ],
+        )
+    catalog = _catalog(store=path)
+    rows = LearnedFile(path).load()
+    assert len(rows) == 3 and all(r.principal for r in rows)
+    assert not {"smith", "jones", "brown"} & set(" ".join(r.text for r in rows).split())
+    assert catalog.learned_terms(TOOL)["parcel"] == 3
+    assert _names(catalog, REQUEST)[0] == TOOL

@@ -40,14 +40,20 @@ def test_a_search_that_led_to_a_successful_call_teaches_the_catalog() -> None:
     catalog = _catalog()
     manager = ToolManager(catalog)
     assert manager.learner is not None
-    for conversation in ("c1", "c2"):
+    for conversation in ("c1", "c2", "c3"):  # one anonymous principal: nothing moves
         _converse(manager, conversation, "what is the weather in riga right now", "get_weather")
     manager.learner.flush()
+    assert len(catalog.learned("get_weather")) == 1 and not catalog.learned_terms("get_weather")
+    for principal in ("ann", "bob", "cid"):
+        session = manager.session(f"{principal}-1", principal=principal)
+        session.call_sync("tool_search", {"query": "what is the weather in riga right now"})
+        session.call_sync("get_weather", {"city": "Riga"})
+    manager.learner.flush()
     learned = catalog.learned("get_weather")
-    assert [r.text for r in learned] == ["what is the weather in riga right now"] * 2
-    assert len({r.conversation for r in learned}) == 2  # two conversations (as digests)
     assert {r.source for r in learned} == {"use"}
+    assert len({r.principal for r in learned}) == 4  # three principals and the anonymous one
     assert "riga" in catalog.learned_terms("get_weather")
+    assert "weather riga right" in learned[-1].text
 
 
 def test_failures_unfound_tools_and_several_needs_teach_nothing() -> None:

@@ -51,16 +51,17 @@ def test_only_the_last_searches_are_remembered() -> None:
         SearchFeedback("")
 
 
-def test_pairs_from_two_conversations_move_the_tool_for_the_next_one() -> None:
+def test_pairs_from_three_principals_move_the_tool_for_the_next_one() -> None:
     catalog = ToolCatalog(demo_tools(), learning=LearningOptions())
-    request = "my parcel never arrived, sort it out"
-    assert catalog.search(request)[0].name != "payments_refund_charge"
-    asked = "the parcel never arrived: refund the payment"
-    for conversation in ("conv-1", "conv-2"):
-        feedback = SearchFeedback(conversation)
+    tool, request = "payments_list_refunds", "my parcel never arrived, sort out the charge"
+    assert catalog.search(request)[0].name != tool
+    asked = "the parcel never arrived: list the refunds"
+    for principal in ("ann", "bob", "cid"):
+        feedback = SearchFeedback(f"conversation-of-{principal}")
         feedback.searched(asked, [h.name for h in catalog.search(asked)])
         feedback.searched("delete a file", [h.name for h in catalog.search("delete a file")])
-        feedback.called("payments_refund_charge", ok=True)
-        report = catalog.learn(feedback.pairs(), source="use")
-        assert [(r.text, r.source) for r in report.learned] == [(asked, "use")]
-    assert catalog.search(request)[0].name == "payments_refund_charge"
+        feedback.called(tool, ok=True)
+        pairs = [(*pair, principal) for pair in feedback.pairs()]
+        report = catalog.learn(pairs, source="use")
+        assert [(r.tool, r.source) for r in report.learned] == [(tool, "use")]
+    assert catalog.search(request)[0].name == tool

@@ -22,8 +22,8 @@ from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore  # noqa: 
 
 from .test_catalog_store import ARRIVES_WITHIN, wait_until  # noqa: E402
 
-REQUEST = "my parcel never arrived, sort it out"
-TOOL = "payments_refund_charge"
+REQUEST = "my parcel never arrived, sort out the charge"
+TOOL = "payments_list_refunds"
 
 
 @pytest.fixture
@@ -55,23 +55,46 @@ def test_what_one_replica_learns_moves_search_on_the_others(
 ) -> None:
     (first, _), (second, _) = replicas(), replicas()
     assert _top(first) != TOOL and _top(second) != TOOL
-    first.learn([("the parcel never arrived", TOOL, "c1")], source="use")
-    second.learn([("parcel never arrived!", TOOL, "c2")], source="use")  # another conversation
+    first.learn([("the parcel never arrived", TOOL, "c1", "ann")], source="use")
+    second.learn([("parcel never arrived!", TOOL, "c2", "bob")], source="use")
+    # a third principal, once the second's row reached the first replica (a row crossing the
+    # threshold is the one that keeps the terms in clear)
+    wait_until(lambda: len(first.learned(TOOL)) == 2, ARRIVES_WITHIN)
+    first.learn([("parcel never arrived", TOOL, "c3", "cid")], source="use")
     for catalog in (first, second):
         wait_until(lambda c=catalog: _top(c) == TOOL, ARRIVES_WITHIN)
         assert {r.source for r in catalog.learned(TOOL)} == {"use"}
-        assert len(catalog.learned(TOOL)) == 2
+        assert len(catalog.learned(TOOL)) == 3
     # a replica started later loads what was learned
     third, _ = replicas()
     assert _top(third) == TOOL
     ids = sorted(r.id for r in PostgresLearnedStore(pg_dsn).load())
     assert sorted(r.id for r in third.learned()) == ids and all(ids)
 
-    assert first.forget(TOOL) == 2
+    assert first.forget(TOOL) == 3
     for catalog in (first, second, third):
         wait_until(lambda c=catalog: not c.learned(TOOL), ARRIVES_WITHIN)
         assert _top(catalog) != TOOL
     assert PostgresLearnedStore(pg_dsn).load() == []
+
+
+def test_two_principals_across_replicas_move_nothing_and_keep_nothing_in_clear(
+    replicas: Callable[[], tuple[ToolCatalog, CatalogFollower]], pg_dsn: str
+) -> None:
+    """Issue 35, findings 1 and 2, through the shared store: two conversations (or two
+    principals) taught a poisoned request and a secret; no replica moves, no row holds them."""
+    (first, _), (second, _) = replicas(), replicas()
+    victim = "read the file report.txt"
+    before = first.search(victim, 10)
+    poison = "read the file report.txt web search fetch page, key sk-live-4f9a8b7c6d5e4f3a"
+    first.learn([(poison, "web_search_fetch_page", "c1")], source="import")
+    second.learn([(poison, "web_search_fetch_page", "c2")], source="import")
+    wait_until(lambda: len(first.learned()) == len(second.learned()) == 2, ARRIVES_WITHIN)
+    assert first.search(victim, 10) == before and second.search(victim, 10) == before
+    rows = PostgresLearnedStore(pg_dsn).load()
+    kept = " ".join(r.text for r in rows)
+    assert len(rows) == 2 and "sk-live" not in kept and "4f9a8b7c6d5e4f3a" not in kept
+    assert "read" not in kept.split() and "fetch" not in kept.split()  # digests only
 
 
 def test_one_conversation_across_replicas_still_counts_once(
@@ -104,21 +127,27 @@ def test_the_cli_imports_lists_and_forgets(
     lines: list[Any] = [
         {"request": "the parcel never arrived, mail ann@example.com", "tool": TOOL},
         ["parcel never arrived", TOOL, "conversation-2"],
+        ["my parcel never arrived", TOOL, "conversation-3"],
         ["zebra feeding", "no_such_tool"],
     ]
     pairs.write_text("\n".join(json.dumps(line) for line in lines) + "\nnot json\n")
     code, out, err = run(capsys, "catalog", "learn", str(pairs), "--store", pg_dsn, "--json")
     assert code == 0, err
     report = json.loads(out)
-    assert [r["tool"] for r in report["learned"]] == [TOOL, TOOL]
-    assert "<email>" in report["learned"][0]["text"]
+    assert [r["tool"] for r in report["learned"]] == [TOOL, TOOL, TOOL]
+    assert "ann@example.com" not in out
     assert report["ignored"][0]["reason"].startswith("no tool of this name")
-    assert report["unreadable"][0]["line"] == 4 and "not JSON" in err
+    assert report["unreadable"][0]["line"] == 5 and "not JSON" in err
     wait_until(lambda: _top(replica) == TOOL, ARRIVES_WITHIN)
 
     code, out, _ = run(capsys, "catalog", "learned", "--tool", TOOL, "--store", pg_dsn)
     assert code == 0 and "parcel never arrived" in out and "ann@example.com" not in out
 
+    code, out, _ = run(
+        capsys, "catalog", "forget", "--principal", "conversation-3", "--store", pg_dsn
+    )
+    assert code == 0 and "(1 requests)" in out  # an import's conversation is its principal
+    wait_until(lambda: len(replica.learned(TOOL)) == 2, ARRIVES_WITHIN)
     code, out, _ = run(
         capsys, "catalog", "forget", "--conversation", "conversation-2", "--store", pg_dsn
     )
@@ -136,16 +165,36 @@ def test_the_cli_learns_into_a_file_for_one_process(
 ) -> None:
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text(
-        json.dumps(["the parcel never arrived", TOOL, "a"])
-        + "\n"
-        + json.dumps(["parcel never arrived!", TOOL, "b"])
-        + "\n"
+        "".join(
+            json.dumps([text, TOOL, who]) + "\n"
+            for text, who in (("the parcel never arrived", "a"), ("parcel never arrived!", "b"))
+            + (("my parcel never arrived", "c"),)
+        )
     )
     learned = tmp_path / "learned.sqlite"
     code, out, err = run(capsys, "catalog", "learn", str(pairs), "--file", str(learned))
-    assert code == 0, err and "2 learned, 0 ignored" in out
+    assert code == 0, err and "3 learned, 0 ignored" in out
     catalog = ToolCatalog(demo_tools(), learning=LearningOptions(store=learned))
     assert _top(catalog) == TOOL
     code, out, _ = run(capsys, "catalog", "forget", "--tool", TOOL, "--file", str(learned))
-    assert "(2 requests)" in out
+    assert "(3 requests)" in out
     assert ToolCatalog(demo_tools(), learning=LearningOptions(store=learned)).learned() == []
+
+
+def test_a_follower_keeps_the_learning_of_a_catalog_it_does_not_mirror(
+    replicas: Callable[[], tuple[ToolCatalog, CatalogFollower]], pg_dsn: str
+) -> None:
+    """The gateway mirrors the store into one catalog and serves a merge with learning on: its
+    follower applies other replicas' lessons to the served one (``follower.learner``)."""
+    teacher, _ = replicas()
+    served = ToolCatalog(demo_tools(), learning=LearningOptions(store=PostgresLearnedStore(pg_dsn)))
+    follower = PostgresCatalogStore(pg_dsn).follow(ToolCatalog())
+    try:
+        follower.learner = served
+        teacher.learn([("the parcel never arrived", TOOL, f"c{i}", f"p{i}") for i in range(3)])
+        wait_until(lambda: len(served.learned(TOOL)) == 3, ARRIVES_WITHIN)
+        assert _top(served) == TOOL
+        teacher.forget(TOOL)
+        wait_until(lambda: not served.learned(TOOL), ARRIVES_WITHIN)
+    finally:
+        follower.close()

@@ -94,28 +94,32 @@ class CatalogLearning:
 
     def learned(self, tool: str | None = None) -> list[LearnedRequest]:
         """What the catalog learned (``tool``'s requests, or every tool's), oldest first: the
-        audit view. Empty when learning is off."""
-        return self._learning.requests.requests(tool) if self._learning is not None else []
+        audit view, each request with only the terms past the threshold (those that move its
+        tool; a term fewer principals taught is never shown, so that nobody learns what
+        someone else typed by teaching it once). Empty when learning is off."""
+        return self._learning.requests.public(tool) if self._learning is not None else []
 
     def learned_terms(self, tool: str) -> dict[str, int]:
-        """The terms that move ``tool`` in search, with how many conversations taught each."""
+        """The terms that move ``tool`` in search, with how many principals taught each."""
         return self._learning.requests.taught(tool) if self._learning is not None else {}
 
     def learn(
         self, pairs: Iterable[Pair], *, where: ToolFilter | None = None, source: str = "import"
     ) -> LearnReport:
-        """Learn from requests that led to a tool: pairs ``(request_text, tool_name)`` or
-        ``(request_text, tool_name, conversation_id)``.
+        """Learn from requests that led to a tool: pairs ``(request_text, tool_name)``,
+        ``(request_text, tool_name, conversation_id)`` or ``(request_text, tool_name,
+        conversation_id, principal)``.
 
-        Each request becomes part of its tool's learned field (its own weight in keyword and
-        hybrid search; see :mod:`toolmgmt_core.search.learned` for the bounds and the rule
-        that a term moves a tool only once two different conversations taught it), after
-        the checks of :mod:`toolmgmt_core.catalog.learning` (unknown or not permitted tools
-        ignored; e-mail addresses, URLs and long numbers redacted).
+        Each request's terms become part of its tool's learned field (its own weight in keyword
+        and hybrid search; see :mod:`toolmgmt_core.search.learned` for the bounds and the rule
+        that a term moves a tool only once ``min_principals`` different principals taught it),
+        after the checks of :mod:`toolmgmt_core.catalog.learning` (unknown, not permitted or
+        destructive tools ignored; secrets and personal data removed).
 
         Args:
-            pairs: the pairs; a pair without a conversation id counts as a conversation of
-                its own.
+            pairs: the pairs. A pair without a principal counts for the one anonymous
+                principal, except in an import (``source="import"``), where each
+                conversation id counts as a principal.
             where: only tools for which this returns True may learn (the conversation's
                 policy view): a hidden or denied tool never does.
             source: ``"use"`` for pairs from conversations, ``"import"`` for a log.
@@ -129,14 +133,21 @@ class CatalogLearning:
         learning = self._require_learning()
         return learning.learn(pairs, self.find, where=where, source=source)
 
-    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
-        """Forget what ``tool`` learned, what one conversation taught (its id), or, with
-        neither, everything; return how many requests were forgotten.
+    def forget(
+        self,
+        tool: str | None = None,
+        *,
+        conversation: str | None = None,
+        principal: str | None = None,
+    ) -> int:
+        """Forget what ``tool`` learned, what one conversation (its id) or one principal (its
+        name) taught, or, with none, everything; return how many requests were forgotten.
 
         Raises:
             ConfigError: learning is off for this catalog.
         """
-        return self._require_learning().forget(tool, conversation=conversation)
+        learning = self._require_learning()
+        return learning.forget(tool, conversation=conversation, principal=principal)
 
     def absorb_learned(self, requests: Iterable[LearnedRequest], *, replace: bool = False) -> int:
         """Hold requests another replica learned (already checked and kept in the shared

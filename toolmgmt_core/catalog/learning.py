@@ -4,43 +4,47 @@ redacting what is taught (:func:`redact`, :class:`Learning`), and what a lesson 
 
 Off by default: a catalog learns only when built with ``learning=LearningOptions(...)``. Then
 :meth:`ToolCatalog.learn <toolmgmt_core.catalog.tool_catalog.ToolCatalog.learn>` takes pairs
-``(request_text, tool_name)`` or ``(request_text, tool_name, conversation_id)``, from a
-conversation whose search led to a successful call of a tool it found
+``(request_text, tool_name[, conversation_id[, principal]])``, from a conversation whose search
+led to a successful call of a tool it found
 (:class:`~toolmgmt_core.search.feedback.SearchFeedback` yields them) or from an imported log.
 Before anything is kept:
 
 - a pair naming a tool that is not in the catalog, or that ``where`` (the policy) does not let
-  the conversation see, is ignored: a denied or hidden tool never learns;
-- the request is read as a search reads it (the last user turn, scaffolding dropped), e-mail
-  addresses, URLs and long numbers are replaced by ``<email>``, ``<url>`` and ``<number>``,
-  and the text is cut to :data:`~toolmgmt_core.search.learned.MAX_REQUEST_CHARS`;
-- the conversation id is kept as a digest (counting conversations needs no more); a pair
-  without one is a conversation of its own (use it for logs you trust).
+  the conversation see, is ignored: a denied or hidden tool never learns; nor does a
+  destructive one, unless :attr:`LearningOptions.destructive` opts in;
+- the request is read as a search reads it (the last user turn, scaffolding dropped), secrets
+  and personal data are removed (:func:`~toolmgmt_core.catalog.redaction.redact`), and only its
+  learned terms are kept, each in clear once enough principals taught it to the tool and as a
+  salted digest until then (:meth:`~toolmgmt_core.search.learned.LearnedRequests.seal`);
+- the principal and the conversation are kept as digests (counting needs no more). A pair
+  without a principal counts for the one anonymous principal; an import (``source="import"``,
+  an operator's act) counts each conversation id as a principal unless given principals.
 
 How what is kept moves the ranking, within which bounds, is
-:mod:`toolmgmt_core.search.learned`'s.
+:mod:`toolmgmt_core.search.learned`'s and :mod:`toolmgmt_core.search.learned_ranking`'s.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
+import os
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolmgmt_core.catalog.learning_store import LearnedFile, LearnedStore
+from toolmgmt_core.catalog.redaction import redact
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.search.learned import (
+    ANONYMOUS,
     MAX_REQUEST_CHARS,
     LearnedRequest,
     LearnedRequests,
-    learned_terms,
+    learned_words,
 )
 from toolmgmt_core.search.learned_ranking import LearnedWeights
 from toolmgmt_core.search.request import read_request
@@ -51,38 +55,28 @@ __all__ = [
     "LearningOptions",
     "Pair",
     "conversation_digest",
+    "principal_digest",
     "redact",
 ]
 
-Pair = tuple[str, str] | tuple[str, str, str | None]
-"""``(request_text, tool_name)`` or ``(request_text, tool_name, conversation_id)``."""
-
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io)/\S*", re.I)
-_NUMBER = re.compile(r"\+?\d[\d\s().\-/]{4,}\d")
-_LONG = 6
-"""A number of this many digits or more (a phone, card or account number) is redacted."""
-
-
-def redact(text: str) -> str:
-    """``text`` with e-mail addresses, URLs and numbers of 6 digits or more (separators such
-    as spaces, dashes and dots allowed: phone and card numbers) replaced by ``<email>``,
-    ``<url>`` and ``<number>``.
-
-    >>> redact("mail bob@example.com, call +1 415-555-0100 or see https://x.io/a?b=1")
-    'mail <email>, call <number> or see <url>'
-    """
-    text = _EMAIL.sub("<email>", text)
-    text = _URL.sub("<url>", text)
-    return _NUMBER.sub(
-        lambda m: "<number>" if sum(c.isdigit() for c in m.group()) >= _LONG else m.group(),
-        text,
-    )
+Pair = (
+    tuple[str, str]
+    | tuple[str, str, str | None]
+    | tuple[str, str, str | None, str | None]
+)
+"""``(request_text, tool_name[, conversation_id[, principal]])``."""
 
 
 def conversation_digest(conversation_id: str) -> str:
     """What is kept of a conversation id: the first 16 hex digits of its SHA-256."""
     return hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:16]
+
+
+def principal_digest(principal: str | None) -> str:
+    """What is kept of a principal: the first 16 hex digits of the SHA-256 of its name
+    (None: the one anonymous principal's)."""
+    name = ANONYMOUS if principal is None else f"principal:{principal}"
+    return hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -100,12 +94,16 @@ class LearningOptions:
     ``PostgresLearnedStore``, shared by replicas), or None (this process's memory only)."""
     weights: LearnedWeights = field(default_factory=LearnedWeights)
     """How much the learned field weighs in keyword and hybrid search."""
-    min_conversations: int = 2
-    """A term moves a tool only once this many different conversations taught it."""
+    min_principals: int = 3
+    """A term moves a tool, and is kept in clear, only once this many different principals
+    taught it (all conversations of one principal count once)."""
     max_per_tool: int = 32
-    """Requests kept per tool (the most recent)."""
-    max_per_conversation: int = 2
-    """Requests one conversation may keep per tool (its most recent)."""
+    """Requests kept per tool (past it, the principal holding most gives up its oldest)."""
+    max_per_principal: int = 2
+    """Requests one principal may keep per tool (its most recent)."""
+    destructive: bool = False
+    """Whether destructive tools (``destructiveHint``) may learn: off, they gain no rank from
+    learning."""
     max_request_chars: int = MAX_REQUEST_CHARS
     """A request is cut to this many characters."""
     from_use: bool = True
@@ -114,7 +112,7 @@ class LearningOptions:
     UseLearner`). False: only :meth:`learn` (imports, ``toolmgmt catalog learn``) teaches."""
 
     def __post_init__(self) -> None:
-        for name in ("min_conversations", "max_per_tool", "max_per_conversation"):
+        for name in ("min_principals", "max_per_tool", "max_per_principal"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(
@@ -124,6 +122,10 @@ class LearningOptions:
             raise ConfigError(
                 "LearningOptions.max_request_chars must be a whole number >= 20, got "
                 f"{self.max_request_chars!r}."
+            )
+        if not isinstance(self.destructive, bool):
+            raise ConfigError(
+                f"LearningOptions.destructive must be True or False, got {self.destructive!r}."
             )
         if self.store is not None and not isinstance(self.store, str | Path | LearnedStore):
             raise ConfigError(
@@ -168,14 +170,42 @@ class Learning:
         self.store: LearnedStore | None = (
             LearnedFile(store) if isinstance(store, str | Path) else store
         )
+        salt = getattr(self.store, "salt", None)
         self.requests = LearnedRequests(
             max_per_tool=options.max_per_tool,
-            max_per_conversation=options.max_per_conversation,
-            min_conversations=options.min_conversations,
+            max_per_principal=options.max_per_principal,
+            min_principals=options.min_principals,
+            # the store's salt, so that replicas agree; this process's own without one
+            salt=salt() if callable(salt) else os.urandom(16),
         )
         self._lock = threading.Lock()
         if self.store is not None:
-            self.absorb(self.store.load())
+            loaded = self.store.load()
+            self.absorb(r for r in loaded if r.principal)
+            self._reseal([r for r in loaded if not r.principal])
+
+    def _reseal(self, legacy: list[LearnedRequest]) -> None:
+        """Rewrite rows kept before principals were counted (their text in clear) as today's:
+        redacted terms, digests below the threshold, their conversation as their principal."""
+        if not legacy or self.store is None:
+            return
+        pending: dict[tuple[str, str], set[str]] = {}
+        fresh = [
+            LearnedRequest(
+                r.tool,
+                self.requests.seal(r.tool, r.conversation, words, pending),
+                r.conversation,
+                r.at,
+                0,
+                r.source,
+                r.conversation,
+            )
+            for r in legacy
+            if (words := learned_words(redact(r.text)))
+        ]
+        kept = self.store.add(fresh) if fresh else []
+        self.store.discard(r.id for r in legacy)
+        self.absorb(kept)
 
     def absorb(self, requests: Iterable[LearnedRequest], *, replace: bool = False) -> int:
         """Hold requests already checked and kept (loaded, or learned by another replica);
@@ -193,28 +223,41 @@ class Learning:
         where: Callable[[Tool], bool] | None = None,
         source: str = "import",
     ) -> LearnReport:
-        """Check, redact and keep ``pairs`` (see the module docstring)."""
+        """Check, redact, seal and keep ``pairs`` (see the module docstring)."""
         report = LearnReport()
         now = time.time()
-        fresh: list[LearnedRequest] = []
+        checked: list[tuple[int, str, Tool, str, str]] = []
         seen: set[tuple[str, str, str]] = set()
         for position, pair in enumerate(pairs):
-            checked = self._check(position, pair, tools, where, report)
-            if checked is None:
+            found = self._check(position, pair, tools, where, report)
+            if found is None:
                 continue
-            text, tool, conversation = checked
-            anonymous = conversation is None
-            digest = conversation_digest(conversation) if conversation else ""
-            key = (tool.name, " ".join(learned_terms(text)), digest)
-            if key in seen or self._held(tool.name, key[1], None if anonymous else digest):
+            text, tool, conversation, principal = found
+            if principal is None and source == "import":
+                principal = conversation  # an operator's log: its conversations are its users
+            who = principal_digest(principal)
+            key = (tool.name, " ".join(sorted(t for t, _ in learned_words(text))), who)
+            if key in seen:
                 report.ignored.append((position, tool.name, "a duplicate of a learned request"))
                 continue
             seen.add(key)
-            digest = digest or f"pair-{uuid.uuid4().hex[:12]}"
-            fresh.append(LearnedRequest(tool.name, text, digest, now, 0, source))
-        if not fresh:
+            checked.append((position, text, tool, conversation_digest(conversation or ""), who))
+        if not checked:
             return report
         with self._lock:
+            pending: dict[tuple[str, str], set[str]] = {}
+            fresh = [
+                LearnedRequest(
+                    tool.name,
+                    self.requests.seal(tool.name, who, learned_words(text), pending),
+                    conversation,
+                    now,
+                    0,
+                    source,
+                    who,
+                )
+                for _, text, tool, conversation, who in checked
+            ]
             kept = self.store.add(fresh) if self.store is not None else fresh
             evicted: list[int] = []
             for request in kept:
@@ -231,14 +274,6 @@ class Learning:
                 self.store.discard(evicted)
         return report
 
-    def _held(self, tool: str, terms: str, conversation: str | None) -> bool:
-        """Whether ``tool`` holds a request of these terms (from this conversation, if given)."""
-        return any(
-            " ".join(learned_terms(r.text)) == terms
-            and (conversation is None or r.conversation == conversation)
-            for r in self.requests.requests(tool)
-        )
-
     def _check(
         self,
         position: int,
@@ -246,23 +281,27 @@ class Learning:
         tools: Callable[[str], Tool | None],
         where: Callable[[Tool], bool] | None,
         report: LearnReport,
-    ) -> tuple[str, Tool, str | None] | None:
-        """The pair's request (read, redacted, cut), tool and conversation id, or None (the
-        reason reported)."""
+    ) -> tuple[str, Tool, str | None, str | None] | None:
+        """The pair's request (read, redacted, cut), tool, conversation id and principal, or
+        None (the reason reported)."""
 
         def ignore(name: Any, reason: str) -> None:
             report.ignored.append((position, str(name)[:200], reason))
 
-        if not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) not in (2, 3):
-            ignore("", "not a pair: give (request_text, tool_name[, conversation_id])")
+        if not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) not in (2, 3, 4):
+            ignore("", "not a pair: give (request_text, tool_name[, conversation_id[, principal]])")
             return None
         text, name = pair[0], pair[1]
-        conversation = pair[2] if len(pair) == 3 else None
+        conversation = pair[2] if len(pair) >= 3 else None
+        principal = pair[3] if len(pair) == 4 else None
         if not isinstance(text, str) or not isinstance(name, str):
             ignore(name, "the request text and the tool name must be strings")
             return None
         if conversation is not None and not isinstance(conversation, str):
             ignore(name, "the conversation id must be a string or None")
+            return None
+        if principal is not None and (not isinstance(principal, str) or not principal):
+            ignore(name, "the principal must be a non-empty string or None")
             return None
         tool = tools(name)
         if tool is None:
@@ -271,18 +310,32 @@ class Learning:
         if where is not None and not where(tool):
             ignore(name, "the tool is not permitted here (a hidden or denied tool never learns)")
             return None
+        if tool.annotations.destructive is True and not self.options.destructive:
+            ignore(name, "a destructive tool learns only with LearningOptions(destructive=True)")
+            return None
         request = redact(read_request(text[: 20 * self.options.max_request_chars]).focus)
         request = " ".join(request.split())[: self.options.max_request_chars]
-        if not learned_terms(request):
+        if not learned_words(request):
             ignore(name, "the request holds no search term")
             return None
-        return request, tool, conversation
+        return request, tool, conversation, principal
 
-    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
-        """Forget a tool's requests, one conversation's (its id, not a digest), or all of them
-        when both are None; kept in the store too. Returns how many were held here."""
+    def forget(
+        self,
+        tool: str | None = None,
+        *,
+        conversation: str | None = None,
+        principal: str | None = None,
+    ) -> int:
+        """Forget a tool's requests, one conversation's (its id, not a digest), one
+        principal's (its name), or all of them when all are None; kept in the store too.
+        Returns how many were held here."""
         digest = conversation_digest(conversation) if conversation is not None else None
+        who = principal_digest(principal) if principal is not None else None
         with self._lock:
             if self.store is not None:
-                self.store.forget(tool, conversation=digest)
-            return len(self.requests.remove(tool, conversation=digest))
+                if who is None:
+                    self.store.forget(tool, conversation=digest)
+                else:
+                    self.store.forget(tool, conversation=digest, principal=who)
+            return len(self.requests.remove(tool, conversation=digest, principal=who))

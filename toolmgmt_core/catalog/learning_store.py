@@ -3,12 +3,17 @@
 
 Replicas share what they learned through PostgreSQL instead
 (:class:`~toolmgmt_core.stores.postgres_learned.PostgresLearnedStore`). Either way the store is
-the audit trail: every learned request with the tool it taught, a digest of the conversation
-that taught it, when, and from where (``use`` or ``import``); ``forget`` reverts.
+the audit trail: every learned request with the tool it taught (its terms: in clear once
+enough principals taught them, salted digests until then), digests of the principal and the
+conversation that taught it, when, and from where (``use`` or ``import``); ``forget`` reverts.
+A store may keep the salt of the terms' digests (``salt()``), so that every process reading it
+agrees on them.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
@@ -36,13 +41,19 @@ class LearnedStore(Protocol):
         """Drop these requests (made room for newer ones: nobody needs telling)."""
         ...
 
-    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
-        """Remove a tool's requests, one conversation's (a digest), or every one when both are
-        None; return how many."""
+    def forget(
+        self,
+        tool: str | None = None,
+        *,
+        conversation: str | None = None,
+        principal: str | None = None,
+    ) -> int:
+        """Remove a tool's requests, one conversation's or one principal's (digests), or every
+        one when all are None; return how many."""
         ...
 
 
-_COLUMNS = "id, tool, text, conversation, at, source"
+_COLUMNS = "id, tool, text, conversation, at, source, principal"
 
 
 class LearnedFile:
@@ -64,9 +75,20 @@ class LearnedFile:
                 "at REAL NOT NULL, source TEXT NOT NULL)"
             )
             conn.execute("CREATE INDEX IF NOT EXISTS learned_tool ON learned (tool)")
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(learned)")}
+            if "principal" not in columns:  # a file kept before principals were counted
+                conn.execute("ALTER TABLE learned ADD COLUMN principal TEXT NOT NULL DEFAULT ''")
+            conn.execute("CREATE TABLE IF NOT EXISTS learned_salt (salt BLOB NOT NULL)")
+            if conn.execute("SELECT count(*) FROM learned_salt").fetchone()[0] == 0:
+                conn.execute("INSERT INTO learned_salt (salt) VALUES (?)", (os.urandom(16),))
 
     def __repr__(self) -> str:
         return f"LearnedFile({str(self.path)!r})"
+
+    def salt(self) -> bytes:
+        """The key of the terms' digests, made once with the file."""
+        with self._lock, self._connect() as conn:
+            return bytes(conn.execute("SELECT salt FROM learned_salt").fetchone()[0])
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=30)
@@ -75,8 +97,8 @@ class LearnedFile:
         with self._lock, self._connect() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM learned ORDER BY at, id").fetchall()
         return [
-            LearnedRequest(tool, text, conversation, float(at), int(row_id), source)
-            for row_id, tool, text, conversation, at, source in rows
+            LearnedRequest(tool, text, conversation, float(at), int(row_id), source, principal)
+            for row_id, tool, text, conversation, at, source, principal in rows
         ]
 
     def add(self, requests: Sequence[LearnedRequest]) -> list[LearnedRequest]:
@@ -84,12 +106,11 @@ class LearnedFile:
         with self._lock, self._connect() as conn:  # one transaction: all or none
             for r in requests:
                 cursor = conn.execute(
-                    "INSERT INTO learned (tool, text, conversation, at, source) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (r.tool, r.text, r.conversation, r.at, r.source),
+                    "INSERT INTO learned (tool, text, conversation, at, source, principal) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (r.tool, r.text, r.conversation, r.at, r.source, r.principal),
                 )
-                row_id = int(cursor.lastrowid or 0)
-                kept.append(LearnedRequest(r.tool, r.text, r.conversation, r.at, row_id, r.source))
+                kept.append(dataclasses.replace(r, id=int(cursor.lastrowid or 0)))
         return kept
 
     def discard(self, ids: Iterable[int]) -> None:
@@ -98,7 +119,13 @@ class LearnedFile:
             with self._lock, self._connect() as conn:
                 conn.executemany("DELETE FROM learned WHERE id = ?", wanted)
 
-    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
+    def forget(
+        self,
+        tool: str | None = None,
+        *,
+        conversation: str | None = None,
+        principal: str | None = None,
+    ) -> int:
         clauses, params = [], []
         if tool is not None:
             clauses.append("tool = ?")
@@ -106,6 +133,9 @@ class LearnedFile:
         if conversation is not None:
             clauses.append("conversation = ?")
             params.append(conversation)
+        if principal is not None:  # rows kept before principals count for their conversation
+            clauses.append("(principal = ? OR (principal = '' AND conversation = ?))")
+            params += [principal, principal]
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._lock, self._connect() as conn:
             return conn.execute(f"DELETE FROM learned{where}", params).rowcount

@@ -9,7 +9,8 @@ Usage::
     toolmgmt catalog remove crm_old_search --store ...
     toolmgmt catalog learn pairs.jsonl --store ...   # or --file learned.sqlite --catalog tools.json
     toolmgmt catalog learned --tool get_weather --store ...
-    toolmgmt catalog forget --tool get_weather --store ...   # or --all, or --conversation ID
+    toolmgmt catalog forget --tool get_weather --store ...   # or --all, --conversation ID,
+                                                             # --principal NAME
 
 ``learn`` reads JSON lines, one pair each: ``{"request": ..., "tool": ..., "conversation": ...}``
 (``conversation`` optional) or ``[request, tool]`` / ``[request, tool, conversation]``; each is
@@ -17,7 +18,10 @@ checked, redacted and kept as :meth:`ToolCatalog.learn
 <toolmgmt_core.catalog.tool_catalog.ToolCatalog.learn>` does, and the report says what was
 learned and what was ignored, and why. With ``--store`` the tools are the store's and what is
 learned reaches every replica; with ``--file`` (a single process's SQLite file) the tools are
-``--catalog``'s.
+``--catalog``'s. With ``--config gateway.toml`` the gateway's policy applies as it does to
+learning from its traffic: a denied or quarantined tool never learns (the pair is reported
+ignored). An import counts each conversation id as a principal; a ``"principal"`` key (or a
+fourth list item) names who taught the pair instead.
 
 ``--store`` defaults to ``$TOOLMGMT_CATALOG_DSN``, the name docs/deploy.md gives the gateway
 config's ``[store] catalog_env`` (``$TOOLMGMT_CATALOG_STORE``, its former name, is still read,
@@ -49,7 +53,7 @@ from toolmgmt_core.cli.console import (
 )
 from toolmgmt_core.model.errors import ToolmgmtError
 
-__all__ = ["DEPRECATED_STORE_ENV", "STORE_ENV", "read_pairs", "register"]
+__all__ = ["DEPRECATED_STORE_ENV", "POLICY_GROUP", "STORE_ENV", "read_pairs", "register"]
 
 STORE_ENV = "TOOLMGMT_CATALOG_DSN"
 """The environment variable ``--store`` defaults to."""
@@ -93,6 +97,11 @@ def register(subparsers: Any) -> None:
         description="Teach search which tool requests wanted, from a JSON-lines file of pairs.",
     )
     learn.add_argument("file", metavar="FILE", help="JSON lines: one pair each (see the docs)")
+    learn.add_argument(
+        "--config",
+        metavar="GATEWAY_TOML",
+        help="apply this gateway config's policy: denied and quarantined tools never learn",
+    )
     learned = commands.add_parser("learned", help="what search learned (the audit trail)")
     learned.add_argument("--tool", metavar="NAME", help="only this tool's")
     forget = commands.add_parser(
@@ -101,6 +110,7 @@ def register(subparsers: Any) -> None:
     which = forget.add_mutually_exclusive_group(required=True)
     which.add_argument("--tool", metavar="NAME", help="what this tool learned")
     which.add_argument("--conversation", metavar="ID", help="what this conversation taught")
+    which.add_argument("--principal", metavar="NAME", help="what this principal taught")
     which.add_argument("--all", action="store_true", help="everything")
     for command, run in ((learn, _run_learn), (learned, _run_learned), (forget, _run_forget)):
         _add_store_argument(command)
@@ -294,9 +304,11 @@ def read_pairs(path: str) -> tuple[list[Any], list[tuple[int, str]]]:
             bad.append((number, f"not JSON: {exc}"))
             continue
         if isinstance(item, dict) and "request" in item and "tool" in item:
-            item = [item["request"], item["tool"], item.get("conversation")]
-        if not isinstance(item, list) or len(item) not in (2, 3):
-            bad.append((number, 'expected {"request", "tool"[, "conversation"]} or a list'))
+            item = [item["request"], item["tool"], item.get("conversation"), item.get("principal")]
+        if not isinstance(item, list) or len(item) not in (2, 3, 4):
+            bad.append(
+                (number, 'expected {"request", "tool"[, "conversation", "principal"]} or a list')
+            )
             continue
         pairs.append(tuple(item))
     return pairs, bad
@@ -318,7 +330,8 @@ def _run_learn(args: argparse.Namespace) -> int:
             with _store(args) as tool_store:
                 tools = tool_store.tools()
         catalog = ToolCatalog(tools, learning=LearningOptions(store=store))
-        report = catalog.learn(pairs)
+        where = _gateway_policy(args.config)(catalog) if args.config else None
+        report = catalog.learn(pairs, where=where)
     except ToolmgmtError as exc:
         raise CliError(str(exc)) from exc
     if args.json:
@@ -336,6 +349,33 @@ def _run_learn(args: argparse.Namespace) -> int:
         + "."
     )
     return 0
+
+
+POLICY_GROUP = "toolmgmt.policy_sources"
+"""The entry-point group of policy sources: ``source(path)`` returns, for a gateway config, a
+function of a catalog returning whether a tool may learn (None: not its kind of file)."""
+
+
+def _gateway_policy(path: str) -> Any:
+    """The policy of the config at ``path``, from the first policy source that reads it."""
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise CliError(f"--config {path}: no such file.")
+    for entry in entry_points(group=POLICY_GROUP):
+        try:
+            policy = entry.load()(Path(path))
+        except ImportError as exc:
+            raise CliError(f"--config needs toolmgmt[mcp] ({exc})") from exc
+        except ToolmgmtError as exc:
+            raise CliError(str(exc)) from exc
+        if policy is not None:
+            return policy
+    raise CliError(
+        f"--config {path}: not a gateway config that an installed policy source reads "
+        "(a gateway TOML needs toolmgmt[mcp])."
+    )
 
 
 def _run_learned(args: argparse.Namespace) -> int:
@@ -370,12 +410,15 @@ def _run_learned(args: argparse.Namespace) -> int:
 
 
 def _run_forget(args: argparse.Namespace) -> int:
-    from toolmgmt_core.catalog.learning import conversation_digest
+    from toolmgmt_core.catalog.learning import conversation_digest, principal_digest
 
     store = _learned_store(args)
     digest = conversation_digest(args.conversation) if args.conversation else None
     try:
-        count = store.forget(args.tool, conversation=digest)
+        if args.principal:
+            count = store.forget(args.tool, principal=principal_digest(args.principal))
+        else:
+            count = store.forget(args.tool, conversation=digest)
     except ToolmgmtError as exc:
         raise CliError(str(exc)) from exc
     what = (
@@ -383,6 +426,8 @@ def _run_forget(args: argparse.Namespace) -> int:
         if args.tool
         else f"what conversation {args.conversation} taught"
         if args.conversation
+        else f"what principal {args.principal} taught"
+        if args.principal
         else "everything learned"
     )
     if args.json:

@@ -292,9 +292,9 @@ class SearchEngine:
                 ]
                 if field:
                     try:
-                        weight, floor = self.learned_weights.dense, self.fusion.floor
+                        weights, floor = self.learned_weights, self.fusion.floor
                         self.learned_ranking.add_dense(
-                            field, fused, texts, mask, vectors, weight, floor, self.embedding_cache
+                            field, fused, texts, mask, vectors, weights, floor, self.embedding_cache
                         )
                     except Exception as exc:  # the learned terms' vectors: keyword part only
                         reraise_control_flow(exc)

@@ -7,7 +7,9 @@ What is learned, and within which bounds, is :mod:`~toolmgmt_core.search.learned
 learned score depends on its own learned terms; other tools' learned terms reach it only
 through the IDF (a word many tools learned says less), which can only lower it. Scores are
 added only within the search's mask, so learned text never surfaces a tool the search leaves
-out.
+out, and only to tools the request already reaches by their own text (a keyword or fused score
+of at least :attr:`LearnedWeights.floor` times the best one): learning reorders what is
+relevant, it cannot lift a tool from nothing into the top results.
 """
 
 from __future__ import annotations
@@ -190,6 +192,16 @@ class LearnedWeights:
     dense: float = 0.5
     """With an embedder: times the similarity of the request to the tool's learned terms (same
     units as :attr:`FusionWeights.dense <toolmgmt_core.search.hybrid.FusionWeights.dense>`)."""
+    floor: float = 0.2
+    """Learned evidence counts for a tool only when its own score for the request (keyword;
+    fused with an embedder) is at least this share of the best tool's: the tool is already
+    relevant, learning only reorders."""
+
+    def eligible(self, base: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """1.0 where the tools at ``positions`` have base relevance (see :attr:`floor`)."""
+        top = float(base.max()) if len(base) else 0.0
+        own = base[positions]
+        return ((own > 0) & (own >= self.floor * top)).astype(np.float64)
 
 
 class LearnedRanking:
@@ -236,6 +248,7 @@ class LearnedRanking:
             positions, learned_score, share = found
             top = float(scores.max()) if len(scores) else 0.0
             extra = weights.keyword * learned_score + weights.coverage * top * share
+            extra *= weights.eligible(scores, positions)
             if mask is not None:
                 extra *= mask[positions]
             scores[positions] += extra
@@ -247,12 +260,13 @@ class LearnedRanking:
         texts: Sequence[str],
         mask: np.ndarray | None,
         vectors: VectorIndex,
-        weight: float,
+        weights: LearnedWeights,
         floor: float,
         cache: VectorCache | None,
     ) -> None:
         """Add each text's similarity to the tools' learned terms to its fused scores (in
         place), as :class:`~toolmgmt_core.search.hybrid.FusionWeights` counts a cosine."""
+        weight = weights.dense
         if weight <= 0 or not learned.texts:
             return
         cached = self._vectors
@@ -264,6 +278,7 @@ class LearnedRanking:
         for scores, text in zip(fused, texts, strict=True):
             cosine = matvec(matrix, vectors.query_vector(read_request(text).focus))
             extra = np.clip((cosine - floor) / (1.0 - floor), 0.0, None) * weight
+            extra = extra * weights.eligible(scores, positions)
             if mask is not None:
                 extra = extra * mask[positions]
             scores[positions] += extra.astype(scores.dtype)

@@ -4,12 +4,18 @@ A manager over a catalog that learns from use (``ToolCatalog(learning=LearningOp
 ``from_use`` left on) installs one :class:`UseLearner` among its listeners. It follows each
 conversation's events: a search (``tool_search``, ``discover_tools`` with a query) and the names
 it returned, then the calls; a successful call of a tool an earlier search of the same
-conversation returned teaches the catalog the pair ``(query, tool, conversation)``
+conversation returned teaches the catalog the pair ``(query, tool, conversation, principal)``
 (:class:`~toolmgmt_core.search.feedback.SearchFeedback` decides which). Only unambiguous evidence
 teaches: a search of several needs at once does not say which need found which tool, so it
 teaches nothing.
 
-What the catalog does with a pair (the checks, redaction, the two-conversation rule, the store)
+The principal is who the conversation belongs to: the one given to
+``manager.session(id, principal=...)`` (:meth:`UseLearner.bind`), else the learner's
+:attr:`UseLearner.principal` (a gateway client's name), else the one anonymous principal. A term
+moves a tool only once several principals taught it, so that opening conversations is no way
+to teach.
+
+What the catalog does with a pair (the checks, redaction, the principals' rule, the store)
 is :meth:`ToolCatalog.learn <toolmgmt_core.ToolCatalog.learn>`'s; it runs on a thread of its own,
 off the call's path (a store write never slows a call), from a bounded queue: when the queue is
 full a pair is dropped and counted (:attr:`UseLearner.dropped`), never waited for.
@@ -47,16 +53,25 @@ class UseLearner:
         manager.learner.flush()                 # wait until what was taught is learned (tests)
     """
 
-    def __init__(self, catalog: Any, *, max_conversations: int = MAX_CONVERSATIONS) -> None:
+    def __init__(
+        self,
+        catalog: Any,
+        *,
+        max_conversations: int = MAX_CONVERSATIONS,
+        principal: str | None = None,
+    ) -> None:
         self.catalog = catalog
         self.max_conversations = max_conversations
+        self.principal = principal
+        """Who conversations not bound to a principal belong to (None: the anonymous one)."""
+        self._principals: OrderedDict[str, str] = OrderedDict()
         self.dropped = 0
         """Pairs left out because the queue was full."""
         self.failures = 0
         """Pairs the catalog could not learn (its store failed; logged)."""
         self._feedback: OrderedDict[str, SearchFeedback] = OrderedDict()
         self._lock = threading.Lock()
-        self._queue: queue.Queue[tuple[str, str, str]] = queue.Queue(maxsize=_QUEUE)
+        self._queue: queue.Queue[tuple[str, str, str, str | None]] = queue.Queue(maxsize=_QUEUE)
         self._worker: threading.Thread | None = None
 
     def __call__(self, event: Event) -> None:
@@ -71,8 +86,22 @@ class UseLearner:
             with self._lock:
                 feedback = self._feedback.get(conversation)
                 pair = feedback.called(event.tool, ok=True) if feedback is not None else None
+                principal = self._principals.get(conversation, self.principal)
             if pair is not None:
-                self._put(pair)
+                self._put((*pair, principal))
+
+    def bind(self, conversation: str, principal: str | None) -> None:
+        """Say that ``conversation`` belongs to ``principal`` (the last
+        :attr:`max_conversations` conversations bound are remembered)."""
+        if principal is None:
+            return
+        if not isinstance(principal, str) or not principal:
+            raise ValueError(f"A principal is a non-empty string, got {principal!r}.")
+        with self._lock:
+            self._principals[conversation] = principal
+            self._principals.move_to_end(conversation)
+            while len(self._principals) > self.max_conversations:
+                self._principals.popitem(last=False)
 
     def _conversation(self, conversation: str) -> SearchFeedback:
         feedback = self._feedback.get(conversation)
@@ -84,7 +113,7 @@ class UseLearner:
             self._feedback.move_to_end(conversation)
         return feedback
 
-    def _put(self, pair: tuple[str, str, str]) -> None:
+    def _put(self, pair: tuple[str, str, str, str | None]) -> None:
         try:
             self._queue.put_nowait(pair)
         except queue.Full:

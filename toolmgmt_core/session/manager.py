@@ -191,7 +191,9 @@ class ToolManager:
 
     # -- sessions -------------------------------------------------------------------------
 
-    def session(self, key: str | Mapping[str, Any] | None = None) -> ToolSession:
+    def session(
+        self, key: str | Mapping[str, Any] | None = None, *, principal: str | None = None
+    ) -> ToolSession:
         """A conversation's session.
 
         - ``manager.session()``: a new conversation, in this object only;
@@ -202,16 +204,26 @@ class ToolManager:
         - ``manager.session(state)``: restored from ``ToolSession.to_json()`` state (a dict; for
           JSON text use ``ToolSession.from_json``).
 
+        ``principal`` names who the conversation belongs to (a user id, as the frameworks name
+        a user): when the catalog learns from use, what its conversations teach counts once
+        for that principal however many conversations it opens.
+
         Raises:
             InvalidSessionError: a bad id.
             StoreUnavailableError: the session store cannot be reached.
             ConfigError: a state (given or stored) that is not a session state.
         """
+        if principal is not None and (not isinstance(principal, str) or not principal):
+            raise ConfigError(f"principal must be a non-empty string or None, got {principal!r}.")
         if key is None:
-            return ToolSession(self)
-        if isinstance(key, str):
-            return ToolSession.open(self, key)
-        return ToolSession.from_json(self, key)
+            session = ToolSession(self)
+        elif isinstance(key, str):
+            session = ToolSession.open(self, key)
+        else:
+            session = ToolSession.from_json(self, key)
+        if self.learner is not None and principal is not None:
+            self.learner.bind(session.conversation, principal)
+        return session
 
     @property
     def instructions(self) -> str:

@@ -305,16 +305,20 @@ class CatalogFollower:
         self._reload_learned(conn)
         self.resyncs += 1
 
+    learner: Any = None
+    """The catalog whose learning from use this follower keeps in step, when it is not the one
+    it mirrors (the gateway serves a merge of the store's tools and the upstreams')."""
+
     @property
     def follows_learning(self) -> bool:
         """Whether the catalog learns from use into this PostgreSQL store's table (then what
         other replicas learn is applied here too)."""
-        options = self.catalog.learning
+        options = (self.learner or self.catalog).learning
         return options is not None and isinstance(options.store, PostgresLearnedStore)
 
     def _reload_learned(self, conn: psycopg.Connection[Any]) -> None:
         if self.follows_learning:
-            self.catalog.absorb_learned(read_learned(conn), replace=True)
+            (self.learner or self.catalog).absorb_learned(read_learned(conn), replace=True)
 
     def _run(self) -> None:
         delay = self.retry_initial
@@ -401,7 +405,7 @@ class CatalogFollower:
             if op == "learn" and isinstance(message.get("ids"), list):
                 if self.follows_learning:
                     ids = [int(i) for i in message["ids"] if isinstance(i, int)]
-                    self.catalog.absorb_learned(read_learned(conn, ids))
+                    (self.learner or self.catalog).absorb_learned(read_learned(conn, ids))
                 continue
             if op in ("upsert", "remove") and isinstance(message.get("name"), str):
                 names.append(message["name"])

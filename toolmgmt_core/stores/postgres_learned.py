@@ -1,7 +1,9 @@
 """What replicas learned from use, shared through PostgreSQL (``toolmgmt[postgres]``).
 
 :class:`PostgresLearnedStore` keeps learned requests in ``toolmgmt_learned``, one row each (the
-audit trail: tool, redacted request, conversation digest, when, source). Each addition sends a
+audit trail: tool, the request's terms (clear or salted digests), principal and conversation
+digests, when, source; the salt in ``toolmgmt_learned_salt``, one row every replica reads).
+Each addition sends a
 ``NOTIFY`` on the catalog's channel in the same transaction (``{"op": "learn", "ids": [...]}``),
 each ``forget`` one asking followers to reload what is learned (``{"op": "learned-sync"}``), so
 a replica's :class:`~toolmgmt_core.stores.postgres_follower.CatalogFollower` applies another
@@ -16,7 +18,9 @@ Usage (every replica)::
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -29,13 +33,24 @@ from toolmgmt_core.stores.postgres_db import (
     psycopg,
 )
 
-__all__ = ["PostgresLearnedStore", "read_learned"]
+__all__ = ["LEARNED_SCHEMA", "PostgresLearnedStore", "read_learned"]
 
 _PAYLOAD_IDS = 500
 """At most this many ids in one notification (PostgreSQL's payload limit is 8000 bytes); a
 larger batch asks followers to reload."""
 
-_COLUMNS = "id, tool, text, conversation, at, source"
+_COLUMNS = "id, tool, text, conversation, at, source, principal"
+
+_SALT_TABLE = f"{LEARNED_TABLE}_salt"
+LEARNED_SCHEMA = f"""
+ALTER TABLE {LEARNED_TABLE} ADD COLUMN IF NOT EXISTS principal text NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS {_SALT_TABLE} (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    salt bytea NOT NULL
+);
+"""
+"""What learning adds to the catalog's tables: the principal column (rows kept before it have
+none: their conversation counts) and the salt of the terms' digests."""
 
 
 def read_learned(
@@ -45,8 +60,8 @@ def read_learned(
     where, params = ("WHERE id = ANY(%s)", [list(ids)]) if ids is not None else ("", [])
     cursor = conn.execute(f"SELECT {_COLUMNS} FROM {LEARNED_TABLE} {where} ORDER BY at, id", params)
     return [
-        LearnedRequest(tool, text, conversation, float(at), int(row_id), source)
-        for row_id, tool, text, conversation, at, source in cursor
+        LearnedRequest(tool, text, conversation, float(at), int(row_id), source, principal)
+        for row_id, tool, text, conversation, at, source, principal in cursor
     ]
 
 
@@ -63,13 +78,33 @@ class PostgresLearnedStore:
         Raises:
             ConfigError: ``dsn`` cannot be parsed.
         """
-        self._db = Database(dsn, TOOLS_SCHEMA, timeout=timeout, application="toolmgmt-learned")
+        self._db = Database(
+            dsn, TOOLS_SCHEMA + LEARNED_SCHEMA, timeout=timeout, application="toolmgmt-learned"
+        )
         self.dsn = dsn
         self.where = self._db.where
         """The server, for messages (without the password)."""
 
     def __repr__(self) -> str:
         return f"PostgresLearnedStore({self.where!r})"
+
+    def salt(self) -> bytes:
+        """The key of the terms' digests, shared by every replica (made by the first).
+
+        Raises:
+            StoreUnavailableError: the server cannot be reached.
+        """
+
+        def read(conn: psycopg.Connection[Any]) -> bytes:
+            conn.execute(
+                f"INSERT INTO {_SALT_TABLE} (salt) VALUES (%s) ON CONFLICT DO NOTHING",
+                [os.urandom(16)],
+            )
+            row = conn.execute(f"SELECT salt FROM {_SALT_TABLE}").fetchone()
+            assert row is not None
+            return bytes(row[0])
+
+        return self._db.run("read the learned terms' salt", read)
 
     def load(self) -> list[LearnedRequest]:
         """Every learned row, oldest first.
@@ -90,14 +125,13 @@ class PostgresLearnedStore:
             kept = []
             for r in requests:
                 row = conn.execute(
-                    f"INSERT INTO {LEARNED_TABLE} (tool, text, conversation, at, source) "
-                    "VALUES (%s, %s, %s, %s, %s) RETURNING id",
-                    [r.tool, r.text, r.conversation, r.at, r.source],
+                    f"INSERT INTO {LEARNED_TABLE} "
+                    "(tool, text, conversation, at, source, principal) "
+                    "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
+                    [r.tool, r.text, r.conversation, r.at, r.source, r.principal],
                 ).fetchone()
                 assert row is not None
-                kept.append(
-                    LearnedRequest(r.tool, r.text, r.conversation, r.at, int(row[0]), r.source)
-                )
+                kept.append(dataclasses.replace(r, id=int(row[0])))
             ids = [r.id for r in kept]
             message = {"op": "learn", "ids": ids} if len(ids) <= _PAYLOAD_IDS else None
             _notify(conn, message or {"op": "learned-sync"})
@@ -118,8 +152,15 @@ class PostgresLearnedStore:
                 ),
             )
 
-    def forget(self, tool: str | None = None, *, conversation: str | None = None) -> int:
-        """Remove a tool's rows, one conversation's (a digest) or all; followers reload.
+    def forget(
+        self,
+        tool: str | None = None,
+        *,
+        conversation: str | None = None,
+        principal: str | None = None,
+    ) -> int:
+        """Remove a tool's rows, one conversation's or one principal's (digests) or all;
+        followers reload.
 
         Raises:
             StoreUnavailableError: the server cannot be reached (nothing was removed).
@@ -131,6 +172,9 @@ class PostgresLearnedStore:
         if conversation is not None:
             clauses.append("conversation = %s")
             params.append(conversation)
+        if principal is not None:  # rows kept before principals count for their conversation
+            clauses.append("(principal = %s OR (principal = '' AND conversation = %s))")
+            params += [principal, principal]
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
 
         def delete(conn: psycopg.Connection[Any]) -> int:
