@@ -139,11 +139,11 @@ class Gateway:
         elif options.get("session_result_budget") is not None:
             # Each 2026 caller's spent budget, in this process (conversations.principal_key).
             options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
-        self.manager = ToolManager(self.catalog, mode="gateway", **options)
+        self.manager = ToolManager(self.catalog, mode=config.gateway.mode, **options)
         self.clients: dict[str, ToolManager] = {
             client.name: ToolManager(
                 self.catalog,
-                mode="gateway",
+                mode=config.gateway.mode,
                 **{**options, "access": _client_access(config, client)},
             )
             for client in config.gateway.clients

@@ -36,6 +36,9 @@ way when the manager has no ``approval`` callback: resume with
 (policy re-checked, arguments validated, result truncated); a denial never runs it. The
 agent's ``output_type`` must then include ``DeferredToolRequests`` (else PydanticAI raises
 ``UserError`` at the first such call); ``approval=False`` leaves approval to the manager alone.
+In code mode a program's call that needs approval defers its ``run_code`` call the same way
+(the request's metadata names the program's call); resumed, the program carries on from that
+call, and ``ToolApproved(override_args={**args, "edited_arguments": {...}})`` edits it.
 
 Tool search: ``search="toolmgmt"`` (default) lists toolmgmt's meta-tools and never marks a tool
 deferred, so PydanticAI's own ``ToolSearch`` (auto-injected, active only when some tool is
@@ -74,6 +77,7 @@ from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.meta_tools import RUN_CODE
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import call_store
 
@@ -418,6 +422,8 @@ class ManagedToolset(AbstractToolset[Any]):
         run = self._current()
         token = _CURRENT.set((run, ctx))
         approver = _approver(ctx, tool_args) if self.approval else None
+        if name == RUN_CODE:  # a reviewer's edit of the program's pending call
+            tool_args = {k: v for k, v in tool_args.items() if k != "edited_arguments"}
         try:
             with passthrough(*_SIGNALS), framework_approval(approver):
                 result = await run.session.call(name, tool_args, call_id=ctx.tool_call_id)
@@ -446,9 +452,18 @@ def _approver(ctx: RunContext[Any], arguments: Mapping[str, Any]) -> ApprovalAsk
     the toolset the reviewer's ``arguments``, which is the core's edit (its result says what
     ran, as at every door)."""
 
+    answered = False
+
     def approve(request: ApprovalRequest) -> bool | ApprovalEdit:
-        if ctx.tool_call_approved:
+        nonlocal answered
+        # One approval answers one ask: a code-mode program's next call that needs approval
+        # pauses the run again (its metadata names that call).
+        if ctx.tool_call_approved and not answered:
+            answered = True
             asked = _model_arguments(ctx)
+            if request.tool.name != ctx.tool_name:  # a program's call (run_code)
+                edit = arguments.get("edited_arguments") if asked != arguments else None
+                return ApprovalEdit(dict(edit)) if isinstance(edit, Mapping) else True
             return True if asked is None or asked == arguments else ApprovalEdit(arguments)
         raise ApprovalRequired(
             metadata={

@@ -255,7 +255,7 @@ class CodeCalls:
                 InvalidArgumentsError(outcome.text, tool_name=meta.RUN_CODE)
                 if outcome.error == "syntax"
                 else ToolExecutionError(
-                    f"The program stopped ({outcome.error}): {outcome.text}",
+                    f"The program stopped: {outcome.text}",
                     tool_name=meta.RUN_CODE,
                 )
             )

@@ -199,7 +199,8 @@ def _describe(exc: BaseException, limits: CodeLimits) -> tuple[str, str]:
             return "limit", (f"Recursion limit hit (depth {limits.recursion_depth}). {first}")
         if "suspension" in first.lower():
             return "limit", f"Call limit hit: at most {limits.max_calls} calls. {first}"
-        lines = exc.display().splitlines()
+        # What was raised first (a budget cuts the tail), then where: the program's traceback.
+        lines = exc.display().splitlines()[:-1]
         if len(lines) > _TRACEBACK_LINES:
             half = _TRACEBACK_LINES // 2
             lines = [
@@ -207,7 +208,7 @@ def _describe(exc: BaseException, limits: CodeLimits) -> tuple[str, str]:
                 f"  ... {len(lines) - _TRACEBACK_LINES} lines ...",
                 *lines[-half:],
             ]
-        return "exception", "\n".join(lines)
+        return "exception", "\n".join([first, *lines])
     return "exception", f"The program failed: {type(exc).__name__}."
 
 
