@@ -201,3 +201,37 @@ def test_the_call_limit_stops_a_program() -> None:
     result = session.call_sync("run_code", {"code": "for i in range(10):\n    await cities('x')"})
     assert result.outcome == "failed" and "call limit" in result.content
     assert len(RAN) == 3
+
+
+def test_the_program_is_a_span_with_its_calls_under_it() -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from support.otel import OtelKit
+
+    kit = OtelKit()
+    manager = ToolManager(make_catalog(), mode="code", listeners=[kit.listener()])
+    session = manager.session()
+    session.call_sync("run_code", {"code": "await cities('FR')\nawait weather('Oslo')\n1"})
+    run_code = kit.span("execute_tool run_code")
+    program = kit.span("run_code program")
+    assert program.parent is not None and program.parent.span_id == run_code.context.span_id
+    for name in ("execute_tool cities", "execute_tool weather"):
+        assert kit.span(name).parent.span_id == program.context.span_id  # type: ignore[union-attr]
+    attributes = dict(program.attributes or {})
+    assert attributes["toolmgmt.program.calls"] == 2
+    assert attributes["toolmgmt.program.tokens_kept_out"] > 300
+
+
+def test_the_usage_report_counts_programs_calls_and_tokens_kept_out(tmp_path: Any) -> None:
+    from toolmgmt_core.events import JsonlListener, read_jsonl
+    from toolmgmt_core.events.usage import usage_report
+
+    log = tmp_path / "usage.jsonl"
+    listener = JsonlListener(log)
+    session = ToolManager(make_catalog(), mode="code", listeners=[listener]).session()
+    session.call_sync("run_code", {"code": "for c in ['A', 'B']:\n    await weather(c)\n'ok'"})
+    session.call_sync("run_code", {"code": "await cities('FR')"})
+    listener.close()
+    report = usage_report(read_jsonl(log)).to_dict()
+    programs = report["programs"]
+    assert programs["programs"] == 2 and programs["calls"] == 3
+    assert programs["tokens_kept_out"] > 600

@@ -15,6 +15,8 @@ call (the calls before it never run again).
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import hashlib
 import inspect
 import time
@@ -123,7 +125,11 @@ class _Host:
             raise ProgramToolError("TypeError", "call_tool(name, arguments): name must be a str")
         self.count += 1
         inner_id = f"{self.call_id or 'run_code'}.{self.count}"
-        result = await self.pipeline.call(name, arguments, inner_id)
+        # In a task of its own (a copy of this context): the pipeline sets the call's id for
+        # what it runs, and run_code's own id must stay this task's.
+        result = await asyncio.create_task(
+            self.pipeline.call(name, arguments, inner_id), context=contextvars.copy_context()
+        )
         self.tokens += result.original_tokens
         if result.is_error:
             message = result.error.message if result.error is not None else result.content
