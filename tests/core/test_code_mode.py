@@ -4,6 +4,7 @@ sandbox, and every call the program makes goes through the session's pipeline.""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -235,3 +236,10 @@ def test_the_usage_report_counts_programs_calls_and_tokens_kept_out(tmp_path: An
     programs = report["programs"]
     assert programs["programs"] == 2 and programs["calls"] == 3
     assert programs["tokens_kept_out"] > 600
+
+
+def test_code_mode_without_the_sandbox_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pydantic_monty", None)  # as if it were not installed
+    with pytest.raises(ImportError, match=r'pip install "toolmgmt\[code\]"'):
+        ToolManager(make_catalog(), mode="code")
+    assert ToolManager(make_catalog(), mode="search").mode.name == "search"

@@ -18,6 +18,7 @@ from toolmgmt_core.calls.code.sandbox import (
     ProgramHost,
     ProgramOutcome,
     ProgramToolError,
+    require_sandbox,
     run_program,
 )
 from toolmgmt_core.calls.code.signatures import python_signature, python_type
@@ -31,5 +32,6 @@ __all__ = [
     "ProgramToolError",
     "python_signature",
     "python_type",
+    "require_sandbox",
     "run_program",
 ]

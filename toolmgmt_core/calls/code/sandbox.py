@@ -34,6 +34,7 @@ __all__ = [
     "ProgramHost",
     "ProgramOutcome",
     "ProgramToolError",
+    "require_sandbox",
     "run_program",
 ]
 
@@ -137,12 +138,22 @@ _POOL: Any = None
 _POOL_LOCK = threading.Lock()
 
 
+def require_sandbox() -> None:
+    """Check that pydantic-monty can be imported (code mode checks it when it is chosen).
+
+    Raises:
+        ImportError: it is not installed; the message names the extra.
+    """
+    _monty()
+
+
 def _monty() -> Any:
     try:
         import pydantic_monty
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            'Code mode runs programs in pydantic-monty: pip install "toolmgmt[code]"'
+            'Code mode runs programs in the pydantic-monty sandbox, which is not installed: '
+            'pip install "toolmgmt[code]"'
         ) from exc
     return pydantic_monty
 
@@ -157,7 +168,7 @@ def _pool() -> Any:
                 min_processes=1,
                 max_processes=4,
                 checkout_timeout=30.0,
-                request_timeout=120.0,  # a backstop: the limits stop a program long before
+                request_timeout=60.0,  # a backstop: the limits stop a program long before
                 max_checkouts_per_worker=500,
             )
             pool.__enter__()

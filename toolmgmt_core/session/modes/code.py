@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from toolmgmt_core.calls.code import CodeLimits
+from toolmgmt_core.calls.code import CodeLimits, require_sandbox
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tool import RUN_CODE, TOOL_SEARCH, Tool
 from toolmgmt_core.session.meta_tools import code_search_tool, run_code_tool
@@ -55,6 +55,7 @@ class Code(Mode):
         object.__setattr__(self, "direct", tuple(direct))
         if not isinstance(self.limits, CodeLimits):
             raise ConfigError(f"Code(limits=...) must be a CodeLimits(...), got {self.limits!r}.")
+        require_sandbox()  # the extra is missing: say so now, not at the first program
 
     @property
     def appends_loads(self) -> bool:
