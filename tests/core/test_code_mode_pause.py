@@ -157,3 +157,21 @@ def test_a_paused_program_in_restored_state_is_checked() -> None:
     with pytest.raises(Paused):
         run(restored, framework)
     assert RAN == [("lookup", "a"), ("lookup", "a"), ("delete_record", "A"), ("lookup", "b")]
+
+
+def test_a_forged_snapshot_is_refused_and_never_replays_more_answers() -> None:
+    session = manager().session()
+    with pytest.raises(Paused):
+        run(session, Framework())
+    state = session.to_json()
+    [(key, program)] = state["programs"].items()
+    garbage = {**program, "snapshot": "bm90IGEgc25hcHNob3Q="}  # base64 of "not a snapshot"
+    forged = manager().session({**state, "programs": {key: garbage}})
+    framework = Framework()
+    framework.answers.append(True)
+    result = run(forged, framework)
+    assert result.outcome == "failed" and "could not be restored" in result.content
+    greedy = {**program, "approvals": 10**6}
+    restored = manager().session({**state, "programs": {key: greedy}})
+    with pytest.raises(Paused):  # dropped as unusable: the program starts over
+        run(restored, Framework())

@@ -247,7 +247,8 @@ class ProgramFinished(Event):
     started: ProgramStarted
     """The event that began it."""
     outcome: str
-    """``success``, ``retry``, ``failed`` or ``denied`` (the result's outcome), or ``paused``."""
+    """``success``, ``retry``, ``failed`` or ``denied`` (the result's outcome), ``paused`` (a
+    framework's pause at one of its calls) or ``interrupted`` (a cancellation, an error)."""
     calls: int
     """Tool calls it made (in this run)."""
     inner_tokens: int

@@ -36,6 +36,7 @@ from toolmgmt_core.calls.code import (
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.pipeline import CallPipeline, current_call_id
 from toolmgmt_core.events import ProgramFinished, ProgramStarted
+from toolmgmt_core.model.control import is_control_flow
 from toolmgmt_core.model.errors import InvalidArgumentsError, ToolCallError, ToolExecutionError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import ApprovalRequest
@@ -245,7 +246,7 @@ class CodeCalls:
                     ProgramFinished(
                         session.conversation,
                         started,
-                        "paused",
+                        "paused" if is_control_flow(exc) else "interrupted",
                         host.count,
                         host.tokens,
                         0,

@@ -42,6 +42,7 @@ MAX_SNAPSHOT_BYTES = 2_000_000
 """Largest worker snapshot a paused program keeps (a larger one cannot pause: it fails)."""
 
 _TRACEBACK_LINES = 24
+_MAX_CALLS_KEPT = 100_000
 _OS_REFUSAL = (
     "{name} is not available: programs here have no file system, network, environment or "
     "processes. Use call_tool for what you need."
@@ -117,6 +118,8 @@ class PausedProgram:
             or not all(isinstance(o, str) for o in output)
             or not isinstance(calls, int)
             or not isinstance(approvals, int)
+            # At most one approval per call made: a replay never asks for more answers.
+            or not 0 <= approvals <= calls <= _MAX_CALLS_KEPT
         ):
             raise ValueError("not a paused program")
         return cls(snapshot, dict(settled), list(output), calls, approvals)
@@ -360,10 +363,21 @@ async def run_program(
     try:
         try:
             if paused is not None:
-                blob = base64.b64decode(paused.snapshot.encode("ascii"), validate=True)
-                snap = await asyncio.to_thread(
-                    session.load_snapshot, blob, print_callback=run.printer, external_lookup=stub
-                )
+                try:
+                    blob = base64.b64decode(paused.snapshot.encode("ascii"), validate=True)
+                    snap = await asyncio.to_thread(
+                        session.load_snapshot,
+                        blob,
+                        print_callback=run.printer,
+                        external_lookup=stub,
+                    )
+                except (ValueError, RuntimeError, monty.MontyError):
+                    return ProgramOutcome(
+                        "The paused program could not be restored (its snapshot is not one "
+                        "this sandbox wrote); run it again.",
+                        "exception",
+                        run.calls,
+                    )
             else:
                 snap = await asyncio.to_thread(
                     session.feed_start, code, print_callback=run.printer, external_lookup=stub
