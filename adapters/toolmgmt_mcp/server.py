@@ -136,8 +136,9 @@ class Gateway:
         options["listeners"] = listeners
         if self.session_store is not None:
             options.setdefault("session_store", self.session_store)
-        elif options.get("session_result_budget") is not None:
-            # Each 2026 caller's spent budget, in this process (conversations.principal_key).
+        elif options.get("session_result_budget") is not None or config.gateway.mode == "code":
+            # Each 2026 caller's spent budget, or programs paused for approval, in this process
+            # (conversations.principal_key).
             options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
         self.manager = ToolManager(self.catalog, mode=config.gateway.mode, **options)
         self.clients: dict[str, ToolManager] = {
@@ -150,9 +151,12 @@ class Gateway:
         }
         """Each client's own manager (``[gateway.clients.NAME]``: its profile, its deny beside
         ``[policy]``); a request a client's token opened is served by it."""
-        self.per_principal = self.manager.result_budget.session_tokens is not None
+        self.per_principal = (
+            self.manager.result_budget.session_tokens is not None or config.gateway.mode == "code"
+        )
         """Whether a 2026 caller keeps a conversation across calls (its result budget: with a
-        ``session_result_budget``; gateway mode needs nothing else)."""
+        ``session_result_budget``; code mode: its programs paused for approval; gateway mode
+        needs nothing else)."""
         upstream_catalog = self.shared.local if self.shared else self.catalog
         views = [self.manager.policy, *(m.policy for m in self.clients.values())]
         self.upstreams = UpstreamManager(config, upstream_catalog, views)
