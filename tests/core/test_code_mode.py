@@ -243,3 +243,13 @@ def test_code_mode_without_the_sandbox_names_the_extra(monkeypatch: pytest.Monke
     with pytest.raises(ImportError, match=r'pip install "toolmgmt\[code\]"'):
         ToolManager(make_catalog(), mode="code")
     assert ToolManager(make_catalog(), mode="search").mode.name == "search"
+
+
+def test_too_old_a_sandbox_is_refused_naming_the_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolmgmt_core.calls.code.sandbox as sandbox
+    import toolmgmt_core.compat as compat
+
+    monkeypatch.setattr(sandbox, "_CHECKED", False)
+    monkeypatch.setattr(compat.metadata, "version", lambda name: "1.0.0")
+    with pytest.raises(ImportError, match=r"pydantic-monty-client>=1\.4, found 1\.0\.0"):
+        ToolManager(make_catalog(), mode="code")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from toolmgmt_core.calls.code.limits import CodeLimits
 from toolmgmt_core.calls.code.sandbox import (
     MAX_SNAPSHOT_BYTES,
+    MIN_MONTY_VERSION,
     PausedProgram,
     ProgramHost,
     ProgramOutcome,
@@ -25,6 +26,7 @@ from toolmgmt_core.calls.code.signatures import python_signature, python_type
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
+    "MIN_MONTY_VERSION",
     "CodeLimits",
     "PausedProgram",
     "ProgramHost",

@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from toolmgmt_core.calls.code.limits import CodeLimits
+from toolmgmt_core.compat import require_version
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
+    "MIN_MONTY_VERSION",
     "PausedProgram",
     "ProgramHost",
     "ProgramOutcome",
@@ -37,6 +39,10 @@ __all__ = [
     "require_sandbox",
     "run_program",
 ]
+
+MIN_MONTY_VERSION = "1.4"
+"""The oldest pydantic-monty code mode runs on (the worker pool, snapshots, ``load_snapshot``)."""
+_CHECKED = False
 
 MAX_SNAPSHOT_BYTES = 2_000_000
 """Largest worker snapshot a paused program keeps (a larger one cannot pause: it fails)."""
@@ -158,6 +164,11 @@ def _monty() -> Any:
             'Code mode runs programs in the pydantic-monty sandbox, which is not installed: '
             'pip install "toolmgmt[code]"'
         ) from exc
+    global _CHECKED
+    if not _CHECKED:
+        # The bindings' distribution: pydantic-monty itself is a metapackage over it.
+        require_version("pydantic-monty-client", MIN_MONTY_VERSION, "code")
+        _CHECKED = True
     return pydantic_monty
 
 
