@@ -253,3 +253,19 @@ def test_too_old_a_sandbox_is_refused_naming_the_floor(monkeypatch: pytest.Monke
     monkeypatch.setattr(compat.metadata, "version", lambda name: "1.0.0")
     with pytest.raises(ImportError, match=r"pydantic-monty-client>=1\.4, found 1\.0\.0"):
         ToolManager(make_catalog(), mode="code")
+
+
+def test_toolmgmt_usage_shows_the_tokens_code_mode_kept_out(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolmgmt_core.cli import main
+    from toolmgmt_core.events import JsonlListener
+
+    log = tmp_path / "usage.jsonl"
+    listener = JsonlListener(log)
+    session = ToolManager(make_catalog(), mode="code", listeners=[listener]).session()
+    session.call_sync("run_code", {"code": "await weather('Oslo')\n'ok'"})
+    listener.close()
+    main(["usage", str(log)])
+    out = capsys.readouterr().out
+    assert "tokens kept out by code mode" in out and "(over 1 programs, 1 calls)" in out
