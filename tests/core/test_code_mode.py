@@ -269,3 +269,14 @@ def test_toolmgmt_usage_shows_the_tokens_code_mode_kept_out(
     main(["usage", str(log)])
     out = capsys.readouterr().out
     assert "tokens kept out by code mode" in out and "(over 1 programs, 1 calls)" in out
+
+
+def test_the_programs_result_is_recorded_under_its_own_call_id() -> None:
+    session = ToolManager(make_catalog(), mode="code").session()
+    result = session.call_sync(
+        "run_code", {"code": "await cities('FR')\nawait weather('Oslo')\n1"}, call_id="call-7"
+    )
+    assert result.outcome == "success"
+    assert [(r.call_id, r.tool_name) for r in session.result_budget.records()] == [
+        ("call-7", "run_code")
+    ]

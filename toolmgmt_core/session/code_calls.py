@@ -16,7 +16,6 @@ call (the calls before it never run again).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import hashlib
 import inspect
 import time
@@ -126,11 +125,9 @@ class _Host:
             raise ProgramToolError("TypeError", "call_tool(name, arguments): name must be a str")
         self.count += 1
         inner_id = f"{self.call_id or 'run_code'}.{self.count}"
-        # In a task of its own (a copy of this context): the pipeline sets the call's id for
-        # what it runs, and run_code's own id must stay this task's.
-        result = await asyncio.create_task(
-            self.pipeline.call(name, arguments, inner_id), context=contextvars.copy_context()
-        )
+        # In a task of its own, which runs in a copy of this context: the pipeline sets the
+        # call's id for what it runs, and run_code's own id must stay this task's.
+        result = await asyncio.ensure_future(self.pipeline.call(name, arguments, inner_id))
         self.tokens += result.original_tokens
         if result.is_error:
             message = result.error.message if result.error is not None else result.content
