@@ -42,9 +42,15 @@ The designs (:data:`DESIGNS`):
 - ``additions`` (d): the growing search's ``tool_search`` with the found tools added
   mid-conversation (Anthropic ``tool_addition`` blocks, beta; OpenAI ``additional_tools``).
 
+- ``code``: code mode (``mode="code"``): every need of a user message searched at once, the
+  answer Python signatures, then one ``run_code`` program making the calls and printing a
+  300-character digest of each result (the same task answered; the results stay in the
+  sandbox).
+
 Goals (issue 27), billed under Anthropic's caching against ``flat`` at the same size: search at
 the demo size <= 0.75x and no more than gateway; at 1,124 tools <= 0.25x; the native path
-<= 0.55x at the demo size; OpenAI within the same bounds.
+<= 0.55x at the demo size; OpenAI within the same bounds. Code mode (issue 36): <= 0.20x at
+the demo size and <= 0.06x at 1,124 tools, under Anthropic's and OpenAI's caching.
 
 Run: ``python bench/conversation.py [--json bench/results/conversation.json]``.
 """
@@ -94,7 +100,13 @@ from toolmgmt_core.providers.caching import (  # noqa: E402
     CacheLedger,
     CacheRules,
 )
-from toolmgmt_core.session.meta_tools import TOOL_SEARCH, call_tool_tool  # noqa: E402
+from toolmgmt_core.session.meta_tools import (  # noqa: E402
+    MAX_QUERIES,
+    RUN_CODE,
+    TOOL_SEARCH,
+    call_tool_tool,
+    run_code_tool,
+)
 from toolmgmt_core.session.modes import MODES, Mode  # noqa: E402
 from toolmgmt_core.session.report import example_arguments  # noqa: E402
 from toolmgmt_demo import LARGE_RESULT_CALLS  # noqa: E402
@@ -491,6 +503,11 @@ class Design(ABC):
         design has no search that takes several needs."""
         return None
 
+    def phase(self, run: Run, calls: Sequence[TaskCall]) -> Iterator[Turn] | None:
+        """The responses of a whole user message, for a design that does not go call by call
+        (None: call by call, :meth:`prepare` and :meth:`turns`)."""
+        return None
+
     def prepare(self, run: Run, calls: Sequence[TaskCall]) -> Iterator[Turn]:
         """A model that searches every need of a user message at once (``--batched``)."""
         needs = [c.need for c in calls if not self.ready(run, c.tool)]
@@ -752,6 +769,40 @@ class ToolAdditions(Design):
         return Turn([Call(cid, TOOL_SEARCH, arguments)], [Result(cid, text), Additions(names)])
 
 
+class CodeDesign(Design):
+    """Code mode (``mode="code"``): every need of a user message searched at once (answers
+    are Python signatures), then one ``run_code`` program making the message's calls and
+    printing a short digest of each result; the results themselves stay in the sandbox."""
+
+    key, label, mode = "code", '**code** (`mode="code"`: signatures, one program)', "code"
+    DIGEST = 300
+    """Characters of each result the program prints (what the answer needs of it)."""
+
+    def tools(self, run: Run) -> list[Any]:
+        return run.format(run.session.tools())
+
+    def phase(self, run: Run, calls: Sequence[TaskCall]) -> Iterator[Turn] | None:
+        needs = [c.need for c in calls]
+        searches: list[Item] = []
+        answers: list[Item] = []
+        for start in range(0, len(needs), MAX_QUERIES):
+            cid = run.new_id()
+            arguments = {"queries": needs[start : start + MAX_QUERIES]}
+            searches.append(Call(cid, TOOL_SEARCH, arguments))
+            answers.append(Result(cid, run.run_tool(TOOL_SEARCH, arguments)))
+        lines = []
+        for call in calls:
+            arguments = ", ".join(f"{k}={v!r}" for k, v in run.arguments(call).items())
+            lines.append(f"r = await {call.tool}({arguments})")
+            lines.append(f"print({call.tool!r}, str(r)[:{self.DIGEST}])")
+        program = {"code": "\n".join(lines)}
+        cid = run.new_id()
+        text = run.run_tool(RUN_CODE, program)
+        assert '"error"' not in text[:20], text[:400]
+        program_turn = Turn([Call(cid, RUN_CODE, program)], [Result(cid, text)])
+        return iter([Turn(searches, answers), program_turn])
+
+
 def _deferred(run: Run) -> list[Any]:
     """Anthropic: the always-on tools, then every other visible tool deferred (without the
     provider's own search tool: the client's search loads them)."""
@@ -773,6 +824,7 @@ DESIGNS: tuple[Design, ...] = (
     NativeNamespaces(),
     StablePromote(),
     ToolAdditions(),
+    CodeDesign(),
 )
 REFERENCE = "flat"
 
@@ -812,10 +864,14 @@ def converse(
     for phase in scenario.phases:
         run.at += phase.pause_before
         run.items.append(UserText(phase.user))
-        if batched:
-            _play(run, design, design.prepare(run, phase.calls))
-        for call in phase.calls:
-            _play(run, design, design.turns(run, call))
+        whole = design.phase(run, phase.calls)
+        if whole is not None:
+            _play(run, design, whole)
+        else:
+            if batched:
+                _play(run, design, design.prepare(run, phase.calls))
+            for call in phase.calls:
+                _play(run, design, design.turns(run, call))
         run.respond(design.tools(run), Turn([Answer(phase.answer)]))
     return run
 
@@ -883,6 +939,7 @@ def measure(
     tokens = TokenCounter(ENCODING)
     metas = [
         *(t for mode in ("search", "gateway", "lazy") for t in MODES[mode]().meta_tools(5)),
+        run_code_tool(),
     ]
     found = catalogs_by_size or catalogs(sizes)
     for size in sizes:
@@ -935,6 +992,7 @@ def measure_breakpoints(
     tokens = TokenCounter(ENCODING)
     metas = [
         *(t for mode in ("search", "gateway", "lazy") for t in MODES[mode]().meta_tools(5)),
+        run_code_tool(),
     ]
     by_key = {d.key: d for d in DESIGNS}
     other = Scenario(
@@ -1009,6 +1067,11 @@ GOALS = (
     ("at 1,124 tools <= 0.25x flat + truncation", "demo+bfcl", 0.25),
 )
 NATIVE_GOAL = 0.55
+CODE_GOALS = (
+    ("code at the demo size <= 0.20x flat + truncation", "demo", 0.20),
+    ("code at 1,124 tools <= 0.06x flat + truncation", "demo+bfcl", 0.06),
+)
+"""Issue 36's goals for code mode, under every provider's rules."""
 SEARCH_LIKE = (
     "search",
     "search-listed",
@@ -1056,6 +1119,15 @@ def goals(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
                         demo["vs_flat"][rules] <= NATIVE_GOAL
                     )
                 out[key] = checks
+    for provider in PROVIDERS:
+        for rules in RULES[provider]:
+            code = {
+                text: by[("code", size, provider)]["vs_flat"][rules] <= bound
+                for text, size, bound in CODE_GOALS
+                if ("code", size, provider) in by
+            }
+            if code:
+                out[f"code / {rules}"] = code
     return out
 
 

@@ -1210,6 +1210,120 @@ OBSERVABILITY = [
     ),
 ]
 
+# --------------------------------------------------------------------------------------------
+# 08 code mode
+
+CODE_MODE = [
+    md(
+        """
+        # Code mode: one program instead of a call per result
+
+        In code mode the model gets two meta-tools: `tool_search`, which answers with Python
+        signatures, and `run_code`, which runs a short program in a sandbox (pydantic-monty).
+        The program calls tools, reads their whole results and prints only what the answer
+        needs: intermediate results never enter the context. Every call still goes through
+        toolmgmt's pipeline (policy, validation, approval). Offline, with a scripted model.
+        """
+    ),
+    code(
+        """
+        from toolmgmt_core import ToolManager
+        from toolmgmt_core.events import ProgramFinished
+        from toolmgmt_demo import demo_catalog
+
+        programs = []
+        manager = ToolManager(demo_catalog(), mode="code", listeners=[programs.append])
+        session = manager.session()
+        print([t.name for t in session.tools()], f"{manager.definition_tokens(session.tools())} definition tokens")
+        found = session.call_sync("tool_search", {"queries": ["read a file", "export raw analytics events"]})
+        print(found.value["found"])
+        """
+    ),
+    md(
+        """
+        ## A program
+
+        The log file and the analytics export are hundreds of thousands of tokens; the program
+        reads both and prints a few lines.
+        """
+    ),
+    code(
+        """
+        PROGRAM = '''
+        log = await files_read_file(path="/logs/app.log")
+        lines = log["content"].splitlines()
+        errors = [line for line in lines if " ERROR " in line]
+        events = await analytics_export_events()
+        print(len(lines), "log lines,", len(errors), "errors; first:", errors[:2])
+        print("exported:", sorted(events)[:5])
+        '''
+        result = session.call_sync("run_code", {"code": PROGRAM})
+        print(result.content)
+        done = [e for e in programs if isinstance(e, ProgramFinished)][-1]
+        print(f"{done.calls} calls; {done.inner_tokens:,} result tokens stayed in the sandbox, {done.result_tokens} came back")
+        """
+    ),
+    md(
+        """
+        ## In a LangChain agent
+
+        The same through `create_agent` and `ToolManagerMiddleware`, with a scripted chat model
+        (`toolmgmt_demo.models.langchain.ScriptedChatModel`) standing in for a real one: it
+        searches, then writes one program. A call that needs approval (here the email, under a
+        `require_approval` policy) pauses the program with LangGraph's `interrupt()`; resumed,
+        the program carries on from that call, and the calls before it do not run again.
+        """
+    ),
+    code(
+        """
+        from langchain.agents import create_agent
+        from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.types import Command
+        from toolmgmt_core import Access, Policy
+        from toolmgmt_demo.models.langchain import ScriptedChatModel
+        from toolmgmt_langchain import ToolManagerMiddleware
+
+        EMAIL_PROGRAM = '''
+        log = await files_read_file(path="/logs/app.log")
+        errors = [line for line in log["content"].splitlines() if " ERROR " in line]
+        sent = await email_send_email(to=["oncall@acme.example"], subject="errors", body=str(len(errors)) + " errors")
+        print(len(errors), "errors; mailed:", sent)
+        '''
+
+
+        def step(name, args, call_id):
+            return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id}])
+
+
+        model = ScriptedChatModel(script=[
+            step("tool_search", {"queries": ["read a file", "send an email"]}, "c1"),
+            step("run_code", {"code": EMAIL_PROGRAM}, "c2"),
+            AIMessage(content="Mailed the on-call team the error count."),
+        ])
+        access = Access(policies=[Policy("global", require_approval=["email_*"])])
+        agent_manager = ToolManager(demo_catalog(), mode="code", access=access)
+        agent = create_agent(model, middleware=[ToolManagerMiddleware(agent_manager)], checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "code-1"}}
+        state = agent.invoke({"messages": [HumanMessage("Mail on-call the error count of app.log")]}, config)
+        [paused] = state["__interrupt__"]
+        print("paused:", paused.value["name"], paused.value["args"])
+        state = agent.invoke(Command(resume={"type": "approve"}), config)
+        for message in state["messages"]:
+            if isinstance(message, ToolMessage):
+                print(f"{message.name}: {message.content[:160]}")
+        print(state["messages"][-1].content)
+        """
+    ),
+    md(
+        """
+        `docs/code-mode.md` says when code mode pays (multi-step tasks, large intermediate
+        results, large catalogs) and when it does not (one or two calls whose results the model
+        must read anyway), and how the sandbox's limits are set.
+        """
+    ),
+]
+
 NOTEBOOKS = {
     "01_quickstart": QUICKSTART,
     "02_langchain_agent": LANGCHAIN,
@@ -1218,6 +1332,7 @@ NOTEBOOKS = {
     "05_mcp_gateway": MCP,
     "06_policies_and_truncation": POLICIES,
     "07_observability": OBSERVABILITY,
+    "08_code_mode": CODE_MODE,
 }
 
 

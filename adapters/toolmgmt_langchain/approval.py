@@ -132,6 +132,13 @@ def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> Ap
             raise ToCaller(exc) from exc
         return _verdict(answer, name)
 
+    def replay(count: int) -> None:
+        """Take the first ``count`` answers of this call's resume: a code-mode program resumed
+        from its snapshot asks only its pending call, and LangGraph answers by order."""
+        for _ in range(count):
+            interrupt(None)
+
+    approve.replay = replay  # type: ignore[attr-defined]
     return approve
 
 

@@ -185,6 +185,10 @@ class GatewaySettings:
     """Serve ``GET /metrics`` over HTTP: the core's metrics (tool calls, searches, denials,
     approvals, truncated tokens, tokens saved), each upstream's health, open sessions and store
     errors, in Prometheus text (needs ``toolmgmt[metrics]``; behind ``token`` when one is set)."""
+    mode: Literal["gateway", "code"] = "gateway"
+    """How clients reach the tools: ``gateway`` (``discover_tools``, ``get_tool_schema``,
+    ``execute_tool``) or ``code`` (``tool_search`` and ``run_code``: a program calling every
+    upstream's tools in a sandbox, needs ``toolmgmt[code]``)."""
 
 
 @dataclass(frozen=True)

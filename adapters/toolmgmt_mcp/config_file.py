@@ -20,6 +20,7 @@ TOML (``.toml``) or JSON (any other suffix)::
                                    # "new,old" rotates; default: per process, or kept in [store]
     list_ttl = 60                  # seconds a 2026 client may cache tools/list
     metrics = true                 # http only: GET /metrics in Prometheus text (toolmgmt[metrics])
+    mode = "code"                  # tool_search + run_code (toolmgmt[code]); default "gateway"
 
     [gateway.clients.support]      # a shared gateway: one token per client (instead of token)
     token_env = "SUPPORT_TOKEN"    # or token = "..." (at least 16 characters)
@@ -120,7 +121,7 @@ _GATEWAY_KEYS = sorted(
     {"name", "transport", "host", "port", "path", "token", "token_env", "max_result_tokens"}
     | {"default_timeout", "profile", "always_on", "media", "session_result_budget"}
     | {"direct_answers", "state_key", "state_key_env", "list_ttl", "approve_destructive"}
-    | {"clients", "header_timeout", "max_requests", "max_sessions", "metrics"}
+    | {"clients", "header_timeout", "max_requests", "max_sessions", "metrics", "mode"}
 )
 _CLIENT_KEYS = ("deny", "max_requests", "profile", "token", "token_env")
 _MIN_CLIENT_TOKEN = 16
@@ -352,6 +353,7 @@ class _Reader:
             max_requests=table.integer("max_requests", 64, low=0, high=1_000_000),
             max_sessions=table.integer("max_sessions", 10_000, low=1, high=10_000_000),
             metrics=table.boolean("metrics", False),
+            mode=table.choice("mode", ("gateway", "code"), "gateway"),
         )
 
     def _results(self, table: ConfigTable) -> ResultBudget:

@@ -138,14 +138,15 @@ class Gateway:
         options["listeners"] = listeners
         if self.session_store is not None:
             options.setdefault("session_store", self.session_store)
-        elif options.get("session_result_budget") is not None:
-            # Each 2026 caller's spent budget, in this process (conversations.principal_key).
+        elif options.get("session_result_budget") is not None or config.gateway.mode == "code":
+            # Each 2026 caller's spent budget, or programs paused for approval, in this process
+            # (conversations.principal_key).
             options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
-        self.manager = ToolManager(self.catalog, mode="gateway", **options)
+        self.manager = ToolManager(self.catalog, mode=config.gateway.mode, **options)
         self.clients: dict[str, ToolManager] = {
             client.name: ToolManager(
                 self.catalog,
-                mode="gateway",
+                mode=config.gateway.mode,
                 **{**options, "access": _client_access(config, client)},
             )
             for client in config.gateway.clients
@@ -155,9 +156,12 @@ class Gateway:
         for name, client_manager in self.clients.items():
             if client_manager.learner is not None:  # [learning]: a client is a principal
                 client_manager.learner.principal = name
-        self.per_principal = self.manager.result_budget.session_tokens is not None
+        self.per_principal = (
+            self.manager.result_budget.session_tokens is not None or config.gateway.mode == "code"
+        )
         """Whether a 2026 caller keeps a conversation across calls (its result budget: with a
-        ``session_result_budget``; gateway mode needs nothing else)."""
+        ``session_result_budget``; code mode: its programs paused for approval; gateway mode
+        needs nothing else)."""
         upstream_catalog = self.shared.local if self.shared else self.catalog
         views = [self.manager.policy, *(m.policy for m in self.clients.values())]
         self.upstreams = UpstreamManager(config, upstream_catalog, views)

@@ -36,6 +36,9 @@ way when the manager has no ``approval`` callback: resume with
 (policy re-checked, arguments validated, result truncated); a denial never runs it. The
 agent's ``output_type`` must then include ``DeferredToolRequests`` (else PydanticAI raises
 ``UserError`` at the first such call); ``approval=False`` leaves approval to the manager alone.
+In code mode a program's call that needs approval defers its ``run_code`` call the same way
+(the request's metadata names the program's call); resumed, the program carries on from that
+call, and ``ToolApproved(override_args={**args, "edited_arguments": {...}})`` edits it.
 
 Tool search: ``search="toolmgmt"`` (default) lists toolmgmt's meta-tools and never marks a tool
 deferred, so PydanticAI's own ``ToolSearch`` (auto-injected, active only when some tool is
@@ -82,6 +85,7 @@ from toolmgmt_core.model.tool import CALL_TOOL, EXECUTE_TOOL
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core.session.meta_tools import RUN_CODE
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import call_store
 
@@ -437,6 +441,8 @@ class ManagedToolset(AbstractToolset[Any]):
                 tool_args = {"tool_name": asked.get("tool_name"), "arguments": tool_args}
             once = _Once(self._origin._used, ctx.tool_call_id)
             approver = _approver(ctx, tool_args, asked, name in _RUNNERS, once)
+        if name == RUN_CODE:  # a reviewer's edit of the program's pending call
+            tool_args = {k: v for k, v in tool_args.items() if k != "edited_arguments"}
         try:
             with passthrough(*_SIGNALS), framework_approval(approver):
                 result = await run.session.call(name, tool_args, call_id=ctx.tool_call_id)
@@ -465,12 +471,13 @@ class _Once:
     used: UsedApprovals
     call_id: str | None
 
-    def claim(self, request: ApprovalRequest) -> None:
+    def claim(self, request: ApprovalRequest, arguments: Mapping[str, Any] | None = None) -> None:
         # Bound to the model's call (its id, unique to the call) and the tool, whatever the
-        # reviewer's edit: resuming the same history again, edited or not, runs nothing.
+        # reviewer's edit: resuming the same history again, edited or not, runs nothing. A
+        # program's calls (run_code) share the model's call id, so theirs name the arguments.
         if self.call_id is None:
             return
-        if not self.used.claim(approval_key("", request.tool.name, {}, self.call_id)):
+        if not self.used.claim(approval_key("", request.tool.name, arguments or {}, self.call_id)):
             raise replayed_approval(request.tool.name)
 
 
@@ -495,8 +502,13 @@ def _approver(
     ran, as at every door). Through ``call_tool`` (``runner``) the pause names the inner tool
     and its arguments, and an edit changes the inner tool's arguments, never the tool."""
 
+    answered = False
+
     def approve(request: ApprovalRequest) -> bool | ApprovalEdit:
-        if not ctx.tool_call_approved:
+        nonlocal answered
+        # One approval answers one ask: a code-mode program's next call that needs approval
+        # pauses the run again (its metadata names that call).
+        if not ctx.tool_call_approved or answered:
             raise ApprovalRequired(
                 metadata={
                     "tool_name": request.tool.name,
@@ -505,6 +517,11 @@ def _approver(
                     "via": ctx.tool_name,
                 }
             )
+        answered = True
+        if ctx.tool_name == RUN_CODE:  # a program's call: bound to its own arguments too
+            once.claim(request, request.arguments)
+            edit = arguments.get("edited_arguments") if asked != arguments else None
+            return ApprovalEdit(dict(edit)) if isinstance(edit, Mapping) else True
         given, expected = (_inner(arguments), _inner(asked or {})) if runner else (
             arguments,
             asked,

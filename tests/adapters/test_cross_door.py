@@ -94,6 +94,9 @@ ROWS = [
     Row("control_pause", "signal: a tool pauses for its user", None),
     Row("control_retry", "signal: a tool asks the model to retry", None),
     Row("cancellation", "signal: cancellation", None),
+    Row("code_success", "code mode: a program calls a tool (`run_code`)", "success"),
+    Row("code_denied", "code mode: the program calls a tool the policy refuses", "denied"),
+    Row("code_approval", "code mode: the program's call needs approval, approved", "success"),
 ]
 DECIDED_WITHOUT_PAUSE = frozenset(
     ("success", "invalid_arguments", "unknown_tool", "denied_tool", "failed", "truncated")
@@ -306,6 +309,63 @@ EXPECTED: dict[str, dict[str, str]] = {
         "litellm": "`CancelledError` reaches the app's loop; the tool is cancelled",
         "mcp-2025": "the client's `notifications/cancelled` cancels the upstream call",
         "mcp-2026": "the client's `notifications/cancelled` cancels the upstream call",
+    },
+    "code_success": {
+        "langchain": '`ToolMessage(status="success")`: what the program printed',
+        "pai-wrapped": '`ToolReturnPart(outcome="success")`: what the program printed',
+        "pai-catalog": '`ToolReturnPart(outcome="success")`: what the program printed',
+        "litellm": '`{"role": "tool"}`: what the program printed',
+        "mcp-2025": "`CallToolResult(isError=false)`: what the program printed",
+        "mcp-2026": "`CallToolResult(isError=false)`: what the program printed",
+    },
+    "code_denied": {
+        "langchain": (
+            '`ToolMessage(status="error")` `tool_error`: `PermissionError` raised inside the '
+            "program"
+        ),
+        "pai-wrapped": (
+            '`ToolReturnPart(outcome="failed")` `tool_error`: `PermissionError` raised inside the '
+            "program"
+        ),
+        "pai-catalog": (
+            '`ToolReturnPart(outcome="failed")` `tool_error`: `PermissionError` raised inside the '
+            "program"
+        ),
+        "litellm": '`{"role": "tool"}` `tool_error`: `PermissionError` raised inside the program',
+        "mcp-2025": (
+            "`CallToolResult(isError=true)` `tool_error`: `PermissionError` raised inside the "
+            "program"
+        ),
+        "mcp-2026": (
+            "`CallToolResult(isError=true)` `tool_error`: `PermissionError` raised inside the "
+            "program"
+        ),
+    },
+    "code_approval": {
+        "langchain": (
+            "`__interrupt__` names the program's call; `Command(resume=...)`: "
+            '`ToolMessage(status="success")`, ran once'
+        ),
+        "pai-wrapped": (
+            "`DeferredToolRequests.approvals` (metadata names the program's call); approved: "
+            '`ToolReturnPart(outcome="success")`, ran once'
+        ),
+        "pai-catalog": (
+            "`DeferredToolRequests.approvals` (metadata names the program's call); approved: "
+            '`ToolReturnPart(outcome="success")`, ran once'
+        ),
+        "litellm": (
+            '`approve=` is asked about the program\'s call, answers True: `{"role": "tool"}`, '
+            "ran once"
+        ),
+        "mcp-2025": (
+            "`elicitation/create` mid-call asks about the program's call; accepted: "
+            "`CallToolResult(isError=false)`, ran once"
+        ),
+        "mcp-2026": (
+            "an input-required result asks about the program's call; accepted: "
+            "`CallToolResult(isError=false)`, ran once"
+        ),
     },
 }
 

@@ -207,6 +207,15 @@ def test_07_observability() -> None:
     assert len(images) == 1 and len(images[0]["data"]["image/png"]) > 5000
 
 
+def test_08_code_mode() -> None:
+    text = text_of(_executed("08_code_mode", "pydantic_monty", "langchain"))
+    assert "['tool_search', 'run_code', " in text and "async def files_read_file(path: str" in text
+    assert re.search(r"\d+ log lines, \d+ errors; first:", text)
+    assert re.search(r"2 calls; [\d,]+ result tokens stayed in the sandbox", text)
+    assert "paused: email_send_email" in text
+    assert "errors; mailed:" in text and "Mailed the on-call team" in text
+
+
 if __name__ == "__main__":  # python tests/notebooks/test_notebooks.py 01_quickstart ...
     for arg in sys.argv[1:]:
         executed, took = run_notebook(arg)

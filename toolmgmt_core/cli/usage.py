@@ -200,6 +200,14 @@ def _print_summary(report: UsageReport) -> None:
     ]
     if report.approvals:
         rows.append(("approvals", ", ".join(f"{k} {v}" for k, v in report.approvals.items())))
+    if report.programs:
+        rows.append(
+            (
+                "tokens kept out by code mode",
+                f"{report.saved_by_code:,} (over {report.programs:,} programs, "
+                f"{report.program_calls:,} calls)",
+            )
+        )
     print_table(["figure", "value"], rows, align=["<", "<"])
 
 

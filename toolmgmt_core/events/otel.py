@@ -9,6 +9,8 @@ variable ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=toolmgmt`` leaves it out). With
   ``gen_ai.tool.call.id``, ``error.type`` on a failure), current while the call runs, so the
   handler's own spans (an HTTP request, a database query) nest under it, and it nests under the
   framework's span that is current when the call starts (PydanticAI's tool run, an MCP request);
+- each code-mode program is a ``run_code program`` span (calls made, tokens kept out of the
+  context), under ``run_code``'s call span, with its calls' ``execute_tool`` spans under it;
 - each search is a ``retrieval toolmgmt.catalog`` span (engine, method, the tools found, best
   first), under the meta-tool's call span;
 - loads, policy denials, approvals, truncation and a spent budget are events (and attributes)
@@ -45,6 +47,8 @@ from toolmgmt_core.events.types import (
     CallStarted,
     Event,
     PolicyDenied,
+    ProgramFinished,
+    ProgramStarted,
     ResultTruncated,
     SearchDone,
     ToolsListed,
@@ -197,6 +201,8 @@ class OtelListener:
             ApprovalAnswered: self._approval_answered,
             ResultTruncated: self._result_truncated,
             BudgetExhausted: self._budget_exhausted,
+            ProgramStarted: self._program_started,
+            ProgramFinished: self._program_finished,
         }
 
     def enabled(self) -> bool:
@@ -252,6 +258,41 @@ class OtelListener:
             if attributes is None:
                 attributes = self._remember(self._points, key, _point_of(*key))
             self.duration.record(event.duration, attributes)
+
+    # -- code mode's programs ---------------------------------------------------------------
+
+    def _program_started(self, event: ProgramStarted) -> None:
+        attributes: dict[str, Any] = {"toolmgmt.program.resumed": event.resumed}
+        if event.call_id:
+            attributes["gen_ai.tool.call.id"] = event.call_id
+        if event.conversation:
+            attributes["gen_ai.conversation.id"] = event.conversation
+        span = self.tracer.start_span("run_code program", attributes=attributes)
+        token = None
+        if span.is_recording():  # current while it runs: its calls' spans nest under it
+            token = otel_context.attach(trace.set_span_in_context(span))
+        if len(self._open) < _MAX_OPEN:
+            self._open[id(event)] = (span, token)
+
+    def _program_finished(self, event: ProgramFinished) -> None:
+        opened = self._open.pop(id(event.started), None)
+        if opened is None:
+            return
+        span, token = opened
+        if token is not None:
+            otel_context.detach(token)
+            span.set_attributes(
+                {
+                    "toolmgmt.program.outcome": event.outcome,
+                    "toolmgmt.program.calls": event.calls,
+                    "toolmgmt.program.inner_tokens": event.inner_tokens,
+                    "toolmgmt.program.result_tokens": event.result_tokens,
+                    "toolmgmt.program.tokens_kept_out": event.tokens_kept_out,
+                }
+            )
+            if event.outcome not in ("success", "paused"):
+                span.set_status(Status(StatusCode.ERROR, event.outcome))
+        span.end()
 
     def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
         """``value``, kept under ``key`` while ``cache`` is under its bound (a name the model

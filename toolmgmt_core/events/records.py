@@ -29,6 +29,8 @@ from toolmgmt_core.events.types import (
     CallStarted,
     Event,
     PolicyDenied,
+    ProgramFinished,
+    ProgramStarted,
     ResultTruncated,
     SearchDone,
     ToolsListed,
@@ -54,6 +56,7 @@ RECORD_NAMES: dict[type[Event], str] = {
     ApprovalAnswered: "approval_answered",
     ResultTruncated: "truncated",
     BudgetExhausted: "budget_exhausted",
+    ProgramFinished: "program",
 }
 """The record name of each recorded event type (``CallStarted`` has none: see the module)."""
 
@@ -83,6 +86,8 @@ def event_record(event: Event, content: ContentCapture | None = None) -> dict[st
             text = capture.text(value)
             if text is not None:
                 record["result"] = text
+        elif isinstance(value, ProgramStarted):
+            record.update(call_id=value.call_id, resumed=value.resumed)
         elif isinstance(value, CallStarted):
             record.update(call_id=value.call_id, asked=value.tool, meta=value.meta)
             arguments = capture.text(value.arguments)

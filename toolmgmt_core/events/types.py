@@ -29,6 +29,8 @@ __all__ = [
     "CallStarted",
     "Event",
     "PolicyDenied",
+    "ProgramFinished",
+    "ProgramStarted",
     "ResultTruncated",
     "SearchDone",
     "ToolsListed",
@@ -223,3 +225,42 @@ class BudgetExhausted(Event):
     """The session budget."""
     spent: int
     """Tokens of results in the context now."""
+
+
+@_filled_at_once
+@dataclass(frozen=True)
+class ProgramStarted(Event):
+    """A ``run_code`` program began (or resumed from a pause): its tools' calls come between
+    this and its :class:`ProgramFinished`, in the same task."""
+
+    call_id: str | None
+    """The provider's id of the ``run_code`` call."""
+    resumed: bool = False
+    """Whether it carries on from a pause (an approval it waited for)."""
+
+
+@_filled_at_once
+@dataclass(frozen=True)
+class ProgramFinished(Event):
+    """A ``run_code`` program ended, or paused (``outcome`` ``paused``)."""
+
+    started: ProgramStarted
+    """The event that began it."""
+    outcome: str
+    """``success``, ``retry``, ``failed`` or ``denied`` (the result's outcome), ``paused`` (a
+    framework's pause at one of its calls) or ``interrupted`` (a cancellation, an error)."""
+    calls: int
+    """Tool calls it made (in this run)."""
+    inner_tokens: int
+    """Tokens of its calls' whole results: what one-by-one calls would have sent the model."""
+    result_tokens: int
+    """Tokens of what it handed back to the model."""
+    duration: float
+    """Seconds it took (its tools' time included)."""
+    signal: str | None = None
+    """The class of the signal that paused it, or None."""
+
+    @property
+    def tokens_kept_out(self) -> int:
+        """Result tokens that never entered the context."""
+        return max(self.inner_tokens - self.result_tokens, 0)

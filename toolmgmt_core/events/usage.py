@@ -79,6 +79,12 @@ class UsageReport:
     """Calls the policy refused."""
     approvals: dict[str, int] = field(default_factory=dict)
     """Approvers' answers by verdict (``asked``: requests)."""
+    programs: int = 0
+    """Code mode's programs that ended (a pause and its resume count once)."""
+    program_calls: int = 0
+    """Tool calls those programs made."""
+    saved_by_code: int = 0
+    """Result tokens their calls returned that never entered the context."""
 
     @property
     def search_call_share(self) -> float:
@@ -111,6 +117,11 @@ class UsageReport:
             },
             "policy_denials": self.denials,
             "approvals": dict(sorted(self.approvals.items())),
+            "programs": {
+                "programs": self.programs,
+                "calls": self.program_calls,
+                "tokens_kept_out": self.saved_by_code,
+            },
         }
 
 
@@ -181,6 +192,14 @@ class _Reading:
         verdict = "asked" if record.get("event") == "approval_asked" else str(record.get("verdict"))
         self.report.approvals[verdict] = self.report.approvals.get(verdict, 0) + 1
 
+    def program(self, record: Mapping[str, Any]) -> None:
+        if record.get("outcome") != "paused":
+            self.report.programs += 1
+        self.report.program_calls += _count(record.get("calls"))
+        self.report.saved_by_code += max(
+            0, _count(record.get("inner_tokens")) - _count(record.get("result_tokens"))
+        )
+
     def finish(self) -> None:
         """The searches no call followed."""
         for record, hits in self.pending:
@@ -204,6 +223,7 @@ _KINDS: dict[str, Callable[[_Reading, Mapping[str, Any]], None]] = {
     "denied": _Reading.denial,
     "approval_asked": _Reading.approval,
     "approval_answered": _Reading.approval,
+    "program": _Reading.program,
 }
 """What each record kind adds to a report (other kinds add nothing)."""
 

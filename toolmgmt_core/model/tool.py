@@ -28,6 +28,7 @@ __all__ = [
     "GET_TOOL_SCHEMA",
     "LOAD_TOOL_SCHEMA",
     "META_TOOL_NAMES",
+    "RUN_CODE",
     "TOOL_SEARCH",
     "Tool",
     "ToolAnnotations",
@@ -49,6 +50,7 @@ GET_TOOL_SCHEMA = "get_tool_schema"
 EXECUTE_TOOL = "execute_tool"
 LOAD_TOOL_SCHEMA = "load_tool_schema"
 CALL_TOOL = "call_tool"
+RUN_CODE = "run_code"
 
 META_TOOL_NAMES: tuple[str, ...] = (
     TOOL_SEARCH,
@@ -57,6 +59,7 @@ META_TOOL_NAMES: tuple[str, ...] = (
     EXECUTE_TOOL,
     LOAD_TOOL_SCHEMA,
     CALL_TOOL,
+    RUN_CODE,
 )
 """Every meta-tool name (the modes of :mod:`toolmgmt_core.session.modes` define them); a catalog
 tool of the same name is shadowed in the modes that use it."""

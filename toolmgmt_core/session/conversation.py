@@ -20,11 +20,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from toolmgmt_core.calls.budget import SessionBudget
+from toolmgmt_core.calls.code import PausedProgram
 from toolmgmt_core.calls.validation import MAX_REPORTED_ERRORS, clip
 from toolmgmt_core.model.errors import StoreError
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.session.settings import SessionSettings
-from toolmgmt_core.session.state import SessionState, merge_states, parse_state
+from toolmgmt_core.session.state import (
+    MAX_STATE_PROGRAMS,
+    SessionState,
+    merge_states,
+    parse_state,
+)
 from toolmgmt_core.stores.base import (
     StoredSession,
     call_store,
@@ -53,6 +59,10 @@ class StoredConversation:
     _results: SessionBudget
     _lock: threading.RLock
     _loaded: list[str]
+    _programs: dict[str, Any]
+    """Code mode's paused programs by code digest (kept with the conversation)."""
+    _programs_taken: set[str]
+    """Digests of paused programs resumed since the last save (dropped from the store)."""
 
     def __init__(self, manager: SessionSettings) -> None:
         raise NotImplementedError
@@ -74,6 +84,7 @@ class StoredConversation:
             profile=view.profile.name if view is not None else None,
             results=results if results["records"] or results["cleared"] else None,
             mode=self.manager.mode.name,
+            programs=dict(self._programs) or None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -147,6 +158,9 @@ class StoredConversation:
             self._loaded = []
             dropped = self._load(list(state.loaded), restored=True)[1]
             self._results.restore(state.results or {"records": [], "cleared": []})
+            self._programs = {
+                k: v for k, v in (state.programs or {}).items() if k not in self._programs_taken
+            }
         if dropped:
             logger.warning(
                 "toolmgmt: restored state loads %d tools over max_active=%s; dropped: %s",
@@ -194,6 +208,8 @@ class StoredConversation:
                 profile=mine.profile,
                 clear_profile=mine.profile is None,
                 mode=self.manager.mode.name,
+                programs=mine.programs,
+                taken_programs=sorted(self._programs_taken),
             )
 
         # The first attempt merges onto the state this session was restored from (or last
@@ -202,6 +218,7 @@ class StoredConversation:
             self.manager.session_store, self.session_id, change, current=self._stored
         )
         merged = parse_state(stored.state)
+        self._programs_taken.clear()
         if merged != mine:
             self._adopt(merged)
         self._stored = stored
@@ -241,6 +258,31 @@ class StoredConversation:
         self._stored = stored
         self._saved = self.snapshot()
         return True
+
+    def take_program(self, key: str) -> PausedProgram | None:
+        """The program paused under ``key`` (a code digest), taken out of the conversation to
+        resume it; None when none is (or what is kept is not a paused program)."""
+        with self._lock:
+            data = self._programs.pop(key, None)
+            if data is None:
+                return None
+            self._programs_taken.add(key)
+        try:
+            return PausedProgram.from_json(data)
+        except ValueError:
+            logger.warning("toolmgmt: session %r kept an unusable paused program", self.session_id)
+            return None
+
+    async def keep_program(self, key: str, program: PausedProgram) -> None:
+        """Keep ``program`` (paused at a call waiting for approval) with the conversation under
+        ``key``, saved to the store at once: the resumed call may reach another replica."""
+        with self._lock:
+            self._programs.pop(key, None)
+            self._programs[key] = program.to_json()
+            self._programs_taken.discard(key)
+            while len(self._programs) > MAX_STATE_PROGRAMS:
+                self._programs.pop(next(iter(self._programs)))
+        await self.save()
 
     async def refresh(self) -> None:
         """:meth:`refresh_sync` for async code (a store that does I/O is read from a worker

@@ -30,6 +30,7 @@ from toolmgmt_core.model.errors import (
 )
 from toolmgmt_core.model.names import fold_name, names_hint
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.session.code_calls import CodeCalls
 from toolmgmt_core.session.modes import Mode
 from toolmgmt_core.session.settings import SessionSettings
 
@@ -62,6 +63,7 @@ class MetaToolCalls:
 
     def __init__(self, session: MetaSession) -> None:
         self.session = session
+        self._code = CodeCalls(session, self)
 
     async def call(self, tool: Tool, arguments: Any) -> ToolResult:
         try:
@@ -69,6 +71,8 @@ class MetaToolCalls:
             args = await check_arguments(tool, arguments)
             if tool.name in _RUNNERS:
                 return await self.execute_tool(tool.name, args)
+            if tool.name == meta.RUN_CODE:
+                return await self._code.run_code(args)
             handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
                 meta.TOOL_SEARCH: self.tool_search,
                 meta.DISCOVER_TOOLS: self.discover_tools,
@@ -144,7 +148,8 @@ class MetaToolCalls:
         domains = [d.name for d in catalog.domains(where=self.session.can_see)]
         return f" Domains: {names_hint(domains)}." if domains else ""
 
-    def tool_search(self, args: dict[str, Any]) -> dict[str, Any]:
+    def find(self, args: dict[str, Any]) -> list[SearchHit] | dict[str, Any]:
+        """``tool_search``'s hits for ``args``, or the answer when nothing matched."""
         queries = [q for q in [args.get("query"), *(args.get("queries") or [])] if q]
         queries = [q for q in queries if isinstance(q, str) and q.strip()]
         if not queries:
@@ -166,6 +171,14 @@ class MetaToolCalls:
                 "note": f"No tool matched {_quoted(' / '.join(queries))}. Try other words or "
                 f'method "regex".{self._domains_note()}',
             }
+        return hits
+
+    def tool_search(self, args: dict[str, Any]) -> dict[str, Any]:
+        if self.session.effective_mode.runs_code:
+            return self._code.search_answer(args)
+        hits = self.find(args)
+        if isinstance(hits, dict):
+            return hits
         added, refused = self.session._load([h.name for h in hits])
         if self.session.effective_mode.stable_search:
             # The list stays as it is: the answer carries what the model needs to call them.

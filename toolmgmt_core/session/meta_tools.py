@@ -1,13 +1,15 @@
 """The meta-tools a session lists instead of the whole catalog, and their response shapes.
 
-Six meta-tools, by mode:
+Seven meta-tools, by mode:
 
 - search: ``tool_search(query | queries, method)`` answers with the found tools' definitions and
   ``call_tool(tool_name, arguments)`` runs one, so the tool list never changes (with
   ``Search(appends=True)``, found tools join the list instead and there is no ``call_tool``);
 - gateway: ``discover_tools(domain?, group?, query?)``, ``get_tool_schema(tool_name |
   tool_names)``, ``execute_tool(tool_name, arguments?)``;
-- lazy: ``load_tool_schema(tool_names)`` beside every tool listed without its parameters.
+- lazy: ``load_tool_schema(tool_names)`` beside every tool listed without its parameters;
+- code: ``tool_search`` answering with Python signatures and ``run_code(code)`` running a
+  program that calls tools (:mod:`toolmgmt_core.session.code_calls`).
 
 Meta-tools are ordinary :class:`~toolmgmt_core.Tool` objects with ``metadata={"meta":
 True}`` and no handler: the session answers them. Responses are compact JSON (no spaces,
@@ -27,6 +29,8 @@ name-to-summary maps rather than lists of objects) because the model pays for ev
     load_tool_schema  {"tools": [definitions], "errors": {name: message}}
     execute_tool      the tool's own result
     call_tool         the tool's own result
+    tool_search       (code mode) {"found": "signatures, one per tool", "note"}
+    run_code          what the program printed, then its last expression
 
 Errors are ``{"error": code, "kind": "gateway" | "tool", "message"}``
 (:meth:`~toolmgmt_core.ToolCallError.to_dict`).
@@ -44,6 +48,7 @@ from toolmgmt_core.model.tool import (
     GET_TOOL_SCHEMA,
     LOAD_TOOL_SCHEMA,
     META_TOOL_NAMES,
+    RUN_CODE,
     TOOL_SEARCH,
     Tool,
     ToolAnnotations,
@@ -58,13 +63,16 @@ __all__ = [
     "LOAD_TOOL_SCHEMA",
     "MAX_QUERIES",
     "META_TOOL_NAMES",
+    "RUN_CODE",
     "TOOL_SEARCH",
     "call_tool_tool",
+    "code_search_tool",
     "discover_tools_tool",
     "execute_tool_tool",
     "get_tool_schema_tool",
     "is_meta_tool",
     "load_tool_schema_tool",
+    "run_code_tool",
     "schema_entry",
     "stable_search_tool",
     "tool_search_tool",
@@ -253,6 +261,50 @@ def load_tool_schema_tool() -> Tool:
         domain="toolmgmt",
         group="meta",
         annotations=_READ_ONLY,
+        metadata=_META,
+    )
+
+
+@lru_cache(maxsize=32)
+def code_search_tool(max_results: int) -> Tool:
+    """``tool_search`` of code mode: it answers with Python signatures to call from run_code."""
+    return Tool(
+        name=TOOL_SEARCH,
+        description=(
+            f"Find tools by describing what you need: gives the best matches (up to {max_results} "
+            "per query) as Python signatures to call in run_code. Put every need in `queries`."
+        ),
+        parameters=_search_parameters(),
+        domain="toolmgmt",
+        group="meta",
+        annotations=_SEARCH_ANNOTATIONS,
+        metadata=_META,
+    )
+
+
+@lru_cache(maxsize=32)
+def run_code_tool() -> Tool:
+    """``run_code``: a Python program calling tools in a sandbox; only its output comes back."""
+    return Tool(
+        name=RUN_CODE,
+        description=(
+            "Run a short async Python program in a sandbox (no files, network or imports beyond "
+            "json, re, math, datetime, asyncio). Call tools with `await tool_name(arg=...)` or "
+            "`await call_tool(name, {...})`: each returns the tool's whole value (parsed JSON); "
+            "a failed call raises. `await search_tools(query)` finds more. Only what you print "
+            "and the last expression come back: filter and summarize inside the program."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {"code": {"type": "string", "description": "The program."}},
+            "required": ["code"],
+        },
+        domain="toolmgmt",
+        group="meta",
+        # It may run anything, so it claims nothing reassuring.
+        annotations=ToolAnnotations(
+            read_only=False, destructive=True, idempotent=False, open_world=True
+        ),
         metadata=_META,
     )
 

@@ -74,6 +74,8 @@ class ToolSession(StoredConversation):
         self._lock = threading.RLock()
         self._results: SessionBudget = manager.result_budget.start()
         self._native_deferred: set[str] = set()
+        self._programs: dict[str, Any] = {}
+        self._programs_taken: set[str] = set()
         self._meta_calls = MetaToolCalls(self)
         self.pipeline = CallPipeline(
             self,

@@ -6,9 +6,10 @@ is checked here, bounded in size, and it can only narrow what the manager's conf
 allows (the session applies a ``profile`` within the configured one). The shape::
 
     {"version": 1, "mode": "search", "loaded": ["crm_search_contacts", ...],
-     "profile": "readonly", "results": {...}}
+     "profile": "readonly", "results": {...}, "programs": {digest: paused program}}
 
-``profile`` and ``results`` are left out when unset. :func:`merge_states` combines the state a
+``profile``, ``results`` and ``programs`` (code mode's programs paused at a call waiting for
+approval) are left out when unset. :func:`merge_states` combines the state a
 store holds with the change one call made, so that two replicas writing one conversation at the
 same moment lose nothing: loads are a union in load order, result records a union by record id
 (:mod:`toolmgmt_core.calls.records`).
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_STATE_CHARS",
     "MAX_STATE_LOADED",
     "MAX_STATE_NAME_CHARS",
+    "MAX_STATE_PROGRAMS",
     "STATE_KEYS",
     "STATE_VERSION",
     "SessionState",
@@ -47,7 +49,10 @@ MAX_STATE_LOADED = 10_000
 MAX_STATE_NAME_CHARS = 1_000
 """Longest tool name a restored session state may hold."""
 
-STATE_KEYS = ("version", "mode", "loaded", "profile", "results")
+MAX_STATE_PROGRAMS = 8
+"""Most paused programs a session state holds (the oldest are dropped)."""
+
+STATE_KEYS = ("version", "mode", "loaded", "profile", "results", "programs")
 """The keys a session state may have."""
 
 _SHOWN = 60
@@ -69,6 +74,8 @@ class SessionState:
     """The result budget's account, as ``SessionBudget.to_json`` wrote it, or None."""
     mode: str | None = None
     """The mode of the manager that wrote it (informational)."""
+    programs: Mapping[str, Any] | None = None
+    """Code mode's paused programs by code digest (``PausedProgram.to_json``), or None."""
 
     def to_json(self) -> dict[str, Any]:
         """The state as plain JSON."""
@@ -80,6 +87,8 @@ class SessionState:
             state["profile"] = self.profile
         if self.results:
             state["results"] = dict(self.results)
+        if self.programs:
+            state["programs"] = dict(self.programs)
         return state
 
 
@@ -132,12 +141,24 @@ def parse_state(data: Mapping[str, Any] | str) -> SessionState:
     results = data.get("results")
     if results is not None and not isinstance(results, Mapping):
         raise ConfigError('Session state "results" must be an object from SessionBudget.to_json().')
+    programs = data.get("programs")
+    if programs is not None and (
+        not isinstance(programs, Mapping)
+        or len(programs) > MAX_STATE_PROGRAMS
+        or not all(isinstance(k, str) and len(k) <= 64 for k in programs)
+        or not all(isinstance(v, Mapping) for v in programs.values())
+    ):
+        raise ConfigError(
+            f'Session state "programs" must map code digests to paused programs (at most '
+            f"{MAX_STATE_PROGRAMS})."
+        )
     mode = data.get("mode")
     return SessionState(
         loaded=tuple(dict.fromkeys(loaded)),
         profile=data.get("profile"),
         results=results,
         mode=mode if isinstance(mode, str) else None,
+        programs=dict(programs) if programs else None,
     )
 
 
@@ -149,6 +170,8 @@ def merge_states(
     profile: str | None = None,
     clear_profile: bool = False,
     mode: str | None = None,
+    programs: Mapping[str, Any] | None = None,
+    taken_programs: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The stored state with one writer's change applied (for a compare-and-set store).
 
@@ -161,6 +184,8 @@ def merge_states(
         profile: the profile the writer chose, if it chose one.
         clear_profile: the writer went back to the manager's profile.
         mode: the writer's mode, recorded as the state's mode.
+        programs: the writer's paused programs (by code digest); they replace stored ones.
+        taken_programs: digests of paused programs the writer resumed (dropped).
 
     Raises:
         ConfigError: ``stored`` is not a session state, or an account is not an account.
@@ -173,9 +198,16 @@ def merge_states(
         # By record id: each record's own, so that two replicas' calls never merge into one
         # and the same call (a save retried after a conflict) is kept once.
         merged_results = merge_accounts(merged_results, results)
+    merged_programs = {
+        k: v for k, v in (base.programs or {}).items() if k not in set(taken_programs)
+    }
+    merged_programs.update(programs or {})
+    while len(merged_programs) > MAX_STATE_PROGRAMS:
+        merged_programs.pop(next(iter(merged_programs)))
     return SessionState(
         loaded=tuple(merged_loaded),
         profile=merged_profile,
         results=merged_results,
         mode=mode or base.mode,
+        programs=merged_programs or None,
     ).to_json()

@@ -22,7 +22,14 @@ from toolmgmt_mcp import Gateway, parse_config
 from toolmgmt_mcp.approval import APPROVAL_KEY
 
 from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
-from support.doors.shop import DENIED, MAX_RESULT_TOKENS, ORDER
+from support.doors.shop import (
+    CODE_CANCEL,
+    CODE_LOOKUP,
+    CODE_REFUND,
+    DENIED,
+    MAX_RESULT_TOKENS,
+    ORDER,
+)
 from support.mcp_http import ACCEPT, INITIALIZE, serving
 from support.upstreams import SERVERS
 
@@ -165,6 +172,39 @@ class GatewayDoor:
         outcome = await self._approval(edited)
         assert _text(self.answer).startswith(EDIT_NOTE), _text(self.answer)
         return f"`accept` with a field changed: {outcome} with it, the result says so"
+
+    # -- code mode ----------------------------------------------------------------------------
+
+    async def _code(self, code: str) -> t.CallToolResult:
+        gateway = await self.stack.enter_async_context(
+            Gateway(shop_config('mode = "code"'), listeners=[self.outcomes])
+        )
+        client = await self._client(gateway.server)
+        self.code_client = client
+        return await client.call_tool("run_code", {"code": code})
+
+    async def code_success(self) -> str:
+        result = await self._code(CODE_LOOKUP)
+        assert _text(result) == f"order {ORDER}: shipped", _text(result)
+        return f"{_form(result)}: what the program printed"
+
+    async def code_denied(self) -> str:
+        result = await self._code(CODE_REFUND)
+        assert "PermissionError" in _text(result)
+        return f"{_form(result)}: `PermissionError` raised inside the program"
+
+    async def code_approval(self) -> str:
+        self.verdict = t.ElicitResult(action="accept", content={"order_id": ORDER})
+        result = await self._code(CODE_CANCEL)
+        [question] = self.asked
+        assert "cancel_order" in question.message, question.message
+        counted = await self.code_client.call_tool("run_code", {"code": "await runs()"})
+        runs = json.loads(_text(counted))
+        how = "an input-required result" if self.modern else "`elicitation/create` mid-call"
+        return (
+            f"{how} asks about the program's call; accepted: {_form(result)}, "
+            f"{ran(runs.get('cancel_order', 0))}"
+        )
 
     # -- state and control flow ---------------------------------------------------------------
 

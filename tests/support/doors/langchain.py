@@ -13,7 +13,15 @@ from langgraph.types import Command, interrupt
 from toolmgmt_langchain import ToolManagerMiddleware
 
 from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
-from support.doors.shop import ALWAYS_ON, ORDER, Shop, shop_manager
+from support.doors.shop import (
+    ALWAYS_ON,
+    CODE_CANCEL,
+    CODE_LOOKUP,
+    CODE_REFUND,
+    ORDER,
+    Shop,
+    shop_manager,
+)
 from toolmgmt_core import Search
 from toolmgmt_demo.models.langchain import ScriptedChatModel
 
@@ -137,6 +145,33 @@ class LangChainDoor:
         assert self.shop.arguments[-1] == ("cancel_order", {"order_id": "A-2"})
         assert str(self.answer.content).startswith(EDIT_NOTE), self.answer.content
         return f'`Command(resume={{"type": "edit"}})`: {outcome} with them, the result says so'
+
+    # -- code mode ----------------------------------------------------------------------------
+
+    async def code_success(self) -> str:
+        self.mode = "code"
+        message = await self._one("run_code", {"code": CODE_LOOKUP})
+        assert message.content == f"order {ORDER}: shipped", message.content
+        return f"{_form(message)}: what the program printed"
+
+    async def code_denied(self) -> str:
+        self.mode = "code"
+        message = await self._one("run_code", {"code": CODE_REFUND})
+        assert "PermissionError" in message.content and self.shop.runs["refund_order"] == 0
+        return f"{_form(message)}: `PermissionError` raised inside the program"
+
+    async def code_approval(self) -> str:
+        self.mode = "code"
+        agent = self._agent(_call("run_code", {"code": CODE_CANCEL}, "c1"))
+        state = await agent.ainvoke({"messages": [HumanMessage(content="go")]}, CONFIG)
+        [paused] = state["__interrupt__"]
+        assert paused.value["name"] == "cancel_order" and self.shop.runs["cancel_order"] == 0
+        state = await agent.ainvoke(Command(resume={"type": "approve"}), CONFIG)
+        [message] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+        return (
+            f"`__interrupt__` names the program's call; `Command(resume=...)`: {_form(message)}, "
+            f"{ran(self.shop.runs['cancel_order'])}"
+        )
 
     # -- state and control flow ---------------------------------------------------------------
 

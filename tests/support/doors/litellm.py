@@ -14,7 +14,7 @@ from litellm.integrations.custom_logger import CustomLogger
 from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
 
 from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
-from support.doors.shop import ORDER, Shop, shop_manager
+from support.doors.shop import CODE_CANCEL, CODE_LOOKUP, CODE_REFUND, ORDER, Shop, shop_manager
 from toolmgmt_core import ApprovalEdit, ApprovalRequest, Search
 from toolmgmt_core.stores import InMemorySessionStore
 
@@ -156,6 +156,34 @@ class LiteLLMDoor:
         assert self.shop.arguments[-1] == ("cancel_order", {"order_id": "A-2"})
         assert str(self.answer["content"]).startswith(EDIT_NOTE), self.answer
         return f"`approve=` answers `ApprovalEdit(args)`: {outcome} with them, the result says so"
+
+    # -- code mode ----------------------------------------------------------------------------
+
+    def _code(self) -> None:
+        self.mode = "code"
+        self.callback = self._callback()
+
+    async def code_success(self) -> str:
+        self._code()
+        message = await self._one("run_code", {"code": CODE_LOOKUP})
+        assert message["content"] == f"order {ORDER}: shipped", message
+        return f"{_form(message)}: what the program printed"
+
+    async def code_denied(self) -> str:
+        self._code()
+        message = await self._one("run_code", {"code": CODE_REFUND})
+        assert "PermissionError" in message["content"] and self.shop.runs["refund_order"] == 0
+        return f"{_form(message)}: `PermissionError` raised inside the program"
+
+    async def code_approval(self) -> str:
+        self._code()
+        message = await self._one("run_code", {"code": CODE_CANCEL})
+        [request] = self.asked
+        assert request.tool.name == "cancel_order"
+        return (
+            f"`approve=` is asked about the program's call, answers True: {_form(message)}, "
+            f"{ran(self.shop.runs['cancel_order'])}"
+        )
 
     # -- state and control flow ---------------------------------------------------------------
 

@@ -29,7 +29,16 @@ from pydantic_ai.toolsets import FunctionToolset
 from toolmgmt_pydantic_ai import ManagedToolset
 
 from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
-from support.doors.shop import ALWAYS_ON, DESTRUCTIVE, ORDER, Shop, shop_manager
+from support.doors.shop import (
+    ALWAYS_ON,
+    CODE_CANCEL,
+    CODE_LOOKUP,
+    CODE_REFUND,
+    DESTRUCTIVE,
+    ORDER,
+    Shop,
+    shop_manager,
+)
 from toolmgmt_core import Search
 
 __all__ = ["PydanticAIDoor"]
@@ -203,6 +212,37 @@ class PydanticAIDoor:
         assert self.shop.arguments[-1] == ("cancel_order", {"order_id": "A-2"})
         assert str(self.answer.content).startswith(EDIT_NOTE), self.answer.content
         return f"`ToolApproved(override_args=...)`: {outcome} with them, the result says so"
+
+    # -- code mode ----------------------------------------------------------------------------
+
+    async def code_success(self) -> str:
+        self.mode = "code"
+        part = await self._one("run_code", {"code": CODE_LOOKUP})
+        assert part.content == f"order {ORDER}: shipped", part.content
+        return f"{_form(part)}: what the program printed"
+
+    async def code_denied(self) -> str:
+        self.mode = "code"
+        part = await self._one("run_code", {"code": CODE_REFUND})
+        assert "PermissionError" in str(part.content) and self.shop.runs["refund_order"] == 0
+        return f"{_form(part)}: `PermissionError` raised inside the program"
+
+    async def code_approval(self) -> str:
+        self.mode = "code"
+        paused = await self._agent(Script(_call("run_code", {"code": CODE_CANCEL}))).run("go")
+        assert isinstance(paused.output, DeferredToolRequests)
+        [call] = paused.output.approvals
+        assert paused.output.metadata[call.tool_call_id]["tool_name"] == "cancel_order"
+        assert self.shop.runs["cancel_order"] == 0
+        done = await self._agent(Script("done")).run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={call.tool_call_id: True}),
+        )
+        [part] = _returns(done.all_messages())
+        return (
+            "`DeferredToolRequests.approvals` (metadata names the program's call); approved: "
+            f"{_form(part)}, {ran(self.shop.runs['cancel_order'])}"
+        )
 
     # -- state and control flow ---------------------------------------------------------------
 

@@ -27,6 +27,9 @@ from toolmgmt_core import (
 
 __all__ = [
     "ALWAYS_ON",
+    "CODE_CANCEL",
+    "CODE_LOOKUP",
+    "CODE_REFUND",
     "DENIED",
     "DESTRUCTIVE",
     "MAX_RESULT_TOKENS",
@@ -45,6 +48,12 @@ DENIED = ("refund_*",)
 """What the policy refuses at every door."""
 DESTRUCTIVE = ("cancel_order",)
 """Tools annotated destructive: a call needs approval."""
+CODE_LOOKUP = f"r = await lookup_order(order_id={ORDER!r})\nprint(r)"
+"""Code mode: a program calling a tool and printing its result."""
+CODE_REFUND = f"await refund_order(order_id={ORDER!r})"
+"""Code mode: a program calling the tool the policy refuses."""
+CODE_CANCEL = f"await cancel_order(order_id={ORDER!r})"
+"""Code mode: a program calling the tool that needs approval."""
 ALWAYS_ON = ("lookup_order", "cancel_order", "order_report", "ship_order", "wait_order")
 """Listed from the start; ``track_order`` is found with ``tool_search`` (the restore scenario),
 ``refund_order`` is refused by the policy."""

@@ -6,6 +6,7 @@
 ``lazy``    :class:`Lazy`: every tool by name and description; ``load_tool_schema``
 ``flat``    :class:`Flat`: every tool, fully defined
 ``auto``    :class:`Auto`: flat below a threshold or budget, search beyond
+``code``    :class:`Code`: ``tool_search`` (signatures) and ``run_code`` (a sandboxed program)
 =========  ==========================================================================
 
 :func:`mode_of` turns a name into the mode with its defaults; everything else asks the mode
@@ -17,6 +18,7 @@ from __future__ import annotations
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.session.modes.auto import DEFAULT_CONTEXT_WINDOW, Auto
 from toolmgmt_core.session.modes.base import Layout, Mode
+from toolmgmt_core.session.modes.code import Code
 from toolmgmt_core.session.modes.flat import Flat
 from toolmgmt_core.session.modes.gateway import Gateway
 from toolmgmt_core.session.modes.lazy import Lazy
@@ -26,6 +28,7 @@ __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "MODES",
     "Auto",
+    "Code",
     "Flat",
     "Gateway",
     "Layout",
@@ -35,7 +38,7 @@ __all__ = [
     "mode_of",
 ]
 
-MODES: dict[str, type[Mode]] = {m.name: m for m in (Search, Gateway, Lazy, Flat, Auto)}
+MODES: dict[str, type[Mode]] = {m.name: m for m in (Search, Gateway, Lazy, Flat, Auto, Code)}
 """Each mode class by its name."""
 
 

@@ -82,6 +82,9 @@ class Mode(ABC):
     FIND_HINT: ClassVar[str] = ""
     keeps_listed_loads: ClassVar[bool] = False
     """Whether loading a tool the list already holds is still recorded as a load."""
+    runs_code: ClassVar[bool] = False
+    """Whether the model calls tools from a program (``run_code``): ``tool_search`` then
+    answers with Python signatures."""
 
     @property
     def appends_loads(self) -> bool:

@@ -1,0 +1,132 @@
+"""What a code-mode program costs beyond its tools' own time.
+
+A program making ten tool calls (``run_code`` through a session: the sandbox's worker, each call
+through the call pipeline) is timed against the same ten calls made directly through the same
+session (the pipeline alone), in the same run, alternating; the overhead is the difference,
+per round. The tools are instant, so what is measured is toolmgmt's and the sandbox's own time.
+
+``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
+
+    {"rounds": int, "calls": 10,
+     "program_ms": {"p50": float, "p90": float}, "direct_ms": {"p50": float, "p90": float},
+     "overhead_ms": {"p50": float, "p90": float}, "goal_p50_ms": 20.0, "meets_goal": bool,
+     "monty": version}
+
+Run: ``python bench/code_mode.py [--rounds 200] [--json bench/results/code_mode.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import write_results  # noqa: E402
+
+CALLS = 10
+GOAL_P50_MS = 20.0
+PROGRAM = (
+    "total = 0\n"
+    f"for i in range({CALLS}):\n"
+    "    order = await get_order(order_id=f'A-{i}')\n"
+    "    total += order['amount']\n"
+    "print('total', total)"
+)
+
+
+def _session() -> Any:
+    from toolmgmt_core import ToolCatalog, ToolManager
+
+    def get_order(order_id: str) -> dict[str, Any]:
+        """An order by its id."""
+        return {"order_id": order_id, "amount": 12.5, "status": "shipped"}
+
+    catalog = ToolCatalog()
+    catalog.add_function(get_order)
+    return ToolManager(catalog, mode="code").session()
+
+
+async def _program(session: Any) -> float:
+    started = time.perf_counter()
+    result = await session.call("run_code", {"code": PROGRAM})
+    assert result.outcome == "success", result.content
+    return (time.perf_counter() - started) * 1000
+
+
+async def _direct(session: Any) -> float:
+    started = time.perf_counter()
+    total = 0.0
+    for i in range(CALLS):
+        result = await session.pipeline.execute(
+            session.resolve("get_order"), {"order_id": f"A-{i}"}
+        )
+        total += result.value["amount"]
+    return (time.perf_counter() - started) * 1000
+
+
+def _quantiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {
+        "p50": round(statistics.median(ordered), 3),
+        "p90": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))], 3),
+    }
+
+
+async def measure(rounds: int) -> dict[str, Any]:
+    import pydantic_monty
+
+    session = _session()
+    for _ in range(5):  # warm: the worker pool, the tokenizer, the caches
+        await _program(session)
+        await _direct(session)
+    programs: list[float] = []
+    directs: list[float] = []
+    overheads: list[float] = []
+    for _ in range(rounds):
+        program = await _program(session)
+        direct = await _direct(session)
+        programs.append(program)
+        directs.append(direct)
+        overheads.append(program - direct)
+    overhead = _quantiles(overheads)
+    return {
+        "rounds": rounds,
+        "calls": CALLS,
+        "program_ms": _quantiles(programs),
+        "direct_ms": _quantiles(directs),
+        "overhead_ms": overhead,
+        "goal_p50_ms": GOAL_P50_MS,
+        "meets_goal": overhead["p50"] <= GOAL_P50_MS,
+        "monty": pydantic_monty.__version__,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
+    figures = asyncio.run(measure(args.rounds))
+    print(f"| {CALLS}-call program | p50 ms | p90 ms |")
+    print("|---|---|---|")
+    for label, key in (("run_code", "program_ms"), ("direct calls", "direct_ms")):
+        print(f"| {label} | {figures[key]['p50']} | {figures[key]['p90']} |")
+    overhead = figures["overhead_ms"]
+    print(f"| overhead | {overhead['p50']} | {overhead['p90']} |")
+    verdict = "meets" if figures["meets_goal"] else "misses"
+    print(f"\noverhead p50 {overhead['p50']} ms {verdict} the goal of <= {GOAL_P50_MS} ms")
+    if args.json:
+        write_results(args.json, "code_mode", figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""A program's call that needs approval from a framework that pauses: the program's snapshot is
+kept with the conversation, and the resumed ``run_code`` call carries on from that call."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pydantic_monty")
+
+from toolmgmt_core import Access, Policy, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core.calls.approval import framework_approval  # noqa: E402
+from toolmgmt_core.model.control import passthrough  # noqa: E402
+from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest  # noqa: E402
+from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
+
+
+class Paused(Exception):
+    """A framework's pause (LangGraph's interrupt, PydanticAI's ApprovalRequired)."""
+
+
+class Framework:
+    """A framework that answers approvals by order, as LangGraph does: the n-th ask of a
+    resumed call gets the n-th answer given; an ask past them pauses."""
+
+    def __init__(self) -> None:
+        self.answers: list[Any] = []
+        self.asked: list[tuple[str, dict[str, Any]]] = []
+
+    def approver(self) -> Any:
+        index = 0
+
+        def approve(request: ApprovalRequest) -> Any:
+            nonlocal index
+            if index < len(self.answers):
+                index += 1
+                return self.answers[index - 1]
+            self.asked.append((request.tool.name, dict(request.arguments)))
+            raise Paused(request.tool.name)
+
+        def replay(count: int) -> None:
+            nonlocal index
+            index += count
+
+        approve.replay = replay  # type: ignore[attr-defined]
+        return approve
+
+
+RAN: list[tuple[str, Any]] = []
+
+
+def lookup(key: str) -> str:
+    """Look a key up."""
+    RAN.append(("lookup", key))
+    return key.upper()
+
+
+def delete_record(key: str) -> str:
+    """Delete one record."""
+    RAN.append(("delete_record", key))
+    return f"deleted {key}"
+
+
+PROGRAM = (
+    "a = await lookup('a')\n"
+    "print('before', a)\n"
+    "d = await delete_record(key=a)\n"
+    "b = await lookup('b')\n"
+    "e = await delete_record(key=b)\n"
+    "[d, e]"
+)
+
+
+def manager(store: InMemorySessionStore | None = None) -> ToolManager:
+    catalog = ToolCatalog()
+    catalog.add_function(lookup)
+    catalog.add_function(delete_record)
+    access = Access(policies=[Policy("global", require_approval=["delete_*"])])
+    return ToolManager(catalog, mode="code", access=access, session_store=store)
+
+
+def run(session: Any, framework: Framework) -> Any:
+    async def go() -> Any:
+        with passthrough(Paused), framework_approval(framework.approver()):
+            return await session.call("run_code", {"code": PROGRAM}, call_id="c1")
+
+    return asyncio.run(go())
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    RAN.clear()
+
+
+def test_approved_calls_resume_the_program_and_each_tool_runs_once() -> None:
+    store = InMemorySessionStore()
+    framework = Framework()
+    with pytest.raises(Paused):
+        run(manager(store).session("conv"), framework)
+    assert RAN == [("lookup", "a")]
+    assert framework.asked == [("delete_record", {"key": "A"})]
+    framework.answers.append(True)
+    # Resumed on another replica: the snapshot travelled with the conversation.
+    with pytest.raises(Paused):
+        run(manager(store).session("conv"), framework)
+    assert RAN == [("lookup", "a"), ("delete_record", "A"), ("lookup", "b")]
+    assert framework.asked[-1] == ("delete_record", {"key": "B"})
+    framework.answers.append(True)
+    result = run(manager(store).session("conv"), framework)
+    assert result.outcome == "success"
+    assert result.content == 'before A\n["deleted A","deleted B"]'
+    assert RAN == [("lookup", "a"), ("delete_record", "A"), ("lookup", "b"), ("delete_record", "B")]
+    # Nothing is left paused: the same program runs anew next time.
+    assert "programs" not in store.load("conv").state  # type: ignore[union-attr]
+
+
+def test_a_denied_call_raises_inside_the_program_and_never_runs() -> None:
+    framework = Framework()
+    session = manager().session()
+    with pytest.raises(Paused):
+        run(session, framework)
+    framework.answers.append(False)
+    result = run(session, framework)
+    assert result.outcome == "failed"
+    assert "PermissionError" in result.content and "refused by the approver" in result.content
+    assert RAN == [("lookup", "a")]
+
+
+def test_an_edited_call_runs_once_with_the_edit() -> None:
+    framework = Framework()
+    session = manager().session()
+    with pytest.raises(Paused):
+        run(session, framework)
+    framework.answers.append(ApprovalEdit({"key": "edited"}))
+    with pytest.raises(Paused):
+        run(session, framework)
+    framework.answers.append(False)
+    result = run(session, framework)
+    assert RAN == [("lookup", "a"), ("delete_record", "edited"), ("lookup", "b")]
+    assert result.outcome == "failed"
+
+
+def test_a_paused_program_in_restored_state_is_checked() -> None:
+    session = manager().session()
+    with pytest.raises(Paused):
+        run(session, Framework())
+    state = session.to_json()
+    assert list(state["programs"]) and "snapshot" in next(iter(state["programs"].values()))
+    broken = {**state, "programs": {k: {"snapshot": 5} for k in state["programs"]}}
+    restored = manager().session(broken)
+    framework = Framework()
+    framework.answers.append(True)
+    # An unusable paused program is dropped: the program starts over (the answer given is for
+    # the same first call), and pauses at the next one.
+    with pytest.raises(Paused):
+        run(restored, framework)
+    assert RAN == [("lookup", "a"), ("lookup", "a"), ("delete_record", "A"), ("lookup", "b")]
+
+
+def test_a_forged_snapshot_is_refused_and_never_replays_more_answers() -> None:
+    session = manager().session()
+    with pytest.raises(Paused):
+        run(session, Framework())
+    state = session.to_json()
+    [(key, program)] = state["programs"].items()
+    garbage = {**program, "snapshot": "bm90IGEgc25hcHNob3Q="}  # base64 of "not a snapshot"
+    forged = manager().session({**state, "programs": {key: garbage}})
+    framework = Framework()
+    framework.answers.append(True)
+    result = run(forged, framework)
+    assert result.outcome == "failed" and "could not be restored" in result.content
+    greedy = {**program, "approvals": 10**6}
+    restored = manager().session({**state, "programs": {key: greedy}})
+    with pytest.raises(Paused):  # dropped as unusable: the program starts over
+        run(restored, Framework())

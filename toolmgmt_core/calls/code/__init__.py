@@ -1,0 +1,39 @@
+"""Code mode's sandbox: a model's program run in pydantic-monty, its calls answered by the host.
+
+- :mod:`~toolmgmt_core.calls.code.limits`: :class:`CodeLimits`, what a program may use;
+- :mod:`~toolmgmt_core.calls.code.signatures`: tools as Python signatures (``tool_search``'s
+  answer in code mode);
+- :mod:`~toolmgmt_core.calls.code.sandbox`: :func:`run_program`, the drive through the worker's
+  snapshots, pausing at a call a framework pauses (:class:`PausedProgram`).
+
+pydantic-monty is imported on first use only (``pip install "toolmgmt[code]"``).
+"""
+
+from __future__ import annotations
+
+from toolmgmt_core.calls.code.limits import CodeLimits
+from toolmgmt_core.calls.code.sandbox import (
+    MAX_SNAPSHOT_BYTES,
+    MIN_MONTY_VERSION,
+    PausedProgram,
+    ProgramHost,
+    ProgramOutcome,
+    ProgramToolError,
+    require_sandbox,
+    run_program,
+)
+from toolmgmt_core.calls.code.signatures import python_signature, python_type
+
+__all__ = [
+    "MAX_SNAPSHOT_BYTES",
+    "MIN_MONTY_VERSION",
+    "CodeLimits",
+    "PausedProgram",
+    "ProgramHost",
+    "ProgramOutcome",
+    "ProgramToolError",
+    "python_signature",
+    "python_type",
+    "require_sandbox",
+    "run_program",
+]
