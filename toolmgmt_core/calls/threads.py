@@ -1,10 +1,24 @@
-"""The threads sync handlers run on: a lane of its own per tool, within one bound for the process.
+"""The threads tool calls run on: one registry of lanes, within one limit for the process.
 
-Each sync tool runs on threads of its own, at most ``Tool.max_concurrency`` at once (default
-:data:`DEFAULT_TOOL_CONCURRENCY`), and every sync tool together on at most
-:data:`MAX_SYNC_THREADS`: a tool whose calls hang holds only its own threads, and once every one
-of them is held by a call that timed out it answers ``tool_unavailable`` at once, while every
-other tool runs on. :func:`hung_threads` counts the threads left running by tool.
+A *lane* is a small pool of threads of one tool, of one of two kinds:
+
+- a **handler lane** runs a sync tool's handler, at most ``Tool.max_concurrency`` calls at once
+  (default :data:`DEFAULT_TOOL_CONCURRENCY`) (:func:`run_on_lane`, from
+  :mod:`toolmgmt_core.calls.execution`);
+- a **work lane** runs a tool's bounded sync work off the event loop (validation, result
+  shaping), at most :data:`WORK_LANE_THREADS` jobs at once (:func:`run_work`, behind
+  :func:`~toolmgmt_core.calls.sync.off_loop`); work given no tool shares one lane.
+
+**The limit**: every lane of both kinds together holds at most :data:`MAX_SYNC_THREADS` (64)
+threads with a call or job on them (running, or left running by a call that timed out). A lane
+holding none always gets one, so every tool's handler and work runs on; past the limit a lane
+that holds threads waits for one of its own to finish, never for another tool's. A tool whose
+calls hang holds only its own threads, and once every one of them is held by a call that timed
+out (or its hung calls fill the process's share) it answers ``tool_unavailable`` at once, while
+every other tool runs on. :func:`hung_threads` counts the threads left running by tool. At most
+:data:`MAX_LANES` idle lanes (256, both kinds) are kept, least recently used let go first; a
+lane with a call in flight or hung is kept. (:func:`~toolmgmt_core.calls.sync.run_sync`'s bridge
+threads run coroutines for sync callers, not tool calls, and are not counted here.)
 """
 
 from __future__ import annotations
@@ -16,31 +30,47 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from toolmgmt_core.model.errors import ToolUnavailableError
 from toolmgmt_core.model.tool import Tool
 
 __all__ = [
     "DEFAULT_TOOL_CONCURRENCY",
+    "MAX_LANES",
     "MAX_SYNC_THREADS",
+    "WORK_LANE_THREADS",
     "hung_threads",
     "run_on_lane",
+    "run_work",
+    "threads_in_use",
 ]
+
+_T = TypeVar("_T")
 
 DEFAULT_TOOL_CONCURRENCY = 8
 """Calls of one sync tool that run at once when the tool sets no ``max_concurrency``."""
 
-_MAX_LANES = 256
+WORK_LANE_THREADS = 4
+"""Jobs of one tool's work lane that run at once."""
+
+MAX_LANES = 256
+"""Idle lanes kept, handler and work lanes together (a lane in use is always kept)."""
+
+MAX_SYNC_THREADS = 64
+"""Threads that tool calls may hold in this process, every lane of both kinds together: sync
+handlers (running, or left running by calls that timed out) and work off the loop. A lane
+holding no thread always gets one, so every tool runs on; past this count a lane that holds
+threads waits for one of its own to finish (or a tool answers ``tool_unavailable`` at once while
+its calls that timed out fill the process's share). Set it before the first call to change it."""
 
 logger = logging.getLogger("toolmgmt")
 
 
-# Sync handlers run on their tool's own threads (``_Lane``), never in the loop's default
-# executor: ``asyncio.run`` waits for its default executor on exit, so a hung handler would
-# turn a timeout into a hang.
+# Never the loop's default executor: ``asyncio.run`` waits for its default executor on exit, so
+# a hung handler would turn a timeout into a hang.
 class _Lane:
-    """The threads of one sync tool: at most ``limit`` of its calls hold a thread at once.
+    """The threads of one tool, of one kind: at most ``limit`` of its calls hold one at once.
 
     A call that times out keeps its thread (Python cannot stop a thread) and counts as hung
     until it returns; when every thread is held by a hung call the tool is reported
@@ -48,18 +78,18 @@ class _Lane:
     also counted across lanes (:data:`MAX_SYNC_THREADS`, see :func:`_admit`).
     """
 
-    def __init__(self, name: str, limit: int) -> None:
+    def __init__(self, name: str, limit: int, prefix: str) -> None:
         self.name = name
         self.limit = limit
         self.executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=limit, thread_name_prefix=f"toolmgmt-tool-{name[:24]}"
+            max_workers=limit, thread_name_prefix=prefix
         )
         self.active = 0
         """Calls admitted (each holds one of the lane's threads) and not finished."""
         self.hung: set[concurrent.futures.Future[Any]] = set()
         """Calls that timed out and still run."""
 
-    def submit(self, call: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+    def submit(self, call: Callable[[], _T]) -> concurrent.futures.Future[_T]:
         """Run an admitted call (see :func:`_admit`) on one of the lane's threads."""
         future = self.executor.submit(call)
         future.add_done_callback(self._finished)
@@ -94,24 +124,13 @@ class _Lane:
             everyone,
         )
 
-    @property
-    def blocked(self) -> bool:
-        """Whether every thread is held by a call that timed out."""
-        with _THREADS_LOCK:
-            return len(self.hung) >= self.limit
 
-
-MAX_SYNC_THREADS = 64
-"""Threads that sync handlers may hold in this process, all tools together (running, or left
-running by calls that timed out). A tool holding no thread always gets one, so every tool runs
-on; past this count a tool that holds threads waits for one of its own to finish (or answers
-``tool_unavailable`` at once while its calls that timed out fill the process's share). Set it
-before the first call to change it."""
-
-_THREADS = 0  # threads held by sync handlers, every lane together
+_THREADS = 0  # threads held by calls, every lane together
 _HUNG = 0  # of them, held by calls that timed out
 _THREADS_LOCK = threading.Lock()
-_LANES: OrderedDict[tuple[str, int], tuple[Callable[..., Any], _Lane]] = OrderedDict()
+# The registry: (kind, tool name, id of the handler) -> (the handler, its lane). The handler is
+# kept in the entry so its id stays its own; work lanes key on the name alone (id 0).
+_LANES: OrderedDict[tuple[str, str, int], tuple[Any, _Lane]] = OrderedDict()
 _LANES_LOCK = threading.Lock()
 _ADMIT_POLL = 0.01  # seconds between tries of a call waiting for a thread
 
@@ -128,18 +147,26 @@ def hung_threads() -> dict[str, int]:
     return counts
 
 
-def _lane(tool: Tool, handler: Callable[..., Any]) -> _Lane:
-    """``tool``'s lane, made on its first sync call; at most ``_MAX_LANES`` idle ones are kept."""
-    key = (tool.name, id(handler))  # the handler is kept in the entry, so its id stays its own
+def threads_in_use() -> int:
+    """Threads held by calls now, every lane together (what :data:`MAX_SYNC_THREADS` bounds)."""
+    with _THREADS_LOCK:
+        return _THREADS
+
+
+def _lane(kind: str, name: str, handler: Any, limit: int) -> _Lane:
+    """The lane of ``kind`` for ``name`` (and ``handler``), made on first use; at most
+    :data:`MAX_LANES` idle ones are kept, least recently used let go first."""
+    key = (kind, name, 0 if handler is None else id(handler))
     with _LANES_LOCK:
         entry = _LANES.get(key)
         if entry is not None and entry[0] is handler:
             _LANES.move_to_end(key)
             return entry[1]
-        lane = _Lane(tool.name, tool.max_concurrency or DEFAULT_TOOL_CONCURRENCY)
+        prefix = f"toolmgmt-{kind}-{name[:24]}" if name else f"toolmgmt-{kind}"
+        lane = _Lane(name, limit, prefix)
         _LANES[key] = (handler, lane)
-        if len(_LANES) > _MAX_LANES:
-            for old_key, (_, old) in list(_LANES.items())[: len(_LANES) - _MAX_LANES]:
+        if len(_LANES) > MAX_LANES:
+            for old_key, (_, old) in list(_LANES.items())[: len(_LANES) - MAX_LANES]:
                 if old.active == 0:  # a lane with calls in flight (or hung) stays
                     del _LANES[old_key]
                     old.executor.shutdown(wait=False)
@@ -179,15 +206,22 @@ def _admit(lane: _Lane) -> bool:
 async def run_on_lane(
     tool: Tool, handler: Callable[..., Any], call: Callable[[], Any], timeout: float | None
 ) -> Any:
-    lane = _lane(tool, handler)
+    """``call()`` (``tool``'s sync ``handler``) on the tool's handler lane, within ``timeout``.
+
+    Raises:
+        ToolUnavailableError: the tool's threads are held by calls that timed out, or none came
+            free within ``timeout`` (the call never started).
+        TimeoutError: the call ran past ``timeout``; it keeps its thread, counted as hung.
+    """
+    lane = _lane("tool", tool.name, handler, tool.max_concurrency or DEFAULT_TOOL_CONCURRENCY)
     deadline = None if timeout is None else time.monotonic() + timeout
     while not _admit(lane):  # the tool's or the process's threads are all busy: wait a little
         if deadline is not None and time.monotonic() >= deadline:
             raise ToolUnavailableError(  # it never started: nothing of it may still complete
                 f"Tool {tool.name!r} did not start within its {timeout:g}s: its threads were "
-                f"all busy ({lane.active} of at most {lane.limit} in use; this process's sync "
-                f"tools hold {_THREADS} of at most {MAX_SYNC_THREADS}). Try it again shortly, "
-                "or use another tool.",
+                f"all busy ({lane.active} of at most {lane.limit} in use; this process's tool "
+                f"calls hold {_THREADS} threads of at most {MAX_SYNC_THREADS}). Try it again "
+                "shortly, or use another tool.",
                 tool_name=tool.name,
             )
         await asyncio.sleep(_ADMIT_POLL)
@@ -198,3 +232,16 @@ async def run_on_lane(
     except (asyncio.TimeoutError, TimeoutError, asyncio.CancelledError):
         lane.abandon(future)
         raise
+
+
+async def run_work(name: str | None, job: Callable[[], _T]) -> _T:
+    """``job()`` on the work lane of tool ``name`` (None: the shared one), once it has a thread.
+
+    The work is bounded (deadlines, regex time limits), so a job never hangs and waiting for a
+    thread of its own lane ends. Cancelling the await drops a job that has not started (one
+    that has runs to its own deadline).
+    """
+    lane = _lane("work", name or "", None, WORK_LANE_THREADS)
+    while not _admit(lane):  # the lane's or the process's threads are all busy: wait a little
+        await asyncio.sleep(_ADMIT_POLL)
+    return await asyncio.wrap_future(lane.submit(job))
