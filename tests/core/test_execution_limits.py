@@ -163,20 +163,24 @@ def test_work_off_the_loop_counts_against_the_same_limit_as_handlers(
 
 
 def test_one_tools_work_never_waits_on_another_tools_work() -> None:
+    _settled()
     release = threading.Event()
+    before = threads_in_use()
 
-    async def scenario() -> str:
+    async def scenario() -> tuple[str, int]:
         slow = [
             asyncio.ensure_future(off_loop(lambda: release.wait(10), lane="slow"))
             for _ in range(WORK_LANE_THREADS + 2)
         ]
         try:
-            return await asyncio.wait_for(off_loop(lambda: "quick", lane="quick"), 5)
+            quick = await asyncio.wait_for(off_loop(lambda: "quick", lane="quick"), 5)
+            return quick, threads_in_use() - before
         finally:
             release.set()
             await asyncio.gather(*slow)
 
-    assert asyncio.run(scenario()) == "quick"
+    assert asyncio.run(scenario()) == ("quick", WORK_LANE_THREADS)  # two slow jobs queue
+    assert threads_in_use() == before  # every thread given back, the queued jobs' too
 
 
 def test_default_concurrency_and_max_concurrency_is_checked() -> None:

@@ -28,7 +28,7 @@ import concurrent.futures
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -78,16 +78,22 @@ class _Lane:
     also counted across lanes (:data:`MAX_SYNC_THREADS`, see :func:`_admit`).
     """
 
-    def __init__(self, name: str, limit: int, prefix: str) -> None:
+    def __init__(self, name: str, limit: int, prefix: str, *, queues: bool) -> None:
         self.name = name
         self.limit = limit
+        self.queues = queues
+        """Whether calls past ``limit`` queue for its threads (work, bounded) rather than wait
+        to be admitted (handlers, which may hang: a call that never started must say so)."""
         self.executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=limit, thread_name_prefix=prefix
         )
         self.active = 0
-        """Calls admitted (each holds one of the lane's threads) and not finished."""
+        """Calls admitted and not finished: the first ``limit`` of them hold a thread each."""
         self.hung: set[concurrent.futures.Future[Any]] = set()
         """Calls that timed out and still run."""
+        self.waiters: deque[asyncio.Future[None]] = deque()
+        """Work jobs waiting for a thread of this lane, first come first woken: one each time
+        one of its calls finishes."""
 
     def submit(self, call: Callable[[], _T]) -> concurrent.futures.Future[_T]:
         """Run an admitted call (see :func:`_admit`) on one of the lane's threads."""
@@ -98,11 +104,15 @@ class _Lane:
     def _finished(self, future: concurrent.futures.Future[Any]) -> None:
         global _THREADS, _HUNG
         with _THREADS_LOCK:
+            if self.active <= self.limit:  # else a queued call takes over the thread
+                _THREADS -= 1
             self.active -= 1
-            _THREADS -= 1
             if future in self.hung:
                 self.hung.discard(future)
                 _HUNG -= 1
+            waiting = bool(self.waiters)
+        if waiting:
+            _wake_next(self)
 
     def abandon(self, future: concurrent.futures.Future[Any]) -> None:
         """``future`` timed out: cancel it if it has not started, else count it as hung."""
@@ -153,7 +163,7 @@ def threads_in_use() -> int:
         return _THREADS
 
 
-def _lane(kind: str, name: str, handler: Any, limit: int) -> _Lane:
+def _lane(kind: str, name: str, handler: Any, limit: int, *, queues: bool) -> _Lane:
     """The lane of ``kind`` for ``name`` (and ``handler``), made on first use; at most
     :data:`MAX_LANES` idle ones are kept, least recently used let go first."""
     key = (kind, name, 0 if handler is None else id(handler))
@@ -163,7 +173,7 @@ def _lane(kind: str, name: str, handler: Any, limit: int) -> _Lane:
             _LANES.move_to_end(key)
             return entry[1]
         prefix = f"toolmgmt-{kind}-{name[:24]}" if name else f"toolmgmt-{kind}"
-        lane = _Lane(name, limit, prefix)
+        lane = _Lane(name, limit, prefix, queues=queues)
         _LANES[key] = (handler, lane)
         if len(_LANES) > MAX_LANES:
             for old_key, (_, old) in list(_LANES.items())[: len(_LANES) - MAX_LANES]:
@@ -173,8 +183,30 @@ def _lane(kind: str, name: str, handler: Any, limit: int) -> _Lane:
         return lane
 
 
-def _admit(lane: _Lane) -> bool:
-    """Give the call a thread of ``lane`` now if it may have one; whether it got one.
+def _wake_next(lane: _Lane) -> None:
+    """A thread of ``lane`` came free: wake the job that has waited longest (from any thread)."""
+    while True:
+        with _THREADS_LOCK:
+            if not lane.waiters:
+                return
+            waiter = lane.waiters.popleft()
+        try:
+            waiter.get_loop().call_soon_threadsafe(_wake, lane, waiter)
+            return
+        except RuntimeError:  # its loop has closed: the turn goes to the next
+            continue
+
+
+def _wake(lane: _Lane, waiter: asyncio.Future[None]) -> None:
+    if waiter.done():  # cancelled meanwhile: the turn goes to the next
+        _wake_next(lane)
+    else:
+        waiter.set_result(None)
+
+
+def _admit(lane: _Lane, waiter: asyncio.Future[None] | None = None) -> bool:
+    """Give the call a thread of ``lane`` now if it may have one; whether it got one. If not,
+    ``waiter`` (when given) is woken the next time one of the lane's calls finishes.
 
     Raises:
         ToolUnavailableError: the tool's calls that timed out hold all its threads, or (with
@@ -184,11 +216,16 @@ def _admit(lane: _Lane) -> bool:
     with _THREADS_LOCK:
         if len(lane.hung) >= lane.limit or (lane.hung and _HUNG >= MAX_SYNC_THREADS):
             held, everyone = len(lane.hung), _HUNG
-        elif lane.active >= lane.limit or (lane.active and _THREADS >= MAX_SYNC_THREADS):
+        elif (lane.active >= lane.limit and not lane.queues) or (
+            0 < lane.active < lane.limit and _THREADS >= MAX_SYNC_THREADS
+        ):
+            if waiter is not None:  # registered under the lock: no finish goes unseen
+                lane.waiters.append(waiter)
             return False  # wait for a thread of its own to finish
         else:
+            if lane.active < lane.limit:  # it takes a thread (else it queues for one)
+                _THREADS += 1
             lane.active += 1
-            _THREADS += 1
             return True
     why = (
         f"its last {held} calls timed out and are still running"
@@ -213,7 +250,8 @@ async def run_on_lane(
             free within ``timeout`` (the call never started).
         TimeoutError: the call ran past ``timeout``; it keeps its thread, counted as hung.
     """
-    lane = _lane("tool", tool.name, handler, tool.max_concurrency or DEFAULT_TOOL_CONCURRENCY)
+    limit = tool.max_concurrency or DEFAULT_TOOL_CONCURRENCY
+    lane = _lane("tool", tool.name, handler, limit, queues=False)
     deadline = None if timeout is None else time.monotonic() + timeout
     while not _admit(lane):  # the tool's or the process's threads are all busy: wait a little
         if deadline is not None and time.monotonic() >= deadline:
@@ -238,10 +276,22 @@ async def run_work(name: str | None, job: Callable[[], _T]) -> _T:
     """``job()`` on the work lane of tool ``name`` (None: the shared one), once it has a thread.
 
     The work is bounded (deadlines, regex time limits), so a job never hangs and waiting for a
-    thread of its own lane ends. Cancelling the await drops a job that has not started (one
-    that has runs to its own deadline).
+    thread of its own lane ends: past the lane's threads a job queues for them; one that would
+    take a thread past :data:`MAX_SYNC_THREADS` waits until one of the lane's jobs finishes.
+    Cancelling the await drops a job that has not started (one that has runs to its own
+    deadline).
     """
-    lane = _lane("work", name or "", None, WORK_LANE_THREADS)
-    while not _admit(lane):  # the lane's or the process's threads are all busy: wait a little
-        await asyncio.sleep(_ADMIT_POLL)
+    lane = _lane("work", name or "", None, WORK_LANE_THREADS, queues=True)
+    if not _admit(lane):  # the lane's or the process's threads are all busy
+        loop = asyncio.get_running_loop()
+        while True:
+            waiter = loop.create_future()
+            if _admit(lane, waiter):
+                break
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():  # woken, then cancelled: pass it on
+                    _wake_next(lane)
+                raise
     return await asyncio.wrap_future(lane.submit(job))
