@@ -6,8 +6,9 @@ A *lane* is a small pool of threads of one tool, of one of two kinds:
   (default :data:`DEFAULT_TOOL_CONCURRENCY`) (:func:`run_on_lane`, from
   :mod:`toolmgmt_core.calls.execution`);
 - a **work lane** runs a tool's bounded sync work off the event loop (validation, result
-  shaping), at most :data:`WORK_LANE_THREADS` jobs at once (:func:`run_work`, behind
-  :func:`~toolmgmt_core.calls.sync.off_loop`); work given no tool shares one lane.
+  shaping), at most :data:`WORK_LANE_THREADS` jobs at once, more queueing for them
+  (:func:`run_work`, behind :func:`~toolmgmt_core.calls.sync.off_loop`); work given no tool
+  shares one lane.
 
 **The limit**: every lane of both kinds together holds at most :data:`MAX_SYNC_THREADS` (64)
 threads with a call or job on them (running, or left running by a call that timed out). A lane
