@@ -25,7 +25,7 @@ from typing import Any
 
 from opentelemetry import trace
 
-from toolmgmt_core.calls.lanes import hung_threads
+from toolmgmt_core.calls.threads import hung_threads
 from toolmgmt_core.events import OtelListener
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_mcp.clients import current_client

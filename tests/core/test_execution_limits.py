@@ -1,17 +1,26 @@
-"""Per-tool thread lanes, validation off the event loop, and the timeout covering a whole call."""
+"""Per-tool thread lanes within one limit, validation off the event loop, and the timeout covering
+a whole call."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from toolmgmt_core import Discovery, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.calls.lanes import DEFAULT_TOOL_CONCURRENCY, MAX_SYNC_THREADS, hung_threads
-from toolmgmt_core.calls.sync import _LANE_THREADS, is_small
+from toolmgmt_core.calls import threads
+from toolmgmt_core.calls.sync import is_small, off_loop
+from toolmgmt_core.calls.threads import (
+    DEFAULT_TOOL_CONCURRENCY,
+    MAX_SYNC_THREADS,
+    WORK_LANE_THREADS,
+    hung_threads,
+    threads_in_use,
+)
 from toolmgmt_core.calls.validation import check_arguments
 
 
@@ -20,7 +29,8 @@ def _session(*tools: Tool, **options: Any) -> Any:
     return ToolManager(ToolCatalog(list(tools)), discovery=discovery, **options).session()
 
 
-def test_a_tool_runs_at_most_max_concurrency_calls_at_once() -> None:
+def _peak_counted() -> tuple[Callable[[], str], list[int]]:
+    """A job taking 50 ms, and the most of its runs that overlapped (filled in as they run)."""
     running, peak = [0], [0]
     lock = threading.Lock()
 
@@ -33,6 +43,11 @@ def test_a_tool_runs_at_most_max_concurrency_calls_at_once() -> None:
             running[0] -= 1
         return "done"
 
+    return work, peak
+
+
+def test_a_tool_runs_at_most_max_concurrency_calls_at_once() -> None:
+    work, peak = _peak_counted()
     session = _session(Tool("work", handler=work, max_concurrency=2, timeout=10))
 
     async def burst() -> list[Any]:
@@ -89,25 +104,83 @@ def test_calls_that_hang_across_many_tools_leave_a_bounded_number_of_threads() -
     try:
         results, healthy = asyncio.run(scenario())
         started = [t.name for t in threading.enumerate() if t not in before]
-        hung = hung_threads()
+        hung, in_use = hung_threads(), threads_in_use()
     finally:
         release.set()
     assert len(results) == 320
     assert {r.error.code for r in results} == {"timeout", "tool_unavailable"}
-    # Every thread the calls started: the handlers' (bounded here), and at most the work lanes'
-    # (a check that a loaded machine kept past ON_LOOP_SECONDS re-runs on its tool's work lane,
-    # at most _LANE_THREADS threads a tool); nothing else.
+    # One limit for every lane: the calls hold exactly the process's share, all of it the hung
+    # handlers' (the healthy call and any work are done and gave theirs back).
+    assert in_use == sum(hung.values()) == MAX_SYNC_THREADS, (in_use, hung)
+    assert set(hung) <= {t.name for t in tools}
+    # Every thread the calls started is a lane's: the handlers' (within the limit, and one of the
+    # healthy tool's), and the work lanes' (a check that a loaded machine kept past
+    # ON_LOOP_SECONDS re-runs on its tool's work lane); nothing else.
     handlers = [n for n in started if n.startswith("toolmgmt-tool-")]
     work = [n for n in started if n.startswith("toolmgmt-work-")]
-    assert len(handlers) <= MAX_SYNC_THREADS + 1, len(handlers)  # and one of the healthy tool's
     assert sorted(handlers + work) == sorted(started), started
-    assert len(work) <= _LANE_THREADS * len(tools), len(work)
-    assert sum(hung.values()) == MAX_SYNC_THREADS and set(hung) <= {t.name for t in tools}
+    assert len(handlers) <= MAX_SYNC_THREADS + 1, len(handlers)
+    assert len(work) <= WORK_LANE_THREADS * len(tools), len(work)
     assert healthy.value == "fine"  # a tool holding no thread always gets one
     refused = [r for r in results if r.error.code == "tool_unavailable"]
     assert "this process holds 64 such threads (at most 64)" in refused[-1].content
     _settled()
     assert not hung_threads()  # counted until their handlers return, then given back
+
+
+def test_work_off_the_loop_counts_against_the_same_limit_as_handlers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 33: handler and work threads were two registries with two bounds; now one limit
+    # holds both, and a lane holding no thread still always gets one.
+    _settled()
+    monkeypatch.setattr(threads, "MAX_SYNC_THREADS", 2)
+    release = threading.Event()
+    session = _session(Tool("stuck", handler=lambda: release.wait(30), timeout=0.2))
+    job, peak = _peak_counted()
+
+    async def scenario() -> tuple[list[str], int, list[str]]:
+        calls = await asyncio.gather(*(session.call("stuck", {}) for _ in range(2)))
+        held = threads_in_use()
+        done = await asyncio.gather(*(off_loop(job, lane="busy") for _ in range(3)))
+        return [r.error.code for r in calls], held, done
+
+    try:
+        codes, held, done = asyncio.run(scenario())
+    finally:
+        release.set()
+    assert codes == ["timeout", "timeout"] and held == 2  # the hung calls fill the share
+    assert done == ["done"] * 3 and peak[0] == 1  # the work still runs, one job at a time
+    _settled()
+    monkeypatch.undo()
+
+    together = threading.Barrier(3, timeout=10)  # below the limit, a lane's jobs run at once
+
+    async def burst() -> list[int]:
+        return await asyncio.gather(*(off_loop(together.wait, lane="busy") for _ in range(3)))
+
+    assert sorted(asyncio.run(burst())) == [0, 1, 2]
+
+
+def test_one_tools_work_never_waits_on_another_tools_work() -> None:
+    _settled()
+    release = threading.Event()
+    before = threads_in_use()
+
+    async def scenario() -> tuple[str, int]:
+        slow = [
+            asyncio.ensure_future(off_loop(lambda: release.wait(10), lane="slow"))
+            for _ in range(WORK_LANE_THREADS + 2)
+        ]
+        try:
+            quick = await asyncio.wait_for(off_loop(lambda: "quick", lane="quick"), 5)
+            return quick, threads_in_use() - before
+        finally:
+            release.set()
+            await asyncio.gather(*slow)
+
+    assert asyncio.run(scenario()) == ("quick", WORK_LANE_THREADS)  # two slow jobs queue
+    assert threads_in_use() == before  # every thread given back, the queued jobs' too
 
 
 def test_default_concurrency_and_max_concurrency_is_checked() -> None:

@@ -13,7 +13,7 @@ exception); the arguments were checked before (:mod:`toolmgmt_core.calls.validat
   that does not (it swallows the cancellation) is left running, never waited for. Either way
   the model is told the call may still complete, so a side effect is not repeated blindly.
 
-Sync handlers run on their tool's own lane of threads (:mod:`toolmgmt_core.calls.lanes`:
+Sync handlers run on their tool's own lane of threads (:mod:`toolmgmt_core.calls.threads`:
 bounded per tool and for the process, the hung ones counted).
 """
 
@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolmgmt_core.calls.lanes import run_on_lane
+from toolmgmt_core.calls.threads import run_on_lane
 from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import (

@@ -4,12 +4,13 @@
   the CLI's and the MCP adapter's blocking entry points, ``serve_sync`` on uvloop through its
   ``loop_factory``), even when a loop is already running;
 - :func:`off_loop` runs bounded sync work (validation, result shaping) from async code on a
-  thread, so the event loop keeps serving other calls; each tool's work goes to a small pool of
-  its own (a *lane*), so one tool's slow inputs never keep another tool's work waiting; and
-  :func:`is_small` tells when a value is cheap enough to handle on the loop itself.
+  thread, so the event loop keeps serving other calls; each tool's work goes to a work lane of
+  its own (:mod:`toolmgmt_core.calls.threads`, the one registry of threads), so one tool's slow
+  inputs never keep another tool's work waiting; and :func:`is_small` tells when a value is
+  cheap enough to handle on the loop itself.
 
-Tool handlers are not bridged here: each sync tool runs on threads of its own
-(:mod:`toolmgmt_core.calls.execution`), so a hung handler never holds these pools.
+Tool handlers are not bridged here: each sync tool runs on a handler lane of its own
+(:mod:`toolmgmt_core.calls.execution`), so a hung handler never holds another tool's threads.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
+
+from toolmgmt_core.calls.threads import run_work
 
 __all__ = [
     "is_small",
@@ -33,55 +34,6 @@ _T = TypeVar("_T")
 
 _SMALL_NODES = 2_000
 _SMALL_CHARS = 64_000
-
-_LANE_THREADS = 4
-_MAX_IDLE_LANES = 256
-
-# Never the loop's default executor: ``asyncio.run`` waits for its default executor on exit.
-# The work here is bounded (deadlines, regex time limits), so no pool stays blocked for long.
-_WORK_POOL = concurrent.futures.ThreadPoolExecutor(
-    max_workers=_LANE_THREADS, thread_name_prefix="toolmgmt-work"
-)
-
-
-class _WorkLane:
-    """The work threads of one lane (made as needed, at most :data:`_LANE_THREADS`)."""
-
-    def __init__(self, name: str) -> None:
-        self.executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=_LANE_THREADS, thread_name_prefix=f"toolmgmt-work-{name[:24]}"
-        )
-        self.active = 0
-        """Jobs submitted and not finished."""
-
-    def _finished(self, future: concurrent.futures.Future[Any]) -> None:
-        with _LANES_LOCK:
-            self.active -= 1
-
-
-_LANES: OrderedDict[str, _WorkLane] = OrderedDict()
-_LANES_LOCK = threading.Lock()
-
-
-def _submit(lane: str | None, fn: Callable[[], _T]) -> concurrent.futures.Future[_T]:
-    """``fn`` on ``lane``'s threads (None: the shared pool); idle lanes past
-    :data:`_MAX_IDLE_LANES` are let go, least recently used first."""
-    if lane is None:
-        return _WORK_POOL.submit(fn)
-    with _LANES_LOCK:
-        work = _LANES.get(lane)
-        if work is None:
-            work = _LANES[lane] = _WorkLane(lane)
-            for old_name, old in list(_LANES.items())[: max(len(_LANES) - _MAX_IDLE_LANES, 0)]:
-                if old.active == 0:
-                    del _LANES[old_name]
-                    old.executor.shutdown(wait=False)
-        _LANES.move_to_end(lane)
-        work.active += 1
-    future = work.executor.submit(fn)
-    future.add_done_callback(work._finished)
-    return future
-
 
 _SYNC_BRIDGE_POOL = concurrent.futures.ThreadPoolExecutor(
     max_workers=16, thread_name_prefix="toolmgmt-sync"
@@ -179,9 +131,10 @@ async def off_loop(fn: Callable[[], _T], *, lane: str | None = None) -> _T:
     """``fn()`` on a worker thread (with this context), so the event loop keeps serving others.
 
     For bounded CPU work only (validation, result shaping). ``lane`` (a tool's name) gives the
-    work threads of its own: at most four jobs of one lane run at once, so a tool whose inputs
-    are slow to check holds only its own lane while every other tool's work runs on. Cancelling
-    the await drops a job that has not started (one that has runs to its own deadline).
+    work lane of its own (:func:`~toolmgmt_core.calls.threads.run_work`): at most four jobs of
+    one lane run at once, so a tool whose inputs are slow to check holds only its own lane while
+    every other tool's work runs on. Cancelling the await drops a job that has not started (one
+    that has runs to its own deadline).
     """
     context = contextvars.copy_context()
-    return await asyncio.wrap_future(_submit(lane, functools.partial(context.run, fn)))
+    return await run_work(lane, functools.partial(context.run, fn))

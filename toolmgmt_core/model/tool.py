@@ -219,7 +219,7 @@ class Tool:
     """Free-form data for integrations (the source object, an upstream name, ...)."""
     max_concurrency: int | None = None
     """Calls of a sync handler running at once, each on a thread of the tool's own; None uses
-    :data:`~toolmgmt_core.calls.lanes.DEFAULT_TOOL_CONCURRENCY`."""
+    :data:`~toolmgmt_core.calls.threads.DEFAULT_TOOL_CONCURRENCY`."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
