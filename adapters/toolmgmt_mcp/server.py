@@ -155,7 +155,13 @@ class Gateway:
         ``session_result_budget``; gateway mode needs nothing else)."""
         upstream_catalog = self.shared.local if self.shared else self.catalog
         views = [self.manager.policy, *(m.policy for m in self.clients.values())]
-        self.upstreams = UpstreamManager(config, upstream_catalog, views)
+        self.upstreams = UpstreamManager(
+            config,
+            upstream_catalog,
+            views,
+            pins=_pin_store(config),
+            on_pin_change=self.metrics.pin_changed if self.metrics is not None else None,
+        )
         if self.shared is not None:
             self.shared.ensure_upstream = self.upstreams.ensure_for
         self._background: Any = None
@@ -245,6 +251,7 @@ class Gateway:
                 self._replies,
                 self._event_log,
                 self.metrics,
+                self.upstreams.pins,
             )
             for store in stores:
                 close = getattr(store, "close", None)
@@ -344,6 +351,8 @@ class Gateway:
                 await self.upstreams.ensure_for(arguments["tool_name"], session.policy)
             except ToolCallError as exc:
                 return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
+            if self.shared is not None:
+                self.shared.sync()  # what the upstream just listed (reconnected, trusted)
         relay = _relay(ctx, params)
         with (
             relay_progress(ctx.session.report_progress),
@@ -581,6 +590,20 @@ def _catalog_store(config: GatewayConfig) -> Any:
     except ImportError as exc:
         raise ConfigError(config_problem(config.source, str(exc), ("store", "catalog"))) from exc
     return PostgresCatalogStore(config.store.catalog)
+
+
+def _pin_store(config: GatewayConfig) -> Any:
+    """Where the upstream tools' pins live: the catalog store (every replica agrees), else
+    ``[gateway] pins_file``, else this process."""
+    from toolmgmt_core.catalog.pins import MemoryPins, PinFile
+
+    if config.store.catalog:
+        from toolmgmt_core.stores.postgres_pins import PostgresPins
+
+        return PostgresPins(config.store.catalog)
+    if config.gateway.pins_file:
+        return PinFile(config.gateway.pins_file)
+    return MemoryPins()
 
 
 def _configured_embedder(config: GatewayConfig) -> Any:

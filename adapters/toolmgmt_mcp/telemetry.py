@@ -143,6 +143,12 @@ class GatewayMetrics:
             unit="{error}",
             description="Session store operations that failed (a 503 answered, a record unsaved).",
         )
+        self.pin_changes = meter.create_counter(
+            "toolmgmt.gateway.upstream.pin_changes",
+            unit="{change}",
+            description="Changes of pinned upstream tools: accepted (accept_changes) or "
+            "quarantined until an operator trusts them.",
+        )
         self.requests = meter.create_histogram(
             "mcp.server.operation.duration",
             unit="s",
@@ -169,6 +175,10 @@ class GatewayMetrics:
     def store_failed(self, operation: str) -> None:
         """Count a failed store operation (``load``, ``save``, ``open``...)."""
         self.store_errors.add(1, {"operation": operation})
+
+    def pin_changed(self, upstream: str, outcome: str) -> None:
+        """Count a pinned tool's change (``accepted`` or ``quarantined``) of ``upstream``."""
+        self.pin_changes.add(1, {"upstream": upstream, "outcome": outcome})
 
     def request_done(
         self, method: str, seconds: float, tool: str | None, error: str | None
