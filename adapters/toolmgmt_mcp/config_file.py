@@ -238,6 +238,11 @@ class _Reader:
     def _check_metrics(table: ConfigTable, gateway: GatewaySettings) -> None:
         """A gateway behind tokens serves ``/metrics`` to its own credential only: one must be
         named (no client's ordinary token reads every client's series)."""
+        if gateway.metrics_token and any(
+            hmac.compare_digest(gateway.metrics_token, other)
+            for other in [gateway.token or "", *(c.token for c in gateway.clients)]
+        ):
+            raise table.fail("metrics", "its token is an MCP token too; give /metrics its own.")
         if not gateway.metrics or not (gateway.token or gateway.clients):
             return
         if gateway.metrics_token or any(c.metrics for c in gateway.clients):

@@ -48,7 +48,7 @@ from toolmgmt_mcp.admission import Admission, client_shares, retry_after
 from toolmgmt_mcp.approval import ApprovalAsked, client_approver
 from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.clients import CLIENT_SCOPE_KEY, BearerTokenMiddleware, ClientAuth
-from toolmgmt_mcp.config import ClientConfig, GatewayConfig
+from toolmgmt_mcp.config import ClientConfig, GatewayConfig, GatewaySettings
 from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
 from toolmgmt_mcp.convert import relay_progress
 from toolmgmt_mcp.headers import TrimmedHeaders
@@ -63,7 +63,7 @@ from toolmgmt_mcp.questions import (
 from toolmgmt_mcp.read_deadline import read_deadline_protocol
 from toolmgmt_mcp.replies import RedisReplies
 from toolmgmt_mcp.state_keys import SharedKeyCodec, request_state_boundary
-from toolmgmt_mcp.telemetry import GatewayMetrics, describe_request
+from toolmgmt_mcp.telemetry import METRICS_PATH, GatewayMetrics, MetricsAccess, describe_request
 from toolmgmt_mcp.upstreams import UpstreamManager
 
 __all__ = ["BearerTokenMiddleware", "Gateway", "serve", "serve_sync"]
@@ -409,8 +409,10 @@ class Gateway:
         path = path or settings.path
         stateless = self.session_store is not None
         routes = [Route(HEALTH_PATH, healthz, methods=["GET"])]
-        if self.metrics is not None:
-            routes.append(self.metrics.route())
+        open_paths: tuple[str, ...] = (HEALTH_PATH,)
+        if self.metrics is not None:  # behind its own credential, checked by its route
+            routes.append(self.metrics.route(_metrics_access(settings, token)))
+            open_paths += (METRICS_PATH,)
         app = self.server.streamable_http_app(
             streamable_http_path=path,
             host=host or settings.host,
@@ -449,8 +451,8 @@ class Gateway:
                     "[gateway.clients] each have their own; give each client its token instead."
                 )
             tokens = {c.name: c.token for c in settings.clients}
-            return ClientAuth(app, tokens, open_paths=(HEALTH_PATH,))
-        return BearerTokenMiddleware(app, token, open_paths=(HEALTH_PATH,)) if token else app
+            return ClientAuth(app, tokens, open_paths=open_paths)
+        return BearerTokenMiddleware(app, token, open_paths=open_paths) if token else app
 
     async def run_http(
         self,
@@ -590,6 +592,14 @@ def _catalog_store(config: GatewayConfig) -> Any:
     except ImportError as exc:
         raise ConfigError(config_problem(config.source, str(exc), ("store", "catalog"))) from exc
     return PostgresCatalogStore(config.store.catalog)
+
+
+def _metrics_access(settings: GatewaySettings, token: str | None) -> MetricsAccess:
+    """``/metrics``' readers (its own token, the clients marked ``metrics``), and the other
+    tokens, which get 403."""
+    readers = [settings.metrics_token or ""] + [c.token for c in settings.clients if c.metrics]
+    others = [token or ""] + [c.token for c in settings.clients if not c.metrics]
+    return MetricsAccess(readers, others)
 
 
 def _pin_store(config: GatewayConfig) -> Any:
