@@ -64,12 +64,13 @@ from toolmgmt_mcp.questions import (
     MAX_ROUNDS,
     MissingCapability,
     Relay,
+    attribute_questions,
     current_relay,
     forward_capabilities,
 )
 from toolmgmt_mcp.transport import describe, fault_error, list_tools, open_client, request_fault
 
-__all__ = ["UpstreamManager", "UpstreamStatus"]
+__all__ = ["PIN_RECHECK", "UpstreamManager", "UpstreamStatus"]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
@@ -314,6 +315,12 @@ class _Upstream:
                 break
             # The upstream asks its user: the relay asks the client (or ends the call with
             # the questions, for a 2026 client), and the call goes on with the answers.
+            result = attribute_questions(
+                upstream,
+                gateway_name,
+                result,
+                allow_secrets=self.config.allow_secret_questions,
+            )
             responses = await relay.answer(upstream, tool_name, result)
             state = result.request_state
         else:
