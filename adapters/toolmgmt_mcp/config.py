@@ -129,6 +129,11 @@ class ClientConfig:
     gateway has two clients or more."""
     metrics: bool = False
     """This client's token may read ``GET /metrics`` (other clients' tokens get 403)."""
+    max_active: int | None = None
+    """This client's share of a replica's work: its requests worked on at once (not waiting
+    on an upstream); beyond, a request waits for one of its own, at most ``Retry-After``
+    seconds, then 503. None: ``max_requests // 16`` (at least 2) when the gateway has two
+    clients or more (:func:`~toolmgmt_mcp.admission.work_shares`)."""
 
 
 @dataclass(frozen=True)

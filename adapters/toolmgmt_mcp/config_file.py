@@ -32,6 +32,8 @@ TOML (``.toml``) or JSON (any other suffix)::
     deny = ["notes_delete_*"]      # beside [policy], for this client only
     max_requests = 32              # its share of a replica (default: half the replica's)
     max_sessions = 1000            # its 2025 sessions on a replica (default: an equal share)
+    max_active = 4                 # its requests worked on at once, not waiting on an upstream
+                                   # (default: max_requests // 16, at least 2); beyond: wait
     metrics = false                # true: its token reads GET /metrics
 
     [policy]                       # patterns on tool names as exposed (with their prefix);
@@ -127,7 +129,16 @@ _GATEWAY_KEYS = sorted(
     | {"clients", "header_timeout", "max_requests", "max_sessions", "metrics"}
     | {"provenance", "pins_file"}
 )
-_CLIENT_KEYS = ("deny", "max_requests", "max_sessions", "metrics", "profile", "token", "token_env")
+_CLIENT_KEYS = (
+    "deny",
+    "max_active",
+    "max_requests",
+    "max_sessions",
+    "metrics",
+    "profile",
+    "token",
+    "token_env",
+)
 _METRICS_KEYS = ("token", "token_env")
 _MIN_CLIENT_TOKEN = 16
 """Shortest client token accepted: a shared gateway's tokens are its only lock."""
@@ -314,7 +325,12 @@ class _Reader:
             if "max_sessions" in client:
                 sessions = client.integer("max_sessions", 0, low=1, high=10_000_000)
             metrics = client.boolean("metrics", False)
-            clients.append(ClientConfig(name, token, profile, deny, limit, sessions, metrics))
+            active = None
+            if "max_active" in client:
+                active = client.integer("max_active", 0, low=1, high=1_000_000)
+            clients.append(
+                ClientConfig(name, token, profile, deny, limit, sessions, metrics, active)
+            )
         return tuple(clients)
 
     def _policy(self, table: ConfigTable, *, globs_only: bool = False) -> PolicyConfig:

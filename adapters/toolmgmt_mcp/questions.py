@@ -53,6 +53,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, MISSING_REQUIRED_CLIENT_CAPA
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmgmt_core.model.errors import ToolExecutionError
+from toolmgmt_mcp.admission import waiting_on_upstream
 
 __all__ = [
     "AskClient",
@@ -339,11 +340,12 @@ class AskClient(Relay):
         answers: dict[str, Any] = {}
         for key, request in (asked.input_requests or {}).items():
             try:
-                answers[key] = await self.session.send_request(
-                    request,
-                    _answer_type(request),
-                    metadata=ServerMessageMetadata(related_request_id=self.request_id),
-                )
+                async with waiting_on_upstream():  # the client's answer: not our work
+                    answers[key] = await self.session.send_request(
+                        request,
+                        _answer_type(request),
+                        metadata=ServerMessageMetadata(related_request_id=self.request_id),
+                    )
             except Exception as exc:  # the client refused, or went away
                 raise ToolExecutionError(
                     f"Upstream {upstream!r} asked its user ({request.method}) during {tool!r}, "

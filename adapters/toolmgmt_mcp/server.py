@@ -44,7 +44,13 @@ from toolmgmt_core.session.options import Access
 from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import InMemorySessionStore, SessionStore
 from toolmgmt_core.stores.event_log import StoreListener
-from toolmgmt_mcp.admission import Admission, client_shares, retry_after
+from toolmgmt_mcp.admission import (
+    Admission,
+    client_shares,
+    retry_after,
+    session_shares,
+    work_shares,
+)
 from toolmgmt_mcp.approval import ApprovalAsked, client_approver
 from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.clients import CLIENT_SCOPE_KEY, BearerTokenMiddleware, ClientAuth
@@ -458,6 +464,8 @@ class Gateway:
             app,
             max_requests=settings.max_requests,
             per_client=client_shares(settings),
+            work=work_shares(settings),
+            sessions=session_shares(settings),
             retry_after=retry_after(self.config.store.timeout),
             path=path,
         )

@@ -55,6 +55,7 @@ from toolmgmt_core.model.errors import (
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_mcp.admission import waiting_on_upstream
 from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
 from toolmgmt_mcp.convert import (
     progress_callback,
@@ -347,7 +348,8 @@ class _Upstream:
         started = time.monotonic()
         try:
             with anyio.fail_after(timeout):
-                result = await self._send(client, tool_name, arguments, responses, state)
+                async with waiting_on_upstream():  # not this replica's work meanwhile
+                    result = await self._send(client, tool_name, arguments, responses, state)
         except Exception as exc:
             fault = request_fault(exc)
             if fault is None:
