@@ -16,7 +16,7 @@ A share of requests in flight is not a share of the replica: a flood of short re
 (opening and closing 2025 sessions, 100 at a time) keeps its share of slots barely used while
 its work fills the event loop, and another client's median went from 81 ms to 2 s. So each
 client of a gateway with two clients or more also has a **share of the work**
-(:func:`work_shares`, ``[gateway.clients.NAME] max_active``, by default ``max_requests // 16``,
+(:func:`work_shares`, ``[gateway.clients.NAME] max_active``, by default ``max_requests // 32``,
 at least 2): at most that many of its requests are being worked on by this replica at once; a
 request of its past that waits for one of its own to finish (never for another client's), and
 one still waiting after ``Retry-After`` seconds is refused with 503. A request waiting on its
@@ -89,12 +89,12 @@ def session_shares(settings: GatewaySettings) -> dict[str, int]:
 
 def work_shares(settings: GatewaySettings) -> dict[str, int]:
     """Each client's share of the work of a replica (requests being worked on at once, not
-    waiting on an upstream): its ``max_active``, else ``max_requests // 16`` (at least 2) when
+    waiting on an upstream): its ``max_active``, else ``max_requests // 32`` (at least 2) when
     the gateway serves two clients or more and ``max_requests`` limits (0: none)."""
     explicit = {c.name: c.max_active for c in settings.clients if c.max_active}
     if len(settings.clients) < 2 or not settings.max_requests:  # max_requests 0: no limit
         return explicit
-    default = max(2, settings.max_requests // 16)
+    default = max(2, settings.max_requests // 32)
     return {c.name: explicit.get(c.name, default) for c in settings.clients}
 
 

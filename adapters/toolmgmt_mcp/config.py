@@ -132,7 +132,7 @@ class ClientConfig:
     max_active: int | None = None
     """This client's share of a replica's work: its requests worked on at once (not waiting
     on an upstream); beyond, a request waits for one of its own, at most ``Retry-After``
-    seconds, then 503. None: ``max_requests // 16`` (at least 2) when the gateway has two
+    seconds, then 503. None: ``max_requests // 32`` (at least 2) when the gateway has two
     clients or more (:func:`~toolmgmt_mcp.admission.work_shares`)."""
 
 

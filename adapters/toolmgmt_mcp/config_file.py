@@ -33,7 +33,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     max_requests = 32              # its share of a replica (default: half the replica's)
     max_sessions = 1000            # its 2025 sessions on a replica (default: an equal share)
     max_active = 4                 # its requests worked on at once, not waiting on an upstream
-                                   # (default: max_requests // 16, at least 2); beyond: wait
+                                   # (default: max_requests // 32, at least 2); beyond: wait
     metrics = false                # true: its token reads GET /metrics
 
     [policy]                       # patterns on tool names as exposed (with their prefix);

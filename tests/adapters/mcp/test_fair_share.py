@@ -146,13 +146,13 @@ def test_the_default_shares_split_a_replica_between_its_clients(monkeypatch: Any
     for name in ("A", "B"):
         monkeypatch.setenv(f"FAIR_{name}", f"token-{name}-0123456789abcdef")
     text = (
-        "[gateway]\nmax_requests = 64\nmax_sessions = 1000\n"
+        "[gateway]\nmax_requests = 128\nmax_sessions = 1000\n"
         '[gateway.clients.a]\ntoken_env = "FAIR_A"\n'
         '[gateway.clients.b]\ntoken_env = "FAIR_B"\nmax_active = 8\nmax_sessions = 10\n'
         '[upstreams.n]\nurl = "http://127.0.0.1:1/mcp"\n'
     )
     settings = parse_config(text).gateway
-    assert work_shares(settings) == {"a": 4, "b": 8}
+    assert work_shares(settings) == {"a": 4, "b": 8}  # 128 // 32
     assert session_shares(settings) == {"a": 500, "b": 10}
-    unlimited = parse_config(text.replace("max_requests = 64", "max_requests = 0")).gateway
+    unlimited = parse_config(text.replace("max_requests = 128", "max_requests = 0")).gateway
     assert work_shares(unlimited) == {"b": 8}  # max_requests = 0: no default share
