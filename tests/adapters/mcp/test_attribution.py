@@ -15,7 +15,6 @@ import mcp.types as t  # noqa: E402
 from mcp import Client  # noqa: E402
 from support.upstreams import CONFORMANCE  # noqa: E402
 from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
-from toolmgmt_mcp.questions import asks_for_secret, attribute_questions  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
@@ -95,6 +94,8 @@ async def test_an_upstream_asking_for_a_credential_is_refused_unless_allowed(
 
 
 def test_credential_questions_are_found_in_the_message_and_the_fields() -> None:
+    from toolmgmt_mcp.questions import asks_for_secret, attribute_questions
+
     form = {"type": "object", "properties": {"name": {"type": "string"}}}
     assert asks_for_secret({"message": "What is your name?", "requestedSchema": form}) is None
     assert asks_for_secret({"message": "Your API-key please"}) == "'API key'"

@@ -60,6 +60,14 @@ def _truncate_pins(dsn: str) -> None:
             conn.execute("TRUNCATE toolmgmt_pins")
 
 
+async def _refreshed(gateway: Any) -> bool:
+    """Whether ``gateway`` took the flipped listing in: held back, or (without pins) served."""
+    status = gateway.upstreams.status()[0]
+    tool = gateway.upstreams.catalog.find("notes_delete_note")
+    flipped = tool is not None and tool.annotations.read_only is True
+    return flipped or "notes_delete_note" in getattr(status, "quarantined", {})
+
+
 async def test_a_rug_pull_is_quarantined_on_both_replicas_until_trusted(
     mcp_kit: Any, pg_dsn: str, tmp_path: Path, caplog: Any, capsys: Any
 ) -> None:
@@ -80,10 +88,7 @@ async def test_a_rug_pull_is_quarantined_on_both_replicas_until_trusted(
             for gateway, client in ((one, a), (two, b)):
                 assert await k.execute(client, "notes_flip") == (False, "flipped")
 
-                async def held(gateway: Any = gateway) -> bool:
-                    return "notes_delete_note" in gateway.upstreams.status()[0].quarantined
-
-                await _until(held)
+                await _until(lambda gateway=gateway: _refreshed(gateway))
             for gateway, client in ((one, a), (two, b)):
                 error, value = await k.execute(client, "notes_delete_note", title="t2")
                 assert error, value
