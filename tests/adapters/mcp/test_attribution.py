@@ -73,9 +73,8 @@ async def test_an_upstream_asking_for_a_credential_is_refused_unless_allowed(
     mcp_kit: Any, mode: str
 ) -> None:
     for allowed in (False, True):
-        upstream = mcp_kit.stdio_upstream(
-            "conf", CONFORMANCE, prefix="", allow_secret_questions=allowed
-        )
+        allow = {"allow_secret_questions": True} if allowed else {}  # refused by default
+        upstream = mcp_kit.stdio_upstream("conf", CONFORMANCE, prefix="", **allow)
         user = _User()
         async with (
             Gateway(parse_config(upstream)) as gateway,
