@@ -115,6 +115,8 @@ class _Upstream:
         self._answered_at = -math.inf
         """When the upstream last answered anything (a call, an error, a probe)."""
         self._probe_lock = anyio.Lock()
+        self.held: dict[str, str] = {}
+        """Gateway name -> the digest of the definition held back."""
         self._retry_safe: set[str] = set()
         """Upstream tool names annotated read-only or idempotent: a lost call may be resent."""
 
@@ -631,6 +633,7 @@ class UpstreamManager:
                 )
             elif verdict.state == QUARANTINED:
                 quarantined[name] = _quarantine_message(config.name, name, verdict)
+                upstream.held[name] = pin_digest(definitions[name])
                 if name not in upstream.status.quarantined:
                     self._pin_changed(config.name, QUARANTINED)
                     logger.warning("upstream %r: %s", config.name, quarantined[name])
@@ -663,8 +666,8 @@ class UpstreamManager:
             name = held.get(folded)
             if name is None or not self._may_show(upstream, name, policy):
                 continue
-            if upstream.client is not None:
-                await upstream.refresh()  # trusted meanwhile? the listing says
+            if upstream.client is not None and await self._trusted_since(upstream, name):
+                await upstream.refresh()  # the listing installs it
             message = upstream.status.quarantined.get(name)
             if message is not None:
                 raise ToolUnavailableError(message, tool_name=name)
@@ -678,11 +681,24 @@ class UpstreamManager:
             except Exception as exc:  # a failed listing is the upstream's, said there
                 logger.debug("rechecking quarantined tools failed: %s", exc)
 
+    async def _trusted_since(self, upstream: _Upstream, name: str) -> bool:
+        """Whether the pin of ``name`` is now the definition held back (one row read)."""
+        try:
+            pins = await anyio.to_thread.run_sync(lambda: self.pins.get([name]))
+        except StoreError:
+            return False
+        pin = pins.get(name)
+        return pin is not None and pin.digest == upstream.held.get(name)
+
     async def recheck_quarantined(self) -> None:
-        """List again each upstream holding tools back (a trust may have come meanwhile)."""
+        """List again each upstream holding back a tool an operator trusted meanwhile."""
         for upstream in self._upstreams.values():
-            if upstream.status.quarantined and upstream.client is not None:
-                await upstream.refresh()
+            if upstream.client is None:
+                continue
+            for name in list(upstream.status.quarantined):
+                if await self._trusted_since(upstream, name):
+                    await upstream.refresh()
+                    break
 
     def _install(
         self,

@@ -154,6 +154,11 @@ async def test_pins_file_keeps_pins_across_restarts_and_takes_a_trust(
         error, value = await k.execute(client, "notes_delete_note", title="x")
         assert error and "quarantined" in value["message"]
         assert main(["catalog", "trust", "notes_delete_note", "--config", str(config)]) == 0
+
+        async def listed_again() -> bool:  # without a call: the replica rechecks on its own
+            return "notes_delete_note" in gateway.catalog
+
+        await _until(listed_again)
         assert await k.execute(client, "notes_delete_note", title="y") == (False, "deleted y")
     assert _runs(tmp_path) == ["y"]
 
