@@ -115,7 +115,8 @@ async def test_accept_changes_takes_a_harmless_change_and_never_a_lowered_guard(
     mcp_kit: Any, tmp_path: Path, caplog: Any
 ) -> None:
     k = mcp_kit
-    config = _config(tmp_path, mcp_kit, change="description", accept_changes=True)
+    metrics = "[gateway]\nmetrics = true\n"
+    config = _config(tmp_path, mcp_kit, metrics, change="description", accept_changes=True)
     with caplog.at_level(logging.WARNING, logger="toolmgmt_mcp"):
         async with Gateway(load_config(config)) as gateway, Client(gateway.server) as client:
             assert await k.execute(client, "notes_flip") == (False, "flipped")
@@ -127,6 +128,14 @@ async def test_accept_changes_takes_a_harmless_change_and_never_a_lowered_guard(
             await _until(taken)
             assert gateway.upstreams.pin_changes[("notes", "accepted")] == 1
             assert "changed (description) and was accepted" in caplog.text
+            text = gateway.metrics.text()[0].decode()  # what GET /metrics serves
+            counted = [
+                line
+                for line in text.splitlines()
+                if line.startswith("toolmgmt_gateway_upstream_pin_changes_total{")
+            ]
+            assert len(counted) == 1 and 'upstream="notes"' in counted[0]
+            assert 'outcome="accepted"' in counted[0] and counted[0].endswith(" 1.0")
     (tmp_path / "flipped").unlink()
     config = _config(tmp_path, mcp_kit, accept_changes=True)
     async with Gateway(load_config(config)) as gateway, Client(gateway.server) as client:
