@@ -1,20 +1,23 @@
 """A flood of slow requests on one gateway replica, and another client's latency meanwhile.
 
-    python bench/admission.py [--flood 1000] [--seconds 20] [--json OUT]
+    python bench/admission.py [--flood 500] [--at-once 100] [--seconds 20] [--json OUT]
 
 Starts, on 127.0.0.1 only, a throw-away Redis (conversations, ``[store] sessions``) and one
 gateway replica (``python -m toolmgmt_mcp --http``) in front of the notes upstream (stdio), with
-two clients of their own tokens (``[gateway.clients]``): ``bulk`` opens ``--flood`` 2025
-sessions that each call a slow tool (``notes_slow_echo``, 2 s) again and again, honouring
-``Retry-After`` when refused; ``interactive`` calls a quick one (``notes_echo``) every 50 ms and
-its latency is what is measured. Four phases, each on a fresh replica, in the same run:
+two clients of their own tokens (``[gateway.clients]``): ``bulk`` floods it with ``--flood``
+2025 sessions, ``--at-once`` of them open at a time (the finding of issue 32: 500 sessions, 100
+at a time), each opening, calling a slow tool (``notes_slow_echo``, 2 s) ``--calls`` times and
+closing, then the next one, honouring ``Retry-After`` when refused; ``interactive`` calls a
+quick one (``notes_echo``) every 50 ms and its latency is what is measured. Four phases, each on
+a fresh replica, in the same run:
 
 1. ``alone``: the interactive client alone (the reference);
 2. ``flood, no limit``: ``max_requests = 0`` (no share for ``bulk`` either);
 3. ``flood, defaults``: the defaults, ``max_requests = 64`` and each client's share half of it;
 4. ``flood, tight``: ``--max-requests`` (32) and ``bulk``'s share ``--share`` (8).
 
-``bulk``'s requests past its share get 503 at once.
+``bulk``'s requests past its share get 503 at once. The goal: the interactive client's p50
+under the flood with the defaults within 2x of its p50 alone (the last line says the ratio).
 
 The flood runs in a process of its own, so its client-side work does not delay the measuring
 client's event loop (they share the machine's cores, as they would share a host). Bounded: a
@@ -22,8 +25,8 @@ fixed duration per phase, a deadline per request, loopback only.
 
 ``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
 
-    {"default_max_requests": int, "flood_sessions": int, "seconds": float,
-     "max_requests": int, "share": int,
+    {"default_max_requests": int, "flood_sessions": int, "at_once": int, "seconds": float,
+     "max_requests": int, "share": int, "p50_ratio_defaults": float,
      "phases": {NAME: {"calls": int, "answered": int, "refused": int, "p50_ms": float,
                        "p95_ms": float, "max_ms": float,
                        "flood": {"answered": int, "refused": int, "failed": int}}}}
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -82,12 +86,16 @@ def _config(folder: Path, redis_url: str, max_requests: int | None, share: int |
 # -- the flood (a process of its own) ------------------------------------------------------------
 
 
-async def flood(url: str, sessions: int, seconds: float) -> dict[str, int]:
-    """``sessions`` 2025 sessions of ``bulk``, each calling the slow tool until ``seconds``
-    have passed; what they got."""
+async def flood(
+    url: str, sessions: int, seconds: float, at_once: int | None = None, calls: int = 0
+) -> dict[str, int]:
+    """2025 sessions of ``bulk`` until ``seconds`` have passed, ``at_once`` open at a time
+    (None: all ``sessions``), each calling the slow tool ``calls`` times (0: until the end)
+    and then closing, the next one taking its place (``sessions`` in all, then again); what
+    they got."""
     import httpx
 
-    counts = {"answered": 0, "refused": 0, "failed": 0}
+    counts = {"answered": 0, "refused": 0, "failed": 0, "sessions": 0}
     auth = {"authorization": f"Bearer {TOKENS['BULK_TOKEN']}"}
     end = time.monotonic() + seconds
 
@@ -128,14 +136,27 @@ async def flood(url: str, sessions: int, seconds: float) -> dict[str, int]:
             "method": "tools/call",
             "params": {"name": "execute_tool", "arguments": arguments},
         }
-        while time.monotonic() < end:
+        made = 0
+        while time.monotonic() < end and (not calls or made < calls):
             answered = await post(client, call, headers)
+            made += 1
             if answered is not None:
                 counts["answered" if answered.status_code == 200 else "failed"] += 1
+        counts["sessions"] += 1
+        with contextlib.suppress(httpx.HTTPError):
+            await client.delete(url, headers=headers)
 
-    limits = httpx.Limits(max_connections=sessions + 10, max_keepalive_connections=sessions + 10)
+    width = min(at_once or sessions, sessions)
+    limits = httpx.Limits(max_connections=width + 10, max_keepalive_connections=width + 10)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
-        await asyncio.gather(*(session(client, n) for n in range(sessions)))
+
+        async def lane(first: int) -> None:
+            number = first
+            while time.monotonic() < end:
+                await session(client, number % sessions)
+                number += width
+
+        await asyncio.gather(*(lane(n) for n in range(width)))
     return counts
 
 
@@ -198,9 +219,11 @@ def interactive(url: str, seconds: float) -> dict[str, Any]:
     }
 
 
-def phase(config: Path, sessions: int, seconds: float) -> dict[str, Any]:
+def phase(
+    config: Path, sessions: int, seconds: float, at_once: int = 0, calls: int = 0
+) -> dict[str, Any]:
     """One replica of ``config``; the interactive client's figures, with ``sessions`` flooding
-    (none: alone)."""
+    (none: alone), ``at_once`` at a time."""
     from toolmgmt_deploy.replica import LocalGateway
 
     with LocalGateway(config, env={**os.environ, **TOKENS}) as replica:
@@ -217,6 +240,8 @@ def phase(config: Path, sessions: int, seconds: float) -> dict[str, Any]:
                     url,
                     str(sessions),
                     str(seconds + WARM),
+                    str(at_once or sessions),
+                    str(calls),
                 ],
                 stdout=subprocess.PIPE,
                 text=True,
@@ -234,16 +259,19 @@ def phase(config: Path, sessions: int, seconds: float) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--flood", type=int, default=1000, help="bulk's concurrent sessions")
+    parser.add_argument("--flood", type=int, default=500, help="bulk's sessions")
+    parser.add_argument("--at-once", type=int, default=100, help="bulk's sessions open at once")
+    parser.add_argument("--calls", type=int, default=1, help="slow calls per bulk session")
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds a phase")
     parser.add_argument("--max-requests", type=int, default=32, help="the tight phase's")
     parser.add_argument("--share", type=int, default=8, help="bulk's, in the tight phase")
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--flood-worker", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--flood-worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.flood_worker:
-        url, sessions, seconds = args.flood_worker
-        print(json.dumps(asyncio.run(flood(url, int(sessions), float(seconds)))), flush=True)
+        url, sessions, seconds, at_once, calls = args.flood_worker
+        counts = flood(url, int(sessions), float(seconds), int(at_once), int(calls))
+        print(json.dumps(asyncio.run(counts)), flush=True)
         return 0
     from toolmgmt_deploy import LocalRedis
 
@@ -258,15 +286,16 @@ def main() -> int:
             ("flood, tight", _config(folder, redis.url, args.max_requests, args.share), args.flood),
         ]
         for name, config, sessions in plan:
-            phases[name] = phase(config, sessions, args.seconds)
+            phases[name] = phase(config, sessions, args.seconds, args.at_once, args.calls)
             print(f"{name}: {phases[name]}", file=sys.stderr, flush=True)
     header = (
         f"{'phase':<18}{'calls':>7}{'answered':>10}{'503':>6}{'p50 ms':>9}{'p95 ms':>9}"
         f"{'max ms':>9}  flood (answered / 503 / failed)"
     )
     print(
-        f"\n{args.flood} bulk sessions calling a {SLOW:g} s tool; interactive calls every "
-        f"{PERIOD * 1000:g} ms for {args.seconds:g} s\n"
+        f"\n{args.flood} bulk sessions, {args.at_once} at a time, each calling a {SLOW:g} s tool "
+        f"{args.calls} time(s); interactive calls every {PERIOD * 1000:g} ms for "
+        f"{args.seconds:g} s\n"
     )
     print(header)
     print("-" * len(header))
@@ -282,12 +311,20 @@ def main() -> int:
             f"{row['p50_ms'] or float('nan'):>9.1f}{row['p95_ms'] or float('nan'):>9.1f}"
             f"{row['max_ms'] or float('nan'):>9.1f}  {flood_text}"
         )
+    alone, flooded = phases["alone"]["p50_ms"], phases["flood, defaults"]["p50_ms"]
+    ratio = round(flooded / alone, 2) if alone and flooded else None
+    print(
+        f"\ninteractive p50: {alone} ms alone, {flooded} ms under the flood with the defaults: "
+        f"{ratio}x (goal: within 2x)"
+    )
     if args.json:
         from toolmgmt_mcp.config import GatewaySettings
 
         figures = {
             "default_max_requests": GatewaySettings().max_requests,
             "flood_sessions": args.flood,
+            "at_once": args.at_once,
+            "p50_ratio_defaults": ratio,
             "seconds": args.seconds,
             "max_requests": args.max_requests,
             "share": args.share,

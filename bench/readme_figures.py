@@ -470,7 +470,8 @@ def render_admission(figures: dict[str, Any]) -> str:
     limits = {
         "alone": "-",
         "flood, no limit": "none",
-        "flood, defaults": f"{default} a replica, {default // 2} a client (the defaults)",
+        "flood, defaults": f"{default} a replica, {default // 2} a client, "
+        f"{max(2, default // 32)} of its requests worked on at once (the defaults)",
         "flood, tight": f"{figures['max_requests']} a replica, {figures['share']} for `bulk`",
     }
     rows = []
@@ -487,7 +488,8 @@ def render_admission(figures: dict[str, Any]) -> str:
             ]
         )
     header = [
-        f"phase ({figures['flood_sessions']:,} `bulk` sessions)",
+        f"phase ({figures['flood_sessions']:,} `bulk` sessions"
+        + (f", {figures['at_once']:,} at a time)" if figures.get("at_once") else ")"),
         "max_requests",
         "`interactive` calls answered",
         "p50 / p95 ms",

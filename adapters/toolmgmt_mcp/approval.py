@@ -49,6 +49,7 @@ from toolmgmt_core.calls.approval import (
 from toolmgmt_core.calls.execution import dumps_compact
 from toolmgmt_core.model.errors import ApprovalDeniedError
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest
+from toolmgmt_mcp.admission import waiting_on_upstream
 from toolmgmt_mcp.questions import STATE_VERSION, AskClient, Relay, ReturnToClient
 from toolmgmt_mcp.state_keys import STATE_TTL
 
@@ -277,11 +278,12 @@ def client_approver(relay: Relay) -> ApprovalAsker:
             )
         assert isinstance(relay, AskClient)
         try:
-            answer = await relay.session.send_request(
-                approval_form(request),
-                mcp_types.ElicitResult,
-                metadata=ServerMessageMetadata(related_request_id=relay.request_id),
-            )
+            async with waiting_on_upstream():  # the user's think time is not this replica's work
+                answer = await relay.session.send_request(
+                    approval_form(request),
+                    mcp_types.ElicitResult,
+                    metadata=ServerMessageMetadata(related_request_id=relay.request_id),
+                )
         except Exception as exc:  # the client refused the request, or went away
             raise _refused(request, f"the client did not answer the question ({exc})") from exc
         return verdict_of(answer, request)

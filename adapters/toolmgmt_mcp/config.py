@@ -89,6 +89,13 @@ class UpstreamConfig:
     """Protocol negotiation: ``auto`` (newest the server speaks) or ``legacy`` (initialize)."""
     prefix: str | None = None
     """What goes before each tool's name; None gives ``<name>_`` (``notes_delete_note``)."""
+    accept_changes: bool = False
+    """Take a change of a pinned tool's definition at once (logged and counted) instead of
+    quarantining it until ``toolmgmt catalog trust NAME``; a change that lowers a guard
+    (destructive to not, to read-only or idempotent) is quarantined all the same."""
+    allow_secret_questions: bool = False
+    """Relay this upstream's questions to the user that ask for a password, a token, an API
+    key or a secret; by default such a question is refused (the call fails, saying why)."""
 
     @property
     def tool_prefix(self) -> str:
@@ -119,6 +126,17 @@ class ClientConfig:
     """Requests of this client one replica serves at once (beyond: 503 with ``Retry-After``),
     so that it cannot take the whole of a replica; None: half the replica's ``max_requests``
     when the gateway has two clients or more (:func:`~toolmgmt_mcp.admission.client_shares`)."""
+    max_sessions: int | None = None
+    """2025 sessions (standalone streams) of this client one replica holds at once (beyond:
+    503 with ``Retry-After``); None: an equal share of the replica's ``max_sessions`` when the
+    gateway has two clients or more."""
+    metrics: bool = False
+    """This client's token may read ``GET /metrics`` (other clients' tokens get 403)."""
+    max_active: int | None = None
+    """This client's share of a replica's work: its requests worked on at once (not waiting
+    on an upstream); beyond, a request waits for one of its own, at most ``Retry-After``
+    seconds, then 503. None: ``max_requests // 32`` (at least 2) when the gateway has two
+    clients or more (:func:`~toolmgmt_mcp.admission.work_shares`)."""
 
 
 @dataclass(frozen=True)
@@ -184,11 +202,20 @@ class GatewaySettings:
     metrics: bool = False
     """Serve ``GET /metrics`` over HTTP: the core's metrics (tool calls, searches, denials,
     approvals, truncated tokens, tokens saved), each upstream's health, open sessions and store
-    errors, in Prometheus text (needs ``toolmgmt[metrics]``; behind ``token`` when one is set)."""
+    errors, in Prometheus text (needs ``toolmgmt[metrics]``). Its own credential: a client
+    marked ``metrics = true`` or :attr:`metrics_token`; any other token gets 403."""
     mode: Literal["gateway", "code"] = "gateway"
     """How clients reach the tools: ``gateway`` (``discover_tools``, ``get_tool_schema``,
     ``execute_tool``) or ``code`` (``tool_search`` and ``run_code``: a program calling every
     upstream's tools in a sandbox, needs ``toolmgmt[code]``)."""
+    metrics_token: str | None = field(default=None, repr=False)
+    """The bearer token that reads ``/metrics`` (``[gateway.metrics] token``), and only it."""
+    provenance: bool = True
+    """End each upstream result with a short text block naming its upstream (``[from upstream
+    'notes': ...]``); the upstream is named in the result's ``_meta`` either way."""
+    pins_file: str | None = None
+    """Without ``[store] catalog``: a JSON file keeping the upstream tools' pins across
+    restarts, where ``toolmgmt catalog trust`` accepts a change; None: pins in this process."""
 
 
 @dataclass(frozen=True)

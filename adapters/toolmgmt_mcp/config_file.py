@@ -19,7 +19,12 @@ TOML (``.toml``) or JSON (any other suffix)::
     state_key_env = "STATE_KEY"    # or state_key = "...": seals relayed questions' state (2026);
                                    # "new,old" rotates; default: per process, or kept in [store]
     list_ttl = 60                  # seconds a 2026 client may cache tools/list
-    metrics = true                 # http only: GET /metrics in Prometheus text (toolmgmt[metrics])
+    metrics = true                 # http only: GET /metrics in Prometheus text (toolmgmt[metrics]),
+                                   # read by a client with metrics = true, or:
+    # [gateway.metrics]            # instead of metrics = true: /metrics with its own token
+    # token_env = "METRICS_TOKEN"  # or token = "..."; other tokens get 403, none 401
+    provenance = true              # upstream results end with "[from upstream 'notes': ...]"
+    pins_file = "pins.json"        # without [store] catalog: upstream tools' pins kept here
     mode = "code"                  # tool_search + run_code (toolmgmt[code]); default "gateway"
 
     [gateway.clients.support]      # a shared gateway: one token per client (instead of token)
@@ -27,6 +32,10 @@ TOML (``.toml``) or JSON (any other suffix)::
     profile = "readonly"           # default: [gateway] profile
     deny = ["notes_delete_*"]      # beside [policy], for this client only
     max_requests = 32              # its share of a replica (default: half the replica's)
+    max_sessions = 1000            # its 2025 sessions on a replica (default: an equal share)
+    max_active = 4                 # its requests worked on at once, not waiting on an upstream
+                                   # (default: max_requests // 32, at least 2); beyond: wait
+    metrics = false                # true: its token reads GET /metrics
 
     [policy]                       # patterns on tool names as exposed (with their prefix);
     allow = []                     # a deny pattern that can match no exposed name is an error
@@ -47,6 +56,10 @@ TOML (``.toml``) or JSON (any other suffix)::
     max_result_tokens = 1000
     truncation = "smart"                            # or "head" / "tail"
     # prefix = ""                  # tool names without "notes_" (default: "<name>_")
+    accept_changes = false         # true: a changed tool is taken (logged, counted) instead of
+                                   # quarantined until `toolmgmt catalog trust NAME`; a change
+                                   # lowering a guard is quarantined all the same
+    allow_secret_questions = false # true: relay its questions asking for a password, token, key
 
     [upstreams.search]
     url = "http://127.0.0.1:8765/mcp"
@@ -122,8 +135,19 @@ _GATEWAY_KEYS = sorted(
     | {"default_timeout", "profile", "always_on", "media", "session_result_budget"}
     | {"direct_answers", "state_key", "state_key_env", "list_ttl", "approve_destructive"}
     | {"clients", "header_timeout", "max_requests", "max_sessions", "metrics", "mode"}
+    | {"provenance", "pins_file"}
 )
-_CLIENT_KEYS = ("deny", "max_requests", "profile", "token", "token_env")
+_CLIENT_KEYS = (
+    "deny",
+    "max_active",
+    "max_requests",
+    "max_sessions",
+    "metrics",
+    "profile",
+    "token",
+    "token_env",
+)
+_METRICS_KEYS = ("token", "token_env")
 _MIN_CLIENT_TOKEN = 16
 """Shortest client token accepted: a shared gateway's tokens are its only lock."""
 _STORE_KEYS = sorted(
@@ -133,7 +157,8 @@ _STORE_KEYS = sorted(
 _UPSTREAM_KEYS = sorted(
     {"command", "args", "env", "cwd", "url", "headers", "timeout", "connect_timeout"}
     | {"reconnect_delay", "groups", "group_by", "profile", "profiles", "policy"}
-    | {"max_result_tokens", "truncation", "mode", "prefix"}
+    | {"max_result_tokens", "truncation", "mode", "prefix", "accept_changes"}
+    | {"allow_secret_questions"}
 )
 
 
@@ -217,6 +242,7 @@ class _Reader:
                 key, "set token (one for everyone) or clients (one each), not both."
             )
         gateway = dataclasses.replace(gateway, clients=clients)
+        self._check_metrics(gateway_table, gateway)
         store = self._store(root.table("store", _STORE_KEYS))
         search = self._search(root.table("search", ("embedder",)))
         source = self.document.source
@@ -266,6 +292,41 @@ class _Reader:
                 "(or put a glob on the upstream's own names in its policy table).",
             )
 
+    @staticmethod
+    def _check_metrics(table: ConfigTable, gateway: GatewaySettings) -> None:
+        """A gateway behind tokens serves ``/metrics`` to its own credential only: one must be
+        named (no client's ordinary token reads every client's series)."""
+        if gateway.metrics_token and any(
+            hmac.compare_digest(gateway.metrics_token, other)
+            for other in [gateway.token or "", *(c.token for c in gateway.clients)]
+        ):
+            raise table.fail("metrics", "its token is an MCP token too; give /metrics its own.")
+        if not gateway.metrics or not (gateway.token or gateway.clients):
+            return
+        if gateway.metrics_token or any(c.metrics for c in gateway.clients):
+            return
+        raise table.fail(
+            "metrics",
+            "/metrics needs its own credential on a gateway with tokens: a [gateway.metrics] "
+            'table with token_env = "VARIABLE" (or token), or metrics = true in the '
+            "[gateway.clients.NAME] that may read it (other tokens get 403).",
+        )
+
+    def _metrics(self, table: ConfigTable) -> tuple[bool, str | None]:
+        """``metrics = true``, or a ``[gateway.metrics]`` table with its token."""
+        if not isinstance(table.get("metrics"), dict):
+            return table.boolean("metrics", False), None
+        metrics = table.table("metrics", _METRICS_KEYS)
+        token = metrics.secret("token")
+        if token is None:
+            raise metrics.fail(None, 'needs its token: token_env = "VARIABLE" (or token).')
+        if len(token) < _MIN_CLIENT_TOKEN:
+            key = "token_env" if "token_env" in metrics else "token"
+            raise metrics.fail(
+                key, f"the token is {len(token)} characters; it needs at least {_MIN_CLIENT_TOKEN}."
+            )
+        return True, token
+
     # -- sections -------------------------------------------------------------------------
 
     def _clients(
@@ -305,10 +366,18 @@ class _Reader:
                     raise client.fail("profile", str(exc)) from None
             deny = client.strings("deny")
             self._check_deny(client, deny, upstreams)
-            limit = None
+            limit = sessions = None
             if "max_requests" in client:
                 limit = client.integer("max_requests", 0, low=1, high=1_000_000)
-            clients.append(ClientConfig(name, token, profile, deny, limit))
+            if "max_sessions" in client:
+                sessions = client.integer("max_sessions", 0, low=1, high=10_000_000)
+            metrics = client.boolean("metrics", False)
+            active = None
+            if "max_active" in client:
+                active = client.integer("max_active", 0, low=1, high=1_000_000)
+            clients.append(
+                ClientConfig(name, token, profile, deny, limit, sessions, metrics, active)
+            )
         return tuple(clients)
 
     def _policy(self, table: ConfigTable, *, globs_only: bool = False) -> PolicyConfig:
@@ -333,6 +402,10 @@ class _Reader:
         path = table.string("path", "/mcp")
         if not path.startswith("/"):
             raise table.fail("path", f"must start with '/', got {path!r}.")
+        metrics, metrics_token = self._metrics(table)
+        pins_file = table.string("pins_file", None)
+        if pins_file is not None:
+            pins_file = str((self.base / pins_file).resolve())
         return GatewaySettings(
             name=table.string("name", "toolmgmt-gateway"),
             transport=table.choice("transport", _TRANSPORTS, "stdio"),
@@ -352,7 +425,10 @@ class _Reader:
             header_timeout=table.seconds("header_timeout", 10.0),
             max_requests=table.integer("max_requests", 64, low=0, high=1_000_000),
             max_sessions=table.integer("max_sessions", 10_000, low=1, high=10_000_000),
-            metrics=table.boolean("metrics", False),
+            metrics=metrics,
+            metrics_token=metrics_token,
+            provenance=table.boolean("provenance", True),
+            pins_file=pins_file,
             mode=table.choice("mode", ("gateway", "code"), "gateway"),
         )
 
@@ -488,6 +564,8 @@ class _Reader:
             max_result_tokens=_optional_tokens(table),
             truncation=truncation,
             mode=table.choice("mode", _MODES, "auto"),
+            accept_changes=table.boolean("accept_changes", False),
+            allow_secret_questions=table.boolean("allow_secret_questions", False),
         )
 
 

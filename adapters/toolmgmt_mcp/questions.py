@@ -26,6 +26,14 @@ capabilities`, put on each 2026 upstream request by :func:`forward_capabilities`
 what the client cannot answer. An upstream that refuses a call for a capability the client lacks
 (``-32021``), or asks a question the client did not declare it can answer, ends the gateway's
 call with that error (:class:`MissingCapability`).
+
+Every question names the upstream that asks (:func:`attribute_questions`): in its ``_meta``
+(:data:`UPSTREAM_META`), an elicitation's message starts with ``[upstream 'notes' asks]``, and
+a sampling request's system prompt says whose request it is, so that a user never takes an
+upstream's question for the gateway's own. An elicitation asking for a password, a token, an
+API key or a secret is not relayed (the call fails, saying why) unless the upstream's
+``allow_secret_questions`` says so: an upstream has no business collecting credentials through
+the gateway's users.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import re
 import secrets
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -45,6 +54,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, MISSING_REQUIRED_CLIENT_CAPA
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmgmt_core.model.errors import ToolExecutionError
+from toolmgmt_mcp.admission import waiting_on_upstream
 
 __all__ = [
     "AskClient",
@@ -54,6 +64,9 @@ __all__ = [
     "Relay",
     "ReturnToClient",
     "STATE_VERSION",
+    "UPSTREAM_META",
+    "asks_for_secret",
+    "attribute_questions",
     "current_relay",
     "forward_capabilities",
     "relay_questions",
@@ -72,6 +85,71 @@ _RELAYED = tuple(_CAPABILITY_OF.values())
 """The client capabilities a question can need: the ones the gateway forwards upstream."""
 STATE_VERSION = 1
 """The shape of the gateway's own request state (``v``), checked when a retry brings it back."""
+
+
+UPSTREAM_META = "io.toolmgmt/upstream"
+"""The ``_meta`` key naming the upstream a result or a question comes from."""
+
+_SECRET = re.compile(
+    r"\b(pass(?:word|phrase|code)?s?|pwd|tokens?|api keys?|apikeys?|secrets?|credentials?|"
+    r"private keys?|access keys?|otp|one time (?:code|password)s?|2fa|mfa)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_secret(params: Mapping[str, Any]) -> str | None:
+    """The words of an elicitation (its message, its fields' names, titles and descriptions)
+    that ask for a credential, or None. A field of ``format: password`` counts too."""
+    texts = [str(params.get("message") or "")]
+    schema = params.get("requestedSchema")
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    for name, field_schema in (properties or {}).items():
+        texts.append(str(name))
+        if isinstance(field_schema, Mapping):
+            texts += [str(field_schema.get(k) or "") for k in ("title", "description")]
+            if field_schema.get("format") == "password":
+                return f"field {name!r} (format: password)"
+    for text in texts:
+        match = _SECRET.search(re.sub(r"[_\-.]+", " ", text))
+        if match:
+            return repr(match.group(0))
+    return None
+
+
+def attribute_questions(
+    upstream: str, tool: str, asked: mcp_types.InputRequiredResult, *, allow_secrets: bool
+) -> mcp_types.InputRequiredResult:
+    """``asked`` with each question naming ``upstream`` (see the module's docstring).
+
+    Raises:
+        ToolExecutionError: an elicitation asks for a credential and ``allow_secrets`` is off.
+    """
+    requests: dict[str, Any] = {}
+    for key, request in (asked.input_requests or {}).items():
+        data = request.model_dump(mode="json", by_alias=True, exclude_none=True)
+        params = data.setdefault("params", {})
+        params["_meta"] = {**(params.get("_meta") or {}), UPSTREAM_META: upstream}
+        if request.method == "elicitation/create":
+            secret = None if allow_secrets else asks_for_secret(params)
+            if secret is not None:
+                raise ToolExecutionError(
+                    f"Upstream {upstream!r} asked its user for a credential ({secret}) during "
+                    f"{tool!r}; the gateway does not relay such questions, so the call was "
+                    "stopped. A user never gives a password, token or key to a tool's question; "
+                    f"an operator who trusts this upstream with them sets "
+                    f"allow_secret_questions = true in [upstreams.{upstream}].",
+                    tool_name=tool,
+                )
+            params["message"] = f"[upstream {upstream!r} asks] {params.get('message', '')}"
+        elif request.method == "sampling/createMessage":
+            note = (
+                f"[This request comes from upstream {upstream!r} through the gateway, not from "
+                "the gateway or the user.]"
+            )
+            prompt = params.get("systemPrompt")
+            params["systemPrompt"] = f"{note}\n{prompt}" if prompt else note
+        requests[key] = type(request).model_validate(data)
+    return asked.model_copy(update={"input_requests": requests})
 
 
 class InputRequired(Exception):  # noqa: N818 - the protocol's name for the outcome
@@ -271,11 +349,12 @@ class AskClient(Relay):
         answers: dict[str, Any] = {}
         for key, request in (asked.input_requests or {}).items():
             try:
-                answers[key] = await self.session.send_request(
-                    request,
-                    _answer_type(request),
-                    metadata=ServerMessageMetadata(related_request_id=self.request_id),
-                )
+                async with waiting_on_upstream():  # the client's answer: not our work
+                    answers[key] = await self.session.send_request(
+                        request,
+                        _answer_type(request),
+                        metadata=ServerMessageMetadata(related_request_id=self.request_id),
+                    )
             except Exception as exc:  # the client refused, or went away
                 raise ToolExecutionError(
                     f"Upstream {upstream!r} asked its user ({request.method}) during {tool!r}, "

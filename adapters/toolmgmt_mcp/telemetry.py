@@ -12,11 +12,16 @@ read by OpenTelemetry's Prometheus reader, and adds what an SRE watches beside t
 counters: each upstream's health and tools, the sessions this replica holds, the conversations
 it served lately, hung tool threads, store errors and MCP request durations. ``/metrics``
 serves them as Prometheus text (names as the reader writes them:
-``gen_ai_execute_tool_duration_seconds``, ``toolmgmt_searches_total``...).
+``gen_ai_execute_tool_duration_seconds``, ``toolmgmt_searches_total``...) to its own credential
+only (:class:`MetricsAccess`: ``[gateway.metrics] token`` or a client marked ``metrics = true``),
+since they name every client's series and tools outside a caller's profile: any other token of
+the gateway gets 403, none (or an unknown one) 401.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import threading
 import time
 from collections import OrderedDict
@@ -35,6 +40,7 @@ __all__ = [
     "CLIENT_ATTRIBUTE",
     "GatewayMetrics",
     "METRICS_PATH",
+    "MetricsAccess",
     "describe_request",
 ]
 
@@ -59,6 +65,43 @@ def describe_request(conversation: str) -> None:
         client = current_client()
         if client is not None:
             span.set_attribute(CLIENT_ATTRIBUTE, client)
+
+
+class MetricsAccess:
+    """Who may read ``/metrics``: the bearer tokens in ``readers`` (``[gateway.metrics] token``,
+    the clients marked ``metrics = true``); the gateway's ``others`` get 403, anyone else 401.
+    With neither (a gateway without tokens), everyone may.
+
+    Tokens are compared as SHA-256 digests with :func:`hmac.compare_digest`, every one of them
+    each time (as :class:`~toolmgmt_mcp.clients.ClientAuth` does).
+    """
+
+    def __init__(self, readers: Iterable[str], others: Iterable[str] = ()) -> None:
+        self._readers = [_digest(t) for t in readers if t]
+        self._others = [_digest(t) for t in others if t]
+
+    def status(self, authorization: str) -> int:
+        """200, 401 or 403 for a request carrying this ``Authorization`` header."""
+        if not self._readers and not self._others:
+            return 200
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return 401
+        given = _digest(token.strip())
+        reader = any([hmac.compare_digest(given, d) for d in self._readers])
+        other = any([hmac.compare_digest(given, d) for d in self._others])
+        return 200 if reader else 403 if other else 401
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+_REFUSED = {
+    401: "A valid bearer token is required.",
+    403: "This token may not read /metrics: it needs the metrics credential ([gateway.metrics] "
+    "token, or a client marked metrics = true).",
+}
 
 
 class GatewayMetrics:
@@ -143,6 +186,12 @@ class GatewayMetrics:
             unit="{error}",
             description="Session store operations that failed (a 503 answered, a record unsaved).",
         )
+        self.pin_changes = meter.create_counter(
+            "toolmgmt.gateway.upstream.pin_changes",
+            unit="{change}",
+            description="Changes of pinned upstream tools: accepted (accept_changes) or "
+            "quarantined until an operator trusts them.",
+        )
         self.requests = meter.create_histogram(
             "mcp.server.operation.duration",
             unit="s",
@@ -170,6 +219,10 @@ class GatewayMetrics:
         """Count a failed store operation (``load``, ``save``, ``open``...)."""
         self.store_errors.add(1, {"operation": operation})
 
+    def pin_changed(self, upstream: str, outcome: str) -> None:
+        """Count a pinned tool's change (``accepted`` or ``quarantined``) of ``upstream``."""
+        self.pin_changes.add(1, {"upstream": upstream, "outcome": outcome})
+
     def request_done(
         self, method: str, seconds: float, tool: str | None, error: str | None
     ) -> None:
@@ -192,12 +245,19 @@ class GatewayMetrics:
 
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
-    def route(self) -> Any:
-        """The Starlette route of ``GET /metrics``."""
-        from starlette.responses import Response
+    def route(self, access: MetricsAccess | None = None) -> Any:
+        """The Starlette route of ``GET /metrics``, for ``access``'s readers (None: anyone)."""
+        from starlette.responses import JSONResponse, Response
         from starlette.routing import Route
 
         async def metrics(request: Any) -> Any:
+            status = access.status(request.headers.get("authorization", "")) if access else 200
+            if status != 200:
+                headers = {"www-authenticate": 'Bearer realm="toolmgmt-gateway"'}
+                body = {"error": "unauthorized" if status == 401 else "forbidden"}
+                return JSONResponse(
+                    {**body, "message": _REFUSED[status]}, status, headers if status == 401 else {}
+                )
             body, content_type = self.text()
             return Response(body, media_type=content_type)
 

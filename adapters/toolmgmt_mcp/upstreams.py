@@ -20,21 +20,34 @@ import dataclasses
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import mcp.types as mcp_types
 from mcp import Client, MCPError
 from mcp_types import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from toolmgmt_core.catalog.pins import (
+    ACCEPTED,
+    QUARANTINED,
+    SAME,
+    MemoryPins,
+    PinStore,
+    PinVerdict,
+    pin_definition,
+    pin_digest,
+)
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.errors import (
     CatalogError,
+    StoreError,
     ToolCallError,
     ToolExecutionError,
     ToolUnavailableError,
@@ -42,6 +55,7 @@ from toolmgmt_core.model.errors import (
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_mcp.admission import waiting_on_upstream
 from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
 from toolmgmt_mcp.convert import (
     progress_callback,
@@ -51,14 +65,19 @@ from toolmgmt_mcp.questions import (
     MAX_ROUNDS,
     MissingCapability,
     Relay,
+    attribute_questions,
     current_relay,
     forward_capabilities,
 )
 from toolmgmt_mcp.transport import describe, fault_error, list_tools, open_client, request_fault
 
-__all__ = ["UpstreamManager", "UpstreamStatus"]
+__all__ = ["PIN_RECHECK", "UpstreamManager", "UpstreamStatus"]
 
 logger = logging.getLogger("toolmgmt_mcp")
+
+PIN_RECHECK = 5.0
+"""Seconds between two listings of an upstream holding tools back (an operator's trust is
+taken within them, or at once on the tool's next call)."""
 
 
 @dataclass
@@ -77,6 +96,9 @@ class UpstreamStatus:
     """(upstream tool name, reason) for each tool left out (malformed definition, name clash)."""
     protocol_version: str | None = None
     """The protocol version negotiated with it."""
+    quarantined: dict[str, str] = field(default_factory=dict)
+    """Gateway name -> why, for each tool held back since its definition changed after it was
+    pinned (until ``toolmgmt catalog trust NAME``)."""
 
 
 class _Upstream:
@@ -93,6 +115,8 @@ class _Upstream:
         self._answered_at = -math.inf
         """When the upstream last answered anything (a call, an error, a probe)."""
         self._probe_lock = anyio.Lock()
+        self.held: dict[str, str] = {}
+        """Gateway name -> the digest of the definition held back."""
         self._retry_safe: set[str] = set()
         """Upstream tool names annotated read-only or idempotent: a lost call may be resent."""
 
@@ -223,6 +247,7 @@ class _Upstream:
 
     async def _list_and_install(self, client: Client) -> None:
         tools, invalid = await list_tools(client, self.config.connect_timeout)
+        tools = await self.manager._pinned(self, tools)
         self.manager._install(self, tools, invalid)
 
     def to_tools(self, listed: list[mcp_types.Tool]) -> tuple[list[Tool], list[tuple[str, str]]]:
@@ -293,6 +318,12 @@ class _Upstream:
                 break
             # The upstream asks its user: the relay asks the client (or ends the call with
             # the questions, for a 2026 client), and the call goes on with the answers.
+            result = attribute_questions(
+                upstream,
+                gateway_name,
+                result,
+                allow_secrets=self.config.allow_secret_questions,
+            )
             responses = await relay.answer(upstream, tool_name, result)
             state = result.request_state
         else:
@@ -319,7 +350,8 @@ class _Upstream:
         started = time.monotonic()
         try:
             with anyio.fail_after(timeout):
-                result = await self._send(client, tool_name, arguments, responses, state)
+                async with waiting_on_upstream():  # not this replica's work meanwhile
+                    result = await self._send(client, tool_name, arguments, responses, state)
         except Exception as exc:
             fault = request_fault(exc)
             if fault is None:
@@ -425,6 +457,9 @@ class UpstreamManager:
         config: GatewayConfig,
         catalog: ToolCatalog,
         policy: PolicyView | Sequence[PolicyView] | None = None,
+        *,
+        pins: PinStore | None = None,
+        on_pin_change: Callable[[str, str], None] | None = None,
     ) -> None:
         self.config = config
         self.catalog = catalog
@@ -438,6 +473,14 @@ class UpstreamManager:
         """The gateway's policy views (one per client of a shared gateway: an upstream starts
         when any of them could show one of its tools), or None (every upstream may start)."""
         self._upstreams = {u.name: _Upstream(u, self) for u in config.upstreams}
+        self.pins: PinStore = pins if pins is not None else MemoryPins()
+        """Where the upstream tools' pins live (the catalog store's, for replicas)."""
+        self.pin_changes: Counter[tuple[str, str]] = Counter()
+        """(upstream, ``accepted`` or ``quarantined``) -> changes of pinned tools seen."""
+        self.on_pin_change = on_pin_change
+        """Called with (upstream, outcome) for each change (a metric)."""
+        self._in_effect: dict[str, str] = {}
+        """Gateway name -> the digest in effect, for when the pin store cannot be reached."""
         self._tasks: anyio.abc.TaskGroup | None = None
         self._exit: Any = None
 
@@ -451,6 +494,7 @@ class UpstreamManager:
     async def __aenter__(self) -> UpstreamManager:
         self._exit = anyio.create_task_group()
         self._tasks = await self._exit.__aenter__()
+        self._tasks.start_soon(self._recheck_loop)
         async with anyio.create_task_group() as starting:
             for upstream in self._upstreams.values():
                 if self._may_show(upstream):
@@ -536,6 +580,7 @@ class UpstreamManager:
         if self.catalog.find(tool_name) is not None:
             return
         folded = fold_name(tool_name)
+        await self._check_quarantine(tool_name, folded, policy)
         by_prefix = sorted(self._upstreams.values(), key=lambda u: -len(u.config.tool_prefix))
         for upstream in by_prefix:
             prefix = fold_name(upstream.config.tool_prefix)
@@ -543,6 +588,117 @@ class UpstreamManager:
                 if self._may_show(upstream, tool_name, policy):
                     await upstream.connect()
                 return
+
+    # -- pins -----------------------------------------------------------------------------
+
+    async def _pinned(
+        self, upstream: _Upstream, listed: list[mcp_types.Tool]
+    ) -> list[mcp_types.Tool]:
+        """The listed tools whose definition is pinned (or accepted); the others held back in
+        ``upstream.status.quarantined``, logged and counted."""
+        config = upstream.config
+        definitions = {
+            f"{config.tool_prefix}{item.name}": pin_definition(
+                item.description,
+                item.input_schema,
+                item.annotations.model_dump(by_alias=True, exclude_none=True)
+                if item.annotations
+                else None,
+                item.title,
+            )
+            for item in listed
+        }
+        try:
+            verdicts = await anyio.to_thread.run_sync(
+                lambda: self.pins.check(config.name, definitions, accept=config.accept_changes)
+            )
+        except StoreError as exc:  # judged against what this process had in effect
+            logger.error("upstream %r: the pin store failed (%s); tools whose definition "
+                         "changed since this replica last listed them are held back", config.name,
+                         exc)
+            verdicts = self._pinned_here(definitions)
+        else:
+            self._in_effect.update(
+                (name, pin_digest(definitions[name]))
+                for name, v in verdicts.items()
+                if v.state != QUARANTINED
+            )
+        quarantined: dict[str, str] = {}
+        for name, verdict in verdicts.items():
+            if verdict.state == ACCEPTED:
+                self._pin_changed(config.name, ACCEPTED)
+                logger.warning(
+                    "upstream %r: tool %r changed (%s) and was accepted (accept_changes)",
+                    config.name, name, ", ".join(verdict.changed) or "its definition",
+                )
+            elif verdict.state == QUARANTINED:
+                quarantined[name] = _quarantine_message(config.name, name, verdict)
+                upstream.held[name] = pin_digest(definitions[name])
+                if name not in upstream.status.quarantined:
+                    self._pin_changed(config.name, QUARANTINED)
+                    logger.warning("upstream %r: %s", config.name, quarantined[name])
+        upstream.status.quarantined = quarantined
+        prefix = config.tool_prefix
+        return [item for item in listed if f"{prefix}{item.name}" not in quarantined]
+
+    def _pinned_here(self, definitions: dict[str, dict[str, Any]]) -> dict[str, PinVerdict]:
+        verdicts = {}
+        for name, definition in definitions.items():
+            digest = pin_digest(definition)
+            if self._in_effect.get(name, digest) == digest:
+                verdicts[name] = PinVerdict(name, SAME)
+            else:
+                verdicts[name] = PinVerdict(name, QUARANTINED, ("definition",))
+        return verdicts
+
+    def _pin_changed(self, upstream: str, outcome: str) -> None:
+        self.pin_changes[(upstream, outcome)] += 1
+        if self.on_pin_change is not None:
+            self.on_pin_change(upstream, outcome)
+
+    async def _check_quarantine(
+        self, tool_name: str, folded: str, policy: PolicyView | None
+    ) -> None:
+        """A held-back tool's call: listed again at once when an operator trusted it since,
+        else refused naming the operator's command (only for a name the caller may see)."""
+        for upstream in self._upstreams.values():
+            held = {fold_name(n): n for n in upstream.status.quarantined}
+            name = held.get(folded)
+            if name is None or not self._may_show(upstream, name, policy):
+                continue
+            if upstream.client is not None and await self._trusted_since(upstream, name):
+                await upstream.refresh()  # the listing installs it
+            message = upstream.status.quarantined.get(name)
+            if message is not None:
+                raise ToolUnavailableError(message, tool_name=name)
+            return
+
+    async def _recheck_loop(self) -> None:
+        while True:
+            await anyio.sleep(PIN_RECHECK)
+            try:
+                await self.recheck_quarantined()
+            except Exception as exc:  # a failed listing is the upstream's, said there
+                logger.debug("rechecking quarantined tools failed: %s", exc)
+
+    async def _trusted_since(self, upstream: _Upstream, name: str) -> bool:
+        """Whether the pin of ``name`` is now the definition held back (one row read)."""
+        try:
+            pins = await anyio.to_thread.run_sync(lambda: self.pins.get([name]))
+        except StoreError:
+            return False
+        pin = pins.get(name)
+        return pin is not None and pin.digest == upstream.held.get(name)
+
+    async def recheck_quarantined(self) -> None:
+        """List again each upstream holding back a tool an operator trusted meanwhile."""
+        for upstream in self._upstreams.values():
+            if upstream.client is None:
+                continue
+            for name in list(upstream.status.quarantined):
+                if await self._trusted_since(upstream, name):
+                    await upstream.refresh()
+                    break
 
     def _install(
         self,
@@ -576,3 +732,14 @@ class UpstreamManager:
             logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)
         upstream.status.tools = kept
         upstream.status.skipped = skipped
+
+
+def _quarantine_message(upstream: str, name: str, verdict: PinVerdict) -> str:
+    lowered = f"; it lowers a guard: {', '.join(verdict.lowered)}" if verdict.lowered else ""
+    changed = ", ".join(verdict.changed) or "its definition"
+    return (
+        f"Tool {name!r} of upstream {upstream!r} is quarantined: its {changed} changed since "
+        f"it was first seen{lowered}. It is neither listed nor run until an operator reviews "
+        f"the change and accepts it with: toolmgmt catalog trust {name} --config <gateway "
+        "config>. Use another tool meanwhile."
+    )

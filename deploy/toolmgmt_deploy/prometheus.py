@@ -3,7 +3,9 @@
 
 Usage::
 
-    with LocalGateway("gateway.toml") as replica, LocalPrometheus([replica.address]) as prom:
+    with LocalGateway("gateway.toml") as replica, LocalPrometheus(
+        [replica.address], token=replica.metrics_token
+    ) as prom:
         prom.wait_for_scrape()
         prom.query('sum(gen_ai_execute_tool_duration_seconds_count)')   # -> [{"metric":..}]
 """
@@ -40,7 +42,9 @@ def render_prometheus_config(
     targets: Sequence[str], *, token: str | None = None, interval: float = _SCRAPE_SECONDS
 ) -> str:
     """A ``prometheus.yml`` scraping ``targets`` (``HOST:PORT`` of gateway replicas) at
-    ``/metrics`` every ``interval`` seconds, with the gateway's bearer ``token`` when given."""
+    ``/metrics`` every ``interval`` seconds, with the replicas' ``/metrics`` credential
+    ``token`` (``[gateway.metrics] token``, or the token of a client marked ``metrics = true``)
+    when given."""
     lines = [
         "global:",
         f"  scrape_interval: {interval:g}s",
@@ -72,7 +76,9 @@ class LocalPrometheus(LocalServer):
         """
         Args:
             targets: ``HOST:PORT`` of each gateway replica serving ``/metrics``.
-            token: the gateways' bearer token, when they have one.
+            token: the replicas' ``/metrics`` credential (``[gateway.metrics] token``:
+                :attr:`LocalGateway.metrics_token <toolmgmt_deploy.replica.LocalGateway.
+                metrics_token>`), when they have one; their MCP tokens get 403 there.
             port: the port of Prometheus's web API (0: a free one).
             binary: the ``prometheus`` to run (default: :func:`find_prometheus`).
 

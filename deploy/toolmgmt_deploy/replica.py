@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from toolmgmt_deploy import die_with_parent, stop_process
 
@@ -114,6 +115,23 @@ class LocalGateway:
                 self.port = int(self.address.rsplit(":", 1)[1])
                 ready.set()
         ready.set()
+
+    @property
+    def metrics_token(self) -> str | None:
+        """The credential of its ``/metrics`` (``[gateway.metrics] token``, or the variable
+        ``token_env`` names in its environment), for a scraper
+        (:class:`~toolmgmt_deploy.LocalPrometheus`'s ``token``); None when it has none."""
+        from toolmgmt_core.model.config import ConfigDocument
+
+        fmt: Literal["toml", "json"] = "toml" if self.config.suffix == ".toml" else "json"
+        gateway = ConfigDocument.read(self.config, what="gateway config", fmt=fmt).root()
+        metrics = gateway.table("gateway").get("metrics")
+        if not isinstance(metrics, dict):
+            return None
+        if "token_env" in metrics:
+            return (self.env if self.env is not None else os.environ).get(metrics["token_env"])
+        token = metrics.get("token")
+        return token if isinstance(token, str) else None
 
     @property
     def running(self) -> bool:

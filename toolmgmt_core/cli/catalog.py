@@ -11,6 +11,8 @@ Usage::
     toolmgmt catalog learned --tool get_weather --store ...
     toolmgmt catalog forget --tool get_weather --store ...   # or --all, --conversation ID,
                                                              # --principal NAME
+    toolmgmt catalog trust --config gateway.toml            # the upstream changes held back
+    toolmgmt catalog trust notes_delete_note --config gateway.toml   # accept one, after review
 
 ``learn`` reads JSON lines, one pair each: ``{"request": ..., "tool": ..., "conversation": ...}``
 (``conversation`` optional) or ``[request, tool]`` / ``[request, tool, conversation]``; each is
@@ -34,6 +36,12 @@ cannot be read are skipped with a warning naming each and why (also in ``--json`
 name once case, separators, invisible characters and unicode look-alikes are ignored) is
 refused, named with the tool it imitates, and the command exits with code 1 (the other tools
 are still pushed). Needs ``toolmgmt[postgres]``.
+
+``trust`` accepts the changed definition of a gateway's upstream tool held back since it was
+pinned (:mod:`toolmgmt_core.catalog.pins`); without names it lists the changes held back, what
+changed and which guards a change lowers. The pins are the gateway's: ``--config`` reads its
+``[store] catalog`` (or ``catalog_env``), else its ``[gateway] pins_file``; ``--store`` names the
+catalog store directly. Every replica takes the trust within seconds.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ import os
 import sys
 from typing import Any
 
+from toolmgmt_core.cli.catalog_trust import register_trust
 from toolmgmt_core.cli.console import (
     CliError,
     add_catalog_argument,
@@ -123,6 +132,7 @@ def register(subparsers: Any) -> None:
         add_json_argument(command)
         command.set_defaults(run=run)
     add_catalog_argument(learn)
+    register_trust(commands, _add_store_argument)
 
 
 def _add_store_argument(command: Any) -> None:
@@ -435,3 +445,4 @@ def _run_forget(args: argparse.Namespace) -> int:
     else:
         print(f"{store!r}: forgot {what} ({count} requests).")
     return 0
+

@@ -49,7 +49,7 @@ class User:
 
     async def elicit(self, context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
         self.asked.append(params)
-        if params.message == "Why?":
+        if params.message == "[upstream 'shop' asks] Why?":  # named: not the gateway's
             return t.ElicitResult(action="accept", content={"reason": "moved away"})
         if params.message.startswith("Allow the call to 'close_account'"):
             return t.ElicitResult(action="accept", content={"account_id": "ac_1"})
@@ -112,7 +112,7 @@ async def test_an_approved_call_whose_upstream_asks_too_is_approved_once(mode: s
         result = await client.call_tool("execute_tool", call)
         assert text(result) == "closed ac_1: moved away"
         messages = [q.message.split("?")[0] for q in user.asked]
-        assert messages == ["Allow the call to 'close_account'", "Why"]
+        assert messages == ["Allow the call to 'close_account'", "[upstream 'shop' asks] Why"]
         assert (await runs(client))["close_account"] == 1
 
 

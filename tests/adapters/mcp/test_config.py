@@ -83,7 +83,11 @@ def test_json_is_accepted_with_every_upstream_key(tmp_path: Path, monkeypatch) -
     ("text", "line", "problem"),
     [
         ("[upstreams.a]\ncommand = 'x'\nurl = 'http://h/mcp'\n", 1, "exactly one of command"),
-        ("[upstreams.a]\ncommand = 'x'\n\ntimout = 3\n", 4, "unknown key; valid keys: args"),
+        (
+            "[upstreams.a]\ncommand = 'x'\n\ntimout = 3\n",
+            4,
+            "unknown key; valid keys: accept_changes, allow_secret_questions, args",
+        ),
         ("[gateway]\nport = 'eighty'\n[upstreams.a]\nurl = 'http://h/mcp'\n", 2, "whole number"),
         ("[upstreams.a]\nurl = 'ftp://h'\n", 2, "http:// or https://"),
         ("[upstreams.a]\ncommand = 'x'\ntimeout = 0\n", 3, "more than 0"),

@@ -101,7 +101,8 @@ def _modern(token: str | None) -> dict[str, str]:
         (
             f"[gateway.clients.a]\ntoken = '{OPS}'\nrole = 'x'\n",
             3,
-            "gateway.clients.a.role: unknown key; valid keys: deny, max_requests, profile, token",
+            "gateway.clients.a.role: unknown key; valid keys: deny, max_active, max_requests, "
+            "max_sessions, metrics, profile, token",
         ),
         (f"[gateway.clients.'a b']\ntoken = '{OPS}'\n", 1, 'gateway.clients."a b": a client\'s'),
         (

@@ -194,7 +194,8 @@ async def test_always_on_tools_without_prefix_and_media_passed_on(mcp_kit: Any) 
         assert failed.is_error and "intentionally returns an error" in failed.content[0].text
         image = await client.call_tool("test_image_content", {})
         assert "image/png" in image.content[0].text  # described for the model's text
-        assert [block.type for block in image.content] == ["text", "image"]  # and passed on
+        # passed on, then the line naming its upstream
+        assert [block.type for block in image.content] == ["text", "image", "text"]
         # Its 2020-12 schema (allOf, if/then/else, $anchor) is checked as it is: an email or a
         # phone is required.
         arguments = {"name": "x", "email": "x@example.org"}

@@ -1,10 +1,11 @@
 """A real Prometheus (Debian's ``prometheus`` binary, on a free loopback port) scrapes a gateway
-replica's ``/metrics`` (``[gateway] metrics = true``, behind its bearer token), and a PromQL
-query over its HTTP API returns the calls the replica ran."""
+replica's ``/metrics`` (``[gateway.metrics]``, behind its own credential, which the MCP token is
+not), and a PromQL query over its HTTP API returns the calls the replica ran."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ from toolmgmt_deploy.replica import LocalGateway  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
-TOKEN = "scrape-t0ken-9c1e"
+TOKEN = "mcp-t0ken-9c1e"
+SCRAPER = "scrape-only-t0ken-5d2f"
 CALLS = 5
 
 
@@ -31,11 +33,12 @@ async def test_prometheus_scrapes_a_replica_and_counts_its_calls(
     with http_upstream(COUNTER) as upstream:
         config = tmp_path / "gateway.toml"
         config.write_text(
-            f'[gateway]\nmetrics = true\ntoken = "{TOKEN}"\n'
+            f'[gateway]\ntoken = "{TOKEN}"\n[gateway.metrics]\ntoken_env = "SCRAPER"\n'
             f'[upstreams.counter]\nurl = "{upstream.url}"\n'
         )
-        with LocalGateway(config, start_timeout=60) as replica:
-            assert replica.url is not None
+        env = {**os.environ, "SCRAPER": SCRAPER}
+        with LocalGateway(config, start_timeout=60, env=env) as replica:
+            assert replica.url is not None and replica.metrics_token == SCRAPER
             headers = {"Authorization": f"Bearer {TOKEN}"}
             transport = streamable_http_client(
                 replica.url, http_client=httpx2.AsyncClient(headers=headers)
@@ -48,6 +51,11 @@ async def test_prometheus_scrapes_a_replica_and_counts_its_calls(
                 await client.call_tool("discover_tools", {"query": "bump a counter"})
             with LocalPrometheus(
                 [replica.address], token=TOKEN, binary=prometheus_binary
+            ) as refused:  # the MCP token: 403, so the target is down
+                with pytest.raises(TimeoutError, match="403"):
+                    refused.wait_for_scrape(timeout=8)
+            with LocalPrometheus(
+                [replica.address], token=replica.metrics_token, binary=prometheus_binary
             ) as prometheus:
                 (target,) = prometheus.wait_for_scrape()
                 assert target["labels"]["job"] == "toolmgmt-gateway"

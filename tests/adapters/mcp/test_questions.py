@@ -43,14 +43,20 @@ def conformance(mcp_kit: Any, gateway: str = "", url: str | None = None) -> Gate
     return Gateway(parse_config(f'[gateway]\nalways_on = ["test_*"]\n{gateway}\n' + upstream))
 
 
+ASKS = "[upstream 'conf' asks] "
+"""How every relayed elicitation starts: the upstream that asks is named (finding 7)."""
+
+
 class User:
-    """The person (and model) behind a client: answers every question, and keeps them."""
+    """The person (and model) behind a client: answers every question, and keeps them (each
+    checked to name the upstream that asks, and kept without that name)."""
 
     def __init__(self) -> None:
         self.asked: list[str] = []
 
     async def elicit(self, context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
-        self.asked.append(params.message)
+        assert params.message.startswith(ASKS), params.message
+        self.asked.append(params.message.removeprefix(ASKS))
         properties = params.requested_schema["properties"]  # type: ignore[union-attr]
         content = {"name": "Ada", "color": "teal", "ok": True, "value": "v"}
         return t.ElicitResult(action="accept", content={k: content[k] for k in properties})
@@ -58,6 +64,7 @@ class User:
     async def sample(
         self, context: Any, params: t.CreateMessageRequestParams
     ) -> t.CreateMessageResult:
+        assert "from upstream 'conf'" in (params.system_prompt or "")
         self.asked.append(params.messages[0].content.text)  # type: ignore[union-attr]
         answer = t.TextContent(type="text", text="Paris")
         return t.CreateMessageResult(role="assistant", content=answer, model="m")
@@ -283,7 +290,8 @@ async def test_a_2025_clients_answer_reaches_the_replica_that_asked(
                 events = _events(stream.aiter_lines())
                 question = await anext(events)
                 assert question["method"] == "elicitation/create"
-                assert question["params"]["message"] == "What is your name?"
+                assert question["params"]["message"] == ASKS + "What is your name?"
+                assert question["params"]["_meta"]["io.toolmgmt/upstream"] == "conf"
                 answer = {
                     "jsonrpc": "2.0",
                     "id": question["id"],

@@ -34,6 +34,7 @@ from toolmgmt_mcp import Gateway, parse_config  # noqa: E402
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 SECRET = "acct-7781-secret"
+SCRAPER = "scrape-only-0123456789abcdef"
 
 
 @pytest.fixture
@@ -129,7 +130,8 @@ async def test_a_replica_without_an_sdk_passes_the_trace_on(
 
 async def test_metrics_are_served_in_prometheus_text(traced: tuple[HttpUpstream, Path]) -> None:
     upstream, _ = traced
-    config = parse_config(_config(upstream, "metrics = true"), source="gateway.toml")
+    metrics = f'[gateway.metrics]\ntoken = "{SCRAPER}"\n'
+    config = parse_config(_config(upstream) + metrics, source="gateway.toml")
     gateway = Gateway(config)
     async with gateway, serving(gateway, token="t0k3n-metrics") as url:
         for _ in range(3):
@@ -145,10 +147,15 @@ async def test_metrics_are_served_in_prometheus_text(traced: tuple[HttpUpstream,
         base = url.rsplit("/", 1)[0]
         async with httpx2.AsyncClient() as http:
             refused = await http.get(f"{base}/metrics")
-            response = await http.get(
+            forbidden = await http.get(
                 f"{base}/metrics", headers={"Authorization": "Bearer t0k3n-metrics"}
             )
-    assert refused.status_code == 401  # behind the gateway's token, as the rest
+            response = await http.get(
+                f"{base}/metrics", headers={"Authorization": f"Bearer {SCRAPER}"}
+            )
+    assert refused.status_code == 401  # no token
+    assert forbidden.status_code == 403  # the MCP token is not the metrics credential
+    assert "[gateway.metrics] token" in forbidden.json()["message"]
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
     text = response.text
@@ -180,6 +187,7 @@ async def test_requests_are_counted_per_client(
     for name, token in tokens.items():
         monkeypatch.setenv(f"TEL_{name.upper()}", token)
         clients += f'[gateway.clients.{name}]\ntoken_env = "TEL_{name.upper()}"\n'
+    clients += "metrics = true\n"  # ops reads /metrics; support may not
     text = _config(upstream, "metrics = true") + clients
     gateway = Gateway(parse_config(text, source="gateway.toml"))
     async with gateway, serving(gateway) as url:
@@ -191,6 +199,12 @@ async def test_requests_are_counted_per_client(
                 url.rsplit("/", 1)[0] + "/metrics",
                 headers={"Authorization": f"Bearer {tokens['ops']}"},
             )
+            forbidden = await http.get(
+                url.rsplit("/", 1)[0] + "/metrics",
+                headers={"Authorization": f"Bearer {tokens['support']}"},
+            )
+    # Another client's token reads nobody's series (nor the names of tools it cannot see).
+    assert forbidden.status_code == 403 and "toolmgmt_client" not in forbidden.text
     calls: dict[str, float] = {}
     for line in response.text.splitlines():
         if line.startswith("mcp_server_operation_duration_seconds_count{") and (
@@ -281,6 +295,18 @@ def test_the_settings_are_checked() -> None:
     assert not parse_config(base).gateway.metrics
     with pytest.raises(ConfigError, match="metrics"):
         parse_config('[gateway]\nmetrics = "yes"\n' + base)
+    # Behind tokens, /metrics needs its own credential, named at the key's line.
+    token = 'token = "gateway-token-0123456789"\n'
+    with pytest.raises(ConfigError, match=r"gateway.toml:3: gateway.metrics: .*own credential"):
+        parse_config("[gateway]\n" + token + "metrics = true\n" + base, source="gateway.toml")
+    scraped = parse_config(
+        "[gateway]\n" + token + '[gateway.metrics]\ntoken = "scrape-0123456789abcdef"\n' + base
+    ).gateway
+    assert scraped.metrics and scraped.metrics_token == "scrape-0123456789abcdef"
+    with pytest.raises(ConfigError, match="gateway.metrics: .*needs its token"):
+        parse_config("[gateway.metrics]\n" + base.replace("[", "\n[", 1))
+    with pytest.raises(ConfigError, match="gateway.metrics.color: unknown key"):
+        parse_config('[gateway.metrics]\ncolor = "x"\n' + base)
     with pytest.raises(ConfigError, match="Redis URL .* or a PostgreSQL DSN"):
         parse_config(base + '[store]\nevents = "mysql://x"\n')
     config = parse_config(base + '[store]\nevents = "postgresql://u@127.0.0.1/db"\n')

@@ -39,6 +39,10 @@ SHOP_SERVER = SERVERS / "shop_server.py"
 STATE_KEY = "s" * 40
 
 
+ASKED = "[upstream 'shop' asks] Which order?"
+"""The shop's question as the user sees it: the gateway names the upstream that asks."""
+
+
 def shop_config(extra: str = "", store: str = "") -> Any:
     """A gateway over the shop server (stdio, its tools by their own names), the shop's policy
     and budget; ``extra`` goes into ``[gateway]``, ``store`` after the upstream."""
@@ -92,7 +96,7 @@ class GatewayDoor:
 
     async def _elicit(self, context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
         self.asked.append(params)
-        if params.message == "Which order?":  # the upstream's own question
+        if params.message == ASKED:  # the upstream's own question, naming it
             return t.ElicitResult(action="accept", content={"order_id": ORDER})
         return self.verdict
 
@@ -268,7 +272,7 @@ class GatewayDoor:
     async def control_pause(self) -> str:
         result = await self._execute("ask_human", {"question": "Which order?"})
         assert _text(result) == "the user says: A-1" and [q.message for q in self.asked] == [
-            "Which order?"
+            ASKED
         ]
         if self.modern:
             return (
