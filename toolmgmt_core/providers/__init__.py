@@ -20,7 +20,6 @@ and content of the tools and the options, so formatting an unchanged step costs 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolmgmt_core.model.errors import ProviderError
@@ -177,8 +176,8 @@ def format_tools(
 
     Returns:
         ``{"tools": [...], "report": FormatReport}``, plus ``tool_choice`` (OpenAI) or
-        ``tool_config`` (Gemini) when ``allowed`` is given. Treat it as read-only: it is shared
-        with the cache.
+        ``tool_config`` (Gemini) when ``allowed`` is given: plain JSON (the report is a dict).
+        Treat it as read-only: it is shared with the cache.
 
     Raises:
         ProviderError: an unknown provider, more tools than OpenAI accepts, an ``allowed`` name
@@ -214,7 +213,7 @@ def format_tools(
         return {
             **result,
             "tools": list(result["tools"]),
-            "report": replace(result["report"], cached=True),
+            "report": result["report"].replace(cached=True),
         }
     result = _format(
         tools,
