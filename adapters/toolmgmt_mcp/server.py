@@ -138,7 +138,7 @@ class Gateway:
             listeners.append(self.metrics.listener)
         self._event_log: StoreListener | None = None
         if config.store.events:
-            self._event_log = _event_log(config)
+            self._event_log = _event_log(config, self.metrics)
             listeners.append(self._event_log)
         options["listeners"] = listeners
         if self.session_store is not None:
@@ -590,8 +590,9 @@ def _session_prefix(config: GatewayConfig) -> str:
     return config.store.session_prefix or DEFAULT_PREFIX
 
 
-def _event_log(config: GatewayConfig) -> StoreListener:
-    """The ``[store] events`` usage log, written by every replica (no content)."""
+def _event_log(config: GatewayConfig, metrics: GatewayMetrics | None) -> StoreListener:
+    """The ``[store] events`` usage log, written by every replica (no content); the records
+    it drops are counted on ``/metrics`` when it is served."""
     from toolmgmt_core.stores.event_log import open_event_log
 
     assert config.store.events is not None
@@ -599,7 +600,8 @@ def _event_log(config: GatewayConfig) -> StoreListener:
         log = open_event_log(config.store.events, timeout=config.store.timeout)
     except (ImportError, ConfigError) as exc:
         raise ConfigError(f"{config.source}: [store] events: {exc}") from exc
-    return StoreListener(log, capture_content=False)
+    provider = metrics.provider if metrics is not None else None
+    return StoreListener(log, capture_content=False, meter_provider=provider)
 
 
 def _catalog_store(config: GatewayConfig) -> Any:

@@ -114,7 +114,8 @@ def _value(text: str, name: str, label: str = "") -> float:
 
 async def test_a_store_that_fails_shows_as_down(upstream: HttpUpstream) -> None:
     closed = "redis://127.0.0.1:9/0"  # nothing listens on the discard port
-    text = _config(upstream) + f'[store]\nsessions = "{closed}"\ntimeout = 1\n'
+    store = f'[store]\nsessions = "{closed}"\nevents = "{closed}"\ntimeout = 1\n'
+    text = _config(upstream) + store
     gateway = Gateway(parse_config(text, source="gateway.toml"))
     async with gateway, serving(gateway, token=TOKEN) as url:
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
@@ -128,6 +129,7 @@ async def test_a_store_that_fails_shows_as_down(upstream: HttpUpstream) -> None:
     assert _value(after, "toolmgmt_gateway_store_up") == 0
     assert _value(after, "toolmgmt_gateway_store_errors_total", '"conversation"') == 1
     assert _value(after, "toolmgmt_gateway_store_errors_total", '"save"') == 0
+    assert _value(before, "toolmgmt_usage_log_dropped_total") == 0  # the usage log's, from 0
 
 
 INIT = {
