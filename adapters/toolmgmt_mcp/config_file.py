@@ -125,7 +125,7 @@ _STORE_KEYS = sorted(
 _UPSTREAM_KEYS = sorted(
     {"command", "args", "env", "cwd", "url", "headers", "timeout", "connect_timeout"}
     | {"reconnect_delay", "groups", "group_by", "profile", "profiles", "policy"}
-    | {"max_result_tokens", "truncation", "mode", "prefix"}
+    | {"max_result_tokens", "truncation", "mode", "prefix", "stderr"}
 )
 
 
@@ -408,7 +408,7 @@ class _Reader:
             url = table.string("url")
             if not re.match(r"^https?://", url):
                 raise table.fail("url", f"must be an http:// or https:// URL, got {url!r}.")
-            for key in ("args", "env", "cwd"):
+            for key in ("args", "env", "cwd", "stderr"):
                 if key in table:
                     raise table.fail(key, "only applies to an upstream with command.")
         groups_table = table.table("groups")
@@ -439,6 +439,7 @@ class _Reader:
             max_result_tokens=_optional_tokens(table),
             truncation=truncation,
             mode=table.choice("mode", _MODES, "auto"),
+            stderr=table.choice("stderr", ("log", "drop"), "log"),
         )
 
 
