@@ -220,8 +220,8 @@ CONVERSATION_DESIGNS = {
     "search-append": "search, growing list (`Search(appends=True)`: found tools join the list)",
     "gateway": "gateway",
     "lazy": "lazy",
-    "native": "provider's own tool search (`native=True`)",
-    "native-ns": "provider's own tool search, namespaced",
+    "native": "provider's own tool search (`native=True, namespaces=False`)",
+    "native-ns": "provider's own tool search, namespaced (`native=True`, the default)",
     "stable-promote": "(b) stable, grows when the cache is cold",
     "additions": "(d) mid-conversation tool additions",
 }
