@@ -380,18 +380,37 @@ def render_conversation_breakpoints(figures: dict[str, Any]) -> str:
 
 @renders("search_speed", timed=True, peers=("bm25s",))
 def render_search_speed(figures: dict[str, Any]) -> str:
-    """Index build and keyword search latency at 1k/10k/100k tools, against raw bm25s."""
-    return _rows(
+    """Index build and keyword search latency at 1k/10k/100k tools, against raw bm25s (its
+    version named: a peer's figure holds for that version only)."""
+    versions = figures["versions"]
+    rounds = figures["rounds"]
+    intro = (
+        f"Against bm25s {versions['bm25s']} (numpy {versions['numpy']}) in the same run; builds "
+        f"are the median of {rounds}, peak memory is the growth of the peak resident set in a "
+        "fresh process (tracemalloc's peak in brackets); the last column is toolmgmt's figure "
+        "over bm25s's (below 1x: toolmgmt needs less).\n\n"
+    )
+
+    def mem(key: str) -> Cell:
+        return lambda r: f"{_num(r[f'{key}_rss'])} MB ({_num(r[f'{key}_mem'])})"
+
+    def against(r: dict[str, Any]) -> str:
+        memory = _ratio(r["tm_rss"] / r["bs_rss"]) if r["bs_rss"] > 0 else "-"
+        build, p50 = _ratio(r["tm_build"] / r["bs_build"]), _ratio(r["tm_p50"] / r["bs_p50"])
+        return f"{build} / {memory} / {p50}"
+
+    return intro + _rows(
         figures["rows"],
         {
             "tools": _get("size", lambda size: f"{int(size):,}"),
             "index build s (CPU s)": _with_cpu("tm_build", "tm_cpu"),
             "search p50 / p95 ms": _p("tm_"),
             "two-need request p50 / p95 ms": _p("tm2_"),
-            "peak memory": _mb("tm_mem"),
-            "raw bm25s: build s (CPU s)": _with_cpu("bs_build", "bs_cpu"),
+            "peak memory": mem("tm"),
+            "bm25s: build s (CPU s)": _with_cpu("bs_build", "bs_cpu"),
             "bm25s p50 / p95 ms": _p("bs_"),
-            "bm25s peak memory": _mb("bs_mem"),
+            "bm25s peak memory": mem("bs"),
+            "toolmgmt / bm25s: build, memory, p50": against,
         },
     )
 
