@@ -220,6 +220,7 @@ CONVERSATION_DESIGNS = {
     "search-append": "search, growing list (`Search(appends=True)`: found tools join the list)",
     "gateway": "gateway",
     "lazy": "lazy",
+    "code": '**code** (`mode="code"`: `tool_search` + one `run_code` program)',
     "native": "provider's own tool search (`native=True, namespaces=False`)",
     "native-ns": "provider's own tool search, namespaced (`native=True`, the default)",
     "stable-promote": "(b) stable, grows when the cache is cold",
@@ -281,7 +282,9 @@ def render_conversation(figures: dict[str, Any]) -> str:
     return _conversation_table(figures["rows"], figures["prices"]["models"][0]["model"])
 
 
-PICK_DESIGNS = ("flat-raw", "flat", "search", "search-listed", "search-append", "gateway", "lazy")
+PICK_DESIGNS = (
+    "flat-raw", "flat", "search", "search-listed", "search-append", "gateway", "lazy", "code"
+)
 """The modes a reader picks from (the prototypes stay in docs/cost.md's full tables)."""
 
 
