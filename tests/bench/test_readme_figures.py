@@ -180,7 +180,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
     "conversation_caching": [
         ("rows", 3, "vs_flat", "anthropic"),
         ("rows", 3, "input_tokens"),
-        ("rows", 15, "vs_flat", "openai-prefix"),
+        ("rows", 16, "vs_flat", "openai-prefix"),
     ],
     "conversation_batched": [
         ("batched", 9, "vs_flat", "anthropic"),
@@ -188,7 +188,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
     ],
     "conversation_pause": [
         ("pause", 8, "vs_flat", "anthropic"),
-        ("pause", 13, "billed", "openai-prefix"),
+        ("pause", 14, "billed", "openai-prefix"),
     ],
     "conversation_breakpoints": [
         ("breakpoints", 1, "next", "anthropic"),
