@@ -87,9 +87,11 @@ def test_the_check_sees_lazy_and_type_checking_imports() -> None:
 
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"model", "compat"}),
+    frozenset({"model", "compat", "runtime"}),
+    frozenset({"config"}),
     frozenset({"embeddings", "events", "policy"}),
     frozenset({"search"}),
+    frozenset({"learning"}),
     frozenset({"catalog"}),
     frozenset({"calls"}),
     frozenset({"stores", "providers"}),

@@ -9,10 +9,10 @@ from typing import Any, Literal
 
 from toolmgmt_core.catalog.entries import DomainSummary, IngestReport, SearchHit, ToolEntry
 from toolmgmt_core.catalog.learned_api import CatalogLearning
-from toolmgmt_core.catalog.learning import LearningOptions
 from toolmgmt_core.catalog.limits import ToolLimits
 from toolmgmt_core.catalog.suggestions import safe_suggestions
 from toolmgmt_core.embeddings import Embedder, VectorCache
+from toolmgmt_core.learning.teaching import LearningOptions
 from toolmgmt_core.model.errors import (
     CatalogError,
     DuplicateToolError,

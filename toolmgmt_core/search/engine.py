@@ -21,14 +21,13 @@ import numpy as np
 import regex
 
 from toolmgmt_core.embeddings import Embedder, EmbeddingCache, VectorCache
-from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import BrowseError, CatalogError, SearchError
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.runtime.control import reraise_control_flow
+from toolmgmt_core.search.boost import LearnedBoost
 from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
-from toolmgmt_core.search.learned import LearnedRequests
-from toolmgmt_core.search.learned_ranking import LearnedRanking, LearnedWeights
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
 from toolmgmt_core.search.request import read_request
 
@@ -129,12 +128,8 @@ class SearchEngine:
         self._index: BM25Index | None = None
         self._vectors: tuple[int, VectorIndex] | None = None
         self._embedder_failed_at: int | None = None
-        self.learned: LearnedRequests | None = None
-        """What the catalog learned from use (None: learning is off)."""
-        self.learned_weights = LearnedWeights()
-        """How much the learned field weighs (see :class:`LearnedWeights`)."""
-        self.learned_ranking = LearnedRanking()
-        """The learned field of the tools now, as searches read it."""
+        self.learned: LearnedBoost | None = None
+        """What the catalog learned from use, as searches add it (None: learning is off)."""
 
     # -- state ----------------------------------------------------------------------------
 
@@ -275,9 +270,10 @@ class SearchEngine:
         near-duplicate tools break towards the context. ``learned``: add the learned field's.
         """
         keyword = [index.match_scores(text, mask) for text in texts]
-        field = self.learned_ranking.field(index, self.learned) if learned else None
-        if field:
-            self.learned_ranking.add_keyword(field, keyword, texts, mask, self.learned_weights)
+        boost = self.learned if learned else None
+        field = boost.field(index) if boost is not None else None
+        if boost is not None and field:
+            boost.add_keyword(field, keyword, texts, mask)
         vectors = self.vectors(index)
         if vectors is not None:
             try:
@@ -290,12 +286,10 @@ class SearchEngine:
                 fused = [
                     fuse_scores(k, c, self.fusion) for k, c in zip(keyword, cosines, strict=True)
                 ]
-                if field:
+                if boost is not None and field:
                     try:
-                        weights, floor = self.learned_weights, self.fusion.floor
-                        self.learned_ranking.add_dense(
-                            field, fused, texts, mask, vectors, weights, floor, self.embedding_cache
-                        )
+                        floor, cache = self.fusion.floor, self.embedding_cache
+                        boost.add_dense(field, fused, texts, mask, vectors, floor, cache)
                     except Exception as exc:  # the learned terms' vectors: keyword part only
                         reraise_control_flow(exc)
                         self._embedder_failed(exc, until_changed=False)
