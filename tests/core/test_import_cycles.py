@@ -133,3 +133,16 @@ def test_no_core_module_is_over_the_line_limit() -> None:
         if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not long, long
+
+
+MAX_FOLDER_MODULES = 20
+"""A core folder holding more modules than this is several rooms: give one of them its own."""
+
+
+def test_no_core_folder_holds_more_modules_than_the_limit() -> None:
+    crowded = {
+        str(folder.relative_to(ROOT)): count
+        for folder in [CORE, *(p for p in CORE.rglob("*") if p.is_dir())]
+        if (count := len(list(folder.glob("*.py")))) > MAX_FOLDER_MODULES
+    }
+    assert not crowded, crowded

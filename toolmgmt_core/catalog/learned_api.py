@@ -8,6 +8,7 @@ What is checked and kept is :mod:`toolmgmt_core.learning.teaching`'s; how it ran
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
@@ -17,7 +18,8 @@ from toolmgmt_core.learning.requests import LearnedRequest
 from toolmgmt_core.learning.teaching import Learning, LearningOptions, LearnReport, Pair
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.search.engine import SearchEngine, ToolFilter
+from toolmgmt_core.search.engine import SearchEngine
+from toolmgmt_core.search.params import SearchRequest, ToolFilter
 
 __all__ = ["CatalogLearning", "LearningHost"]
 
@@ -71,9 +73,10 @@ class CatalogLearning:
         Raises:
             SearchError, BrowseError: as :meth:`search`.
         """
-        found = self._engine.search(query, limit, domain=domain, group=group, where=where)
+        request = SearchRequest(query, limit, domain=domain, group=group, where=where)
+        found = self._engine.search(request)
         before = self._engine.search(
-            query, max(limit, 100), domain=domain, group=group, where=where, learned=False
+            dataclasses.replace(request, limit=max(limit, 100), learned=False)
         )
         rank_before = {tool.name: rank for rank, (tool, _) in enumerate(before, start=1)}
         boost = self._learned_search

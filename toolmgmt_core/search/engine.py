@@ -28,6 +28,7 @@ from toolmgmt_core.search.boost import LearnedBoost
 from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
+from toolmgmt_core.search.params import Scored, SearchRequest, ToolFilter
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
 from toolmgmt_core.search.request import read_request
 
@@ -35,7 +36,6 @@ __all__ = [
     "MAX_REGEX_LENGTH",
     "REGEX_TIME_LIMIT",
     "SearchEngine",
-    "ToolFilter",
     "check_scope",
 ]
 
@@ -46,13 +46,6 @@ MAX_REGEX_LENGTH = 200
 
 REGEX_TIME_LIMIT = 0.25
 """Seconds a regex search may take over the whole catalog before it is stopped."""
-
-ToolFilter = Callable[[Tool], bool]
-"""A predicate choosing the tools a search may return (a policy view)."""
-
-Scored = list[tuple[Tool, float]]
-"""Tools with their scores, best first."""
-
 
 def check_scope(tools: Iterable[Tool], domain: str | None, group: str | None) -> None:
     """Check that ``domain`` and ``group`` exist among ``tools``.
@@ -82,7 +75,7 @@ class SearchEngine:
     Usage (the catalog does this)::
 
         engine = SearchEngine(lambda: list(tools.values()), lock=lock)
-        engine.search("refund a payment", 5)   # [(tool, score), ...]
+        engine.search(SearchRequest("refund a payment", 5))   # [(tool, score), ...]
         engine.changed()                       # after the tools change
     """
 
@@ -296,26 +289,16 @@ class SearchEngine:
                 return _rank(fused, whole_first, self.fusion.context, depth, mask), True
         return _rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
 
-    def search(
-        self,
-        query: str | Sequence[str],
-        limit: int = 5,
-        *,
-        domain: str | None = None,
-        group: str | None = None,
-        where: ToolFilter | None = None,
-        split: bool = True,
-        learned: bool = True,
-    ) -> Scored:
-        """Tools matching ``query``, best first: :meth:`ToolCatalog.search
-        <toolmgmt_core.catalog.tool_catalog.ToolCatalog.search>` without the hit records;
-        ``learned=False`` leaves out what the catalog learned from use.
+    def search(self, request: SearchRequest) -> Scored:
+        """Tools matching ``request``, best first: :meth:`ToolCatalog.search
+        <toolmgmt_core.catalog.tool_catalog.ToolCatalog.search>` without the hit records.
 
         Raises:
             SearchError: an empty query or a limit below 1.
             BrowseError: an unknown domain or group, listing the valid ones.
         """
-        texts, whole_first = self.plan(query, split)
+        limit, domain, group = request.limit, request.domain, request.group
+        texts, whole_first = self.plan(request.query, request.split)
         if not isinstance(limit, int) or limit < 1:
             raise SearchError(f"limit must be a whole number of at least 1, got {limit!r}.")
         index = self.index()
@@ -323,14 +306,14 @@ class SearchEngine:
             group is not None and not index.has_group(group, domain)
         ):
             check_scope(index.tools, domain, group)  # raises, naming the valid ones
-        mask = self.mask(index, domain, group, where)
+        mask = self.mask(index, domain, group, request.where)
         rankings, hybrid = self.rank_queries(
             index,
             texts,
             whole_first=whole_first,
             depth=max(2 * limit, 20),
             mask=mask,
-            learned=learned,
+            learned=request.learned,
         )
         if hybrid:
             merged = cover_rankings(
