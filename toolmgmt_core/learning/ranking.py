@@ -1,7 +1,8 @@
 """The learned field as search reads it: :class:`LearnedIndex` (each tool's learned terms,
 scored like a BM25 field), :class:`LearnedWeights` (what it weighs) and :class:`LearnedRanking`
 (what a :class:`~toolmgmt_core.search.engine.SearchEngine` adds to its keyword and hybrid
-scores, with the index and the learned vectors kept between searches).
+scores, with the index and the learned vectors kept between searches), handed to the engine as
+:class:`LearnedSearch` (its :class:`~toolmgmt_core.search.boost.LearnedBoost`).
 
 What is learned, and within which bounds, is :mod:`~toolmgmt_core.learning.requests`'s. A tool's
 learned score depends on its own learned terms; other tools' learned terms reach it only
