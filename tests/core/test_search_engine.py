@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from toolmgmt_core import Tool, ToolCatalog
@@ -9,6 +11,7 @@ from toolmgmt_core.model.errors import BrowseError, SearchError
 from toolmgmt_core.search import SearchEngine
 from toolmgmt_core.search.engine import check_scope
 from toolmgmt_core.search.hybrid import FusionWeights
+from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.params import SearchRequest
 
 
@@ -85,3 +88,27 @@ def test_names_stay_importable_from_the_catalog_module() -> None:
 
     assert MAX_REGEX_LENGTH == 200 and REGEX_TIME_LIMIT > 0
     assert normalize_name(" Send_Email ") == "send_email"
+
+
+class _FavourInvoices:
+    """A LearnedBoost that lifts list_invoices in keyword search wherever it is eligible."""
+
+    def field(self, index: BM25Index) -> int:
+        return index.positions()["list_invoices"]
+
+    def add_keyword(self, field: int, keyword: Any, texts: Any, mask: Any) -> None:
+        for scores in keyword:
+            scores[field] += 100.0
+
+    def add_dense(self, *args: Any) -> None:  # pragma: no cover - no embedder here
+        raise AssertionError("no embedder, no fused scores")
+
+
+def test_what_was_learned_reaches_a_search_only_through_its_boost() -> None:
+    tools = _tools()
+    engine = SearchEngine(lambda: tools)
+    assert engine.search(SearchRequest("customer money back", 1))[0][0].name == "refund_charge"
+    engine.learned = _FavourInvoices()
+    assert engine.search(SearchRequest("customer money back", 1))[0][0].name == "list_invoices"
+    unlearned = SearchRequest("customer money back", 1, learned=False)
+    assert engine.search(unlearned)[0][0].name == "refund_charge"
