@@ -146,3 +146,17 @@ def test_no_core_folder_holds_more_modules_than_the_limit() -> None:
         if (count := len(list(folder.glob("*.py")))) > MAX_FOLDER_MODULES
     }
     assert not crowded, crowded
+
+
+def test_no_core_class_declares_a_method_by_raising_not_implemented() -> None:
+    """What a subclass or a host must provide is an ``abc.abstractmethod`` or a Protocol, which
+    mypy and instantiation check, not a stub that fails at run time."""
+    stubs = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in CORE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Raise)
+        and node.exc is not None
+        and "NotImplementedError" in ast.unparse(node.exc)
+    ]
+    assert not stubs, stubs
