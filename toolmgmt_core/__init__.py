@@ -30,6 +30,7 @@ from toolmgmt_core.catalog.tool_catalog import (
     ToolEntry,
     ToolLimits,
 )
+from toolmgmt_core.learning.teaching import LearningOptions
 from toolmgmt_core.lint import Finding, lint
 from toolmgmt_core.lint.diff import Change, diff_catalogs
 from toolmgmt_core.model.content import ContentResult
@@ -112,6 +113,7 @@ __all__ = [
     "InvalidSessionError",
     "InvalidToolError",
     "Lazy",
+    "LearningOptions",
     "Mode",
     "Policy",
     "PolicyView",
