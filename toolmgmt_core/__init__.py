@@ -22,7 +22,6 @@ from toolmgmt_core.calls.truncation import (
     summarize_result,
     truncate_result,
 )
-from toolmgmt_core.catalog.learning import LearningOptions
 from toolmgmt_core.catalog.tool_catalog import (
     DomainSummary,
     IngestReport,
@@ -31,6 +30,7 @@ from toolmgmt_core.catalog.tool_catalog import (
     ToolEntry,
     ToolLimits,
 )
+from toolmgmt_core.learning.teaching import LearningOptions
 from toolmgmt_core.lint import Finding, lint
 from toolmgmt_core.lint.diff import Change, diff_catalogs
 from toolmgmt_core.model.content import ContentResult

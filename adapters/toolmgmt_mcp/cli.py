@@ -23,7 +23,7 @@ from typing import Any
 
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.model.config import ConfigDocument
+from toolmgmt_core.config.document import ConfigDocument
 from toolmgmt_core.model.errors import CatalogSourceError, ConfigError, ToolmgmtError
 
 __all__ = [

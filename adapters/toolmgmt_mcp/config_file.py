@@ -82,7 +82,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     store = "learned.sqlite"       # or a PostgreSQL DSN (store_env); default: [store] catalog
 
 Errors are :class:`~toolmgmt_core.ConfigError` in the one format of configuration files
-(:mod:`toolmgmt_core.model.config`): ``file:line: key.path: problem``.
+(:mod:`toolmgmt_core.config.document`): ``file:line: key.path: problem``.
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ from typing import Any, Literal
 
 from toolmgmt_core.calls.budget import DEFAULT_MAX_RESULT_TOKENS, ResultBudget
 from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS
+from toolmgmt_core.config.document import ConfigDocument, ConfigTable
 from toolmgmt_core.embeddings.named import check_embedder_spec
-from toolmgmt_core.model.config import ConfigDocument, ConfigTable
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.policy.profiles import get_profile, may_match, parse_pattern
 from toolmgmt_core.policy.steps import Approval

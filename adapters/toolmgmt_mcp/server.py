@@ -34,12 +34,12 @@ from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.compat import package_version
+from toolmgmt_core.config.document import config_problem
 from toolmgmt_core.embeddings.named import embedder_from_spec
-from toolmgmt_core.model.config import config_problem
-from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError, StoreError, ToolCallError, ToolExecutionError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import Policy
+from toolmgmt_core.runtime.control import passthrough
 from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.options import Access
 from toolmgmt_core.session.session import ToolSession
@@ -674,7 +674,7 @@ def _learning(config: GatewayConfig) -> Any:
     settings = config.learning
     if not settings.enabled:
         return None
-    from toolmgmt_core.catalog.learning import LearningOptions
+    from toolmgmt_core.learning.teaching import LearningOptions
 
     store: Any = settings.store or config.store.catalog
     if store is not None and store.startswith(("postgresql://", "postgres://")):

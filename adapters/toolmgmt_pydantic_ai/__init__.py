@@ -80,9 +80,9 @@ from toolmgmt_core.calls.approval import (
     replayed_approval,
 )
 from toolmgmt_core.compat import require_version
-from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.tool import CALL_TOOL, EXECUTE_TOOL
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest
+from toolmgmt_core.runtime.control import passthrough
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.manager import ToolManager
 from toolmgmt_core.session.meta_tools import RUN_CODE

@@ -12,8 +12,8 @@ pytest.importorskip("pydantic_monty")
 
 from toolmgmt_core import Access, Policy, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_core.calls.approval import framework_approval  # noqa: E402
-from toolmgmt_core.model.control import passthrough  # noqa: E402
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest  # noqa: E402
+from toolmgmt_core.runtime.control import passthrough  # noqa: E402
 from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
 
 

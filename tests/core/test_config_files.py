@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolmgmt_core.catalog.sources import load_catalog
-from toolmgmt_core.model.config import ConfigDocument, config_problem, key_path
-from toolmgmt_core.model.config_lines import key_lines
+from toolmgmt_core.config.document import ConfigDocument, config_problem, key_path
+from toolmgmt_core.config.lines import key_lines
 from toolmgmt_core.model.errors import CatalogSourceError, ConfigError
 from toolmgmt_core.policy.files import load_policy_file
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from support.embedders import HashingEmbedder
 
-import toolmgmt_core.model.control as control
+import toolmgmt_core.runtime.control as control
 from toolmgmt_core import (
     Access,
     ApprovalEdit,
@@ -25,7 +25,7 @@ from toolmgmt_core import (
     ToolManager,
 )
 from toolmgmt_core.calls.approval import framework_approval
-from toolmgmt_core.model.control import passthrough
+from toolmgmt_core.runtime.control import passthrough
 
 
 class Pause(Exception):

@@ -33,7 +33,7 @@ from toolmgmt_core.events import (
     ToolsLoaded,
     read_jsonl,
 )
-from toolmgmt_core.model.control import passthrough
+from toolmgmt_core.runtime.control import passthrough
 
 SECRET = "hunter2-8c41"
 

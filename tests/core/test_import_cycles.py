@@ -87,9 +87,11 @@ def test_the_check_sees_lazy_and_type_checking_imports() -> None:
 
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"model", "compat"}),
+    frozenset({"model", "compat", "runtime"}),
+    frozenset({"config"}),
     frozenset({"embeddings", "events", "policy"}),
     frozenset({"search"}),
+    frozenset({"learning"}),
     frozenset({"catalog"}),
     frozenset({"calls"}),
     frozenset({"stores", "providers"}),
@@ -131,3 +133,30 @@ def test_no_core_module_is_over_the_line_limit() -> None:
         if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not long, long
+
+
+MAX_FOLDER_MODULES = 20
+"""A core folder holding more modules than this is several rooms: give one of them its own."""
+
+
+def test_no_core_folder_holds_more_modules_than_the_limit() -> None:
+    crowded = {
+        str(folder.relative_to(ROOT)): count
+        for folder in [CORE, *(p for p in CORE.rglob("*") if p.is_dir())]
+        if (count := len(list(folder.glob("*.py")))) > MAX_FOLDER_MODULES
+    }
+    assert not crowded, crowded
+
+
+def test_no_core_class_declares_a_method_by_raising_not_implemented() -> None:
+    """What a subclass or a host must provide is an ``abc.abstractmethod`` or a Protocol, which
+    mypy and instantiation check, not a stub that fails at run time."""
+    stubs = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in CORE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Raise)
+        and node.exc is not None
+        and "NotImplementedError" in ast.unparse(node.exc)
+    ]
+    assert not stubs, stubs

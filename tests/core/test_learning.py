@@ -12,8 +12,8 @@ from support.bfcl import bfcl_dir, bfcl_missing
 from support.embedders import HashingEmbedder
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.catalog.learning import LearningOptions, conversation_digest, redact
-from toolmgmt_core.catalog.learning_store import LearnedFile
+from toolmgmt_core.learning.store import LearnedFile
+from toolmgmt_core.learning.teaching import LearningOptions, conversation_digest, redact
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_demo import demo_tools
 
@@ -162,7 +162,7 @@ def test_what_is_kept_is_terms_redacted_cut_and_digested() -> None:
     catalog = _catalog(max_request_chars=40)
     text = "User: email jo@example.com the invoice 99887766 " + "please " * 30
     catalog.learn([(text, TOOL, "conversation-1")])
-    (kept,) = catalog.search_engine.learned.requests(TOOL)  # type: ignore[union-attr]
+    (kept,) = catalog._learning.requests.requests(TOOL)  # type: ignore[union-attr]
     assert "jo@example.com" not in kept.text and "99887766" not in kept.text
     assert "email" not in kept.text.split()  # one principal: digests only
     assert all(word.startswith("#") for word in kept.text.split())
@@ -173,10 +173,10 @@ def test_bounds_per_tool_and_per_principal() -> None:
     catalog = _catalog(max_per_tool=5, max_per_principal=2)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
     catalog.learn([(f"request {w}", "files_read_file", f"c-{w}", "same") for w in words[:4]])
-    held = catalog.search_engine.learned.requests("files_read_file")  # type: ignore[union-attr]
+    held = catalog._learning.requests.requests("files_read_file")  # type: ignore[union-attr]
     assert len(held) == 2
     catalog.learn([(f"another {w}", "files_read_file", f"c{w}") for w in words])
-    held = catalog.search_engine.learned.requests("files_read_file")  # type: ignore[union-attr]
+    held = catalog._learning.requests.requests("files_read_file")  # type: ignore[union-attr]
     assert len(held) == 5 and len({r.teacher for r in held}) == 5
 
 

@@ -29,8 +29,8 @@ from toolmgmt_core import (  # noqa: E402
     ToolManager,
 )
 from toolmgmt_core.calls.approval import framework_approval  # noqa: E402
-from toolmgmt_core.model.control import passthrough  # noqa: E402
 from toolmgmt_core.model.tokens import count_tokens  # noqa: E402
+from toolmgmt_core.runtime.control import passthrough  # noqa: E402
 from toolmgmt_core.session.modes import Code  # noqa: E402
 from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
 

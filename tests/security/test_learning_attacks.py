@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolmgmt_core import ToolCatalog
-from toolmgmt_core.catalog.learning import LearningOptions
+from toolmgmt_core.learning.teaching import LearningOptions
 from toolmgmt_demo import demo_tools
 
 TOOLS = demo_tools()
@@ -82,7 +82,7 @@ def test_finding_2_no_secret_or_personal_data_is_kept_in_clear() -> None:
     catalog = _catalog()
     pairs = [(f"refund for {s}", "payments_get_charge", f"c{i}") for i, s in enumerate(SECRETS)]
     catalog.learn(pairs)
-    held = catalog.search_engine.learned.requests()  # type: ignore[union-attr]
+    held = catalog._learning.requests.requests()  # type: ignore[union-attr]
     kept = " ".join(r.text for r in held).lower()
     assert held and not [word for word in PRIVATE if word in kept]
     assert not [w for w in PRIVATE if w in " ".join(r.text for r in catalog.learned()).lower()]
@@ -113,7 +113,7 @@ def test_finding_4_one_principal_flooding_cannot_erase_what_users_taught() -> No
         for v in ("alpha", "bravo")
     ]
     catalog.learn(flood, source="use")
-    held = catalog.search_engine.learned.requests(tool)  # type: ignore[union-attr]
+    held = catalog._learning.requests.requests(tool)  # type: ignore[union-attr]
     assert sum(r.teacher != held[-1].teacher for r in held) >= 10
     assert _names(catalog, request)[0] == tool
 

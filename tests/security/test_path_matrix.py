@@ -151,7 +151,7 @@ class SessionPath:
         self, tool: str, *, profile: str | None = None, answer: str | None = None
     ) -> Seen:
         from toolmgmt_core.calls.approval import framework_approval
-        from toolmgmt_core.model.control import passthrough
+        from toolmgmt_core.runtime.control import passthrough
 
         session = self._session(profile)
         seen = Seen()
@@ -187,7 +187,7 @@ class LiteLLMPath(SessionPath):
         import litellm
         from toolmgmt_litellm.calls import run_meta_tool_calls
 
-        from toolmgmt_core.model.control import passthrough
+        from toolmgmt_core.runtime.control import passthrough
 
         session = self._session(profile)
         arguments = {"tool_name": tool, "arguments": {"order_id": ORDER}}

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.catalog.learning import LearningOptions
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.cli import main
+from toolmgmt_core.learning.teaching import LearningOptions
 from toolmgmt_demo import demo_tools
 
 pytest.importorskip("psycopg")

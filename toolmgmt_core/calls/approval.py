@@ -12,7 +12,7 @@ tool). Who is asked is decided here, once, for every door:
 3. else nobody can say yes, and the call is refused (fail closed).
 
 An approver that raises refuses the call, unless what it raised is the framework's own pause
-(declared with :func:`~toolmgmt_core.model.control.passthrough`), which reaches the caller.
+(declared with :func:`~toolmgmt_core.runtime.control.passthrough`), which reaches the caller.
 
 A framework's own approval marker is honoured on every path, decided on the resolved tool (the
 inner tool of ``call_tool`` or ``execute_tool`` as much as a tool called by name): one the
@@ -39,11 +39,11 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
 
-from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import ApprovalDeniedError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
 from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_core.runtime.control import reraise_control_flow
 
 __all__ = [
     "ApprovalAsker",

@@ -33,7 +33,6 @@ from typing import Any
 
 from toolmgmt_core.calls.threads import run_on_lane
 from toolmgmt_core.model.content import ContentResult
-from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import (
     ToolCallError,
     ToolExecutionError,
@@ -41,6 +40,7 @@ from toolmgmt_core.model.errors import (
     ToolUnavailableError,
 )
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.runtime.control import reraise_control_flow
 
 __all__ = [
     "OUTCOMES",

@@ -40,7 +40,6 @@ from toolmgmt_core.events import (
     ResultTruncated,
 )
 from toolmgmt_core.model.content import ContentResult
-from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import (
     ToolCallError,
     ToolTimeoutError,
@@ -49,6 +48,7 @@ from toolmgmt_core.model.errors import (
 from toolmgmt_core.model.tool import META_TOOL_NAMES, Tool
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalResponse
 from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_core.runtime.control import reraise_control_flow
 
 __all__ = ["CallPipeline", "CallSite", "current_call_id"]
 

@@ -30,10 +30,10 @@ from toolmgmt_core.calls.truncation import (
     to_jsonable,
     truncate_result,
 )
-from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import ToolCallError
 from toolmgmt_core.model.tokens import count_tokens
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.runtime.control import reraise_control_flow
 
 __all__ = [
     "MIN_SHAPE_SECONDS",

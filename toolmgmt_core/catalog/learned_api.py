@@ -2,35 +2,51 @@
 :class:`~toolmgmt_core.catalog.tool_catalog.ToolCatalog` has for it (``learn``, ``forget``,
 ``learned``, ``learned_terms``, ``explain_search``), kept apart from the catalog's contents.
 
-What is checked and kept is :mod:`toolmgmt_core.catalog.learning`'s; how it ranks,
-:mod:`toolmgmt_core.search.learned` and :mod:`toolmgmt_core.search.learned_ranking`'s.
+What is checked and kept is :mod:`toolmgmt_core.learning.teaching`'s; how it ranks,
+:mod:`toolmgmt_core.learning.requests` and :mod:`toolmgmt_core.learning.ranking`'s.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from toolmgmt_core.catalog.entries import SearchExplanation
-from toolmgmt_core.catalog.learning import Learning, LearningOptions, LearnReport, Pair
+from toolmgmt_core.learning.ranking import LearnedSearch
+from toolmgmt_core.learning.requests import LearnedRequest
+from toolmgmt_core.learning.teaching import Learning, LearningOptions, LearnReport, Pair
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.search.engine import SearchEngine, ToolFilter
-from toolmgmt_core.search.learned import LearnedRequest
+from toolmgmt_core.search.engine import SearchEngine
+from toolmgmt_core.search.params import SearchRequest, ToolFilter
 
-__all__ = ["CatalogLearning"]
+__all__ = ["CatalogLearning", "LearningHost"]
+
+
+class LearningHost(Protocol):
+    """What :class:`CatalogLearning`'s methods need of the catalog they are part of."""
+
+    _engine: SearchEngine
+    _learning: Learning | None
+    _learned_search: LearnedSearch | None
+
+    def find(self, name: str) -> Tool | None:
+        """The tool named ``name`` (folded as a lookup folds it), or None."""
+        ...
 
 
 class CatalogLearning:
     """Learning from use, as a catalog offers it (off unless the catalog was given
-    :class:`~toolmgmt_core.catalog.learning.LearningOptions`)."""
+    :class:`~toolmgmt_core.learning.teaching.LearningOptions`). Its methods take the catalog as
+    a :class:`LearningHost`: the learning itself is the :class:`Learning` object it holds."""
 
     _engine: SearchEngine
-    _learning: Learning | None = None
+    _learning: Learning | None
+    _learned_search: LearnedSearch | None
 
-    def find(self, name: str) -> Tool | None:  # pragma: no cover - the catalog's
-        raise NotImplementedError
-
-    def _start_learning(self, learning: LearningOptions | None) -> None:
+    def _start_learning(self: LearningHost, learning: LearningOptions | None) -> None:
+        self._learning = self._learned_search = None
         if learning is None:
             return
         if not isinstance(learning, LearningOptions):
@@ -39,11 +55,11 @@ class CatalogLearning:
                 "ToolCatalog(tools, learning=LearningOptions(store='learned.sqlite'))."
             )
         self._learning = Learning(learning)
-        self._engine.learned = self._learning.requests
-        self._engine.learned_weights = learning.weights
+        self._learned_search = LearnedSearch(self._learning.requests, learning.weights)
+        self._engine.learned = self._learned_search
 
     def explain_search(
-        self,
+        self: LearningHost,
         query: str | Sequence[str],
         limit: int = 5,
         *,
@@ -57,12 +73,14 @@ class CatalogLearning:
         Raises:
             SearchError, BrowseError: as :meth:`search`.
         """
-        found = self._engine.search(query, limit, domain=domain, group=group, where=where)
+        request = SearchRequest(query, limit, domain=domain, group=group, where=where)
+        found = self._engine.search(request)
         before = self._engine.search(
-            query, max(limit, 100), domain=domain, group=group, where=where, learned=False
+            dataclasses.replace(request, limit=max(limit, 100), learned=False)
         )
         rank_before = {tool.name: rank for rank, (tool, _) in enumerate(before, start=1)}
-        field = self._engine.learned_ranking.field(self._engine.index(), self._engine.learned)
+        boost = self._learned_search
+        field = boost.field(self._engine.index()) if boost is not None else None
         texts, _ = self._engine.plan(query, True)
         positions = self._engine.index().positions()
         out = []
@@ -88,32 +106,36 @@ class CatalogLearning:
         return out
 
     @property
-    def learning(self) -> LearningOptions | None:
+    def learning(self: LearningHost) -> LearningOptions | None:
         """How this catalog learns from use, or None (it does not: the default)."""
         return self._learning.options if self._learning is not None else None
 
-    def learned(self, tool: str | None = None) -> list[LearnedRequest]:
+    def learned(self: LearningHost, tool: str | None = None) -> list[LearnedRequest]:
         """What the catalog learned (``tool``'s requests, or every tool's), oldest first: the
         audit view, each request with only the terms past the threshold (those that move its
         tool; a term fewer principals taught is never shown, so that nobody learns what
         someone else typed by teaching it once). Empty when learning is off."""
         return self._learning.requests.public(tool) if self._learning is not None else []
 
-    def learned_terms(self, tool: str) -> dict[str, int]:
+    def learned_terms(self: LearningHost, tool: str) -> dict[str, int]:
         """The terms that move ``tool`` in search, with how many principals taught each."""
         return self._learning.requests.taught(tool) if self._learning is not None else {}
 
     def learn(
-        self, pairs: Iterable[Pair], *, where: ToolFilter | None = None, source: str = "import"
+        self: LearningHost,
+        pairs: Iterable[Pair],
+        *,
+        where: ToolFilter | None = None,
+        source: str = "import",
     ) -> LearnReport:
         """Learn from requests that led to a tool: pairs ``(request_text, tool_name)``,
         ``(request_text, tool_name, conversation_id)`` or ``(request_text, tool_name,
         conversation_id, principal)``.
 
         Each request's terms become part of its tool's learned field (its own weight in keyword
-        and hybrid search; see :mod:`toolmgmt_core.search.learned` for the bounds and the rule
+        and hybrid search; see :mod:`toolmgmt_core.learning.requests` for the bounds and the rule
         that a term moves a tool only once ``min_principals`` different principals taught it),
-        after the checks of :mod:`toolmgmt_core.catalog.learning` (unknown, not permitted or
+        after the checks of :mod:`toolmgmt_core.learning.teaching` (unknown, not permitted or
         destructive tools ignored; secrets and personal data removed).
 
         Args:
@@ -130,11 +152,11 @@ class CatalogLearning:
         Raises:
             ConfigError: learning is off for this catalog.
         """
-        learning = self._require_learning()
+        learning = _required(self._learning)
         return learning.learn(pairs, self.find, where=where, source=source)
 
     def forget(
-        self,
+        self: LearningHost,
         tool: str | None = None,
         *,
         conversation: str | None = None,
@@ -146,10 +168,12 @@ class CatalogLearning:
         Raises:
             ConfigError: learning is off for this catalog.
         """
-        learning = self._require_learning()
+        learning = _required(self._learning)
         return learning.forget(tool, conversation=conversation, principal=principal)
 
-    def absorb_learned(self, requests: Iterable[LearnedRequest], *, replace: bool = False) -> int:
+    def absorb_learned(
+        self: LearningHost, requests: Iterable[LearnedRequest], *, replace: bool = False
+    ) -> int:
         """Hold requests another replica learned (already checked and kept in the shared
         store; the catalog follower calls this); ``replace`` forgets what is held first.
         Returns how many were new here. Does nothing when learning is off."""
@@ -157,10 +181,12 @@ class CatalogLearning:
             return 0
         return self._learning.absorb(requests, replace=replace)
 
-    def _require_learning(self) -> Learning:
-        if self._learning is None:
-            raise ConfigError(
-                "This catalog does not learn from use (off by default). Turn it on with "
-                "ToolCatalog(..., learning=LearningOptions(store='learned.sqlite'))."
-            )
-        return self._learning
+
+
+def _required(learning: Learning | None) -> Learning:
+    if learning is None:
+        raise ConfigError(
+            "This catalog does not learn from use (off by default). Turn it on with "
+            "ToolCatalog(..., learning=LearningOptions(store='learned.sqlite'))."
+        )
+    return learning

@@ -14,7 +14,7 @@
 One bad definition is skipped and reported (``warn``), never the whole file; a source that cannot
 be read, or holds no valid tool, raises :class:`~toolmgmt_core.model.errors.CatalogSourceError`
 naming it and what is wrong. A JSON file is read as every configuration file is
-(:mod:`toolmgmt_core.model.config`), so its problems, and each skipped definition, are said in
+(:mod:`toolmgmt_core.config.document`), so its problems, and each skipped definition, are said in
 the one format ``file:line: key.path: problem`` (``tools.json:14: [3]: skipped tool #4 ...``).
 """
 
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.model.config import ConfigDocument
-from toolmgmt_core.model.config_lines import KeyPath
+from toolmgmt_core.config.document import ConfigDocument
+from toolmgmt_core.config.lines import KeyPath
+from toolmgmt_core.config.objects import load_object
 from toolmgmt_core.model.errors import CatalogError, CatalogSourceError
-from toolmgmt_core.model.imports import load_object
 from toolmgmt_core.model.names import name_forms
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tool import Tool

@@ -9,10 +9,10 @@ from typing import Any, Literal
 
 from toolmgmt_core.catalog.entries import DomainSummary, IngestReport, SearchHit, ToolEntry
 from toolmgmt_core.catalog.learned_api import CatalogLearning
-from toolmgmt_core.catalog.learning import LearningOptions
 from toolmgmt_core.catalog.limits import ToolLimits
 from toolmgmt_core.catalog.suggestions import safe_suggestions
 from toolmgmt_core.embeddings import Embedder, VectorCache
+from toolmgmt_core.learning.teaching import LearningOptions
 from toolmgmt_core.model.errors import (
     CatalogError,
     DuplicateToolError,
@@ -26,10 +26,10 @@ from toolmgmt_core.search.engine import (
     MAX_REGEX_LENGTH,
     REGEX_TIME_LIMIT,  # noqa: F401  (importable from here, as before)
     SearchEngine,
-    ToolFilter,
     check_scope,
 )
 from toolmgmt_core.search.hybrid import FusionWeights
+from toolmgmt_core.search.params import SearchRequest, ToolFilter
 
 __all__ = [
     "MAX_REGEX_LENGTH",
@@ -340,17 +340,8 @@ class ToolCatalog(CatalogLearning):
         """Tools matching ``query``, best first.
 
         Args:
-            query: words describing the need, or a list of such queries. A request that
-                needs several tools ("book a flight and email the itinerary") is searched
-                whole and clause by clause (:func:`~toolmgmt_core.search.split_query`), and
-                the rankings merged so that each need is covered near the top; a list of
-                queries is searched query by query and merged the same way.
-            limit: at most this many hits.
-            domain, group: search only there.
-            where: only tools for which this returns True (a policy view); see
-                :meth:`SearchEngine.mask <toolmgmt_core.search.engine.SearchEngine.mask>` for
-                caching it.
-            split: set False to search a string as one query, without splitting it.
+            query, limit, domain, group, where, split: the request, as
+                :class:`~toolmgmt_core.search.params.SearchRequest`'s fields say.
 
         Returns:
             Hits whose ``score`` is the best keyword score the tool got for any part of the
@@ -362,9 +353,8 @@ class ToolCatalog(CatalogLearning):
             SearchError: an empty query or a limit below 1.
             BrowseError: an unknown domain or group, listing the valid ones.
         """
-        found = self._engine.search(
-            query, limit, domain=domain, group=group, where=where, split=split
-        )
+        request = SearchRequest(query, limit, domain=domain, group=group, where=where, split=split)
+        found = self._engine.search(request)
         return [SearchHit.of(tool, score) for tool, score in found]
 
     def search_regex(

@@ -278,7 +278,7 @@ def _run_remove(args: argparse.Namespace) -> int:
 def _learned_store(args: argparse.Namespace) -> Any:
     """The store of what is learned: ``--file`` (SQLite) or ``--store`` (PostgreSQL)."""
     if args.learned_file:
-        from toolmgmt_core.catalog.learning_store import LearnedFile
+        from toolmgmt_core.learning.store import LearnedFile
 
         return LearnedFile(args.learned_file)
     dsn = args.store or os.environ.get(STORE_ENV)
@@ -325,9 +325,9 @@ def read_pairs(path: str) -> tuple[list[Any], list[tuple[int, str]]]:
 
 
 def _run_learn(args: argparse.Namespace) -> int:
-    from toolmgmt_core.catalog.learning import LearningOptions
     from toolmgmt_core.catalog.tool_catalog import ToolCatalog
     from toolmgmt_core.cli.commands import load_catalog
+    from toolmgmt_core.learning.teaching import LearningOptions
 
     pairs, bad = read_pairs(args.file)
     for number, reason in bad:
@@ -420,7 +420,7 @@ def _run_learned(args: argparse.Namespace) -> int:
 
 
 def _run_forget(args: argparse.Namespace) -> int:
-    from toolmgmt_core.catalog.learning import conversation_digest, principal_digest
+    from toolmgmt_core.learning.teaching import conversation_digest, principal_digest
 
     store = _learned_store(args)
     digest = conversation_digest(args.conversation) if args.conversation else None

@@ -54,7 +54,7 @@ def _pin_store(args: argparse.Namespace) -> Any:
     if not dsn and args.config:
         from pathlib import Path
 
-        from toolmgmt_core.model.config import ConfigDocument
+        from toolmgmt_core.config.document import ConfigDocument
 
         path = Path(args.config)
         try:

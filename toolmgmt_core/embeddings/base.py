@@ -3,6 +3,7 @@ vectors it returns."""
 
 from __future__ import annotations
 
+import abc
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -60,14 +61,16 @@ def matrix_from_vectors(vectors: Any, count: int, model_id: str) -> np.ndarray:
     return matrix
 
 
-class PromptedQueries:
-    """The query side of an embedder whose model may expect a prefix on queries."""
+class PromptedQueries(abc.ABC):
+    """The query side of an embedder whose model may expect a prefix on queries (a base class:
+    the embedder provides :meth:`embed`)."""
 
     query_prompt: str
     """Prepended to every query (``""``: none)."""
 
+    @abc.abstractmethod
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        raise NotImplementedError
+        """One vector per text (documents and prompted queries alike)."""
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector (with ``query_prompt`` prepended)."""

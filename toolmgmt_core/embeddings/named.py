@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from toolmgmt_core.config.objects import load_object
 from toolmgmt_core.embeddings.base import Embedder
 from toolmgmt_core.model.errors import ConfigError
-from toolmgmt_core.model.imports import load_object
 
 __all__ = ["EMBEDDER_KINDS", "check_embedder_spec", "embedder_from_spec"]
 

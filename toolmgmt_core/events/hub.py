@@ -6,7 +6,7 @@ place an event could be emitted. A listener may also say when it wants events at
 ``enabled()`` method: the OpenTelemetry listener a manager installs by default wants them only
 once an OpenTelemetry SDK is configured, so until then the check stays the only cost. A listener
 that raises is logged and the call goes on (a framework's control-flow signal still passes, see
-:mod:`toolmgmt_core.model.control`).
+:mod:`toolmgmt_core.runtime.control`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import logging
 from collections.abc import Callable, Iterable
 
 from toolmgmt_core.events.types import Event
-from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.runtime.control import reraise_control_flow
 
 __all__ = ["EventHub", "Listener"]
 

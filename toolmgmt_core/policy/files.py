@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolmgmt_core.model.config import ConfigDocument, ConfigTable
+from toolmgmt_core.config.document import ConfigDocument, ConfigTable
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.policy.profiles import Profile, get_profile, parse_pattern
 from toolmgmt_core.policy.steps import POLICY_KEYS, Policy

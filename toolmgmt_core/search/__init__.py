@@ -9,6 +9,7 @@ from toolmgmt_core.search.fusion import RRF_K, Ranking, cover_rankings, fuse_ran
 from toolmgmt_core.search.fuzzy import NameMatcher, fold_name
 from toolmgmt_core.search.index import FIELD_WEIGHTS, BM25Index, tool_terms
 from toolmgmt_core.search.match import MATCH_FEATURES, MATCH_WEIGHTS, MatchIndex
+from toolmgmt_core.search.params import SearchRequest
 from toolmgmt_core.search.query import (
     CLAUSE_CONTEXT_WEIGHT,
     MAX_CLAUSES,
@@ -32,6 +33,7 @@ __all__ = [
     "NameMatcher",
     "Ranking",
     "SearchEngine",
+    "SearchRequest",
     "cover_rankings",
     "fold_name",
     "fuse_rankings",

@@ -21,14 +21,14 @@ import numpy as np
 import regex
 
 from toolmgmt_core.embeddings import Embedder, EmbeddingCache, VectorCache
-from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.errors import BrowseError, CatalogError, SearchError
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.runtime.control import reraise_control_flow
+from toolmgmt_core.search.boost import LearnedBoost
 from toolmgmt_core.search.fusion import Ranking, cover_rankings, fuse_rankings
 from toolmgmt_core.search.hybrid import FusionWeights, VectorIndex, fuse_scores
 from toolmgmt_core.search.index import BM25Index
-from toolmgmt_core.search.learned import LearnedRequests
-from toolmgmt_core.search.learned_ranking import LearnedRanking, LearnedWeights
+from toolmgmt_core.search.params import Scored, SearchRequest, ToolFilter
 from toolmgmt_core.search.query import CLAUSE_CONTEXT_WEIGHT, split_query
 from toolmgmt_core.search.request import read_request
 
@@ -36,7 +36,6 @@ __all__ = [
     "MAX_REGEX_LENGTH",
     "REGEX_TIME_LIMIT",
     "SearchEngine",
-    "ToolFilter",
     "check_scope",
 ]
 
@@ -47,13 +46,6 @@ MAX_REGEX_LENGTH = 200
 
 REGEX_TIME_LIMIT = 0.25
 """Seconds a regex search may take over the whole catalog before it is stopped."""
-
-ToolFilter = Callable[[Tool], bool]
-"""A predicate choosing the tools a search may return (a policy view)."""
-
-Scored = list[tuple[Tool, float]]
-"""Tools with their scores, best first."""
-
 
 def check_scope(tools: Iterable[Tool], domain: str | None, group: str | None) -> None:
     """Check that ``domain`` and ``group`` exist among ``tools``.
@@ -83,7 +75,7 @@ class SearchEngine:
     Usage (the catalog does this)::
 
         engine = SearchEngine(lambda: list(tools.values()), lock=lock)
-        engine.search("refund a payment", 5)   # [(tool, score), ...]
+        engine.search(SearchRequest("refund a payment", 5))   # [(tool, score), ...]
         engine.changed()                       # after the tools change
     """
 
@@ -129,12 +121,8 @@ class SearchEngine:
         self._index: BM25Index | None = None
         self._vectors: tuple[int, VectorIndex] | None = None
         self._embedder_failed_at: int | None = None
-        self.learned: LearnedRequests | None = None
-        """What the catalog learned from use (None: learning is off)."""
-        self.learned_weights = LearnedWeights()
-        """How much the learned field weighs (see :class:`LearnedWeights`)."""
-        self.learned_ranking = LearnedRanking()
-        """The learned field of the tools now, as searches read it."""
+        self.learned: LearnedBoost | None = None
+        """What the catalog learned from use, as searches add it (None: learning is off)."""
 
     # -- state ----------------------------------------------------------------------------
 
@@ -275,9 +263,10 @@ class SearchEngine:
         near-duplicate tools break towards the context. ``learned``: add the learned field's.
         """
         keyword = [index.match_scores(text, mask) for text in texts]
-        field = self.learned_ranking.field(index, self.learned) if learned else None
-        if field:
-            self.learned_ranking.add_keyword(field, keyword, texts, mask, self.learned_weights)
+        boost = self.learned if learned else None
+        field = boost.field(index) if boost is not None else None
+        if boost is not None and field:
+            boost.add_keyword(field, keyword, texts, mask)
         vectors = self.vectors(index)
         if vectors is not None:
             try:
@@ -290,38 +279,26 @@ class SearchEngine:
                 fused = [
                     fuse_scores(k, c, self.fusion) for k, c in zip(keyword, cosines, strict=True)
                 ]
-                if field:
+                if boost is not None and field:
                     try:
-                        weights, floor = self.learned_weights, self.fusion.floor
-                        self.learned_ranking.add_dense(
-                            field, fused, texts, mask, vectors, weights, floor, self.embedding_cache
-                        )
+                        floor, cache = self.fusion.floor, self.embedding_cache
+                        boost.add_dense(field, fused, texts, mask, vectors, floor, cache)
                     except Exception as exc:  # the learned terms' vectors: keyword part only
                         reraise_control_flow(exc)
                         self._embedder_failed(exc, until_changed=False)
                 return _rank(fused, whole_first, self.fusion.context, depth, mask), True
         return _rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
 
-    def search(
-        self,
-        query: str | Sequence[str],
-        limit: int = 5,
-        *,
-        domain: str | None = None,
-        group: str | None = None,
-        where: ToolFilter | None = None,
-        split: bool = True,
-        learned: bool = True,
-    ) -> Scored:
-        """Tools matching ``query``, best first: :meth:`ToolCatalog.search
-        <toolmgmt_core.catalog.tool_catalog.ToolCatalog.search>` without the hit records;
-        ``learned=False`` leaves out what the catalog learned from use.
+    def search(self, request: SearchRequest) -> Scored:
+        """Tools matching ``request``, best first: :meth:`ToolCatalog.search
+        <toolmgmt_core.catalog.tool_catalog.ToolCatalog.search>` without the hit records.
 
         Raises:
             SearchError: an empty query or a limit below 1.
             BrowseError: an unknown domain or group, listing the valid ones.
         """
-        texts, whole_first = self.plan(query, split)
+        limit, domain, group = request.limit, request.domain, request.group
+        texts, whole_first = self.plan(request.query, request.split)
         if not isinstance(limit, int) or limit < 1:
             raise SearchError(f"limit must be a whole number of at least 1, got {limit!r}.")
         index = self.index()
@@ -329,14 +306,14 @@ class SearchEngine:
             group is not None and not index.has_group(group, domain)
         ):
             check_scope(index.tools, domain, group)  # raises, naming the valid ones
-        mask = self.mask(index, domain, group, where)
+        mask = self.mask(index, domain, group, request.where)
         rankings, hybrid = self.rank_queries(
             index,
             texts,
             whole_first=whole_first,
             depth=max(2 * limit, 20),
             mask=mask,
-            learned=learned,
+            learned=request.learned,
         )
         if hybrid:
             merged = cover_rankings(

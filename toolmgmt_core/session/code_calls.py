@@ -35,11 +35,11 @@ from toolmgmt_core.calls.code import (
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.pipeline import CallPipeline, current_call_id
 from toolmgmt_core.events import ProgramFinished, ProgramStarted
-from toolmgmt_core.model.control import is_control_flow
 from toolmgmt_core.model.errors import InvalidArgumentsError, ToolCallError, ToolExecutionError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import ApprovalRequest
 from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_core.runtime.control import is_control_flow
 
 __all__ = ["CodeCalls", "code_digest"]
 

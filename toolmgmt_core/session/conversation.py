@@ -14,6 +14,7 @@ steps when it ``refresh``-es (one version check when nothing changed).
 
 from __future__ import annotations
 
+import abc
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -47,7 +48,7 @@ logger = logging.getLogger("toolmgmt")
 _S = TypeVar("_S", bound="StoredConversation")
 
 
-class StoredConversation:
+class StoredConversation(abc.ABC):
     """A session's state, as JSON and in a session store (a base class of ``ToolSession``,
     which provides what is declared here)."""
 
@@ -64,14 +65,17 @@ class StoredConversation:
     _programs_taken: set[str]
     """Digests of paused programs resumed since the last save (dropped from the store)."""
 
+    @abc.abstractmethod
     def __init__(self, manager: SessionSettings) -> None:
-        raise NotImplementedError
+        """A new session over ``manager`` (what :meth:`from_json` and :meth:`open` build)."""
 
+    @abc.abstractmethod
     def loaded(self) -> list[str]:
-        raise NotImplementedError
+        """The names loaded now, in load order."""
 
+    @abc.abstractmethod
     def _load(self, names: Sequence[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
-        raise NotImplementedError
+        """Record ``names`` as loaded: (newly loaded, refused at the ``max_active`` cap)."""
 
     def snapshot(self) -> SessionState:
         """The session's state now: loads, the profile chosen, the result account."""

@@ -16,13 +16,13 @@ from typing import Any
 from toolmgmt_core.calls.budget import ResultBudget
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.events import EventHub, Listener, OtelListener, default_listeners
+from toolmgmt_core.learning.from_use import UseLearner
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, definition_tokens, get_encoding
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import Approval, ApprovalCallback
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.session.layout import LayoutPlanner
-from toolmgmt_core.session.learning import UseLearner
 from toolmgmt_core.session.modes import Mode, mode_of
 from toolmgmt_core.session.options import Access, Discovery, Execution
 from toolmgmt_core.session.session import ToolSession
@@ -74,7 +74,7 @@ class ToolManager:
             An :class:`~toolmgmt_core.events.OtelListener` is added unless one is given (or
             ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` names ``toolmgmt``): spans and metrics
             once an OpenTelemetry SDK is configured, one check per event site until then. A
-            catalog that learns from use adds its :class:`~toolmgmt_core.session.learning.
+            catalog that learns from use adds its :class:`~toolmgmt_core.learning.from_use.
             UseLearner` (:attr:`learner`).
 
     Raises:

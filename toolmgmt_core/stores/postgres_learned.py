@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from toolmgmt_core.search.learned import LearnedRequest
+from toolmgmt_core.learning.requests import LearnedRequest
 from toolmgmt_core.stores.postgres_db import (
     CHANNEL,
     LEARNED_TABLE,
@@ -67,7 +67,7 @@ def read_learned(
 
 class PostgresLearnedStore:
     """Learned requests in PostgreSQL, shared by replicas (a
-    :class:`~toolmgmt_core.catalog.learning_store.LearnedStore`). Thread-safe."""
+    :class:`~toolmgmt_core.learning.store.LearnedStore`). Thread-safe."""
 
     def __init__(self, dsn: str, *, timeout: float = 5.0) -> None:
         """

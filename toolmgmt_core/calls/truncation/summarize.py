@@ -22,8 +22,8 @@ from toolmgmt_core.calls.truncation.render import (
     TruncationResult,
     render_result,
 )
-from toolmgmt_core.model.control import reraise_control_flow
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, Encoding, counter, get_encoding
+from toolmgmt_core.runtime.control import reraise_control_flow
 
 __all__ = [
     "Summarizer",

@@ -1,9 +1,10 @@
 """The learned field as search reads it: :class:`LearnedIndex` (each tool's learned terms,
 scored like a BM25 field), :class:`LearnedWeights` (what it weighs) and :class:`LearnedRanking`
 (what a :class:`~toolmgmt_core.search.engine.SearchEngine` adds to its keyword and hybrid
-scores, with the index and the learned vectors kept between searches).
+scores, with the index and the learned vectors kept between searches), handed to the engine as
+:class:`LearnedSearch` (its :class:`~toolmgmt_core.search.boost.LearnedBoost`).
 
-What is learned, and within which bounds, is :mod:`~toolmgmt_core.search.learned`'s. A tool's
+What is learned, and within which bounds, is :mod:`~toolmgmt_core.learning.requests`'s. A tool's
 learned score depends on its own learned terms; other tools' learned terms reach it only
 through the IDF (a word many tools learned says less), which can only lower it. Scores are
 added only within the search's mask, so learned text never surfaces a tool the search leaves
@@ -20,9 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from toolmgmt_core.embeddings import VectorCache, embed_with_cache, normalize_rows
+from toolmgmt_core.learning.requests import LearnedRequests
 from toolmgmt_core.search.hybrid import VectorIndex, matvec
 from toolmgmt_core.search.index import BM25Index
-from toolmgmt_core.search.learned import LearnedRequests
 from toolmgmt_core.search.request import read_request, request_terms
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "MIN_COMMON",
     "LearnedIndex",
     "LearnedRanking",
+    "LearnedSearch",
     "LearnedWeights",
     "learned_text",
 ]
@@ -282,3 +284,42 @@ class LearnedRanking:
             if mask is not None:
                 extra = extra * mask[positions]
             scores[positions] += extra.astype(scores.dtype)
+
+
+class LearnedSearch:
+    """What a catalog learned, as its search engine adds it: the
+    :class:`~toolmgmt_core.search.boost.LearnedBoost` a learning catalog hands its engine."""
+
+    def __init__(self, requests: LearnedRequests, weights: LearnedWeights) -> None:
+        self.requests = requests
+        """What is learned (and held) now."""
+        self.weights = weights
+        """How much the learned field weighs."""
+        self._ranking = LearnedRanking()
+
+    def field(self, index: BM25Index) -> LearnedIndex | None:
+        """:meth:`LearnedRanking.field` for what this catalog learned."""
+        return self._ranking.field(index, self.requests)
+
+    def add_keyword(
+        self,
+        field: LearnedIndex,
+        keyword: Sequence[np.ndarray],
+        texts: Sequence[str],
+        mask: np.ndarray | None,
+    ) -> None:
+        """:meth:`LearnedRanking.add_keyword` with this catalog's weights."""
+        self._ranking.add_keyword(field, keyword, texts, mask, self.weights)
+
+    def add_dense(
+        self,
+        field: LearnedIndex,
+        fused: Sequence[np.ndarray],
+        texts: Sequence[str],
+        mask: np.ndarray | None,
+        vectors: VectorIndex,
+        floor: float,
+        cache: VectorCache | None,
+    ) -> None:
+        """:meth:`LearnedRanking.add_dense` with this catalog's weights."""
+        self._ranking.add_dense(field, fused, texts, mask, vectors, self.weights, floor, cache)

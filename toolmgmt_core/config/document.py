@@ -12,7 +12,7 @@ range, is reported the same way::
     notes.toml: cannot read the gateway config: no such file.
 
 that is ``file:line: key.path: problem``, where the line is the one that sets the key (found
-by :mod:`toolmgmt_core.model.config_lines`; left out when the key is not in the file) and the
+by :mod:`toolmgmt_core.config.lines`; left out when the key is not in the file) and the
 key path is left out when the problem is the whole file's. Within
 :meth:`ConfigDocument.collecting`, an accessor's problem is noted and its default used, so one
 error lists every problem of the file, by line. Usage::
@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
-from toolmgmt_core.model.config_lines import KeyPath, key_lines, key_path
+from toolmgmt_core.config.lines import KeyPath, key_lines, key_path
 from toolmgmt_core.model.errors import ConfigError, ToolmgmtError
 
 if sys.version_info >= (3, 11):

@@ -22,7 +22,7 @@ deployment says is asking). What is kept is bounded and guarded (:class:`Learned
   the diversity of principals rather than the most recent requests;
 - what a term adds saturates with the number of principals (BM25's ``k1``).
 
-:mod:`~toolmgmt_core.search.learned_ranking` scores what is kept as a field of each tool.
+:mod:`~toolmgmt_core.learning.ranking` scores what is kept as a field of each tool.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ __all__ = [
 
 PLACEHOLDERS = re.compile(r"<(?:email|url|number|card|iban|secret|name|address|phone)>")
 """What redaction leaves in place of what it removed
-(:func:`~toolmgmt_core.catalog.redaction.redact`); never a learned term."""
+(:func:`~toolmgmt_core.learning.redaction.redact`); never a learned term."""
 
 ANONYMOUS = "anonymous"
 """The principal of pairs that name none: all of them count as this one principal."""
@@ -153,7 +153,7 @@ class LearnedRequests:
     """The requests each tool learned, bounded, and the terms they taught.
 
     Thread-safe. :attr:`generation` increases on every change (a search rebuilds its
-    :class:`~toolmgmt_core.search.learned_ranking.LearnedIndex` then).
+    :class:`~toolmgmt_core.learning.ranking.LearnedIndex` then).
     """
 
     def __init__(

@@ -5,7 +5,7 @@ A manager over a catalog that learns from use (``ToolCatalog(learning=LearningOp
 conversation's events: a search (``tool_search``, ``discover_tools`` with a query) and the names
 it returned, then the calls; a successful call of a tool an earlier search of the same
 conversation returned teaches the catalog the pair ``(query, tool, conversation, principal)``
-(:class:`~toolmgmt_core.search.feedback.SearchFeedback` decides which). Only unambiguous evidence
+(:class:`~toolmgmt_core.learning.feedback.SearchFeedback` decides which). Only unambiguous evidence
 teaches: a search of several needs at once does not say which need found which tool, so it
 teaches nothing.
 
@@ -30,8 +30,8 @@ from collections import OrderedDict
 from typing import Any
 
 from toolmgmt_core.events import CallFinished, Event, SearchDone
-from toolmgmt_core.model.control import reraise_control_flow
-from toolmgmt_core.search.feedback import SearchFeedback
+from toolmgmt_core.learning.feedback import SearchFeedback
+from toolmgmt_core.runtime.control import reraise_control_flow
 
 __all__ = ["MAX_CONVERSATIONS", "UseLearner"]
 

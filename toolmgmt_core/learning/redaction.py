@@ -2,7 +2,7 @@
 
 A request a user typed may hold secrets and personal data. Learning keeps only terms, and
 terms fewer principals than the threshold taught only as salted digests
-(:mod:`toolmgmt_core.search.learned`); before that, :func:`redact` replaces what must never be
+(:mod:`toolmgmt_core.learning.requests`); before that, :func:`redact` replaces what must never be
 kept, even as a digest, by a placeholder that is never a learned term:
 
 - URLs and e-mail addresses (``<url>``, ``<email>``);
@@ -13,7 +13,7 @@ kept, even as a digest, by a placeholder that is never a learned term:
   :data:`LONG_DIGITS` digits or more, phone numbers among them (``<number>``);
 - street addresses (a house number, words, a street word: ``<address>``) and names after a
   title or a common given name ("mr jones", "john smith": ``<name>``). Capitalised names inside
-  a sentence are never learned either (:func:`~toolmgmt_core.search.learned.learned_words`).
+  a sentence are never learned either (:func:`~toolmgmt_core.learning.requests.learned_words`).
 """
 
 from __future__ import annotations

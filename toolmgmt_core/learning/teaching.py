@@ -6,22 +6,22 @@ Off by default: a catalog learns only when built with ``learning=LearningOptions
 :meth:`ToolCatalog.learn <toolmgmt_core.catalog.tool_catalog.ToolCatalog.learn>` takes pairs
 ``(request_text, tool_name[, conversation_id[, principal]])``, from a conversation whose search
 led to a successful call of a tool it found
-(:class:`~toolmgmt_core.search.feedback.SearchFeedback` yields them) or from an imported log.
+(:class:`~toolmgmt_core.learning.feedback.SearchFeedback` yields them) or from an imported log.
 Before anything is kept:
 
 - a pair naming a tool that is not in the catalog, or that ``where`` (the policy) does not let
   the conversation see, is ignored: a denied or hidden tool never learns; nor does a
   destructive one, unless :attr:`LearningOptions.destructive` opts in;
 - the request is read as a search reads it (the last user turn, scaffolding dropped), secrets
-  and personal data are removed (:func:`~toolmgmt_core.catalog.redaction.redact`), and only its
+  and personal data are removed (:func:`~toolmgmt_core.learning.redaction.redact`), and only its
   learned terms are kept, each in clear once enough principals taught it to the tool and as a
-  salted digest until then (:meth:`~toolmgmt_core.search.learned.LearnedRequests.seal`);
+  salted digest until then (:meth:`~toolmgmt_core.learning.requests.LearnedRequests.seal`);
 - the principal and the conversation are kept as digests (counting needs no more). A pair
   without a principal counts for the one anonymous principal; an import (``source="import"``,
   an operator's act) counts each conversation id as a principal unless given principals.
 
 How what is kept moves the ranking, within which bounds, is
-:mod:`toolmgmt_core.search.learned`'s and :mod:`toolmgmt_core.search.learned_ranking`'s.
+:mod:`toolmgmt_core.learning.requests`'s and :mod:`toolmgmt_core.learning.ranking`'s.
 """
 
 from __future__ import annotations
@@ -35,18 +35,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolmgmt_core.catalog.learning_store import LearnedFile, LearnedStore
-from toolmgmt_core.catalog.redaction import redact
-from toolmgmt_core.model.errors import ConfigError
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.search.learned import (
+from toolmgmt_core.learning.ranking import LearnedWeights
+from toolmgmt_core.learning.redaction import redact
+from toolmgmt_core.learning.requests import (
     ANONYMOUS,
     MAX_REQUEST_CHARS,
     LearnedRequest,
     LearnedRequests,
     learned_words,
 )
-from toolmgmt_core.search.learned_ranking import LearnedWeights
+from toolmgmt_core.learning.store import LearnedFile, LearnedStore
+from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.search.request import read_request
 
 __all__ = [
@@ -108,7 +108,7 @@ class LearningOptions:
     """A request is cut to this many characters."""
     from_use: bool = True
     """Whether the sessions of a manager over this catalog teach it: a search whose results
-    led to a successful call of a tool they found (:class:`~toolmgmt_core.session.learning.
+    led to a successful call of a tool they found (:class:`~toolmgmt_core.learning.from_use.
     UseLearner`). False: only :meth:`learn` (imports, ``toolmgmt catalog learn``) teaches."""
 
     def __post_init__(self) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from toolmgmt_core.search.learned import LearnedRequest
+from toolmgmt_core.learning.requests import LearnedRequest
 
 __all__ = ["LearnedFile", "LearnedStore"]
 

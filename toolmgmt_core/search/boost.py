@@ -1,0 +1,54 @@
+"""The seam through which what a catalog learned from use reaches a search:
+:class:`LearnedBoost`, the few methods a :class:`~toolmgmt_core.search.engine.SearchEngine`
+calls on it.
+
+Search knows nothing of learning: the learning room
+(:class:`toolmgmt_core.learning.ranking.LearnedSearch`) implements this protocol, and a catalog
+that learns hands the engine one. Without one (the default) a search adds nothing learned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from toolmgmt_core.embeddings import VectorCache
+from toolmgmt_core.search.hybrid import VectorIndex
+from toolmgmt_core.search.index import BM25Index
+
+__all__ = ["LearnedBoost"]
+
+
+class LearnedBoost(Protocol):
+    """What a search adds for the learned field: the field over an index's tools, and the
+    scores it adds to the keyword and the fused (hybrid) scores, in place."""
+
+    def field(self, index: BM25Index) -> Any:
+        """The learned field over ``index``'s tools, or a false value when nothing moves a
+        tool (the value is handed back to the two methods below as it is)."""
+        ...
+
+    def add_keyword(
+        self,
+        field: Any,
+        keyword: Sequence[np.ndarray],
+        texts: Sequence[str],
+        mask: np.ndarray | None,
+    ) -> None:
+        """Add each text's learned scores to its keyword scores (in place)."""
+        ...
+
+    def add_dense(
+        self,
+        field: Any,
+        fused: Sequence[np.ndarray],
+        texts: Sequence[str],
+        mask: np.ndarray | None,
+        vectors: VectorIndex,
+        floor: float,
+        cache: VectorCache | None,
+    ) -> None:
+        """Add each text's similarity to the tools' learned terms to its fused scores."""
+        ...
