@@ -318,7 +318,7 @@ def main() -> int:
         f"{ratio}x (goal: within 2x)"
     )
     if args.json:
-        from toolmgmt_mcp.config import GatewaySettings
+        from toolmgmt_gateway.config import GatewaySettings
 
         figures = {
             "default_max_requests": GatewaySettings().max_requests,

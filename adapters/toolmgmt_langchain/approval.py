@@ -33,11 +33,16 @@ from pydantic import (
 )
 from typing_extensions import NotRequired, TypedDict
 
-from toolmgmt_core.calls.approval import ApprovalAsker
-from toolmgmt_core.calls.validation import validate_arguments
-from toolmgmt_core.model.errors import ApprovalDeniedError, ConfigError, ToolCallError
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
+from toolmgmt_core import (
+    ApprovalDeniedError,
+    ApprovalEdit,
+    ApprovalRequest,
+    ApprovalResponse,
+    ConfigError,
+    Tool,
+    ToolCallError,
+)
+from toolmgmt_core.integration import ApprovalAsker, validate_arguments
 
 __all__ = [
     "DECISIONS",

@@ -29,14 +29,17 @@ import litellm
 from litellm.integrations.custom_logger import CustomLogger
 from opentelemetry import trace
 
-from toolmgmt_core.events import OtelListener
-from toolmgmt_core.providers import format_tools
-from toolmgmt_core.providers.breakpoints import chat_breakpoints, has_breakpoints
-from toolmgmt_core.session.history import restore_loaded
-from toolmgmt_core.session.manager import ToolManager
-from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
-from toolmgmt_core.session.session import ToolSession
-from toolmgmt_core.stores import StoredSession, call_store, check_session_id
+from toolmgmt_core import ToolManager, ToolSession, format_tools
+from toolmgmt_core.integration import (
+    META_TOOL_NAMES,
+    OtelListener,
+    StoredSession,
+    call_store,
+    chat_breakpoints,
+    check_session_id,
+    has_breakpoints,
+    restore_loaded,
+)
 from toolmgmt_litellm.calls import deferral_for, field_of, target_shape
 
 __all__ = [

@@ -372,7 +372,7 @@ class Gateways:
 
     def config(self, profile: str | None) -> Any:
         from support.doors.gateway import SHOP_SERVER, STATE_KEY
-        from toolmgmt_mcp import parse_config
+        from toolmgmt_gateway import parse_config
 
         hostile = ROOT / "tests" / "security" / "servers" / "hostile_server.py"
         env = {"HOSTILE_INJECT": "1", "HOSTILE_RUNS": str(self.hostile_runs)}
@@ -389,7 +389,7 @@ class Gateways:
         return parse_config(text, source="gateway.toml")
 
     async def __aenter__(self) -> Gateways:
-        from toolmgmt_mcp import Gateway
+        from toolmgmt_gateway import Gateway
 
         self.stack = AsyncExitStack()
         self.main = await self.stack.enter_async_context(Gateway(self.config(None)))
