@@ -380,7 +380,8 @@ def split_failures(
 
 LAYERS = [
     ("toolmgmt_core/", "toolmgmt core (session, budget, state)"),
-    ("toolmgmt_mcp/", "toolmgmt gateway (middleware, handlers)"),
+    ("toolmgmt_gateway/", "toolmgmt gateway (middleware, handlers)"),
+    ("toolmgmt_mcp/", "toolmgmt gateway (middleware, handlers)"),  # the MCP adapter: upstreams
     ("redis/", "Redis client"),
     ("mcp/client/", "MCP SDK client (to the upstream)"),
     ("mcp/server/", "MCP SDK server (to the client)"),

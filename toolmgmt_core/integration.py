@@ -88,6 +88,7 @@ from toolmgmt_core.session.meta_tools import (
     RUN_CODE,
     TOOL_SEARCH,
 )
+from toolmgmt_core.session.settings import SessionSettings
 from toolmgmt_core.stores import (
     DEFAULT_SESSION_TTL,
     InMemorySessionStore,
@@ -139,6 +140,7 @@ __all__ = [
     "PostgresLearnedStore",
     "PostgresPins",
     "RedisSessionStore",
+    "SessionSettings",
     "SessionStore",
     "StoreListener",
     "StoreTimeout",

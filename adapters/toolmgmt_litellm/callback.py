@@ -33,6 +33,7 @@ from toolmgmt_core import ToolManager, ToolSession, format_tools
 from toolmgmt_core.integration import (
     META_TOOL_NAMES,
     OtelListener,
+    SessionSettings,
     StoredSession,
     call_store,
     chat_breakpoints,
@@ -128,7 +129,7 @@ def _keep_to_litellm(request: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def _prepare_span(
-    manager: ToolManager, session_id: str, kwargs: Mapping[str, Any], parent: Any = None
+    manager: SessionSettings, session_id: str, kwargs: Mapping[str, Any], parent: Any = None
 ) -> Iterator[Any]:
     """The span of the callback's work on one request, under ``parent`` (the proxy's request
     span) or the parent LiteLLM gives the completion's own span; none when nothing records."""

@@ -29,12 +29,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 require_version("mcp", MIN_MCP_VERSION, "mcp")
 
-from toolmgmt_mcp.upstream_config import PolicyConfig, UpstreamConfig  # noqa: E402
+from toolmgmt_mcp.upstream_config import UpstreamConfig  # noqa: E402
 from toolmgmt_mcp.upstreams import Upstream, UpstreamManager, UpstreamStatus  # noqa: E402
 
 __all__ = [
     "MIN_MCP_VERSION",
-    "PolicyConfig",
     "Upstream",
     "UpstreamConfig",
     "UpstreamManager",

@@ -72,7 +72,7 @@ def tools_from_listing(
             # Mcp-Param headers could not be sent or checked); the gateway passes valid ones on.
             skipped.append((item.name, f"invalid x-mcp-header annotation: {header_problem}"))
             continue
-        definition = {
+        definition: dict[str, Any] = {
             "name": name,
             "description": item.description or item.title or "",
             "inputSchema": item.input_schema,

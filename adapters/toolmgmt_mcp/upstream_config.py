@@ -1,6 +1,7 @@
-"""One upstream MCP server's configuration (the gateway's ``[upstreams.NAME]`` tables fill it).
+"""One upstream MCP server: how to reach it and how its tools enter the catalog.
 
-Frozen dataclasses; ``toolmgmt_gateway.config_file`` reads them from a TOML or JSON file.
+A frozen dataclass; the gateway's ``[upstreams.NAME]`` tables fill its subclass, which adds what
+the gateway decides about the upstream's tools (``toolmgmt_gateway.config.UpstreamConfig``).
 """
 
 from __future__ import annotations
@@ -9,28 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["PolicyConfig", "UpstreamConfig"]
-
-
-@dataclass(frozen=True)
-class PolicyConfig:
-    """Allow and deny patterns (globs such as ``notes_delete_*``); deny wins."""
-
-    allow: tuple[str, ...] = ()
-    """When not empty, only matching tools pass."""
-    deny: tuple[str, ...] = ()
-    """Matching tools are removed."""
-    quarantine: bool = False
-    """Keep tools whose text addresses the model (prompt injection) out of discovery and
-    calls until ``trusted`` names them (``[policy]`` only)."""
-    trusted: tuple[str, ...] = ()
-    """Patterns of tools the quarantine lets through (an operator read them)."""
-    quarantine_shadowing: bool = False
-    """Keep tools that shadow another upstream's tool (a name containing its name, or its
-    description near-identical) out of discovery and calls until ``trusted`` names them."""
-
-    def __bool__(self) -> bool:
-        return bool(self.allow or self.deny or self.quarantine or self.quarantine_shadowing)
+__all__ = ["UpstreamConfig"]
 
 
 @dataclass(frozen=True)
@@ -63,9 +43,6 @@ class UpstreamConfig:
     """Group unmatched tools by their name's first word when several share it."""
     profiles: tuple[str, ...] = ()
     """Profiles this upstream's tools belong to."""
-    policy: PolicyConfig = field(default_factory=PolicyConfig)
-    """Globs on the upstream's own tool names (``delete_*``): a policy step that matches them
-    with the upstream's prefix (the names as exposed) and decides about this domain only."""
     max_result_tokens: int | None = None
     """Budget for one result of this upstream's tools; None uses the gateway default."""
     truncation: Literal["head", "tail", "smart"] | None = None
@@ -74,13 +51,6 @@ class UpstreamConfig:
     """Protocol negotiation: ``auto`` (newest the server speaks) or ``legacy`` (initialize)."""
     prefix: str | None = None
     """What goes before each tool's name; None gives ``<name>_`` (``notes_delete_note``)."""
-    accept_changes: bool = False
-    """Take a change of a pinned tool's definition at once (logged and counted) instead of
-    quarantining it until ``toolmgmt catalog trust NAME``; a change that lowers a guard
-    (destructive to not, to read-only or idempotent) is quarantined all the same."""
-    allow_secret_questions: bool = False
-    """Relay this upstream's questions to the user that ask for a password, a token, an API
-    key or a secret; by default such a question is refused (the call fails, saying why)."""
 
     @property
     def tool_prefix(self) -> str:

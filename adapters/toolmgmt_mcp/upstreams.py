@@ -490,18 +490,6 @@ class UpstreamManager:
         """The state of every upstream, in configuration order."""
         return [u.status for u in self._upstreams.values()]
 
-    def names(self) -> list[str]:
-        """The upstream names (domains), in configuration order."""
-        return list(self._upstreams)
-
-    async def refresh(self, name: str) -> None:
-        """List one upstream's tools again (connecting it first if needed)."""
-        upstream = self._upstreams[name]
-        if upstream.client is None:
-            await upstream.connect()
-        else:
-            await upstream.refresh()
-
     def _install(
         self,
         upstream: Upstream,

@@ -1,4 +1,4 @@
-"""``python -m toolmgmt_mcp --config FILE ...``: run the MCP gateway (as ``toolmgmt serve``)."""
+"""``python -m toolmgmt_gateway --config FILE ...``: run the MCP gateway (as ``toolmgmt serve``)."""
 
 from __future__ import annotations
 

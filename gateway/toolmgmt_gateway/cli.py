@@ -1,4 +1,4 @@
-"""The gateway's command line: ``toolmgmt serve`` and ``python -m toolmgmt_mcp`` (the same).
+"""The gateway's command line: ``toolmgmt serve`` and ``python -m toolmgmt_gateway`` (the same).
 
 ``--config FILE [--transport stdio|http | --http] [--host H] [--port P] [--token T]``; the token
 can also come from ``$TOOLMGMT_GATEWAY_TOKEN`` or the config's ``[gateway] token_env``. A config
@@ -171,10 +171,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m toolmgmt_mcp``."""
+    """Entry point of ``python -m toolmgmt_gateway``."""
     parser = add_serve_arguments(
         argparse.ArgumentParser(
-            prog="python -m toolmgmt_mcp",
+            prog="python -m toolmgmt_gateway",
             description="Serve many MCP servers as one, with discover/schema/execute meta-tools.",
         )
     )

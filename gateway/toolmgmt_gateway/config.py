@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from toolmgmt_mcp.upstream_config import PolicyConfig, UpstreamConfig
+from toolmgmt_mcp import UpstreamConfig as AdapterUpstreamConfig
 
 from toolmgmt_core import Approval, ConfigError, Execution, ResultBudget
 from toolmgmt_core.integration import DEFAULT_SESSION_TTL, StoreTimeout
@@ -25,6 +25,44 @@ __all__ = [
     "StoreConfig",
     "UpstreamConfig",
 ]
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Allow and deny patterns (globs such as ``notes_delete_*``); deny wins."""
+
+    allow: tuple[str, ...] = ()
+    """When not empty, only matching tools pass."""
+    deny: tuple[str, ...] = ()
+    """Matching tools are removed."""
+    quarantine: bool = False
+    """Keep tools whose text addresses the model (prompt injection) out of discovery and
+    calls until ``trusted`` names them (``[policy]`` only)."""
+    trusted: tuple[str, ...] = ()
+    """Patterns of tools the quarantine lets through (an operator read them)."""
+    quarantine_shadowing: bool = False
+    """Keep tools that shadow another upstream's tool (a name containing its name, or its
+    description near-identical) out of discovery and calls until ``trusted`` names them."""
+
+    def __bool__(self) -> bool:
+        return bool(self.allow or self.deny or self.quarantine or self.quarantine_shadowing)
+
+
+@dataclass(frozen=True)
+class UpstreamConfig(AdapterUpstreamConfig):
+    """One upstream MCP server of the gateway: the MCP adapter's settings (how to reach it, how
+    its tools enter the catalog) and what the gateway decides about its tools."""
+
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    """Globs on the upstream's own tool names (``delete_*``): a policy step that matches them
+    with the upstream's prefix (the names as exposed) and decides about this domain only."""
+    accept_changes: bool = False
+    """Take a change of a pinned tool's definition at once (logged and counted) instead of
+    quarantining it until ``toolmgmt catalog trust NAME``; a change that lowers a guard
+    (destructive to not, to read-only or idempotent) is quarantined all the same."""
+    allow_secret_questions: bool = False
+    """Relay this upstream's questions to the user that ask for a password, a token, an API
+    key or a secret; by default such a question is refused (the call fails, saying why)."""
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,7 @@ Errors are :class:`~toolmgmt_core.ConfigError` in the one format of configuratio
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hmac
 import os
 import re
@@ -228,7 +229,11 @@ class _Reader:
         upstreams = tuple(
             upstream
             for name in upstreams_table
-            if (upstream := read(lambda n=str(name): self._upstream(upstreams_table, n), None))
+            if (
+                upstream := read(
+                    functools.partial(self._upstream, upstreams_table, str(name)), None
+                )
+            )
         )
         gateway_table = root.table("gateway", _GATEWAY_KEYS)
         gateway = self._gateway(gateway_table)

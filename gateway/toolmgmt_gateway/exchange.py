@@ -123,7 +123,7 @@ class _Exchange:
         if self.questions is None:
             raise NoBackChannelError(method)
         question = QUESTION_PREFIX + secrets.token_urlsafe(16)
-        message = {"jsonrpc": "2.0", "id": question, "method": method}
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": question, "method": method}
         if params is not None:
             message["params"] = dict(params)
         await self.write(message)

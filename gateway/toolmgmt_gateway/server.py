@@ -11,6 +11,7 @@ one of several replicas: conversations live in the session store
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 import time
@@ -462,14 +463,16 @@ class Gateway:
         if self.metrics is not None:  # behind its own credential, checked by its route
             routes.append(self.metrics.route(_metrics_access(settings, token)))
             open_paths += (METRICS_PATH,)
-        app = self.server.streamable_http_app(
+        app: Any = self.server.streamable_http_app(
             streamable_http_path=path,
             host=host or settings.host,
             stateless_http=stateless,
             max_sessions=settings.max_sessions,
             custom_starlette_routes=routes,
         )
-        conversations = self.session_store if stateless else self.manager.session_store
+        conversations = self.session_store  # stateless: the shared store
+        if conversations is None:
+            conversations = self.manager.session_store
         if stateless or self.per_principal:
             initial = ToolSession(self.manager).to_json()
             app = ConversationMiddleware(
@@ -591,11 +594,12 @@ def serve_sync(config: GatewayConfig, **options: Any) -> None:
     """Blocking :func:`serve` (``transport``, ``host``, ``port``, ``token``), on uvloop when it
     is installed (the ``mcp`` extra installs it: a gateway spends most of its time in the event
     loop)."""
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None
     try:
-        from uvloop import new_event_loop
+        from uvloop import new_event_loop as loop_factory
     except ImportError:
-        new_event_loop = None
-    run_sync(serve(config, **options), loop_factory=new_event_loop)
+        loop_factory = None
+    run_sync(serve(config, **options), loop_factory=loop_factory)
 
 
 def _session_budget(options: dict[str, Any]) -> int | None:

@@ -257,8 +257,8 @@ class GatewayMetrics:
                 return JSONResponse(
                     {**body, "message": _REFUSED[status]}, status, headers if status == 401 else {}
                 )
-            body, content_type = self.text()
-            return Response(body, media_type=content_type)
+            text, content_type = self.text()
+            return Response(text, media_type=content_type)
 
         return Route(METRICS_PATH, metrics, methods=["GET"])
 

@@ -91,6 +91,8 @@ class GatewayUpstreams(UpstreamManager):
     ) -> None:
         super().__init__(config.upstreams, catalog, always_on=config.gateway.always_on)
         self.config = config
+        self._settings = {u.name: u for u in config.upstreams}
+        """Upstream name -> its gateway settings (the adapter's and what the gateway adds)."""
         self.policies: tuple[PolicyView, ...] | None = (
             None
             if policy is None
@@ -142,7 +144,7 @@ class GatewayUpstreams(UpstreamManager):
                 name,
                 gateway_name,
                 result,
-                allow_secrets=upstream.config.allow_secret_questions,
+                allow_secrets=self._settings[name].allow_secret_questions,
             )
             responses = await relay.answer(name, tool_name, result)
             state = result.request_state
@@ -226,7 +228,9 @@ class GatewayUpstreams(UpstreamManager):
         }
         try:
             verdicts = await anyio.to_thread.run_sync(
-                lambda: self.pins.check(config.name, definitions, accept=config.accept_changes)
+                lambda: self.pins.check(
+                    config.name, definitions, accept=self._settings[config.name].accept_changes
+                )
             )
         except StoreError as exc:  # judged against what this process had in effect
             logger.error("upstream %r: the pin store failed (%s); tools whose definition "

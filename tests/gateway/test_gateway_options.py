@@ -71,7 +71,8 @@ def test_a_session_result_budget_keeps_its_callers_in_a_store_with_the_configure
     # the budget from the core's ResultBudget, which is where the config file puts it.
     import dataclasses
 
-    config = parse_config(CONFIG.replace("[gateway]\n", "[gateway]\nsession_result_budget = 5000\n"))
+    budget = "[gateway]\nsession_result_budget = 5000\n"
+    config = parse_config(CONFIG.replace("[gateway]\n", budget))
     config = dataclasses.replace(
         config, store=dataclasses.replace(config.store, session_ttl=120.0)
     )

@@ -24,7 +24,7 @@ TOKEN = "test-token-4f9a"
 
 @pytest.fixture
 def http_gateway(mcp_kit: Any, tmp_path: Path) -> Iterator[LocalGateway]:
-    """``python -m toolmgmt_mcp --http`` with a token, over a stdio and an HTTP upstream."""
+    """``python -m toolmgmt_gateway --http`` with a token, over a stdio and an HTTP upstream."""
     with http_upstream(NOTES) as upstream:
         config = tmp_path / "gateway.toml"
         config.write_text(
