@@ -382,7 +382,7 @@ class _LostAnswer(Exception):
 
 
 class UpstreamManager:
-    """Every upstream of a gateway configuration, feeding one :class:`ToolCatalog`.
+    """Upstream MCP servers, each a domain, feeding one :class:`ToolCatalog`.
 
     Usage::
 
