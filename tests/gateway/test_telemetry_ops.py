@@ -31,6 +31,9 @@ from toolmgmt_gateway import Gateway, parse_config  # noqa: E402
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 TOKEN = "t0k3n-ops-metrics"
+METRICS_TOKEN = "m3tr1cs-ops-reader-0123"
+METRICS = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+"""``/metrics``' own credential (``[gateway.metrics] token``): the MCP token gets 403 there."""
 
 
 @pytest.fixture
@@ -42,7 +45,8 @@ def upstream(tmp_path: Path) -> Iterator[HttpUpstream]:
 
 def _config(upstream: HttpUpstream) -> str:
     return (
-        '[gateway]\ntransport = "http"\nport = 0\nmetrics = true\n'
+        '[gateway]\ntransport = "http"\nport = 0\n'
+        f'[gateway.metrics]\ntoken = "{METRICS_TOKEN}"\n'
         '[policy]\ndeny = ["traced_trace_of_call"]\n'
         f'[upstreams.traced]\nurl = "{upstream.url}"\ntimeout = 20\n'
     )
@@ -56,7 +60,7 @@ async def test_an_operator_reads_what_each_request_did(upstream: HttpUpstream) -
         async with gateway, serving(gateway, token=TOKEN) as url:
             base = url.rsplit("/", 1)[0]
             async with httpx2.AsyncClient(headers=headers) as http:
-                before = (await http.get(f"{base}/metrics")).text
+                before = (await http.get(f"{base}/metrics", headers=METRICS)).text
             transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers))
             async with Client(transport) as client:
                 await client.list_tools()
@@ -67,7 +71,7 @@ async def test_an_operator_reads_what_each_request_did(upstream: HttpUpstream) -
                     "execute_tool", {"tool_name": "traced_nope", "arguments": {}}
                 )
             async with httpx2.AsyncClient(headers=headers) as http:
-                after = (await http.get(f"{base}/metrics")).text
+                after = (await http.get(f"{base}/metrics", headers=METRICS)).text
     assert denied.is_error and unknown.is_error
     assert json.loads(denied.content[0].text)["error"] == "not_permitted"
     spans = kit.spans()
@@ -120,10 +124,10 @@ async def test_a_store_that_fails_shows_as_down(upstream: HttpUpstream) -> None:
     async with gateway, serving(gateway, token=TOKEN) as url:
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
             base = url.rsplit("/", 1)[0]
-            before = (await http.get(f"{base}/metrics")).text
+            before = (await http.get(f"{base}/metrics", headers=METRICS)).text
             body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}
             answer = await http.post(url, json=body, headers=ACCEPT)
-            after = (await http.get(f"{base}/metrics")).text
+            after = (await http.get(f"{base}/metrics", headers=METRICS)).text
     assert answer.status_code == 503
     assert _value(before, "toolmgmt_gateway_store_up") == 1
     assert _value(after, "toolmgmt_gateway_store_up") == 0
