@@ -3,7 +3,7 @@
     python bench/admission.py [--flood 500] [--at-once 100] [--seconds 20] [--json OUT]
 
 Starts, on 127.0.0.1 only, a throw-away Redis (conversations, ``[store] sessions``) and one
-gateway replica (``python -m toolmgmt_mcp --http``) in front of the notes upstream (stdio), with
+gateway replica (``python -m toolmgmt_gateway --http``) in front of the notes upstream (stdio), with
 two clients of their own tokens (``[gateway.clients]``): ``bulk`` floods it with ``--flood``
 2025 sessions, ``--at-once`` of them open at a time (the finding of issue 32: 500 sessions, 100
 at a time), each opening, calling a slow tool (``notes_slow_echo``, 2 s) ``--calls`` times and
@@ -318,7 +318,7 @@ def main() -> int:
         f"{ratio}x (goal: within 2x)"
     )
     if args.json:
-        from toolmgmt_mcp.config import GatewaySettings
+        from toolmgmt_gateway.config import GatewaySettings
 
         figures = {
             "default_max_requests": GatewaySettings().max_requests,

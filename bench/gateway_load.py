@@ -4,7 +4,7 @@
 
 Starts, on 127.0.0.1 only, a local upstream MCP server (``tests/adapters/mcp/servers/
 notes_server.py`` over streamable HTTP) and the gateway in front of it (``python -m
-toolmgmt_mcp``, HTTP). Then, in the same run:
+toolmgmt_gateway``, HTTP). Then, in the same run:
 
 1. reference: every client connects to the upstream directly and calls ``echo(token)``;
 2. gateway: every client connects to the gateway and calls ``execute_tool("notes_echo",

@@ -12,7 +12,7 @@ Phases, each with fresh replicas:
 
 1. **one client in sequence** (the hop's own cost, no queueing): the upstream directly, one
    replica directly, one replica through HAProxy, and one replica that answers plain requests
-   in their own task (``direct_answers = true``, ``toolmgmt_mcp.exchange``) against the
+   in their own task (``direct_answers = true``, ``toolmgmt_gateway.exchange``) against the
    default (every request through the SDK's stateless transport);
 2. **50 clients at once**: the upstream directly, then 1, 2 and 3 replicas through HAProxy;
 3. **a replica killed under load** (2 replicas, 50 clients): one replica gets SIGKILL a third of
@@ -252,7 +252,7 @@ class Rig:
         )
         self.config.write_text(common)
         self.direct_config = folder / "gateway-direct.toml"
-        """Plain requests answered in their own task (``toolmgmt_mcp.exchange``), against the
+        """Plain requests answered in their own task (``toolmgmt_gateway.exchange``), against the
         default (every request through the SDK's stateless transport)."""
         self.direct_config.write_text("[gateway]\ndirect_answers = true\n\n" + common)
 
@@ -380,7 +380,8 @@ def split_failures(
 
 LAYERS = [
     ("toolmgmt_core/", "toolmgmt core (session, budget, state)"),
-    ("toolmgmt_mcp/", "toolmgmt gateway (middleware, handlers)"),
+    ("toolmgmt_gateway/", "toolmgmt gateway (middleware, handlers)"),
+    ("toolmgmt_mcp/", "toolmgmt gateway (middleware, handlers)"),  # the MCP adapter: upstreams
     ("redis/", "Redis client"),
     ("mcp/client/", "MCP SDK client (to the upstream)"),
     ("mcp/server/", "MCP SDK server (to the client)"),

@@ -811,7 +811,7 @@ MCP = [
         import sys
 
         from mcp import Client
-        from toolmgmt_mcp import Gateway, parse_config
+        from toolmgmt_gateway import Gateway, parse_config
 
         python = json.dumps(sys.executable)
         config = parse_config(f'''

@@ -45,7 +45,7 @@ For a hand-written loop: ``bind_session_tools(model, session)`` and
 
 from __future__ import annotations
 
-from toolmgmt_core.compat import require_version
+from toolmgmt_core.integration import require_version
 
 MIN_LANGCHAIN_VERSION = "1.0"
 """Oldest supported ``langchain`` (the ``create_agent`` middleware API)."""

@@ -34,11 +34,16 @@ from pydantic import (
 )
 from typing_extensions import NotRequired, TypedDict
 
-from toolmgmt_core.calls.approval import ApprovalAsker
-from toolmgmt_core.calls.validation import validate_arguments
-from toolmgmt_core.model.errors import ApprovalDeniedError, ConfigError, ToolCallError
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
+from toolmgmt_core import (
+    ApprovalDeniedError,
+    ApprovalEdit,
+    ApprovalRequest,
+    ApprovalResponse,
+    ConfigError,
+    Tool,
+    ToolCallError,
+)
+from toolmgmt_core.integration import ApprovalAsker, validate_arguments
 
 __all__ = [
     "DECISIONS",
@@ -90,11 +95,13 @@ def _response_schema(tool: Tool) -> Any:
     arguments = Annotated[
         dict[str, Any], WithJsonSchema(dict(tool.parameters)), AfterValidator(checked)
     ]
-    action = TypedDict("EditedAction", {"name": Literal[tool.name], "args": arguments})  # noqa: UP013
-    edit = TypedDict("EditDecision", {"type": Literal["edit"], "edited_action": action})  # noqa: UP013
-    decision = Annotated[Union[_Approve, edit, _Reject, _Respond], Discriminator("type")]  # noqa: UP007
+    typed_dict: Any = TypedDict  # built at run time: not a type mypy can check
+    action = typed_dict("EditedAction", {"name": Literal[tool.name], "args": arguments})
+    edit = typed_dict("EditDecision", {"type": Literal["edit"], "edited_action": action})
+    choices: Any = Union[_Approve, edit, _Reject, _Respond]  # noqa: UP007
+    decision = Annotated[choices, Discriminator("type")]
     one = Annotated[list[decision], Field(min_length=1, max_length=1)]
-    batch = TypedDict("Decisions", {"decisions": one})  # noqa: UP013
+    batch = typed_dict("Decisions", {"decisions": one})
     return Union[StrictBool, decision, batch]  # noqa: UP007
 
 

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from toolmgmt_core.embeddings import matrix_from_vectors
-from toolmgmt_core.model.errors import EmbeddingError
+from toolmgmt_core import EmbeddingError
+from toolmgmt_core.integration import matrix_from_vectors
 
 try:
     from langchain_core.embeddings import Embeddings

@@ -19,13 +19,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphBubbleUp
 
-from toolmgmt_core.calls.execution import ToolResult
-from toolmgmt_core.model.errors import ConfigError
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.providers import format_tools
-from toolmgmt_core.providers.deferral import tool_result_content
-from toolmgmt_core.runtime.control import passthrough
-from toolmgmt_core.session.session import ToolSession
+from toolmgmt_core import ConfigError, Tool, ToolResult, ToolSession, format_tools
+from toolmgmt_core.integration import passthrough, tool_result_content
 
 __all__ = [
     "PROVIDERS",

@@ -22,15 +22,15 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from toolmgmt_core.calls.approval import ApprovalAsker, ApprovalMarker, framework_approval
-from toolmgmt_core.model.errors import ConfigError
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.policy.steps import ApprovalRequest
-from toolmgmt_core.providers.breakpoints import BREAKPOINT
-from toolmgmt_core.runtime.control import passthrough
-from toolmgmt_core.session.manager import ToolManager
-from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
-from toolmgmt_core.session.session import ToolSession
+from toolmgmt_core import ApprovalRequest, ConfigError, Tool, ToolManager, ToolSession
+from toolmgmt_core.integration import (
+    BREAKPOINT,
+    META_TOOL_NAMES,
+    ApprovalAsker,
+    ApprovalMarker,
+    framework_approval,
+    passthrough,
+)
 from toolmgmt_langchain.approval import ToCaller, interrupt_approver
 from toolmgmt_langchain.loop import (
     PROVIDERS,

@@ -22,14 +22,16 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
 from langgraph.types import Command
 
-from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog
-from toolmgmt_core.model.errors import (
+from toolmgmt_core import (
     CatalogError,
+    IngestReport,
     InvalidToolError,
+    Tool,
+    ToolAnnotations,
+    ToolCatalog,
     ToolExecutionError,
     ToolUnavailableError,
 )
-from toolmgmt_core.model.tool import Tool, ToolAnnotations
 
 __all__ = [
     "NodeCall",

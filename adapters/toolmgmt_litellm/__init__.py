@@ -41,7 +41,7 @@ apart per API key.
 
 from __future__ import annotations
 
-from toolmgmt_core.compat import require_version
+from toolmgmt_core.integration import require_version
 
 MIN_LITELLM_VERSION = "1.70"
 """Oldest supported ``litellm`` (``async_pre_call_deployment_hook`` on the client path)."""

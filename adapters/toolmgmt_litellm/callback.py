@@ -29,14 +29,18 @@ import litellm
 from litellm.integrations.custom_logger import CustomLogger
 from opentelemetry import trace
 
-from toolmgmt_core.events import OtelListener
-from toolmgmt_core.providers import format_tools
-from toolmgmt_core.providers.breakpoints import chat_breakpoints, has_breakpoints
-from toolmgmt_core.session.history import restore_loaded
-from toolmgmt_core.session.manager import ToolManager
-from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
-from toolmgmt_core.session.session import ToolSession
-from toolmgmt_core.stores import StoredSession, call_store, check_session_id
+from toolmgmt_core import ToolManager, ToolSession, format_tools
+from toolmgmt_core.integration import (
+    META_TOOL_NAMES,
+    OtelListener,
+    SessionSettings,
+    StoredSession,
+    call_store,
+    chat_breakpoints,
+    check_session_id,
+    has_breakpoints,
+    restore_loaded,
+)
 from toolmgmt_litellm.calls import deferral_for, field_of, target_shape
 
 __all__ = [
@@ -125,7 +129,7 @@ def _keep_to_litellm(request: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def _prepare_span(
-    manager: ToolManager, session_id: str, kwargs: Mapping[str, Any], parent: Any = None
+    manager: SessionSettings, session_id: str, kwargs: Mapping[str, Any], parent: Any = None
 ) -> Iterator[Any]:
     """The span of the callback's work on one request, under ``parent`` (the proxy's request
     span) or the parent LiteLLM gives the completion's own span; none when nothing records."""

@@ -17,11 +17,17 @@ from typing import Any
 
 import litellm
 
-from toolmgmt_core.calls.approval import ApprovalAsker, framework_approval
-from toolmgmt_core.providers import search_output_item
-from toolmgmt_core.providers.deferral import is_search_call, search_arguments, tool_result_content
-from toolmgmt_core.session.meta_tools import META_TOOL_NAMES, TOOL_SEARCH
-from toolmgmt_core.session.session import ToolSession
+from toolmgmt_core import ToolSession
+from toolmgmt_core.integration import (
+    META_TOOL_NAMES,
+    TOOL_SEARCH,
+    ApprovalAsker,
+    framework_approval,
+    is_search_call,
+    search_arguments,
+    search_output_item,
+    tool_result_content,
+)
 
 __all__ = [
     "deferral_for",

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from toolmgmt_core.embeddings import matrix_from_vectors
-from toolmgmt_core.model.errors import ConfigError, EmbeddingError
+from toolmgmt_core import ConfigError, EmbeddingError
+from toolmgmt_core.integration import matrix_from_vectors
 
 try:
     import litellm

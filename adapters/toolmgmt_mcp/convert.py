@@ -22,10 +22,9 @@ from typing import Any
 import mcp.types as mcp_types
 from mcp.shared.inbound import find_invalid_x_mcp_header
 
-from toolmgmt_core.model.errors import CatalogError
-from toolmgmt_core.model.schema import tool_from_dict
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_mcp.config import UpstreamConfig
+from toolmgmt_core import CatalogError, Tool
+from toolmgmt_core.integration import tool_from_dict
+from toolmgmt_mcp.upstream_config import UpstreamConfig
 
 __all__ = [
     "progress_callback",
@@ -73,7 +72,7 @@ def tools_from_listing(
             # Mcp-Param headers could not be sent or checked); the gateway passes valid ones on.
             skipped.append((item.name, f"invalid x-mcp-header annotation: {header_problem}"))
             continue
-        definition = {
+        definition: dict[str, Any] = {
             "name": name,
             "description": item.description or item.title or "",
             "inputSchema": item.input_schema,

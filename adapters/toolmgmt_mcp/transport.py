@@ -30,13 +30,8 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from toolmgmt_core.model.errors import (
-    ToolCallError,
-    ToolExecutionError,
-    ToolTimeoutError,
-    ToolUnavailableError,
-)
-from toolmgmt_mcp.config import UpstreamConfig
+from toolmgmt_core import ToolCallError, ToolExecutionError, ToolTimeoutError, ToolUnavailableError
+from toolmgmt_mcp.upstream_config import UpstreamConfig
 
 __all__ = [
     "Fault",

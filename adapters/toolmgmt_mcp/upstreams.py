@@ -7,77 +7,48 @@ other domain keeps working, and the next use reconnects it. The catalog follows 
 tool list: it is refreshed on ``notifications/tools/list_changed`` (or the 2026 protocol's
 ``subscriptions/listen`` event) and on every reconnect.
 
-A call whose upstream asks its user something (an input-required result, 2026) goes round by
-round through the relay of the client that made it (:mod:`toolmgmt_mcp.questions`), each round
-within the upstream's ``timeout``. Connecting an upstream and naming a failed request's fault are
-:mod:`toolmgmt_mcp.transport`'s; turning its tool listing and call results into the core's terms
-:mod:`toolmgmt_mcp.convert`'s.
+A call whose upstream asks its user something (an input-required result, 2026) is abandoned
+here; the gateway (``toolmgmt_gateway.upstreams``) extends the manager to relay such questions,
+hold back changed tools (pins) and start only what its policy may show. Connecting an upstream
+and naming a failed request's fault are :mod:`toolmgmt_mcp.transport`'s; turning its tool
+listing and call results into the core's terms :mod:`toolmgmt_mcp.convert`'s.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.abc
-import anyio.to_thread
 import mcp.types as mcp_types
 from mcp import Client, MCPError
 from mcp_types import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolmgmt_core.catalog.pins import (
-    ACCEPTED,
-    QUARANTINED,
-    SAME,
-    MemoryPins,
-    PinStore,
-    PinVerdict,
-    pin_definition,
-    pin_digest,
-)
-from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.model.content import ContentResult
-from toolmgmt_core.model.errors import (
+from toolmgmt_core import (
     CatalogError,
-    StoreError,
+    ContentResult,
+    Tool,
     ToolCallError,
+    ToolCatalog,
     ToolExecutionError,
     ToolUnavailableError,
 )
-from toolmgmt_core.model.names import fold_name
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.policy.view import PolicyView
-from toolmgmt_mcp.admission import waiting_on_upstream
-from toolmgmt_mcp.config import GatewayConfig, UpstreamConfig
-from toolmgmt_mcp.convert import (
-    progress_callback,
-    tools_from_listing,
-)
-from toolmgmt_mcp.questions import (
-    MAX_ROUNDS,
-    MissingCapability,
-    Relay,
-    attribute_questions,
-    current_relay,
-    forward_capabilities,
-)
+from toolmgmt_mcp.convert import progress_callback, tools_from_listing
 from toolmgmt_mcp.transport import describe, fault_error, list_tools, open_client, request_fault
+from toolmgmt_mcp.upstream_config import UpstreamConfig
 
-__all__ = ["PIN_RECHECK", "UpstreamManager", "UpstreamStatus"]
+__all__ = ["Upstream", "UpstreamManager", "UpstreamStatus"]
 
 logger = logging.getLogger("toolmgmt_mcp")
-
-PIN_RECHECK = 5.0
-"""Seconds between two listings of an upstream holding tools back (an operator's trust is
-taken within them, or at once on the tool's next call)."""
 
 
 @dataclass
@@ -101,7 +72,7 @@ class UpstreamStatus:
     pinned (until ``toolmgmt catalog trust NAME``)."""
 
 
-class _Upstream:
+class Upstream:
     """One upstream: its configuration, its live client (if any) and the task that owns it."""
 
     def __init__(self, config: UpstreamConfig, manager: UpstreamManager) -> None:
@@ -133,7 +104,7 @@ class _Upstream:
         try:
             async with open_client(self.config, self._on_message) as client:
                 started = True
-                forward_capabilities(client)
+                self.manager._opened(client)
                 task_status.started(client)
                 async with anyio.create_task_group() as tasks:
                     if self._wants_listen(client):
@@ -261,7 +232,7 @@ class _Upstream:
         return tools_from_listing(
             listed,
             self.config,
-            always_on=self.manager.config.gateway.always_on,
+            always_on=self.manager.always_on,
             handler=self._handler,
         )
 
@@ -307,31 +278,8 @@ class _Upstream:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _call_once(self, tool_name: str, arguments: dict[str, Any]) -> Any:
-        gateway_name = f"{self.config.tool_prefix}{tool_name}"
         client = await self.connect()
-        relay = current_relay() or Relay()
-        upstream = self.config.name
-        responses, state = relay.resume(upstream, tool_name)
-        for _ in range(MAX_ROUNDS):
-            result = await self._round(client, tool_name, arguments, responses, state)
-            if not isinstance(result, mcp_types.InputRequiredResult):
-                break
-            # The upstream asks its user: the relay asks the client (or ends the call with
-            # the questions, for a 2026 client), and the call goes on with the answers.
-            result = attribute_questions(
-                upstream,
-                gateway_name,
-                result,
-                allow_secrets=self.config.allow_secret_questions,
-            )
-            responses = await relay.answer(upstream, tool_name, result)
-            state = result.request_state
-        else:
-            raise ToolExecutionError(
-                f"Upstream {upstream!r} was still asking for input after {MAX_ROUNDS} rounds of "
-                f"{gateway_name!r}; the call was abandoned.",
-                tool_name=gateway_name,
-            )
+        result = await self.manager._ask_through(self, client, tool_name, arguments)
         # The core shapes it (text, structured content, media described or passed on) and
         # reports an isError result as the tool's own failure, as for any tool.
         return ContentResult.from_mcp(result.model_dump(mode="json", by_alias=True))
@@ -350,7 +298,7 @@ class _Upstream:
         started = time.monotonic()
         try:
             with anyio.fail_after(timeout):
-                async with waiting_on_upstream():  # not this replica's work meanwhile
+                async with self.manager._waiting():  # not this replica's work meanwhile
                     result = await self._send(client, tool_name, arguments, responses, state)
         except Exception as exc:
             fault = request_fault(exc)
@@ -359,9 +307,7 @@ class _Upstream:
             if fault in ("ended", "rejected"):
                 self._answered_at = time.monotonic()
             if isinstance(exc, MCPError) and exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
-                # The upstream needs a capability the client did not declare: the client's
-                # error to see as it is (a 2026 client gets -32021, HTTP 400).
-                raise MissingCapability(exc.error.message, exc.error.data) from exc
+                raise  # the caller's missing capability, not the upstream's fault: as it is
             alive = fault == "timeout" and await self._alive_since(client, started)
             error, down = fault_error(fault, exc, self.config, tool_name, alive=alive)
             if down is not None:
@@ -436,51 +382,31 @@ class _LostAnswer(Exception):
 
 
 class UpstreamManager:
-    """Every upstream of a gateway configuration, feeding one :class:`ToolCatalog`.
+    """Upstream MCP servers, each a domain, feeding one :class:`ToolCatalog`.
 
     Usage::
 
         catalog = ToolCatalog()
-        async with UpstreamManager(config, catalog) as upstreams:
+        async with UpstreamManager(config.upstreams, catalog) as upstreams:
             print(upstreams.status())  # which are up, their tools, what was skipped
             await catalog.get("notes_get_note").handler(title="x")
 
     Entering connects every upstream concurrently; one that fails to start is reported in
-    :meth:`status` and retried on its next use, the others are ready. With a ``policy`` (the
-    gateway's view), an upstream whose every tool the policy hides is never started, and no
-    call of a name the policy hides ever starts or restarts an upstream: such a name answers
-    exactly as an unknown one.
+    :meth:`status` and retried on its next use, the others are ready. The ``_``-prefixed no-op
+    methods below are the gateway's seams (``toolmgmt_gateway.upstreams.GatewayUpstreams``).
     """
 
     def __init__(
         self,
-        config: GatewayConfig,
+        upstreams: Sequence[UpstreamConfig],
         catalog: ToolCatalog,
-        policy: PolicyView | Sequence[PolicyView] | None = None,
         *,
-        pins: PinStore | None = None,
-        on_pin_change: Callable[[str, str], None] | None = None,
+        always_on: Sequence[str] = (),
     ) -> None:
-        self.config = config
         self.catalog = catalog
-        self.policies: tuple[PolicyView, ...] | None = (
-            None
-            if policy is None
-            else (policy,)
-            if isinstance(policy, PolicyView)
-            else tuple(policy)
-        )
-        """The gateway's policy views (one per client of a shared gateway: an upstream starts
-        when any of them could show one of its tools), or None (every upstream may start)."""
-        self._upstreams = {u.name: _Upstream(u, self) for u in config.upstreams}
-        self.pins: PinStore = pins if pins is not None else MemoryPins()
-        """Where the upstream tools' pins live (the catalog store's, for replicas)."""
-        self.pin_changes: Counter[tuple[str, str]] = Counter()
-        """(upstream, ``accepted`` or ``quarantined``) -> changes of pinned tools seen."""
-        self.on_pin_change = on_pin_change
-        """Called with (upstream, outcome) for each change (a metric)."""
-        self._in_effect: dict[str, str] = {}
-        """Gateway name -> the digest in effect, for when the pin store cannot be reached."""
+        self.always_on = tuple(always_on)
+        """Patterns of tools always loaded in a session (set on their catalog entries)."""
+        self._upstreams = {u.name: Upstream(u, self) for u in upstreams}
         self._tasks: anyio.abc.TaskGroup | None = None
         self._exit: Any = None
 
@@ -494,7 +420,7 @@ class UpstreamManager:
     async def __aenter__(self) -> UpstreamManager:
         self._exit = anyio.create_task_group()
         self._tasks = await self._exit.__aenter__()
-        self._tasks.start_soon(self._recheck_loop)
+        self._started(self._tasks)
         async with anyio.create_task_group() as starting:
             for upstream in self._upstreams.values():
                 if self._may_show(upstream):
@@ -513,27 +439,48 @@ class UpstreamManager:
         tasks.cancel_scope.cancel()
         await self._exit.__aexit__(*exc_info)
 
-    def _may_show(
-        self,
-        upstream: _Upstream,
-        tool_name: str | None = None,
-        policy: PolicyView | None = None,
-    ) -> bool:
-        """Whether ``policy`` (else any of the gateway's) could show ``tool_name`` (any tool of
-        ``upstream`` when None)."""
-        views = (policy,) if policy is not None else self.policies
-        if views is None:
-            return True
-        config = upstream.config
-        return any(
-            view.may_show(
-                config.name, tool_name, name_prefix=config.tool_prefix, profiles=config.profiles
+    # -- what a subclass (the gateway) adds: no-ops here ------------------------------------
+
+    def _started(self, tasks: anyio.abc.TaskGroup) -> None:
+        """Start background work beside the connections (nothing here)."""
+
+    def _opened(self, client: Client) -> None:
+        """Prepare a new connection before its first request (nothing here)."""
+
+    def _waiting(self) -> AbstractAsyncContextManager[Any]:
+        """Entered while a request waits on an upstream (nothing here)."""
+        return contextlib.nullcontext()
+
+    def _may_show(self, upstream: Upstream) -> bool:
+        """Whether any of ``upstream``'s tools may be shown, so it is worth starting (yes)."""
+        return True
+
+    async def _pinned(
+        self, upstream: Upstream, listed: list[mcp_types.Tool]
+    ) -> list[mcp_types.Tool]:
+        """The listed tools to install (all of them here)."""
+        return listed
+
+    async def _ask_through(
+        self, upstream: Upstream, client: Client, tool_name: str, arguments: dict[str, Any]
+    ) -> mcp_types.CallToolResult:
+        """Call ``tool_name`` once; here nobody can answer an upstream's questions.
+
+        Raises:
+            ToolExecutionError: the upstream asked its user something.
+        """
+        result = await upstream._round(client, tool_name, arguments, None, None)
+        if isinstance(result, mcp_types.InputRequiredResult):
+            name = f"{upstream.config.tool_prefix}{tool_name}"
+            raise ToolExecutionError(
+                f"Upstream {upstream.config.name!r} asked its user for input during {name!r}, "
+                "and nothing relays questions here (the gateway does); the call was abandoned.",
+                tool_name=name,
             )
-            for view in views
-        )
+        return result
 
     @staticmethod
-    async def _connect_quietly(upstream: _Upstream) -> None:
+    async def _connect_quietly(upstream: Upstream) -> None:
         try:
             await upstream.connect()
         except ToolUnavailableError:
@@ -543,166 +490,9 @@ class UpstreamManager:
         """The state of every upstream, in configuration order."""
         return [u.status for u in self._upstreams.values()]
 
-    def names(self) -> list[str]:
-        """The upstream names (domains), in configuration order."""
-        return list(self._upstreams)
-
-    async def refresh(self, name: str) -> None:
-        """List one upstream's tools again (connecting it first if needed)."""
-        upstream = self._upstreams[name]
-        if upstream.client is None:
-            await upstream.connect()
-        else:
-            await upstream.refresh()
-
-    def revive_soon(self) -> None:
-        """Start reconnecting every upstream that is down and due, without waiting for it."""
-        now = time.monotonic()
-        for upstream in self._upstreams.values():
-            due = upstream._failed_at + upstream.config.reconnect_delay <= now
-            if upstream.client is None and due and not upstream._lock.locked():
-                if self._may_show(upstream):
-                    self._tasks_or_raise().start_soon(self._connect_quietly, upstream)
-
-    async def ensure_for(self, tool_name: str, policy: PolicyView | None = None) -> None:
-        """Before calling ``tool_name``: reconnect its upstream when it is down.
-
-        A tool whose upstream failed to start is not in the catalog yet; this finds the upstream
-        by the name's domain prefix (names compared folded, as lookup does) and connects it, so
-        the call either works or fails with an error that names the upstream instead of
-        "unknown tool". A name the policy hides never starts anything: its call is answered as
-        an unknown name, and the upstream stays as it is. ``policy``: the caller's view (a
-        client's), else the gateway's.
-
-        Raises:
-            ToolUnavailableError: the upstream is still down.
-        """
-        if self.catalog.find(tool_name) is not None:
-            return
-        folded = fold_name(tool_name)
-        await self._check_quarantine(tool_name, folded, policy)
-        by_prefix = sorted(self._upstreams.values(), key=lambda u: -len(u.config.tool_prefix))
-        for upstream in by_prefix:
-            prefix = fold_name(upstream.config.tool_prefix)
-            if prefix and folded.startswith(prefix) and upstream.client is None:
-                if self._may_show(upstream, tool_name, policy):
-                    await upstream.connect()
-                return
-
-    # -- pins -----------------------------------------------------------------------------
-
-    async def _pinned(
-        self, upstream: _Upstream, listed: list[mcp_types.Tool]
-    ) -> list[mcp_types.Tool]:
-        """The listed tools whose definition is pinned (or accepted); the others held back in
-        ``upstream.status.quarantined``, logged and counted."""
-        config = upstream.config
-        definitions = {
-            f"{config.tool_prefix}{item.name}": pin_definition(
-                item.description,
-                item.input_schema,
-                item.annotations.model_dump(by_alias=True, exclude_none=True)
-                if item.annotations
-                else None,
-                item.title,
-            )
-            for item in listed
-        }
-        try:
-            verdicts = await anyio.to_thread.run_sync(
-                lambda: self.pins.check(config.name, definitions, accept=config.accept_changes)
-            )
-        except StoreError as exc:  # judged against what this process had in effect
-            logger.error("upstream %r: the pin store failed (%s); tools whose definition "
-                         "changed since this replica last listed them are held back", config.name,
-                         exc)
-            verdicts = self._pinned_here(definitions)
-        else:
-            self._in_effect.update(
-                (name, pin_digest(definitions[name]))
-                for name, v in verdicts.items()
-                if v.state != QUARANTINED
-            )
-        quarantined: dict[str, str] = {}
-        for name, verdict in verdicts.items():
-            if verdict.state == ACCEPTED:
-                self._pin_changed(config.name, ACCEPTED)
-                logger.warning(
-                    "upstream %r: tool %r changed (%s) and was accepted (accept_changes)",
-                    config.name, name, ", ".join(verdict.changed) or "its definition",
-                )
-            elif verdict.state == QUARANTINED:
-                quarantined[name] = _quarantine_message(config.name, name, verdict)
-                upstream.held[name] = pin_digest(definitions[name])
-                if name not in upstream.status.quarantined:
-                    self._pin_changed(config.name, QUARANTINED)
-                    logger.warning("upstream %r: %s", config.name, quarantined[name])
-        upstream.status.quarantined = quarantined
-        prefix = config.tool_prefix
-        return [item for item in listed if f"{prefix}{item.name}" not in quarantined]
-
-    def _pinned_here(self, definitions: dict[str, dict[str, Any]]) -> dict[str, PinVerdict]:
-        verdicts = {}
-        for name, definition in definitions.items():
-            digest = pin_digest(definition)
-            if self._in_effect.get(name, digest) == digest:
-                verdicts[name] = PinVerdict(name, SAME)
-            else:
-                verdicts[name] = PinVerdict(name, QUARANTINED, ("definition",))
-        return verdicts
-
-    def _pin_changed(self, upstream: str, outcome: str) -> None:
-        self.pin_changes[(upstream, outcome)] += 1
-        if self.on_pin_change is not None:
-            self.on_pin_change(upstream, outcome)
-
-    async def _check_quarantine(
-        self, tool_name: str, folded: str, policy: PolicyView | None
-    ) -> None:
-        """A held-back tool's call: listed again at once when an operator trusted it since,
-        else refused naming the operator's command (only for a name the caller may see)."""
-        for upstream in self._upstreams.values():
-            held = {fold_name(n): n for n in upstream.status.quarantined}
-            name = held.get(folded)
-            if name is None or not self._may_show(upstream, name, policy):
-                continue
-            if upstream.client is not None and await self._trusted_since(upstream, name):
-                await upstream.refresh()  # the listing installs it
-            message = upstream.status.quarantined.get(name)
-            if message is not None:
-                raise ToolUnavailableError(message, tool_name=name)
-            return
-
-    async def _recheck_loop(self) -> None:
-        while True:
-            await anyio.sleep(PIN_RECHECK)
-            try:
-                await self.recheck_quarantined()
-            except Exception as exc:  # a failed listing is the upstream's, said there
-                logger.debug("rechecking quarantined tools failed: %s", exc)
-
-    async def _trusted_since(self, upstream: _Upstream, name: str) -> bool:
-        """Whether the pin of ``name`` is now the definition held back (one row read)."""
-        try:
-            pins = await anyio.to_thread.run_sync(lambda: self.pins.get([name]))
-        except StoreError:
-            return False
-        pin = pins.get(name)
-        return pin is not None and pin.digest == upstream.held.get(name)
-
-    async def recheck_quarantined(self) -> None:
-        """List again each upstream holding back a tool an operator trusted meanwhile."""
-        for upstream in self._upstreams.values():
-            if upstream.client is None:
-                continue
-            for name in list(upstream.status.quarantined):
-                if await self._trusted_since(upstream, name):
-                    await upstream.refresh()
-                    break
-
     def _install(
         self,
-        upstream: _Upstream,
+        upstream: Upstream,
         listed: list[mcp_types.Tool],
         invalid: list[tuple[str, str]] = (),  # type: ignore[assignment]
     ) -> None:
@@ -732,14 +522,3 @@ class UpstreamManager:
             logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)
         upstream.status.tools = kept
         upstream.status.skipped = skipped
-
-
-def _quarantine_message(upstream: str, name: str, verdict: PinVerdict) -> str:
-    lowered = f"; it lowers a guard: {', '.join(verdict.lowered)}" if verdict.lowered else ""
-    changed = ", ".join(verdict.changed) or "its definition"
-    return (
-        f"Tool {name!r} of upstream {upstream!r} is quarantined: its {changed} changed since "
-        f"it was first seen{lowered}. It is neither listed nor run until an operator reviews "
-        f"the change and accepts it with: toolmgmt catalog trust {name} --config <gateway "
-        "config>. Use another tool meanwhile."
-    )

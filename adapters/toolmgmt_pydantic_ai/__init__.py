@@ -65,29 +65,31 @@ from typing import Any, Literal
 
 from toolmgmt_core import (
     ApprovalDeniedError,
+    ApprovalEdit,
+    ApprovalRequest,
     ConfigError,
     DuplicateToolError,
     Tool,
     ToolAnnotations,
+    ToolManager,
     ToolResult,
+    ToolSession,
     ToolUnavailableError,
 )
-from toolmgmt_core.calls.approval import (
+from toolmgmt_core.integration import (
+    CALL_TOOL,
+    EXECUTE_TOOL,
+    RUN_CODE,
     ApprovalAsker,
     UsedApprovals,
     approval_key,
+    call_store,
     framework_approval,
+    passthrough,
     replayed_approval,
+    require_version,
+    restore_loaded,
 )
-from toolmgmt_core.compat import require_version
-from toolmgmt_core.model.tool import CALL_TOOL, EXECUTE_TOOL
-from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest
-from toolmgmt_core.runtime.control import passthrough
-from toolmgmt_core.session.history import restore_loaded
-from toolmgmt_core.session.manager import ToolManager
-from toolmgmt_core.session.meta_tools import RUN_CODE
-from toolmgmt_core.session.session import ToolSession
-from toolmgmt_core.stores import call_store
 
 MIN_PYDANTIC_AI_VERSION = "2.45"
 """Oldest supported ``pydantic-ai-slim``: the first whose ``pydantic_ai.mcp`` (``MCPToolset``,

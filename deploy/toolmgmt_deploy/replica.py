@@ -8,7 +8,7 @@ Usage::
         ...
         replica.kill()                                    # SIGKILL, as a crash
 
-It starts ``python -m toolmgmt_mcp --config FILE --http --port P``, waits until the replica
+It starts ``python -m toolmgmt_gateway --config FILE --http --port P``, waits until the replica
 announces its URL on stderr, keeps what it logs (:attr:`log`), and stops it on exit. Started
 from the main thread on Linux, the replica is also told to die with this process.
 """
@@ -83,7 +83,7 @@ class LocalGateway:
                 it logged.
         """
         self.url = None  # a restart announces itself again (on the same port when fixed)
-        command = [sys.executable, "-m", "toolmgmt_mcp", "--config", str(self.config), "--http"]
+        command = [sys.executable, "-m", "toolmgmt_gateway", "--config", str(self.config), "--http"]
         command += ["--host", self.host, "--port", str(self.port), *self.args]
         self.process = subprocess.Popen(
             command,

@@ -1,4 +1,5 @@
-"""The core imports no framework and no adapter; no adapter imports another adapter."""
+"""The core imports no framework, adapter or gateway; no adapter imports another adapter or the
+gateway; adapters and the gateway import only the core's published API."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_the_core_imports_no_framework() -> None:
         f"import importlib, sys\nfor m in {core_modules!r}:\n    importlib.import_module(m)\n"
         "from toolmgmt_core.cli import build_parser\nbuild_parser('search')\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & "
-        f"set({FRAMEWORKS + ADAPTERS + ('toolmgmt_mcp', 'toolmgmt_demo')!r})))"
+        f"set({FRAMEWORKS + ADAPTERS + ('toolmgmt_mcp', 'toolmgmt_gateway', 'toolmgmt_demo')!r})))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
@@ -57,7 +58,9 @@ def test_no_core_source_imports_an_adapter_or_a_framework(path: Path) -> None:
     # The demo catalog is found by name like any other source (catalog.sources.DEFAULT_CATALOG);
     # the launchers of local servers are deploy tooling, outside the shipped core.
     forbidden = (
-        set(FRAMEWORKS) | set(ADAPTERS) | {"toolmgmt_mcp", "toolmgmt_demo", "toolmgmt_deploy"}
+        set(FRAMEWORKS)
+        | set(ADAPTERS)
+        | {"toolmgmt_mcp", "toolmgmt_gateway", "toolmgmt_demo", "toolmgmt_deploy"}
     )
     assert not _imported(path) & forbidden
 
@@ -102,3 +105,49 @@ def test_usage_block_is_valid_python(adapter: str) -> None:
     code = "\n".join(block).strip()
     assert code.count("\n") >= 5
     compile(code, f"{adapter} usage", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+
+GATEWAY = ROOT / "gateway" / "toolmgmt_gateway"
+INTEGRATIONS = sorted([*_adapter_modules(), *GATEWAY.rglob("*.py")])
+PUBLISHED = {"toolmgmt_core", "toolmgmt_core.integration"}
+"""The core modules an integration may import: the application API and the integration API."""
+
+
+def _core_modules_imported(path: Path) -> set[str]:
+    """The ``toolmgmt_core`` modules a source file imports, anywhere in it (lazy ones too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "toolmgmt_core"}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.split(".")[0] == "toolmgmt_core":
+                found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize("path", INTEGRATIONS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_integrations_import_only_the_cores_published_api(path: Path) -> None:
+    # The core moves its rooms freely: adapters and the gateway see only what it publishes.
+    deep = _core_modules_imported(path) - PUBLISHED
+    assert not deep, f"import these from toolmgmt_core.integration instead: {sorted(deep)}"
+
+
+def test_the_check_finds_a_deep_import(tmp_path: Path) -> None:
+    source = tmp_path / "lazy.py"
+    source.write_text("def f():\n    from toolmgmt_core.calls.sync import run_sync\n")
+    assert _core_modules_imported(source) == {"toolmgmt_core.calls.sync"}
+
+
+@pytest.mark.parametrize("path", sorted(GATEWAY.rglob("*.py")), ids=lambda p: p.name)
+def test_the_gateway_builds_on_the_mcp_adapter_and_no_other(path: Path) -> None:
+    imported = _imported(path)
+    assert not imported & (set(ADAPTERS) | {"toolmgmt_demo", "toolmgmt_deploy"})
+
+
+def test_the_gateway_imports_the_mcp_adapter() -> None:
+    assert "toolmgmt_mcp" in set().union(*(_imported(p) for p in GATEWAY.rglob("*.py")))
+
+
+@pytest.mark.parametrize("path", _adapter_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_adapter_imports_the_gateway(path: Path) -> None:
+    assert "toolmgmt_gateway" not in _imported(path)

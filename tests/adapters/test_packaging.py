@@ -18,6 +18,7 @@ PACKAGES = (
     "toolmgmt_core",
     "toolmgmt_demo",
     "toolmgmt_deploy",
+    "toolmgmt_gateway",
     "toolmgmt_langchain",
     "toolmgmt_litellm",
     "toolmgmt_mcp",

@@ -488,7 +488,8 @@ def test_search_each_need_separately(capsys: pytest.CaptureFixture[str]) -> None
 def test_gateway_config_without_the_mcp_extra_names_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in [m for m in sys.modules if m == "toolmgmt_mcp" or m.startswith("toolmgmt_mcp.")]:
+    packages = ("toolmgmt_mcp", "toolmgmt_gateway")
+    for name in [m for m in sys.modules if m.split(".")[0] in packages]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` fails as without the extra
     config = tmp_path / "gateway.toml"
@@ -496,10 +497,10 @@ def test_gateway_config_without_the_mcp_extra_names_it(
     code, _, err = run(capsys, "browse", "--catalog", str(config))
     assert code == 2
     assert f"{config}: no catalog source could read it" in err
-    assert 'pip install "toolmgmt[mcp]"' in err
+    assert 'pip install "toolmgmt[gateway]"' in err
     as_json = write_json(tmp_path, {"upstreams": {"notes": {"command": "x"}}}, "gateway.json")
     code, _, err = run(capsys, "browse", "--catalog", as_json)
-    assert code == 2 and "gateway config" in err and 'pip install "toolmgmt[mcp]"' in err
+    assert code == 2 and "gateway config" in err and 'pip install "toolmgmt[gateway]"' in err
 
 
 def test_report_counts_with_the_chosen_encoding(

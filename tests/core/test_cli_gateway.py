@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("mcp")
-pytest.importorskip("toolmgmt_mcp")
+pytest.importorskip("toolmgmt_gateway")
 
 from toolmgmt_core.cli import main  # noqa: E402
 

@@ -59,7 +59,7 @@ def test_a_gateway_config_says_file_line_key_and_problem_in_toml_and_json(
     tmp_path: Path,
 ) -> None:
     pytest.importorskip("mcp")
-    from toolmgmt_mcp import load_config
+    from toolmgmt_gateway import load_config
 
     toml = tmp_path / "gateway.toml"
     toml.write_text("[upstreams.notes]\ncommand = 'python'\ntimeout = 0\n")
@@ -115,7 +115,7 @@ def test_the_file_itself_is_reported_the_same_way_by_every_reader(
     if file.suffix == ".json":
         readers.append((load_catalog, "catalog"))
     try:
-        from toolmgmt_mcp import load_config
+        from toolmgmt_gateway import load_config
     except ImportError:
         pass
     else:

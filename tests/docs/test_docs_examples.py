@@ -537,7 +537,7 @@ CONFIGS = [
 @pytest.mark.parametrize("block", CONFIGS, ids=[b.where for b in CONFIGS])
 def test_each_gateway_config_is_valid(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("mcp")
-    from toolmgmt_mcp import parse_config
+    from toolmgmt_gateway import parse_config
 
     for name in re.findall(r'_env\s*=\s*"([A-Z_][A-Z0-9_]*)"', block.code):
         value = "postgresql://x@127.0.0.1/db" if "DSN" in name else "a-value"

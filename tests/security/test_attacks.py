@@ -276,7 +276,7 @@ def gateway_remote_ref() -> str:
 
         async def scenario() -> tuple[list[str], dict[str, str], Any]:
             from mcp import Client
-            from toolmgmt_mcp import Gateway
+            from toolmgmt_gateway import Gateway
 
             async with Gateway(config) as gateway, Client(gateway.server) as client:
                 status = gateway.upstreams.status()[0]
@@ -638,7 +638,7 @@ def _upstream(name: str, **keys: Any) -> str:
 
 
 def _gateway_config(upstreams: str, extra: str) -> Any:
-    from toolmgmt_mcp import parse_config
+    from toolmgmt_gateway import parse_config
 
     return parse_config(upstreams + extra)
 
@@ -665,7 +665,7 @@ def gateway_prefix_policy() -> str:
 
         async def scenario() -> str:
             from mcp import Client
-            from toolmgmt_mcp import Gateway
+            from toolmgmt_gateway import Gateway
 
             async with Gateway(config) as gateway, Client(gateway.server) as client:
                 call = await client.call_tool(
@@ -697,7 +697,7 @@ def gateway_separator_names() -> str:
 
         async def scenario() -> set[str]:
             from mcp import Client
-            from toolmgmt_mcp import Gateway
+            from toolmgmt_gateway import Gateway
 
             codes = set()
             async with Gateway(config) as gateway, Client(gateway.server) as client:
@@ -878,7 +878,7 @@ def gateway_redis_paused() -> str:
         async def scenario() -> tuple[str, float]:
             import anyio
             from mcp import Client, MCPError
-            from toolmgmt_mcp import Gateway
+            from toolmgmt_gateway import Gateway
 
             ready = anyio.Event()
             urls: list[str] = []
@@ -1029,7 +1029,7 @@ def gateway_confusable_names() -> str:
 
         async def scenario() -> tuple[set[str], str]:
             from mcp import Client
-            from toolmgmt_mcp import Gateway
+            from toolmgmt_gateway import Gateway
 
             codes = set()
             async with Gateway(config) as gateway, Client(gateway.server) as client:
@@ -1398,7 +1398,7 @@ def denied_upstream() -> str:
 
         async def answers(config: Any) -> list[str]:
             from mcp import Client
-            from toolmgmt_mcp import Gateway
+            from toolmgmt_gateway import Gateway
 
             async with Gateway(config) as gateway, Client(gateway.server) as client:
                 texts = []
@@ -1592,7 +1592,7 @@ def quarantined_injection() -> str:
 
         async def scenario() -> tuple[str, str, str, list[Any]]:
             from mcp import Client
-            from toolmgmt_mcp import Gateway
+            from toolmgmt_gateway import Gateway
 
             async with Gateway(config) as gateway, Client(gateway.server) as client:
                 found = await client.call_tool("discover_tools", {"query": "send or sync a note"})
@@ -1686,7 +1686,7 @@ def slow_headers() -> str:
         import anyio
         import httpx2
         from support.mcp_http import serving
-        from toolmgmt_mcp import Gateway
+        from toolmgmt_gateway import Gateway
 
         async with Gateway(config) as gateway, serving(gateway) as url:
             port = int(url.rsplit(":", 1)[1].split("/")[0])
@@ -1751,7 +1751,7 @@ def admission_flood() -> str:
         import anyio
         import httpx2
         from support.mcp_http import serving
-        from toolmgmt_mcp import Gateway
+        from toolmgmt_gateway import Gateway
 
         async with Gateway(config) as gateway, serving(gateway) as url:
             async with httpx2.AsyncClient(timeout=30) as http:
@@ -1863,7 +1863,7 @@ def per_client_tokens() -> str:
     async def scenario() -> tuple[list[int], int, str]:
         import httpx2
         from support.mcp_http import ACCEPT, INITIALIZE, LIST, serving
-        from toolmgmt_mcp import Gateway
+        from toolmgmt_gateway import Gateway
 
         async with Gateway(config) as gateway, serving(gateway) as url:
             async with httpx2.AsyncClient(timeout=30) as http:
@@ -1914,7 +1914,7 @@ def not_saved_through_the_gateway() -> str:
             from mcp import Client
             from mcp.client.streamable_http import streamable_http_client
             from support.mcp_http import serving
-            from toolmgmt_mcp import Gateway
+            from toolmgmt_gateway import Gateway
 
             headers = {"Authorization": f"Bearer {FRONT_TOKENS['FD_BOB']}"}
             async with Gateway(config) as gateway, serving(gateway) as url:

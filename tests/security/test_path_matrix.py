@@ -422,7 +422,7 @@ class Gateways:
 
     def config(self, profile: str | None, *, code: bool = False) -> Any:
         from support.doors.gateway import SHOP_SERVER, STATE_KEY
-        from toolmgmt_mcp import parse_config
+        from toolmgmt_gateway import parse_config
 
         hostile = ROOT / "tests" / "security" / "servers" / "hostile_server.py"
         env = {
@@ -447,7 +447,7 @@ class Gateways:
         return parse_config(text, source="gateway.toml")
 
     async def __aenter__(self) -> Gateways:
-        from toolmgmt_mcp import Gateway
+        from toolmgmt_gateway import Gateway
 
         self.stack = AsyncExitStack()
         self.main = await self.stack.enter_async_context(Gateway(self.config(None)))
@@ -547,7 +547,7 @@ class GatewayPath:
 
         import anyio
         from mcp import Client
-        from toolmgmt_mcp import Gateway, parse_config
+        from toolmgmt_gateway import Gateway, parse_config
 
         server = ROOT / "tests" / "adapters" / "mcp" / "servers" / "rugpull_server.py"
         with tempfile.TemporaryDirectory(dir=self.gateways.folder) as folder:

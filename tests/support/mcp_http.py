@@ -1,5 +1,5 @@
 """Raw HTTP against a gateway serving conversations from a session store (the tests of
-``toolmgmt_mcp.conversations`` and ``toolmgmt_mcp.exchange``)."""
+``toolmgmt_gateway.conversations`` and ``toolmgmt_gateway.exchange``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from toolmgmt_mcp import Gateway, parse_config
+from toolmgmt_gateway import Gateway, parse_config
 
 __all__ = ["ACCEPT", "HANDSHAKE", "INITIALIZE", "LIST", "serving", "store_config"]
 

@@ -92,7 +92,7 @@ def load_catalog(spec: str | None, *, warn: Warn = _stderr) -> ToolCatalog:
         kind = "an object without a 'tools' list" if isinstance(data, dict) else type(data).__name__
         raise CatalogSourceError(
             f'{path}: expected a JSON list of tool schemas or an object with a "tools" list '
-            f"(or a gateway config, with toolmgmt[mcp]), got {kind}"
+            f"(or a gateway config, with toolmgmt[gateway]), got {kind}"
             + (f"; plugins that could not load: {problems}." if problems else ".")
         )
     definitions, at = found

@@ -11,7 +11,7 @@ Usage::
 
 ``--catalog`` takes what :func:`toolmgmt_core.catalog.sources.load_catalog` reads: a JSON file of
 tool
-schemas, a gateway config (with ``toolmgmt[mcp]``) or a Python ``module:attribute``. Without it,
+schemas, a gateway config (with ``toolmgmt[gateway]``) or a Python ``module:attribute``. Without it,
 the embedded demo catalog is used.
 
 Exit codes: 0 success (also when nothing matched: a message says so); 1 a check that found
@@ -23,7 +23,7 @@ and counted.
 Adding a command: write a module with a ``register(subparsers)`` function and either add it to
 :data:`COMMAND_MODULES` by command name (core commands) or register it under the
 ``toolmgmt.commands`` entry-point group (a command that lives in an adapter or another package,
-such as ``serve`` in ``toolmgmt_mcp``; the core never imports an adapter)::
+such as ``serve`` in ``toolmgmt_gateway``; the core never imports an adapter)::
 
     def register(subparsers):
         parser = subparsers.add_parser("hello", help="say hello")

@@ -377,14 +377,14 @@ def _gateway_policy(path: str) -> Any:
         try:
             policy = entry.load()(Path(path))
         except ImportError as exc:
-            raise CliError(f"--config needs toolmgmt[mcp] ({exc})") from exc
+            raise CliError(f"--config needs toolmgmt[gateway] ({exc})") from exc
         except ToolmgmtError as exc:
             raise CliError(str(exc)) from exc
         if policy is not None:
             return policy
     raise CliError(
         f"--config {path}: not a gateway config that an installed policy source reads "
-        "(a gateway TOML needs toolmgmt[mcp])."
+        "(a gateway TOML needs toolmgmt[gateway])."
     )
 
 

@@ -1,7 +1,7 @@
 """Configuration files, read one way: TOML or JSON text, typed values, one error format.
 
 Policy files (:mod:`toolmgmt_core.policy.files`), the gateway's config
-(``toolmgmt_mcp.config_file``) and catalog files (:mod:`toolmgmt_core.catalog.sources`) are
+(``toolmgmt_gateway.config_file``) and catalog files (:mod:`toolmgmt_core.catalog.sources`) are
 read through a :class:`ConfigDocument`, and each value is taken through a :class:`ConfigTable`
 accessor that checks it. Every problem, from a file that cannot be read to a value out of
 range, is reported the same way::

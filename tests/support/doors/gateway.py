@@ -18,8 +18,8 @@ import pytest
 import redis
 from mcp import Client
 from toolmgmt_deploy import LocalRedis, find_redis_server
-from toolmgmt_mcp import Gateway, parse_config
-from toolmgmt_mcp.approval import APPROVAL_KEY
+from toolmgmt_gateway import Gateway, parse_config
+from toolmgmt_gateway.approval import APPROVAL_KEY
 
 from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
 from support.doors.shop import (

@@ -1,0 +1,55 @@
+"""The gateway in code mode over HTTP: a 2026 caller's program paused for approval resumes from
+its snapshot on the retry that brings the answer (its conversation is kept by its credentials),
+so the calls before the paused one run once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+pytest.importorskip("pydantic_monty")
+
+import httpx2  # noqa: E402
+import mcp.types as t  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from support.doors.gateway import shop_config  # noqa: E402
+from support.mcp_http import serving  # noqa: E402
+from toolmgmt_gateway import Gateway  # noqa: E402
+
+PROGRAM = "await lookup_order(order_id='A-1')\nawait cancel_order(order_id='A-1')"
+
+
+def _text(result: t.CallToolResult) -> str:
+    return result.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_2026_callers_paused_program_resumes_from_its_snapshot() -> None:
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        asked.append(params.message)
+        return t.ElicitResult(action="accept", content={"order_id": "A-1"})
+
+    gateway = Gateway(shop_config('mode = "code"\ntransport = "http"\nport = 0'))
+    async with gateway, serving(gateway) as url:
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer ada"})
+        async with Client(
+            streamable_http_client(url, http_client=http), elicitation_callback=elicit
+        ) as client:
+            assert client.protocol_version.startswith("2026")
+            result = await client.call_tool("run_code", {"code": PROGRAM})
+            assert _text(result) == "cancelled A-1" and not result.is_error
+            runs = json.loads(_text(await client.call_tool("run_code", {"code": "await runs()"})))
+    assert len(asked) == 1 and "cancel_order" in asked[0]
+    assert runs == {"lookup_order": 1, "cancel_order": 1}

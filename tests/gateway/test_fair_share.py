@@ -1,0 +1,158 @@
+"""Each client's fair share of a replica (issue 32, finding 10): under one client's flood,
+at most its share of the work is worked on at once (the rest waits for its own, never for
+another client's), a request waiting on its upstream gives its place back, a request that waits
+a whole ``Retry-After`` is refused with 503, and each client holds at most its share of the
+standalone streams. ``bench/admission.py`` measures the effect end to end (another client's
+p50 under a 500-session flood against alone)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import anyio  # noqa: E402
+from toolmgmt_gateway import parse_config  # noqa: E402
+from toolmgmt_gateway.admission import (  # noqa: E402
+    Admission,
+    session_shares,
+    waiting_on_upstream,
+    work_shares,
+)
+from toolmgmt_gateway.clients import CLIENT_SCOPE_KEY  # noqa: E402
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+class _Replica:
+    """An ASGI app standing for the gateway: each request works, waits on its upstream, works
+    again; it counts how many of each client's requests are at each stage at once."""
+
+    def __init__(self, work: float = 0.05, upstream: float = 0.3) -> None:
+        self.work, self.upstream = work, upstream
+        self.working: Counter[str] = Counter()
+        self.peak_working: Counter[str] = Counter()
+        self.waiting: Counter[str] = Counter()
+        self.peak_waiting: Counter[str] = Counter()
+
+    async def _stage(self, client: str, seconds: float) -> None:
+        self.working[client] += 1
+        self.peak_working[client] = max(self.peak_working[client], self.working[client])
+        await anyio.sleep(seconds)
+        self.working[client] -= 1
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        client = scope[CLIENT_SCOPE_KEY]
+        await self._stage(client, self.work)
+        async with waiting_on_upstream():
+            self.waiting[client] += 1
+            self.peak_waiting[client] = max(self.peak_waiting[client], self.waiting[client])
+            await anyio.sleep(self.upstream)
+            self.waiting[client] -= 1
+        await self._stage(client, self.work)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+async def _request(app: Any, client: str, method: str = "POST") -> tuple[int, dict[str, str], str]:
+    scope = {"type": "http", "path": "/mcp", "method": method, CLIENT_SCOPE_KEY: client}
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(event: dict[str, Any]) -> None:
+        sent.append(event)
+
+    await app(scope, receive, send)
+    start = next(e for e in sent if e["type"] == "http.response.start")
+    headers = {k.decode(): v.decode() for k, v in start.get("headers", [])}
+    body = b"".join(e.get("body", b"") for e in sent if e["type"] == "http.response.body")
+    return start["status"], headers, body.decode()
+
+
+async def test_a_flood_is_held_to_its_share_of_the_work_and_upstream_waits_do_not_count() -> None:
+    replica = _Replica()
+    app = Admission(replica, max_requests=0, retry_after=10, work={"bulk": 2, "interactive": 2})
+    statuses: list[int] = []
+
+    async def one(client: str) -> None:
+        statuses.append((await _request(app, client))[0])
+
+    async with anyio.create_task_group() as tasks:
+        for _ in range(30):
+            tasks.start_soon(one, "bulk")
+        await anyio.sleep(0.02)
+        tasks.start_soon(one, "interactive")
+    assert statuses == [200] * 31  # the flood waited for its own turns; nothing was refused
+    assert replica.peak_working["bulk"] == 2  # never more of its work at once than its share
+    assert replica.peak_waiting["bulk"] > 2  # waiting on the upstream, its place was given back
+    assert replica.peak_working["interactive"] == 1
+
+
+async def test_a_request_that_waits_a_whole_retry_after_for_its_own_is_refused() -> None:
+    replica = _Replica(work=3.0, upstream=0.0)
+    app = Admission(replica, max_requests=0, retry_after=1, work={"bulk": 1, "other": 1})
+    results: dict[str, Any] = {}
+
+    async def one(key: str, client: str) -> None:
+        results[key] = await _request(app, client)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(one, "first", "bulk")
+        await anyio.sleep(0.1)
+        tasks.start_soon(one, "second", "bulk")
+        tasks.start_soon(one, "other", "other")  # never waits for bulk's work
+    status, headers, body = results["second"]
+    assert status == 503 and headers["retry-after"] == "1"
+    assert "client 'bulk' kept its share of this replica's work (1 requests" in body
+    assert results["first"][0] == 200 and results["other"][0] == 200
+
+
+async def test_each_client_holds_at_most_its_share_of_the_streams() -> None:
+    opened = anyio.Event()
+    release = anyio.Event()
+
+    async def streams(scope: Any, receive: Any, send: Any) -> None:
+        opened.set()
+        await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    app = Admission(streams, max_requests=0, retry_after=2, sessions={"bulk": 1, "other": 1})
+    results: dict[str, Any] = {}
+
+    async def one(key: str, client: str) -> None:
+        results[key] = await _request(app, client, "GET")
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(one, "first", "bulk")
+        await opened.wait()
+        await one("second", "bulk")
+        tasks.start_soon(one, "other", "other")
+        await anyio.sleep(0.05)
+        release.set()
+    assert (
+        results["second"][0] == 503
+        and "its share of this replica's sessions" in results["second"][2]
+    )
+    assert results["first"][0] == 200 and results["other"][0] == 200
+
+
+def test_the_default_shares_split_a_replica_between_its_clients(monkeypatch: Any) -> None:
+    for name in ("A", "B"):
+        monkeypatch.setenv(f"FAIR_{name}", f"token-{name}-0123456789abcdef")
+    text = (
+        "[gateway]\nmax_requests = 128\nmax_sessions = 1000\n"
+        '[gateway.clients.a]\ntoken_env = "FAIR_A"\n'
+        '[gateway.clients.b]\ntoken_env = "FAIR_B"\nmax_active = 8\nmax_sessions = 10\n'
+        '[upstreams.n]\nurl = "http://127.0.0.1:1/mcp"\n'
+    )
+    settings = parse_config(text).gateway
+    assert work_shares(settings) == {"a": 4, "b": 8}  # 128 // 32
+    assert session_shares(settings) == {"a": 500, "b": 10}
+    unlimited = parse_config(text.replace("max_requests = 128", "max_requests = 0")).gateway
+    assert work_shares(unlimited) == {"b": 8}  # max_requests = 0: no default share
