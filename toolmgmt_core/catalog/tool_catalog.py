@@ -145,19 +145,20 @@ class ToolCatalog(CatalogLearning):
             tool = self._tools.get(real) if real else None
         return tool
 
-    def _put(self, tool: Tool) -> None:
+    def _put(self, tool: Tool, forms: frozenset[str]) -> None:
         self._tools[tool.name] = tool
-        self._folded[fold_name(tool.name)] = tool.name
-        self._reached.update(dict.fromkeys(name_forms(tool.name), tool.name))
+        # A name's fold is one of its forms: the only one for most names (no look-up again).
+        fold = next(iter(forms)) if len(forms) == 1 else fold_name(tool.name)
+        self._folded[fold] = tool.name
+        self._reached.update(dict.fromkeys(forms, tool.name))
 
     def _changed(self) -> None:
         self._version += 1
         self._engine.changed()
 
     def _check_new(self, tool: Tool, pending: Mapping[str, Tool] = {}) -> frozenset[str]:
-        """Refuse ``tool`` when its name, or any name lookup reaches it by (its folded name or
-        a provider's form of it: :func:`~toolmgmt_core.model.names.name_forms`), is taken here or in
-        ``pending`` (tools about to be added, by those forms); returns its forms."""
+        """Refuse ``tool`` when a form of its name (:func:`~toolmgmt_core.model.names.name_forms`)
+        is taken here or in ``pending`` (tools to be added, by form); return its forms."""
         if not isinstance(tool, Tool):
             raise CatalogError(
                 f"Expected a Tool, got {type(tool).__name__}. Use add_function() for a function "
@@ -165,15 +166,11 @@ class ToolCatalog(CatalogLearning):
             )
         self.limits.check(tool)
         forms = name_forms(tool.name)
-        clash = self._tools.get(tool.name) or next(
-            (
-                found
-                for form in sorted(forms)
-                for found in (self._tools.get(self._reached.get(form, "")), pending.get(form))
-                if found is not None
-            ),
-            None,
-        )
+        clash = self._tools.get(tool.name)
+        for form in () if clash else sorted(forms) if len(forms) > 1 else forms:
+            clash = self._tools.get(self._reached.get(form, "")) or pending.get(form)
+            if clash is not None:
+                break
         if clash is None:
             return forms
         if clash.name == tool.name:
@@ -198,8 +195,7 @@ class ToolCatalog(CatalogLearning):
             DuplicateToolError: the name is taken; the catalog is unchanged.
         """
         with self._lock:
-            self._check_new(tool)
-            self._put(tool)
+            self._put(tool, self._check_new(tool))
             self._changed()
         return tool
 
@@ -208,12 +204,14 @@ class ToolCatalog(CatalogLearning):
         tools = list(tools)
         with self._lock:
             pending: dict[str, Tool] = {}
+            checked: list[frozenset[str]] = []  # each tool's forms, found once
             for tool in tools:
-                pending.update(dict.fromkeys(self._check_new(tool, pending), tool))
+                checked.append(forms := self._check_new(tool, pending))
+                pending.update(dict.fromkeys(forms, tool))
             if not pending:
                 return []
-            for tool in tools:
-                self._put(tool)
+            for tool, forms in zip(tools, checked, strict=True):
+                self._put(tool, forms)
             self._changed()
         return tools
 

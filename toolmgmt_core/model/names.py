@@ -219,6 +219,11 @@ def _text_pass(text: str) -> str:
 
 PROVIDER_REFUSED = r"[^a-zA-Z0-9_-]"
 """One character that Anthropic, OpenAI and Gemini refuse in a function name."""
+_REFUSED = re.compile(PROVIDER_REFUSED)
+_SEPARATOR_RUNS = re.compile(r"_{2,}")
+# A name every provider takes as written and that starts with a letter: its only form is its
+# fold (the usual name; checked without the cache, so a large catalog's names do not fill it).
+_PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
 def provider_safe(name: str, refused: str = PROVIDER_REFUSED) -> str:
@@ -226,17 +231,24 @@ def provider_safe(name: str, refused: str = PROVIDER_REFUSED) -> str:
     ``_``, runs of ``_`` collapsed, ``_`` trimmed from the ends (empty when nothing is left);
     ``name`` itself when every character is accepted. See :mod:`toolmgmt_core.model.provider_names`
     (the length limit, a leading letter, the hash suffix)."""
-    cleaned = re.sub(refused, _SEPARATOR, name)
+    pattern = _REFUSED if refused == PROVIDER_REFUSED else re.compile(refused)
+    cleaned = pattern.sub(_SEPARATOR, name)
     if cleaned == name:
         return name
-    return re.sub(r"_{2,}", _SEPARATOR, cleaned).strip(_SEPARATOR)
+    return _SEPARATOR_RUNS.sub(_SEPARATOR, cleaned).strip(_SEPARATOR)
 
 
-@lru_cache(maxsize=65536)
 def name_forms(name: str) -> frozenset[str]:
     """Every folded name by which lookup reaches the tool called ``name``: its own fold, and
     the fold of each name a provider is sent for it (also with the ``_`` a provider that
     wants a letter first puts before a digit)."""
+    if _PLAIN_NAME.fullmatch(name):
+        return frozenset((_fold_text(name),))
+    return _name_forms(name)
+
+
+@lru_cache(maxsize=65536)
+def _name_forms(name: str) -> frozenset[str]:
     forms = {fold_name(name)}
     safe = provider_safe(name)
     if safe and safe != name:

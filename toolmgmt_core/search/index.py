@@ -80,6 +80,13 @@ def _is_mapping(value: Any) -> bool:
     return isinstance(value, dict) or isinstance(value, Mapping)  # dict first: no ABC check
 
 
+# The keywords under which _schema_texts finds more schemas; a property with none is a leaf.
+_NESTING = frozenset(
+    "properties items additionalProperties anyOf oneOf allOf $defs definitions".split()
+)
+_SCALARS = (str, int, float)
+
+
 def _schema_texts(schema: Mapping[str, Any], out: list[str], depth: int = 0) -> None:
     """Parameter names, descriptions and enum values of a JSON Schema, recursively.
 
@@ -93,14 +100,22 @@ def _schema_texts(schema: Mapping[str, Any], out: list[str], depth: int = 0) -> 
             if _is_mapping(value):
                 for prop_name, prop in value.items():
                     out.append(str(prop_name))
-                    if _is_mapping(prop):
+                    if type(prop) is dict and depth < 8 and _NESTING.isdisjoint(prop):
+                        # The usual property nests no schema: its texts here, not by a call.
+                        for leaf_key, leaf in prop.items():
+                            if leaf_key == "description":
+                                if isinstance(leaf, str):
+                                    out.append(leaf)
+                            elif leaf_key == "enum" and isinstance(leaf, list):
+                                out.extend([str(v) for v in leaf if isinstance(v, _SCALARS)])
+                    elif _is_mapping(prop):
                         _schema_texts(prop, out, depth + 1)
         elif key == "description":
             if depth > 0 and isinstance(value, str):
                 out.append(value)
         elif key == "enum":
             if isinstance(value, list):
-                out.extend(str(v) for v in value if isinstance(v, str | int | float))
+                out.extend([str(v) for v in value if isinstance(v, _SCALARS)])
         elif key in ("items", "additionalProperties"):
             if _is_mapping(value):
                 _schema_texts(value, out, depth + 1)
