@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphBubbleUp
 
+from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.model.control import passthrough
 from toolmgmt_core.model.errors import ConfigError
@@ -140,13 +141,19 @@ def _invocation(call: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_tool_call_sync(
-    session: ToolSession, call: Mapping[str, Any], config: Any = None
+    session: ToolSession,
+    call: Mapping[str, Any],
+    config: Any = None,
+    context: CallContext = NO_CONTEXT,
 ) -> ToolResult:
     """One tool call through the session, as a LangChain tool run (callbacks from ``config``,
-    else the run this code is in; see the module docstring)."""
+    else the run this code is in; see the module docstring), carrying ``context`` (the
+    framework's approver)."""
 
     def run() -> ToolResult:
-        return session.call_sync(call["name"], call.get("args"), call_id=call["id"])
+        return session.call_sync(
+            call["name"], call.get("args"), call_id=call["id"], context=context
+        )
 
     tool = _as_tool_run(session, call, run, run_async=False)
     if tool is None:
@@ -157,12 +164,15 @@ def run_tool_call_sync(
 
 
 async def run_tool_call(
-    session: ToolSession, call: Mapping[str, Any], config: Any = None
+    session: ToolSession,
+    call: Mapping[str, Any],
+    config: Any = None,
+    context: CallContext = NO_CONTEXT,
 ) -> ToolResult:
     """:func:`run_tool_call_sync` for async code."""
 
     def run() -> Any:
-        return session.call(call["name"], call.get("args"), call_id=call["id"])
+        return session.call(call["name"], call.get("args"), call_id=call["id"], context=context)
 
     tool = _as_tool_run(session, call, run, run_async=True)
     if tool is None:

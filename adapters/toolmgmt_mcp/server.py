@@ -28,7 +28,7 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
-from toolmgmt_core.calls.approval import framework_approval
+from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
@@ -56,7 +56,6 @@ from toolmgmt_mcp.catalog_store import SharedCatalog
 from toolmgmt_mcp.clients import CLIENT_SCOPE_KEY, BearerTokenMiddleware, ClientAuth
 from toolmgmt_mcp.config import ClientConfig, GatewayConfig, GatewaySettings
 from toolmgmt_mcp.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
-from toolmgmt_mcp.convert import relay_progress
 from toolmgmt_mcp.headers import TrimmedHeaders
 from toolmgmt_mcp.questions import (
     UPSTREAM_META,
@@ -65,7 +64,6 @@ from toolmgmt_mcp.questions import (
     MissingCapability,
     Relay,
     ReturnToClient,
-    relay_questions,
 )
 from toolmgmt_mcp.read_deadline import read_deadline_protocol
 from toolmgmt_mcp.replies import RedisReplies
@@ -383,14 +381,12 @@ class Gateway:
             if self.shared is not None:
                 self.shared.sync()  # what the upstream just listed (reconnected, trusted)
         relay = _relay(ctx, params, self._claim_approval)
-        with (
-            relay_progress(ctx.session.report_progress),
-            relay_questions(relay),
-            framework_approval(client_approver(relay)),
-            passthrough(InputRequired, ApprovalAsked, MissingCapability),
-        ):
+        context = CallContext(
+            approver=client_approver(relay), relay=relay, progress=ctx.session.report_progress
+        )
+        with passthrough(InputRequired, ApprovalAsked, MissingCapability):
             try:
-                result = await session.call(name, arguments)
+                result = await session.call(name, arguments, context=context)
             except InputRequired as asked:  # a 2026 client answers, then calls again
                 return asked.result(relay.approved)
             except ApprovalAsked as asked:  # the same, for the user's approval

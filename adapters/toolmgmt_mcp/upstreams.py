@@ -33,6 +33,7 @@ from mcp import Client, MCPError
 from mcp_types import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.catalog.pins import (
     ACCEPTED,
     QUARANTINED,
@@ -66,7 +67,7 @@ from toolmgmt_mcp.questions import (
     MissingCapability,
     Relay,
     attribute_questions,
-    current_relay,
+    callers_capabilities,
     forward_capabilities,
 )
 from toolmgmt_mcp.transport import describe, fault_error, list_tools, open_client, request_fault
@@ -266,8 +267,10 @@ class _Upstream:
         )
 
     def _handler(self, tool_name: str, *, unwrap: bool = False) -> Callable[..., Any]:
-        async def call_upstream(**arguments: Any) -> Any:
-            value = await self.call(tool_name, arguments)
+        async def call_upstream(
+            toolmgmt_context: CallContext = NO_CONTEXT, **arguments: Any
+        ) -> Any:
+            value = await self.call(tool_name, arguments, toolmgmt_context)
             structured = value.structured
             if unwrap and isinstance(structured, dict) and set(structured) == {"result"}:
                 return dataclasses.replace(value, structured=structured["result"])
@@ -276,8 +279,11 @@ class _Upstream:
         call_upstream.__name__ = f"{self.config.tool_prefix}{tool_name}"
         return call_upstream
 
-    async def call(self, tool_name: str, arguments: dict[str, Any]) -> Any:
-        """Call ``tool_name`` upstream; the result value, or a gateway or tool error.
+    async def call(
+        self, tool_name: str, arguments: dict[str, Any], context: CallContext = NO_CONTEXT
+    ) -> Any:
+        """Call ``tool_name`` upstream; the result value, or a gateway or tool error. Its
+        progress goes to ``context.progress`` (the client's request, at the gateway).
 
         A failure of this call alone (its HTTP request broke, it timed out while the upstream
         still answers) fails this call only: the connection and the calls beside it go on. A
@@ -294,7 +300,7 @@ class _Upstream:
         attempts = 2 if tool_name in self._retry_safe else 1
         for attempt in range(1, attempts + 1):
             try:
-                return await self._call_once(tool_name, arguments)
+                return await self._call_once(tool_name, arguments, context)
             except _LostAnswer as lost:
                 if attempt == attempts:
                     raise lost.error from lost.__cause__
@@ -306,14 +312,16 @@ class _Upstream:
                 )
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _call_once(self, tool_name: str, arguments: dict[str, Any]) -> Any:
+    async def _call_once(
+        self, tool_name: str, arguments: dict[str, Any], context: CallContext
+    ) -> Any:
         gateway_name = f"{self.config.tool_prefix}{tool_name}"
         client = await self.connect()
-        relay = current_relay() or Relay()
+        relay = context.relay if isinstance(context.relay, Relay) else Relay()
         upstream = self.config.name
         responses, state = relay.resume(upstream, tool_name)
         for _ in range(MAX_ROUNDS):
-            result = await self._round(client, tool_name, arguments, responses, state)
+            result = await self._round(client, tool_name, arguments, responses, state, context)
             if not isinstance(result, mcp_types.InputRequiredResult):
                 break
             # The upstream asks its user: the relay asks the client (or ends the call with
@@ -343,6 +351,7 @@ class _Upstream:
         arguments: dict[str, Any],
         responses: Any,
         state: str | None,
+        context: CallContext,
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         """One request of a call (each round of questions is one): its result, or the error it
         ends the call with."""
@@ -351,7 +360,9 @@ class _Upstream:
         try:
             with anyio.fail_after(timeout):
                 async with waiting_on_upstream():  # not this replica's work meanwhile
-                    result = await self._send(client, tool_name, arguments, responses, state)
+                    result = await self._send(
+                        client, tool_name, arguments, responses, state, context
+                    )
         except Exception as exc:
             fault = request_fault(exc)
             if fault is None:
@@ -379,6 +390,7 @@ class _Upstream:
         arguments: dict[str, Any],
         responses: Any,
         state: str | None,
+        context: CallContext,
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         timeout = self.config.timeout
 
@@ -387,7 +399,8 @@ class _Upstream:
                 tool_name,
                 arguments,
                 read_timeout_seconds=timeout,
-                progress_callback=progress_callback(),
+                progress_callback=progress_callback(context.progress),
+                meta=callers_capabilities(client, context.relay),
                 input_responses=responses,
                 request_state=state,
                 allow_input_required=True,

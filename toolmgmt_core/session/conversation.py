@@ -70,7 +70,9 @@ class StoredConversation:
     def loaded(self) -> list[str]:
         raise NotImplementedError
 
-    def _load(self, names: Sequence[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
+    def record_loads(
+        self, names: Sequence[str], *, restored: bool = False
+    ) -> tuple[list[str], list[str]]:
         raise NotImplementedError
 
     def snapshot(self) -> SessionState:
@@ -156,7 +158,7 @@ class StoredConversation:
         with self._lock:
             self._profile_view = None if view is self.manager.policy else view
             self._loaded = []
-            dropped = self._load(list(state.loaded), restored=True)[1]
+            dropped = self.record_loads(list(state.loaded), restored=True)[1]
             self._results.restore(state.results or {"records": [], "cleared": []})
             self._programs = {
                 k: v for k, v in (state.programs or {}).items() if k not in self._programs_taken
