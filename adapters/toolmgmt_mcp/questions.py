@@ -209,6 +209,9 @@ class Relay:
     carries it in the state of its next round)."""
     can_ask: ClassVar[bool] = False
     """Whether a question can reach the client."""
+    turn: Any = None
+    """The request's place in its client's share of the work (:mod:`toolmgmt_mcp.admission`),
+    given back while the call waits on an upstream or on the client, or None."""
 
     def _relayable(self) -> dict[str, Any]:
         declared = self.declared or {}
@@ -350,7 +353,7 @@ class AskClient(Relay):
         answers: dict[str, Any] = {}
         for key, request in (asked.input_requests or {}).items():
             try:
-                async with waiting_on_upstream():  # the client's answer: not our work
+                async with waiting_on_upstream(self.turn):  # the client's answer: not our work
                     answers[key] = await self.session.send_request(
                         request,
                         _answer_type(request),

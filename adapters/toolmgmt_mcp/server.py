@@ -45,6 +45,7 @@ from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores import InMemorySessionStore, SessionStore
 from toolmgmt_core.stores.event_log import StoreListener
 from toolmgmt_mcp.admission import (
+    TURN_SCOPE_KEY,
     Admission,
     client_shares,
     retry_after,
@@ -300,9 +301,7 @@ class Gateway:
         """
         if self.shared is not None:
             self.shared.sync()  # the catalog store's latest changes, before anything is read
-        request = getattr(ctx, "request", None)
-        scope = getattr(request, "scope", None)
-        scope = scope if isinstance(scope, dict) else {}
+        scope = _request_scope(ctx)
         client = scope.get(CLIENT_SCOPE_KEY)
         manager = (
             self.clients.get(client, self.manager) if isinstance(client, str) else self.manager
@@ -381,6 +380,7 @@ class Gateway:
             if self.shared is not None:
                 self.shared.sync()  # what the upstream just listed (reconnected, trusted)
         relay = _relay(ctx, params, self._claim_approval)
+        relay.turn = _request_scope(ctx).get(TURN_SCOPE_KEY)
         context = CallContext(
             approver=client_approver(relay), relay=relay, progress=ctx.session.report_progress
         )
@@ -712,6 +712,12 @@ async def _read_shared_key(codec: SharedKeyCodec) -> None:
         await anyio.to_thread.run_sync(codec.load)
     except StoreError as exc:
         logger.error("the request-state key could not be read from the session store: %s", exc)
+
+
+def _request_scope(ctx: Any) -> dict[str, Any]:
+    """The ASGI scope of the HTTP request ``ctx`` serves ({} over stdio)."""
+    scope = getattr(getattr(ctx, "request", None), "scope", None)
+    return scope if isinstance(scope, dict) else {}
 
 
 def _relay(ctx: Any, params: mcp_types.CallToolRequestParams, claim: Any = None) -> Relay:

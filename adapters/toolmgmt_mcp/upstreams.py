@@ -359,7 +359,8 @@ class _Upstream:
         started = time.monotonic()
         try:
             with anyio.fail_after(timeout):
-                async with waiting_on_upstream():  # not this replica's work meanwhile
+                # Not this replica's work meanwhile: the request's place is given back.
+                async with waiting_on_upstream(getattr(context.relay, "turn", None)):
                     result = await self._send(
                         client, tool_name, arguments, responses, state, context
                     )
