@@ -128,7 +128,9 @@ class CallPipeline:
         :class:`~toolmgmt_core.events.CallFinished` are emitted here, in this task, around the
         whole call (``interrupted`` when a signal or a cancellation ends it)."""
         if call_id is not None and call_id != context.call_id:
-            context = context.replace(call_id=call_id)
+            # Most calls carry nothing else: a new context is cheaper than a changed copy.
+            is_bare = context is NO_CONTEXT
+            context = CallContext(call_id=call_id) if is_bare else context.replace(call_id=call_id)
         if not self.events:
             return await self._answer(name, arguments, context)
         meta = isinstance(name, str) and name in META_TOOL_NAMES
