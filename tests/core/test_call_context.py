@@ -88,9 +88,8 @@ def test_the_approver_is_the_calls_own_on_every_path() -> None:
 
 def test_execute_tool_names_the_tool_for_the_pipeline_to_run() -> None:
     session, seen = _session()
-    call_tool = session.meta_tool("call_tool")
     arguments = {"tool_name": "whoami", "arguments": {"note": "x"}}
-    answer = asyncio.run(session.answer_meta(call_tool, arguments, CallContext()))
+    answer = asyncio.run(session.answer_meta("call_tool", arguments, CallContext()))
     assert isinstance(answer, ToolRun) and answer.tool.name == "whoami"
     assert seen == []  # nothing ran: the pipeline runs it, in the same call
     result = session.call_sync("call_tool", arguments, call_id="c9")

@@ -83,10 +83,9 @@ class CallSite(Protocol):
     def result_budget(self) -> SessionBudget: ...
     @property
     def goal(self) -> str | None: ...
-    def meta_tool(self, name: Any) -> Tool | None: ...
     async def answer_meta(
-        self, tool: Tool, arguments: Any, context: CallContext
-    ) -> ToolResult | ToolRun: ...
+        self, name: Any, arguments: Any, context: CallContext
+    ) -> ToolResult | ToolRun | None: ...
     def resolve(self, name: str) -> Tool: ...
     def ensure_listed(self, tool: Tool) -> None: ...
     def can_see(self, tool: Tool) -> bool: ...
@@ -148,11 +147,10 @@ class CallPipeline:
     async def _answer(self, name: str, arguments: Any, context: CallContext) -> ToolResult:
         site = self.site
         try:
-            meta_tool = site.meta_tool(name)
-            if meta_tool is not None:
-                answer = await site.answer_meta(meta_tool, arguments, context)
-                if isinstance(answer, ToolRun):  # execute_tool: the named tool, run here
-                    return await self.execute(answer.tool, answer.arguments, context)
+            answer = await site.answer_meta(name, arguments, context)
+            if isinstance(answer, ToolRun):  # execute_tool: the named tool, run here
+                return await self.execute(answer.tool, answer.arguments, context)
+            if answer is not None:  # a meta-tool's own answer
                 return answer
             tool = site.resolve(name)
             site.ensure_listed(tool)

@@ -82,13 +82,10 @@ class _InnerSite:
     def goal(self) -> str | None:
         return self.session.goal  # type: ignore[no-any-return]
 
-    def meta_tool(self, name: Any) -> Tool | None:
-        return None  # a program calls tools; it searches with search_tools
-
     async def answer_meta(
-        self, tool: Tool, arguments: Any, context: CallContext
-    ) -> ToolResult | ToolRun:  # pragma: no cover
-        raise AssertionError("programs call no meta-tools")
+        self, name: Any, arguments: Any, context: CallContext
+    ) -> ToolResult | ToolRun | None:
+        return None  # a program calls tools; it searches with search_tools
 
     def resolve(self, name: str) -> Tool:
         return self.session.resolve(name)  # type: ignore[no-any-return]

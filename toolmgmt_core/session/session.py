@@ -367,10 +367,15 @@ class ToolSession(StoredConversation):
         return None
 
     async def answer_meta(
-        self, tool: Tool, arguments: Any, context: CallContext
-    ) -> ToolResult | ToolRun:
-        """A meta-tool's answer (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`), or
-        the tool it runs (``execute_tool``), which the pipeline runs."""
+        self, name: Any, arguments: Any, context: CallContext
+    ) -> ToolResult | ToolRun | None:
+        """The answer of the meta-tool ``name`` stands for
+        (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`), or the tool it runs
+        (``execute_tool``), which the pipeline runs; None when it names no meta-tool callable
+        now."""
+        tool = self.meta_tool(name)
+        if tool is None:
+            return None
         return await self._meta_calls.call(tool, arguments, context)
 
     def resolve(self, name: str) -> Tool:
