@@ -644,9 +644,8 @@ class Native(Design):
         return super().ready(run, tool) or tool in self.loaded
 
     def tools(self, run: Run) -> list[Any]:
-        options: dict[str, Any] = {"native": True}
-        if self.namespaces:
-            options["namespaces"] = True
+        # Explicit both ways: format_tools groups deferred functions in namespaces by default.
+        options: dict[str, Any] = {"native": True, "namespaces": self.namespaces}
         return list(format_tools(run.session, run.provider, **options)["tools"])
 
     def turns(self, run: Run, call: TaskCall) -> Iterator[Turn]:

@@ -220,8 +220,9 @@ CONVERSATION_DESIGNS = {
     "search-append": "search, growing list (`Search(appends=True)`: found tools join the list)",
     "gateway": "gateway",
     "lazy": "lazy",
-    "native": "provider's own tool search (`native=True`)",
-    "native-ns": "provider's own tool search, namespaced",
+    "code": '**code** (`mode="code"`: `tool_search` + one `run_code` program)',
+    "native": "provider's own tool search (`native=True, namespaces=False`)",
+    "native-ns": "provider's own tool search, namespaced (`native=True`, the default)",
     "stable-promote": "(b) stable, grows when the cache is cold",
     "additions": "(d) mid-conversation tool additions",
 }
@@ -281,7 +282,9 @@ def render_conversation(figures: dict[str, Any]) -> str:
     return _conversation_table(figures["rows"], figures["prices"]["models"][0]["model"])
 
 
-PICK_DESIGNS = ("flat-raw", "flat", "search", "search-listed", "search-append", "gateway", "lazy")
+PICK_DESIGNS = (
+    "flat-raw", "flat", "search", "search-listed", "search-append", "gateway", "lazy", "code"
+)
 """The modes a reader picks from (the prototypes stay in docs/cost.md's full tables)."""
 
 
@@ -380,18 +383,37 @@ def render_conversation_breakpoints(figures: dict[str, Any]) -> str:
 
 @renders("search_speed", timed=True, peers=("bm25s",))
 def render_search_speed(figures: dict[str, Any]) -> str:
-    """Index build and keyword search latency at 1k/10k/100k tools, against raw bm25s."""
-    return _rows(
+    """Index build and keyword search latency at 1k/10k/100k tools, against raw bm25s (its
+    version named: a peer's figure holds for that version only)."""
+    versions = figures["versions"]
+    rounds = figures["rounds"]
+    intro = (
+        f"Against bm25s {versions['bm25s']} (numpy {versions['numpy']}) in the same run; builds "
+        f"are the median of {rounds}, peak memory is the growth of the peak resident set in a "
+        "fresh process (tracemalloc's peak in brackets); the last column is toolmgmt's figure "
+        "over bm25s's (below 1x: toolmgmt needs less).\n\n"
+    )
+
+    def mem(key: str) -> Cell:
+        return lambda r: f"{_num(r[f'{key}_rss'])} MB ({_num(r[f'{key}_mem'])})"
+
+    def against(r: dict[str, Any]) -> str:
+        memory = _ratio(r["tm_rss"] / r["bs_rss"]) if r["bs_rss"] > 0 else "-"
+        build, p50 = _ratio(r["tm_build"] / r["bs_build"]), _ratio(r["tm_p50"] / r["bs_p50"])
+        return f"{build} / {memory} / {p50}"
+
+    return intro + _rows(
         figures["rows"],
         {
             "tools": _get("size", lambda size: f"{int(size):,}"),
             "index build s (CPU s)": _with_cpu("tm_build", "tm_cpu"),
             "search p50 / p95 ms": _p("tm_"),
             "two-need request p50 / p95 ms": _p("tm2_"),
-            "peak memory": _mb("tm_mem"),
-            "raw bm25s: build s (CPU s)": _with_cpu("bs_build", "bs_cpu"),
+            "peak memory": mem("tm"),
+            "bm25s: build s (CPU s)": _with_cpu("bs_build", "bs_cpu"),
             "bm25s p50 / p95 ms": _p("bs_"),
-            "bm25s peak memory": _mb("bs_mem"),
+            "bm25s peak memory": mem("bs"),
+            "toolmgmt / bm25s: build, memory, p50": against,
         },
     )
 

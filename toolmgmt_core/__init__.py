@@ -22,6 +22,7 @@ from toolmgmt_core.calls.truncation import (
     summarize_result,
     truncate_result,
 )
+from toolmgmt_core.catalog.learning import LearningOptions
 from toolmgmt_core.catalog.tool_catalog import (
     DomainSummary,
     IngestReport,
@@ -112,6 +113,7 @@ __all__ = [
     "InvalidSessionError",
     "InvalidToolError",
     "Lazy",
+    "LearningOptions",
     "Mode",
     "Policy",
     "PolicyView",

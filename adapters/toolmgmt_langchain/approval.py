@@ -19,6 +19,7 @@ shape is refused before it is saved, as LangGraph does for HITL's: the resume ra
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
@@ -156,8 +157,9 @@ def _verdict(answer: Any, name: str) -> bool | ApprovalEdit | ApprovalResponse:
     reason = answer.get("message", "").strip() if kind == "reject" else None
     if reason:
         raise ApprovalDeniedError(
-            f"The user rejected the call to {name!r}, so it did not run: {reason} "
-            "Do not retry it unless the user asks.",
+            # The user's words quoted as a sentence of their own, whatever they end with.
+            f"The user rejected the call to {name!r}, so it did not run. The user said: "
+            f"{json.dumps(reason, ensure_ascii=False)}. Do not retry it unless the user asks.",
             tool_name=name,
         )
     return kind == "approve"

@@ -147,7 +147,18 @@ def _calls(
 
 
 def _shape(response: Any, model: str | None) -> str:
-    """The shape the request went out in (``anthropic`` for Anthropic models)."""
+    """The shape the request went out in (``anthropic`` for Anthropic models): the request's
+    model when given, else the one LiteLLM notes on its response (the model and provider it
+    sent the request to), else the response's own ``model``, which a proxy's alias or a mock
+    may name differently from the request."""
+    if not model:
+        sent = getattr(response, "_hidden_params", None)
+        if isinstance(sent, Mapping) and isinstance(sent.get("litellm_model_name"), str):
+            request = {
+                "model": sent["litellm_model_name"],
+                "custom_llm_provider": sent.get("custom_llm_provider"),
+            }
+            return target_shape(request)
     name = model or field_of(response, "model")
     return target_shape({"model": name}) if isinstance(name, str) and name else "openai"
 
@@ -200,7 +211,8 @@ def run_meta_tool_calls_sync(
             the model may not call), and a name nobody holds (``unknown_tool``, with the
             closest names).
         approve: asked about a call that needs approval when the manager has no callback.
-        model: the model the request named (default: the response's): for an Anthropic model,
+        model: the model the request named (default: the one LiteLLM sent the request to, as
+            its response notes, else the response's ``model``): for an Anthropic model,
             ``tool_search`` is answered with ``tool_reference`` blocks, as the callback sent
             the tools deferred.
         app_tools: the app's own tools, outside the catalog (their names, or the definitions

@@ -159,6 +159,7 @@ _UPSTREAM_KEYS = sorted(
     | {"reconnect_delay", "groups", "group_by", "profile", "profiles", "policy"}
     | {"max_result_tokens", "truncation", "mode", "prefix", "accept_changes"}
     | {"allow_secret_questions"}
+    | {"stderr"}
 )
 
 
@@ -533,7 +534,7 @@ class _Reader:
             url = table.string("url")
             if not re.match(r"^https?://", url):
                 raise table.fail("url", f"must be an http:// or https:// URL, got {url!r}.")
-            for key in ("args", "env", "cwd"):
+            for key in ("args", "env", "cwd", "stderr"):
                 if key in table:
                     raise table.fail(key, "only applies to an upstream with command.")
         groups_table = table.table("groups")
@@ -566,6 +567,7 @@ class _Reader:
             mode=table.choice("mode", _MODES, "auto"),
             accept_changes=table.boolean("accept_changes", False),
             allow_secret_questions=table.boolean("allow_secret_questions", False),
+            stderr=table.choice("stderr", ("log", "drop"), "log"),
         )
 
 

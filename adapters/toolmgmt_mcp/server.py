@@ -21,6 +21,7 @@ import anyio
 import anyio.to_thread
 import mcp.types as mcp_types
 from mcp import MCPError
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -69,7 +70,15 @@ from toolmgmt_mcp.questions import (
 from toolmgmt_mcp.read_deadline import read_deadline_protocol
 from toolmgmt_mcp.replies import RedisReplies
 from toolmgmt_mcp.state_keys import SharedKeyCodec, request_state_boundary
-from toolmgmt_mcp.telemetry import METRICS_PATH, GatewayMetrics, MetricsAccess, describe_request
+from toolmgmt_mcp.telemetry import (
+    METRICS_PATH,
+    GatewayMetrics,
+    MetricsAccess,
+    RequestSpans,
+    caller_label,
+    describe_outcome,
+    describe_request,
+)
 from toolmgmt_mcp.upstreams import UpstreamManager
 
 __all__ = [
@@ -145,7 +154,7 @@ class Gateway:
             listeners.append(self.metrics.listener)
         self._event_log: StoreListener | None = None
         if config.store.events:
-            self._event_log = _event_log(config)
+            self._event_log = _event_log(config, self.metrics)
             listeners.append(self._event_log)
         options["listeners"] = listeners
         if self.session_store is not None:
@@ -204,6 +213,11 @@ class Gateway:
         if self.session_store is not None and not config.gateway.state_keys:
             key_store = _session_store(config, forever=True)  # the key must not expire
             self._shared_key = SharedKeyCodec(key_store)
+        # The SDK's request spans, with a failed call's own error code as its error.type.
+        self.server.middleware[:] = [
+            RequestSpans() if isinstance(m, OpenTelemetryMiddleware) else m
+            for m in self.server.middleware
+        ]
         self.server.middleware.append(request_state_boundary(config, self._shared_key))
         self._claim_approval = approval_claimer(self.session_store)  # one run per approval
         self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools()]
@@ -312,10 +326,21 @@ class Gateway:
         connection = getattr(ctx.session, "_connection", None)
         state = getattr(connection, "state", None)
         if not isinstance(state, dict):
-            return manager.session()
+            return self._fresh(manager, ctx, scope, client)
         session = state.get(_SESSION_KEY)
         if session is None:  # the SDK binds its sessions to their client (clients.py)
-            session = state[_SESSION_KEY] = manager.session()
+            session = state[_SESSION_KEY] = self._fresh(manager, ctx, scope, client)
+        return session
+
+    @staticmethod
+    def _fresh(manager: ToolManager, ctx: Any, scope: dict[str, Any], client: Any) -> ToolSession:
+        """A new session; a 2026 HTTP request's (a connection of its own) named after its
+        caller, so one caller's list and calls share a conversation in telemetry."""
+        session = manager.session()
+        if scope.get("type") == "http" and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            label = caller_label(scope.get("headers") or (), client)
+            if label is not None:
+                session.conversation = label
         return session
 
     async def _list_tools(
@@ -376,13 +401,19 @@ class Gateway:
             try:
                 await self.upstreams.ensure_for(arguments["tool_name"], session.policy)
             except ToolCallError as exc:
+                describe_outcome(exc.code)
                 return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
             if self.shared is not None:
                 self.shared.sync()  # what the upstream just listed (reconnected, trusted)
         relay = _relay(ctx, params, self._claim_approval)
         relay.turn = _request_scope(ctx).get(TURN_SCOPE_KEY)
+        request_id = getattr(ctx, "request_id", None)
         context = CallContext(
-            approver=client_approver(relay), relay=relay, progress=ctx.session.report_progress
+            # The JSON-RPC request's id: what names this call (gen_ai.tool.call.id).
+            call_id=str(request_id) if request_id is not None else None,
+            approver=client_approver(relay),
+            relay=relay,
+            progress=ctx.session.report_progress,
         )
         with passthrough(InputRequired, ApprovalAsked, MissingCapability):
             try:
@@ -394,6 +425,7 @@ class Gateway:
             except MissingCapability as refused:
                 raise MCPError(refused.code, refused.message, refused.data) from refused
         self._done("tools/call", session, started, name, result)
+        describe_outcome(result.error.code if result.error is not None else None)
         media = result.media if self.config.gateway.media == "pass" else []
         return _mcp_result(result, media, self._origin(result))
 
@@ -610,8 +642,9 @@ def _session_prefix(config: GatewayConfig) -> str:
     return config.store.session_prefix or DEFAULT_PREFIX
 
 
-def _event_log(config: GatewayConfig) -> StoreListener:
-    """The ``[store] events`` usage log, written by every replica (no content)."""
+def _event_log(config: GatewayConfig, metrics: GatewayMetrics | None) -> StoreListener:
+    """The ``[store] events`` usage log, written by every replica (no content); the records
+    it drops are counted on ``/metrics`` when it is served."""
     from toolmgmt_core.stores.event_log import open_event_log
 
     assert config.store.events is not None
@@ -619,7 +652,8 @@ def _event_log(config: GatewayConfig) -> StoreListener:
         log = open_event_log(config.store.events, timeout=config.store.timeout)
     except (ImportError, ConfigError) as exc:
         raise ConfigError(f"{config.source}: [store] events: {exc}") from exc
-    return StoreListener(log, capture_content=False)
+    provider = metrics.provider if metrics is not None else None
+    return StoreListener(log, capture_content=False, meter_provider=provider)
 
 
 def _catalog_store(config: GatewayConfig) -> Any:

@@ -25,10 +25,17 @@ import hmac
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
+from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.shared._otel import extract_trace_context, otel_span
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult
 from opentelemetry import trace
+from opentelemetry.trace import SpanKind, StatusCode
+from pydantic import ValidationError
 
 from toolmgmt_core.calls.threads import hung_threads
 from toolmgmt_core.events import OtelListener
@@ -41,6 +48,11 @@ __all__ = [
     "GatewayMetrics",
     "METRICS_PATH",
     "MetricsAccess",
+    "REQUEST_BUCKETS",
+    "STORE_OPERATIONS",
+    "RequestSpans",
+    "caller_label",
+    "describe_outcome",
     "describe_request",
 ]
 
@@ -53,7 +65,23 @@ CLIENT_ATTRIBUTE = "toolmgmt.client"
 ACTIVE_SECONDS = 300.0
 """A conversation with a request this recently counts as active."""
 
+REQUEST_BUCKETS = (
+    0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+)  # fmt: skip
+"""Bucket bounds (seconds) of ``mcp.server.operation.duration``: the MCP semantic conventions'
+own, with 5 ms below them (a ``tools/list`` answers in a few). OpenTelemetry's default bounds are
+milliseconds (0, 5, 10, 25 ... 10000): on a seconds metric every request falls in the first
+buckets and ``histogram_quantile`` answers seconds where the mean is tens of milliseconds."""
+
+STORE_OPERATIONS = ("conversation", "save")
+"""The store operations ``toolmgmt_gateway_store_errors_total`` counts, each exported at 0 from
+the start (an ``increase()`` alert then sees the first error)."""
+
 _MAX_TRACKED = 100_000  # conversations remembered for the active count at most
+
+# The error code of the tools/call being answered, for its span (a list per request: the
+# handler runs in the middleware's context and fills it).
+_OUTCOME: ContextVar[list[str] | None] = ContextVar("toolmgmt_mcp_outcome", default=None)
 
 
 def describe_request(conversation: str) -> None:
@@ -102,6 +130,90 @@ _REFUSED = {
     403: "This token may not read /metrics: it needs the metrics credential ([gateway.metrics] "
     "token, or a client marked metrics = true).",
 }
+
+
+def describe_outcome(error_code: str | None) -> None:
+    """Note the error code of the ``tools/call`` being answered, for :class:`RequestSpans` to
+    put on its span as ``error.type`` (``not_permitted``, ``unknown_tool``...)."""
+    noted = _OUTCOME.get()
+    if noted is not None and error_code is not None:
+        noted.append(error_code)
+
+
+def caller_label(headers: Iterable[tuple[bytes, bytes]], client: str | None) -> str | None:
+    """What names a 2026 caller's conversation when the gateway keeps none (each request a new
+    session): its client (``[gateway.clients]``), else a digest of its ``Authorization`` header,
+    so one caller's ``tools/list`` and calls share ``mcp.session.id``; None without either."""
+    if client is not None:
+        who = f"client:{client}"
+    else:
+        found = dict(headers).get(b"authorization")
+        if not found:
+            return None
+        who = found.decode("latin-1")
+    return "caller-" + hashlib.sha256(f"caller\n{who}".encode()).hexdigest()[:16]
+
+
+class RequestSpans(OpenTelemetryMiddleware):
+    """The MCP SDK's span of each request (the MCP semantic conventions), with a failed
+    ``tools/call``'s ``error.type`` the call's own error code (:func:`describe_outcome`), where
+    the SDK writes ``tool_error`` for every one. It takes the SDK's middleware's place."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        name = ctx.params.get("name") if ctx.params else None
+        target = name if isinstance(name, str) else None
+        attributes: dict[str, Any] = {
+            "mcp.method.name": ctx.method,
+            "mcp.protocol.version": ctx.protocol_version,
+        }
+        if ctx.request_id is not None:
+            attributes["jsonrpc.request.id"] = str(ctx.request_id)
+        if ctx.method == "tools/call":
+            attributes["gen_ai.operation.name"] = "execute_tool"
+            if target is not None:
+                attributes["gen_ai.tool.name"] = target
+        elif ctx.method == "prompts/get" and target is not None:
+            attributes["gen_ai.prompt.name"] = target
+        noted: list[str] = []
+        token = _OUTCOME.set(noted)
+        try:
+            with otel_span(
+                name=f"{ctx.method}{f' {target}' if target else ''}",
+                kind=SpanKind.SERVER,
+                attributes=attributes,
+                context=extract_trace_context(ctx.meta),
+                record_exception=False,
+                set_status_on_exception=False,
+            ) as span:
+                try:
+                    result = await call_next(ctx)
+                except MCPError as exc:
+                    code = str(exc.error.code)
+                    span.set_attributes({"error.type": code, "rpc.response.status_code": code})
+                    span.set_status(StatusCode.ERROR, exc.error.message)
+                    raise
+                except ValidationError:  # the wire's answer: pydantic's text echoes input
+                    code = str(INVALID_PARAMS)
+                    span.set_attributes({"error.type": code, "rpc.response.status_code": code})
+                    span.set_status(StatusCode.ERROR, "Invalid request parameters")
+                    raise
+                except Exception as exc:
+                    span.set_attribute("error.type", type(exc).__qualname__)
+                    span.record_exception(exc)
+                    span.set_status(StatusCode.ERROR, str(exc))
+                    raise
+                if ctx.method == "tools/call" and _is_error(result):
+                    span.set_attribute("error.type", noted[-1] if noted else "tool_error")
+                    span.set_status(StatusCode.ERROR)
+                return result
+        finally:
+            _OUTCOME.reset(token)
+
+
+def _is_error(result: Any) -> bool:
+    if isinstance(result, CallToolResult):
+        return bool(result.is_error)
+    return isinstance(result, Mapping) and result.get("isError") is True
 
 
 class GatewayMetrics:
@@ -192,10 +304,20 @@ class GatewayMetrics:
             description="Changes of pinned upstream tools: accepted (accept_changes) or "
             "quarantined until an operator trusts them.",
         )
+        for operation in STORE_OPERATIONS:  # each series exists from the start, at 0
+            self.store_errors.add(0, {"operation": operation})
+        self._store_up = True
+        meter.create_observable_gauge(
+            "toolmgmt.gateway.store.up",
+            [lambda options: [Observation(int(self._store_up))]],
+            unit="1",
+            description="0 while the session store's last operation here failed, else 1.",
+        )
         self.requests = meter.create_histogram(
             "mcp.server.operation.duration",
             unit="s",
             description="MCP requests the gateway answered (tools/list, tools/call).",
+            explicit_bucket_boundaries_advisory=REQUEST_BUCKETS,
         )
 
     def seen(self, conversation: str) -> None:
@@ -216,7 +338,9 @@ class GatewayMetrics:
             return len(self._seen)
 
     def store_failed(self, operation: str) -> None:
-        """Count a failed store operation (``load``, ``save``, ``open``...)."""
+        """Count a failed store operation (:data:`STORE_OPERATIONS`); the store is down until
+        a request is answered again."""
+        self._store_up = False
         self.store_errors.add(1, {"operation": operation})
 
     def pin_changed(self, upstream: str, outcome: str) -> None:
@@ -229,6 +353,7 @@ class GatewayMetrics:
         """Record one MCP request's duration (by method, tool, error and, with
         ``[gateway.clients]``, the client: a name from the configuration, so the series stay
         few)."""
+        self._store_up = True  # answered: the conversation was read (a failed save says so next)
         attributes = {"mcp.method.name": method}
         client = current_client()
         if client is not None:

@@ -79,6 +79,9 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("rows", 2, "tm_p50"),
         ("rows", 2, "tm_build"),
         ("rows", 2, "bs_p50"),
+        ("rows", 2, "tm_rss"),
+        ("rows", 2, "bs_rss"),
+        ("rounds",),
     ],
     "truncation": [
         ("speed", 4, "ratio"),
@@ -177,7 +180,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
     "conversation_caching": [
         ("rows", 3, "vs_flat", "anthropic"),
         ("rows", 3, "input_tokens"),
-        ("rows", 15, "vs_flat", "openai-prefix"),
+        ("rows", 16, "vs_flat", "openai-prefix"),
     ],
     "conversation_batched": [
         ("batched", 9, "vs_flat", "anthropic"),
@@ -185,7 +188,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
     ],
     "conversation_pause": [
         ("pause", 8, "vs_flat", "anthropic"),
-        ("pause", 13, "billed", "openai-prefix"),
+        ("pause", 14, "billed", "openai-prefix"),
     ],
     "conversation_breakpoints": [
         ("breakpoints", 1, "next", "anthropic"),
@@ -290,6 +293,18 @@ def test_timing_blocks_say_how_busy_the_machine_was(tmp_path: Path) -> None:
     (folder / "search_speed.json").write_text(json.dumps(data), encoding="utf-8")
     out = figures.RENDERERS["search_speed"](folder)
     assert f"{data['machine']['cpus']} CPUs at load 7.3 " in out, out
+
+
+def test_the_search_speed_block_names_the_bm25s_version_it_was_measured_against(
+    tmp_path: Path,
+) -> None:
+    figures = _bench("readme_figures")
+    folder = _results_copy(tmp_path)
+    data = json.loads((folder / "search_speed.json").read_text(encoding="utf-8"))
+    data["figures"]["versions"] = {"bm25s": "9.8.7", "numpy": "6.5.4"}
+    (folder / "search_speed.json").write_text(json.dumps(data), encoding="utf-8")
+    out = figures.RENDERERS["search_speed"](folder)
+    assert "bm25s 9.8.7 (numpy 6.5.4)" in out, out
 
 
 def test_a_shown_block_is_up_to_date_once_placed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -36,3 +36,11 @@ def test_all_is_sorted_and_complete(name: str) -> None:
     missing = [item for item in exported if not hasattr(module, item)]
     assert not missing, f"{name}.__all__ names what it lacks: {missing}"
     assert len(set(exported)) == len(exported)
+
+
+def test_what_a_user_configures_is_exported_from_the_core() -> None:
+    """The options a catalog or a manager is built with come from ``toolmgmt_core`` itself."""
+    from toolmgmt_core.catalog.learning import LearningOptions
+
+    assert toolmgmt_core.LearningOptions is LearningOptions
+    assert "LearningOptions" in toolmgmt_core.__all__

@@ -169,3 +169,27 @@ def test_content_results_are_shaped_like_any_result(blocks, structured, budget) 
         assert result.truncated and result.tokens <= budget
     assert _BINARY not in result.content
     assert result.media == [b for b in blocks if b["type"] != "text"]
+
+
+def test_records_in_text_blocks_reach_the_model_as_one_json_array() -> None:
+    """An upstream that answers a list with one text block per record (an MCP server's list
+    of objects): the model gets a JSON array, whole or cut to the budget, never ``{...}\\n{...}``;
+    other text blocks are joined as before."""
+    records = [{"id": n, "title": f"note {n}", "body": "lorem ipsum " * 20} for n in range(40)]
+    blocks = [{"type": "text", "text": json.dumps(r)} for r in records]
+    for budget in (100_000, 400):
+        tool = Tool(
+            "list_notes", handler=lambda: ContentResult(blocks), max_result_tokens=budget
+        )
+        manager = ToolManager(ToolCatalog([tool]), discovery=Discovery(call_unloaded="load"))
+        result = manager.session().call_sync("list_notes", {})
+        shown = json.loads(result.content)  # valid JSON, whole or cut
+        assert isinstance(shown, list)
+        if budget == 100_000:
+            assert shown == records and not result.truncated
+        else:
+            assert result.truncated and result.tokens <= budget
+    mixed = ContentResult([{"type": "text", "text": "a"}, {"type": "text", "text": "{"}])
+    assert mixed.value() == "a\n{"
+    single = ContentResult([{"type": "text", "text": '{"a": 1}'}]).value()
+    assert single == '{"a": 1}'  # one block: its text, as it came

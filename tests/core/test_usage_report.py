@@ -142,3 +142,47 @@ def test_the_arithmetic_on_hand_made_records() -> None:
     assert report.saved_by_truncation == 700 and report.denials == 1
     assert report.never_found == ["w", "v"]
     assert report.to_dict()["tools"]["y"]["mean_seconds"] == 1.0
+
+
+def test_the_plot_shows_each_outcome_its_number_and_latency() -> None:
+    """Denials and unknown tools are bars of their own, every bar carries its number, the
+    tokens-saved panel is on a log axis (discovery's share shows beside truncation's), and a
+    panel shows each tool's mean latency."""
+    import matplotlib.pyplot as plt
+
+    from toolmgmt_core.cli.usage import draw_report
+    from toolmgmt_core.events.usage import ToolUsage, UsageReport
+
+    report = UsageReport(
+        searches=3,
+        searches_with_call=2,
+        unanswered_count=1,
+        saved_by_discovery=366_588,
+        saved_by_truncation=2_490,
+        tools={
+            "crm_find": ToolUsage(
+                calls=9,
+                errors=6,
+                codes={"not_permitted": 2, "approval_denied": 1, "unknown_tool": 2, "x": 1},
+                seconds=0.45,
+            ),
+            "mail_send": ToolUsage(calls=1, seconds=0.002),
+        },
+    )
+    figure = draw_report(report)
+    try:
+        axes = {axis.get_title(): axis for axis in figure.axes}
+        tokens = axes["tokens saved (log scale)"]
+        assert tokens.get_yscale() == "log"
+        assert {"366,588 (99%)", "2,490 (1%)"} <= {t.get_text() for t in tokens.texts}
+        calls = axes["calls per tool, by outcome"]
+        legend = [t.get_text() for t in calls.get_legend().get_texts()]
+        assert legend == ["success", "denied", "unknown tool", "other error"]
+        numbers = [t.get_text() for t in calls.texts if t.get_text()]
+        assert sorted(numbers) == sorted(["3", "1", "3", "2", "1"])  # crm: 3/3/2/1, mail: 1
+        latency = axes["mean call latency per tool (ms)"]
+        assert {"50 ms", "2 ms"} <= {t.get_text() for t in latency.texts}
+        searches = axes["3 searches"]
+        assert {"2", "1"} <= {t.get_text() for t in searches.texts}
+    finally:
+        plt.close(figure)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from typing import Any
 
@@ -121,3 +122,45 @@ def test_an_unknown_scheme_is_refused() -> None:
 
     with pytest.raises(ConfigError, match="redis://"):
         open_event_log("mongodb://127.0.0.1/x")
+
+
+def test_dropped_records_are_logged_once_named_and_counted(
+    closed_port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a replica's operator sees of a usage log whose store is down: one warning, named
+    by its logger (a gateway writes ``name: message``, so never ``toolmgmt: toolmgmt:``), and
+    the dropped records as a metric, exported from 0."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    log = StoreListener(
+        open_event_log(f"redis://127.0.0.1:{closed_port}/0", timeout=0.5),
+        flush_seconds=0.05,
+        meter_provider=provider,
+    )
+
+    def dropped() -> list[float]:
+        data = reader.get_metrics_data()
+        return [
+            point.value
+            for resource in data.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+            if metric.name == "toolmgmt.usage_log.dropped"
+            for point in metric.data.data_points
+        ]
+
+    assert dropped() == [0]
+    session = ToolManager(_catalog(), "flat", listeners=[log]).session()
+    with caplog.at_level("WARNING", logger="toolmgmt"):
+        for _ in range(5):
+            asyncio.run(session.call("lookup_member", {"member_id": "m1"}))
+        assert log.flush(30)
+    log.close()
+    assert dropped() == [5]
+    (warning,) = [r for r in caplog.records if "dropped" in r.getMessage()]
+    line = logging.Formatter("%(name)s: %(message)s").format(warning)
+    assert line.startswith("toolmgmt.usage_log: ") and "toolmgmt: toolmgmt:" not in line
+    assert "records dropped" in line and "127.0.0.1" in line

@@ -32,7 +32,7 @@ from toolmgmt_core.cli.console import (
 from toolmgmt_core.events.usage import UsageReport, usage_report
 from toolmgmt_core.model.errors import CatalogSourceError, ConfigError, StoreError
 
-__all__ = ["plot_report", "register", "run_usage"]
+__all__ = ["draw_report", "plot_report", "register", "run_usage"]
 
 _SHOWN = 10  # rows of the longer lists in the table (--json has them all)
 
@@ -211,59 +211,110 @@ def _print_summary(report: UsageReport) -> None:
     print_table(["figure", "value"], rows, align=["<", "<"])
 
 
+_DENIED = frozenset({"not_permitted", "tool_denied", "approval_denied"})
+"""Error codes counted as denials in the plot (the policy or an approver said no)."""
+_OUTCOMES = (
+    ("success", "tab:green"),
+    ("denied", "tab:purple"),
+    ("unknown tool", "tab:gray"),
+    ("other error", "tab:red"),
+)
+
+
+def _outcomes(usage: Any) -> tuple[int, int, int, int]:
+    """One tool's calls as (success, denied, unknown tool, other error)."""
+    denied = sum(n for code, n in usage.codes.items() if code in _DENIED)
+    unknown = usage.codes.get("unknown_tool", 0)
+    return usage.calls - usage.errors, denied, unknown, usage.errors - denied - unknown
+
+
 def plot_report(report: UsageReport, path: str) -> None:
-    """Draw the report's figures into a PNG at ``path`` (matplotlib, no display needed).
+    """Draw the report's figures into a PNG at ``path`` (matplotlib, no display needed):
+    :func:`draw_report`'s figure.
 
     Raises:
         CliError: matplotlib is not installed, or the file cannot be written.
     """
-    try:
-        import matplotlib
+    figure = draw_report(report)
+    import matplotlib.pyplot as plt
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise CliError("--plot needs matplotlib: pip install matplotlib") from exc
-    figure, ((searches, tokens), (calls, found)) = plt.subplots(2, 2, figsize=(12, 8))
-    searches.bar(
-        ["led to a call", "led to no call"],
-        [report.searches_with_call, report.unanswered_count],
-        color=["tab:green", "tab:red"],
-    )
-    searches.set_title(f"{report.searches} searches")
-    tokens.bar(
-        ["discovery", "truncation"],
-        [report.saved_by_discovery, report.saved_by_truncation],
-        color=["tab:blue", "tab:orange"],
-    )
-    tokens.set_title("tokens saved")
-    top = sorted(report.tools.items(), key=lambda item: -item[1].calls)[:15][::-1]
-    names = [name for name, _ in top]
-    calls.barh(names, [u.calls - u.errors for _, u in top], color="tab:green", label="success")
-    calls.barh(
-        names,
-        [u.errors for _, u in top],
-        left=[u.calls - u.errors for _, u in top],
-        color="tab:red",
-        label="error",
-    )
-    calls.set_title("calls per tool")
-    calls.legend(loc="lower right")
-    if report.never_found is not None and report.catalog_tools:
-        never = len(report.never_found)
-        found.pie(
-            [report.catalog_tools - never, never],
-            labels=["found", "never found"],
-            autopct="%1.0f%%",
-            colors=["tab:blue", "tab:gray"],
-        )
-        found.set_title("catalog tools")
-    else:
-        found.axis("off")
-    figure.tight_layout()
     try:
         figure.savefig(path, dpi=80)
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror}") from exc
     finally:
         plt.close(figure)
+
+
+def draw_report(report: UsageReport) -> Any:
+    """The report's figures, a matplotlib ``Figure``: searches, tokens saved (a log axis, so
+    discovery's share shows beside truncation's), the catalog's tools found, calls per tool by
+    outcome (success, denied, unknown tool, other error) and each tool's mean latency, every
+    bar with its number.
+
+    Raises:
+        CliError: matplotlib is not installed.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import matplotlib.ticker
+    except ImportError as exc:
+        raise CliError("--plot needs matplotlib: pip install matplotlib") from exc
+    figure = plt.figure(figsize=(15, 9))
+    grid = figure.add_gridspec(2, 6)
+    searches = figure.add_subplot(grid[0, 0:2])
+    tokens = figure.add_subplot(grid[0, 2:4])
+    found = figure.add_subplot(grid[0, 4:6])
+    calls = figure.add_subplot(grid[1, 0:3])
+    latency = figure.add_subplot(grid[1, 3:6])
+    bars = searches.bar(
+        ["led to a call", "led to no call"],
+        [report.searches_with_call, report.unanswered_count],
+        color=["tab:green", "tab:red"],
+    )
+    searches.bar_label(bars)
+    searches.set_title(f"{report.searches} searches")
+    searches.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    saved = [report.saved_by_discovery, report.saved_by_truncation]
+    bars = tokens.bar(["discovery", "truncation"], saved, color=["tab:blue", "tab:orange"])
+    total = sum(saved)
+    tokens.bar_label(bars, labels=[f"{n:,} ({n / total:.0%})" if total else "0" for n in saved])
+    if any(saved):
+        tokens.set_yscale("log")  # one is often 100x the other: both stay readable
+        tokens.set_ylim(bottom=1, top=max(saved) * 4)
+    tokens.set_title("tokens saved (log scale)")
+    top = sorted(report.tools.items(), key=lambda item: -item[1].calls)[:15][::-1]
+    names = [name for name, _ in top]
+    parts = [_outcomes(usage) for _, usage in top]
+    left = [0] * len(top)
+    for index, (label, color) in enumerate(_OUTCOMES):
+        widths = [part[index] for part in parts]
+        if not any(widths):
+            continue
+        bars = calls.barh(names, widths, left=left, color=color, label=label)
+        calls.bar_label(bars, labels=[str(w) if w else "" for w in widths], label_type="center")
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    calls.set_title("calls per tool, by outcome")
+    if top:
+        calls.legend(loc="lower right")
+    means = [usage.seconds / usage.calls * 1000 if usage.calls else 0.0 for _, usage in top]
+    bars = latency.barh(names, means, color="tab:cyan")
+    latency.bar_label(bars, labels=[f"{m:.0f} ms" if m >= 1 else f"{m:.2f} ms" for m in means])
+    latency.set_title("mean call latency per tool (ms)")
+    latency.margins(x=0.2)  # room for the numbers after the longest bar
+    if report.never_found is not None and report.catalog_tools:
+        never, size = len(report.never_found), report.catalog_tools
+        found.pie(
+            [size - never, never],
+            labels=["found", "never found"],
+            autopct=lambda share: f"{share:.0f}%\n({share * size / 100:.0f})",
+            colors=["tab:blue", "tab:gray"],
+        )
+        found.set_title("catalog tools")
+    else:
+        found.axis("off")
+    figure.tight_layout()
+    return figure

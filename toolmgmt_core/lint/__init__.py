@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 
 from toolmgmt_core.embeddings.base import Embedder
 from toolmgmt_core.lint.findings import CATALOG, CODES, MAX_DESCRIPTION_CHARS, Finding, Severity
+from toolmgmt_core.lint.normalized import lint_normalized
 from toolmgmt_core.lint.rules import (
     _lint_description,
     _lint_examples,
@@ -67,6 +68,7 @@ def lint(
         *_lint_description(tool),
         *_lint_injection(tool),
         *_lint_parameters(tool),
+        *lint_normalized(tool),
         *_lint_examples(tool),
         *_lint_providers(tool, providers),
     ]

@@ -44,6 +44,8 @@ CODES: Mapping[str, str] = {
     "required-missing": "an object schema without an explicit required list",
     "server-generated-field": "a field the model cannot know (a server-generated id)",
     "example-invalid": "an input example that does not match the tool's own schema",
+    "schema-normalized": "older JSON Schema draft forms (draft 4's boolean exclusiveMinimum...) "
+    "were rewritten to 2020-12",
     "anthropic-incompatible": "Anthropic cannot take this schema",
     "anthropic-rewritten": "the schema is rewritten for Anthropic",
     "openai-incompatible": "OpenAI cannot take this schema",

@@ -3,7 +3,8 @@
 A handler that gets its answer as content blocks (an MCP upstream's ``CallToolResult``, dumped
 to plain JSON) returns a :class:`ContentResult`; the call pipeline shapes it like any result:
 the model gets :meth:`ContentResult.value` (the structured content when there is some, else the
-text, else the blocks with binary data described), cut to the tool's budget, and the binary
+text: several blocks that are each JSON, one record a block, as one JSON array; else the blocks
+with binary data described), cut to the tool's budget, and the binary
 blocks travel beside it (:attr:`~toolmgmt_core.ToolResult.media`) for a door that passes them
 on. A result marked ``is_error`` is the tool's own failure (``tool_error``, the text its
 message). The blocks are untrusted: anything that is not a mapping is described, never run.
@@ -11,6 +12,7 @@ message). The blocks are untrusted: anything that is not a mapping is described,
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,7 +76,8 @@ class ContentResult:
             else:
                 parts.append(dict(block))
         if all(isinstance(p, str) for p in parts):
-            return "\n".join(parts)
+            records = _records(parts) if len(parts) > 1 else None
+            return records if records is not None else "\n".join(parts)
         return parts
 
     def media(self) -> list[Mapping[str, Any]]:
@@ -85,6 +88,21 @@ class ContentResult:
         """The failure's text (its text blocks joined), or a placeholder."""
         texts = [b["text"] for b in self.content if isinstance(b.get("text"), str)]
         return "\n".join(texts).strip() or "the tool reported an error without a message"
+
+
+def _records(texts: list[str]) -> list[Any] | None:
+    """Text blocks that are each a JSON object or array (an upstream's list, one record a
+    block), as one list: the result is then JSON as a whole (an array), and cut as one, where
+    the joined text (``{...}\n{...}``) is not JSON. None when any block is other text."""
+    records: list[Any] = []
+    for text in texts:
+        if text.lstrip()[:1] not in ("{", "["):
+            return None
+        try:
+            records.append(json.loads(text))
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
+            return None
+    return records
 
 
 def _described(block: Mapping[str, Any]) -> str:

@@ -17,6 +17,7 @@ from jsonschema.exceptions import SchemaError
 
 from toolmgmt_core.model.errors import InvalidToolError
 from toolmgmt_core.model.names import fold_name
+from toolmgmt_core.model.schema_drafts import NORMALIZED_KEY, normalize_schema
 from toolmgmt_core.model.schema_guard import check_schema_shape, check_tool_schema
 from toolmgmt_core.model.signatures import function_schema
 
@@ -124,9 +125,12 @@ def validate_parameters_schema(schema: Any, *, tool_name: str = "?") -> dict[str
     return _checked_parameters(schema, tool_name)[0]
 
 
-def _checked_parameters(schema: Any, tool_name: str) -> tuple[dict[str, Any], int]:
+def _checked_parameters(
+    schema: Any, tool_name: str, notes: list[str] | None = None
+) -> tuple[dict[str, Any], int]:
     """:func:`validate_parameters_schema`, and the schema's length as JSON, which a catalog's
-    :class:`~toolmgmt_core.ToolLimits` compares without measuring it again."""
+    :class:`~toolmgmt_core.ToolLimits` compares without measuring it again; what older drafts'
+    forms were rewritten (:mod:`~toolmgmt_core.model.schema_drafts`) goes into ``notes``."""
     if not isinstance(schema, Mapping):
         raise InvalidToolError(
             f"Tool {tool_name!r}: parameters must be a JSON Schema object (a dict such as "
@@ -137,6 +141,9 @@ def _checked_parameters(schema: Any, tool_name: str) -> tuple[dict[str, Any], in
         raise InvalidToolError(f"Tool {tool_name!r}: parameters {problem}.")
     # A deep copy: the tool owns its schema, so the caller editing its dict later changes nothing.
     schema = copy.deepcopy(dict(schema))
+    rewritten = normalize_schema(schema)  # what real servers publish in draft 4, as 2020-12
+    if notes is not None:
+        notes.extend(rewritten)
     kind = schema.get("type", "object")
     if kind != "object" and not (isinstance(kind, list) and "object" in kind):
         raise InvalidToolError(
@@ -238,8 +245,11 @@ class Tool:
             )
         if not isinstance(self.description, str):
             raise InvalidToolError(f"Tool {self.name!r}: description must be a string.")
-        parameters, size = _checked_parameters(self.parameters, self.name)
+        notes: list[str] = []
+        parameters, size = _checked_parameters(self.parameters, self.name, notes)
         object.__setattr__(self, "parameters", parameters)
+        if notes:  # kept where a copy of the tool (dataclasses.replace) keeps it too
+            object.__setattr__(self, "metadata", {**self.metadata, NORMALIZED_KEY: notes})
         object.__setattr__(self, "_parameters_chars", size)  # not a field: measured, kept
         if self.handler is not None and not callable(self.handler):
             raise InvalidToolError(

@@ -20,7 +20,6 @@ and content of the tools and the options, so formatting an unchanged step costs 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolmgmt_core.model.errors import ProviderError
@@ -141,7 +140,7 @@ def format_tools(
     tool_search: Literal["bm25", "regex"] = "bm25",
     cache_control: bool = False,
     gemini_json_schema: bool = False,
-    namespaces: bool = False,
+    namespaces: bool | None = None,
     examples: bool = False,
 ) -> dict[str, Any]:
     """The request parts that send ``tools_or_session``'s tools to ``provider``.
@@ -169,16 +168,19 @@ def format_tools(
         cache_control: Anthropic: a cache breakpoint on the last tool loaded up front.
         gemini_json_schema: Gemini: send ``parametersJsonSchema`` instead of ``parameters``.
         namespaces: Responses, native: group deferred tools by domain into ``namespace``
-            tools (what OpenAI's models search best); calls come back with the function's
-            own name (and a ``namespace`` field), so routing is unchanged.
+            tools (what OpenAI's models search best, and billed by the namespace's
+            description alone until searched, where a deferred function outside one is billed
+            by its name and description on every request); calls come back with the function's
+            own name (and a ``namespace`` field), so routing is unchanged. None (default):
+            grouped; False: each deferred function on its own.
         examples: Anthropic: send each tool's ``input_examples`` (those matching its input
             schema; one that does not is left out and noted). OpenAI and Gemini have no such
             field, so it changes nothing for them.
 
     Returns:
         ``{"tools": [...], "report": FormatReport}``, plus ``tool_choice`` (OpenAI) or
-        ``tool_config`` (Gemini) when ``allowed`` is given. Treat it as read-only: it is shared
-        with the cache.
+        ``tool_config`` (Gemini) when ``allowed`` is given: plain JSON (the report is a dict).
+        Treat it as read-only: it is shared with the cache.
 
     Raises:
         ProviderError: an unknown provider, more tools than OpenAI accepts, an ``allowed`` name
@@ -186,6 +188,7 @@ def format_tools(
     """
     if provider not in PROVIDERS:
         raise ProviderError(f"Unknown provider {provider!r}; valid: {', '.join(PROVIDERS)}.")
+    namespaces = namespaces is not False  # grouped unless told not to
     client = uses_native_deferral(tools_or_session, provider, native)
     if client:
         tools, deferred = native_deferral_tools(tools_or_session, provider)
@@ -214,7 +217,7 @@ def format_tools(
         return {
             **result,
             "tools": list(result["tools"]),
-            "report": replace(result["report"], cached=True),
+            "report": result["report"].replace(cached=True),
         }
     result = _format(
         tools,

@@ -3,9 +3,10 @@
 Why not bm25s or rank-bm25 directly: rank-bm25 scores a query with a Python loop over every
 document (tens of milliseconds at 10,000 tools), and bm25s, which precomputes the same sparse
 (term, document) score matrix as this module, builds it with per-document Python loops that
-take most of the 10-second budget for 100,000 tools. Here the matrix comes from one
-``np.unique`` over (document, term) pairs, and a query is a ``np.bincount`` over the postings of
-its terms. The formulas are bm25s's and rank-bm25's (the tests check the scores against both):
+take most of the 10-second budget for 100,000 tools. Here the matrix comes from one in-place
+sort of a (term, document) key per term occurrence, and a query is a ``np.bincount`` over the
+postings of its terms. The formulas are bm25s's and rank-bm25's (the tests check the scores
+against both):
 
 - ``idf="lucene"`` (default, bm25s's default): ``log(1 + (N - df + 0.5) / (df + 0.5))``, never
   negative, so a term in most tools still counts a little;
@@ -93,33 +94,101 @@ class BM25Matrix:
         ``fields[i]`` (a bit per field, at most 8 fields) says where the occurrence is; each
         posting keeps the union of its occurrences' bits in :attr:`fields`.
         """
+        vocab = {term: i for i, term in enumerate(dict.fromkeys(terms))}
+        rows = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))
+        doc_ids = np.asarray(doc_ids, dtype=np.int64)
+        params = {"k1": k1, "b": b, "idf": idf, "epsilon": epsilon}
+        if (weights is None and fields is None) or not len(rows):
+            plain = np.zeros(len(rows), dtype=np.uint8)
+            return cls.from_rows(doc_ids, rows, plain, vocab, n_docs, **params)  # type: ignore[arg-type]
+        # one class per distinct (weight, field bits) of an occurrence
+        kinds, classes = np.unique(
+            np.stack(
+                [
+                    np.ones(len(rows)) if weights is None else np.asarray(weights, np.float64),
+                    np.zeros(len(rows)) if fields is None else np.asarray(fields, np.float64),
+                ]
+            ),
+            axis=1,
+            return_inverse=True,
+        )
+        return cls.from_rows(
+            doc_ids,
+            rows,
+            classes.reshape(-1),
+            vocab,
+            n_docs,
+            class_weights=kinds[0],
+            class_fields=None if fields is None else kinds[1].astype(np.uint8),
+            **params,  # type: ignore[arg-type]
+        )
+
+    @classmethod
+    def from_rows(
+        cls,
+        doc_ids: np.ndarray,
+        rows: np.ndarray,
+        classes: np.ndarray,
+        vocab: dict[str, int],
+        n_docs: int,
+        *,
+        class_weights: np.ndarray | None = None,
+        class_fields: np.ndarray | None = None,
+        k1: float = 1.2,
+        b: float = 0.75,
+        idf: IdfVariant = "lucene",
+        epsilon: float = 0.25,
+    ) -> BM25Matrix:
+        """:meth:`from_terms` with the terms already vocabulary rows (``vocab``'s values) and
+        each occurrence's weight and field bits given by its class: occurrence ``i`` of row
+        ``rows[i]`` in document ``doc_ids[i]`` adds ``class_weights[classes[i]]`` (default 1)
+        and has the bits ``class_fields[classes[i]]``.
+
+        The postings come from one in-place sort of an int64 key per occurrence (row,
+        document, class): no index array, inverse or Python object per occurrence, so
+        indexing 100,000 tools needs a few bytes a term.
+        """
         if idf not in ("lucene", "robertson"):
             raise ValueError(f"idf must be 'lucene' or 'robertson', got {idf!r}.")
         if k1 < 0 or not 0 <= b <= 1:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
-        vocab = {term: i for i, term in enumerate(dict.fromkeys(terms))}
         n_terms = len(vocab)
-        if not len(terms):
+        if not len(rows):
             empty = np.zeros(0, dtype=np.int32)
             return cls(vocab, np.zeros(n_terms + 1, dtype=np.int64), empty, empty, n_docs)
-        term_ids = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))
-        doc_ids = np.asarray(doc_ids, dtype=np.int64)
-        keys = term_ids * n_docs + doc_ids  # term-major: pairs come out grouped by term
-        tf: np.ndarray
-        lengths: np.ndarray
-        if weights is None and fields is None:
-            pairs, counts = np.unique(keys, return_counts=True)
-            tf = counts.astype(np.float64)
-            lengths = np.bincount(doc_ids, minlength=n_docs).astype(np.float64)
-        else:
-            pairs, inverse = np.unique(keys, return_inverse=True)
-            tf = np.bincount(inverse, weights=weights, minlength=len(pairs))
-            lengths = np.bincount(doc_ids, weights=weights, minlength=n_docs).astype(np.float64)
+        n_classes = 1 if class_weights is None else len(class_weights)
+        if class_weights is None:
+            class_weights = np.ones(1)
+        classes = np.asarray(classes)
+        lengths = np.zeros(n_docs, dtype=np.float64)
+        for c in range(n_classes):  # a weighted count per class: exact sums, no weight array
+            of_class = doc_ids if n_classes == 1 else doc_ids[classes == c]
+            lengths += np.bincount(of_class, minlength=n_docs) * float(class_weights[c])
+        # term-major keys: postings come out grouped by term, documents ascending
+        keys = np.asarray(rows, dtype=np.int64) * n_docs
+        keys += doc_ids
+        keys *= n_classes
+        keys += classes
+        keys.sort()
+        occ_class = (keys % n_classes).astype(np.uint8)
+        keys //= n_classes  # now the (row, document) pair of each sorted occurrence
+        first = np.empty(len(keys), dtype=bool)
+        first[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        del first
+        pairs = keys[starts]
+        del keys
+        tf = np.add.reduceat(np.asarray(class_weights, dtype=np.float64)[occ_class], starts)
         posting_fields = None
-        if fields is not None:
-            posting_fields = _union_bits(inverse, np.asarray(fields, dtype=np.uint8), len(pairs))
+        if class_fields is not None:
+            bits = np.asarray(class_fields, dtype=np.uint8)[occ_class]
+            posting_fields = np.bitwise_or.reduceat(bits, starts)
+            del bits
+        del occ_class, starts
         pair_term = pairs // n_docs
-        pair_doc = pairs % n_docs
+        pair_doc = (pairs - pair_term * n_docs).astype(np.int32)
+        del pairs
         df = np.bincount(pair_term, minlength=n_terms)
         df_f = df.astype(np.float64)
         if idf == "lucene":
@@ -136,7 +205,7 @@ class BM25Matrix:
         return cls(
             vocab=vocab,
             indptr=indptr,
-            indices=pair_doc.astype(np.int32),
+            indices=pair_doc,
             data=scores.astype(np.float32),
             n_docs=n_docs,
             idf=idf_values,
@@ -181,13 +250,3 @@ class BM25Matrix:
             data = data * np.repeat(np.asarray(weights, dtype=np.float64), ends - starts)
         return np.bincount(indices, weights=data, minlength=self.n_docs)
 
-
-def _union_bits(groups: np.ndarray, bits: np.ndarray, n_groups: int) -> np.ndarray:
-    """The bitwise OR of ``bits`` within each group (``groups[i]`` is item ``i``'s group)."""
-    out = np.zeros(n_groups, dtype=np.uint8)
-    for bit in range(8):
-        has = (bits >> bit) & 1
-        if has.any():
-            present = np.bincount(groups, weights=has, minlength=n_groups) > 0
-            out |= present.astype(np.uint8) << np.uint8(bit)
-    return out

@@ -25,7 +25,7 @@ from toolmgmt_core.search.fusion import Ranking
 from toolmgmt_core.search.fuzzy import NameMatcher
 from toolmgmt_core.search.match import MatchIndex
 from toolmgmt_core.search.request import request_terms
-from toolmgmt_core.search.tokenize import tokenize, tokenize_batch, tokenize_document
+from toolmgmt_core.search.tokenize import WordRows, tokenize, tokenize_document, tokenize_rows
 
 __all__ = ["FIELD_BITS", "FIELD_WEIGHTS", "BM25Index", "Ranking", "tool_terms"]
 
@@ -133,51 +133,72 @@ def tool_terms(tool: Tool, weights: Mapping[str, int] = FIELD_WEIGHTS) -> list[s
     return terms
 
 
-def _field_texts(tools: Sequence[Tool]) -> dict[str, list[str]]:
+def _field_texts(tools: Sequence[Tool]) -> Iterator[tuple[str, list[str]]]:
+    """Each field's texts, one field at a time (a field's texts are freed once tokenized)."""
+    yield "name", [t.name for t in tools]
+    yield "keywords", [" ".join(t.keywords) for t in tools]
+    yield "domain", [f"{t.domain} {t.group}" for t in tools]
+    yield "description", [t.description for t in tools]
     params: list[str] = []
     texts: list[str] = []
     for tool in tools:
         params.clear()
         _schema_texts(tool.parameters, params)
         texts.append(" ".join(params))
-    return {
-        "name": [t.name for t in tools],
-        "keywords": [" ".join(t.keywords) for t in tools],
-        "domain": [f"{t.domain} {t.group}" for t in tools],
-        "description": [t.description for t in tools],
-        "parameters": texts,
-    }
+    yield "parameters", texts
 
 
 def _build_matrix(
     tools: Sequence[Tool], weights: Mapping[str, int], *, k1: float, b: float, idf: IdfVariant
 ) -> BM25Matrix:
     """The same matrix as ``BM25Matrix.build([tool_terms(t) for t in tools])``, built field by
-    field with :func:`tokenize_batch` and weights instead of repetitions (about twice as fast).
+    field with weights instead of repetitions, and with terms as vocabulary rows from the start
+    (:func:`tokenize_rows`): 4 bytes a term occurrence rather than a string reference, an
+    int64 key and its sort index, which is what kept a 100,000-tool build at 3-4x bm25s's
+    memory.
     """
+    words = WordRows()
+    vocab = words.vocab
     doc_parts: list[np.ndarray] = []
-    weight_parts: list[np.ndarray] = []
-    field_parts: list[np.ndarray] = []
-    terms: list[str] = []
-    for field_name, texts in _field_texts(tools).items():
+    row_parts: list[np.ndarray] = []
+    class_parts: list[np.ndarray] = []
+    class_weights: list[float] = []
+    class_fields: list[int] = []
+    positions = np.arange(len(tools), dtype=np.int32)
+    for field_name, texts in _field_texts(tools):
         weight = weights.get(field_name, 1)
         if weight <= 0:
             continue
-        docs, field_terms = tokenize_batch(texts)
-        doc_parts.append(docs)
-        weight_parts.append(np.full(len(field_terms), float(weight)))
-        field_parts.append(np.full(len(field_terms), FIELD_BITS[field_name], dtype=np.uint8))
-        terms += field_terms
-    return BM25Matrix.from_terms(
-        np.concatenate(doc_parts) if doc_parts else np.zeros(0, dtype=np.int64),
-        terms,
+        counts, rows = tokenize_rows(texts, words)
+        del texts
+        doc_parts.append(np.repeat(positions, np.frombuffer(counts, dtype=np.int32)))
+        row_parts.append(np.frombuffer(rows, dtype=np.int32))
+        class_parts.append(np.full(len(rows), len(class_weights), dtype=np.uint8))
+        class_weights.append(float(weight))
+        class_fields.append(FIELD_BITS[field_name])
+    if not class_weights:
+        empty = np.zeros(0, dtype=np.int64)
+        return BM25Matrix.from_rows(empty, empty, empty, vocab, len(tools), k1=k1, b=b, idf=idf)
+    return BM25Matrix.from_rows(
+        _concatenate(doc_parts),
+        _concatenate(row_parts),
+        _concatenate(class_parts),
+        vocab,
         len(tools),
-        weights=np.concatenate(weight_parts) if weight_parts else None,
-        fields=np.concatenate(field_parts) if field_parts else None,
+        class_weights=np.array(class_weights),
+        class_fields=np.array(class_fields, dtype=np.uint8),
         k1=k1,
         b=b,
         idf=idf,
     )
+
+
+def _concatenate(parts: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(parts)``, emptying ``parts`` as it goes (the parts are freed before the
+    sort that needs the memory)."""
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
 
 
 @dataclass

@@ -86,7 +86,10 @@ class MetaToolCalls:
             }
             return meta_result(tool.name, handlers[tool.name](args), self.session.manager.encoding)
         except ToolCallError as exc:
-            return self.session.pipeline.error_result(tool.name, exc)
+            # Named after the tool it asked for, when it names one (a refused or unknown
+            # name given to execute_tool): the operator's spans and denials say which; the
+            # model's text is the error's message alone.
+            return self.session.pipeline.error_result(exc.tool_name or tool.name, exc)
 
     def _definition(self, name: str) -> dict[str, Any]:
         """What the model needs to call a found tool (its name is the answer's key): the

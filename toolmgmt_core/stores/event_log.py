@@ -5,7 +5,8 @@
 (:mod:`toolmgmt_core.events.records`, no argument, result or query text unless told to) and
 writes them from a thread of its own in batches, so a call never waits on the store; when the
 store is down or slow, records are dropped and counted (:attr:`StoreListener.dropped`,
-:attr:`StoreListener.errors`), never queued without bound. The log keeps at most
+:attr:`StoreListener.errors`, and the ``toolmgmt.usage_log.dropped`` metric), never queued
+without bound. The log keeps at most
 ``max_records`` records (the oldest go first).
 
 Usage::
@@ -21,8 +22,12 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
+
+from opentelemetry import metrics
+from opentelemetry.metrics import CallbackOptions, Observation
 
 from toolmgmt_core.events.content import ContentCapture
 from toolmgmt_core.events.records import event_record, parse_records, record_line
@@ -33,6 +38,7 @@ from toolmgmt_core.stores.base import StoreTimeout
 __all__ = [
     "DEFAULT_EVENTS_KEY",
     "DEFAULT_MAX_RECORDS",
+    "DROPPED_METRIC",
     "EVENTS_TABLE",
     "EventLog",
     "PostgresEventLog",
@@ -53,7 +59,12 @@ DEFAULT_MAX_RECORDS = 1_000_000
 _BATCH = 500
 _PAGE = 1000
 
-logger = logging.getLogger("toolmgmt")
+# Its name says whose the message is (a gateway's log lines are "name: message").
+logger = logging.getLogger("toolmgmt.usage_log")
+
+DROPPED_METRIC = "toolmgmt.usage_log.dropped"
+"""The counter of usage records dropped (``toolmgmt_usage_log_dropped_total`` in Prometheus
+text), from 0."""
 
 
 class EventLog(Protocol):
@@ -202,6 +213,7 @@ class StoreListener:
             ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (off when unset).
         max_pending: records waiting to be written at most; past it new ones are dropped.
         flush_seconds: the longest a record waits before its batch is written.
+        meter_provider: where :data:`DROPPED_METRIC` goes (default: the global one).
     """
 
     def __init__(
@@ -211,6 +223,7 @@ class StoreListener:
         capture_content: bool | ContentCapture | None = None,
         max_pending: int = 10_000,
         flush_seconds: float = 0.5,
+        meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
         self.log = log
         self.content = ContentCapture.of(capture_content)
@@ -225,6 +238,19 @@ class StoreListener:
         self._idle = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="toolmgmt-event-log", daemon=True)
         self._thread.start()
+        meter = metrics.get_meter("toolmgmt", meter_provider=meter_provider)
+        this = weakref.ref(self)  # the meter keeps its callbacks: it must not keep the listener
+
+        def dropped(options: CallbackOptions) -> Iterable[Observation]:
+            listener = this()
+            return [Observation(listener.dropped)] if listener is not None else []
+
+        meter.create_observable_counter(
+            DROPPED_METRIC,
+            [dropped],
+            unit="{record}",
+            description="Usage records dropped: the queue was full, or the store refused them.",
+        )
 
     def __call__(self, event: Event) -> None:
         record = event_record(event, self.content)
@@ -257,7 +283,12 @@ class StoreListener:
                     self.dropped += len(lines)
                     if time.monotonic() - last_warning > 60:  # said once a minute at most
                         last_warning = time.monotonic()
-                        logger.warning("toolmgmt: usage log records dropped: %s", exc)
+                        logger.warning(
+                            "%d records dropped (%d in all): the store refused them: %s",
+                            len(lines),
+                            self.dropped,
+                            exc,
+                        )
             with self._idle:
                 for _ in batch:
                     self._queue.task_done()

@@ -132,6 +132,7 @@ DECISIONS: dict[str, tuple[Any, Any]] = {
     "true": (True, True),
     "reject": ({"type": "reject"}, False),
     "reject-with-reason": ({"type": "reject", "message": "Keep 2019 for the audit."}, False),
+    "reject-with-a-word": ({"type": "reject", "message": "no"}, False),
     "edit": (EDIT, "edit"),
     "respond": ({"type": "respond", "message": "Purged by hand: 12 records."}, "respond"),
 }
@@ -174,8 +175,11 @@ def test_approval_pauses_with_interrupt_and_resumes(
     else:
         assert runs["purge"] == 0 and message.status == "error"
         assert json.loads(message.content)["error"] == "approval_denied"
+        said = json.loads(message.content)["message"]
         if decision == "reject-with-reason":
-            assert "Keep 2019 for the audit." in message.content
+            assert 'The user said: "Keep 2019 for the audit.". Do not retry' in said
+        if decision == "reject-with-a-word":  # the user's word, quoted, then the advice
+            assert 'so it did not run. The user said: "no". Do not retry it' in said
     assert resumed["messages"][-1].content == "done"
 
 

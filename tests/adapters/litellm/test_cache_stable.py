@@ -42,13 +42,18 @@ def _callback(callbacks: list[Any]) -> ToolManagerCallback:
     return callback
 
 
-def _anthropic_edge(bodies: list[dict[str, Any]], script: list[list[dict[str, Any]]]) -> Any:
-    """An Anthropic Messages HTTP edge answering ``script``'s content blocks in turn."""
+def _anthropic_edge(
+    bodies: list[dict[str, Any]],
+    script: list[list[dict[str, Any]]],
+    model: str = "claude-sonnet-4-5",
+) -> Any:
+    """An Anthropic Messages HTTP edge answering ``script``'s content blocks in turn, its
+    responses naming ``model`` (a proxy may name its own alias)."""
 
     def answer(request: httpx.Request) -> httpx.Response:
         bodies.append(json.loads(request.content))
         content = script[len(bodies) - 1]
-        body = message_body(content, number=len(bodies), model="claude-sonnet-4-5")
+        body = message_body(content, number=len(bodies), model=model)
         return httpx.Response(200, json=body)
 
     client = AsyncHTTPHandler()
@@ -60,7 +65,12 @@ def _use(call_id: str, name: str, arguments: dict[str, Any]) -> list[dict[str, A
     return [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}]
 
 
-def test_anthropic_models_get_deferral_references_and_breakpoints(callbacks: list[Any]) -> None:
+# The response's model as the edge names it: Anthropic's own, or a proxy's alias (which LiteLLM
+# cannot place): either way the calls are answered in the shape the request went out in.
+@pytest.mark.parametrize("answered_as", ["claude-sonnet-4-5", "gpt-4o-mini"])
+def test_anthropic_models_get_deferral_references_and_breakpoints(
+    callbacks: list[Any], answered_as: str
+) -> None:
     callback = _callback(callbacks)
     session = callback.session("stable-1")
     bodies: list[dict[str, Any]] = []
@@ -71,6 +81,7 @@ def test_anthropic_models_get_deferral_references_and_breakpoints(callbacks: lis
             _use("tu_2", "crm_search_contacts", {"query": "patel"}),
             [{"type": "text", "text": "Found her."}],
         ],
+        model=answered_as,
     )
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are the operations assistant."},

@@ -111,24 +111,33 @@ async def _echo_many(upstreams: UpstreamManager, delay: float) -> list[Any]:
 
 
 async def test_a_call_that_times_out_fails_alone(upstream_port: int) -> None:
-    # Times (s): the slow call starts at 0 and times out at 4; the others run from 2 to 4.5
-    # (in flight when it times out), well inside their own 4 s.
-    async with _manager(upstream_port, timeout=4, reconnect_delay=0) as upstreams:
+    # The slow call starts at 0 and times out at TIMEOUT; the others start about half-way and
+    # are made to end OVERLAP after it, so they are in flight when it times out. Each side
+    # keeps about half the timeout for what a busy machine adds (40 HTTP requests started,
+    # answered), where fixed times left the others 1.5 s and all 40 timed out on a loaded host.
+    timeout, overlap = 10.0, 1.5
+    async with _manager(upstream_port, timeout=timeout, reconnect_delay=0) as upstreams:
         slow = upstreams.catalog.get("notes_slow_echo").handler
         client = upstreams._upstreams["notes"].client
         outcome: list[BaseException] = []
+        began = anyio.current_time()
+        timed_out: list[float] = []
 
         async def too_slow() -> None:
             try:
-                await slow(token="late", delay=20)
+                await slow(token="late", delay=60)
             except ToolTimeoutError as exc:
                 outcome.append(exc)
+                timed_out.append(anyio.current_time())
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(too_slow)
-            await anyio.sleep(2.0)
-            answers = await _echo_many(upstreams, delay=2.5)
+            await anyio.sleep(timeout / 2)
+            delay = timeout + overlap - (anyio.current_time() - began)
+            answers = await _echo_many(upstreams, delay=delay)
+            answered = anyio.current_time()
         assert len(outcome) == 1 and "'notes'" in str(outcome[0])
+        assert timed_out[0] < answered  # the others were still running when it failed
         failed = [repr(a) for a in answers if not isinstance(a, str)]
         assert answers == [f"t{n}" for n in range(CONCURRENT)], failed[:3]
         # The upstream answered the others, so it is alive: same connection, still up.

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -257,3 +258,17 @@ def test_native_search_replaces_the_meta_tools_never_two_search_tools() -> None:
     # Without native search, toolmgmt's own meta-tool stays.
     plain = format_tools(session, "anthropic")["tools"]
     assert "tool_search" in [t.get("name") for t in plain]
+
+
+def test_the_whole_answer_is_json() -> None:
+    """``format_tools``'s answer goes through ``json.dumps`` as it is (its report a dict whose
+    keys are its attributes), fresh or from the cache."""
+    tools = [Tool(name="lookup", description="Look a thing up.", parameters={"type": "object"})]
+    for provider in ("anthropic", "openai", "openai-responses", "gemini"):
+        for _ in range(2):  # the second from the cache
+            out = format_tools(tools, provider)
+            again = json.loads(json.dumps(out))
+            assert again["report"] == out["report"].to_dict()
+            assert out["report"]["name_map"] is out["report"].name_map
+    assert again["report"]["cached"] is True
+    assert repr(out["report"]).startswith("FormatReport({'provider': 'gemini'")

@@ -131,10 +131,16 @@ def test_responses_native_defers_and_adds_tool_search(check_provider: Any) -> No
         Tool(name="a", description="A."),
         Tool(name="b", description="B.", defer_loading=True),
     ]
-    out = format_tools(tools, "openai-responses", native=True)
+    # Each deferred function on its own (namespaces=False): billed by name and description.
+    out = format_tools(tools, "openai-responses", native=True, namespaces=False)
     check_provider("openai-responses", out["tools"])
     assert out["tools"][0] == {"type": "tool_search"}
     assert out["tools"][2]["defer_loading"] is True and "defer_loading" not in out["tools"][1]
+    # By default they are grouped in a namespace per domain (billed by its description alone).
+    grouped = format_tools(tools, "openai-responses", native=True)
+    check_provider("openai-responses", grouped["tools"])
+    assert [t["type"] for t in grouped["tools"]] == ["tool_search", "function", "namespace"]
+    assert [f["name"] for f in grouped["tools"][2]["tools"]] == ["b"]
 
 
 def test_responses_namespaces_group_deferred_tools_by_domain(check_provider: Any) -> None:
@@ -145,7 +151,9 @@ def test_responses_namespaces_group_deferred_tools_by_domain(check_provider: Any
         Tool(name="mail.send", description="Send.", domain="mail"),
     ]
     tools = [t if t.name == "help" else t.replace(defer_loading=True) for t in tools]
-    out = format_tools(tools, "openai-responses", native=True, namespaces=True)
+    out = format_tools(tools, "openai-responses", native=True)  # namespaces by default
+    explicit = format_tools(tools, "openai-responses", native=True, namespaces=True)
+    assert out["tools"] == explicit["tools"]
     check_provider("openai-responses", out["tools"])
     kinds = [t["type"] for t in out["tools"]]
     assert kinds == ["tool_search", "function", "namespace", "namespace"]
