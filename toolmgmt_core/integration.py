@@ -22,10 +22,10 @@ from toolmgmt_core.calls.approval import (
     ApprovalMarker,
     UsedApprovals,
     approval_key,
-    framework_approval,
     replayed_approval,
 )
 from toolmgmt_core.calls.budget import DEFAULT_MAX_RESULT_TOKENS
+from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import dumps_compact
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.calls.threads import hung_threads
@@ -119,12 +119,14 @@ __all__ = [
     "EXECUTE_TOOL",
     "META_TOOL_NAMES",
     "MIN_RESULT_TOKENS",
+    "NO_CONTEXT",
     "QUARANTINED",
     "RUN_CODE",
     "SAME",
     "TOOL_SEARCH",
     "ApprovalAsker",
     "ApprovalMarker",
+    "CallContext",
     "CatalogSourceError",
     "ConfigDocument",
     "ConfigTable",
@@ -155,7 +157,6 @@ __all__ = [
     "dumps_compact",
     "embedder_from_spec",
     "fold_name",
-    "framework_approval",
     "get_profile",
     "has_breakpoints",
     "hung_threads",

@@ -20,7 +20,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphBubbleUp
 
 from toolmgmt_core import ConfigError, Tool, ToolResult, ToolSession, format_tools
-from toolmgmt_core.integration import passthrough, tool_result_content
+from toolmgmt_core.integration import NO_CONTEXT, CallContext, passthrough, tool_result_content
 
 __all__ = [
     "PROVIDERS",
@@ -135,13 +135,19 @@ def _invocation(call: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_tool_call_sync(
-    session: ToolSession, call: Mapping[str, Any], config: Any = None
+    session: ToolSession,
+    call: Mapping[str, Any],
+    config: Any = None,
+    context: CallContext = NO_CONTEXT,
 ) -> ToolResult:
     """One tool call through the session, as a LangChain tool run (callbacks from ``config``,
-    else the run this code is in; see the module docstring)."""
+    else the run this code is in; see the module docstring), carrying ``context`` (the
+    framework's approver)."""
 
     def run() -> ToolResult:
-        return session.call_sync(call["name"], call.get("args"), call_id=call["id"])
+        return session.call_sync(
+            call["name"], call.get("args"), call_id=call["id"], context=context
+        )
 
     tool = _as_tool_run(session, call, run, run_async=False)
     if tool is None:
@@ -152,12 +158,15 @@ def run_tool_call_sync(
 
 
 async def run_tool_call(
-    session: ToolSession, call: Mapping[str, Any], config: Any = None
+    session: ToolSession,
+    call: Mapping[str, Any],
+    config: Any = None,
+    context: CallContext = NO_CONTEXT,
 ) -> ToolResult:
     """:func:`run_tool_call_sync` for async code."""
 
     def run() -> Any:
-        return session.call(call["name"], call.get("args"), call_id=call["id"])
+        return session.call(call["name"], call.get("args"), call_id=call["id"], context=context)
 
     tool = _as_tool_run(session, call, run, run_async=True)
     if tool is None:

@@ -28,7 +28,7 @@ from toolmgmt_core.integration import (
     META_TOOL_NAMES,
     ApprovalAsker,
     ApprovalMarker,
-    framework_approval,
+    CallContext,
     passthrough,
 )
 from toolmgmt_langchain.approval import ToCaller, interrupt_approver
@@ -230,15 +230,16 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
 
         return requires
 
+    def _context(self, request: Any) -> CallContext:
+        """What this call carries down: approval is asked for once, the LangGraph way, with
+        the middleware's own ``interrupt_on`` besides the policy."""
+        return CallContext(approver=self._approver(request), requires=self._marker(request))
+
     @contextlib.contextmanager
     def _scope(self, request: Any, node: NodeCall) -> Iterator[None]:
-        """LangGraph's signals pass, approval is asked for once, injected tools find the
-        ToolNode: for this one call. An error meant for the caller leaves ``invoke``."""
-        with (
-            in_tool_node(node),
-            passthrough(*SIGNALS, ToCaller),
-            framework_approval(self._approver(request), requires=self._marker(request)),
-        ):
+        """LangGraph's signals pass, injected tools find the ToolNode: for this one call. An
+        error meant for the caller leaves ``invoke``."""
+        with in_tool_node(node), passthrough(*SIGNALS, ToCaller):
             try:
                 yield
             except ToCaller as exc:
@@ -306,7 +307,9 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         live = self._live_for(request.state, call["id"], _thread(_config(request)))
         node = NodeCall(request, handler)
         with self._scope(request, node):
-            result = run_tool_call_sync(live.session, call, _config(request))
+            result = run_tool_call_sync(
+                live.session, call, _config(request), self._context(request)
+            )
         return self._answer(call, live, result, node)
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
@@ -316,7 +319,9 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         live = self._live_for(request.state, call["id"], _thread(_config(request)))
         node = NodeCall(request, handler)
         with self._scope(request, node):
-            result = await run_tool_call(live.session, call, _config(request))
+            result = await run_tool_call(
+                live.session, call, _config(request), self._context(request)
+            )
         return self._answer(call, live, result, node)
 
 

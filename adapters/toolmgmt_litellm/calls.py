@@ -22,7 +22,7 @@ from toolmgmt_core.integration import (
     META_TOOL_NAMES,
     TOOL_SEARCH,
     ApprovalAsker,
-    framework_approval,
+    CallContext,
     is_search_call,
     search_arguments,
     search_output_item,
@@ -179,6 +179,18 @@ def _message(
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
 
 
+def _messages(
+    session: ToolSession,
+    calls: list[tuple[str, str, Any, str]],
+    results: list[Any],
+    shape: str,
+) -> list[dict[str, Any]]:
+    return [
+        _message(session, call_id, name, result, kind, shape)
+        for (call_id, name, _, kind), result in zip(calls, results, strict=True)
+    ]
+
+
 def run_meta_tool_calls_sync(
     session: ToolSession,
     response: Any,
@@ -221,18 +233,12 @@ def run_meta_tool_calls_sync(
     """
     calls = _calls(response, all_tools, _app_names(app_tools))
     shape = _shape(response, model)
-    with framework_approval(approve):
-        return [
-            _message(
-                session,
-                call_id,
-                name,
-                session.call_sync(name, arguments, call_id=call_id),
-                kind,
-                shape,
-            )
-            for call_id, name, arguments, kind in calls
-        ]
+    context = CallContext(approver=approve)
+    results = [
+        session.call_sync(name, arguments, call_id=call_id, context=context)
+        for call_id, name, arguments, _ in calls
+    ]
+    return _messages(session, calls, results, shape)
 
 
 async def run_meta_tool_calls(
@@ -248,15 +254,9 @@ async def run_meta_tool_calls(
     for sync code)."""
     calls = _calls(response, all_tools, _app_names(app_tools))
     shape = _shape(response, model)
-    with framework_approval(approve):
-        return [
-            _message(
-                session,
-                call_id,
-                name,
-                await session.call(name, arguments, call_id=call_id),
-                kind,
-                shape,
-            )
-            for call_id, name, arguments, kind in calls
-        ]
+    context = CallContext(approver=approve)
+    results = [
+        await session.call(name, arguments, call_id=call_id, context=context)
+        for call_id, name, arguments, _ in calls
+    ]
+    return _messages(session, calls, results, shape)

@@ -4,19 +4,17 @@
 domain (grouped by configuration or name prefix, the SDK's ``{"result": x}`` output wrapping
 undone, a malformed definition or an invalid ``x-mcp-header`` annotation skipped with the
 reason; the input schema kept whole, JSON Schema 2020-12 keywords and valid ``x-mcp-header``
-annotations included); the progress notifications of the calls made inside
-:func:`relay_progress` are sent to the gateway's client. A call's result goes to the core as it
+annotations included); :func:`progress_callback` sends a call's progress notifications to the
+gateway's client (the reporter its call context carries). A call's result goes to the core as it
 came (:class:`~toolmgmt_core.ContentResult`), which shapes it like any other.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import fnmatch
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp.types as mcp_types
@@ -28,7 +26,6 @@ from toolmgmt_mcp.upstream_config import UpstreamConfig
 
 __all__ = [
     "progress_callback",
-    "relay_progress",
     "tools_from_listing",
 ]
 
@@ -144,26 +141,9 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
 # -- progress ---------------------------------------------------------------------------------
 
 
-_PROGRESS: contextvars.ContextVar[Callable[..., Awaitable[None]] | None] = contextvars.ContextVar(
-    "toolmgmt_mcp_progress", default=None
-)
-
-
-@contextlib.contextmanager
-def relay_progress(report: Callable[..., Awaitable[None]]) -> Iterator[None]:
-    """Send the progress notifications of upstream calls made inside the block to ``report``
-    (``report(progress, total, message)``, such as the gateway request's ``report_progress``)."""
-    token = _PROGRESS.set(report)
-    try:
-        yield
-    finally:
-        _PROGRESS.reset(token)
-
-
-def progress_callback() -> Any:
-    """The SDK progress callback relaying one call's progress to the ``report`` of the
-    :func:`relay_progress` block around it (None outside one)."""
-    report = _PROGRESS.get()
+def progress_callback(report: Callable[..., Awaitable[None]] | None) -> Any:
+    """The SDK progress callback relaying one upstream call's progress to ``report`` (the
+    gateway request's ``report_progress``, carried by the call's context), or None."""
     if report is None:
         return None
 

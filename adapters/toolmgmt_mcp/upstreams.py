@@ -42,6 +42,7 @@ from toolmgmt_core import (
     ToolExecutionError,
     ToolUnavailableError,
 )
+from toolmgmt_core.integration import NO_CONTEXT, CallContext
 from toolmgmt_mcp.convert import progress_callback, tools_from_listing
 from toolmgmt_mcp.transport import describe, fault_error, list_tools, open_client, request_fault
 from toolmgmt_mcp.upstream_config import UpstreamConfig
@@ -237,8 +238,10 @@ class Upstream:
         )
 
     def _handler(self, tool_name: str, *, unwrap: bool = False) -> Callable[..., Any]:
-        async def call_upstream(**arguments: Any) -> Any:
-            value = await self.call(tool_name, arguments)
+        async def call_upstream(
+            toolmgmt_context: CallContext = NO_CONTEXT, **arguments: Any
+        ) -> Any:
+            value = await self.call(tool_name, arguments, toolmgmt_context)
             structured = value.structured
             if unwrap and isinstance(structured, dict) and set(structured) == {"result"}:
                 return dataclasses.replace(value, structured=structured["result"])
@@ -247,8 +250,11 @@ class Upstream:
         call_upstream.__name__ = f"{self.config.tool_prefix}{tool_name}"
         return call_upstream
 
-    async def call(self, tool_name: str, arguments: dict[str, Any]) -> Any:
-        """Call ``tool_name`` upstream; the result value, or a gateway or tool error.
+    async def call(
+        self, tool_name: str, arguments: dict[str, Any], context: CallContext = NO_CONTEXT
+    ) -> Any:
+        """Call ``tool_name`` upstream; the result value, or a gateway or tool error. Its
+        progress goes to ``context.progress`` (the client's request, at the gateway).
 
         A failure of this call alone (its HTTP request broke, it timed out while the upstream
         still answers) fails this call only: the connection and the calls beside it go on. A
@@ -265,7 +271,7 @@ class Upstream:
         attempts = 2 if tool_name in self._retry_safe else 1
         for attempt in range(1, attempts + 1):
             try:
-                return await self._call_once(tool_name, arguments)
+                return await self._call_once(tool_name, arguments, context)
             except _LostAnswer as lost:
                 if attempt == attempts:
                     raise lost.error from lost.__cause__
@@ -277,9 +283,11 @@ class Upstream:
                 )
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _call_once(self, tool_name: str, arguments: dict[str, Any]) -> Any:
+    async def _call_once(
+        self, tool_name: str, arguments: dict[str, Any], context: CallContext
+    ) -> Any:
         client = await self.connect()
-        result = await self.manager._ask_through(self, client, tool_name, arguments)
+        result = await self.manager._ask_through(self, client, tool_name, arguments, context)
         # The core shapes it (text, structured content, media described or passed on) and
         # reports an isError result as the tool's own failure, as for any tool.
         return ContentResult.from_mcp(result.model_dump(mode="json", by_alias=True))
@@ -291,15 +299,22 @@ class Upstream:
         arguments: dict[str, Any],
         responses: Any,
         state: str | None,
+        context: CallContext,
+        meta: Any = None,
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         """One request of a call (each round of questions is one): its result, or the error it
-        ends the call with."""
+        ends the call with. ``meta``: the request's ``_meta`` (the gateway's client's
+        capabilities, for a 2026 upstream), or None."""
         timeout = self.config.timeout
         started = time.monotonic()
         try:
             with anyio.fail_after(timeout):
-                async with self.manager._waiting():  # not this replica's work meanwhile
-                    result = await self._send(client, tool_name, arguments, responses, state)
+                # Not this replica's work meanwhile (at the gateway, the request's place in its
+                # client's share is given back).
+                async with self.manager._waiting(context):
+                    result = await self._send(
+                        client, tool_name, arguments, responses, state, context, meta
+                    )
         except Exception as exc:
             fault = request_fault(exc)
             if fault is None:
@@ -325,6 +340,8 @@ class Upstream:
         arguments: dict[str, Any],
         responses: Any,
         state: str | None,
+        context: CallContext,
+        meta: Any,
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         timeout = self.config.timeout
 
@@ -333,7 +350,8 @@ class Upstream:
                 tool_name,
                 arguments,
                 read_timeout_seconds=timeout,
-                progress_callback=progress_callback(),
+                progress_callback=progress_callback(context.progress),
+                meta=meta,
                 input_responses=responses,
                 request_state=state,
                 allow_input_required=True,
@@ -447,8 +465,8 @@ class UpstreamManager:
     def _opened(self, client: Client) -> None:
         """Prepare a new connection before its first request (nothing here)."""
 
-    def _waiting(self) -> AbstractAsyncContextManager[Any]:
-        """Entered while a request waits on an upstream (nothing here)."""
+    def _waiting(self, context: CallContext) -> AbstractAsyncContextManager[Any]:
+        """Entered while the call of ``context`` waits on an upstream (nothing here)."""
         return contextlib.nullcontext()
 
     def _may_show(self, upstream: Upstream) -> bool:
@@ -462,14 +480,20 @@ class UpstreamManager:
         return listed
 
     async def _ask_through(
-        self, upstream: Upstream, client: Client, tool_name: str, arguments: dict[str, Any]
+        self,
+        upstream: Upstream,
+        client: Client,
+        tool_name: str,
+        arguments: dict[str, Any],
+        context: CallContext,
     ) -> mcp_types.CallToolResult:
-        """Call ``tool_name`` once; here nobody can answer an upstream's questions.
+        """Call ``tool_name`` once, for the call of ``context``; here nobody can answer an
+        upstream's questions.
 
         Raises:
             ToolExecutionError: the upstream asked its user something.
         """
-        result = await upstream._round(client, tool_name, arguments, None, None)
+        result = await upstream._round(client, tool_name, arguments, None, None, context)
         if isinstance(result, mcp_types.InputRequiredResult):
             name = f"{upstream.config.tool_prefix}{tool_name}"
             raise ToolExecutionError(

@@ -60,7 +60,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
-from contextvars import ContextVar
 from typing import Any, Literal
 
 from toolmgmt_core import (
@@ -79,12 +78,13 @@ from toolmgmt_core import (
 from toolmgmt_core.integration import (
     CALL_TOOL,
     EXECUTE_TOOL,
+    NO_CONTEXT,
     RUN_CODE,
     ApprovalAsker,
+    CallContext,
     UsedApprovals,
     approval_key,
     call_store,
-    framework_approval,
     passthrough,
     replayed_approval,
     require_version,
@@ -136,11 +136,6 @@ _RUNNERS = (CALL_TOOL, EXECUTE_TOOL)
 _APPROVALS_KEPT = 24 * 3600.0
 """Seconds a used approval is remembered (a resumed run's approval has no expiry of its own)."""
 
-_CURRENT: ContextVar[tuple[_Run, RunContext[Any]] | None] = ContextVar(
-    "toolmgmt_pydantic_ai_current", default=None
-)
-
-
 class _Run:
     """One agent run: its session and the wrapped toolsets' run copies."""
 
@@ -173,11 +168,12 @@ class _Run:
 
 
 def _forward(name: str) -> Callable[..., Any]:
-    """The catalog handler of a wrapped tool: calls the wrapped toolset of the current run."""
+    """The catalog handler of a wrapped tool: calls the wrapped toolset of the run its call
+    carries (``CallContext.run``: the run and its ``RunContext``)."""
 
-    async def call_wrapped(**arguments: Any) -> Any:
-        current = _CURRENT.get()
-        if current is None:
+    async def call_wrapped(toolmgmt_context: CallContext = NO_CONTEXT, **arguments: Any) -> Any:
+        current = toolmgmt_context.run
+        if not isinstance(current, tuple):
             raise ToolUnavailableError(
                 f"{name!r} comes from a PydanticAI toolset and runs only inside an agent run "
                 "that uses its ManagedToolset.",
@@ -434,7 +430,6 @@ class ManagedToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         run = self._current()
-        token = _CURRENT.set((run, ctx))
         approver: ApprovalAsker | None = None
         if self.approval:
             asked = _model_arguments(ctx) if ctx.tool_call_approved else None
@@ -445,11 +440,9 @@ class ManagedToolset(AbstractToolset[Any]):
             approver = _approver(ctx, tool_args, asked, name in _RUNNERS, once)
         if name == RUN_CODE:  # a reviewer's edit of the program's pending call
             tool_args = {k: v for k, v in tool_args.items() if k != "edited_arguments"}
-        try:
-            with passthrough(*_SIGNALS), framework_approval(approver):
-                result = await run.session.call(name, tool_args, call_id=ctx.tool_call_id)
-        finally:
-            _CURRENT.reset(token)
+        context = CallContext(call_id=ctx.tool_call_id, approver=approver, run=(run, ctx))
+        with passthrough(*_SIGNALS):
+            result = await run.session.call(name, tool_args, context=context)
         return _native(result)
 
 

@@ -33,7 +33,6 @@ that did not answer within its deadline is asked again no sooner than one deadli
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import json
 import logging
 import math
@@ -49,6 +48,7 @@ from toolmgmt_gateway.clients import CLIENT_SCOPE_KEY
 from toolmgmt_gateway.config import GatewaySettings
 
 __all__ = [
+    "TURN_SCOPE_KEY",
     "Admission",
     "client_shares",
     "retry_after",
@@ -58,6 +58,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger("toolmgmt_mcp")
+
+TURN_SCOPE_KEY = "toolmgmt.turn"
+"""Where :class:`Admission` puts a request's place in its client's share of the work in the
+ASGI scope (the gateway hands it down with the call, for :func:`waiting_on_upstream`)."""
 
 _LOG_EVERY = 10.0
 """Seconds between two log lines about refused requests."""
@@ -104,8 +108,12 @@ class _Turn:
     def __init__(self, limiter: anyio.CapacityLimiter) -> None:
         self.limiter = limiter
         self.held = False
+        self.closed = False
+        """The request is done: its place is not taken again (by a call that outlived it)."""
 
     async def take(self) -> None:
+        if self.closed:
+            return
         await self.limiter.acquire_on_behalf_of(self)
         self.held = True
 
@@ -115,18 +123,18 @@ class _Turn:
             self.limiter.release_on_behalf_of(self)
 
 
-_TURN: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar(
-    "toolmgmt_mcp_turn", default=None
-)
+    def close(self) -> None:
+        self.closed = True
+        self.give_back()
 
 
 @contextlib.asynccontextmanager
-async def waiting_on_upstream() -> AsyncIterator[None]:
+async def waiting_on_upstream(turn: Any = None) -> AsyncIterator[None]:
     """Around a wait on something else than this replica's work (an upstream's answer, the
-    client's): the request's place in its client's share of the work is given back meanwhile,
-    and taken again after (a no-op outside a request with one)."""
-    turn = _TURN.get()
-    if turn is None or not turn.held:
+    client's): the request's place in its client's share of the work (``turn``, from the
+    request's scope: :data:`TURN_SCOPE_KEY`) is given back meanwhile, and taken again after
+    (a no-op for a request without one)."""
+    if not isinstance(turn, _Turn) or not turn.held:
         yield
         return
     turn.give_back()
@@ -222,12 +230,10 @@ class Admission:
             if not turn.held:  # its own work filled its share for a whole Retry-After
                 await self._refuse(send, client, None, work=limiter.total_tokens)
                 return
-            reset = _TURN.set(turn)
             try:
-                await self.app(scope, receive, send)
+                await self.app({**scope, TURN_SCOPE_KEY: turn}, receive, send)
             finally:
-                _TURN.reset(reset)
-                turn.give_back()
+                turn.close()
         finally:
             self.active -= 1
             if share is not None:

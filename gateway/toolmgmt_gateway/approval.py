@@ -277,7 +277,7 @@ def client_approver(relay: Relay) -> ApprovalAsker:
             )
         assert isinstance(relay, AskClient)
         try:
-            async with waiting_on_upstream():  # the user's think time is not this replica's work
+            async with waiting_on_upstream(relay.turn):  # the user's think time: not our work
                 answer = await relay.session.send_request(
                     approval_form(request),
                     mcp_types.ElicitResult,

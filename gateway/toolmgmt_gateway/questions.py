@@ -3,8 +3,8 @@ gateway to the client that made the call, and the answers back.
 
 An upstream that speaks the 2026 protocol asks by answering a call with an input-required
 result (SEP-2322): its questions, and its own request state. What the gateway does with them
-depends on the client that made the call, which the gateway says for the duration of that call
-with :func:`relay_questions`:
+depends on the client that made the call, whose relay the gateway hands down with the call (in
+its :class:`~toolmgmt_core.calls.context.CallContext`):
 
 - :class:`ReturnToClient`, a 2026 client: the call ends with :class:`InputRequired`, which the
   gateway answers as its own input-required result. The upstream's request state travels in the
@@ -22,7 +22,7 @@ with :func:`relay_questions`:
   upstream, so an upstream that would ask refuses the call itself (``-32021``).
 
 Either way the upstream learns only the capabilities the client declared (:meth:`Relay.
-capabilities`, put on each 2026 upstream request by :func:`forward_capabilities`): it never asks
+capabilities`, put on each 2026 upstream call by :func:`callers_capabilities`): it never asks
 what the client cannot answer. An upstream that refuses a call for a capability the client lacks
 (``-32021``), or asks a question the client did not declare it can answer, ends the gateway's
 call with that error (:class:`MissingCapability`).
@@ -38,19 +38,21 @@ the gateway's users.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import json
 import re
 import secrets
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import mcp.types as mcp_types
 from mcp import Client
 from mcp.shared.message import ServerMessageMetadata
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    RequestParamsMeta,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmgmt_core import ToolExecutionError
@@ -67,9 +69,8 @@ __all__ = [
     "UPSTREAM_META",
     "asks_for_secret",
     "attribute_questions",
-    "current_relay",
+    "callers_capabilities",
     "forward_capabilities",
-    "relay_questions",
 ]
 
 MAX_ROUNDS = 10
@@ -208,6 +209,9 @@ class Relay:
     carries it in the state of its next round)."""
     can_ask: ClassVar[bool] = False
     """Whether a question can reach the client."""
+    turn: Any = None
+    """The request's place in its client's share of the work (:mod:`toolmgmt_gateway.admission`),
+    given back while the call waits on an upstream or on the client, or None."""
 
     def _relayable(self) -> dict[str, Any]:
         declared = self.declared or {}
@@ -349,7 +353,7 @@ class AskClient(Relay):
         answers: dict[str, Any] = {}
         for key, request in (asked.input_requests or {}).items():
             try:
-                async with waiting_on_upstream():  # the client's answer: not our work
+                async with waiting_on_upstream(self.turn):  # the client's answer: not our work
                     answers[key] = await self.session.send_request(
                         request,
                         _answer_type(request),
@@ -374,31 +378,20 @@ def _answer_type(request: Any) -> Any:
     return mcp_types.CreateMessageResult
 
 
-_RELAY: contextvars.ContextVar[Relay | None] = contextvars.ContextVar(
-    "toolmgmt_mcp_relay", default=None
-)
-
-
-@contextlib.contextmanager
-def relay_questions(relay: Relay | None) -> Iterator[None]:
-    """Within the block, upstream calls relay their questions through ``relay`` (None: the
-    upstream calls made outside any client's call, such as listings)."""
-    token = _RELAY.set(relay)
-    try:
-        yield
-    finally:
-        _RELAY.reset(token)
-
-
-def current_relay() -> Relay | None:
-    """The relay of the :func:`relay_questions` block around this point, or None."""
-    return _RELAY.get()
+def callers_capabilities(client: Client, relay: Relay | None) -> RequestParamsMeta | None:
+    """The ``_meta`` a call made for a client through ``relay`` sends a 2026 upstream: the
+    client's capabilities (None for a handshake-era connection, which declared its own once,
+    or a call made for no client)."""
+    if relay is None or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    return cast(RequestParamsMeta, {CLIENT_CAPABILITIES_META_KEY: relay.capabilities()})
 
 
 def forward_capabilities(client: Client) -> None:
-    """Make a 2026 upstream connection declare, on each call made within
-    :func:`relay_questions`, the capabilities of the client that made it (the SDK declares one
-    set per connection; the 2026 protocol carries them per request).
+    """Make a 2026 upstream connection declare, on each call made for a client, the
+    capabilities of that client (:func:`callers_capabilities`, given as the request's
+    ``_meta``) where the SDK declares one set per connection (the 2026 protocol carries them
+    per request).
 
     A handshake-era connection declared its capabilities once, at ``initialize``: unchanged.
     """
@@ -407,11 +400,12 @@ def forward_capabilities(client: Client) -> None:
     if stamp is None or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         return
 
-    def stamp_with_callers_capabilities(data: dict[str, Any], options: Any) -> None:
+    def stamp_keeping_callers_capabilities(data: dict[str, Any], options: Any) -> None:
+        given = (data.get("params") or {}).get("_meta")
+        callers = given.get(CLIENT_CAPABILITIES_META_KEY) if isinstance(given, dict) else None
         stamp(data, options)
-        relay = _RELAY.get()
         meta = (data.get("params") or {}).get("_meta")
-        if relay is not None and isinstance(meta, dict):
-            meta[CLIENT_CAPABILITIES_META_KEY] = relay.capabilities()
+        if callers is not None and isinstance(meta, dict):
+            meta[CLIENT_CAPABILITIES_META_KEY] = callers
 
-    session._stamp = stamp_with_callers_capabilities
+    session._stamp = stamp_keeping_callers_capabilities

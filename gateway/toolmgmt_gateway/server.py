@@ -29,7 +29,6 @@ from mcp.server.stdio import stdio_server
 from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
-from toolmgmt_mcp.convert import relay_progress
 
 from toolmgmt_core import (
     Access,
@@ -45,17 +44,18 @@ from toolmgmt_core import (
     ToolSession,
 )
 from toolmgmt_core.integration import (
+    CallContext,
     InMemorySessionStore,
     SessionStore,
     StoreListener,
     config_problem,
     embedder_from_spec,
-    framework_approval,
     package_version,
     passthrough,
     run_sync,
 )
 from toolmgmt_gateway.admission import (
+    TURN_SCOPE_KEY,
     Admission,
     client_shares,
     retry_after,
@@ -75,7 +75,6 @@ from toolmgmt_gateway.questions import (
     MissingCapability,
     Relay,
     ReturnToClient,
-    relay_questions,
 )
 from toolmgmt_gateway.read_deadline import read_deadline_protocol
 from toolmgmt_gateway.replies import RedisReplies
@@ -326,9 +325,7 @@ class Gateway:
         """
         if self.shared is not None:
             self.shared.sync()  # the catalog store's latest changes, before anything is read
-        request = getattr(ctx, "request", None)
-        scope = getattr(request, "scope", None)
-        scope = scope if isinstance(scope, dict) else {}
+        scope = _request_scope(ctx)
         client = scope.get(CLIENT_SCOPE_KEY)
         manager = (
             self.clients.get(client, self.manager) if isinstance(client, str) else self.manager
@@ -419,18 +416,18 @@ class Gateway:
             if self.shared is not None:
                 self.shared.sync()  # what the upstream just listed (reconnected, trusted)
         relay = _relay(ctx, params, self._claim_approval)
-        with (
-            relay_progress(ctx.session.report_progress),
-            relay_questions(relay),
-            framework_approval(client_approver(relay)),
-            passthrough(InputRequired, ApprovalAsked, MissingCapability),
-        ):
+        relay.turn = _request_scope(ctx).get(TURN_SCOPE_KEY)
+        request_id = getattr(ctx, "request_id", None)
+        context = CallContext(
+            # The JSON-RPC request's id: what names this call (gen_ai.tool.call.id).
+            call_id=str(request_id) if request_id is not None else None,
+            approver=client_approver(relay),
+            relay=relay,
+            progress=ctx.session.report_progress,
+        )
+        with passthrough(InputRequired, ApprovalAsked, MissingCapability):
             try:
-                # The JSON-RPC request's id: what names this call (gen_ai.tool.call.id).
-                call_id = getattr(ctx, "request_id", None)
-                result = await session.call(
-                    name, arguments, call_id=str(call_id) if call_id is not None else None
-                )
+                result = await session.call(name, arguments, context=context)
             except InputRequired as asked:  # a 2026 client answers, then calls again
                 return asked.result(relay.approved)
             except ApprovalAsked as asked:  # the same, for the user's approval
@@ -768,6 +765,12 @@ async def _read_shared_key(codec: SharedKeyCodec) -> None:
         await anyio.to_thread.run_sync(codec.load)
     except StoreError as exc:
         logger.error("the request-state key could not be read from the session store: %s", exc)
+
+
+def _request_scope(ctx: Any) -> dict[str, Any]:
+    """The ASGI scope of the HTTP request ``ctx`` serves ({} over stdio)."""
+    scope = getattr(getattr(ctx, "request", None), "scope", None)
+    return scope if isinstance(scope, dict) else {}
 
 
 def _relay(ctx: Any, params: mcp_types.CallToolRequestParams, claim: Any = None) -> Relay:

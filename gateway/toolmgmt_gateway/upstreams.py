@@ -39,6 +39,7 @@ from toolmgmt_core.integration import (
     ACCEPTED,
     QUARANTINED,
     SAME,
+    CallContext,
     MemoryPins,
     PinStore,
     PinVerdict,
@@ -53,7 +54,7 @@ from toolmgmt_gateway.questions import (
     MissingCapability,
     Relay,
     attribute_questions,
-    current_relay,
+    callers_capabilities,
     forward_capabilities,
 )
 
@@ -117,19 +118,30 @@ class GatewayUpstreams(UpstreamManager):
     def _opened(self, client: Client) -> None:
         forward_capabilities(client)
 
-    def _waiting(self) -> AbstractAsyncContextManager[Any]:
-        return waiting_on_upstream()
+    def _waiting(self, context: CallContext) -> AbstractAsyncContextManager[Any]:
+        # The request's place in its client's share of the work is given back meanwhile.
+        return waiting_on_upstream(getattr(context.relay, "turn", None))
 
     async def _ask_through(
-        self, upstream: Upstream, client: Client, tool_name: str, arguments: dict[str, Any]
+        self,
+        upstream: Upstream,
+        client: Client,
+        tool_name: str,
+        arguments: dict[str, Any],
+        context: CallContext,
     ) -> mcp_types.CallToolResult:
         gateway_name = f"{upstream.config.tool_prefix}{tool_name}"
-        relay = current_relay() or Relay()
+        callers = context.relay if isinstance(context.relay, Relay) else None
+        relay = callers or Relay()
+        # A 2026 upstream learns the capabilities of the client the call is made for.
+        meta = callers_capabilities(client, callers)
         name = upstream.config.name
         responses, state = relay.resume(name, tool_name)
         for _ in range(MAX_ROUNDS):
             try:
-                result = await upstream._round(client, tool_name, arguments, responses, state)
+                result = await upstream._round(
+                    client, tool_name, arguments, responses, state, context, meta
+                )
             except MCPError as exc:
                 if exc.code != MISSING_REQUIRED_CLIENT_CAPABILITY:
                     raise

@@ -13,9 +13,9 @@ from toolmgmt_core import ApprovalDeniedError, Tool, ToolCatalog, ToolManager
 from toolmgmt_core.calls.approval import (
     UsedApprovals,
     approval_key,
-    framework_approval,
     replayed_approval,
 )
+from toolmgmt_core.calls.context import CallContext
 
 
 def test_a_key_is_claimed_once_until_it_expires() -> None:
@@ -89,8 +89,8 @@ def test_a_tools_own_approval_marker_holds_on_every_path(mode: str) -> None:
     refused = session.call_sync(*call)
     assert refused.outcome == "denied" and "a framework says so" in refused.content
     asked: list[str] = []
-    with framework_approval(lambda request: asked.append(request.tool.name) or True):
-        done = session.call_sync(*call)
+    approver = CallContext(approver=lambda request: asked.append(request.tool.name) or True)
+    done = session.call_sync(*call, context=approver)
     assert done.outcome == "success" and asked == ["wipe"] and runs == ["x"]
 
 
@@ -105,7 +105,8 @@ def test_a_frameworks_marker_held_apart_from_the_tool_is_asked_about_the_inner_c
         seen.append((tool.name, dict(arguments)))
         return "HITL says so" if tool.name == "plain" else None
 
-    with framework_approval(None, requires=requires):
-        result = session.call_sync("call_tool", {"tool_name": "plain", "arguments": {}})
+    context = CallContext(requires=requires)
+    call = {"tool_name": "plain", "arguments": {}}
+    result = session.call_sync("call_tool", call, context=context)
     assert result.outcome == "denied" and "HITL says so" in result.content
     assert seen == [("plain", {})]

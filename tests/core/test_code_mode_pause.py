@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pydantic_monty")
 
 from toolmgmt_core import Access, Policy, ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.calls.approval import framework_approval  # noqa: E402
+from toolmgmt_core.calls.context import CallContext  # noqa: E402
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest  # noqa: E402
 from toolmgmt_core.runtime.control import passthrough  # noqa: E402
 from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
@@ -83,8 +83,9 @@ def manager(store: InMemorySessionStore | None = None) -> ToolManager:
 
 def run(session: Any, framework: Framework) -> Any:
     async def go() -> Any:
-        with passthrough(Paused), framework_approval(framework.approver()):
-            return await session.call("run_code", {"code": PROGRAM}, call_id="c1")
+        context = CallContext(approver=framework.approver())
+        with passthrough(Paused):
+            return await session.call("run_code", {"code": PROGRAM}, call_id="c1", context=context)
 
     return asyncio.run(go())
 

@@ -24,7 +24,7 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.calls.approval import framework_approval
+from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.runtime.control import passthrough
 
 
@@ -148,7 +148,7 @@ def test_summariser_and_approver_signals_pass_when_declared() -> None:
     assert runs["wipe"] == 0  # neither the refusal nor the pause ran it
 
 
-def test_framework_approval_asks_the_scoped_approver() -> None:
+def test_the_frameworks_approver_in_the_call_context_is_asked() -> None:
     catalog, runs = _catalog({"exc": Pause()})
     asked: list[ApprovalRequest] = []
     decisions = iter([False, True])
@@ -164,13 +164,13 @@ def test_framework_approval_asks_the_scoped_approver() -> None:
     assert unasked.is_error and unasked.outcome == "denied" and "nobody here" in unasked.content
     assert runs["wipe"] == 0
     # ... and with the framework's approver it needs a yes, asked with validated arguments.
-    with framework_approval(human):
-        refused = session.call_sync("wipe", {"x": 2})
-        assert refused.is_error and "refused" in refused.content
-        assert session.call_sync("wipe", {"x": 3}).content == "wiped 3"
-        bad = session.call_sync("wipe", {"x": "three"})
-        assert bad.is_error and len(asked) == 2  # invalid arguments never reach the human
-        assert session.call_sync("pause_sync", {"x": 1}).is_error  # needs no approval
+    framework = CallContext(approver=human)
+    refused = session.call_sync("wipe", {"x": 2}, context=framework)
+    assert refused.is_error and "refused" in refused.content
+    assert session.call_sync("wipe", {"x": 3}, context=framework).content == "wiped 3"
+    bad = session.call_sync("wipe", {"x": "three"}, context=framework)
+    assert bad.is_error and len(asked) == 2  # invalid arguments never reach the human
+    assert session.call_sync("pause_sync", {"x": 1}, context=framework).is_error  # no approval
     assert [r.arguments for r in asked] == [{"x": 2}, {"x": 3}]
     assert asked[0].reason == "the tool is annotated destructive"
     assert runs["wipe"] == 1  # the refused calls never ran
@@ -183,13 +183,12 @@ def test_framework_approval_asks_the_scoped_approver() -> None:
         access=Access(policies=[Policy("review", require_approval=["pause_*"])]),
     )
     assert "nobody here can give it" in strict.session().call_sync("pause_sync", {"x": 1}).content
-    with framework_approval(lambda request: False):
-        assert "refused" in strict.session().call_sync("pause_sync", {"x": 1}).content
+    no = CallContext(approver=lambda request: False)
+    assert "refused" in strict.session().call_sync("pause_sync", {"x": 1}, context=no).content
 
     # The manager's own callback wins over the framework's.
     own = ToolManager(catalog, mode="search", always_on=["wipe"], approval=lambda r: True)
-    with framework_approval(lambda request: False):
-        assert not own.session().call_sync("wipe", {"x": 4}).is_error
+    assert not own.session().call_sync("wipe", {"x": 4}, context=no).is_error
 
 
 def test_an_approver_may_edit_the_call_or_answer_it_instead() -> None:

@@ -17,6 +17,7 @@ pytest.importorskip("mcp")
 import anyio  # noqa: E402
 from toolmgmt_gateway import parse_config  # noqa: E402
 from toolmgmt_gateway.admission import (  # noqa: E402
+    TURN_SCOPE_KEY,
     Admission,
     session_shares,
     waiting_on_upstream,
@@ -47,7 +48,7 @@ class _Replica:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         client = scope[CLIENT_SCOPE_KEY]
         await self._stage(client, self.work)
-        async with waiting_on_upstream():
+        async with waiting_on_upstream(scope.get(TURN_SCOPE_KEY)):
             self.waiting[client] += 1
             self.peak_waiting[client] = max(self.peak_waiting[client], self.waiting[client])
             await anyio.sleep(self.upstream)
@@ -110,6 +111,33 @@ async def test_a_request_that_waits_a_whole_retry_after_for_its_own_is_refused()
     assert status == 503 and headers["retry-after"] == "1"
     assert "client 'bulk' kept its share of this replica's work (1 requests" in body
     assert results["first"][0] == 200 and results["other"][0] == 200
+
+
+async def test_a_call_that_outlives_its_request_never_takes_its_place_again() -> None:
+    """The place travels with the call (the scope, then the call's relay): a call still
+    waiting on its upstream when its request ended does not take a place back after."""
+    limiter: list[anyio.CapacityLimiter] = []
+    upstream_answered = anyio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        turn = scope[TURN_SCOPE_KEY]
+        limiter.append(turn.limiter)
+
+        async def outliving_call() -> None:
+            async with waiting_on_upstream(turn):
+                await upstream_answered.wait()
+
+        tasks.start_soon(outliving_call)
+        await anyio.sleep(0.05)  # the call is waiting on its upstream: its place is free
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    admission = Admission(app, max_requests=0, retry_after=10, work={"bulk": 2, "other": 2})
+    async with anyio.create_task_group() as tasks:
+        status, _, _ = await _request(admission, "bulk")
+        assert status == 200
+        upstream_answered.set()  # after its request ended
+    assert limiter[0].borrowed_tokens == 0
 
 
 async def test_each_client_holds_at_most_its_share_of_the_streams() -> None:

@@ -28,7 +28,7 @@ from toolmgmt_core import (  # noqa: E402
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.calls.approval import framework_approval  # noqa: E402
+from toolmgmt_core.calls.context import CallContext  # noqa: E402
 from toolmgmt_core.model.tokens import count_tokens  # noqa: E402
 from toolmgmt_core.runtime.control import passthrough  # noqa: E402
 from toolmgmt_core.session.modes import Code  # noqa: E402
@@ -104,9 +104,10 @@ def direct(
 
 def _reach(session: Any, name: str, arguments: Any, approver: Any) -> Reached:
     async def go() -> Reached:
-        with passthrough(Pause), framework_approval(approver):
+        with passthrough(Pause):
             try:
-                result = await session.call(name, arguments, call_id="call-1")
+                context = CallContext(approver=approver)
+                result = await session.call(name, arguments, call_id="call-1", context=context)
             except Pause:
                 return Reached(None, "", paused=True)
         return Reached(result.outcome, result.content)

@@ -150,26 +150,29 @@ class SessionPath:
     async def call(
         self, tool: str, *, profile: str | None = None, answer: str | None = None
     ) -> Seen:
-        from toolmgmt_core.calls.approval import framework_approval
+        from toolmgmt_core.calls.context import CallContext
         from toolmgmt_core.runtime.control import passthrough
 
         session = self._session(profile)
         seen = Seen()
-        with passthrough(Paused), framework_approval(self._approver(answer, seen)):
+        context = CallContext(approver=self._approver(answer, seen))
+        with passthrough(Paused):
             try:
-                seen.text = await self._run(session, tool, {"order_id": ORDER})
+                seen.text = await self._run(session, tool, {"order_id": ORDER}, context)
             except Paused:
                 seen.paused = True
         return seen
 
-    async def _run(self, session: Any, tool: str, arguments: dict[str, Any]) -> str:
+    async def _run(
+        self, session: Any, tool: str, arguments: dict[str, Any], context: Any
+    ) -> str:
         if self.how == "code":  # a program calling the tool, as test_code_mode_guards does
             code = f"print(await call_tool({tool!r}, {arguments!r}))"
-            return str((await session.call("run_code", {"code": code})).content)
+            return str((await session.call("run_code", {"code": code}, context=context)).content)
         if self.how in ("call_tool", "execute_tool"):
             call = {"tool_name": tool, "arguments": arguments}
-            return str((await session.call(self.how, call)).content)
-        return str((await session.call(tool, arguments)).content)
+            return str((await session.call(self.how, call, context=context)).content)
+        return str((await session.call(tool, arguments, context=context)).content)
 
 
 class LiteLLMPath(SessionPath):

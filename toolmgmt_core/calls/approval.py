@@ -5,8 +5,9 @@ Which calls need approval is the policy's decision (:meth:`PolicyView.approval_r
 tool). Who is asked is decided here, once, for every door:
 
 1. the manager's :class:`~toolmgmt_core.Approval` callback, when it has one;
-2. else the framework's approver, declared by the adapter for the call it runs
-   (:func:`framework_approval`): it pauses the run the framework's way (LangGraph
+2. else the framework's approver, which the adapter hands down with the call
+   (``CallContext.approver``, :mod:`toolmgmt_core.calls.context`): it pauses the run the
+   framework's way (LangGraph
    ``interrupt()``, PydanticAI ``ApprovalRequired``) and answers with the human's decision
    when the run resumes;
 3. else nobody can say yes, and the call is refused (fail closed).
@@ -18,7 +19,7 @@ A framework's own approval marker is honoured on every path, decided on the reso
 inner tool of ``call_tool`` or ``execute_tool`` as much as a tool called by name): one the
 tool carries (``Tool.metadata["requires_approval"]``, read by the policy), or one the
 framework holds apart from the tool (LangChain's ``HumanInTheLoopMiddleware.interrupt_on``),
-declared with the approver (``framework_approval(approver, requires=...)``).
+handed down with the approver (``CallContext(approver=..., requires=...)``).
 
 An approval that a client brings back later (a resumed run, a 2026 retry) is bound to the call
 it was given for and used once: :class:`UsedApprovals` (in this process) or a store's
@@ -28,15 +29,13 @@ it was given for and used once: :class:`UsedApprovals` (in this process) or a st
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import inspect
 import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from toolmgmt_core.model.errors import ApprovalDeniedError
@@ -53,9 +52,6 @@ __all__ = [
     "approval_key",
     "ask_approval",
     "call_approval_reason",
-    "framework_approval",
-    "framework_approver",
-    "framework_reason",
     "replayed_approval",
 ]
 
@@ -75,53 +71,20 @@ ApprovalMarker = Callable[[Tool, Mapping[str, Any]], "str | None"]
 with these (validated) arguments needs approval under the framework's own configuration, or
 None."""
 
-_APPROVER: ContextVar[tuple[ApprovalAsker | None, ApprovalMarker | None]] = ContextVar(
-    "toolmgmt_approver", default=(None, None)
-)
-
-
-@contextlib.contextmanager
-def framework_approval(
-    approver: ApprovalAsker | None, *, requires: ApprovalMarker | None = None
-) -> Iterator[None]:
-    """Within this block, calls that need approval ask ``approver`` when the manager has no
-    approval callback of its own (None: nobody to ask, so such calls are refused).
-
-    The approver gets the :class:`~toolmgmt_core.ApprovalRequest` after the call's arguments
-    were validated, so the human sees exactly what will run.
-
-    Args:
-        approver: who asks the human the framework's way.
-        requires: the framework's own approval configuration, asked about the resolved tool of
-            every call in the block (by name or through a meta-tool) besides the policy.
-    """
-    token = _APPROVER.set((approver, requires))
-    try:
-        yield
-    finally:
-        _APPROVER.reset(token)
-
-
-def framework_approver() -> ApprovalAsker | None:
-    """The approver of the :func:`framework_approval` block around this point, or None."""
-    return _APPROVER.get()[0]
-
-
-def framework_reason(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
-    """Why the framework of the :func:`framework_approval` block around this point wants this
-    call of ``tool`` approved (its ``requires``), or None."""
-    requires = _APPROVER.get()[1]
-    return requires(tool, arguments) if requires is not None else None
-
-
 def call_approval_reason(
-    policy: PolicyView, tool: Tool, arguments: Mapping[str, Any]
+    policy: PolicyView,
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    requires: ApprovalMarker | None = None,
 ) -> str | None:
     """Why this call of the resolved ``tool`` needs approval, or None: the policy's reason
     (:meth:`PolicyView.approval_reason <toolmgmt_core.PolicyView.approval_reason>`, the tool's
-    own marker included), else the framework's (:func:`framework_reason`). Every path asks
-    this about the tool that would run, before :func:`ask_approval`."""
-    return policy.approval_reason(tool) or framework_reason(tool, arguments)
+    own marker included), else the framework's (``requires``, handed down with the call).
+    Every path asks this about the tool that would run, before :func:`ask_approval`."""
+    reason = policy.approval_reason(tool)
+    if reason is None and requires is not None:
+        reason = requires(tool, arguments)
+    return reason
 
 
 def approval_key(conversation: str, tool: str, arguments: Mapping[str, Any], grant: str) -> str:
@@ -182,7 +145,11 @@ class UsedApprovals:
 
 
 async def ask_approval(
-    policy: PolicyView, tool: Tool, arguments: Mapping[str, Any], reason: str
+    policy: PolicyView,
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    reason: str,
+    approver: ApprovalAsker | None = None,
 ) -> Verdict:
     """Ask whoever approves calls of ``tool`` (see the module docstring) about this one.
 
@@ -191,6 +158,8 @@ async def ask_approval(
         tool: the tool, as the model sees it.
         arguments: the validated arguments.
         reason: why the call needs approval (``policy.approval_reason(tool)``).
+        approver: the framework's approver handed down with the call, asked when the
+            policy has no callback of its own.
 
     Returns:
         None to run the call as it is; an :class:`~toolmgmt_core.ApprovalEdit` (run it with
@@ -202,7 +171,7 @@ async def ask_approval(
             the model not to retry unchanged.
     """
     name = tool.name
-    approver = policy.approval.callback or framework_approver()
+    approver = policy.approval.callback or approver
     if approver is None:
         raise ApprovalDeniedError(
             f"Calling {name!r} needs approval ({reason}) and nobody here can give it, so it did "

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolmgmt_core.calls.context import CONTEXT_PARAMETER, NO_CONTEXT, CallContext, takes_context
 from toolmgmt_core.calls.threads import run_on_lane
 from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.errors import (
@@ -135,15 +136,22 @@ def _error_text(value: Mapping[str, Any]) -> str:
 
 
 async def run_handler(
-    tool: Tool, arguments: Mapping[str, Any], timeout: float | None, *, stated: float | None = None
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    timeout: float | None,
+    *,
+    stated: float | None = None,
+    context: CallContext = NO_CONTEXT,
 ) -> Any:
     """Run ``tool``'s handler with ``arguments`` as keyword arguments; return its value.
+    A handler that declares the ``toolmgmt_context`` keyword also gets ``context``.
 
     Args:
         tool: the tool.
         arguments: validated arguments.
         timeout: seconds left for the handler (None: no limit).
         stated: the timeout to name in the error message (default ``timeout``).
+        context: the call's context, for a handler that asks for it.
 
     Raises:
         ToolUnavailableError: the tool has no handler, or its calls keep hanging.
@@ -158,12 +166,14 @@ async def run_handler(
             tool_name=tool.name,
         )
     limit = stated if stated is not None else timeout
+    if takes_context(handler):
+        arguments = {**arguments, CONTEXT_PARAMETER: context}
     try:
         if _is_async_callable(handler):
             value = await _within(tool, handler(**arguments), timeout)
         else:
-            context = contextvars.copy_context()
-            call = functools.partial(context.run, handler, **arguments)
+            variables = contextvars.copy_context()  # the declared signals, in the thread too
+            call = functools.partial(variables.run, handler, **arguments)
             try:
                 value = await run_on_lane(tool, handler, call, timeout)
             except (asyncio.TimeoutError, TimeoutError) as exc:  # the thread runs on

@@ -11,8 +11,11 @@ the same way wherever it came from::
 The result is a :class:`~toolmgmt_core.ToolResult` whose :attr:`~toolmgmt_core.ToolResult.outcome`
 (``success``, ``retry``, ``denied``, ``failed``) each door maps to its framework's own form; an
 error is shaped once, here, to the tool's budget. What the pipeline needs of its session is the
-:class:`CallSite` protocol; what it did goes to the manager's listeners
-(:mod:`toolmgmt_core.events`).
+:class:`CallSite` protocol; what the door knows about the call travels down with it as a
+:class:`~toolmgmt_core.calls.context.CallContext` (the call id, the framework's approver, what
+a handler that asks for it gets); what it did goes to the manager's listeners
+(:mod:`toolmgmt_core.events`). A meta-tool that runs another tool (``execute_tool``,
+``call_tool``) answers with a :class:`ToolRun`, which the pipeline runs here, in the same call.
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from toolmgmt_core.calls.approval import ask_approval, call_approval_reason
 from toolmgmt_core.calls.budget import SessionBudget
+from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import CallClock, ToolResult, run_handler
 from toolmgmt_core.calls.results import edited_result, error_result, shape_result
 from toolmgmt_core.calls.truncation import truncate_result
@@ -50,17 +54,22 @@ from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalResponse
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.runtime.control import reraise_control_flow
 
-__all__ = ["CallPipeline", "CallSite", "current_call_id"]
+__all__ = ["CallPipeline", "CallSite", "ToolRun"]
 
 logger = logging.getLogger("toolmgmt")
 
-_CALL_ID: ContextVar[str | None] = ContextVar("toolmgmt_call_id", default=None)
 _DENIALS = frozenset({"not_permitted", "tool_denied"})
 
 
-def current_call_id() -> str | None:
-    """The provider's id of the call being run here (None outside a call, or without one)."""
-    return _CALL_ID.get()
+@dataclass(frozen=True)
+class ToolRun:
+    """A meta-tool's answer that is a call of another tool (``execute_tool``, ``call_tool``):
+    the pipeline runs ``tool`` with ``arguments`` in the same call, from policy on."""
+
+    tool: Tool
+    """The resolved tool to run."""
+    arguments: Any
+    """Its arguments, as the model gave them (validated by the run)."""
 
 
 class CallSite(Protocol):
@@ -74,8 +83,9 @@ class CallSite(Protocol):
     def result_budget(self) -> SessionBudget: ...
     @property
     def goal(self) -> str | None: ...
-    def meta_tool(self, name: Any) -> Tool | None: ...
-    async def answer_meta(self, tool: Tool, arguments: Any) -> ToolResult: ...
+    async def answer_meta(
+        self, name: Any, arguments: Any, context: CallContext
+    ) -> ToolResult | ToolRun | None: ...
     def resolve(self, name: str) -> Tool: ...
     def ensure_listed(self, tool: Tool) -> None: ...
     def can_see(self, tool: Tool) -> bool: ...
@@ -101,37 +111,50 @@ class CallPipeline:
         self.encoding = encoding
         self.events = events
 
-    async def call(self, name: str, arguments: Any, call_id: str | None = None) -> ToolResult:
+    async def call(
+        self,
+        name: str,
+        arguments: Any,
+        call_id: str | None = None,
+        *,
+        context: CallContext = NO_CONTEXT,
+    ) -> ToolResult:
         """Run a meta-tool or a tool as the model asked; never raises for the model's mistakes
-        (a framework's control-flow signal passes).
+        (a framework's control-flow signal passes). ``call_id``, when given, replaces the
+        context's.
 
         With listeners, :class:`~toolmgmt_core.events.CallStarted` and
         :class:`~toolmgmt_core.events.CallFinished` are emitted here, in this task, around the
         whole call (``interrupted`` when a signal or a cancellation ends it)."""
-        _CALL_ID.set(call_id)
+        if call_id is not None and call_id != context.call_id:
+            # Most calls carry nothing else: a new context is cheaper than a changed copy.
+            is_bare = context is NO_CONTEXT
+            context = CallContext(call_id=call_id) if is_bare else context.replace(call_id=call_id)
         if not self.events:
-            return await self._answer(name, arguments)
+            return await self._answer(name, arguments, context)
         meta = isinstance(name, str) and name in META_TOOL_NAMES
-        started = CallStarted(self.site.conversation, str(name), call_id, arguments, meta)
+        started = CallStarted(self.site.conversation, str(name), context.call_id, arguments, meta)
         self.events.emit(started)
         clock = time.monotonic()
         try:
-            result = await self._answer(name, arguments)
+            result = await self._answer(name, arguments, context)
         except BaseException as exc:  # a framework's signal, a cancellation: reported, passed on
             self._finished(started, None, time.monotonic() - clock, type(exc).__name__)
             raise
         self._finished(started, result, time.monotonic() - clock)
         return result
 
-    async def _answer(self, name: str, arguments: Any) -> ToolResult:
+    async def _answer(self, name: str, arguments: Any, context: CallContext) -> ToolResult:
         site = self.site
         try:
-            meta_tool = site.meta_tool(name)
-            if meta_tool is not None:
-                return await site.answer_meta(meta_tool, arguments)
+            answer = await site.answer_meta(name, arguments, context)
+            if isinstance(answer, ToolRun):  # execute_tool: the named tool, run here
+                return await self.execute(answer.tool, answer.arguments, context)
+            if answer is not None:  # a meta-tool's own answer
+                return answer
             tool = site.resolve(name)
             site.ensure_listed(tool)
-            return await self.execute(tool, arguments)
+            return await self.execute(tool, arguments, context)
         except ToolCallError as exc:
             return self.error_result(exc.tool_name or str(name), exc)
         except Exception as exc:  # a bug must not crash the agent's loop; log it loudly
@@ -144,7 +167,9 @@ class CallPipeline:
             )
             return self.error_result(str(name), error)
 
-    async def execute(self, tool: Tool, arguments: Any) -> ToolResult:
+    async def execute(
+        self, tool: Tool, arguments: Any, context: CallContext = NO_CONTEXT
+    ) -> ToolResult:
         """Policy, validation, approval, the handler and the result's shape for a resolved
         ``tool`` (``execute_tool`` joins here).
 
@@ -161,14 +186,14 @@ class CallPipeline:
                 site.resolve(tool.name)  # raises what a lookup of the name would
             hint = site.schema_hint(tool)
             checked = await check_arguments(tool, arguments, hint=hint, time_limit=clock.left())
-            reason = call_approval_reason(site.policy, tool, checked)
+            reason = call_approval_reason(site.policy, tool, checked, context.requires)
             if reason is not None:
                 with clock.paused():
-                    verdict = await self._approve(tool, checked, reason)
+                    verdict = await self._approve(tool, checked, reason, context)
                 if not site.can_see(tool):
                     site.resolve(tool.name)  # the policy may have changed while a human looked
                 if isinstance(verdict, ApprovalResponse):  # answered in the tool's place
-                    return await self.shape(tool, verdict.message, clock.left())
+                    return await self.shape(tool, verdict.message, clock.left(), context.call_id)
                 if isinstance(verdict, ApprovalEdit):
                     edited = verdict
                     checked = await check_arguments(
@@ -181,18 +206,22 @@ class CallPipeline:
                     "arguments took the time) and did not run. Try simpler arguments.",
                     tool_name=tool.name,
                 )
-            value = await run_handler(tool, checked, left, stated=timeout)
+            value = await run_handler(tool, checked, left, stated=timeout, context=context)
         except ToolCallError as exc:
             return self.error_result(tool.name, exc)
-        result = await self.shape(tool, value, clock.left())
+        result = await self.shape(tool, value, clock.left(), context.call_id)
         return result if edited is None else edited_result(result, checked, self.encoding)
 
-    async def _approve(self, tool: Tool, arguments: Mapping[str, Any], reason: str) -> Any:
+    async def _approve(
+        self, tool: Tool, arguments: Mapping[str, Any], reason: str, context: CallContext
+    ) -> Any:
         site = self.site
         if self.events:
             self.events.emit(ApprovalAsked(site.conversation, tool.name, reason))
         try:
-            verdict = await ask_approval(site.policy, site.present(tool), arguments, reason)
+            verdict = await ask_approval(
+                site.policy, site.present(tool), arguments, reason, context.approver
+            )
         except ToolCallError:
             if self.events:
                 self.events.emit(ApprovalAnswered(site.conversation, tool.name, "denied"))
@@ -208,8 +237,11 @@ class CallPipeline:
             self.events.emit(ApprovalAnswered(site.conversation, tool.name, kind))
         return verdict
 
-    async def shape(self, tool: Tool, value: Any, seconds: float | None) -> ToolResult:
-        """The model-facing result of a call that ran, cut to its budget and recorded."""
+    async def shape(
+        self, tool: Tool, value: Any, seconds: float | None, call_id: str | None = None
+    ) -> ToolResult:
+        """The model-facing result of a call that ran, cut to its budget and recorded (under
+        ``call_id``)."""
         account = self.site.result_budget
         media: list[Any] = []
         if isinstance(value, ContentResult):
@@ -217,7 +249,7 @@ class CallPipeline:
             value = value.value()
         exhausted = account.exceeded
         result = await shape_result(
-            account, tool, value, seconds, goal=self.site.goal, call_id=_CALL_ID.get()
+            account, tool, value, seconds, goal=self.site.goal, call_id=call_id
         )
         if media:
             result.media = media

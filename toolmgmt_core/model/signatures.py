@@ -12,7 +12,12 @@ import pydantic
 
 from toolmgmt_core.model.errors import InvalidToolError
 
-__all__ = ["function_schema"]
+__all__ = ["CONTEXT_PARAMETER", "function_schema"]
+
+CONTEXT_PARAMETER = "toolmgmt_context"
+"""The keyword a tool handler declares to be given its call's context
+(:class:`~toolmgmt_core.calls.context.CallContext`): not one of the tool's parameters, so the
+model never sees or sends it."""
 
 
 def _strip_titles(node: Any) -> Any:
@@ -37,7 +42,7 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, str, dict[str, Any]]:
 
     Parameter descriptions come from a Google, NumPy or reST docstring; types from hints
     (anything pydantic understands: enums, ``Literal``, dataclasses, models, ``Optional``).
-    ``self``/``cls``, ``*args`` and ``**kwargs`` are left out.
+    ``self``/``cls``, ``*args``, ``**kwargs`` and :data:`CONTEXT_PARAMETER` are left out.
 
     Raises:
         InvalidToolError: when a hint cannot be turned into a JSON Schema.
@@ -55,7 +60,7 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, str, dict[str, Any]]:
     signature = inspect.signature(fn)
     model_fields: dict[str, Any] = {}
     for param in signature.parameters.values():
-        if param.name in ("self", "cls") or param.kind in (
+        if param.name in ("self", "cls", CONTEXT_PARAMETER) or param.kind in (
             inspect.Parameter.VAR_POSITIONAL,
             inspect.Parameter.VAR_KEYWORD,
         ):

@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import toolmgmt_core.session.meta_tools as meta
-from toolmgmt_core.calls.approval import framework_approval, framework_approver
 from toolmgmt_core.calls.budget import ResultBudget, SessionBudget
 from toolmgmt_core.calls.code import (
     CodeLimits,
@@ -32,8 +31,9 @@ from toolmgmt_core.calls.code import (
     python_signature,
     run_program,
 )
+from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.execution import ToolResult
-from toolmgmt_core.calls.pipeline import CallPipeline, current_call_id
+from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
 from toolmgmt_core.events import ProgramFinished, ProgramStarted
 from toolmgmt_core.model.errors import InvalidArgumentsError, ToolCallError, ToolExecutionError
 from toolmgmt_core.model.tool import Tool
@@ -82,11 +82,10 @@ class _InnerSite:
     def goal(self) -> str | None:
         return self.session.goal  # type: ignore[no-any-return]
 
-    def meta_tool(self, name: Any) -> Tool | None:
+    async def answer_meta(
+        self, name: Any, arguments: Any, context: CallContext
+    ) -> ToolResult | ToolRun | None:
         return None  # a program calls tools; it searches with search_tools
-
-    async def answer_meta(self, tool: Tool, arguments: Any) -> ToolResult:  # pragma: no cover
-        raise AssertionError("programs call no meta-tools")
 
     def resolve(self, name: str) -> Tool:
         return self.session.resolve(name)  # type: ignore[no-any-return]
@@ -107,7 +106,7 @@ class _InnerSite:
 class _Host:
     """A program's calls, answered through the session's pipeline (see the module docstring)."""
 
-    def __init__(self, calls: CodeCalls, budget: SessionBudget, call_id: str | None) -> None:
+    def __init__(self, calls: CodeCalls, budget: SessionBudget, context: CallContext) -> None:
         session = calls.session
         self.calls = calls
         self.pipeline = CallPipeline(
@@ -116,7 +115,8 @@ class _Host:
             encoding=session.manager.encoding,
             events=session.manager.events,
         )
-        self.call_id = call_id
+        self.context = context
+        """run_code's own context, with the approver its program's calls ask."""
         self.count = 0
         self.tokens = 0
 
@@ -124,10 +124,10 @@ class _Host:
         if not isinstance(name, str):
             raise ProgramToolError("TypeError", "call_tool(name, arguments): name must be a str")
         self.count += 1
-        inner_id = f"{self.call_id or 'run_code'}.{self.count}"
-        # In a task of its own, which runs in a copy of this context: the pipeline sets the
-        # call's id for what it runs, and run_code's own id must stay this task's.
-        result = await asyncio.ensure_future(self.pipeline.call(name, arguments, inner_id))
+        inner_id = f"{self.context.call_id or 'run_code'}.{self.count}"
+        # In a task of its own (as a tool's call is), so what it sets stays its own.
+        call = self.pipeline.call(name, arguments, inner_id, context=self.context)
+        result = await asyncio.ensure_future(call)
         self.tokens += result.original_tokens
         if result.is_error:
             message = result.error.message if result.error is not None else result.content
@@ -197,7 +197,7 @@ class CodeCalls:
             "note": "Call them in run_code: `await name(arg=...)`.",
         }
 
-    async def run_code(self, args: dict[str, Any]) -> ToolResult:
+    async def run_code(self, args: dict[str, Any], context: CallContext) -> ToolResult:
         session = self.session
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
@@ -213,12 +213,14 @@ class CodeCalls:
             )
         key = code_digest(code)
         paused = session.take_program(key)
-        call_id = current_call_id()
+        call_id = context.call_id
         budget = _WholeValues(ResultBudget(encoding=session.manager.encoding))
-        host = _Host(self, budget, call_id)
-        outer = framework_approver()
+        outer = context.approver
         before = paused.approvals if paused is not None else 0
         counting = _CountingApprover(outer, before) if outer is not None else None
+        # The program's calls ask the framework's approver through the counter (and not the
+        # framework's own marker: that decides calls of the framework's tools, not these).
+        host = _Host(self, budget, context.replace(approver=counting, requires=None))
         replay = getattr(outer, "replay", None)
         if replay is not None and before:
             replay(before)  # the framework answers by order: its earlier answers come first
@@ -233,10 +235,7 @@ class CodeCalls:
         if events:
             events.emit(started)
         try:
-            with framework_approval(counting):
-                outcome = await run_program(
-                    code, host, self.limits, paused=paused, on_pause=on_pause
-                )
+            outcome = await run_program(code, host, self.limits, paused=paused, on_pause=on_pause)
         except BaseException as exc:
             if events:
                 events.emit(
@@ -253,7 +252,7 @@ class CodeCalls:
                 )
             raise
         if outcome.error is None:
-            result = await session.pipeline.shape(self._tool(), outcome.text, None)
+            result = await session.pipeline.shape(self._tool(), outcome.text, None, call_id)
         else:
             error: ToolCallError = (
                 InvalidArgumentsError(outcome.text, tool_name=meta.RUN_CODE)

@@ -74,7 +74,9 @@ class StoredConversation(abc.ABC):
         """The names loaded now, in load order."""
 
     @abc.abstractmethod
-    def _load(self, names: Sequence[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
+    def record_loads(
+        self, names: Sequence[str], *, restored: bool = False
+    ) -> tuple[list[str], list[str]]:
         """Record ``names`` as loaded: (newly loaded, refused at the ``max_active`` cap)."""
 
     def snapshot(self) -> SessionState:
@@ -160,7 +162,7 @@ class StoredConversation(abc.ABC):
         with self._lock:
             self._profile_view = None if view is self.manager.policy else view
             self._loaded = []
-            dropped = self._load(list(state.loaded), restored=True)[1]
+            dropped = self.record_loads(list(state.loaded), restored=True)[1]
             self._results.restore(state.results or {"records": [], "cleared": []})
             self._programs = {
                 k: v for k, v in (state.programs or {}).items() if k not in self._programs_taken

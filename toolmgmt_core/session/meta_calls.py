@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import toolmgmt_core.session.meta_tools as meta
+from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import ToolResult
-from toolmgmt_core.calls.pipeline import CallPipeline
+from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
 from toolmgmt_core.calls.results import meta_result
 from toolmgmt_core.calls.validation import MAX_REPORTED_ERRORS, check_arguments, clip
 from toolmgmt_core.catalog.tool_catalog import SearchHit, ToolEntry
@@ -53,7 +54,7 @@ class MetaSession(Protocol):
     def present(self, tool: Tool) -> Tool: ...
     def resolve(self, name: str) -> Tool: ...
     def meta_tool(self, name: Any) -> Tool | None: ...
-    def _load(self, names: Sequence[str]) -> tuple[list[str], list[str]]: ...
+    def record_loads(self, names: Sequence[str]) -> tuple[list[str], list[str]]: ...
     def cap_message(self, refused: Sequence[str]) -> str: ...
 
 
@@ -65,14 +66,18 @@ class MetaToolCalls:
         self.session = session
         self._code = CodeCalls(session, self)
 
-    async def call(self, tool: Tool, arguments: Any) -> ToolResult:
+    async def call(
+        self, tool: Tool, arguments: Any, context: CallContext = NO_CONTEXT
+    ) -> ToolResult | ToolRun:
+        """The meta-tool's answer, or (``execute_tool``, ``call_tool``) the tool it runs,
+        which the pipeline runs in the same call."""
         try:
             arguments = forgive_meta_arguments(tool.name, arguments)
             args = await check_arguments(tool, arguments)
             if tool.name in _RUNNERS:
-                return await self.execute_tool(tool.name, args)
+                return await self.execute_tool(tool.name, args, context)
             if tool.name == meta.RUN_CODE:
-                return await self._code.run_code(args)
+                return await self._code.run_code(args, context)
             handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
                 meta.TOOL_SEARCH: self.tool_search,
                 meta.DISCOVER_TOOLS: self.discover_tools,
@@ -182,7 +187,7 @@ class MetaToolCalls:
         hits = self.find(args)
         if isinstance(hits, dict):
             return hits
-        added, refused = self.session._load([h.name for h in hits])
+        added, refused = self.session.record_loads([h.name for h in hits])
         if self.session.effective_mode.stable_search:
             # The list stays as it is: the answer carries what the model needs to call them.
             return {
@@ -303,7 +308,7 @@ class MetaToolCalls:
         if not entries:
             refusal = ToolNotPermittedError if all_hidden else ToolNotFoundError
             raise refusal(" ".join(errors.values()), suggestions=suggestions)
-        _, refused = self.session._load(found)
+        _, refused = self.session.record_loads(found)
         response: dict[str, Any] = {"tools": entries}
         if errors:
             response["errors"] = errors
@@ -327,9 +332,16 @@ class MetaToolCalls:
     def load_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:
         return self._schemas(args["tool_names"], meta.LOAD_TOOL_SCHEMA)
 
-    async def execute_tool(self, runner: str, args: dict[str, Any]) -> ToolResult:
-        """``execute_tool`` (gateway) or ``call_tool`` (search): the named tool, run through
-        the session's pipeline."""
+    async def execute_tool(
+        self, runner: str, args: dict[str, Any], context: CallContext
+    ) -> ToolResult | ToolRun:
+        """``execute_tool`` (gateway) or ``call_tool`` (search): the named tool, for the
+        pipeline to run (a meta-tool it names answers here).
+
+        Raises:
+            InvalidArgumentsError: it names a meta-tool that runs tools.
+            ToolCallError: the name resolves to no tool this session may call.
+        """
         name = args["tool_name"]
         arguments = args.get("arguments")
         if arguments is None:
@@ -343,8 +355,8 @@ class MetaToolCalls:
                     f"{runner} runs a tool found with {finder}; give that tool's name.",
                     tool_name=runner,
                 )
-            return await self.call(inner, arguments)
-        return await self.session.pipeline.execute(self.session.resolve(name), arguments)
+            return await self.call(inner, arguments, context)
+        return ToolRun(self.session.resolve(name), arguments)
 
 
 _RUNNERS = (meta.EXECUTE_TOOL, meta.CALL_TOOL)

@@ -19,8 +19,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from toolmgmt_core.calls.budget import ResultRecord, SessionBudget
+from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import ToolResult
-from toolmgmt_core.calls.pipeline import CallPipeline
+from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
 from toolmgmt_core.calls.resolution import cap_message, resolve_tool
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.events import ToolsListed, ToolsLoaded
@@ -256,13 +257,15 @@ class ToolSession(StoredConversation):
             (newly loaded, refused because the ``max_active`` cap is reached).
         """
         visible = [n for n in dict.fromkeys(names) if self._lookup(n) is not None]
-        done = self._load(visible, restored=restored)
+        done = self.record_loads(visible, restored=restored)
         self.save_sync()
         return done
 
-    def _load(self, names: Sequence[str], *, restored: bool = False) -> tuple[list[str], list[str]]:
-        """Record ``names`` as loaded, appending to the list where the mode lists loads
-        (``restored``: taken back from saved state, which loads nothing new: no event).
+    def record_loads(
+        self, names: Sequence[str], *, restored: bool = False
+    ) -> tuple[list[str], list[str]]:
+        """Record ``names`` (visible here) as loaded, appending to the list where the mode lists
+        loads (``restored``: taken back from saved state, which loads nothing new: no event).
 
         Returns:
             (newly loaded, refused because the ``max_active`` cap is reached).
@@ -301,7 +304,12 @@ class ToolSession(StoredConversation):
     # -- calls ----------------------------------------------------------------------------
 
     async def call(
-        self, name: str, arguments: Any = None, *, call_id: str | None = None
+        self,
+        name: str,
+        arguments: Any = None,
+        *,
+        call_id: str | None = None,
+        context: CallContext = NO_CONTEXT,
     ) -> ToolResult:
         """Run a meta-tool or a tool as the model asked; never raises for the model's mistakes.
 
@@ -309,7 +317,10 @@ class ToolSession(StoredConversation):
             name: the tool name the model used (forgiving case, look-alikes and provider forms).
             arguments: the arguments object (a dict, a JSON string of one, or None).
             call_id: the provider's tool-call id, used to name the result in
-                :meth:`clearable_results` (default ``call_<a unique id>``).
+                :meth:`clearable_results` (default ``call_<a unique id>``); replaces
+                ``context.call_id``.
+            context: what the door knows about this call (the framework's approver, the
+                client, a handler's run: :class:`~toolmgmt_core.calls.context.CallContext`).
 
         Returns:
             The result; on failure ``is_error`` is set, ``error.kind`` says whether it was the
@@ -318,7 +329,7 @@ class ToolSession(StoredConversation):
             still returns its result, with ``saved`` False and a ``NotSaved`` note (the record
             is saved with the next change).
         """
-        result = await self.pipeline.call(name, arguments, call_id)
+        result = await self.pipeline.call(name, arguments, call_id, context=context)
         unsaved = await self.save()
         if unsaved is not None:  # the call ran: its result stands, and says so
             note = f"NotSaved: the call's record could not be saved ({unsaved})"
@@ -327,10 +338,15 @@ class ToolSession(StoredConversation):
         return result
 
     def call_sync(
-        self, name: str, arguments: Any = None, *, call_id: str | None = None
+        self,
+        name: str,
+        arguments: Any = None,
+        *,
+        call_id: str | None = None,
+        context: CallContext = NO_CONTEXT,
     ) -> ToolResult:
         """:meth:`call` for sync code (also works when an event loop is already running)."""
-        return run_sync(self.call(name, arguments, call_id=call_id))
+        return run_sync(self.call(name, arguments, call_id=call_id, context=context))
 
     def error_result(self, name: str, error: Any) -> ToolResult:
         """``error`` (a :class:`~toolmgmt_core.ToolCallError` raised outside a call, such as
@@ -350,9 +366,17 @@ class ToolSession(StoredConversation):
                 return tool
         return None
 
-    async def answer_meta(self, tool: Tool, arguments: Any) -> ToolResult:
-        """A meta-tool's answer (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`)."""
-        return await self._meta_calls.call(tool, arguments)
+    async def answer_meta(
+        self, name: Any, arguments: Any, context: CallContext
+    ) -> ToolResult | ToolRun | None:
+        """The answer of the meta-tool ``name`` stands for
+        (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`), or the tool it runs
+        (``execute_tool``), which the pipeline runs; None when it names no meta-tool callable
+        now."""
+        tool = self.meta_tool(name)
+        if tool is None:
+            return None
+        return await self._meta_calls.call(tool, arguments, context)
 
     def resolve(self, name: str) -> Tool:
         """The visible tool ``name`` stands for (exact, folded, provider-shortened: see
@@ -385,7 +409,7 @@ class ToolSession(StoredConversation):
         if self.manager.discovery.call_unloaded == "load":
             if not appends and not layout.mode.stable_search:
                 return  # runs as through execute_tool; the list stays as it is
-            _, refused = self._load([name])
+            _, refused = self.record_loads([name])
             if refused:
                 raise ToolNotLoadedError(self.cap_message(refused), tool_name=name)
             return

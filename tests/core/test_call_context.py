@@ -1,0 +1,96 @@
+"""The call's context travels down with it: to the approver, the result's id and a handler."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from toolmgmt_core import ToolAnnotations, ToolCatalog, ToolManager
+from toolmgmt_core.calls.context import CallContext
+from toolmgmt_core.calls.pipeline import ToolRun
+from toolmgmt_core.policy.steps import ApprovalRequest
+
+
+def _session(mode: str = "search") -> tuple[Any, list[Any]]:
+    seen: list[Any] = []
+
+    def whoami(note: str, toolmgmt_context: CallContext) -> str:
+        """Say which call this is.
+
+        Args:
+            note: anything.
+        """
+        seen.append(toolmgmt_context)
+        return f"{note} {toolmgmt_context.call_id} {toolmgmt_context.client}"
+
+    def wipe(target: str) -> str:
+        """Wipe a target."""
+        return f"wiped {target}"
+
+    catalog = ToolCatalog()
+    catalog.add_function(whoami)
+    catalog.add_function(wipe, annotations=ToolAnnotations(destructive=True))
+    manager = ToolManager(catalog, mode=mode, always_on=["whoami", "wipe"])
+    return manager.session(), seen
+
+
+def test_a_handler_that_asks_gets_the_calls_context_and_the_model_never_sees_it() -> None:
+    session, seen = _session()
+    whoami = session.manager.catalog.get("whoami")
+    assert set(whoami.parameters["properties"]) == {"note"}  # not in the model's schema
+    context = CallContext(client="alice")
+    result = session.call_sync("whoami", {"note": "hi"}, call_id="c1", context=context)
+    assert result.content == "hi c1 alice"
+    # A model that sends the keyword itself does not replace the door's context.
+    forged = {"note": "hi", "toolmgmt_context": "forged"}
+    result = session.call_sync("whoami", forged, call_id="c2", context=context)
+    assert seen[-1] is not None and seen[-1].client == "alice"
+    assert "forged" not in result.content
+
+
+def test_concurrent_calls_each_keep_their_own_context() -> None:
+    session, _ = _session()
+
+    async def both() -> list[str]:
+        calls = [
+            session.call("whoami", {"note": n}, context=CallContext(call_id=n, client=n))
+            for n in ("a", "b", "c")
+        ]
+        return [r.content for r in await asyncio.gather(*calls)]
+
+    assert asyncio.run(both()) == ["a a a", "b b b", "c c c"]
+
+
+def test_the_approver_is_the_calls_own_on_every_path() -> None:
+    session, _ = _session()
+    asked: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def approver(name: str) -> Any:
+        def approve(request: ApprovalRequest) -> bool:
+            with lock:
+                asked.append((name, request.tool.name))
+            return name == "yes"
+
+        return approve
+
+    no = CallContext(approver=approver("no"))
+    direct = session.call_sync("wipe", {"target": "x"}, context=no)
+    assert direct.outcome == "denied"
+    inner = {"tool_name": "wipe", "arguments": {"target": "y"}}
+    through = session.call_sync("call_tool", inner, context=CallContext(approver=approver("yes")))
+    assert through.content == "wiped y"
+    unasked = session.call_sync("wipe", {"target": "z"})  # another call: nobody to ask
+    assert unasked.outcome == "denied" and "nobody here" in unasked.content
+    assert asked == [("no", "wipe"), ("yes", "wipe")]
+
+
+def test_execute_tool_names_the_tool_for_the_pipeline_to_run() -> None:
+    session, seen = _session()
+    arguments = {"tool_name": "whoami", "arguments": {"note": "x"}}
+    answer = asyncio.run(session.answer_meta("call_tool", arguments, CallContext()))
+    assert isinstance(answer, ToolRun) and answer.tool.name == "whoami"
+    assert seen == []  # nothing ran: the pipeline runs it, in the same call
+    result = session.call_sync("call_tool", arguments, call_id="c9")
+    assert result.content == "x c9 None" and seen[-1].call_id == "c9"

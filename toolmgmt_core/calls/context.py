@@ -1,0 +1,79 @@
+"""What travels with one call: the :class:`CallContext` each door hands to the pipeline.
+
+A door (an adapter, the MCP gateway, a plain ``session.call``) knows things about the call it
+runs that the core cannot: the provider's call id, who asks a human for approval the
+framework's way, which client called, how an upstream's questions and progress reach that
+client, the framework's own run. It puts them in one small object and passes it down, like a
+request object: the pipeline reads what it needs (the call id, the approver) and hands the
+object to a tool handler that asks for it (a keyword parameter named
+:data:`CONTEXT_PARAMETER`), so nothing is read back from module globals far below where it was
+set::
+
+    context = CallContext(call_id="call_1", approver=ask_the_human)
+    result = await session.call("send_email", {"to": "a@b.c"}, context=context)
+
+A framework's control-flow signals are the one exception: they must pass through any code
+between a tool and the framework (a summariser, a listener), so they stay declared with
+:func:`~toolmgmt_core.runtime.control.passthrough`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from toolmgmt_core.calls.approval import ApprovalAsker, ApprovalMarker
+from toolmgmt_core.model.signatures import CONTEXT_PARAMETER
+
+__all__ = ["CONTEXT_PARAMETER", "NO_CONTEXT", "CallContext", "takes_context"]
+
+@dataclass(frozen=True)
+class CallContext:
+    """What one call carries from its door down to the tool that runs (see the module
+    docstring). Every field is optional; :meth:`replace` derives a changed copy."""
+
+    call_id: str | None = None
+    """The provider's id of the call (names its result in ``clearable_results``)."""
+    approver: ApprovalAsker | None = None
+    """Who asks the human the framework's way when the manager has no approval callback of
+    its own (None: nobody, so a call that needs approval is refused)."""
+    requires: ApprovalMarker | None = None
+    """The framework's own approval configuration, held apart from its tools (LangChain's
+    ``interrupt_on``), asked about the resolved tool besides the policy."""
+    client: str | None = None
+    """The calling client's name, where the door knows one (the MCP gateway)."""
+    relay: Any = None
+    """How an upstream's questions reach the client (the gateway's ``Relay``)."""
+    progress: Callable[..., Awaitable[None]] | None = None
+    """Where an upstream's progress notifications go (the gateway's reporter)."""
+    run: Any = None
+    """The framework's own run, for a handler that forwards to it (PydanticAI's)."""
+
+    def replace(self, **changes: Any) -> CallContext:
+        """A copy with ``changes`` (field names as keywords)."""
+        return dataclasses.replace(self, **changes)
+
+
+NO_CONTEXT = CallContext()
+"""The context of a call whose door carries nothing."""
+
+
+def takes_context(handler: Callable[..., Any]) -> bool:
+    """Whether ``handler`` declares the :data:`CONTEXT_PARAMETER` keyword."""
+    try:
+        return _declares(handler)
+    except TypeError:  # not hashable: look every time
+        return _declares.__wrapped__(handler)
+
+
+@functools.lru_cache(maxsize=1024)
+def _declares(handler: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(handler).parameters
+    except (TypeError, ValueError):  # a builtin without a signature takes no context
+        return False
+    return CONTEXT_PARAMETER in parameters
