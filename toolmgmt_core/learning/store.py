@@ -22,7 +22,26 @@ from typing import Protocol, runtime_checkable
 
 from toolmgmt_core.learning.requests import LearnedRequest
 
-__all__ = ["LearnedFile", "LearnedStore"]
+__all__ = ["LearnedFile", "LearnedStore", "forget_filter"]
+
+
+def forget_filter(
+    tool: str | None, conversation: str | None, principal: str | None, *, mark: str
+) -> tuple[str, list[str]]:
+    """The ``WHERE`` clause (empty: every row) and its parameters selecting what a ``forget``
+    removes, for any SQL store (``mark``: its placeholder, ``?`` or ``%s``)."""
+    clauses: list[str] = []
+    params: list[str] = []
+    if tool is not None:
+        clauses.append(f"tool = {mark}")
+        params.append(tool)
+    if conversation is not None:
+        clauses.append(f"conversation = {mark}")
+        params.append(conversation)
+    if principal is not None:  # rows kept before principals count for their conversation
+        clauses.append(f"(principal = {mark} OR (principal = '' AND conversation = {mark}))")
+        params += [principal, principal]
+    return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), params
 
 
 @runtime_checkable
@@ -126,16 +145,6 @@ class LearnedFile:
         conversation: str | None = None,
         principal: str | None = None,
     ) -> int:
-        clauses, params = [], []
-        if tool is not None:
-            clauses.append("tool = ?")
-            params.append(tool)
-        if conversation is not None:
-            clauses.append("conversation = ?")
-            params.append(conversation)
-        if principal is not None:  # rows kept before principals count for their conversation
-            clauses.append("(principal = ? OR (principal = '' AND conversation = ?))")
-            params += [principal, principal]
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, params = forget_filter(tool, conversation, principal, mark="?")
         with self._lock, self._connect() as conn:
             return conn.execute(f"DELETE FROM learned{where}", params).rowcount

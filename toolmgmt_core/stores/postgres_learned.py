@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from toolmgmt_core.learning.requests import LearnedRequest
+from toolmgmt_core.learning.store import forget_filter
 from toolmgmt_core.stores.postgres_db import (
     CHANNEL,
     LEARNED_TABLE,
@@ -165,17 +166,7 @@ class PostgresLearnedStore:
         Raises:
             StoreUnavailableError: the server cannot be reached (nothing was removed).
         """
-        clauses, params = [], []
-        if tool is not None:
-            clauses.append("tool = %s")
-            params.append(tool)
-        if conversation is not None:
-            clauses.append("conversation = %s")
-            params.append(conversation)
-        if principal is not None:  # rows kept before principals count for their conversation
-            clauses.append("(principal = %s OR (principal = '' AND conversation = %s))")
-            params += [principal, principal]
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, params = forget_filter(tool, conversation, principal, mark="%s")
 
         def delete(conn: psycopg.Connection[Any]) -> int:
             count = conn.execute(f"DELETE FROM {LEARNED_TABLE}{where}", params).rowcount
