@@ -112,13 +112,18 @@ _SEARCH_ANNOTATIONS = ToolAnnotations(read_only=True, open_world=False, idempote
 @lru_cache(maxsize=32)
 def tool_search_tool(max_results: int) -> Tool:
     """``tool_search`` of ``Search(appends=True)``: what it finds joins the tool list."""
+    return _search_tool(
+        "Find tools by describing what you need; the best matches (up to "
+        f"{max_results} per query) are added to your tool list for your next step. Use "
+        "`queries` for several needs at once. Already-loaded tools are returned again."
+    )
+
+
+def _search_tool(description: str) -> Tool:
+    """A ``tool_search`` taking ``queries``, as every mode that searches lists it."""
     return Tool(
         name=TOOL_SEARCH,
-        description=(
-            "Find tools by describing what you need; the best matches (up to "
-            f"{max_results} per query) are added to your tool list for your next step. Use "
-            "`queries` for several needs at once. Already-loaded tools are returned again."
-        ),
+        description=description,
         parameters=_search_parameters(),
         domain="toolmgmt",
         group="meta",
@@ -132,17 +137,9 @@ def stable_search_tool(max_results: int) -> Tool:
     """``tool_search`` of the cache-stable search: it answers with definitions and the tool
     list stays as it is (a provider's native deferral loads them instead, see
     :mod:`toolmgmt_core.providers.deferral`)."""
-    return Tool(
-        name=TOOL_SEARCH,
-        description=(
-            f"Find tools by describing what you need: gives the best matches (up to {max_results} "
-            "per query) with their parameters. Put every need of the task in `queries` at once."
-        ),
-        parameters=_search_parameters(),
-        domain="toolmgmt",
-        group="meta",
-        annotations=_SEARCH_ANNOTATIONS,
-        metadata=_META,
+    return _search_tool(
+        f"Find tools by describing what you need: gives the best matches (up to {max_results} "
+        "per query) with their parameters. Put every need of the task in `queries` at once."
     )
 
 
@@ -268,17 +265,9 @@ def load_tool_schema_tool() -> Tool:
 @lru_cache(maxsize=32)
 def code_search_tool(max_results: int) -> Tool:
     """``tool_search`` of code mode: it answers with Python signatures to call from run_code."""
-    return Tool(
-        name=TOOL_SEARCH,
-        description=(
-            f"Find tools by describing what you need: gives the best matches (up to {max_results} "
-            "per query) as Python signatures to call in run_code. Put every need in `queries`."
-        ),
-        parameters=_search_parameters(),
-        domain="toolmgmt",
-        group="meta",
-        annotations=_SEARCH_ANNOTATIONS,
-        metadata=_META,
+    return _search_tool(
+        f"Find tools by describing what you need: gives the best matches (up to {max_results} "
+        "per query) as Python signatures to call in run_code. Put every need in `queries`."
     )
 
 
