@@ -439,18 +439,16 @@ async def test_every_door_gives_its_cell(row: Row, door: Door) -> None:
 
 def render(cells: dict[str, dict[str, str]]) -> str:
     """The outcome table as markdown: a row per scenario, a column per door."""
-    head = "| scenario | " + " | ".join(d.label for d in DOORS) + " |"
-    rows = [head, "|---" * (len(DOORS) + 1) + "|"]
-    for row in ROWS:
-        texts = [cells.get(row.id, {}).get(d.id, "?").replace("|", "\\|") for d in DOORS]
-        rows.append(f"| {row.label} | " + " | ".join(texts) + " |")
-    return "\n".join(rows)
+    from support.page_table import render_table
+
+    return render_table("scenario", ROWS, DOORS, cells)
 
 
 def documented() -> str:
     """The table as the page has it."""
-    text = PAGE.read_text(encoding="utf-8")
-    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    from support.page_table import documented as between_markers
+
+    return between_markers(PAGE, BEGIN, END)
 
 
 def test_the_page_shows_the_table() -> None:
@@ -464,10 +462,9 @@ def test_every_cell_is_filled() -> None:
 
 def write() -> None:
     """Put the table in the page, between its markers."""
-    text = PAGE.read_text(encoding="utf-8")
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    PAGE.write_text(f"{head}{BEGIN}\n{render(EXPECTED)}\n{END}{tail}", encoding="utf-8")
+    from support.page_table import write_table
+
+    write_table(PAGE, BEGIN, END, render(EXPECTED))
 
 
 def main() -> None:

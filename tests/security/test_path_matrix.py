@@ -1058,17 +1058,16 @@ EXPECTED: dict[str, dict[str, str]] = {
 
 def render(cells: dict[str, dict[str, str]]) -> str:
     """The matrix as markdown: a row per path, a column per guard."""
-    head = "| path | " + " | ".join(g.label for g in GUARDS) + " |"
-    rows = [head, "|---" * (len(GUARDS) + 1) + "|"]
-    for row in PATHS:
-        texts = [cells.get(row.id, {}).get(g.id, "?").replace("|", "\\|") for g in GUARDS]
-        rows.append(f"| {row.label} | " + " | ".join(texts) + " |")
-    return "\n".join(rows)
+    from support.page_table import render_table
+
+    return render_table("path", PATHS, GUARDS, cells)
 
 
 def documented() -> str:
-    text = PAGE.read_text(encoding="utf-8")
-    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    """The table as the page has it."""
+    from support.page_table import documented as between_markers
+
+    return between_markers(PAGE, BEGIN, END)
 
 
 def test_the_page_shows_the_matrix() -> None:
@@ -1080,10 +1079,10 @@ def test_every_cell_is_filled() -> None:
 
 
 def write() -> None:
-    text = PAGE.read_text(encoding="utf-8")
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    PAGE.write_text(f"{head}{BEGIN}\n{render(EXPECTED)}\n{END}{tail}", encoding="utf-8")
+    """Put the table in the page, between its markers."""
+    from support.page_table import write_table
+
+    write_table(PAGE, BEGIN, END, render(EXPECTED))
 
 
 def main() -> None:
