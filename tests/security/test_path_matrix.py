@@ -101,16 +101,13 @@ def _refuses(catalog: Any, name: str) -> bool:
     return False
 
 
-class SessionPath:
-    """A session's own call, the way ``how`` reaches the tool; approval through the core's
-    framework approver (a pause is a framework's signal passing through)."""
+class _ShopPath:
+    """An in-process path over the shop's catalog: its tools count their runs, and the
+    catalog is where a look-alike is refused."""
 
-    replay_na = "n/a: the approver is asked at each call; no approval is carried to replay"
-
-    def __init__(self, how: str) -> None:
+    def __init__(self) -> None:
         from support.doors.shop import Shop
 
-        self.how = how
         self.shop = Shop()
         self.catalog = _catalog(self.shop)
 
@@ -120,6 +117,17 @@ class SessionPath:
     async def refuses(self, name: str) -> bool:
         """Whether the path's catalog refuses a tool named ``name`` (a look-alike)."""
         return _refuses(self.catalog, name)
+
+
+class SessionPath(_ShopPath):
+    """A session's own call, the way ``how`` reaches the tool; approval through the core's
+    framework approver (a pause is a framework's signal passing through)."""
+
+    replay_na = "n/a: the approver is asked at each call; no approval is carried to replay"
+
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        self.how = how
 
     def _session(self, profile: str | None) -> Any:
         from toolmgmt_core.providers import format_tools
@@ -217,23 +225,11 @@ class LiteLLMPath(SessionPath):
         return seen
 
 
-class LangChainPath:
+class LangChainPath(_ShopPath):
     """``create_agent`` with ``ToolManagerMiddleware``; the model calls ``call_tool``; approval
     through ``interrupt()`` answered with HITL's decisions."""
 
     replay_na = ""
-
-    def __init__(self) -> None:
-        from support.doors.shop import Shop
-
-        self.shop = Shop()
-        self.catalog = _catalog(self.shop)
-
-    def runs(self, tool: str) -> int:
-        return self.shop.runs[tool]
-
-    async def refuses(self, name: str) -> bool:
-        return _refuses(self.catalog, name)
 
     def _agent(self, tool: str, profile: str | None) -> Any:
         from langchain.agents import create_agent
@@ -294,7 +290,7 @@ class LangChainPath:
         return Seen(text="resumed again")
 
 
-class PydanticAIPath:
+class PydanticAIPath(_ShopPath):
     """An ``Agent`` with a ``ManagedToolset`` (default search mode); the model calls
     ``call_tool``; a wrapped tool needs PydanticAI's ``requires_approval``, a catalog tool is
     annotated destructive; approval through deferred tools."""
@@ -302,16 +298,10 @@ class PydanticAIPath:
     replay_na = ""
 
     def __init__(self, *, wrapped: bool) -> None:
-        from support.doors.shop import Shop
-
+        super().__init__()
         self.wrapped = wrapped
-        self.shop = Shop()
-        self.catalog = _catalog(self.shop)
         self.extra: list[str] = []
         """Look-alike names the wrapped toolset also holds."""
-
-    def runs(self, tool: str) -> int:
-        return self.shop.runs[tool]
 
     async def refuses(self, name: str) -> bool:
         """A catalog refuses the add; the managed toolset refuses to take in a wrapped toolset
@@ -319,7 +309,7 @@ class PydanticAIPath:
         from toolmgmt_core import DuplicateToolError
 
         if not self.wrapped:
-            return _refuses(self.catalog, name)
+            return await super().refuses(name)
         self.extra = [name]
         try:
             await self._agent("lookup_order", None).run("go")
