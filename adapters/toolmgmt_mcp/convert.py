@@ -1,20 +1,18 @@
-"""MCP to the core: an upstream's listed tools as catalog tools, its call results as values.
+"""MCP to the core: an upstream's listed tools as catalog tools.
 
 :func:`tools_from_listing` turns one upstream's ``tools/list`` into :class:`Tool` objects of its
 domain (grouped by configuration or name prefix, the SDK's ``{"result": x}`` output wrapping
 undone, a malformed definition or an invalid ``x-mcp-header`` annotation skipped with the
 reason; the input schema kept whole, JSON Schema 2020-12 keywords and valid ``x-mcp-header``
-annotations included); :func:`progress_callback` sends a call's progress notifications to the
-gateway's client (the reporter its call context carries). A call's result goes to the core as it
-came (:class:`~toolmgmt_core.ContentResult`), which shapes it like any other.
+annotations included). A call's result goes to the core as it came
+(:class:`~toolmgmt_core.ContentResult`), which shapes it like any other.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp.types as mcp_types
@@ -24,18 +22,11 @@ from toolmgmt_core import CatalogError, Tool
 from toolmgmt_core.integration import tool_from_dict
 from toolmgmt_mcp.upstream_config import UpstreamConfig
 
-__all__ = [
-    "progress_callback",
-    "tools_from_listing",
-]
-
-logger = logging.getLogger("toolmgmt_mcp")
+__all__ = ["tools_from_listing"]
 
 _TIMEOUT_GRACE = 2.0
 """Seconds the core's own timeout waits beyond the upstream's, so ours fires first."""
 _PREFIX = re.compile(r"^([A-Za-z0-9]+)[_\-.]")
-
-# -- listed tools -----------------------------------------------------------------------------
 
 
 def tools_from_listing(
@@ -137,20 +128,3 @@ def _wrapped_output(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
-
-# -- progress ---------------------------------------------------------------------------------
-
-
-def progress_callback(report: Callable[..., Awaitable[None]] | None) -> Any:
-    """The SDK progress callback relaying one upstream call's progress to ``report`` (the
-    gateway request's ``report_progress``, carried by the call's context), or None."""
-    if report is None:
-        return None
-
-    async def forward(progress: float, total: float | None, message: str | None) -> None:
-        try:
-            await report(progress, total, message)
-        except Exception as exc:  # a client that went away must not fail the call
-            logger.debug("progress not relayed: %s", exc)
-
-    return forward

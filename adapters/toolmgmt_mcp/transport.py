@@ -1,10 +1,9 @@
 """Talking to one upstream MCP server: connecting it, and what a failed request means.
 
 :func:`open_client` makes the SDK client of an upstream, over stdio (a subprocess with a clean
-environment, its stderr to ours, each line after the upstream's name, or dropped with
-``stderr = "drop"``, as it may echo a call's arguments) or streamable HTTP (a pooled HTTP
-client with the upstream's headers, under which one broken request fails alone,
-:class:`_OneRequestFails`).
+environment, its stderr where the caller says, :func:`stderr_stream` by default) or streamable
+HTTP (a pooled HTTP client with the upstream's headers, under which one broken request fails
+alone, :class:`_OneRequestFails`).
 :func:`request_fault` names what an exception from one call means (the call timed out, the
 connection closed, one request's answer was lost, the upstream ended the session or rejected
 the call, or it is unreachable), so the upstream decides what to do about it in one place
@@ -18,7 +17,6 @@ import contextlib
 import logging
 import os
 import sys
-import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal, TextIO
 
@@ -41,6 +39,7 @@ __all__ = [
     "list_tools",
     "open_client",
     "request_fault",
+    "stderr_stream",
 ]
 
 logger = logging.getLogger("toolmgmt_mcp")
@@ -54,12 +53,6 @@ _SESSION_GONE = frozenset({"Session terminated", "Session not found"})
 for a bare 404, or the server's JSON-RPC error (an SDK 2.x server answers "Session not found")."""
 _REQUEST_FAILED = "HTTP request failed before an answer"
 """Start of the error a single failed HTTP request to an upstream resolves its call with."""
-_STDERR_LINE = 4096
-"""Characters of one upstream stderr line passed on at most (the rest of the line is cut)."""
-_STDERR_PIPES: dict[str, TextIO] = {}
-"""Each upstream's stderr pipe, by name: one pipe and one relay thread per upstream for the
-process's life, shared by its restarts."""
-_STDERR_LOCK = threading.Lock()
 _MAX_CONNECTIONS = 512
 """HTTP connections to one upstream at most (calls in flight at once); more calls wait."""
 _MAX_KEEPALIVE = 64
@@ -83,8 +76,13 @@ _UNREACHABLE = (
 )
 
 
-def open_client(config: UpstreamConfig, message_handler: Callable[..., Any]) -> Client:
-    """The SDK client of one upstream (not connected yet), over stdio or streamable HTTP."""
+def open_client(
+    config: UpstreamConfig,
+    message_handler: Callable[..., Any],
+    errlog: Callable[[UpstreamConfig], TextIO],
+) -> Client:
+    """The SDK client of one upstream (not connected yet), over stdio or streamable HTTP; a
+    stdio upstream's stderr goes to ``errlog(config)``."""
     common: dict[str, Any] = {
         "mode": config.mode,
         "read_timeout_seconds": config.connect_timeout,
@@ -96,7 +94,7 @@ def open_client(config: UpstreamConfig, message_handler: Callable[..., Any]) -> 
         )
         # stdio_client's default errlog is bound to sys.stderr at import; in a Jupyter kernel
         # that object has no file descriptor and the subprocess cannot start.
-        return Client(stdio_client(params, errlog=_upstream_errlog(config)), **common)
+        return Client(stdio_client(params, errlog=errlog(config)), **common)
     assert config.url is not None
     return Client(_http_transport(config), **common)
 
@@ -275,49 +273,7 @@ def _failed_request(exc: httpx2.TransportError) -> httpx2.Response:
     return httpx2.Response(502, json=body)
 
 
-def _upstream_errlog(config: UpstreamConfig) -> TextIO:
-    """Where the stdio upstream's stderr goes: a pipe whose lines reach ours after its name
-    (``upstream notes: ...``), or nowhere (``stderr = "drop"``)."""
-    if config.stderr == "drop":
-        return _devnull()
-    with _STDERR_LOCK:
-        pipe = _STDERR_PIPES.get(config.name)
-        if pipe is None:
-            read_end, write_end = os.pipe()
-            pipe = _STDERR_PIPES[config.name] = os.fdopen(write_end, "w")
-            threading.Thread(
-                target=_relay_stderr,
-                args=(read_end, f"upstream {config.name}: "),
-                name=f"toolmgmt-stderr-{config.name}",
-                daemon=True,
-            ).start()
-    return pipe
-
-
-def _relay_stderr(read_end: int, prefix: str) -> None:
-    """Pass an upstream's stderr on, line by line after ``prefix``, each line bounded."""
-    with os.fdopen(read_end, encoding="utf-8", errors="replace") as lines:
-        while True:
-            line = lines.readline(_STDERR_LINE)
-            if not line:
-                return
-            if not line.endswith("\n"):  # a line cut at the bound: drop the rest of it
-                line += "…\n"
-                while (rest := lines.readline(_STDERR_LINE)) and not rest.endswith("\n"):
-                    pass
-            try:
-                target = _errlog()
-                target.write(prefix + line)
-                target.flush()
-            except (OSError, ValueError):
-                continue  # our own stderr closed: the upstream's lines have nowhere to go
-
-
-def _devnull() -> TextIO:
-    return open(os.devnull, "w")  # noqa: SIM115 - the subprocess's stderr; closed with the GC
-
-
-def _errlog() -> TextIO:
+def stderr_stream() -> TextIO:
     """Where a stdio upstream's stderr goes: ours when it is a real file, else the process's."""
     for stream in (sys.stderr, sys.__stderr__):
         try:
@@ -326,7 +282,7 @@ def _errlog() -> TextIO:
                 return stream
         except (AttributeError, OSError, ValueError):
             continue
-    return _devnull()
+    return open(os.devnull, "w")  # noqa: SIM115 - the subprocess's stderr; closed with the GC
 
 
 async def list_page_raw(

@@ -51,9 +51,6 @@ class UpstreamConfig:
     """Protocol negotiation: ``auto`` (newest the server speaks) or ``legacy`` (initialize)."""
     prefix: str | None = None
     """What goes before each tool's name; None gives ``<name>_`` (``notes_delete_note``)."""
-    stderr: Literal["log", "drop"] = "log"
-    """A stdio upstream's stderr: ``log`` passes each line to the gateway's stderr after the
-    upstream's name (``upstream notes: ...``); ``drop`` discards it (it may echo arguments)."""
 
     @property
     def tool_prefix(self) -> str:

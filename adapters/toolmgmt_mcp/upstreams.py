@@ -8,23 +8,20 @@ tool list: it is refreshed on ``notifications/tools/list_changed`` (or the 2026 
 ``subscriptions/listen`` event) and on every reconnect.
 
 A call whose upstream asks its user something (an input-required result, 2026) is abandoned
-here; the gateway (``toolmgmt_gateway.upstreams``) extends the manager to relay such questions,
-hold back changed tools (pins) and start only what its policy may show. Connecting an upstream
-and naming a failed request's fault are :mod:`toolmgmt_mcp.transport`'s; turning its tool
-listing and call results into the core's terms :mod:`toolmgmt_mcp.convert`'s.
+here. Connecting an upstream and naming a failed request's fault are
+:mod:`toolmgmt_mcp.transport`'s; turning its tool listing into the core's terms
+:mod:`toolmgmt_mcp.convert`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, TextIO
 
 import anyio
 import anyio.abc
@@ -43,8 +40,15 @@ from toolmgmt_core import (
     ToolUnavailableError,
 )
 from toolmgmt_core.integration import NO_CONTEXT, CallContext
-from toolmgmt_mcp.convert import progress_callback, tools_from_listing
-from toolmgmt_mcp.transport import describe, fault_error, list_tools, open_client, request_fault
+from toolmgmt_mcp.convert import tools_from_listing
+from toolmgmt_mcp.transport import (
+    describe,
+    fault_error,
+    list_tools,
+    open_client,
+    request_fault,
+    stderr_stream,
+)
 from toolmgmt_mcp.upstream_config import UpstreamConfig
 
 __all__ = ["Upstream", "UpstreamManager", "UpstreamStatus"]
@@ -54,7 +58,7 @@ logger = logging.getLogger("toolmgmt_mcp")
 
 @dataclass
 class UpstreamStatus:
-    """What the gateway knows about one upstream."""
+    """What is known about one upstream."""
 
     name: str
     """The upstream's name (its domain)."""
@@ -68,9 +72,6 @@ class UpstreamStatus:
     """(upstream tool name, reason) for each tool left out (malformed definition, name clash)."""
     protocol_version: str | None = None
     """The protocol version negotiated with it."""
-    quarantined: dict[str, str] = field(default_factory=dict)
-    """Gateway name -> why, for each tool held back since its definition changed after it was
-    pinned (until ``toolmgmt catalog trust NAME``)."""
 
 
 class Upstream:
@@ -79,7 +80,7 @@ class Upstream:
     def __init__(self, config: UpstreamConfig, manager: UpstreamManager) -> None:
         self.config = config
         self.manager = manager
-        self.status = UpstreamStatus(config.name)
+        self.status = manager.status_type(config.name)
         self.client: Client | None = None
         self._stop: anyio.Event | None = None
         self._lock = anyio.Lock()
@@ -87,8 +88,6 @@ class Upstream:
         self._answered_at = -math.inf
         """When the upstream last answered anything (a call, an error, a probe)."""
         self._probe_lock = anyio.Lock()
-        self.held: dict[str, str] = {}
-        """Gateway name -> the digest of the definition held back."""
         self._retry_safe: set[str] = set()
         """Upstream tool names annotated read-only or idempotent: a lost call may be resent."""
 
@@ -103,7 +102,7 @@ class Upstream:
         """Own the connection: open it, report it started, keep it until ``stop`` or a fault."""
         started = False
         try:
-            async with open_client(self.config, self._on_message) as client:
+            async with open_client(self.config, self._on_message, self.manager._errlog) as client:
                 started = True
                 self.manager._opened(client)
                 task_status.started(client)
@@ -219,7 +218,7 @@ class Upstream:
 
     async def _list_and_install(self, client: Client) -> None:
         tools, invalid = await list_tools(client, self.config.connect_timeout)
-        tools = await self.manager._pinned(self, tools)
+        tools = await self.manager._listed(self, tools)
         self.manager._install(self, tools, invalid)
 
     def to_tools(self, listed: list[mcp_types.Tool]) -> tuple[list[Tool], list[tuple[str, str]]]:
@@ -253,8 +252,8 @@ class Upstream:
     async def call(
         self, tool_name: str, arguments: dict[str, Any], context: CallContext = NO_CONTEXT
     ) -> Any:
-        """Call ``tool_name`` upstream; the result value, or a gateway or tool error. Its
-        progress goes to ``context.progress`` (the client's request, at the gateway).
+        """Call ``tool_name`` upstream for the call of ``context``; the result value, or a
+        gateway or tool error.
 
         A failure of this call alone (its HTTP request broke, it timed out while the upstream
         still answers) fails this call only: the connection and the calls beside it go on. A
@@ -287,34 +286,28 @@ class Upstream:
         self, tool_name: str, arguments: dict[str, Any], context: CallContext
     ) -> Any:
         client = await self.connect()
-        result = await self.manager._ask_through(self, client, tool_name, arguments, context)
+        result = await self.manager._call(self, client, tool_name, arguments, context)
         # The core shapes it (text, structured content, media described or passed on) and
         # reports an isError result as the tool's own failure, as for any tool.
         return ContentResult.from_mcp(result.model_dump(mode="json", by_alias=True))
 
-    async def _round(
-        self,
-        client: Client,
-        tool_name: str,
-        arguments: dict[str, Any],
-        responses: Any,
-        state: str | None,
-        context: CallContext,
-        meta: Any = None,
+    async def request(
+        self, client: Client, tool_name: str, arguments: dict[str, Any], **options: Any
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
-        """One request of a call (each round of questions is one): its result, or the error it
-        ends the call with. ``meta``: the request's ``_meta`` (the gateway's client's
-        capabilities, for a 2026 upstream), or None."""
-        timeout = self.config.timeout
+        """One ``tools/call`` request of a call (each round of an upstream's questions is one):
+        its result, or the error it ends the call with.
+
+        Args:
+            client: the live client (:meth:`connect`).
+            tool_name: the tool's name upstream.
+            arguments: the call's arguments.
+            **options: more of the SDK's ``call_tool`` keywords (``progress_callback``,
+                ``input_responses``, ``request_state``, ``meta``).
+        """
         started = time.monotonic()
         try:
-            with anyio.fail_after(timeout):
-                # Not this replica's work meanwhile (at the gateway, the request's place in its
-                # client's share is given back).
-                async with self.manager._waiting(context):
-                    result = await self._send(
-                        client, tool_name, arguments, responses, state, context, meta
-                    )
+            with anyio.fail_after(self.config.timeout):
+                result = await self._send(client, tool_name, arguments, options)
         except Exception as exc:
             fault = request_fault(exc)
             if fault is None:
@@ -334,27 +327,15 @@ class Upstream:
         return result
 
     async def _send(
-        self,
-        client: Client,
-        tool_name: str,
-        arguments: dict[str, Any],
-        responses: Any,
-        state: str | None,
-        context: CallContext,
-        meta: Any,
+        self, client: Client, tool_name: str, arguments: dict[str, Any], options: dict[str, Any]
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
-        timeout = self.config.timeout
-
         async def send() -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
             return await client.session.call_tool(
                 tool_name,
                 arguments,
-                read_timeout_seconds=timeout,
-                progress_callback=progress_callback(context.progress),
-                meta=meta,
-                input_responses=responses,
-                request_state=state,
+                read_timeout_seconds=self.config.timeout,
                 allow_input_required=True,
+                **options,
             )
 
         try:
@@ -411,8 +392,12 @@ class UpstreamManager:
 
     Entering connects every upstream concurrently; one that fails to start is reported in
     :meth:`status` and retried on its next use, the others are ready. The ``_``-prefixed no-op
-    methods below are the gateway's seams (``toolmgmt_gateway.upstreams.GatewayUpstreams``).
+    methods below, and :attr:`status_type`, are the seams a service on top fills (the gateway's
+    ``toolmgmt_gateway.upstreams.GatewayUpstreams``: questions, pins, policy, stderr).
     """
+
+    status_type: ClassVar[type[UpstreamStatus]] = UpstreamStatus
+    """What each upstream's :meth:`status` is made of (a subclass may add fields)."""
 
     def __init__(
         self,
@@ -438,15 +423,11 @@ class UpstreamManager:
     async def __aenter__(self) -> UpstreamManager:
         self._exit = anyio.create_task_group()
         self._tasks = await self._exit.__aenter__()
-        self._started(self._tasks)
         async with anyio.create_task_group() as starting:
             for upstream in self._upstreams.values():
-                if self._may_show(upstream):
+                upstream.status.error = self._not_started(upstream)
+                if upstream.status.error is None:
                     starting.start_soon(self._connect_quietly, upstream)
-                else:
-                    upstream.status.error = (
-                        "not started: the gateway's policy hides every tool of this domain"
-                    )
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
@@ -459,27 +440,24 @@ class UpstreamManager:
 
     # -- what a subclass (the gateway) adds: no-ops here ------------------------------------
 
-    def _started(self, tasks: anyio.abc.TaskGroup) -> None:
-        """Start background work beside the connections (nothing here)."""
+    def _not_started(self, upstream: Upstream) -> str | None:
+        """Why ``upstream`` is not started on entering, or None (it is, here)."""
+        return None
+
+    def _errlog(self, config: UpstreamConfig) -> TextIO:
+        """Where a stdio upstream's stderr goes (ours here)."""
+        return stderr_stream()
 
     def _opened(self, client: Client) -> None:
         """Prepare a new connection before its first request (nothing here)."""
 
-    def _waiting(self, context: CallContext) -> AbstractAsyncContextManager[Any]:
-        """Entered while the call of ``context`` waits on an upstream (nothing here)."""
-        return contextlib.nullcontext()
-
-    def _may_show(self, upstream: Upstream) -> bool:
-        """Whether any of ``upstream``'s tools may be shown, so it is worth starting (yes)."""
-        return True
-
-    async def _pinned(
+    async def _listed(
         self, upstream: Upstream, listed: list[mcp_types.Tool]
     ) -> list[mcp_types.Tool]:
         """The listed tools to install (all of them here)."""
         return listed
 
-    async def _ask_through(
+    async def _call(
         self,
         upstream: Upstream,
         client: Client,
@@ -487,13 +465,13 @@ class UpstreamManager:
         arguments: dict[str, Any],
         context: CallContext,
     ) -> mcp_types.CallToolResult:
-        """Call ``tool_name`` once, for the call of ``context``; here nobody can answer an
-        upstream's questions.
+        """The requests of one call of ``tool_name`` (for the call of ``context``): one here,
+        as nobody can answer an upstream's questions.
 
         Raises:
             ToolExecutionError: the upstream asked its user something.
         """
-        result = await upstream._round(client, tool_name, arguments, None, None, context)
+        result = await upstream.request(client, tool_name, arguments)
         if isinstance(result, mcp_types.InputRequiredResult):
             name = f"{upstream.config.tool_prefix}{tool_name}"
             raise ToolExecutionError(

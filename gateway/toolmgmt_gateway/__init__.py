@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 # The MCP adapter checks the SDK's version (and names its floor).
-from toolmgmt_mcp import MIN_MCP_VERSION, UpstreamStatus  # noqa: E402
+from toolmgmt_mcp import MIN_MCP_VERSION  # noqa: E402
 
 from toolmgmt_gateway.config import (  # noqa: E402
     ClientConfig,
@@ -42,7 +42,7 @@ from toolmgmt_gateway.config import (  # noqa: E402
 )
 from toolmgmt_gateway.config_file import load_config, parse_config  # noqa: E402
 from toolmgmt_gateway.server import BearerTokenMiddleware, Gateway, serve, serve_sync  # noqa: E402
-from toolmgmt_gateway.upstreams import GatewayUpstreams  # noqa: E402
+from toolmgmt_gateway.upstreams import GatewayUpstreams, UpstreamStatus  # noqa: E402
 
 __all__ = [
     "BearerTokenMiddleware",

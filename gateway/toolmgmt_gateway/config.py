@@ -63,6 +63,9 @@ class UpstreamConfig(AdapterUpstreamConfig):
     allow_secret_questions: bool = False
     """Relay this upstream's questions to the user that ask for a password, a token, an API
     key or a secret; by default such a question is refused (the call fails, saying why)."""
+    stderr: Literal["log", "drop"] = "log"
+    """A stdio upstream's stderr: ``log`` passes each line to the gateway's stderr after the
+    upstream's name (``upstream notes: ...``); ``drop`` discards it (it may echo arguments)."""
 
 
 @dataclass(frozen=True)

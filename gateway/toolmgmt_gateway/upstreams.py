@@ -1,54 +1,40 @@
-"""The gateway's upstreams: the MCP adapter's :class:`~toolmgmt_mcp.UpstreamManager` plus what
-only a gateway does with them.
+"""The gateway's upstreams: the MCP adapter's :class:`~toolmgmt_mcp.UpstreamManager` with its
+seams filled by what only a gateway does with them.
 
-- **Questions**: a call whose upstream asks its user something (an input-required result, 2026)
-  goes round by round through the relay of the client that made it
-  (:mod:`toolmgmt_gateway.questions`), each round within the upstream's ``timeout``.
+- **Questions and progress**: a call whose upstream asks its user something (an input-required
+  result, 2026) goes round by round through the relay of the client that made it
+  (:mod:`toolmgmt_gateway.questions`), each round within the upstream's ``timeout``; its
+  progress notifications go to the client's request; while it waits on the upstream, the
+  request's place in its client's share of the work is given back
+  (:mod:`toolmgmt_gateway.admission`).
 - **Pins**: a tool whose definition changed since it was first seen is held back (quarantined)
-  until an operator trusts it (``toolmgmt catalog trust NAME``).
+  until an operator trusts it (``toolmgmt catalog trust NAME``; :mod:`toolmgmt_gateway.pins`).
 - **Policy**: an upstream whose every tool the gateway's policy hides is never started, and no
   call of a name the policy hides ever starts or restarts an upstream: such a name answers
   exactly as an unknown one.
+- **Stderr**: a stdio upstream's lines after its name, or dropped
+  (:mod:`toolmgmt_gateway.upstream_stderr`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TextIO, cast
 
 import anyio
-import anyio.abc
-import anyio.to_thread
 import mcp.types as mcp_types
 from mcp import Client, MCPError
 from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY
+from toolmgmt_mcp import UpstreamConfig as AdapterUpstreamConfig
 from toolmgmt_mcp.upstreams import Upstream, UpstreamManager
 
-from toolmgmt_core import (
-    PolicyView,
-    StoreError,
-    ToolCatalog,
-    ToolExecutionError,
-    ToolUnavailableError,
-)
-from toolmgmt_core.integration import (
-    ACCEPTED,
-    QUARANTINED,
-    SAME,
-    CallContext,
-    MemoryPins,
-    PinStore,
-    PinVerdict,
-    fold_name,
-    pin_definition,
-    pin_digest,
-)
+from toolmgmt_core import PolicyView, ToolCatalog, ToolExecutionError, ToolUnavailableError
+from toolmgmt_core.integration import CallContext, MemoryPins, PinStore, fold_name
 from toolmgmt_gateway.admission import waiting_on_upstream
 from toolmgmt_gateway.config import GatewayConfig
+from toolmgmt_gateway.pins import UpstreamPins, UpstreamStatus
 from toolmgmt_gateway.questions import (
     MAX_ROUNDS,
     MissingCapability,
@@ -57,8 +43,9 @@ from toolmgmt_gateway.questions import (
     callers_capabilities,
     forward_capabilities,
 )
+from toolmgmt_gateway.upstream_stderr import upstream_errlog
 
-__all__ = ["GatewayUpstreams", "PIN_RECHECK"]
+__all__ = ["GatewayUpstreams", "PIN_RECHECK", "UpstreamStatus"]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
@@ -80,6 +67,8 @@ class GatewayUpstreams(UpstreamManager):
     With a ``policy`` (the gateway's view, or one per client of a shared gateway), an upstream
     whose every tool the policy hides is never started (see the module's docstring).
     """
+
+    status_type = UpstreamStatus
 
     def __init__(
         self,
@@ -103,26 +92,38 @@ class GatewayUpstreams(UpstreamManager):
         )
         """The gateway's policy views (one per client of a shared gateway: an upstream starts
         when any of them could show one of its tools), or None (every upstream may start)."""
-        self.pins: PinStore = pins if pins is not None else MemoryPins()
-        """Where the upstream tools' pins live (the catalog store's, for replicas)."""
-        self.pin_changes: Counter[tuple[str, str]] = Counter()
+        self.pinning = UpstreamPins(pins if pins is not None else MemoryPins(), on_pin_change)
+        """The upstream tools' pins (the catalog store's, for replicas) and their changes."""
+        self.pins: PinStore = self.pinning.store
+        """Where the pins live (``pinning.store``; the gateway closes it when it stops)."""
+        self.pin_changes = self.pinning.changes
         """(upstream, ``accepted`` or ``quarantined``) -> changes of pinned tools seen."""
-        self.on_pin_change = on_pin_change
-        """Called with (upstream, outcome) for each change (a metric)."""
-        self._in_effect: dict[str, str] = {}
-        """Gateway name -> the digest in effect, for when the pin store cannot be reached."""
 
-    def _started(self, tasks: anyio.abc.TaskGroup) -> None:
-        tasks.start_soon(self._recheck_loop)
+    async def __aenter__(self) -> GatewayUpstreams:
+        await super().__aenter__()
+        self._tasks_or_raise().start_soon(self._recheck_loop)
+        return self
+
+    # -- the adapter's seams ----------------------------------------------------------------
+
+    def _not_started(self, upstream: Upstream) -> str | None:
+        if self._may_show(upstream):
+            return None
+        return "not started: the gateway's policy hides every tool of this domain"
+
+    def _errlog(self, config: AdapterUpstreamConfig) -> TextIO:
+        return upstream_errlog(config.name, self._settings[config.name].stderr)
 
     def _opened(self, client: Client) -> None:
         forward_capabilities(client)
 
-    def _waiting(self, context: CallContext) -> AbstractAsyncContextManager[Any]:
-        # The request's place in its client's share of the work is given back meanwhile.
-        return waiting_on_upstream(getattr(context.relay, "turn", None))
+    async def _listed(
+        self, upstream: Upstream, listed: list[mcp_types.Tool]
+    ) -> list[mcp_types.Tool]:
+        settings = self._settings[upstream.config.name]
+        return await self.pinning.judge(settings, listed, _status(upstream))
 
-    async def _ask_through(
+    async def _call(
         self,
         upstream: Upstream,
         client: Client,
@@ -133,15 +134,27 @@ class GatewayUpstreams(UpstreamManager):
         gateway_name = f"{upstream.config.tool_prefix}{tool_name}"
         callers = context.relay if isinstance(context.relay, Relay) else None
         relay = callers or Relay()
-        # A 2026 upstream learns the capabilities of the client the call is made for.
+        # A 2026 upstream learns the capabilities of the client the call is made for; the
+        # call's progress goes to the client's request.
         meta = callers_capabilities(client, callers)
+        progress = _progress_relay(context.progress)
+        turn = getattr(context.relay, "turn", None)
         name = upstream.config.name
         responses, state = relay.resume(name, tool_name)
         for _ in range(MAX_ROUNDS):
             try:
-                result = await upstream._round(
-                    client, tool_name, arguments, responses, state, context, meta
-                )
+                # Not this replica's work meanwhile: the request's place in its client's share
+                # of the work is given back.
+                async with waiting_on_upstream(turn):
+                    result = await upstream.request(
+                        client,
+                        tool_name,
+                        arguments,
+                        progress_callback=progress,
+                        meta=meta,
+                        input_responses=responses,
+                        request_state=state,
+                    )
             except MCPError as exc:
                 if exc.code != MISSING_REQUIRED_CLIENT_CAPABILITY:
                     raise
@@ -221,86 +234,19 @@ class GatewayUpstreams(UpstreamManager):
 
     # -- pins -----------------------------------------------------------------------------
 
-    async def _pinned(
-        self, upstream: Upstream, listed: list[mcp_types.Tool]
-    ) -> list[mcp_types.Tool]:
-        """The listed tools whose definition is pinned (or accepted); the others held back in
-        ``upstream.status.quarantined``, logged and counted."""
-        config = upstream.config
-        definitions = {
-            f"{config.tool_prefix}{item.name}": pin_definition(
-                item.description,
-                item.input_schema,
-                item.annotations.model_dump(by_alias=True, exclude_none=True)
-                if item.annotations
-                else None,
-                item.title,
-            )
-            for item in listed
-        }
-        try:
-            verdicts = await anyio.to_thread.run_sync(
-                lambda: self.pins.check(
-                    config.name, definitions, accept=self._settings[config.name].accept_changes
-                )
-            )
-        except StoreError as exc:  # judged against what this process had in effect
-            logger.error("upstream %r: the pin store failed (%s); tools whose definition "
-                         "changed since this replica last listed them are held back", config.name,
-                         exc)
-            verdicts = self._pinned_here(definitions)
-        else:
-            self._in_effect.update(
-                (name, pin_digest(definitions[name]))
-                for name, v in verdicts.items()
-                if v.state != QUARANTINED
-            )
-        quarantined: dict[str, str] = {}
-        for name, verdict in verdicts.items():
-            if verdict.state == ACCEPTED:
-                self._pin_changed(config.name, ACCEPTED)
-                logger.warning(
-                    "upstream %r: tool %r changed (%s) and was accepted (accept_changes)",
-                    config.name, name, ", ".join(verdict.changed) or "its definition",
-                )
-            elif verdict.state == QUARANTINED:
-                quarantined[name] = _quarantine_message(config.name, name, verdict)
-                upstream.held[name] = pin_digest(definitions[name])
-                if name not in upstream.status.quarantined:
-                    self._pin_changed(config.name, QUARANTINED)
-                    logger.warning("upstream %r: %s", config.name, quarantined[name])
-        upstream.status.quarantined = quarantined
-        prefix = config.tool_prefix
-        return [item for item in listed if f"{prefix}{item.name}" not in quarantined]
-
-    def _pinned_here(self, definitions: dict[str, dict[str, Any]]) -> dict[str, PinVerdict]:
-        verdicts = {}
-        for name, definition in definitions.items():
-            digest = pin_digest(definition)
-            if self._in_effect.get(name, digest) == digest:
-                verdicts[name] = PinVerdict(name, SAME)
-            else:
-                verdicts[name] = PinVerdict(name, QUARANTINED, ("definition",))
-        return verdicts
-
-    def _pin_changed(self, upstream: str, outcome: str) -> None:
-        self.pin_changes[(upstream, outcome)] += 1
-        if self.on_pin_change is not None:
-            self.on_pin_change(upstream, outcome)
-
     async def _check_quarantine(
         self, tool_name: str, folded: str, policy: PolicyView | None
     ) -> None:
         """A held-back tool's call: listed again at once when an operator trusted it since,
         else refused naming the operator's command (only for a name the caller may see)."""
         for upstream in self._upstreams.values():
-            held = {fold_name(n): n for n in upstream.status.quarantined}
-            name = held.get(folded)
+            quarantined = _status(upstream).quarantined
+            name = {fold_name(n): n for n in quarantined}.get(folded)
             if name is None or not self._may_show(upstream, name, policy):
                 continue
             if upstream.client is not None and await self._trusted_since(upstream, name):
                 await upstream.refresh()  # the listing installs it
-            message = upstream.status.quarantined.get(name)
+            message = _status(upstream).quarantined.get(name)
             if message is not None:
                 raise ToolUnavailableError(message, tool_name=name)
             return
@@ -314,30 +260,32 @@ class GatewayUpstreams(UpstreamManager):
                 logger.debug("rechecking quarantined tools failed: %s", exc)
 
     async def _trusted_since(self, upstream: Upstream, name: str) -> bool:
-        """Whether the pin of ``name`` is now the definition held back (one row read)."""
-        try:
-            pins = await anyio.to_thread.run_sync(lambda: self.pins.get([name]))
-        except StoreError:
-            return False
-        pin = pins.get(name)
-        return pin is not None and pin.digest == upstream.held.get(name)
+        return await self.pinning.trusted_since(upstream.config.name, name)
 
     async def recheck_quarantined(self) -> None:
         """List again each upstream holding back a tool an operator trusted meanwhile."""
         for upstream in self._upstreams.values():
             if upstream.client is None:
                 continue
-            for name in list(upstream.status.quarantined):
+            for name in list(_status(upstream).quarantined):
                 if await self._trusted_since(upstream, name):
                     await upstream.refresh()
                     break
 
-def _quarantine_message(upstream: str, name: str, verdict: PinVerdict) -> str:
-    lowered = f"; it lowers a guard: {', '.join(verdict.lowered)}" if verdict.lowered else ""
-    changed = ", ".join(verdict.changed) or "its definition"
-    return (
-        f"Tool {name!r} of upstream {upstream!r} is quarantined: its {changed} changed since "
-        f"it was first seen{lowered}. It is neither listed nor run until an operator reviews "
-        f"the change and accepts it with: toolmgmt catalog trust {name} --config <gateway "
-        "config>. Use another tool meanwhile."
-    )
+def _status(upstream: Upstream) -> UpstreamStatus:
+    return cast(UpstreamStatus, upstream.status)  # GatewayUpstreams.status_type
+
+
+def _progress_relay(report: Callable[..., Awaitable[None]] | None) -> Any:
+    """The SDK progress callback relaying one upstream call's progress to ``report`` (the
+    gateway request's ``report_progress``, carried by the call's context), or None."""
+    if report is None:
+        return None
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            await report(progress, total, message)
+        except Exception as exc:  # a client that went away must not fail the call
+            logger.debug("progress not relayed: %s", exc)
+
+    return forward

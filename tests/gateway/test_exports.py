@@ -22,10 +22,12 @@ MODULES = [
     "toolmgmt_gateway.conversations",
     "toolmgmt_gateway.exchange",
     "toolmgmt_gateway.headers",
+    "toolmgmt_gateway.pins",
     "toolmgmt_gateway.questions",
     "toolmgmt_gateway.server",
     "toolmgmt_gateway.state_keys",
     "toolmgmt_gateway.telemetry",
+    "toolmgmt_gateway.upstream_stderr",
     "toolmgmt_gateway.upstreams",
 ]
 

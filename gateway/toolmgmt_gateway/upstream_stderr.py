@@ -1,0 +1,61 @@
+"""A stdio upstream's stderr at the gateway: each line after the upstream's name, or nowhere.
+
+An operator reading the gateway's stderr can tell whose a line is (``upstream notes: ...``);
+``stderr = "drop"`` in the upstream's table discards its stderr instead, as it may echo a
+call's arguments. The MCP adapter's own default passes the lines on as they are.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TextIO
+
+from toolmgmt_mcp.transport import stderr_stream
+
+__all__ = ["upstream_errlog"]
+
+_LINE = 4096
+"""Characters of one upstream stderr line passed on at most (the rest of the line is cut)."""
+_PIPES: dict[str, TextIO] = {}
+"""Each upstream's stderr pipe, by name: one pipe and one relay thread per upstream for the
+process's life, shared by its restarts."""
+_LOCK = threading.Lock()
+
+
+def upstream_errlog(name: str, stderr: str) -> TextIO:
+    """Where the stdio upstream ``name``'s stderr goes: a pipe whose lines reach ours after its
+    name (``stderr = "log"``), or nowhere (``"drop"``)."""
+    if stderr == "drop":
+        return open(os.devnull, "w")  # noqa: SIM115 - the subprocess's stderr; closed with the GC
+    with _LOCK:
+        pipe = _PIPES.get(name)
+        if pipe is None:
+            read_end, write_end = os.pipe()
+            pipe = _PIPES[name] = os.fdopen(write_end, "w")
+            threading.Thread(
+                target=_relay,
+                args=(read_end, f"upstream {name}: "),
+                name=f"toolmgmt-stderr-{name}",
+                daemon=True,
+            ).start()
+    return pipe
+
+
+def _relay(read_end: int, prefix: str) -> None:
+    """Pass an upstream's stderr on, line by line after ``prefix``, each line bounded."""
+    with os.fdopen(read_end, encoding="utf-8", errors="replace") as lines:
+        while True:
+            line = lines.readline(_LINE)
+            if not line:
+                return
+            if not line.endswith("\n"):  # a line cut at the bound: drop the rest of it
+                line += "…\n"
+                while (rest := lines.readline(_LINE)) and not rest.endswith("\n"):
+                    pass
+            try:
+                target = stderr_stream()
+                target.write(prefix + line)
+                target.flush()
+            except (OSError, ValueError):
+                continue  # our own stderr closed: the upstream's lines have nowhere to go
