@@ -6,18 +6,25 @@ import importlib
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("mcp")
 
-from toolmgmt_mcp import UpstreamConfig, UpstreamManager  # noqa: E402
+from toolmgmt_mcp import Upstream, UpstreamConfig, UpstreamManager  # noqa: E402
 
-from toolmgmt_core import ContentResult, ToolCatalog, ToolUnavailableError  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    ContentResult,
+    ToolCatalog,
+    ToolExecutionError,
+    ToolUnavailableError,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 NOTES = Path(__file__).parent / "servers" / "notes_server.py"
+SHOP = Path(__file__).parent / "servers" / "shop_server.py"
 
 
 @pytest.fixture
@@ -49,6 +56,38 @@ async def test_an_upstream_that_cannot_start_names_itself() -> None:
         assert not down.connected and down.error and up.connected  # only that domain is down
         with pytest.raises(ToolUnavailableError, match="'broken'"):
             await upstreams._upstreams["broken"].connect()
+
+
+async def test_an_upstreams_question_abandons_the_call_when_nothing_relays_it() -> None:
+    shop = UpstreamConfig("shop", command=sys.executable, args=(str(SHOP),))
+    catalog = ToolCatalog()
+    async with UpstreamManager([shop], catalog) as upstreams:
+        assert upstreams.status()[0].protocol_version == "2026-07-28"  # questions are results
+        with pytest.raises(ToolExecutionError, match="asked its user for input during"):
+            await catalog.get("shop_ask_human").handler(question="which order?")
+        assert upstreams.status()[0].connected  # the call failed, not the upstream
+
+
+class _Seams(UpstreamManager):
+    """A service on top of the adapter, through its seams only (as the gateway's
+    ``GatewayUpstreams``): one upstream left stopped, one tool held back."""
+
+    async def _listed(self, upstream: Upstream, listed: list[Any]) -> list[Any]:
+        return [item for item in listed if item.name != "delete_note"]
+
+    def _not_started(self, upstream: Upstream) -> str | None:
+        return "left stopped" if upstream.config.name == "idle" else None
+
+
+async def test_a_service_fills_the_seams() -> None:
+    catalog = ToolCatalog()
+    idle = UpstreamConfig("idle", command=sys.executable, args=(str(NOTES),))
+    async with _Seams([_notes(), idle], catalog) as upstreams:
+        notes, stopped = upstreams.status()
+        assert "notes_get_note" in notes.tools and "notes_delete_note" not in notes.tools
+        assert catalog.find("notes_delete_note") is None
+        assert not stopped.connected and stopped.error == "left stopped"
+        assert catalog.find("idle_get_note") is None
 
 
 @pytest.mark.parametrize("name", ["toolmgmt_mcp", "toolmgmt_mcp.upstreams"])
