@@ -192,8 +192,9 @@ class RequestSpans(OpenTelemetryMiddleware):
                 attributes["gen_ai.tool.name"] = target
         elif ctx.method == "prompts/get" and target is not None:
             attributes["gen_ai.prompt.name"] = target
-        outcome = CallOutcome()
-        if ctx.method == "tools/call":
+        outcome: CallOutcome | None = None
+        if ctx.method == "tools/call":  # the handler's note of its answer, on its context
+            outcome = CallOutcome()
             ctx = _OutcomeContext(**_fields(ctx), call_outcome=outcome)
         with otel_span(
             name=f"{ctx.method}{f' {target}' if target else ''}",
@@ -220,7 +221,7 @@ class RequestSpans(OpenTelemetryMiddleware):
                 span.record_exception(exc)
                 span.set_status(StatusCode.ERROR, str(exc))
                 raise
-            if ctx.method == "tools/call" and _is_error(result):
+            if outcome is not None and _is_error(result):
                 span.set_attribute("error.type", outcome.error_type or "tool_error")
                 span.set_status(StatusCode.ERROR)
             return result
