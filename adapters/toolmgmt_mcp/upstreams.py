@@ -279,6 +279,7 @@ class Upstream:
                     self.config.name,
                     tool_name,
                     lost.error,
+                    extra={"client": context.client},  # the gateway's log names the caller
                 )
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -285,7 +285,7 @@ class Admission:
             why = f"client {client!r} is at its share of this replica ({share} requests at once)"
         else:
             why = f"this replica is serving its limit of {self.max_requests} requests at once"
-        self._log(why)
+        self._log(why, client)
         message = (
             f"Service unavailable (503): {why}; nothing of this request ran. Retry in "
             f"{self.retry_after.decode()} s (another replica may take it sooner)."
@@ -305,10 +305,13 @@ class Admission:
         )
         await send({"type": "http.response.body", "body": body})
 
-    def _log(self, why: str) -> None:
-        """One WARNING per :data:`_LOG_EVERY` seconds at most, with the count since the last."""
+    def _log(self, why: str, client: str | None) -> None:
+        """One WARNING per :data:`_LOG_EVERY` seconds at most, with the count since the last
+        (naming the client of the last, for :class:`~toolmgmt_gateway.clients.ClientLogFilter`)."""
         self._unlogged += 1
         now = time.monotonic()
         if now - self._logged_at >= _LOG_EVERY:
-            logger.warning("refused %d request(s) with 503: %s", self._unlogged, why)
+            logger.warning(
+                "refused %d request(s) with 503: %s", self._unlogged, why, extra={"client": client}
+            )
             self._logged_at, self._unlogged = now, 0

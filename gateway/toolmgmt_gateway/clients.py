@@ -10,8 +10,10 @@ every HTTP request without a known token with 401, and names the client of every
 - as the Starlette user (``scope["user"]``, an MCP SDK ``AuthenticatedUser``), so that the SDK
   binds each of its in-process sessions to the client that opened it: another client's token
   with that session id gets the SDK's 404, as an unknown id does;
-- in :func:`current_client` (a context variable) for logs (:class:`ClientLogFilter`) and for
-  metrics: a listener of the gateway's managers labels what it counts with it.
+- nowhere else: the gateway reads it from the scope (:func:`scope_client`) and passes it on
+  where it is used, to the request's metrics and span, to the call's
+  :class:`~toolmgmt_core.integration.CallContext`, and to the log lines of the request
+  (``extra={"client": name}``, which :class:`ClientLogFilter` renders).
 
 Tokens are compared in constant time: the SHA-256 of the presented token against every client's,
 with :func:`hmac.compare_digest`, all of them each time, so neither the time taken nor the order
@@ -21,7 +23,6 @@ its client's name (:func:`request_principal`), not by the token.
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import hmac
 import json
@@ -35,8 +36,8 @@ __all__ = [
     "BearerTokenMiddleware",
     "ClientAuth",
     "ClientLogFilter",
-    "current_client",
     "request_principal",
+    "scope_client",
 ]
 
 logger = logging.getLogger("toolmgmt_mcp")
@@ -44,24 +45,22 @@ logger = logging.getLogger("toolmgmt_mcp")
 CLIENT_SCOPE_KEY = "toolmgmt.client"
 """Where :class:`ClientAuth` puts the name of the request's client in the ASGI scope."""
 
-_CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "toolmgmt_client", default=None
-)
 _REFUSAL_LOG_EVERY = 10.0
 """Seconds between two log lines about refused tokens (an attacker cannot flood the log)."""
 
 
-def current_client() -> str | None:
-    """The name of the client whose request is being served, or None (stdio, a gateway
-    without ``[gateway.clients]``, no request). The hook for metrics: label by it."""
-    return _CLIENT.get()
+def scope_client(scope: Mapping[str, Any]) -> str | None:
+    """The name of the client whose request ``scope`` is (an ASGI scope :class:`ClientAuth`
+    named), or None: stdio, a gateway without ``[gateway.clients]``, its one token."""
+    client = scope.get(CLIENT_SCOPE_KEY)
+    return client if isinstance(client, str) else None
 
 
 def request_principal(scope: Mapping[str, Any], authorization: str) -> str:
     """Who a request speaks for, as conversations are keyed: ``client:<name>`` for a
     configured client (whatever token it used), else its ``Authorization`` header."""
-    client = scope.get(CLIENT_SCOPE_KEY)
-    return f"client:{client}" if isinstance(client, str) else authorization
+    client = scope_client(scope)
+    return f"client:{client}" if client is not None else authorization
 
 
 def _digest(token: bytes) -> bytes:
@@ -128,12 +127,7 @@ class ClientAuth:
         from mcp.server.auth.provider import AccessToken
 
         user = AuthenticatedUser(AccessToken(token="", client_id=client, scopes=[]))
-        scope = {**scope, CLIENT_SCOPE_KEY: client, "user": user}
-        reset = _CLIENT.set(client)
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            _CLIENT.reset(reset)
+        await self.app({**scope, CLIENT_SCOPE_KEY: client, "user": user}, receive, send)
 
     def _note_refusal(self, scope: Any) -> None:
         self.refused += 1
@@ -176,16 +170,22 @@ async def _unauthorized(send: Any) -> None:
 
 
 class ClientLogFilter(logging.Filter):
-    """Adds ``client`` (the name, or "") and ``client_note`` (``client NAME: `` or "") to every
-    record it sees, for a handler's format: ``"%(name)s: %(client_note)s%(message)s"``.
+    """Gives every record it sees ``client`` (the name, or "") and ``client_note``
+    (``client NAME: `` or ""), for a handler's format: ``"%(name)s: %(client_note)s%(message)s"``.
+
+    The name is the one a log call passed about the request it serves, ``extra={"client":
+    name}``; a record without one (a line about an upstream, the store, the replica) names
+    nobody.
 
     Usage::
 
         handler.addFilter(ClientLogFilter())
+        logger.warning("could not ...: %s", exc, extra={"client": scope_client(scope)})
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        client = _CLIENT.get()
+        client = getattr(record, "client", None)
+        client = client if isinstance(client, str) else None
         record.client = client or ""
         record.client_note = f"client {client}: " if client else ""
         return True

@@ -73,8 +73,8 @@ class ClientConfig:
     """One client of a shared gateway (``[gateway.clients.NAME]``): its token, what it sees."""
 
     name: str
-    """The client's name: in logs, in metrics (:func:`~toolmgmt_gateway.clients.current_client`),
-    and what its conversations are keyed by."""
+    """The client's name: in logs, in metrics (a label; ``Gateway(client_listeners=...)``), and
+    what its conversations are keyed by."""
     token: str = field(repr=False)
     """The bearer token it sends (``token_env``: from the environment)."""
     profile: str | None = None

@@ -52,7 +52,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from toolmgmt_core import SessionConflictError, StoreError, StoreUnavailableError
 from toolmgmt_core.integration import SessionStore, StoredSession
-from toolmgmt_gateway.clients import request_principal
+from toolmgmt_gateway.clients import request_principal, scope_client
 from toolmgmt_gateway.exchange import QUESTION_PREFIX, Questions, answer_directly, direct_request
 from toolmgmt_gateway.replies import ANSWER_WAIT
 
@@ -290,17 +290,21 @@ class ConversationMiddleware:
                     header = (b"mcp-session-id", conversation_id.encode("ascii"))
                     event = {**event, "headers": [*event.get("headers", []), header]}
                 else:  # the initialize failed: no conversation
-                    await self._forget(key)
+                    await self._forget(key, scope_client(scope))
             await send(event)
 
         scope[CONVERSATION_SCOPE_KEY] = Conversation(key, StoredSession(self.initial_state, 0))
         await self.app(scope, _replaying(body, True, receive), send_with_id)
 
-    async def _forget(self, key: str) -> None:
+    async def _forget(self, key: str, client: str | None) -> None:
         try:
             await self._run(self.store.delete, key)
         except StoreError as exc:  # it expires with its TTL
-            logger.warning("could not delete a conversation whose initialize failed: %s", exc)
+            logger.warning(
+                "could not delete a conversation whose initialize failed: %s",
+                exc,
+                extra={"client": client},
+            )
 
     # -- the 2026 protocol --------------------------------------------------------------------
 

@@ -50,6 +50,8 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from toolmgmt_gateway.clients import scope_client
+
 __all__ = ["QUESTION_PREFIX", "Questions", "answer_directly", "direct_request"]
 
 logger = logging.getLogger("toolmgmt_mcp")
@@ -256,7 +258,8 @@ async def answer_directly(
     except Exception as exc:  # the SDK's own mapping of a handler's failure to the wire
         error = handler_exception_to_error_data(exc)
         if error is None:
-            logger.exception("handler for %r raised", message["method"])
+            client = scope_client(scope)
+            logger.exception("handler for %r raised", message["method"], extra={"client": client})
             reply["error"] = {"code": 0, "message": str(exc)}
         else:
             reply["error"] = error.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio
@@ -64,7 +64,12 @@ from toolmgmt_gateway.admission import (
 )
 from toolmgmt_gateway.approval import ApprovalAsked, approval_claimer, client_approver
 from toolmgmt_gateway.catalog_store import SharedCatalog
-from toolmgmt_gateway.clients import CLIENT_SCOPE_KEY, BearerTokenMiddleware, ClientAuth
+from toolmgmt_gateway.clients import (
+    CLIENT_SCOPE_KEY,
+    BearerTokenMiddleware,
+    ClientAuth,
+    scope_client,
+)
 from toolmgmt_gateway.config import ClientConfig, GatewayConfig, GatewaySettings
 from toolmgmt_gateway.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
 from toolmgmt_gateway.headers import TrimmedHeaders
@@ -124,7 +129,9 @@ class Gateway:
     ``manager_options`` are passed on to it (``browse_limit``, ``max_results``...);
     ``embedder`` (else the config's ``[search] embedder``) makes search hybrid (its vectors
     cached in the catalog store when there is one). With ``[gateway.clients]``, each client has
-    a manager of its own (:attr:`clients`: its profile, its deny), with the same options.
+    a manager of its own (:attr:`clients`: its profile, its deny), with the same options;
+    ``client_listeners``, called with each client's name, gives listeners of that client's
+    manager alone, beside ``listeners`` (every manager's): the hook for per-client metrics.
 
     With ``[store] sessions``, conversations live in that Redis (:attr:`session_store`) and
     HTTP is served statelessly behind
@@ -138,7 +145,12 @@ class Gateway:
     """
 
     def __init__(
-        self, config: GatewayConfig, *, embedder: Any = None, **manager_options: Any
+        self,
+        config: GatewayConfig,
+        *,
+        embedder: Any = None,
+        client_listeners: Callable[[str], Iterable[Callable[[Any], object]]] | None = None,
+        **manager_options: Any,
     ) -> None:
         self.config = config
         self.session_store: SessionStore | None = _session_store(config)
@@ -178,7 +190,14 @@ class Gateway:
             client.name: ToolManager(
                 self.catalog,
                 mode=config.gateway.mode,
-                **{**options, "access": _client_access(config, client)},
+                **{
+                    **options,
+                    "access": _client_access(config, client),
+                    "listeners": [
+                        *listeners,
+                        *(client_listeners(client.name) if client_listeners else ()),
+                    ],
+                },
             )
             for client in config.gateway.clients
         }
@@ -359,9 +378,10 @@ class Gateway:
         # The three meta-tools, then any always-on tools (policy-filtered by the session).
         started = time.monotonic()
         session = self.session_for(ctx)
-        describe_request(session.conversation)
+        client = scope_client(_request_scope(ctx))
+        describe_request(session.conversation, client)
         listed = session.tools()
-        self._done("tools/list", session, started)
+        self._done("tools/list", session, started, client=client)
         return mcp_types.ListToolsResult(tools=[self._mcp_tool(t) for t in listed])
 
     def _done(
@@ -371,13 +391,14 @@ class Gateway:
         started: float,
         tool: str | None = None,
         result: ToolResult | None = None,
+        client: str | None = None,
     ) -> None:
-        """What one request did, for ``/metrics``."""
+        """What one request (of ``client``, when named) did, for ``/metrics``."""
         if self.metrics is None:
             return
         self.metrics.seen(session.conversation)
         error = result.error.code if result is not None and result.error is not None else None
-        self.metrics.request_done(method, time.monotonic() - started, tool, error)
+        self.metrics.request_done(method, time.monotonic() - started, tool, error, client)
         if result is not None and not result.saved:
             self.metrics.store_failed("save")
 
@@ -399,7 +420,8 @@ class Gateway:
         name = params.name
         started = time.monotonic()
         session = self.session_for(ctx)
-        describe_request(session.conversation)  # on the SDK's span of this request
+        client = scope_client(_request_scope(ctx))
+        describe_request(session.conversation, client)  # on the SDK's span of this request
         listed = session.layout().names
         if name not in listed:
             valid = ", ".join(listed)
@@ -411,7 +433,7 @@ class Gateway:
             try:
                 await self.upstreams.ensure_for(arguments["tool_name"], session.policy)
             except ToolCallError as exc:
-                describe_outcome(exc.code)
+                describe_outcome(ctx, exc.code)
                 return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
             if self.shared is not None:
                 self.shared.sync()  # what the upstream just listed (reconnected, trusted)
@@ -422,6 +444,7 @@ class Gateway:
             # The JSON-RPC request's id: what names this call (gen_ai.tool.call.id).
             call_id=str(request_id) if request_id is not None else None,
             approver=client_approver(relay),
+            client=client,
             relay=relay,
             progress=ctx.session.report_progress,
         )
@@ -434,8 +457,8 @@ class Gateway:
                 return asked.result()
             except MissingCapability as refused:
                 raise MCPError(refused.code, refused.message, refused.data) from refused
-        self._done("tools/call", session, started, name, result)
-        describe_outcome(result.error.code if result.error is not None else None)
+        self._done("tools/call", session, started, name, result, client)
+        describe_outcome(ctx, result.error.code if result.error is not None else None)
         media = result.media if self.config.gateway.media == "pass" else []
         return _mcp_result(result, media, self._origin(result))
 

@@ -20,16 +20,17 @@ the gateway gets 403, none (or an unknown one) 401.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from contextvars import ContextVar
 from typing import Any
 
 from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server.context import ServerRequestContext
 from mcp.shared._otel import extract_trace_context, otel_span
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult
@@ -39,11 +40,11 @@ from pydantic import ValidationError
 
 from toolmgmt_core import ConfigError
 from toolmgmt_core.integration import OtelListener, hung_threads
-from toolmgmt_gateway.clients import current_client
 
 __all__ = [
     "ACTIVE_SECONDS",
     "CLIENT_ATTRIBUTE",
+    "CallOutcome",
     "GatewayMetrics",
     "METRICS_PATH",
     "MetricsAccess",
@@ -78,18 +79,13 @@ the start (an ``increase()`` alert then sees the first error)."""
 
 _MAX_TRACKED = 100_000  # conversations remembered for the active count at most
 
-# The error code of the tools/call being answered, for its span (a list per request: the
-# handler runs in the middleware's context and fills it).
-_OUTCOME: ContextVar[list[str] | None] = ContextVar("toolmgmt_mcp_outcome", default=None)
 
-
-def describe_request(conversation: str) -> None:
+def describe_request(conversation: str, client: str | None = None) -> None:
     """Name the conversation, and the client (``[gateway.clients.NAME]``) when the gateway has
     several, on the current MCP request's span (the SDK's server span)."""
     span = trace.get_current_span()
     if span.is_recording():
         span.set_attribute("mcp.session.id", conversation)
-        client = current_client()
         if client is not None:
             span.set_attribute(CLIENT_ATTRIBUTE, client)
 
@@ -131,12 +127,34 @@ _REFUSED = {
 }
 
 
-def describe_outcome(error_code: str | None) -> None:
-    """Note the error code of the ``tools/call`` being answered, for :class:`RequestSpans` to
-    put on its span as ``error.type`` (``not_permitted``, ``unknown_tool``...)."""
-    noted = _OUTCOME.get()
-    if noted is not None and error_code is not None:
-        noted.append(error_code)
+class CallOutcome:
+    """What the handler of one ``tools/call`` says about its answer, for the request's span:
+    :class:`RequestSpans` makes one per call and hands it down on the request's context
+    (:func:`describe_outcome` fills it), then reads it once the handler has answered."""
+
+    __slots__ = ("error_type",)
+
+    def __init__(self) -> None:
+        self.error_type: str | None = None
+        """The error code of a failed call (``not_permitted``...), or None."""
+
+
+@dataclasses.dataclass(kw_only=True)
+class _OutcomeContext(ServerRequestContext[Any, Any]):
+    """The SDK's request context with the call's :class:`CallOutcome` on it; a middleware
+    that rewrites the context (``dataclasses.replace``) keeps this class, so the same object
+    reaches the handler."""
+
+    call_outcome: CallOutcome
+
+
+def describe_outcome(ctx: Any, error_code: str | None) -> None:
+    """Note the error code of the ``tools/call`` ``ctx`` is answering, for :class:`RequestSpans`
+    to put on its span as ``error.type`` (``not_permitted``, ``unknown_tool``...); a context
+    it did not make (no spans installed) takes no note."""
+    outcome = getattr(ctx, "call_outcome", None)
+    if isinstance(outcome, CallOutcome) and error_code is not None:
+        outcome.error_type = error_code
 
 
 def caller_label(headers: Iterable[tuple[bytes, bytes]], client: str | None) -> str | None:
@@ -156,7 +174,8 @@ def caller_label(headers: Iterable[tuple[bytes, bytes]], client: str | None) -> 
 class RequestSpans(OpenTelemetryMiddleware):
     """The MCP SDK's span of each request (the MCP semantic conventions), with a failed
     ``tools/call``'s ``error.type`` the call's own error code (:func:`describe_outcome`), where
-    the SDK writes ``tool_error`` for every one. It takes the SDK's middleware's place."""
+    the SDK writes ``tool_error`` for every one (here, only for a failed answer whose handler
+    named no code). It takes the SDK's middleware's place."""
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         name = ctx.params.get("name") if ctx.params else None
@@ -173,40 +192,45 @@ class RequestSpans(OpenTelemetryMiddleware):
                 attributes["gen_ai.tool.name"] = target
         elif ctx.method == "prompts/get" and target is not None:
             attributes["gen_ai.prompt.name"] = target
-        noted: list[str] = []
-        token = _OUTCOME.set(noted)
-        try:
-            with otel_span(
-                name=f"{ctx.method}{f' {target}' if target else ''}",
-                kind=SpanKind.SERVER,
-                attributes=attributes,
-                context=extract_trace_context(ctx.meta),
-                record_exception=False,
-                set_status_on_exception=False,
-            ) as span:
-                try:
-                    result = await call_next(ctx)
-                except MCPError as exc:
-                    code = str(exc.error.code)
-                    span.set_attributes({"error.type": code, "rpc.response.status_code": code})
-                    span.set_status(StatusCode.ERROR, exc.error.message)
-                    raise
-                except ValidationError:  # the wire's answer: pydantic's text echoes input
-                    code = str(INVALID_PARAMS)
-                    span.set_attributes({"error.type": code, "rpc.response.status_code": code})
-                    span.set_status(StatusCode.ERROR, "Invalid request parameters")
-                    raise
-                except Exception as exc:
-                    span.set_attribute("error.type", type(exc).__qualname__)
-                    span.record_exception(exc)
-                    span.set_status(StatusCode.ERROR, str(exc))
-                    raise
-                if ctx.method == "tools/call" and _is_error(result):
-                    span.set_attribute("error.type", noted[-1] if noted else "tool_error")
-                    span.set_status(StatusCode.ERROR)
-                return result
-        finally:
-            _OUTCOME.reset(token)
+        outcome: CallOutcome | None = None
+        if ctx.method == "tools/call":  # the handler's note of its answer, on its context
+            outcome = CallOutcome()
+            ctx = _OutcomeContext(**_fields(ctx), call_outcome=outcome)
+        with otel_span(
+            name=f"{ctx.method}{f' {target}' if target else ''}",
+            kind=SpanKind.SERVER,
+            attributes=attributes,
+            context=extract_trace_context(ctx.meta),
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                result = await call_next(ctx)
+            except MCPError as exc:
+                code = str(exc.error.code)
+                span.set_attributes({"error.type": code, "rpc.response.status_code": code})
+                span.set_status(StatusCode.ERROR, exc.error.message)
+                raise
+            except ValidationError:  # the wire's answer: pydantic's text echoes input
+                code = str(INVALID_PARAMS)
+                span.set_attributes({"error.type": code, "rpc.response.status_code": code})
+                span.set_status(StatusCode.ERROR, "Invalid request parameters")
+                raise
+            except Exception as exc:
+                span.set_attribute("error.type", type(exc).__qualname__)
+                span.record_exception(exc)
+                span.set_status(StatusCode.ERROR, str(exc))
+                raise
+            if outcome is not None and _is_error(result):
+                span.set_attribute("error.type", outcome.error_type or "tool_error")
+                span.set_status(StatusCode.ERROR)
+            return result
+
+
+def _fields(ctx: Any) -> dict[str, Any]:
+    """The fields of the SDK's request context ``ctx``, by name (to rebuild it as another
+    class)."""
+    return {f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx)}
 
 
 def _is_error(result: Any) -> bool:
@@ -347,14 +371,18 @@ class GatewayMetrics:
         self.pin_changes.add(1, {"upstream": upstream, "outcome": outcome})
 
     def request_done(
-        self, method: str, seconds: float, tool: str | None, error: str | None
+        self,
+        method: str,
+        seconds: float,
+        tool: str | None,
+        error: str | None,
+        client: str | None = None,
     ) -> None:
         """Record one MCP request's duration (by method, tool, error and, with
-        ``[gateway.clients]``, the client: a name from the configuration, so the series stay
+        ``[gateway.clients]``, its ``client``: a name from the configuration, so the series stay
         few)."""
         self._store_up = True  # answered: the conversation was read (a failed save says so next)
         attributes = {"mcp.method.name": method}
-        client = current_client()
         if client is not None:
             attributes[CLIENT_ATTRIBUTE] = client
         if tool is not None:

@@ -21,7 +21,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from support.mcp_http import ACCEPT, INITIALIZE, LIST, serving  # noqa: E402
 from toolmgmt_gateway import Gateway, parse_config  # noqa: E402
-from toolmgmt_gateway.clients import ClientAuth, current_client  # noqa: E402
+from toolmgmt_gateway.clients import ClientAuth  # noqa: E402
 from toolmgmt_gateway.conversations import principal_key  # noqa: E402
 
 from toolmgmt_core.model.errors import ConfigError  # noqa: E402
@@ -161,10 +161,11 @@ async def test_each_client_sees_and_runs_what_its_profile_and_deny_allow(
 ) -> None:
     seen: list[tuple[str | None, str]] = []
 
-    def listener(event: Any) -> None:  # the metrics hook: label by current_client()
-        seen.append((current_client(), type(event).__name__))
+    def client_listeners(client: str) -> list[Any]:  # the per-client metrics hook
+        return [lambda event: seen.append((client, type(event).__name__))]
 
-    async with Gateway(_config(mcp_kit), listeners=[listener]) as gateway, serving(gateway) as url:
+    gateway = Gateway(_config(mcp_kit), client_listeners=client_listeners)
+    async with gateway, serving(gateway) as url:
         async with httpx2.AsyncClient(timeout=30) as http:
             for token in (None, "wrong", SUPPORT[:-1], f"{SUPPORT} x"):
                 body = _call("notes_echo", token="t")
@@ -185,7 +186,58 @@ async def test_each_client_sees_and_runs_what_its_profile_and_deny_allow(
             error, value = await mcp_kit.execute(ops, "notes_get_note", title="nothing")
             assert value.get("error") != "not_permitted"
     assert {name for name, _ in seen} == {"support", "ops"}
-    assert ("support", "PolicyDenied") in seen or ("support", "CallFinished") in seen
+    # Each client's listener hears its own calls: support's two refusals, none of ops'.
+    assert [name for name, kind in seen if kind == "PolicyDenied"] == ["support", "support"]
+    assert ("ops", "CallFinished") in seen
+
+
+async def test_a_call_names_its_client_to_its_tool_and_its_request_span(
+    mcp_kit: Any, tokens: None
+) -> None:
+    """The client's name travels with the call, read from the request (no ambient state): a
+    tool that takes the call's context reads it, the request's span carries it, and a call
+    served by the gateway's own token names nobody."""
+    from support.otel import OtelKit, global_providers
+
+    from toolmgmt_core.integration import NO_CONTEXT, CallContext
+
+    def whoami(toolmgmt_context: CallContext = NO_CONTEXT) -> str:
+        """Say which client called."""
+        return toolmgmt_context.client or "nobody"
+
+    kit = OtelKit()
+    with global_providers(kit):
+        async with Gateway(_config(mcp_kit)) as gateway, serving(gateway) as url:
+            gateway.catalog.add_function(whoami)
+            async with httpx2.AsyncClient(timeout=30) as http:
+                answers = [
+                    (await http.post(url, json=_call("whoami"), headers=_modern(token))).json()
+                    for token in (OPS, SUPPORT)
+                ]
+    texts = [a["result"]["content"][0]["text"] for a in answers]
+    assert texts[0] == "ops", answers[0]
+    assert json.loads(texts[1])["error"] == "not_permitted"  # support's readonly profile
+    calls = [s for s in kit.spans() if s.name == "tools/call execute_tool"]
+    assert [s.attributes.get("toolmgmt.client") for s in calls] == ["ops", "support"]
+    assert [s.attributes.get("error.type") for s in calls] == [None, "not_permitted"]
+
+
+def test_the_log_filter_names_the_client_a_line_was_logged_for() -> None:
+    """``%(client_note)s``: the client a log call passed (``extra``), else nobody."""
+    from toolmgmt_gateway.clients import ClientLogFilter
+
+    formatter = logging.Formatter("%(name)s: %(client_note)s%(message)s")
+    lines = []
+    for extra in ({"client": "support"}, {"client": None}, {}):
+        record = logging.LogRecord("toolmgmt_mcp", logging.WARNING, __file__, 1, "m", (), None)
+        record.__dict__.update(extra)
+        assert ClientLogFilter().filter(record)
+        lines.append((formatter.format(record), record.client))  # type: ignore[attr-defined]
+    assert lines == [
+        ("toolmgmt_mcp: client support: m", "support"),
+        ("toolmgmt_mcp: m", ""),
+        ("toolmgmt_mcp: m", ""),
+    ]
 
 
 async def test_a_conversation_belongs_to_the_client_that_opened_it(

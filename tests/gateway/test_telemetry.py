@@ -311,3 +311,34 @@ def test_the_settings_are_checked() -> None:
         parse_config(base + '[store]\nevents = "mysql://x"\n')
     config = parse_config(base + '[store]\nevents = "postgresql://u@127.0.0.1/db"\n')
     assert config.store.events == "postgresql://u@127.0.0.1/db"
+
+
+@pytest.mark.parametrize("noted", ["not_permitted", None])
+async def test_a_failed_call_s_span_names_the_code_its_handler_noted(noted: str | None) -> None:
+    """The handler notes its answer's error code on the request's context, which reaches it
+    through a middleware that rewrites the context; without a note, ``tool_error``."""
+    import dataclasses
+
+    from mcp.server.context import ServerRequestContext
+    from toolmgmt_gateway.telemetry import RequestSpans, describe_outcome
+
+    async def handler(ctx: Any) -> dict[str, Any]:
+        describe_outcome(ctx, noted)
+        return {"content": [], "isError": True}
+
+    async def rewriting(ctx: Any) -> Any:  # as the SDK's request-state boundary does
+        return await handler(dataclasses.replace(ctx, params={**ctx.params, "seen": True}))
+
+    request = ServerRequestContext(
+        session=None,  # type: ignore[arg-type]
+        lifespan_context={},
+        protocol_version="2026-07-28",
+        method="tools/call",
+        params={"name": "execute_tool"},
+    )
+    kit = OtelKit()
+    with global_providers(kit):
+        await RequestSpans()(request, rewriting)
+    (span,) = [s for s in kit.spans() if s.name == "tools/call execute_tool"]
+    assert span.attributes["error.type"] == (noted or "tool_error")
+    describe_outcome(request, "not_permitted")  # a context RequestSpans did not make: no note
