@@ -58,7 +58,7 @@ from toolmgmt_core.embeddings.named import (
 )
 from toolmgmt_core.events import OtelListener
 from toolmgmt_core.learning.teaching import LearningOptions
-from toolmgmt_core.model.errors import CatalogSourceError
+from toolmgmt_core.model.errors import CatalogSourceError, ToolAnswerLostError
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tool import (
@@ -147,6 +147,7 @@ __all__ = [
     "StoreListener",
     "StoreTimeout",
     "StoredSession",
+    "ToolAnswerLostError",
     "UsedApprovals",
     "approval_key",
     "call_store",

@@ -28,7 +28,13 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from toolmgmt_core import ToolCallError, ToolExecutionError, ToolTimeoutError, ToolUnavailableError
+from toolmgmt_core import (
+    ToolAnswerLostError,
+    ToolCallError,
+    ToolExecutionError,
+    ToolTimeoutError,
+    ToolUnavailableError,
+)
 from toolmgmt_mcp.upstream_config import UpstreamConfig
 
 __all__ = [
@@ -159,8 +165,9 @@ def fault_error(
             tool_name=gateway_name,
         ), f"the connection failed during a call to {tool_name!r}: {describe(exc)}"
     if fault == "lost":
-        # One request's HTTP exchange was lost; the connection itself still works.
-        return ToolUnavailableError(
+        # One request's HTTP exchange was lost; the connection itself still works. Whether it
+        # is sent again is the core's decision (it reads the tool's annotations).
+        return ToolAnswerLostError(
             f"Upstream {name!r} lost the answer to {gateway_name!r} ({message}); the call may "
             "or may not have run. Try again.",
             tool_name=gateway_name,

@@ -34,7 +34,6 @@ from toolmgmt_core import (
     CatalogError,
     ContentResult,
     Tool,
-    ToolCallError,
     ToolCatalog,
     ToolExecutionError,
     ToolUnavailableError,
@@ -88,8 +87,6 @@ class Upstream:
         self._answered_at = -math.inf
         """When the upstream last answered anything (a call, an error, a probe)."""
         self._probe_lock = anyio.Lock()
-        self._retry_safe: set[str] = set()
-        """Upstream tool names annotated read-only or idempotent: a lost call may be resent."""
 
     # -- connection -------------------------------------------------------------------------
 
@@ -223,12 +220,6 @@ class Upstream:
 
     def to_tools(self, listed: list[mcp_types.Tool]) -> tuple[list[Tool], list[tuple[str, str]]]:
         """Catalog tools for the upstream's listed tools, and the ones skipped with the reason."""
-        self._retry_safe = {
-            item.name
-            for item in listed
-            if item.annotations
-            and (item.annotations.read_only_hint or item.annotations.idempotent_hint)
-        }
         return tools_from_listing(
             listed,
             self.config,
@@ -256,36 +247,17 @@ class Upstream:
         gateway or tool error.
 
         A failure of this call alone (its HTTP request broke, it timed out while the upstream
-        still answers) fails this call only: the connection and the calls beside it go on. A
-        call whose request was lost is sent once more when the tool is annotated read-only or
-        idempotent, never otherwise (it may have run).
+        still answers) fails this call only: the connection and the calls beside it go on.
+        Whether a call whose answer was lost is sent again is the core's decision.
 
         Raises:
-            ToolUnavailableError: the upstream is down, died during the call, or lost the answer.
+            ToolAnswerLostError: the request or its answer was lost; the call may have run.
+            ToolUnavailableError: the upstream is down or died during the call.
             ToolTimeoutError: no answer within the upstream's timeout (the upstream is
                 restarted on its next use when it does not answer a probe either).
             ToolExecutionError: the upstream tool reported an error (``isError``) or rejected
                 the call.
         """
-        attempts = 2 if tool_name in self._retry_safe else 1
-        for attempt in range(1, attempts + 1):
-            try:
-                return await self._call_once(tool_name, arguments, context)
-            except _LostAnswer as lost:
-                if attempt == attempts:
-                    raise lost.error from lost.__cause__
-                logger.info(
-                    "upstream %r: resending %r (read-only or idempotent) after: %s",
-                    self.config.name,
-                    tool_name,
-                    lost.error,
-                    extra={"client": context.client},  # the gateway's log names the caller
-                )
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _call_once(
-        self, tool_name: str, arguments: dict[str, Any], context: CallContext
-    ) -> Any:
         client = await self.connect()
         result = await self.manager._call(self, client, tool_name, arguments, context)
         # The core shapes it (text, structured content, media described or passed on) and
@@ -321,8 +293,6 @@ class Upstream:
             error, down = fault_error(fault, exc, self.config, tool_name, alive=alive)
             if down is not None:
                 self._mark_down(down)
-            if fault == "lost":
-                raise _LostAnswer(error) from exc
             raise error from exc
         self._answered_at = time.monotonic()
         return result
@@ -371,14 +341,6 @@ class Upstream:
                 self._answered_at = time.monotonic()
                 return True
             return False
-
-
-class _LostAnswer(Exception):
-    """One call's request or answer was lost while the connection lives (inside ``call``)."""
-
-    def __init__(self, error: ToolCallError) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 class UpstreamManager:

@@ -160,6 +160,7 @@ def run_serve(args: argparse.Namespace) -> int:
     handler.addFilter(ClientLogFilter())
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     logging.getLogger("toolmgmt_mcp").setLevel(logging.INFO)
+    logging.getLogger("toolmgmt").setLevel(logging.INFO)  # the core's resend of a lost call
     try:
         serve_sync(config, transport=args.transport, host=args.host, port=args.port, token=token)
     except ConfigError as exc:

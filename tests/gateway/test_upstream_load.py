@@ -22,8 +22,14 @@ import toolmgmt_mcp.transport as transport_module  # noqa: E402
 from support.upstreams import NOTES, http_upstream  # noqa: E402
 from toolmgmt_gateway import GatewayUpstreams, parse_config  # noqa: E402
 
-from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.model.errors import ToolTimeoutError, ToolUnavailableError  # noqa: E402
+from toolmgmt_core import (  # noqa: E402
+    ToolAnswerLostError,
+    ToolCatalog,
+    ToolManager,
+    ToolResult,
+    ToolTimeoutError,
+    ToolUnavailableError,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -171,24 +177,35 @@ async def test_a_cut_http_request_fails_alone(proxy_factory: Any) -> None:
     assert answers[:7] + answers[8:] == [f"t{n}" for n in range(CONCURRENT) if n != 7]
 
 
+async def _through_the_core(
+    upstreams: GatewayUpstreams, name: str, **arguments: Any
+) -> ToolResult:
+    """One call as every door makes it: the core's pipeline decides whether a lost answer is
+    sent again (the adapter only reports it lost)."""
+    return await ToolManager(upstreams.catalog, mode="flat").session().call(name, arguments)
+
+
 async def test_a_read_only_call_whose_request_was_cut_is_retried_once(
     proxy_factory: Any,
 ) -> None:
     proxy, port = await proxy_factory('"name":"list_notes"', cuts=1)
     async with _manager(port, timeout=20) as upstreams:
-        assert (await upstreams.catalog.get("notes_list_notes").handler()).value() == []
+        result = await _through_the_core(upstreams, "notes_list_notes")
+        assert result.outcome == "success" and result.value == []
         assert proxy.cut == 1
         # Cut twice: retried once only, then the call fails alone.
         proxy.cuts, proxy.cut = 2, 0
-        with pytest.raises(ToolUnavailableError, match="may or may not have run"):
-            await upstreams.catalog.get("notes_list_notes").handler()
+        result = await _through_the_core(upstreams, "notes_list_notes")
+        assert isinstance(result.error, ToolAnswerLostError)
+        assert "may or may not have run" in result.content
         assert proxy.cut == 2
-        assert (await upstreams.catalog.get("notes_echo").handler(token="x")).value() == "x"
+        assert (await _through_the_core(upstreams, "notes_echo", token="x")).value == "x"
 
 
 async def test_a_call_not_known_to_be_safe_is_not_retried(proxy_factory: Any) -> None:
     proxy, port = await proxy_factory('"name":"create_note"', cuts=5)
     async with _manager(port, timeout=20) as upstreams:
-        with pytest.raises(ToolUnavailableError, match="may or may not have run"):
-            await upstreams.catalog.get("notes_create_note").handler(title="a", body="b")
+        result = await _through_the_core(upstreams, "notes_create_note", title="a", body="b")
+        assert isinstance(result.error, ToolAnswerLostError)
+        assert "may or may not have run" in result.content
         assert proxy.cut == 1

@@ -15,6 +15,11 @@ exception); the arguments were checked before (:mod:`toolmgmt_core.calls.validat
 
 Sync handlers run on their tool's own lane of threads (:mod:`toolmgmt_core.calls.threads`:
 bounded per tool and for the process, the hung ones counted).
+
+A handler that raises :class:`ToolAnswerLostError` (its request or answer was lost: the call may
+or may not have run) is run once more, within what is left of its timeout, when the tool is
+annotated read-only, or idempotent and not destructive; never otherwise. Every door gets that
+rule here, once, whatever raised it (an MCP upstream, a LangChain or a PydanticAI tool).
 """
 
 from __future__ import annotations
@@ -35,12 +40,13 @@ from toolmgmt_core.calls.context import CONTEXT_PARAMETER, NO_CONTEXT, CallConte
 from toolmgmt_core.calls.threads import run_on_lane
 from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.errors import (
+    ToolAnswerLostError,
     ToolCallError,
     ToolExecutionError,
     ToolTimeoutError,
     ToolUnavailableError,
 )
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.model.tool import Tool, ToolAnnotations
 from toolmgmt_core.runtime.control import reraise_control_flow
 
 __all__ = [
@@ -49,6 +55,7 @@ __all__ = [
     "CallClock",
     "ToolResult",
     "dumps_compact",
+    "repeatable",
     "run_handler",
 ]
 
@@ -144,7 +151,9 @@ async def run_handler(
     context: CallContext = NO_CONTEXT,
 ) -> Any:
     """Run ``tool``'s handler with ``arguments`` as keyword arguments; return its value.
-    A handler that declares the ``toolmgmt_context`` keyword also gets ``context``.
+    A handler that declares the ``toolmgmt_context`` keyword also gets ``context``. A handler
+    whose answer was lost (:class:`ToolAnswerLostError`) is run once more when the tool is
+    safe to repeat (:func:`repeatable`), within what is left of ``timeout``.
 
     Args:
         tool: the tool.
@@ -155,10 +164,46 @@ async def run_handler(
 
     Raises:
         ToolUnavailableError: the tool has no handler, or its calls keep hanging.
+        ToolAnswerLostError: the answer was lost, and the tool is not safe to repeat or the
+            answer of the second run was lost too.
         ToolTimeoutError: it took longer than ``timeout`` seconds.
         ToolExecutionError: it raised, or returned ``{"isError": true, ...}``.
         ToolCallError: whatever the handler raised of that family, unchanged.
     """
+    started = time.monotonic()
+    try:
+        return await _run_once(tool, arguments, timeout, stated, context)
+    except ToolAnswerLostError as lost:
+        left = None if timeout is None else timeout - (time.monotonic() - started)
+        if not repeatable(tool.annotations) or (left is not None and left <= 0):
+            raise
+        logger.info(
+            "toolmgmt: resending %r (read-only or idempotent) after: %s",
+            tool.name,
+            lost.message,
+            extra={"client": context.client},  # a shared gateway's log names the caller
+        )
+    stated = stated if stated is not None else timeout  # the error names the whole timeout
+    return await _run_once(tool, arguments, left, stated, context)
+
+
+def repeatable(annotations: ToolAnnotations) -> bool:
+    """Whether a call of a tool with ``annotations`` may be run again when it is unknown
+    whether it ran: it is read-only, or idempotent and not destructive. Unknown hints count
+    as no (an unannotated tool may change anything)."""
+    return annotations.read_only is True or (
+        annotations.idempotent is True and annotations.destructive is not True
+    )
+
+
+async def _run_once(
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    timeout: float | None,
+    stated: float | None,
+    context: CallContext,
+) -> Any:
+    """One run of ``tool``'s handler (:func:`run_handler` without the resend)."""
     handler = tool.handler
     if handler is None:
         raise ToolUnavailableError(

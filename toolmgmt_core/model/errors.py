@@ -29,6 +29,7 @@ toolmgmt's own; "tool" errors come from the tool itself)::
         ├── ToolDeniedError                gateway, denied: policy refuses the tool
         ├── ApprovalDeniedError            gateway, denied: the approver said no
         ├── ToolUnavailableError           gateway, failed: no handler, upstream down, ...
+        │   └── ToolAnswerLostError        gateway, failed: the answer was lost; it may have run
         ├── ToolTimeoutError               gateway, failed: the handler took too long
         └── ToolExecutionError             tool, failed: the handler raised or reported one
 
@@ -58,6 +59,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "TokenizerUnavailableError",
+    "ToolAnswerLostError",
     "ToolCallError",
     "ToolDeniedError",
     "ToolExecutionError",
@@ -241,6 +243,17 @@ class ToolUnavailableError(ToolCallError):
     """A tool that cannot run now: no handler, an upstream that is down."""
 
     code = "tool_unavailable"
+
+
+class ToolAnswerLostError(ToolUnavailableError):
+    """The call's request or its answer was lost on the way (the connection to an upstream
+    lives on): the call may or may not have run.
+
+    A handler raises it to let the core decide: the core runs the call once more when the
+    tool is annotated read-only, or idempotent and not destructive, never otherwise
+    (:func:`~toolmgmt_core.calls.execution.run_handler`); the model sees a
+    ``tool_unavailable`` error when it is not resent or is lost again.
+    """
 
 
 class ToolTimeoutError(ToolCallError):

@@ -30,6 +30,7 @@ from toolmgmt_core import (  # noqa: E402
     ProviderError,
     ResultBudget,
     Search,  # noqa: E402
+    ToolAnswerLostError,
     ToolCatalog,
     ToolManager,
     count_tokens,
@@ -230,6 +231,33 @@ def test_hand_written_bind_tools_loop() -> None:
 
 
 # -- ingestion -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("hints", "runs"), [({"readOnlyHint": True}, 2), ({}, 1)])
+def test_a_langchain_tool_whose_answer_was_lost_gets_the_cores_resend_rule(
+    hints: dict[str, Any], runs: int
+) -> None:
+    ran: list[str] = []
+
+    async def _fetch(city: str) -> str:
+        ran.append(city)
+        if len(ran) == 1:  # as langchain-mcp-adapters' transport might report a lost answer
+            raise ToolAnswerLostError("the answer was lost; the call may or may not have run")
+        return f"sunny in {city}"
+
+    fetch = StructuredTool(
+        name="weather_fetch",
+        description="Fetch the weather in a city.",
+        args_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+        coroutine=_fetch,
+        metadata=hints,
+    )
+    catalog = ToolCatalog()
+    add_langchain_tools(catalog, [fetch])
+    session = ToolManager(catalog, mode="flat").session()
+    result = asyncio.run(session.call("weather_fetch", {"city": "Oslo"}))
+    assert len(ran) == runs  # read-only: resent once by the core; unannotated: never
+    assert result.outcome == ("success" if runs == 2 else "failed")
 
 
 def test_add_langchain_tools_sync_async_and_mcp_shaped() -> None:
