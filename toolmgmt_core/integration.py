@@ -31,6 +31,7 @@ from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.calls.threads import hung_threads
 from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS
 from toolmgmt_core.calls.validation import validate_arguments
+from toolmgmt_core.catalog.domain_sync import sync_domain
 from toolmgmt_core.catalog.pins import (
     ACCEPTED,
     QUARANTINED,
@@ -176,6 +177,7 @@ __all__ = [
     "run_sync",
     "search_arguments",
     "search_output_item",
+    "sync_domain",
     "tool_from_dict",
     "tool_result_content",
     "validate_arguments",

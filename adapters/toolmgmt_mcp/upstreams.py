@@ -30,15 +30,8 @@ from mcp import Client, MCPError
 from mcp_types import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolmgmt_core import (
-    CatalogError,
-    ContentResult,
-    Tool,
-    ToolCatalog,
-    ToolExecutionError,
-    ToolUnavailableError,
-)
-from toolmgmt_core.integration import NO_CONTEXT, CallContext
+from toolmgmt_core import ContentResult, ToolCatalog, ToolExecutionError, ToolUnavailableError
+from toolmgmt_core.integration import NO_CONTEXT, CallContext, sync_domain
 from toolmgmt_mcp.convert import tools_from_listing
 from toolmgmt_mcp.transport import (
     describe,
@@ -217,15 +210,6 @@ class Upstream:
         tools, invalid = await list_tools(client, self.config.connect_timeout)
         tools = await self.manager._listed(self, tools)
         self.manager._install(self, tools, invalid)
-
-    def to_tools(self, listed: list[mcp_types.Tool]) -> tuple[list[Tool], list[tuple[str, str]]]:
-        """Catalog tools for the upstream's listed tools, and the ones skipped with the reason."""
-        return tools_from_listing(
-            listed,
-            self.config,
-            always_on=self.manager.always_on,
-            handler=self._handler,
-        )
 
     def _handler(self, tool_name: str, *, unwrap: bool = False) -> Callable[..., Any]:
         async def call_upstream(
@@ -461,29 +445,14 @@ class UpstreamManager:
         listed: list[mcp_types.Tool],
         invalid: list[tuple[str, str]] = (),  # type: ignore[assignment]
     ) -> None:
-        """Bring the catalog in line with ``upstream``'s listed tools."""
-        tools, skipped = upstream.to_tools(listed)
-        skipped = [*invalid, *skipped]
-        domain = upstream.config.name
-        new = {t.name for t in tools}
-        for old in [t.name for t in self.catalog if t.domain == domain]:
-            if old not in new:
-                self.catalog.remove(old)
-        kept: list[str] = []
-        for tool in tools:
-            existing = self.catalog.find(tool.name)  # folded: a look-alike is a clash too
-            if existing is not None and existing.domain != domain:
-                skipped.append(
-                    (tool.name, f"name clash with {existing.name!r} of domain {existing.domain!r}")
-                )
-                continue
-            try:
-                self.catalog.replace(tool)
-            except CatalogError as exc:  # a look-alike of another tool of this upstream
-                skipped.append((tool.name, str(exc)))
-                continue
-            kept.append(tool.name)
+        """Bring the catalog in line with ``upstream``'s listed tools (the core decides which
+        names its domain may hold)."""
+        tools, skipped = tools_from_listing(
+            listed, upstream.config, always_on=self.always_on, handler=upstream._handler
+        )
+        kept, refused = sync_domain(self.catalog, upstream.config.name, tools)
+        skipped = [*invalid, *skipped, *refused]
         for item, reason in skipped:
-            logger.warning("upstream %r: skipped tool %r: %s", domain, item, reason)
+            logger.warning("upstream %r: skipped tool %r: %s", upstream.config.name, item, reason)
         upstream.status.tools = kept
         upstream.status.skipped = skipped
