@@ -46,6 +46,7 @@ from toolmgmt_core import (
 )
 from toolmgmt_core.integration import (
     CallContext,
+    CallPaused,
     InMemorySessionStore,
     SessionStore,
     StoreListener,
@@ -402,11 +403,11 @@ class Gateway:
         session = self.session_for(ctx)
         describe_request(session.conversation)  # on the SDK's span of this request
         arguments = params.arguments or {}
-        # Only where the call would reach them: the core refuses a name the list lacks.
-        listed = session.meta_tool(name) is not None
-        if listed and name == _DISCOVER:
+        # Only for a meta-tool this call reaches (the core refuses a name the list lacks).
+        reaches = session.meta_tool(name) is not None
+        if reaches and name == _DISCOVER:
             self.upstreams.revive_soon()
-        if listed and name == _EXECUTE and isinstance(arguments.get("tool_name"), str):
+        if reaches and name == _EXECUTE and isinstance(arguments.get("tool_name"), str):
             try:
                 await self.upstreams.ensure_for(arguments["tool_name"], session.policy)
             except ToolCallError as exc:
@@ -869,7 +870,7 @@ def provenance_line(upstream: str) -> str:
     )
 
 
-def _asked(pause: Exception, relay: Relay) -> mcp_types.InputRequiredResult:
+def _asked(pause: CallPaused, relay: Relay) -> mcp_types.InputRequiredResult:
     """A paused call's question as the gateway's input-required result: an upstream's
     questions (with the user's yes of an earlier round, when given) or the user's approval.
 

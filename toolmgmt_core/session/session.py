@@ -366,17 +366,14 @@ class ToolSession(StoredConversation):
     async def answer(
         self, name: Any, arguments: Any, context: CallContext = NO_CONTEXT
     ) -> ToolResult | ToolRun:
-        """What a call of ``name`` comes to: the answer of the meta-tool it stands for, callable
-        now (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is
-        the tool it runs), else the tool it names, as the model may call it directly now (the
-        mode's list and ``call_unloaded``), for the pipeline to run.
+        """What a call of ``name`` comes to: the answer of the meta-tool it stands for
+        (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is the
+        tool it runs), else the tool it names as the model may call it now (the mode's list,
+        ``call_unloaded``; only a listed name, exactly, with ``context.listed_only``).
 
         Raises:
-            ToolNotListedError: ``context.listed_only`` and ``name`` is not, exactly, a name
-                the list holds (an MCP ``tools/call``; nothing folded, nothing loaded).
-            ToolNotPermittedError: a catalog tool the policy hides here.
-            ToolNotFoundError: with the closest visible names.
-            ToolNotLoadedError: a visible tool not in the list now, saying how to load it.
+            ToolCallError: ``ToolNotListedError``, ``ToolNotPermittedError``,
+                ``ToolNotFoundError`` (the closest visible names) or ``ToolNotLoadedError``.
         """
         if context.listed_only:
             self._check_listed(name)
