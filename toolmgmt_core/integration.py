@@ -82,7 +82,7 @@ from toolmgmt_core.providers.deferral import (
     search_arguments,
     tool_result_content,
 )
-from toolmgmt_core.runtime.control import passthrough
+from toolmgmt_core.runtime.control import CallPaused, passthrough
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.meta_tools import (
     META_TOOL_NAMES,
@@ -128,6 +128,7 @@ __all__ = [
     "ApprovalAsker",
     "ApprovalMarker",
     "CallContext",
+    "CallPaused",
     "CatalogSourceError",
     "ConfigDocument",
     "ConfigTable",

@@ -43,6 +43,7 @@ from mcp.shared.message import ServerMessageMetadata
 from toolmgmt_core import ApprovalDeniedError, ApprovalEdit, ApprovalRequest
 from toolmgmt_core.integration import (
     ApprovalAsker,
+    CallPaused,
     UsedApprovals,
     approval_key,
     dumps_compact,
@@ -75,10 +76,12 @@ _SHOWN = 400
 """Characters of the arguments shown in the question."""
 
 
-class ApprovalAsked(Exception):  # noqa: N818 - the outcome, like the questions' InputRequired
+class ApprovalAsked(CallPaused):
     """A 2026 client is asked for approval: the call ends with this input-required result.
 
-    Raised through the core (declared as control flow for the call) to the gateway's handler.
+    The core's pause (:class:`~toolmgmt_core.integration.CallPaused`), like the questions'
+    :class:`~toolmgmt_gateway.questions.InputRequired`: the call ends paused, and the gateway
+    answers with :meth:`result`.
     """
 
     def __init__(self, question: mcp_types.ElicitRequest, tool: str) -> None:

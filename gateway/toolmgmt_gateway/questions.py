@@ -6,12 +6,13 @@ result (SEP-2322): its questions, and its own request state. What the gateway do
 depends on the client that made the call, whose relay the gateway hands down with the call (in
 its :class:`~toolmgmt_core.calls.context.CallContext`):
 
-- :class:`ReturnToClient`, a 2026 client: the call ends with :class:`InputRequired`, which the
-  gateway answers as its own input-required result. The upstream's request state travels in the
-  gateway's, which the SDK's request-state boundary seals (authenticated encryption under the
-  gateway's key) and binds to the tool, its arguments and the caller, so any replica can take
-  the client's retry: :meth:`ReturnToClient.resume` hands the answers and the upstream's state
-  back to the upstream call they belong to.
+- :class:`ReturnToClient`, a 2026 client: the call pauses with :class:`InputRequired` (the
+  core's ``paused`` outcome), which the gateway answers as its own input-required result. The
+  upstream's request state travels in the gateway's, which the SDK's request-state boundary
+  seals (authenticated encryption under the gateway's key) and binds to the tool, its
+  arguments and the caller, so any replica can take the client's retry:
+  :meth:`ReturnToClient.resume` hands the answers and the upstream's state back to the
+  upstream call they belong to.
 - :class:`AskClient`, a 2025 client with a back-channel (stdio, the SDK's stateful HTTP, the
   gateway's own stream in the shared service: :mod:`toolmgmt_gateway.exchange`): each question goes
   to the client as the 2025 request (``elicitation/create``, ``sampling/createMessage``,
@@ -56,6 +57,7 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmgmt_core import ToolExecutionError
+from toolmgmt_core.integration import CallPaused
 from toolmgmt_gateway.admission import waiting_on_upstream
 
 __all__ = [
@@ -153,10 +155,11 @@ def attribute_questions(
     return asked.model_copy(update={"input_requests": requests})
 
 
-class InputRequired(Exception):  # noqa: N818 - the protocol's name for the outcome
+class InputRequired(CallPaused):
     """An upstream asked questions that go back to the 2026 client as an input-required result.
 
-    Raised through the core (declared as control flow for the call) to the gateway's handler.
+    The core's pause (:class:`~toolmgmt_core.integration.CallPaused`): the call ends paused,
+    and the gateway answers with :meth:`result`.
     """
 
     def __init__(self, asked: mcp_types.InputRequiredResult, upstream: str, tool: str) -> None:

@@ -6,7 +6,13 @@ import asyncio
 import threading
 from typing import Any
 
-from toolmgmt_core import ToolAnnotations, ToolCatalog, ToolManager
+from toolmgmt_core import (
+    Discovery,
+    ToolAnnotations,
+    ToolCatalog,
+    ToolManager,
+    ToolNotListedError,
+)
 from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.pipeline import ToolRun
 from toolmgmt_core.policy.steps import ApprovalRequest
@@ -89,8 +95,33 @@ def test_the_approver_is_the_calls_own_on_every_path() -> None:
 def test_execute_tool_names_the_tool_for_the_pipeline_to_run() -> None:
     session, seen = _session()
     arguments = {"tool_name": "whoami", "arguments": {"note": "x"}}
-    answer = asyncio.run(session.answer_meta("call_tool", arguments, CallContext()))
+    answer = asyncio.run(session.answer("call_tool", arguments, CallContext()))
     assert isinstance(answer, ToolRun) and answer.tool.name == "whoami"
     assert seen == []  # nothing ran: the pipeline runs it, in the same call
     result = session.call_sync("call_tool", arguments, call_id="c9")
     assert result.content == "x c9 None" and seen[-1].call_id == "c9"
+
+
+def test_a_listed_only_door_may_call_exactly_the_listed_names_and_nothing_else() -> None:
+    """An MCP ``tools/call`` names a listed tool as listed: the core refuses any other name
+    itself (folded, unlisted, unknown), naming the list, before anything runs."""
+    catalog = ToolCatalog()
+
+    def lookup(order: str) -> str:
+        """Look up an order."""
+        return f"order {order}"
+
+    catalog.add_function(lookup)
+    manager = ToolManager(catalog, mode="gateway", discovery=Discovery(call_unloaded="load"))
+    session = manager.session()
+    listed = CallContext(listed_only=True)
+    ran = session.call_sync("discover_tools", {}, context=listed)
+    assert ran.outcome == "success"
+    for name in ("Discover-Tools", "lookup", "nothing_like_it"):
+        refused = session.call_sync(name, {"order": "1"}, context=listed)
+        assert isinstance(refused.error, ToolNotListedError), (name, refused.content)
+        assert refused.outcome == "retry" and refused.error.code == "unknown_tool"
+        assert refused.error.listed == ["discover_tools", "execute_tool", "get_tool_schema"]
+    # Another door forgives the folded name, and runs the unlisted tool as call_unloaded says.
+    assert session.call_sync("Discover-Tools", {}).outcome == "success"
+    assert session.call_sync("lookup", {"order": "1"}).content == "order 1"

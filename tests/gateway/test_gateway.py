@@ -99,6 +99,15 @@ async def _discover_schema_execute(k: Any, client: Client, client_mode: str) -> 
 
     with pytest.raises(MCPError, match="Unknown tool"):
         await client.call_tool("notes_get_note", {"title": "t1"})
+    # Only a listed name, exactly as listed: the core forgives a folded meta-tool name
+    # elsewhere; MCP's tools/call gets the protocol's error, naming the list.
+    for name in ("Discover-Tools", "notes_delete_note"):
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool(name, {})
+        assert refused.value.error.code == -32602
+        assert refused.value.error.message == (
+            f"Unknown tool: {name}. Valid: discover_tools, execute_tool, get_tool_schema."
+        )
 
 
 async def test_faults_take_down_only_their_own_domain(mcp_kit: Any, tmp_path: Path) -> None:

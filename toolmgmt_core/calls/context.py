@@ -44,6 +44,11 @@ class CallContext:
     requires: ApprovalMarker | None = None
     """The framework's own approval configuration, held apart from its tools (LangChain's
     ``interrupt_on``), asked about the resolved tool besides the policy."""
+    listed_only: bool = False
+    """Whether the door's protocol lets a model call only the names it was listed, exactly
+    (an MCP ``tools/call``): any other name is refused with
+    :class:`~toolmgmt_core.ToolNotListedError` before anything else (nothing folded, nothing
+    loaded on the way), which the door answers with its protocol's error."""
     client: str | None = None
     """The calling client's name, where the door knows one (the MCP gateway)."""
     relay: Any = None

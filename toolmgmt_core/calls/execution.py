@@ -47,7 +47,7 @@ from toolmgmt_core.model.errors import (
     ToolUnavailableError,
 )
 from toolmgmt_core.model.tool import Tool, ToolAnnotations
-from toolmgmt_core.runtime.control import reraise_control_flow
+from toolmgmt_core.runtime.control import CallPaused, reraise_control_flow
 
 __all__ = [
     "OUTCOMES",
@@ -62,8 +62,9 @@ __all__ = [
 STOP_SECONDS = 1.0
 """Seconds an async handler cancelled at its timeout is given to stop before it is left."""
 
-OUTCOMES: tuple[str, ...] = ("success", "retry", "denied", "failed")
-"""What a call can come to (:attr:`ToolResult.outcome`)."""
+OUTCOMES: tuple[str, ...] = ("success", "retry", "denied", "failed", "paused")
+"""What a call can come to (:attr:`ToolResult.outcome`); ``paused`` only where the door hands
+down what may pause a call (the MCP gateway's relay and approver)."""
 
 logger = logging.getLogger("toolmgmt")
 
@@ -102,13 +103,18 @@ class ToolResult:
     media: list[Mapping[str, Any]] = field(default_factory=list)
     """Blocks a :class:`~toolmgmt_core.ContentResult` carried that are not text (images,
     audio, resources), for a door that passes them on beside :attr:`content`."""
+    paused: CallPaused | None = None
+    """Why the call paused, when it did (:class:`~toolmgmt_core.runtime.control.CallPaused`:
+    its caller must answer a question first; the door asks it in its protocol's form). A
+    paused call has no result: nothing was shaped, counted or recorded."""
 
     @property
     def outcome(self) -> str:
         """``"success"``, or the error's outcome: ``"retry"`` (the model can fix its call),
-        ``"denied"`` (refused) or ``"failed"``; each door maps it to its framework's form."""
+        ``"denied"`` (refused) or ``"failed"``; ``"paused"`` (:attr:`paused`) when the caller
+        must answer first. Each door maps it to its framework's form."""
         if not self.is_error:
-            return "success"
+            return "success" if self.paused is None else "paused"
         return self.error.outcome if self.error is not None else "failed"
 
     def to_message(self) -> str:

@@ -10,8 +10,10 @@ the same way wherever it came from::
 
 The result is a :class:`~toolmgmt_core.ToolResult` whose :attr:`~toolmgmt_core.ToolResult.outcome`
 (``success``, ``retry``, ``denied``, ``failed``) each door maps to its framework's own form; an
-error is shaped once, here, to the tool's budget. What the pipeline needs of its session is the
-:class:`CallSite` protocol; what the door knows about the call travels down with it as a
+error is shaped once, here, to the tool's budget. A call that paused for its caller to answer
+first (:class:`~toolmgmt_core.runtime.control.CallPaused`, raised by what the door handed down)
+ends here too, as the outcome ``paused``, with no result. What the pipeline needs of its session
+is the :class:`CallSite` protocol; what the door knows about the call travels down with it as a
 :class:`~toolmgmt_core.calls.context.CallContext` (the call id, the framework's approver, what
 a handler that asks for it gets); what it did goes to the manager's listeners
 (:mod:`toolmgmt_core.events`). A meta-tool that runs another tool (``execute_tool``,
@@ -52,7 +54,7 @@ from toolmgmt_core.model.errors import (
 from toolmgmt_core.model.tool import META_TOOL_NAMES, Tool
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalResponse
 from toolmgmt_core.policy.view import PolicyView
-from toolmgmt_core.runtime.control import reraise_control_flow
+from toolmgmt_core.runtime.control import CallPaused, reraise_control_flow
 
 __all__ = ["CallPipeline", "CallSite", "ToolRun"]
 
@@ -73,7 +75,9 @@ class ToolRun:
 
 
 class CallSite(Protocol):
-    """What the pipeline asks of the session it runs a call for (a ``ToolSession``)."""
+    """What the pipeline asks of the session it runs a call for (a ``ToolSession``; a
+    program's calls in code mode have a site of their own): what a call of a name comes to,
+    whether a resolved tool may still run, and what its result is measured against."""
 
     @property
     def conversation(self) -> str: ...
@@ -83,14 +87,14 @@ class CallSite(Protocol):
     def result_budget(self) -> SessionBudget: ...
     @property
     def goal(self) -> str | None: ...
-    async def answer_meta(
-        self, name: Any, arguments: Any, context: CallContext
-    ) -> ToolResult | ToolRun | None: ...
-    def resolve(self, name: str) -> Tool: ...
-    def ensure_listed(self, tool: Tool) -> None: ...
-    def can_see(self, tool: Tool) -> bool: ...
-    def present(self, tool: Tool) -> Tool: ...
-    def schema_hint(self, tool: Tool) -> str: ...
+    async def answer(self, name: Any, arguments: Any, context: CallContext) -> ToolResult | ToolRun:
+        """A meta-tool's answer, or the tool to run (a direct call's tool, as the model may
+        call it now; ``execute_tool``'s); raises the core's refusal (a ``ToolCallError``)."""
+    def resolve(self, name: Any) -> Tool:
+        """The tool ``name`` stands for, while the session may see it; else raises the
+        refusal a lookup of the name gets."""
+    def schema_hint(self, tool: Tool) -> str:
+        """Where a model whose arguments failed validation finds ``tool``'s parameters."""
 
 
 class CallPipeline:
@@ -145,16 +149,13 @@ class CallPipeline:
         return result
 
     async def _answer(self, name: str, arguments: Any, context: CallContext) -> ToolResult:
-        site = self.site
         try:
-            answer = await site.answer_meta(name, arguments, context)
-            if isinstance(answer, ToolRun):  # execute_tool: the named tool, run here
+            answer = await self.site.answer(name, arguments, context)
+            if isinstance(answer, ToolRun):  # the named tool (directly, or execute_tool's)
                 return await self.execute(answer.tool, answer.arguments, context)
-            if answer is not None:  # a meta-tool's own answer
-                return answer
-            tool = site.resolve(name)
-            site.ensure_listed(tool)
-            return await self.execute(tool, arguments, context)
+            return answer  # a meta-tool's own answer
+        except CallPaused as pause:  # the caller answers first: no result, nothing recorded
+            return ToolResult(str(pause), tool_name=str(name), paused=pause)
         except ToolCallError as exc:
             return self.error_result(exc.tool_name or str(name), exc)
         except Exception as exc:  # a bug must not crash the agent's loop; log it loudly
@@ -182,16 +183,14 @@ class CallPipeline:
         clock = CallClock(timeout)
         edited: ApprovalEdit | None = None
         try:
-            if not site.can_see(tool):
-                site.resolve(tool.name)  # raises what a lookup of the name would
+            site.resolve(tool.name)  # still visible, or refused as a lookup of its name would be
             hint = site.schema_hint(tool)
             checked = await check_arguments(tool, arguments, hint=hint, time_limit=clock.left())
             reason = call_approval_reason(site.policy, tool, checked, context.requires)
             if reason is not None:
                 with clock.paused():
                     verdict = await self._approve(tool, checked, reason, context)
-                if not site.can_see(tool):
-                    site.resolve(tool.name)  # the policy may have changed while a human looked
+                site.resolve(tool.name)  # the policy may have changed while a human looked
                 if isinstance(verdict, ApprovalResponse):  # answered in the tool's place
                     return await self.shape(tool, verdict.message, clock.left(), context.call_id)
                 if isinstance(verdict, ApprovalEdit):
@@ -220,7 +219,7 @@ class CallPipeline:
             self.events.emit(ApprovalAsked(site.conversation, tool.name, reason))
         try:
             verdict = await ask_approval(
-                site.policy, site.present(tool), arguments, reason, context.approver
+                site.policy, site.policy.present(tool), arguments, reason, context.approver
             )
         except ToolCallError:
             if self.events:
@@ -295,6 +294,9 @@ class CallPipeline:
         duration: float,
         signal: str | None = None,
     ) -> None:
+        if result is not None and result.paused is not None:  # no result either, as a signal
+            signal = type(result.paused).__name__
+            result = None
         if result is None:  # interrupted: no result, nothing to measure
             self.events.emit(
                 CallFinished(

@@ -145,8 +145,9 @@ class CallFinished(Event):
     """The tool that ran (resolved), or the name asked for when none did."""
     outcome: str
     """``success``, ``retry``, ``denied`` or ``failed`` (:attr:`ToolResult.outcome`), or
-    ``interrupted``: a framework's signal (a pause for approval) or a cancellation left the call
-    with no result (``signal`` names it)."""
+    ``interrupted``: a framework's signal (a pause for approval), a pause for the caller's
+    answer (a ``paused`` outcome) or a cancellation left the call with no result (``signal``
+    names it)."""
     error_code: str | None
     """The error's code (``invalid_arguments``, ``not_permitted``...), or None."""
     error_kind: str | None
@@ -162,7 +163,7 @@ class CallFinished(Event):
     result: Any = field(default=None, repr=False)
     """The result's content (text: keep it in the process unless opted in)."""
     signal: str | None = None
-    """The class of the signal or cancellation that interrupted the call, or None."""
+    """The class of the signal, pause or cancellation that interrupted the call, or None."""
 
 
 @_filled_at_once

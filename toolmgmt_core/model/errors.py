@@ -23,7 +23,10 @@ toolmgmt's own; "tool" errors come from the tool itself)::
     └── ToolCallError                      a call that failed; ``message`` is for the model
         ├── ToolNotFoundError (KeyError)   gateway, retry: unknown name (closest names given);
         │                                  also what ``catalog.get`` raises
-        │   └── ToolNotPermittedError      gateway, denied: a real tool the policy hides here
+        │   ├── ToolNotPermittedError      gateway, denied: a real tool the policy hides here
+        │   └── ToolNotListedError         gateway, retry: a name a listed-only door's list
+        │                                  lacks (an MCP ``tools/call``); the door's
+        │                                  protocol error
         ├── ToolNotLoadedError             gateway, retry: deferred tool called before loading
         ├── InvalidArgumentsError          gateway, retry: arguments do not match the schema
         ├── ToolDeniedError                gateway, denied: policy refuses the tool
@@ -64,6 +67,7 @@ __all__ = [
     "ToolDeniedError",
     "ToolExecutionError",
     "ToolNotFoundError",
+    "ToolNotListedError",
     "ToolNotLoadedError",
     "ToolNotPermittedError",
     "ToolTimeoutError",
@@ -209,6 +213,20 @@ class ToolNotPermittedError(ToolNotFoundError):
 
     code = "not_permitted"
     outcome = "denied"
+
+
+class ToolNotListedError(ToolNotFoundError):
+    """A name called directly that the tool list does not hold, exactly, where the door's
+    protocol allows only listed names (``CallContext.listed_only``: an MCP ``tools/call``).
+
+    No folding, no provider form and no loading applies: the door answers it with its
+    protocol's own error (MCP's ``-32602``), naming :attr:`listed`.
+    """
+
+    def __init__(self, message: str, *, tool_name: str | None = None, listed: Sequence[str]):
+        super().__init__(message, tool_name=tool_name)
+        self.listed = list(listed)
+        """The names the list holds, sorted."""
 
 
 class ToolNotLoadedError(ToolCallError):

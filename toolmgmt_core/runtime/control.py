@@ -16,6 +16,13 @@ instead. ``BaseException`` signals that are not ``Exception`` (``asyncio.Cancell
 ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``) always pass.
 
 Approval is asked the framework's way through :mod:`toolmgmt_core.calls.approval`.
+
+The core has one signal of its own, :class:`CallPaused`: a call whose caller must answer a
+question first (the MCP gateway's 2026 clients, asked an upstream's question or an approval,
+answer on their next request). It passes every broad ``except`` as a declared signal does,
+wherever it is raised (a tool's handler, an approver, a program's call), and the call pipeline
+ends the call with it: the call's outcome is ``paused``, which the door maps to its
+protocol's form. It never reaches the door as an exception.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 
 __all__ = [
+    "CallPaused",
     "control_flow_types",
     "is_control_flow",
     "passthrough",
@@ -34,6 +42,15 @@ __all__ = [
 _PASSTHROUGH: ContextVar[tuple[type[BaseException], ...]] = ContextVar(
     "toolmgmt_passthrough", default=()
 )
+
+
+class CallPaused(Exception):  # noqa: N818 - an outcome, not an error
+    """The call paused: its caller must answer a question first (see the module docstring).
+
+    Raised where the question arises; the call pipeline turns it into the call's outcome,
+    ``paused`` (:attr:`~toolmgmt_core.ToolResult.paused` holds it): no result is shaped,
+    counted or learned from. A door's subclass carries what the door asks its caller with.
+    """
 
 
 @contextlib.contextmanager
@@ -61,7 +78,11 @@ def control_flow_types() -> tuple[type[BaseException], ...]:
 
 def is_control_flow(exc: BaseException) -> bool:
     """Whether ``exc`` belongs to the framework (or the interpreter), not to the tool."""
-    return not isinstance(exc, Exception) or isinstance(exc, _PASSTHROUGH.get())
+    return (
+        not isinstance(exc, Exception)
+        or isinstance(exc, CallPaused)
+        or isinstance(exc, _PASSTHROUGH.get())
+    )
 
 
 def reraise_control_flow(exc: BaseException) -> None:

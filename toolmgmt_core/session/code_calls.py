@@ -82,22 +82,13 @@ class _InnerSite:
     def goal(self) -> str | None:
         return self.session.goal  # type: ignore[no-any-return]
 
-    async def answer_meta(
-        self, name: Any, arguments: Any, context: CallContext
-    ) -> ToolResult | ToolRun | None:
-        return None  # a program calls tools; it searches with search_tools
+    async def answer(self, name: Any, arguments: Any, context: CallContext) -> ToolRun:
+        # A program calls tools (it searches with search_tools): any the session may see,
+        # listed or not.
+        return ToolRun(self.resolve(name), arguments)
 
-    def resolve(self, name: str) -> Tool:
+    def resolve(self, name: Any) -> Tool:
         return self.session.resolve(name)  # type: ignore[no-any-return]
-
-    def ensure_listed(self, tool: Tool) -> None:
-        return None  # every tool the session may see is callable from a program
-
-    def can_see(self, tool: Tool) -> bool:
-        return bool(self.session.can_see(tool))
-
-    def present(self, tool: Tool) -> Tool:
-        return self.session.present(tool)  # type: ignore[no-any-return]
 
     def schema_hint(self, tool: Tool) -> str:
         return f" search_tools({tool.name!r}) gives its parameters."
@@ -128,6 +119,8 @@ class _Host:
         # In a task of its own (as a tool's call is), so what it sets stays its own.
         call = self.pipeline.call(name, arguments, inner_id, context=self.context)
         result = await asyncio.ensure_future(call)
+        if result.paused is not None:  # the program waits at this call for the caller's answer
+            raise result.paused
         self.tokens += result.original_tokens
         if result.is_error:
             message = result.error.message if result.error is not None else result.content
@@ -145,7 +138,8 @@ class _Host:
             raise ProgramToolError("ValueError", exc.message) from None
 
     def parameter_names(self, name: str) -> Sequence[str] | None:
-        tool = self.calls.session._lookup(name)
+        session = self.calls.session
+        tool = session.manager.planner.lookup(name, session.can_see)
         if tool is None:
             return None
         properties = (

@@ -18,6 +18,7 @@ import toolmgmt_core.session.meta_tools as meta
 from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
+from toolmgmt_core.calls.resolution import cap_message
 from toolmgmt_core.calls.results import meta_result
 from toolmgmt_core.calls.validation import MAX_REPORTED_ERRORS, check_arguments, clip
 from toolmgmt_core.catalog.tool_catalog import SearchHit, ToolEntry
@@ -39,8 +40,9 @@ __all__ = ["MetaSession", "MetaToolCalls", "forgive_meta_arguments"]
 
 
 class MetaSession(Protocol):
-    """What the meta-tools ask of their session (a ``ToolSession``): its policy view, name
-    resolution, loading, and its call pipeline (``execute_tool`` runs a tool through it)."""
+    """What the meta-tools ask of their session (a ``ToolSession``): its settings, what it may
+    see and how it shows a tool, name resolution, loading, and its pipeline (a refusal shaped
+    as every door shapes one)."""
 
     @property
     def manager(self) -> SessionSettings: ...
@@ -55,7 +57,6 @@ class MetaSession(Protocol):
     def resolve(self, name: str) -> Tool: ...
     def meta_tool(self, name: Any) -> Tool | None: ...
     def record_loads(self, names: Sequence[str]) -> tuple[list[str], list[str]]: ...
-    def cap_message(self, refused: Sequence[str]) -> str: ...
 
 
 class MetaToolCalls:
@@ -90,6 +91,9 @@ class MetaToolCalls:
             # name given to execute_tool): the operator's spans and denials say which; the
             # model's text is the error's message alone.
             return self.session.pipeline.error_result(exc.tool_name or tool.name, exc)
+
+    def _cap_message(self, refused: Sequence[str]) -> str:
+        return cap_message(self.session.manager.discovery.max_active, refused)
 
     def _definition(self, name: str) -> dict[str, Any]:
         """What the model needs to call a found tool (its name is the answer's key): the
@@ -199,7 +203,7 @@ class MetaToolCalls:
             response["added"] = added
         if refused:
             response["not_added"] = refused
-            response["note"] = self.session.cap_message(refused)
+            response["note"] = self._cap_message(refused)
         else:
             response["note"] = "These tools are in your tool list now; call them directly."
         return response
@@ -313,7 +317,7 @@ class MetaToolCalls:
         if errors:
             response["errors"] = errors
         if refused:
-            response["note"] = self.session.cap_message(refused)
+            response["note"] = self._cap_message(refused)
         return response
 
     def get_tool_schema(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -3,9 +3,10 @@
 What the model sees now is planned by the manager's mode (:mod:`toolmgmt_core.session.modes`),
 through its :class:`~toolmgmt_core.session.layout.LayoutPlanner`, from this session's policy
 view and loads. Every call goes through the call pipeline
-(:class:`~toolmgmt_core.calls.pipeline.CallPipeline`), which asks this session which name was
-meant (:meth:`ToolSession.resolve`), what it may see (:meth:`ToolSession.can_see`) and whether
-the tool is listed (:meth:`ToolSession.ensure_listed`); the meta-tools' answers are
+(:class:`~toolmgmt_core.calls.pipeline.CallPipeline`), which asks this session what a call of a
+name comes to (:meth:`ToolSession.answer`: a meta-tool's answer, or the tool to run, as the
+model may call it now) and whether a tool may still run (:meth:`ToolSession.resolve`); the
+meta-tools' answers are
 :mod:`toolmgmt_core.session.meta_calls`', and the state (JSON, a session store)
 :mod:`toolmgmt_core.session.conversation`'s.
 """
@@ -22,10 +23,10 @@ from toolmgmt_core.calls.budget import ResultRecord, SessionBudget
 from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
-from toolmgmt_core.calls.resolution import cap_message, resolve_tool
+from toolmgmt_core.calls.resolution import cap_message, quoted, resolve_tool
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.events import ToolsListed, ToolsLoaded
-from toolmgmt_core.model.errors import ConfigError, ToolNotLoadedError
+from toolmgmt_core.model.errors import ConfigError, ToolNotListedError, ToolNotLoadedError
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.tokens import definition_tokens
 from toolmgmt_core.model.tool import Tool
@@ -297,10 +298,6 @@ class ToolSession(StoredConversation):
             events.emit(ToolsLoaded(self.conversation, tuple(added), tokens))
         return added, refused
 
-    def cap_message(self, refused: Sequence[str]) -> str:
-        """Why ``refused`` could not join the list: the ``max_active`` cap is reached."""
-        return cap_message(self.manager.discovery.max_active, refused)
-
     # -- calls ----------------------------------------------------------------------------
 
     async def call(
@@ -366,19 +363,28 @@ class ToolSession(StoredConversation):
                 return tool
         return None
 
-    async def answer_meta(
-        self, name: Any, arguments: Any, context: CallContext
-    ) -> ToolResult | ToolRun | None:
-        """The answer of the meta-tool ``name`` stands for
-        (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`), or the tool it runs
-        (``execute_tool``), which the pipeline runs; None when it names no meta-tool callable
-        now."""
-        tool = self.meta_tool(name)
-        if tool is None:
-            return None
-        return await self._meta_calls.call(tool, arguments, context)
+    async def answer(
+        self, name: Any, arguments: Any, context: CallContext = NO_CONTEXT
+    ) -> ToolResult | ToolRun:
+        """What a call of ``name`` comes to: the answer of the meta-tool it stands for
+        (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is the
+        tool it runs), else the tool it names as the model may call it now (the mode's list,
+        ``call_unloaded``; only a listed name, exactly, with ``context.listed_only``).
 
-    def resolve(self, name: str) -> Tool:
+        Raises:
+            ToolCallError: ``ToolNotListedError``, ``ToolNotPermittedError``,
+                ``ToolNotFoundError`` (the closest visible names) or ``ToolNotLoadedError``.
+        """
+        if context.listed_only:
+            self._check_listed(name)
+        meta_tool = self.meta_tool(name)
+        if meta_tool is not None:
+            return await self._meta_calls.call(meta_tool, arguments, context)
+        tool = self.resolve(name)
+        self._ensure_listed(tool)
+        return ToolRun(tool, arguments)
+
+    def resolve(self, name: Any) -> Tool:
         """The visible tool ``name`` stands for (exact, folded, provider-shortened: see
         :func:`~toolmgmt_core.calls.resolution.resolve_tool`).
 
@@ -386,10 +392,25 @@ class ToolSession(StoredConversation):
             ToolNotPermittedError: a catalog tool the policy hides here.
             ToolNotFoundError: with the closest visible names.
         """
+        found = self.manager.catalog.find(name) if isinstance(name, str) else None
+        if found is not None and self.can_see(found):  # the common case: no hint needed
+            return found
         hint = self.effective_mode.find_hint
         return resolve_tool(self.manager.catalog, name, self.can_see, hint)
 
-    def ensure_listed(self, tool: Tool) -> None:
+    def _check_listed(self, name: Any) -> None:
+        """Refuse ``name`` unless the list holds it exactly (``CallContext.listed_only``)."""
+        listed = self.layout().names
+        if isinstance(name, str) and name in listed:
+            return
+        names = sorted(listed)
+        raise ToolNotListedError(
+            f"Unknown tool {quoted(name)}: call one of the tools listed ({', '.join(names)}).",
+            tool_name=str(name),
+            listed=names,
+        )
+
+    def _ensure_listed(self, tool: Tool) -> None:
         """Apply ``call_unloaded`` to a direct call of a tool not in the list now.
 
         Raises:
@@ -411,10 +432,10 @@ class ToolSession(StoredConversation):
                 return  # runs as through execute_tool; the list stays as it is
             _, refused = self.record_loads([name])
             if refused:
-                raise ToolNotLoadedError(self.cap_message(refused), tool_name=name)
+                raise ToolNotLoadedError(cap_message(cap, refused), tool_name=name)
             return
         if appends and cap is not None and len(layout.appended) >= cap:
-            message = self.cap_message([name])  # searching again would not help
+            message = cap_message(cap, [name])  # searching again would not help
         else:
             message = layout.mode.unloaded_message(name)
         raise ToolNotLoadedError(message, tool_name=name)
