@@ -31,7 +31,7 @@ from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.calls.threads import hung_threads
 from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS
 from toolmgmt_core.calls.validation import validate_arguments
-from toolmgmt_core.catalog.domain_sync import sync_domain
+from toolmgmt_core.catalog.domain_sync import group_names, sync_domain
 from toolmgmt_core.catalog.pins import (
     ACCEPTED,
     QUARANTINED,
@@ -59,7 +59,11 @@ from toolmgmt_core.embeddings.named import (
 )
 from toolmgmt_core.events import OtelListener
 from toolmgmt_core.learning.teaching import LearningOptions
-from toolmgmt_core.model.errors import CatalogSourceError, ToolAnswerLostError
+from toolmgmt_core.model.errors import (
+    CatalogSourceError,
+    ToolAnswerLostError,
+    describe_exception,
+)
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tool import (
@@ -157,10 +161,12 @@ __all__ = [
     "check_embedder_spec",
     "check_session_id",
     "config_problem",
+    "describe_exception",
     "dumps_compact",
     "embedder_from_spec",
     "fold_name",
     "get_profile",
+    "group_names",
     "has_breakpoints",
     "hung_threads",
     "is_search_call",

@@ -11,7 +11,6 @@ annotations included). A call's result goes to the core as it came
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,14 +18,13 @@ import mcp.types as mcp_types
 from mcp.shared.inbound import find_invalid_x_mcp_header
 
 from toolmgmt_core import CatalogError, Tool
-from toolmgmt_core.integration import tool_from_dict
+from toolmgmt_core.integration import group_names, tool_from_dict
 from toolmgmt_mcp.upstream_config import UpstreamConfig
 
 __all__ = ["tools_from_listing"]
 
 _TIMEOUT_GRACE = 2.0
 """Seconds the core's own timeout waits beyond the upstream's, so ours fires first."""
-_PREFIX = re.compile(r"^([A-Za-z0-9]+)[_\-.]")
 
 
 def tools_from_listing(
@@ -45,11 +43,8 @@ def tools_from_listing(
         handler: ``handler(upstream_tool_name, unwrap=...)``, the tool's handler; ``unwrap``
             says the upstream wraps its plain return value in ``{"result": x}``.
     """
-    prefixes: dict[str, int] = {}
-    for item in listed:
-        match = _PREFIX.match(item.name)
-        if match:
-            prefixes[match.group(1)] = prefixes.get(match.group(1), 0) + 1
+    names = [item.name for item in listed]
+    groups = group_names(names, config.groups, by_prefix=config.group_by_prefix)
     tools: list[Tool] = []
     skipped: list[tuple[str, str]] = []
     for item in listed:
@@ -81,7 +76,7 @@ def tools_from_listing(
             tool = tool_from_dict(
                 definition,
                 domain=config.name,
-                group=_group(config, item.name, prefixes),
+                group=groups[item.name],
                 profiles=config.profiles,
                 max_result_tokens=config.max_result_tokens,
                 truncation=config.truncation,
@@ -96,17 +91,6 @@ def tools_from_listing(
             continue
         tools.append(tool)
     return tools, skipped
-
-
-def _group(config: UpstreamConfig, tool_name: str, prefixes: Mapping[str, int]) -> str:
-    for group, patterns in config.groups.items():
-        if _matches(tool_name, patterns):
-            return group
-    if config.group_by_prefix:
-        match = _PREFIX.match(tool_name)
-        if match and prefixes.get(match.group(1), 0) > 1:
-            return match.group(1).lower()
-    return "general"
 
 
 def _wrapped_output(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -127,4 +111,3 @@ def _wrapped_output(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-

@@ -35,11 +35,11 @@ from toolmgmt_core import (
     ToolTimeoutError,
     ToolUnavailableError,
 )
+from toolmgmt_core.integration import describe_exception
 from toolmgmt_mcp.upstream_config import UpstreamConfig
 
 __all__ = [
     "Fault",
-    "describe",
     "fault_error",
     "list_page_raw",
     "list_tools",
@@ -160,10 +160,10 @@ def fault_error(
         ), f"the connection closed during a call to {tool_name!r}"
     if fault == "unreachable":
         return ToolUnavailableError(
-            f"Upstream {name!r} is unreachable ({describe(exc)}); it is retried on its next "
-            "use. Tools of other domains still work.",
+            f"Upstream {name!r} is unreachable ({describe_exception(exc)}); it is retried on "
+            "its next use. Tools of other domains still work.",
             tool_name=gateway_name,
-        ), f"the connection failed during a call to {tool_name!r}: {describe(exc)}"
+        ), f"the connection failed during a call to {tool_name!r}: {describe_exception(exc)}"
     if fault == "lost":
         # One request's HTTP exchange was lost; the connection itself still works. Whether it
         # is sent again is the core's decision (it reads the tool's annotations).
@@ -260,7 +260,9 @@ class _OneRequestFails(httpx2.AsyncBaseTransport):
             except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
                 if attempt == 2:
                     raise
-                logger.info("upstream request not sent (%s); sending it again", describe(exc))
+                logger.info(
+                    "upstream request not sent (%s); sending it again", describe_exception(exc)
+                )
             except httpx2.TransportError as exc:
                 return _failed_request(exc)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -271,11 +273,14 @@ class _OneRequestFails(httpx2.AsyncBaseTransport):
 
 def _failed_request(exc: httpx2.TransportError) -> httpx2.Response:
     """A JSON-RPC error answer standing for a request whose HTTP exchange failed."""
-    logger.warning("upstream HTTP request failed (this call only): %s", describe(exc))
+    logger.warning("upstream HTTP request failed (this call only): %s", describe_exception(exc))
     body = {
         "jsonrpc": "2.0",
         "id": None,
-        "error": {"code": _CONNECTION_CLOSED, "message": f"{_REQUEST_FAILED}: {describe(exc)}"},
+        "error": {
+            "code": _CONNECTION_CLOSED,
+            "message": f"{_REQUEST_FAILED}: {describe_exception(exc)}",
+        },
     }
     return httpx2.Response(502, json=body)
 
@@ -318,11 +323,3 @@ async def list_page_raw(
     session._absorb_tool_listing(mcp_types.ListToolsResult(tools=good), complete=False)
     cursor = raw.get("nextCursor")
     return good, bad, cursor if isinstance(cursor, str) and cursor else None
-
-
-def describe(exc: BaseException) -> str:
-    """A one-line description of ``exc``, unwrapping exception groups."""
-    while getattr(exc, "exceptions", None):  # an exception group: its first cause
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -31,10 +31,9 @@ from mcp_types import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmgmt_core import ContentResult, ToolCatalog, ToolExecutionError, ToolUnavailableError
-from toolmgmt_core.integration import NO_CONTEXT, CallContext, sync_domain
+from toolmgmt_core.integration import NO_CONTEXT, CallContext, describe_exception, sync_domain
 from toolmgmt_mcp.convert import tools_from_listing
 from toolmgmt_mcp.transport import (
-    describe,
     fault_error,
     list_tools,
     open_client,
@@ -105,7 +104,7 @@ class Upstream:
             if not started:
                 raise
             # The connection died on its own (crash, closed pipe): only this domain goes down.
-            self._mark_down(f"connection lost: {describe(exc)}")
+            self._mark_down(f"connection lost: {describe_exception(exc)}")
         finally:
             if self._stop is stop:
                 self.client = None
@@ -158,7 +157,7 @@ class Upstream:
                 try:
                     client = await self.manager._tasks_or_raise().start(self._run, stop)
                 except Exception as exc:
-                    error = f"failed to start: {describe(exc)}"
+                    error = f"failed to start: {describe_exception(exc)}"
             if client is None:
                 stop.set()
                 self._mark_down(error or f"did not start within {self.config.connect_timeout:g}s")
@@ -173,7 +172,7 @@ class Upstream:
             try:
                 await self._list_and_install(client)
             except Exception as exc:
-                self._mark_down(f"listing its tools failed: {describe(exc)}")
+                self._mark_down(f"listing its tools failed: {describe_exception(exc)}")
                 raise ToolUnavailableError(
                     f"Upstream {name!r} is unavailable: {self.status.error}."
                 ) from exc

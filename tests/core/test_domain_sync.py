@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.integration import sync_domain
+from toolmgmt_core.integration import describe_exception, group_names, sync_domain
 
 
 def _tool(name: str, domain: str, description: str = "A tool.") -> Tool:
@@ -38,3 +38,29 @@ def test_a_domain_is_brought_in_line_and_never_takes_another_domains_name() -> N
 
     assert sync_domain(catalog, "notes", []) == ([], [])  # a domain that lists nothing
     assert sorted(catalog.names()) == ["shared_name", "web_search"]
+
+
+def test_a_domains_tools_are_grouped_by_pattern_then_by_a_shared_first_word() -> None:
+    names = ["issue_create", "Issue-close", "issue.list", "repo_get", "search", "admin_x", "admin_y"]
+    groups = group_names(names, {"ops": ("admin_*",)})
+    assert groups == {
+        "issue_create": "issue",  # three names share it (case apart)...
+        "Issue-close": "general",  # ...but words are compared as written: "Issue" is alone
+        "issue.list": "issue",
+        "repo_get": "general",  # alone with its first word
+        "search": "general",  # no first word
+        "admin_x": "ops",  # the operator's pattern comes first
+        "admin_y": "ops",
+    }
+    assert set(group_names(names, by_prefix=False).values()) == {"general"}
+
+
+def test_an_exception_is_described_in_one_line_even_when_its_message_fails() -> None:
+    class Unreadable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+    group = ExceptionGroup("outer", [OSError("refused\nmore detail"), ValueError("second")])
+    assert describe_exception(group) == "OSError: refused"
+    assert describe_exception(TimeoutError()) == "TimeoutError"
+    assert describe_exception(Unreadable()) == "Unreadable: (its message could not be read)"

@@ -4,18 +4,24 @@ A source that lists its tools again (an MCP upstream on a reconnect or a list-ch
 notification) owns the names of its domain and no other: :func:`sync_domain` removes the
 domain's tools it no longer lists, puts the others in place, and never lets one take the name of
 another domain's tool, folded as lookup folds it (a look-alike is a clash too). What it skips
-comes back with the reason, for the source to report.
+comes back with the reason, for the source to report. :func:`group_names` groups a domain's
+tools for browsing: by the operator's patterns, else by a first word several names share.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import fnmatch
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.model.errors import CatalogError
 from toolmgmt_core.model.tool import Tool
 
-__all__ = ["sync_domain"]
+__all__ = ["group_names", "sync_domain"]
+
+_FIRST_WORD = re.compile(r"^([A-Za-z0-9]+)[_\-.]")
 
 
 def sync_domain(
@@ -57,3 +63,28 @@ def sync_domain(
             continue
         kept.append(tool.name)
     return kept, skipped
+
+
+def group_names(
+    names: Sequence[str],
+    patterns: Mapping[str, Sequence[str]] | None = None,
+    *,
+    by_prefix: bool = True,
+) -> dict[str, str]:
+    """Each of one domain's tool ``names``' group: the first group of ``patterns`` (group ->
+    glob patterns) one of whose patterns it matches; else, with ``by_prefix``, its name's first
+    word, lowercased, when several names share it (``issue_create``, ``issue_close``: ``issue``);
+    else ``general``."""
+    words = {name: m.group(1) for name in names if (m := _FIRST_WORD.match(name))}
+    shared = Counter(words.values())
+    groups: dict[str, str] = {}
+    for name in names:
+        found = next((g for g, globs in (patterns or {}).items() if _matches(name, globs)), None)
+        if found is None and by_prefix and shared[words.get(name, "")] > 1:
+            found = words[name].lower()
+        groups[name] = found or "general"
+    return groups
+
+
+def _matches(name: str, globs: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, glob) for glob in globs)

@@ -73,6 +73,7 @@ __all__ = [
     "ToolTimeoutError",
     "ToolUnavailableError",
     "ToolmgmtError",
+    "describe_exception",
 ]
 
 
@@ -299,3 +300,16 @@ def __getattr__(name: str) -> type[ToolNotFoundError]:
         )
         return ToolNotFoundError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One line naming ``exc`` for a log or a status: ``Type: the first line of its message``
+    (an exception group: its first leaf), whole even when the message cannot be read (an
+    exception from a tool or an upstream is untrusted too)."""
+    while getattr(exc, "exceptions", None):  # an exception group: its first cause
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    try:
+        text = str(exc).strip()
+    except Exception:
+        text = "(its message could not be read)"
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
