@@ -32,7 +32,7 @@ class LearnedBoost(Protocol):
         ...
 
     def relevance(
-        self, keyword: Sequence[np.ndarray], cosines: Sequence[np.ndarray] | None, floor: float
+        self, keyword: Sequence[np.ndarray], cosines: np.ndarray | None, floor: float
     ) -> Sequence[Any]:
         """Per text, which tools it reaches by their own text: judged on its keyword scores
         and (with an embedder) its cosines (``floor``: the cosine counted as none), before
