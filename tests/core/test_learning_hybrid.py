@@ -4,11 +4,13 @@ reaches by their keyword score OR by their embedding, never one it reaches by ne
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from support.embedders import HashingEmbedder
 
 from toolmgmt_core import ToolCatalog
 from toolmgmt_core.learning.ranking import LearnedWeights
 from toolmgmt_core.learning.teaching import LearningOptions
+from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_demo import demo_tools
 
 TOOLS = demo_tools()
@@ -45,6 +47,20 @@ def test_base_relevance_is_a_keyword_or_a_dense_score_above_its_floor() -> None:
     # no cosine above the fusion floor: the dense side reaches nothing
     nothing = weights.relevance(np.zeros(3), np.array([0.1, 0.05, 0.0]), 0.1)
     assert nothing.at(np.arange(3)).tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("dense_floor", 1.5, "between 0 and 1"),
+        ("floor", -0.1, ">= 0"),
+        ("dense", float("nan"), ">= 0"),
+        ("keyword", "1", ">= 0"),
+    ],
+)
+def test_weights_out_of_range_are_refused(field: str, value: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"LearnedWeights.{field} must be .*{message}"):
+        LearnedWeights(**{field: value})  # type: ignore[arg-type]
 
 
 def test_hybrid_learning_reorders_a_tool_the_request_reaches_only_by_its_embedding() -> None:

@@ -24,6 +24,7 @@ import numpy as np
 
 from toolmgmt_core.embeddings import VectorCache, embed_with_cache, normalize_rows
 from toolmgmt_core.learning.requests import LearnedRequests
+from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.search.hybrid import VectorIndex, matvec
 from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.request import read_request, request_terms
@@ -208,6 +209,16 @@ class LearnedWeights:
     (``bench/retrieval.py --history``, 10 halvings) 0.2 and 0.3 gain the same (name-R@5 +2.67,
     R@5 +6.6; +2.53 and +6.2 on keyword scores alone), 0.4-0.5 less; 0.3
     because it admits half as many tools (about 50 of 2,100 a request, the keyword side 50)."""
+
+    def __post_init__(self) -> None:
+        # a floor out of range would let learned evidence reach any tool: refuse it
+        for name in ("keyword", "coverage", "dense", "floor", "dense_floor"):
+            value = getattr(self, name)
+            top = 1.0 if name.endswith("floor") else float("inf")
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value:
+                raise ConfigError(f"LearnedWeights.{name} must be a number >= 0, got {value!r}.")
+            if value > top:
+                raise ConfigError(f"LearnedWeights.{name} must be between 0 and 1, got {value!r}.")
 
     def relevance(
         self, keyword: np.ndarray, cosine: np.ndarray | None, cosine_floor: float
