@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support.embedders import HashingEmbedder
 
 from toolmgmt_core import ToolCatalog
@@ -90,3 +92,44 @@ def test_hybrid_learning_cannot_lift_a_tool_the_request_reaches_by_neither() -> 
     assert learning.learned_terms(BY_NEITHER)  # learned, by ten principals
     assert learning.search(REQUEST, 10) == plain.search(REQUEST, 10)
     assert BY_NEITHER not in _names(learning, REQUEST, 100)
+
+
+TAUGHT = [
+    "payments_refund_charge",
+    "files_read_file",
+    "files_delete_file",
+    "web_search_fetch_page",
+    "email_send_email",
+    "crm_list_deals",
+    BY_EMBEDDING,
+    BY_NEITHER,
+]
+"""Few tools, so that two principals often teach one of them the same words."""
+WORDS = st.sampled_from(
+    "refund parcel charge invoice weather file read delete calendar meeting email send "
+    "report money order broken never arrived deal contact search page fetch restore".split()
+)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pairs=st.lists(
+        st.tuples(
+            st.lists(WORDS, min_size=1, max_size=6).map(" ".join),
+            st.sampled_from(TAUGHT),
+            st.integers(0, 50).map(lambda i: f"conversation-{i}"),
+            st.sampled_from(["ann", "bob"]),
+        ),
+        max_size=40,
+    ),
+    requests=st.lists(st.lists(WORDS, min_size=1, max_size=6).map(" ".join), max_size=4),
+)
+def test_in_hybrid_search_fewer_principals_than_the_threshold_change_no_ranking(
+    pairs: list[tuple[str, str, str, str]], requests: list[str]
+) -> None:
+    embedder = HashingEmbedder()
+    plain = ToolCatalog(TOOLS, embedder=embedder)
+    learning = ToolCatalog(TOOLS, embedder=embedder, learning=LearningOptions(destructive=True))
+    learning.learn(pairs, source="use")  # min_principals 3: two principals, any conversations
+    for request in requests:
+        assert learning.search(request, 10) == plain.search(request, 10)
