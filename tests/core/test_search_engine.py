@@ -96,7 +96,10 @@ class _FavourInvoices:
     def field(self, index: BM25Index) -> int:
         return index.positions()["list_invoices"]
 
-    def add_keyword(self, field: int, keyword: Any, texts: Any, mask: Any) -> None:
+    def relevance(self, keyword: Any, cosines: Any, floor: float) -> list[None]:
+        return [None] * len(keyword)
+
+    def add_keyword(self, field: int, keyword: Any, texts: Any, mask: Any, base: Any) -> None:
         for scores in keyword:
             scores[field] += 100.0
 

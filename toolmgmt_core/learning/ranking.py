@@ -8,9 +8,11 @@ What is learned, and within which bounds, is :mod:`~toolmgmt_core.learning.reque
 learned score depends on its own learned terms; other tools' learned terms reach it only
 through the IDF (a word many tools learned says less), which can only lower it. Scores are
 added only within the search's mask, so learned text never surfaces a tool the search leaves
-out, and only to tools the request already reaches by their own text (a keyword or fused score
-of at least :attr:`LearnedWeights.floor` times the best one): learning reorders what is
-relevant, it cannot lift a tool from nothing into the top results.
+out, and only to tools the request already reaches by their own text (:class:`BaseRelevance`: a
+keyword score of at least :attr:`LearnedWeights.floor` times the best one, or with an embedder
+a cosine above the fusion floor by at least :attr:`LearnedWeights.dense_floor` of the best
+one's margin): learning reorders what is relevant, it cannot lift a tool from nothing into the
+top results.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 
 from toolmgmt_core.embeddings import VectorCache, embed_with_cache, normalize_rows
 from toolmgmt_core.learning.requests import LearnedRequests
+from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.search.hybrid import VectorIndex, matvec
 from toolmgmt_core.search.index import BM25Index
 from toolmgmt_core.search.request import read_request, request_terms
@@ -29,6 +32,7 @@ from toolmgmt_core.search.request import read_request, request_terms
 __all__ = [
     "MAX_LEARNED_SHARE",
     "MIN_COMMON",
+    "BaseRelevance",
     "LearnedIndex",
     "LearnedRanking",
     "LearnedSearch",
@@ -195,15 +199,67 @@ class LearnedWeights:
     """With an embedder: times the similarity of the request to the tool's learned terms (same
     units as :attr:`FusionWeights.dense <toolmgmt_core.search.hybrid.FusionWeights.dense>`)."""
     floor: float = 0.2
-    """Learned evidence counts for a tool only when its own score for the request (keyword;
-    fused with an embedder) is at least this share of the best tool's: the tool is already
-    relevant, learning only reorders."""
+    """Learned evidence counts for a tool only when the request already reaches it by its own
+    text: its keyword score at least this share of the best tool's (or, with an embedder, its
+    cosine, see :attr:`dense_floor`). The tool is already relevant; learning only reorders."""
+    dense_floor: float = 0.3
+    """With an embedder, a tool also has base relevance when its cosine to the request is above
+    the fusion floor (:attr:`FusionWeights.floor <toolmgmt_core.search.hybrid.FusionWeights.
+    floor>`) by at least this share of the best tool's margin over it. On the live halves
+    (``bench/retrieval.py --history``, 10 halvings) 0.2 and 0.3 gain the same (name-R@5 +2.67,
+    R@5 +6.6; +2.53 and +6.2 on keyword scores alone), 0.4-0.5 less; 0.3
+    because it admits half as many tools (about 50 of 2,100 a request, the keyword side 50)."""
 
-    def eligible(self, base: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """1.0 where the tools at ``positions`` have base relevance (see :attr:`floor`)."""
-        top = float(base.max()) if len(base) else 0.0
-        own = base[positions]
-        return ((own > 0) & (own >= self.floor * top)).astype(np.float64)
+    def __post_init__(self) -> None:
+        # a floor out of range would let learned evidence reach any tool: refuse it
+        for name in ("keyword", "coverage", "dense", "floor", "dense_floor"):
+            value = getattr(self, name)
+            top = 1.0 if name.endswith("floor") else float("inf")
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value:
+                raise ConfigError(f"LearnedWeights.{name} must be a number >= 0, got {value!r}.")
+            if value > top:
+                raise ConfigError(f"LearnedWeights.{name} must be between 0 and 1, got {value!r}.")
+
+    def relevance(
+        self, keyword: np.ndarray, cosine: np.ndarray | None, cosine_floor: float
+    ) -> BaseRelevance:
+        """Which tools a request reaches by their own text, from its keyword scores and (with
+        an embedder) its cosines, before anything learned is added; ``cosine_floor`` is the
+        cosine fusion counts as none."""
+        top = float(keyword.max()) if len(keyword) else 0.0
+        if cosine is None or not len(cosine):
+            return BaseRelevance(keyword.copy(), self.floor * top)
+        margin = max(float(cosine.max()) - cosine_floor, 0.0)
+        cosine_min = cosine_floor + self.dense_floor * margin
+        return BaseRelevance(keyword.copy(), self.floor * top, cosine, cosine_floor, cosine_min)
+
+
+@dataclass(frozen=True)
+class BaseRelevance:
+    """Which tools one request reaches by their own text (:meth:`LearnedWeights.relevance`):
+    those with a keyword score above zero and at least :attr:`keyword_min`, or with a cosine
+    above :attr:`cosine_floor` and at least :attr:`cosine_min`. Only those gain from learned
+    evidence, in the keyword part and the dense part alike."""
+
+    keyword: np.ndarray
+    """The request's keyword scores before anything learned is added."""
+    keyword_min: float
+    """The least keyword score that counts (a share of the best)."""
+    cosine: np.ndarray | None = None
+    """The request's cosine to each tool (None: keyword search)."""
+    cosine_floor: float = 0.0
+    """The cosine that counts as none."""
+    cosine_min: float = 0.0
+    """The least cosine that counts."""
+
+    def at(self, positions: np.ndarray) -> np.ndarray:
+        """1.0 where the tools at ``positions`` have base relevance, else 0.0."""
+        own = self.keyword[positions]
+        reached = (own > 0) & (own >= self.keyword_min)
+        if self.cosine is not None:
+            cosine = self.cosine[positions]
+            reached |= (cosine > self.cosine_floor) & (cosine >= self.cosine_min)
+        return reached.astype(np.float64)
 
 
 class LearnedRanking:
@@ -241,16 +297,18 @@ class LearnedRanking:
         texts: Sequence[str],
         mask: np.ndarray | None,
         weights: LearnedWeights,
+        base: Sequence[BaseRelevance],
     ) -> None:
-        """Add each text's learned scores to its keyword scores (in place)."""
-        for scores, text in zip(keyword, texts, strict=True):
+        """Add each text's learned scores to its keyword scores (in place), for the tools its
+        ``base`` relevance reaches."""
+        for scores, text, reached in zip(keyword, texts, base, strict=True):
             found = learned.scores(text)
             if found is None:
                 continue
             positions, learned_score, share = found
             top = float(scores.max()) if len(scores) else 0.0
             extra = weights.keyword * learned_score + weights.coverage * top * share
-            extra *= weights.eligible(scores, positions)
+            extra *= reached.at(positions)
             if mask is not None:
                 extra *= mask[positions]
             scores[positions] += extra
@@ -265,9 +323,11 @@ class LearnedRanking:
         weights: LearnedWeights,
         floor: float,
         cache: VectorCache | None,
+        base: Sequence[BaseRelevance],
     ) -> None:
         """Add each text's similarity to the tools' learned terms to its fused scores (in
-        place), as :class:`~toolmgmt_core.search.hybrid.FusionWeights` counts a cosine."""
+        place), as :class:`~toolmgmt_core.search.hybrid.FusionWeights` counts a cosine, for the
+        tools its ``base`` relevance reaches."""
         weight = weights.dense
         if weight <= 0 or not learned.texts:
             return
@@ -277,10 +337,10 @@ class LearnedRanking:
             matrix = embed_with_cache(vectors.embedder, list(learned.texts.values()), cache=cache)
             cached = self._vectors = (learned, (positions, normalize_rows(matrix)))
         positions, matrix = cached[1]
-        for scores, text in zip(fused, texts, strict=True):
+        for scores, text, reached in zip(fused, texts, base, strict=True):
             cosine = matvec(matrix, vectors.query_vector(read_request(text).focus))
             extra = np.clip((cosine - floor) / (1.0 - floor), 0.0, None) * weight
-            extra = extra * weights.eligible(scores, positions)
+            extra = extra * reached.at(positions)
             if mask is not None:
                 extra = extra * mask[positions]
             scores[positions] += extra.astype(scores.dtype)
@@ -301,15 +361,23 @@ class LearnedSearch:
         """:meth:`LearnedRanking.field` for what this catalog learned."""
         return self._ranking.field(index, self.requests)
 
+    def relevance(
+        self, keyword: Sequence[np.ndarray], cosines: np.ndarray | None, floor: float
+    ) -> list[BaseRelevance]:
+        """:meth:`LearnedWeights.relevance` of each text (``cosines``: one row per text)."""
+        rows = cosines if cosines is not None else [None] * len(keyword)
+        return [self.weights.relevance(k, c, floor) for k, c in zip(keyword, rows, strict=True)]
+
     def add_keyword(
         self,
         field: LearnedIndex,
         keyword: Sequence[np.ndarray],
         texts: Sequence[str],
         mask: np.ndarray | None,
+        base: Sequence[BaseRelevance],
     ) -> None:
         """:meth:`LearnedRanking.add_keyword` with this catalog's weights."""
-        self._ranking.add_keyword(field, keyword, texts, mask, self.weights)
+        self._ranking.add_keyword(field, keyword, texts, mask, self.weights, base)
 
     def add_dense(
         self,
@@ -320,6 +388,9 @@ class LearnedSearch:
         vectors: VectorIndex,
         floor: float,
         cache: VectorCache | None,
+        base: Sequence[BaseRelevance],
     ) -> None:
         """:meth:`LearnedRanking.add_dense` with this catalog's weights."""
-        self._ranking.add_dense(field, fused, texts, mask, vectors, self.weights, floor, cache)
+        self._ranking.add_dense(
+            field, fused, texts, mask, vectors, self.weights, floor, cache, base
+        )

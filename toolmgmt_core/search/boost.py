@@ -22,12 +22,21 @@ __all__ = ["LearnedBoost"]
 
 
 class LearnedBoost(Protocol):
-    """What a search adds for the learned field: the field over an index's tools, and the
-    scores it adds to the keyword and the fused (hybrid) scores, in place."""
+    """What a search adds for the learned field: the field over an index's tools, which tools
+    each text already reaches by their own text, and the scores it adds to the keyword and the
+    fused (hybrid) scores of those, in place."""
 
     def field(self, index: BM25Index) -> Any:
         """The learned field over ``index``'s tools, or a false value when nothing moves a
-        tool (the value is handed back to the two methods below as it is)."""
+        tool (the value is handed back to the methods below as it is)."""
+        ...
+
+    def relevance(
+        self, keyword: Sequence[np.ndarray], cosines: np.ndarray | None, floor: float
+    ) -> Sequence[Any]:
+        """Per text, which tools it reaches by their own text: judged on its keyword scores
+        and (with an embedder) its cosines (``floor``: the cosine counted as none), before
+        anything learned is added (handed back to the methods below as it is)."""
         ...
 
     def add_keyword(
@@ -36,6 +45,7 @@ class LearnedBoost(Protocol):
         keyword: Sequence[np.ndarray],
         texts: Sequence[str],
         mask: np.ndarray | None,
+        base: Sequence[Any],
     ) -> None:
         """Add each text's learned scores to its keyword scores (in place)."""
         ...
@@ -49,6 +59,7 @@ class LearnedBoost(Protocol):
         vectors: VectorIndex,
         floor: float,
         cache: VectorCache | None,
+        base: Sequence[Any],
     ) -> None:
         """Add each text's similarity to the tools' learned terms to its fused scores."""
         ...

@@ -265,9 +265,8 @@ class SearchEngine:
         keyword = [index.match_scores(text, mask) for text in texts]
         boost = self.learned if learned else None
         field = boost.field(index) if boost is not None else None
-        if boost is not None and field:
-            boost.add_keyword(field, keyword, texts, mask)
         vectors = self.vectors(index)
+        cosines = None
         if vectors is not None:
             try:
                 # the embedder reads each text without its scaffolding, in one batch
@@ -275,19 +274,22 @@ class SearchEngine:
             except Exception as exc:  # the request is ranked by BM25 alone, consistently
                 reraise_control_flow(exc)
                 self._embedder_failed(exc, until_changed=False)
-            else:
-                fused = [
-                    fuse_scores(k, c, self.fusion) for k, c in zip(keyword, cosines, strict=True)
-                ]
-                if boost is not None and field:
-                    try:
-                        floor, cache = self.fusion.floor, self.embedding_cache
-                        boost.add_dense(field, fused, texts, mask, vectors, floor, cache)
-                    except Exception as exc:  # the learned terms' vectors: keyword part only
-                        reraise_control_flow(exc)
-                        self._embedder_failed(exc, until_changed=False)
-                return _rank(fused, whole_first, self.fusion.context, depth, mask), True
-        return _rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
+        base = None
+        if boost is not None and field:
+            # which tools each text reaches by their own text, before anything learned is added
+            base = boost.relevance(keyword, cosines, self.fusion.floor)
+            boost.add_keyword(field, keyword, texts, mask, base)
+        if vectors is None or cosines is None:
+            return _rank(keyword, whole_first, CLAUSE_CONTEXT_WEIGHT, depth, mask), False
+        fused = [fuse_scores(k, c, self.fusion) for k, c in zip(keyword, cosines, strict=True)]
+        if boost is not None and base is not None:
+            try:
+                floor, cache = self.fusion.floor, self.embedding_cache
+                boost.add_dense(field, fused, texts, mask, vectors, floor, cache, base)
+            except Exception as exc:  # the learned terms' vectors: keyword part only
+                reraise_control_flow(exc)
+                self._embedder_failed(exc, until_changed=False)
+        return _rank(fused, whole_first, self.fusion.context, depth, mask), True
 
     def search(self, request: SearchRequest) -> Scored:
         """Tools matching ``request``, best first: :meth:`ToolCatalog.search
