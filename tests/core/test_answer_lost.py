@@ -93,8 +93,14 @@ def test_a_lost_answer_of_a_tool_safe_to_repeat_is_resent_once(
 
 @pytest.mark.parametrize(
     "annotations",
-    [ToolAnnotations(), WRITES, DESTRUCTIVE_IDEMPOTENT, ToolAnnotations(idempotent=False)],
-    ids=["unannotated", "writes", "destructive-idempotent", "not-idempotent"],
+    [
+        ToolAnnotations(),
+        WRITES,
+        DESTRUCTIVE_IDEMPOTENT,
+        ToolAnnotations(idempotent=False),
+        ToolAnnotations(idempotent=True),  # destructive unknown: MCP's default says it may be
+    ],
+    ids=["unannotated", "writes", "destructive-idempotent", "not-idempotent", "idempotent-only"],
 )
 def test_a_lost_answer_of_any_other_tool_is_never_resent(annotations: ToolAnnotations) -> None:
     handler = _Flaky(lost=1)

@@ -112,16 +112,22 @@ def test_a_listed_only_door_may_call_exactly_the_listed_names_and_nothing_else()
         return f"order {order}"
 
     catalog.add_function(lookup)
-    manager = ToolManager(catalog, mode="gateway", discovery=Discovery(call_unloaded="load"))
+    heard: list[object] = []
+    manager = ToolManager(
+        catalog, mode="gateway", discovery=Discovery(call_unloaded="load"), listeners=[heard.append]
+    )
     session = manager.session()
     listed = CallContext(listed_only=True)
     ran = session.call_sync("discover_tools", {}, context=listed)
     assert ran.outcome == "success"
+    before = len(heard)
     for name in ("Discover-Tools", "lookup", "nothing_like_it"):
         refused = session.call_sync(name, {"order": "1"}, context=listed)
         assert isinstance(refused.error, ToolNotListedError), (name, refused.content)
         assert refused.outcome == "retry" and refused.error.code == "unknown_tool"
         assert refused.error.listed == ["discover_tools", "execute_tool", "get_tool_schema"]
+    # A protocol error, not a call: no call events (usage, spans, event log) for made-up names.
+    assert len(heard) == before, heard[before:]
     # Another door forgives the folded name, and runs the unlisted tool as call_unloaded says.
     assert session.call_sync("Discover-Tools", {}).outcome == "success"
     assert session.call_sync("lookup", {"order": "1"}).content == "order 1"

@@ -54,7 +54,8 @@ class CallContext:
     relay: Any = None
     """How an upstream's questions reach the client (the gateway's ``Relay``)."""
     progress: Callable[..., Awaitable[None]] | None = None
-    """Where an upstream's progress notifications go (the gateway's reporter)."""
+    """Where an upstream's progress notifications go (the gateway's reporter; the gateway
+    relays them, the MCP adapter alone does not)."""
     run: Any = None
     """The framework's own run, for a handler that forwards to it (PydanticAI's)."""
 

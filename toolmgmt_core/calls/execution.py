@@ -195,10 +195,11 @@ async def run_handler(
 
 def repeatable(annotations: ToolAnnotations) -> bool:
     """Whether a call of a tool with ``annotations`` may be run again when it is unknown
-    whether it ran: it is read-only, or idempotent and not destructive. Unknown hints count
-    as no (an unannotated tool may change anything)."""
+    whether it ran: it is read-only, or idempotent and annotated not destructive. Unknown hints
+    count as no (MCP's defaults: a tool that is not read-only may destroy), and a destructive
+    tool is never repeated (its one run may have been approved once)."""
     return annotations.read_only is True or (
-        annotations.idempotent is True and annotations.destructive is not True
+        annotations.idempotent is True and annotations.destructive is False
     )
 
 

@@ -326,6 +326,11 @@ class ToolSession(StoredConversation):
             still returns its result, with ``saved`` False and a ``NotSaved`` note (the record
             is saved with the next change).
         """
+        if context.listed_only:  # a name the list lacks is the door's protocol error, not a call
+            try:
+                self._check_listed(name)
+            except ToolNotListedError as refused:  # no events, records or save: nothing ran
+                return self.pipeline.error_result(str(name), refused)
         result = await self.pipeline.call(name, arguments, call_id, context=context)
         unsaved = await self.save()
         if unsaved is not None:  # the call ran: its result stands, and says so
