@@ -1,8 +1,8 @@
 """The learned field as search reads it: :class:`LearnedIndex` (each tool's learned terms,
-scored like a BM25 field), :class:`LearnedWeights` (what it weighs) and :class:`LearnedRanking`
+scored like a BM25 field), :class:`LearnedWeights` (what it weighs) and :class:`LearnedSearch`
 (what a :class:`~toolmgmt_core.search.engine.SearchEngine` adds to its keyword and hybrid
-scores, with the index and the learned vectors kept between searches), handed to the engine as
-:class:`LearnedSearch` (its :class:`~toolmgmt_core.search.boost.LearnedBoost`).
+scores, with the field and the learned vectors kept between searches: the engine's
+:class:`~toolmgmt_core.search.boost.LearnedBoost`).
 
 What is learned, and within which bounds, is :mod:`~toolmgmt_core.learning.requests`'s. A tool's
 learned score depends on its own learned terms; other tools' learned terms reach it only
@@ -34,7 +34,6 @@ __all__ = [
     "MIN_COMMON",
     "BaseRelevance",
     "LearnedIndex",
-    "LearnedRanking",
     "LearnedSearch",
     "LearnedWeights",
     "learned_text",
@@ -262,18 +261,25 @@ class BaseRelevance:
         return reached.astype(np.float64)
 
 
-class LearnedRanking:
-    """What a search engine adds for the learned field, with the field (and its vectors) kept
-    until the tools or what is learned change."""
+class LearnedSearch:
+    """What a catalog learned, as its search engine adds it to its keyword and hybrid scores
+    (the :class:`~toolmgmt_core.search.boost.LearnedBoost` a learning catalog hands its
+    engine), with the learned field and its vectors kept until the tools or what is learned
+    change."""
 
-    def __init__(self) -> None:
+    def __init__(self, requests: LearnedRequests, weights: LearnedWeights) -> None:
+        self.requests = requests
+        """What is learned (and held) now."""
+        self.weights = weights
+        """How much the learned field weighs."""
         self._field: tuple[tuple[BM25Index, LearnedRequests, int], LearnedIndex] | None = None
         self._vectors: tuple[LearnedIndex, tuple[np.ndarray, np.ndarray]] | None = None
 
-    def field(self, index: BM25Index, learned: LearnedRequests | None) -> LearnedIndex | None:
+    def field(self, index: BM25Index) -> LearnedIndex | None:
         """The learned field over ``index``'s tools (rebuilt when either changes), or None when
-        learning is off or nothing moves a tool yet."""
-        if learned is None or not learned:
+        nothing moves a tool yet."""
+        learned = self.requests
+        if not learned:
             return None
         cached = self._field
         if (
@@ -290,77 +296,6 @@ class LearnedRanking:
         self._field = ((index, learned, generation), built)
         return built
 
-    @staticmethod
-    def add_keyword(
-        learned: LearnedIndex,
-        keyword: Sequence[np.ndarray],
-        texts: Sequence[str],
-        mask: np.ndarray | None,
-        weights: LearnedWeights,
-        base: Sequence[BaseRelevance],
-    ) -> None:
-        """Add each text's learned scores to its keyword scores (in place), for the tools its
-        ``base`` relevance reaches."""
-        for scores, text, reached in zip(keyword, texts, base, strict=True):
-            found = learned.scores(text)
-            if found is None:
-                continue
-            positions, learned_score, share = found
-            top = float(scores.max()) if len(scores) else 0.0
-            extra = weights.keyword * learned_score + weights.coverage * top * share
-            extra *= reached.at(positions)
-            if mask is not None:
-                extra *= mask[positions]
-            scores[positions] += extra
-
-    def add_dense(
-        self,
-        learned: LearnedIndex,
-        fused: Sequence[np.ndarray],
-        texts: Sequence[str],
-        mask: np.ndarray | None,
-        vectors: VectorIndex,
-        weights: LearnedWeights,
-        floor: float,
-        cache: VectorCache | None,
-        base: Sequence[BaseRelevance],
-    ) -> None:
-        """Add each text's similarity to the tools' learned terms to its fused scores (in
-        place), as :class:`~toolmgmt_core.search.hybrid.FusionWeights` counts a cosine, for the
-        tools its ``base`` relevance reaches."""
-        weight = weights.dense
-        if weight <= 0 or not learned.texts:
-            return
-        cached = self._vectors
-        if cached is None or cached[0] is not learned:
-            positions = np.fromiter(learned.texts, dtype=np.int64, count=len(learned.texts))
-            matrix = embed_with_cache(vectors.embedder, list(learned.texts.values()), cache=cache)
-            cached = self._vectors = (learned, (positions, normalize_rows(matrix)))
-        positions, matrix = cached[1]
-        for scores, text, reached in zip(fused, texts, base, strict=True):
-            cosine = matvec(matrix, vectors.query_vector(read_request(text).focus))
-            extra = np.clip((cosine - floor) / (1.0 - floor), 0.0, None) * weight
-            extra = extra * reached.at(positions)
-            if mask is not None:
-                extra = extra * mask[positions]
-            scores[positions] += extra.astype(scores.dtype)
-
-
-class LearnedSearch:
-    """What a catalog learned, as its search engine adds it: the
-    :class:`~toolmgmt_core.search.boost.LearnedBoost` a learning catalog hands its engine."""
-
-    def __init__(self, requests: LearnedRequests, weights: LearnedWeights) -> None:
-        self.requests = requests
-        """What is learned (and held) now."""
-        self.weights = weights
-        """How much the learned field weighs."""
-        self._ranking = LearnedRanking()
-
-    def field(self, index: BM25Index) -> LearnedIndex | None:
-        """:meth:`LearnedRanking.field` for what this catalog learned."""
-        return self._ranking.field(index, self.requests)
-
     def relevance(
         self, keyword: Sequence[np.ndarray], cosines: np.ndarray | None, floor: float
     ) -> list[BaseRelevance]:
@@ -376,8 +311,20 @@ class LearnedSearch:
         mask: np.ndarray | None,
         base: Sequence[BaseRelevance],
     ) -> None:
-        """:meth:`LearnedRanking.add_keyword` with this catalog's weights."""
-        self._ranking.add_keyword(field, keyword, texts, mask, self.weights, base)
+        """Add each text's learned scores to its keyword scores (in place), for the tools its
+        ``base`` relevance reaches."""
+        weights = self.weights
+        for scores, text, reached in zip(keyword, texts, base, strict=True):
+            found = field.scores(text)
+            if found is None:
+                continue
+            positions, learned_score, share = found
+            top = float(scores.max()) if len(scores) else 0.0
+            extra = weights.keyword * learned_score + weights.coverage * top * share
+            extra *= reached.at(positions)
+            if mask is not None:
+                extra *= mask[positions]
+            scores[positions] += extra
 
     def add_dense(
         self,
@@ -390,7 +337,22 @@ class LearnedSearch:
         cache: VectorCache | None,
         base: Sequence[BaseRelevance],
     ) -> None:
-        """:meth:`LearnedRanking.add_dense` with this catalog's weights."""
-        self._ranking.add_dense(
-            field, fused, texts, mask, vectors, self.weights, floor, cache, base
-        )
+        """Add each text's similarity to the tools' learned terms to its fused scores (in
+        place), as :class:`~toolmgmt_core.search.hybrid.FusionWeights` counts a cosine, for the
+        tools its ``base`` relevance reaches."""
+        weight = self.weights.dense
+        if weight <= 0 or not field.texts:
+            return
+        cached = self._vectors
+        if cached is None or cached[0] is not field:
+            positions = np.fromiter(field.texts, dtype=np.int64, count=len(field.texts))
+            matrix = embed_with_cache(vectors.embedder, list(field.texts.values()), cache=cache)
+            cached = self._vectors = (field, (positions, normalize_rows(matrix)))
+        positions, matrix = cached[1]
+        for scores, text, reached in zip(fused, texts, base, strict=True):
+            cosine = matvec(matrix, vectors.query_vector(read_request(text).focus))
+            extra = np.clip((cosine - floor) / (1.0 - floor), 0.0, None) * weight
+            extra = extra * reached.at(positions)
+            if mask is not None:
+                extra = extra * mask[positions]
+            scores[positions] += extra.astype(scores.dtype)
