@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import teaching
 from support.embedders import HashingEmbedder
 
 from toolmgmt_core import ToolCatalog
@@ -105,24 +106,14 @@ TAUGHT = [
     BY_NEITHER,
 ]
 """Few tools, so that two principals often teach one of them the same words."""
-WORDS = st.sampled_from(
-    "refund parcel charge invoice weather file read delete calendar meeting email send "
-    "report money order broken never arrived deal contact search page fetch restore".split()
-)
+WORDS = [*teaching.WORDS, "restore"]
+"""The shared words, and one that reaches the tool only its embedding reaches."""
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    pairs=st.lists(
-        st.tuples(
-            st.lists(WORDS, min_size=1, max_size=6).map(" ".join),
-            st.sampled_from(TAUGHT),
-            st.integers(0, 50).map(lambda i: f"conversation-{i}"),
-            st.sampled_from(["ann", "bob"]),
-        ),
-        max_size=40,
-    ),
-    requests=st.lists(st.lists(WORDS, min_size=1, max_size=6).map(" ".join), max_size=4),
+    pairs=teaching.teachings(TAUGHT, WORDS),
+    requests=st.lists(teaching.requests(WORDS), max_size=4),
 )
 def test_in_hybrid_search_fewer_principals_than_the_threshold_change_no_ranking(
     pairs: list[tuple[str, str, str, str]], requests: list[str]

@@ -8,6 +8,7 @@ import string
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import teaching
 
 from toolmgmt_core import ToolCatalog
 from toolmgmt_core.learning.teaching import LearningOptions
@@ -118,25 +119,8 @@ def test_finding_4_one_principal_flooding_cannot_erase_what_users_taught() -> No
     assert _names(catalog, request)[0] == tool
 
 
-WORDS = st.sampled_from(
-    "refund parcel charge invoice weather file read delete calendar meeting email send "
-    "report money order broken never arrived deal contact search page fetch".split()
-)
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    pairs=st.lists(
-        st.tuples(
-            st.lists(WORDS, min_size=1, max_size=6).map(" ".join),
-            st.sampled_from(NAMES),
-            st.integers(0, 50).map(lambda i: f"conversation-{i}"),
-            st.sampled_from(["ann", "bob"]),
-        ),
-        max_size=40,
-    ),
-    requests=st.lists(st.lists(WORDS, min_size=1, max_size=6).map(" ".join), max_size=4),
-)
+@given(pairs=teaching.teachings(NAMES), requests=st.lists(teaching.requests(), max_size=4))
 def test_fewer_principals_than_the_threshold_change_no_ranking(
     pairs: list[tuple[str, str, str, str]], requests: list[str]
 ) -> None:
