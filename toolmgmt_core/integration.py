@@ -14,8 +14,7 @@ use, as from :mod:`toolmgmt_core.stores`, so importing this module never needs e
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolmgmt_core.calls.approval import (
     ApprovalAsker,
@@ -102,6 +101,7 @@ from toolmgmt_core.stores import (
     StoreTimeout,
     call_store,
     check_session_id,
+    lazy_attributes,
 )
 from toolmgmt_core.stores.event_log import (
     StoreListener,
@@ -201,9 +201,4 @@ _LAZY = {
 """Name -> the module holding it, for the names whose module imports an optional driver."""
 
 
-def __getattr__(name: str) -> Any:
-    # The drivers are optional: import one only when its store is asked for.
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -13,6 +13,8 @@ the name is first used.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolmgmt_core.stores.base import (
@@ -46,6 +48,7 @@ __all__ = [
     "StoredSession",
     "call_store",
     "check_session_id",
+    "lazy_attributes",
     "stored_version",
     "update_session",
 ]
@@ -59,11 +62,18 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # The drivers are optional: import one only when its store is asked for.
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+def lazy_attributes(owner: str, table: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module-level ``__getattr__`` for ``owner`` that imports each name of ``table`` (name ->
+    the module holding it) from its module on first use: the drivers are optional, and a
+    store's module imports one."""
 
-    return getattr(importlib.import_module(module), name)
+    def attribute(name: str) -> Any:
+        module = table.get(name)
+        if module is None:
+            raise AttributeError(f"module {owner!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
+
+    return attribute
+
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
