@@ -33,7 +33,6 @@ that did not answer within its deadline is asked again no sooner than one deadli
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import time
@@ -46,6 +45,7 @@ from mcp_types import INTERNAL_ERROR
 
 from toolmgmt_gateway.clients import CLIENT_SCOPE_KEY
 from toolmgmt_gateway.config import GatewaySettings
+from toolmgmt_gateway.responses import jsonrpc_error
 
 __all__ = [
     "TURN_SCOPE_KEY",
@@ -290,20 +290,7 @@ class Admission:
             f"Service unavailable (503): {why}; nothing of this request ran. Retry in "
             f"{self.retry_after.decode()} s (another replica may take it sooner)."
         )
-        body = json.dumps(
-            {"jsonrpc": "2.0", "id": None, "error": {"code": INTERNAL_ERROR, "message": message}}
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await jsonrpc_error(send, 503, INTERNAL_ERROR, message)
 
     def _log(self, why: str, client: str | None) -> None:
         """One WARNING per :data:`_LOG_EVERY` seconds at most, with the count since the last

@@ -31,6 +31,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from toolmgmt_gateway.responses import JSON, respond
+
 __all__ = [
     "CLIENT_SCOPE_KEY",
     "BearerTokenMiddleware",
@@ -155,18 +157,8 @@ async def _unauthorized(send: Any) -> None:
     body = json.dumps(
         {"error": "unauthorized", "message": "A valid bearer token is required."}
     ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"www-authenticate", b'Bearer realm="toolmgmt-gateway"'),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    realm = (b"www-authenticate", b'Bearer realm="toolmgmt-gateway"')
+    await respond(send, 401, body, [*JSON, realm])
 
 
 class ClientLogFilter(logging.Filter):

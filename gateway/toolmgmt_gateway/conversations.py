@@ -55,6 +55,7 @@ from toolmgmt_core.integration import SessionStore, StoredSession
 from toolmgmt_gateway.clients import request_principal, scope_client
 from toolmgmt_gateway.exchange import QUESTION_PREFIX, Questions, answer_directly, direct_request
 from toolmgmt_gateway.replies import ANSWER_WAIT
+from toolmgmt_gateway.responses import JSON, jsonrpc_error, respond
 
 __all__ = [
     "CONVERSATION_SCOPE_KEY",
@@ -76,7 +77,6 @@ _MAX_DIRECT_BODY = 1 << 20
 to the SDK, which applies its own limit)."""
 _MAX_OPENING_BODY = 1 << 20
 """Largest body read from a request without an id (an ``initialize`` is a few hundred bytes)."""
-_JSON = [(b"content-type", b"application/json")]
 _NOT_FOUND = json.dumps(  # the SDK's own answer to an unknown session: clients know it
     {
         "jsonrpc": "2.0",
@@ -180,7 +180,7 @@ class ConversationMiddleware:
             await self.app(scope, receive, send)
             return
         if method == "GET":  # no standalone stream in stateless mode (the spec allows 405)
-            await _respond(send, 405, b"", [(b"allow", b"POST, DELETE")])
+            await respond(send, 405, b"", [(b"allow", b"POST, DELETE")])
             return
         authorization = request_principal(scope, headers.get("authorization", ""))
         conversation_id = headers.get("mcp-session-id")
@@ -189,7 +189,7 @@ class ConversationMiddleware:
         elif method == "POST":
             await self._open(scope, receive, send, authorization)
         else:
-            await _error(send, 400, INVALID_REQUEST, "Bad Request: Missing session ID")
+            await jsonrpc_error(send, 400, INVALID_REQUEST, "Bad Request: Missing session ID")
 
     # -- an existing conversation -----------------------------------------------------------
 
@@ -206,17 +206,17 @@ class ConversationMiddleware:
         try:
             if scope["method"] == "DELETE":
                 if await self._run(self.store.load, key) is None:
-                    await _respond(send, 404, _NOT_FOUND, _JSON)
+                    await respond(send, 404, _NOT_FOUND, JSON)
                 else:
                     await self._run(self.store.delete, key)
-                    await _respond(send, 204, b"", [])
+                    await respond(send, 204, b"", [])
                 return
             stored = await self._run(self.store.load, key, touch=True)
         except StoreError as exc:
             await self._store_failed(send, exc)
             return
         if stored is None:
-            await _respond(send, 404, _NOT_FOUND, _JSON)
+            await respond(send, 404, _NOT_FOUND, JSON)
             return
         scope[CONVERSATION_SCOPE_KEY] = Conversation(key, stored)
         declared = _declared(conversation_id)
@@ -251,18 +251,18 @@ class ConversationMiddleware:
         except StoreError as exc:
             await self._store_failed(send, exc)
             return
-        await _respond(send, 202, b"", [])
+        await respond(send, 202, b"", [])
 
     # -- a new conversation -----------------------------------------------------------------
 
     async def _open(self, scope: Any, receive: Any, send: Any, authorization: str) -> None:
         body = await _read_body(receive, _MAX_OPENING_BODY)
         if body is None:
-            await _error(send, 413, INVALID_REQUEST, "Request body too large.")
+            await jsonrpc_error(send, 413, INVALID_REQUEST, "Request body too large.")
             return
         message = _parse(body)
         if message.get("method") != "initialize":
-            await _error(
+            await jsonrpc_error(
                 send,
                 400,
                 INVALID_REQUEST,
@@ -278,7 +278,7 @@ class ConversationMiddleware:
         try:
             await self._run(self.store.save, key, self.initial_state, version=0)
         except SessionConflictError:  # pragma: no cover - a 256-bit collision
-            await _error(send, 500, INTERNAL_ERROR, "Could not open a conversation; retry.")
+            await jsonrpc_error(send, 500, INTERNAL_ERROR, "Could not open a conversation; retry.")
             return
         except StoreError as exc:
             await self._store_failed(send, exc, message.get("id"))
@@ -353,7 +353,7 @@ class ConversationMiddleware:
         self._down = unavailable
         status = 503 if unavailable else 500
         what = "is unreachable" if unavailable else "failed"
-        await _error(
+        await jsonrpc_error(
             send,
             status,
             INTERNAL_ERROR,
@@ -461,27 +461,3 @@ async def _read_body(receive: Any, limit: int) -> bytes | None:
     """The whole request body, or None past ``limit`` bytes."""
     body, complete = await _read_up_to(receive, limit)
     return body if complete and len(body) <= limit else None
-
-
-async def _error(
-    send: Any,
-    status: int,
-    code: int,
-    message: str,
-    request_id: Any = None,
-    *,
-    data: Any = None,
-) -> None:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
-        request_id = None
-    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
-    await _respond(send, status, body, _JSON)
-
-
-async def _respond(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    headers = [*headers, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

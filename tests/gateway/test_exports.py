@@ -24,6 +24,7 @@ MODULES = [
     "toolmgmt_gateway.headers",
     "toolmgmt_gateway.pins",
     "toolmgmt_gateway.questions",
+    "toolmgmt_gateway.responses",
     "toolmgmt_gateway.server",
     "toolmgmt_gateway.state_keys",
     "toolmgmt_gateway.telemetry",
