@@ -374,14 +374,13 @@ class ToolSession(StoredConversation):
         """What a call of ``name`` comes to: the answer of the meta-tool it stands for
         (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is the
         tool it runs), else the tool it names as the model may call it now (the mode's list,
-        ``call_unloaded``; only a listed name, exactly, with ``context.listed_only``).
+        ``call_unloaded``). A ``context.listed_only`` door's name was checked by :meth:`call`
+        before the pipeline started (its only way here).
 
         Raises:
-            ToolCallError: ``ToolNotListedError``, ``ToolNotPermittedError``,
-                ``ToolNotFoundError`` (the closest visible names) or ``ToolNotLoadedError``.
+            ToolCallError: ``ToolNotPermittedError``, ``ToolNotFoundError`` (the closest
+                visible names) or ``ToolNotLoadedError``.
         """
-        if context.listed_only:
-            self._check_listed(name)
         meta_tool = self.meta_tool(name)
         if meta_tool is not None:
             return await self._meta_calls.call(meta_tool, arguments, context)
