@@ -45,6 +45,7 @@ from toolmgmt_core.model.errors import (
     ToolExecutionError,
     ToolTimeoutError,
     ToolUnavailableError,
+    exception_message,
 )
 from toolmgmt_core.model.tool import Tool, ToolAnnotations
 from toolmgmt_core.runtime.control import CallPaused, reraise_control_flow
@@ -251,8 +252,9 @@ async def _run_once(
         raise
     except Exception as exc:
         reraise_control_flow(exc)
+        message = exception_message(exc) or "(no message)"
         raise ToolExecutionError(
-            f"Tool {tool.name!r} failed: {type(exc).__name__}: {_exception_text(exc)}",
+            f"Tool {tool.name!r} failed: {type(exc).__name__}: {message}",
             tool_name=tool.name,
         ) from exc
     if isinstance(value, ContentResult):
@@ -362,14 +364,6 @@ def _leave_running(tool: Tool, task: asyncio.Future[Any], *, stubborn: bool = Tr
             logger.warning("toolmgmt: %s, left running after its timeout, has ended", tool.name)
 
     task.add_done_callback(finished)
-
-
-def _exception_text(exc: BaseException) -> str:
-    """``str(exc)``, or a stand-in when that itself fails (an exception is untrusted too)."""
-    try:
-        return str(exc).strip() or "(no message)"
-    except Exception:
-        return "(its message could not be read)"
 
 
 class CallClock:

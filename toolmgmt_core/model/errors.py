@@ -74,6 +74,7 @@ __all__ = [
     "ToolUnavailableError",
     "ToolmgmtError",
     "describe_exception",
+    "exception_message",
 ]
 
 
@@ -308,8 +309,14 @@ def describe_exception(exc: BaseException) -> str:
     exception from a tool or an upstream is untrusted too)."""
     while getattr(exc, "exceptions", None):  # an exception group: its first cause
         exc = exc.exceptions[0]  # type: ignore[attr-defined]
-    try:
-        text = str(exc).strip()
-    except Exception:
-        text = "(its message could not be read)"
+    text = exception_message(exc)
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)`` stripped (maybe empty), or a stand-in when that itself fails (an exception
+    from a tool or an upstream is untrusted too)."""
+    try:
+        return str(exc).strip()
+    except Exception:
+        return "(its message could not be read)"
