@@ -30,7 +30,7 @@ from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.calls.threads import hung_threads
 from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS
 from toolmgmt_core.calls.validation import validate_arguments
-from toolmgmt_core.catalog.domain_sync import group_names, sync_domain
+from toolmgmt_core.catalog.domain_sync import group_names, matches_any, sync_domain
 from toolmgmt_core.catalog.pins import (
     ACCEPTED,
     QUARANTINED,
@@ -171,6 +171,7 @@ __all__ = [
     "hung_threads",
     "is_search_call",
     "matrix_from_vectors",
+    "matches_any",
     "may_match",
     "open_event_log",
     "package_version",

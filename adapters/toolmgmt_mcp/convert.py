@@ -10,7 +10,6 @@ annotations included). A call's result goes to the core as it came
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -18,7 +17,7 @@ import mcp.types as mcp_types
 from mcp.shared.inbound import find_invalid_x_mcp_header
 
 from toolmgmt_core import CatalogError, Tool
-from toolmgmt_core.integration import group_names, tool_from_dict
+from toolmgmt_core.integration import group_names, matches_any, tool_from_dict
 from toolmgmt_mcp.upstream_config import UpstreamConfig
 
 __all__ = ["tools_from_listing"]
@@ -84,7 +83,7 @@ def tools_from_listing(
                 timeout=config.connect_timeout + config.timeout + _TIMEOUT_GRACE,
                 handler=handler(item.name, unwrap=wrapped is not None),
                 metadata={"upstream": config.name, "upstream_tool": item.name},
-                defer_loading=False if _matches(name, always_on) else None,
+                defer_loading=False if matches_any(name, always_on) else None,
             )
         except CatalogError as exc:
             skipped.append((item.name, f"malformed tool definition: {exc}"))
@@ -108,6 +107,3 @@ def _wrapped_output(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return {k: v for k, v in properties["result"].items() if k != "title"}
     return None
 
-
-def _matches(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)

@@ -19,7 +19,7 @@ from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.model.errors import CatalogError
 from toolmgmt_core.model.tool import Tool
 
-__all__ = ["group_names", "sync_domain"]
+__all__ = ["group_names", "matches_any", "sync_domain"]
 
 _FIRST_WORD = re.compile(r"^([A-Za-z0-9]+)[_\-.]")
 
@@ -79,12 +79,13 @@ def group_names(
     shared = Counter(words.values())
     groups: dict[str, str] = {}
     for name in names:
-        found = next((g for g, globs in (patterns or {}).items() if _matches(name, globs)), None)
+        found = next((g for g, globs in (patterns or {}).items() if matches_any(name, globs)), None)
         if found is None and by_prefix and shared[words.get(name, "")] > 1:
             found = words[name].lower()
         groups[name] = found or "general"
     return groups
 
 
-def _matches(name: str, globs: Sequence[str]) -> bool:
+def matches_any(name: str, globs: Sequence[str]) -> bool:
+    """Whether ``name`` matches one of the glob patterns ``globs`` (case-sensitive)."""
     return any(fnmatch.fnmatchcase(name, glob) for glob in globs)
