@@ -165,8 +165,10 @@ class ToolSession(StoredConversation):
         return self.manager.planner.lookup(name, self.can_see)
 
     def layout(self) -> Layout:
-        """The tool list of this step, by section, and the mode it is in."""
-        return self.manager.planner.plan(self.can_see, self.present, self.loaded())
+        """The tool list of this step, by section, and the mode it is in (planned once per
+        catalog version, policy view and loaded names: a call asks for it several times)."""
+        policy = self.policy
+        return self.manager.planner.plan(self.can_see, self.present, self.loaded(), policy)
 
     @property
     def effective_mode(self) -> Mode:
