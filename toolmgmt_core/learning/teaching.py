@@ -11,7 +11,9 @@ Before anything is kept:
 
 - a pair naming a tool that is not in the catalog, or that ``where`` (the policy) does not let
   the conversation see, is ignored: a denied or hidden tool never learns; nor does a
-  destructive one, unless :attr:`LearningOptions.destructive` opts in;
+  destructive one, unless :attr:`LearningOptions.destructive` opts in, or one that can send
+  data out (:func:`~toolmgmt_core.learning.outbound.sends_data_out`: open-world, share, send,
+  export...), unless :attr:`LearningOptions.outbound` opts in;
 - the request is read as a search reads it (the last user turn, scaffolding dropped), secrets
   and personal data are removed (:func:`~toolmgmt_core.learning.redaction.redact`), and only its
   learned terms are kept, each in clear once enough principals taught it to the tool and as a
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolmgmt_core.learning.outbound import sends_data_out
 from toolmgmt_core.learning.ranking import LearnedWeights
 from toolmgmt_core.learning.redaction import redact
 from toolmgmt_core.learning.requests import (
@@ -104,6 +107,10 @@ class LearningOptions:
     destructive: bool = False
     """Whether destructive tools (``destructiveHint``) may learn: off, they gain no rank from
     learning."""
+    outbound: bool = False
+    """Whether tools that can send data out (open-world, share, send, export:
+    :func:`~toolmgmt_core.learning.outbound.sends_data_out`) may learn: off, they gain no rank
+    from learning."""
     max_request_chars: int = MAX_REQUEST_CHARS
     """A request is cut to this many characters."""
     from_use: bool = True
@@ -123,10 +130,11 @@ class LearningOptions:
                 "LearningOptions.max_request_chars must be a whole number >= 20, got "
                 f"{self.max_request_chars!r}."
             )
-        if not isinstance(self.destructive, bool):
-            raise ConfigError(
-                f"LearningOptions.destructive must be True or False, got {self.destructive!r}."
-            )
+        for name in ("destructive", "outbound"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(
+                    f"LearningOptions.{name} must be True or False, got {getattr(self, name)!r}."
+                )
         if self.store is not None and not isinstance(self.store, str | Path | LearnedStore):
             raise ConfigError(
                 "LearningOptions.store must be a file path, a LearnedStore (load, add, discard, "
@@ -312,6 +320,11 @@ class Learning:
             return None
         if tool.annotations.destructive is True and not self.options.destructive:
             ignore(name, "a destructive tool learns only with LearningOptions(destructive=True)")
+            return None
+        if not self.options.outbound and sends_data_out(tool):
+            ignore(
+                name, "a tool that sends data out learns only with LearningOptions(outbound=True)"
+            )
             return None
         request = redact(read_request(text[: 20 * self.options.max_request_chars]).focus)
         request = " ".join(request.split())[: self.options.max_request_chars]
