@@ -167,8 +167,7 @@ class ToolSession(StoredConversation):
     def layout(self) -> Layout:
         """The tool list of this step, by section, and the mode it is in (planned once per
         catalog version, policy view and loaded names: a call asks for it several times)."""
-        policy = self.policy
-        return self.manager.planner.plan(self.can_see, self.present, self.loaded(), policy)
+        return self.manager.planner.plan(self.can_see, self.present, self.loaded(), self.policy)
 
     @property
     def effective_mode(self) -> Mode:
