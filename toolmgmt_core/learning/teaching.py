@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolmgmt_core.learning.companions import Companion, Companions
 from toolmgmt_core.learning.outbound import sends_data_out
 from toolmgmt_core.learning.ranking import LearnedWeights
 from toolmgmt_core.learning.redaction import redact
@@ -62,11 +63,7 @@ __all__ = [
     "redact",
 ]
 
-Pair = (
-    tuple[str, str]
-    | tuple[str, str, str | None]
-    | tuple[str, str, str | None, str | None]
-)
+Pair = tuple[str, str] | tuple[str, str, str | None] | tuple[str, str, str | None, str | None]
 """``(request_text, tool_name[, conversation_id[, principal]])``."""
 
 
@@ -113,13 +110,20 @@ class LearningOptions:
     from learning."""
     max_request_chars: int = MAX_REQUEST_CHARS
     """A request is cut to this many characters."""
+    companion_principals: int | None = None
+    """A tool is suggested beside a search's hit (:mod:`~toolmgmt_core.learning.companions`)
+    only once this many different principals used the two in one conversation (None:
+    :attr:`min_principals`)."""
     from_use: bool = True
     """Whether the sessions of a manager over this catalog teach it: a search whose results
     led to a successful call of a tool they found (:class:`~toolmgmt_core.learning.from_use.
     UseLearner`). False: only :meth:`learn` (imports, ``toolmgmt catalog learn``) teaches."""
 
     def __post_init__(self) -> None:
-        for name in ("min_principals", "max_per_tool", "max_per_principal"):
+        names = ["min_principals", "max_per_tool", "max_per_principal"]
+        if self.companion_principals is not None:
+            names.append("companion_principals")
+        for name in names:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(
@@ -186,6 +190,12 @@ class Learning:
             # the store's salt, so that replicas agree; this process's own without one
             salt=salt() if callable(salt) else os.urandom(16),
         )
+        self.companions = Companions(
+            self.requests,
+            min_principals=options.companion_principals or options.min_principals,
+            unknown_conversation=conversation_digest(""),
+        )
+        """Which tools conversations used together (:meth:`companions_of` asks it)."""
         self._lock = threading.Lock()
         if self.store is not None:
             loaded = self.store.load()
@@ -332,6 +342,27 @@ class Learning:
             ignore(name, "the request holds no search term")
             return None
         return request, tool, conversation, principal
+
+    def companions_of(
+        self,
+        hits: Sequence[str],
+        limit: int,
+        tools: Callable[[str], Tool | None],
+        where: Callable[[Tool], bool] | None = None,
+    ) -> list[Companion]:
+        """Up to ``limit`` tools often used with ``hits``: catalog tools ``where`` allows, none
+        destructive or sending data out unless those may learn (:attr:`LearningOptions.destructive`,
+        :attr:`LearningOptions.outbound`)."""
+
+        def allowed(name: str) -> bool:
+            tool = tools(name)
+            if tool is None or tool.name != name or (where is not None and not where(tool)):
+                return False
+            if tool.annotations.destructive is True and not self.options.destructive:
+                return False
+            return self.options.outbound or not sends_data_out(tool)
+
+        return self.companions.suggest(hits, limit, allowed=allowed)
 
     def forget(
         self,
