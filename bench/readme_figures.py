@@ -783,6 +783,46 @@ def render_retrieval_latency(figures: dict[str, Any]) -> str:
     return _table(header, rows)
 
 
+@renders("companions", peers=("bm25s",))
+def render_companions(figures: dict[str, Any]) -> str:
+    """Tools that go together (``bench/companions.py``): tool recall and tasks with every tool
+    found on the shared LiveMCPBench half, by folds, at equal numbers of tools per query."""
+    labels = list(dict.fromkeys(label.split(": ", 1)[1] for label in figures["rows"]))
+
+    def cell(style: str, k: str) -> Cell:
+        def write(label: str) -> str:
+            found = figures["rows"].get(f"{style}: {label}", {}).get(k)
+            return "" if found is None else f"{found['recall']:.1f} / {found['all_found']:.1f}"
+
+        return write
+
+    def tokens(label: str) -> str:
+        spent = [
+            f["extra_tokens"]
+            for style in ("replay", "steps")
+            for f in figures["rows"].get(f"{style}: {label}", {}).values()
+        ]
+        return f"{max(spent):.1f}" if spent and max(spent) else "0"
+
+    versions = ", ".join(f"{name} {v}" for name, v in sorted(figures["versions"].items()))
+    return (
+        _rows(
+            labels,
+            {
+                "results per query": str,
+                **{
+                    f"{style} k={k}: recall / all found": cell(style, k)
+                    for style in ("replay", "steps")
+                    for k in ("3", "5")
+                },
+                "extra tokens per query": tokens,
+            },
+        )
+        + f"\n{figures['tasks']} tasks, {figures['tools']} tools, {figures['folds']} folds; "
+        f"embedder {figures['embedder']}; {versions}.\n"
+    )
+
+
 def _arrow(before: float, after: float) -> str:
     return f"{before:.1f} -> **{after:.1f}**"
 

@@ -185,11 +185,18 @@ class CodeCalls:
         found = self.meta_calls.find(args)
         if isinstance(found, dict):
             return found  # nothing matched: the note says what to try
-        tools = [self.session.present(self.session.manager.catalog.get(h.name)) for h in found]
-        return {
+        catalog = self.session.manager.catalog
+        tools = [self.session.present(catalog.get(h.name)) for h in found]
+        answer = {
             "found": "\n".join(python_signature(t) for t in tools),
             "note": "Call them in run_code: `await name(arg=...)`.",
         }
+        companions = [
+            self.session.present(catalog.get(n)) for n in self.meta_calls.companions(found)
+        ]
+        if companions:
+            answer["often_used_with"] = "\n".join(python_signature(t) for t in companions)
+        return answer
 
     async def run_code(self, args: dict[str, Any], context: CallContext) -> ToolResult:
         session = self.session
