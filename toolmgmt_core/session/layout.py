@@ -22,6 +22,7 @@ from toolmgmt_core.calls.budget import plan_definitions
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.model.tokens import definition_tokens
 from toolmgmt_core.model.tool import EMPTY_PARAMETERS, Tool
+from toolmgmt_core.policy.callers import CallerChoice
 from toolmgmt_core.session.modes import Layout, Mode
 from toolmgmt_core.session.modes.base import CanSee, Present
 
@@ -140,6 +141,11 @@ class LayoutPlanner:
             ]
             self._pinned = (version, names)
         return list(names)
+
+    def caller_choice(self, tool: Tool) -> CallerChoice:
+        """Who may call ``tool``: the model directly, a program, or both (the mode's
+        :class:`~toolmgmt_core.Callers`, the tool's annotation, the mode's default)."""
+        return self.mode.caller_choice(tool, self.pinned_names())
 
     def pinned_of(self, visible: dict[str, Tool]) -> list[str]:
         """The pinned names among ``visible``, in order: always-on, then ``defer_loading=False``."""
