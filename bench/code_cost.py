@@ -260,8 +260,14 @@ GOALS = {"demo": 0.20, "demo+bfcl": 0.06}
 """Code mode's bound against flat + truncation (input plus output dollars), per size."""
 
 
-def measure(sizes: Sequence[str] = SIZES, *, check: bool = True) -> list[dict[str, Any]]:
-    """One row per size, provider and design: tokens in and out, dollars per model."""
+def measure(
+    sizes: Sequence[str] = SIZES,
+    designs: Sequence[conv.Design] = DESIGNS,
+    *,
+    check: bool = True,
+) -> list[dict[str, Any]]:
+    """One row per size, provider and design: tokens in and out, dollars per model, and
+    against ``flat`` (when it is measured)."""
     tokens = TokenCounter(conv.ENCODING)
     metas = MODES["code"]().meta_tools(5)
     found = conv.catalogs(sizes)
@@ -273,7 +279,7 @@ def measure(sizes: Sequence[str] = SIZES, *, check: bool = True) -> list[dict[st
         scenario = conv.Scenario("code-cost", (phase,))
         for provider in conv.PROVIDERS:
             definitions = conv._definitions(catalog, provider, metas)
-            for design in DESIGNS:
+            for design in designs:
                 run = conv.converse(
                     design, catalog, provider, scenario, definitions, tokens, check=check
                 )
@@ -288,13 +294,11 @@ def measure(sizes: Sequence[str] = SIZES, *, check: bool = True) -> list[dict[st
                         **conv.summary(run),
                     }
                 )
+    flat = {(r["size"], r["provider"]): r for r in rows if r["design"] == "flat"}
     for row in rows:
-        ref = next(
-            r
-            for r in rows
-            if r["design"] == "flat"
-            and (r["size"], r["provider"]) == (row["size"], row["provider"])
-        )
+        ref = flat.get((row["size"], row["provider"]))
+        if ref is None:
+            continue
         row["vs_flat"] = {m: round(v / ref["dollars"][m], 4) for m, v in row["dollars"].items()}
         row["vs_flat"]["tokens"] = round(
             (row["input_tokens"] + row["output_tokens"])

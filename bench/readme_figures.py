@@ -386,7 +386,7 @@ def render_code_cost(figures: dict[str, Any]) -> str:
     def dollars(model: dict[str, Any]) -> Cell:
         def cell(key: tuple[str, str]) -> str:
             row = rows[(*key, model["provider"])]
-            refused = " (refused: > 128 tools)" if row["over_openai_limit"] else ""
+            refused = " †" if row["over_openai_limit"] else ""
             name = model["model"]
             return f"${row['dollars'][name]:.3f} ({_ratio(row['vs_flat'][name])}){refused}"
 
@@ -408,7 +408,7 @@ def render_code_cost(figures: dict[str, Any]) -> str:
                 rows[(size, against, model["provider"])],
             )
             ratios.append(row["dollars"][model["model"]] / ref["dollars"][model["model"]])
-        return f"{min(ratios):.2f}-{max(ratios):.2f}x"
+        return f"{min(ratios):.3f}-{max(ratios):.3f}x"
 
     goals = figures["goals"]
     lines = []
@@ -431,7 +431,12 @@ def render_code_cost(figures: dict[str, Any]) -> str:
         )
         + "), each model's prompt caching included.\n"
     )
-    return table + "\n" + "\n".join(lines) + "\n\n" + prices
+    refused = (
+        "† A request OpenAI refuses: it takes at most 128 tools (billed here as if sent).\n\n"
+        if any(r["over_openai_limit"] for r in figures["rows"])
+        else ""
+    )
+    return table + "\n" + refused + "\n".join(lines) + "\n\n" + prices
 
 
 BREAKPOINT_RULES = {"anthropic": "anthropic", "openai-responses": "openai"}

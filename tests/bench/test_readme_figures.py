@@ -182,6 +182,12 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("rows", 3, "input_tokens"),
         ("rows", 16, "vs_flat", "openai-prefix"),
     ],
+    "code_cost": [
+        ("rows", 2, "dollars", "claude-sonnet-5-5"),
+        ("rows", 2, "vs_flat", "claude-sonnet-5-5"),
+        ("rows", 8, "output_tokens"),
+        ("rows", 11, "dollars", "gpt-6.1-sol"),
+    ],
     "conversation_batched": [
         ("batched", 9, "vs_flat", "anthropic"),
         ("batched", 47, "vs_flat", "openai"),
