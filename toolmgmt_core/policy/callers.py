@@ -69,14 +69,12 @@ class Callers:
         object.__setattr__(self, "_parsed", tuple(parsed))
 
     @property
-    def scans(self) -> bool:
-        """Whether a pattern names more than one exact tool (the listing then looks at every
-        visible tool, not only the names it holds)."""
-        return any(p.kind != "name" or _is_glob(p.value) for _, p in self._patterns)
-
-    @property
     def _patterns(self) -> tuple[tuple[CallerChoice, ToolPattern], ...]:
         return self._parsed  # type: ignore[attr-defined,no-any-return]
+
+    def names(self, tool: Tool) -> bool:
+        """Whether a pattern of these lists names ``tool``."""
+        return any(pattern.matches(tool) for _, pattern in self._patterns)
 
     def choice(self, tool: Tool, default: CallerChoice) -> CallerChoice:
         """Who may call ``tool``: the first list naming it, else its annotation, else
@@ -89,10 +87,6 @@ class Callers:
     def __repr__(self) -> str:
         parts = [f"{c}={list(getattr(self, c))!r}" for c in CALLER_CHOICES if getattr(self, c)]
         return f"Callers({', '.join(parts)})"
-
-
-def _is_glob(value: str) -> bool:
-    return any(ch in value for ch in "*?[")
 
 
 def annotated(tool: Tool) -> CallerChoice | None:

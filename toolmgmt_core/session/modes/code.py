@@ -11,7 +11,14 @@ from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tool import RUN_CODE, TOOL_SEARCH, Tool
 from toolmgmt_core.policy.callers import CallerChoice, Callers
 from toolmgmt_core.session.meta_tools import code_search_tool, run_code_tool
-from toolmgmt_core.session.modes.base import CanSee, Layout, Mode, Planner, Present
+from toolmgmt_core.session.modes.base import (
+    CanSee,
+    Layout,
+    Mode,
+    Planner,
+    Present,
+    visible_named,
+)
 
 __all__ = ["Code"]
 
@@ -87,15 +94,13 @@ class Code(Mode):
         self, planner: Planner, can_see: CanSee, present: Present, loaded: Sequence[str]
     ) -> Layout:
         always = planner.pinned_names()
-        # A pattern or an annotation may list any visible tool: look at each of them.
-        visible = planner.visible(can_see)
+        named = [*always, *self.direct, *planner.named_by(self.callers)]
+        visible = visible_named(planner, can_see, named)
         layout = Layout(mode=self, meta=planner.meta_tools(self))
-        direct = {n for n, t in visible.items() if self.caller_choice(t, always) != "code"}
+        direct = [n for n, t in visible.items() if self.caller_choice(t, always) != "code"]
         pinned = [n for n in planner.pinned_of(visible) if n in direct]
         layout.pinned = [present(visible[n]) for n in pinned]
-        first = [n for n in self.direct if n in direct and n not in pinned]
-        rest = [n for n in visible if n in direct and n not in pinned and n not in first]
-        layout.listed = [present(visible[n]) for n in [*first, *rest]]
+        layout.listed = [present(visible[n]) for n in direct if n not in pinned]
         return layout
 
     def unloaded_message(self, name: str) -> str:
