@@ -283,17 +283,7 @@ def measure(
                 run = conv.converse(
                     design, catalog, provider, scenario, definitions, tokens, check=check
                 )
-                rows.append(
-                    {
-                        "design": design.key,
-                        "label": design.label,
-                        "size": size,
-                        "tools": len(catalog),
-                        "provider": provider,
-                        "printed_tokens": tokens.text(printed),
-                        **conv.summary(run),
-                    }
-                )
+                rows.append({**conv.row_of(run, size), "printed_tokens": tokens.text(printed)})
     flat = {(r["size"], r["provider"]): r for r in rows if r["design"] == "flat"}
     for row in rows:
         ref = flat.get((row["size"], row["provider"]))

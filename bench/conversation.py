@@ -867,6 +867,13 @@ def summary(run: Run) -> dict[str, Any]:
     return out
 
 
+def row_of(run: Run, size: str) -> dict[str, Any]:
+    """A run's row: its design, catalog size and provider, and :func:`summary`."""
+    design = run.design
+    head = {"design": design.key, "label": design.label, "size": size, "tools": len(run.catalog)}
+    return {**head, "provider": run.provider, **summary(run)}
+
+
 def catalogs(labels: Sequence[str]) -> dict[str, ToolCatalog]:
     import toolmgmt_demo
 
@@ -918,16 +925,7 @@ def measure(
                     batched=batched,
                     check=check,
                 )
-                rows.append(
-                    {
-                        "design": design.key,
-                        "label": design.label,
-                        "size": size,
-                        "tools": len(catalog),
-                        "provider": provider,
-                        **summary(run),
-                    }
-                )
+                rows.append(row_of(run, size))
     return rows
 
 

@@ -4,13 +4,12 @@ committed code-mode figures are what the code computes now."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.bench_scripts import load_bench
 
 pytest.importorskip("pydantic_monty")
 
@@ -20,14 +19,7 @@ BENCH = ROOT / "bench"
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("bench_code_cost", BENCH / "code_cost.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("code_cost")
 
 
 def test_the_answer_is_written_from_what_the_program_printed(bench: ModuleType) -> None:
