@@ -11,14 +11,7 @@ from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tool import RUN_CODE, TOOL_SEARCH, Tool
 from toolmgmt_core.policy.callers import CallerChoice, Callers
 from toolmgmt_core.session.meta_tools import code_search_tool, run_code_tool
-from toolmgmt_core.session.modes.base import (
-    CanSee,
-    Layout,
-    Mode,
-    Planner,
-    Present,
-    visible_named,
-)
+from toolmgmt_core.session.modes.base import CanSee, Layout, Mode, Planner, Present, visible_named
 
 __all__ = ["Code"]
 
