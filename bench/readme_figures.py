@@ -17,8 +17,8 @@ and :func:`renders` adds the provenance line (timing blocks add the load average
 figures of a busy machine are noisy). ``--show NAME`` prints one block, to place it in the
 README.
 
-The documents are the README, docs/deploy.md, docs/cost.md, docs/observability.md and
-docs/performance.md
+The documents are the README, docs/code-mode.md, docs/deploy.md, docs/cost.md,
+docs/observability.md and docs/performance.md
 (:data:`DOCUMENTS`).
 
 Run: ``python bench/readme_figures.py [--check] [--readme FILE] [--show NAME]``.
@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCUMENTS = (
     README,
+    ROOT / "docs" / "code-mode.md",
     ROOT / "docs" / "deploy.md",
     ROOT / "docs" / "cost.md",
     ROOT / "docs" / "observability.md",
@@ -220,7 +221,6 @@ CONVERSATION_DESIGNS = {
     "search-append": "search, growing list (`Search(appends=True)`: found tools join the list)",
     "gateway": "gateway",
     "lazy": "lazy",
-    "code": '**code** (`mode="code"`: `tool_search` + one `run_code` program)',
     "native": "provider's own tool search (`native=True, namespaces=False`)",
     "native-ns": "provider's own tool search, namespaced (`native=True`, the default)",
     "stable-promote": "(b) stable, grows when the cache is cold",
@@ -282,9 +282,7 @@ def render_conversation(figures: dict[str, Any]) -> str:
     return _conversation_table(figures["rows"], figures["prices"]["models"][0]["model"])
 
 
-PICK_DESIGNS = (
-    "flat-raw", "flat", "search", "search-listed", "search-append", "gateway", "lazy", "code"
-)
+PICK_DESIGNS = ("flat-raw", "flat", "search", "search-listed", "search-append", "gateway", "lazy")
 """The modes a reader picks from (the prototypes stay in docs/cost.md's full tables)."""
 
 
@@ -356,6 +354,89 @@ def render_conversation_batched(figures: dict[str, Any]) -> str:
 def render_conversation_pause(figures: dict[str, Any]) -> str:
     """As ``conversation`` on the demo catalog, over two user messages ten minutes apart."""
     return _conversation_table(figures["pause"], figures["prices"]["models"][0]["model"])
+
+
+CODE_COST_DESIGNS = {
+    "flat": "flat + truncation, a call per turn",
+    "flat-batched": "flat + truncation, parallel reads in one turn",
+    "code": '**code** (`mode="code"`: `tool_search` + one program)',
+}
+"""The code-cost table's rows: design keys and what the documents call them."""
+CODE_COST_SIZES = {"demo": "151 tools", "demo+bfcl": "1,124 tools"}
+
+
+@renders("code_cost")
+def render_code_cost(figures: dict[str, Any]) -> str:
+    """Code mode's conversation in dollars at list prices, input plus output, against flat +
+    truncation one call per turn and with its reads batched, at both catalog sizes; a flat
+    request OpenAI would refuse (over 128 tools) is marked."""
+    models = figures["prices"]["models"]
+    rows = {(r["size"], r["design"], r["provider"]): r for r in figures["rows"]}
+    keys = [
+        (size, d)
+        for size in CODE_COST_SIZES
+        for d in CODE_COST_DESIGNS
+        if (size, d, "anthropic") in rows
+    ]
+
+    def tokens(key: tuple[str, str]) -> str:
+        row = rows[(*key, "anthropic")]
+        return f"{_n(row['input_tokens'])} / {_n(row['output_tokens'])}"
+
+    def dollars(model: dict[str, Any]) -> Cell:
+        def cell(key: tuple[str, str]) -> str:
+            row = rows[(*key, model["provider"])]
+            refused = " †" if row["over_openai_limit"] else ""
+            name = model["model"]
+            return f"${row['dollars'][name]:.3f} ({_ratio(row['vs_flat'][name])}){refused}"
+
+        return cell
+
+    columns: dict[str, Cell] = {
+        "catalog": lambda key: CODE_COST_SIZES[key[0]],
+        "design": lambda key: CODE_COST_DESIGNS[key[1]],
+        "input / output tokens (Anthropic)": tokens,
+        **{f"{m['model']} $ (x flat)": dollars(m) for m in models},
+    }
+    table = _rows(keys, columns)
+
+    def span(size: str, design: str, against: str) -> str:
+        ratios = []
+        for model in models:
+            row, ref = (
+                rows[(size, design, model["provider"])],
+                rows[(size, against, model["provider"])],
+            )
+            ratios.append(row["dollars"][model["model"]] / ref["dollars"][model["model"]])
+        return f"{min(ratios):.3f}-{max(ratios):.3f}x"
+
+    goals = figures["goals"]
+    lines = []
+    for size, bound in (("demo", 0.20), ("demo+bfcl", 0.06)):
+        if (size, "code", "anthropic") not in rows:
+            continue
+        met = [ok for text, ok in goals.items() if text.startswith(f"{size} /")]
+        verdict = "met for every model" if all(met) else f"met for {sum(met)} of {len(met)} models"
+        lines.append(
+            f"- {CODE_COST_SIZES[size]}: code mode costs {span(size, 'code', 'flat')} flat + "
+            f"truncation ({verdict}; the goal is {bound:.2f}x), "
+            f"{span(size, 'code', 'flat-batched')} a flat model that batches its reads."
+        )
+    prices = (
+        f"List prices of {figures['prices']['date']} (`bench/conversation.py`'s `PRICES`: "
+        + "; ".join(
+            f"{m['model']} ${m['input']:.2f} in, ${m['cache_read']:.2f} cached, "
+            f"${m['output']:.2f} out per million"
+            for m in models
+        )
+        + "), each model's prompt caching included.\n"
+    )
+    refused = (
+        "† A request OpenAI refuses: it takes at most 128 tools (billed here as if sent).\n\n"
+        if any(r["over_openai_limit"] for r in figures["rows"])
+        else ""
+    )
+    return table + "\n" + refused + "\n".join(lines) + "\n\n" + prices
 
 
 BREAKPOINT_RULES = {"anthropic": "anthropic", "openai-responses": "openai"}

@@ -92,6 +92,7 @@ from toolmgmt_core.session.meta_tools import (
     RUN_CODE,
     TOOL_SEARCH,
 )
+from toolmgmt_core.session.modes import Code
 from toolmgmt_core.session.settings import SessionSettings
 from toolmgmt_core.stores import (
     DEFAULT_SESSION_TTL,
@@ -134,6 +135,7 @@ __all__ = [
     "CallContext",
     "CallPaused",
     "CatalogSourceError",
+    "Code",
     "ConfigDocument",
     "ConfigTable",
     "InMemorySessionStore",

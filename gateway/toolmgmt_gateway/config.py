@@ -13,7 +13,7 @@ from typing import Literal
 
 from toolmgmt_mcp import UpstreamConfig as AdapterUpstreamConfig
 
-from toolmgmt_core import Approval, ConfigError, Execution, ResultBudget
+from toolmgmt_core import Approval, Callers, ConfigError, Execution, ResultBudget
 from toolmgmt_core.integration import DEFAULT_SESSION_TTL, StoreTimeout
 
 __all__ = [
@@ -168,6 +168,10 @@ class GatewaySettings:
     """How clients reach the tools: ``gateway`` (``discover_tools``, ``get_tool_schema``,
     ``execute_tool``) or ``code`` (``tool_search`` and ``run_code``: a program calling every
     upstream's tools in a sandbox, needs ``toolmgmt[code]``)."""
+    callers: Callers = field(default_factory=Callers)
+    """In code mode, which tools clients call directly, which only from a program, which both
+    (``[gateway.callers]``: ``direct``, ``code``, ``both`` pattern lists), the core's own
+    object; the default: ``always_on`` tools both, the rest from a program only."""
     metrics_token: str | None = field(default=None, repr=False)
     """The bearer token that reads ``/metrics`` (``[gateway.metrics] token``), and only it."""
     provenance: bool = True

@@ -27,6 +27,11 @@ TOML (``.toml``) or JSON (any other suffix)::
     pins_file = "pins.json"        # without [store] catalog: upstream tools' pins kept here
     mode = "code"                  # tool_search + run_code (toolmgmt[code]); default "gateway"
 
+    [gateway.callers]              # code mode: who calls which tool (patterns, as in [policy])
+    direct = ["destructive"]       # only clients' direct calls: refused from a program
+    code = ["notes_export_*"]      # only programs: never listed, a direct call refused
+    both = ["notes_search_*"]      # listed and callable from a program
+
     [gateway.clients.support]      # a shared gateway: one token per client (instead of token)
     token_env = "SUPPORT_TOKEN"    # or token = "..." (at least 16 characters)
     profile = "readonly"           # default: [gateway] profile
@@ -95,7 +100,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from toolmgmt_core import Approval, ConfigError, Execution, ResultBudget
+from toolmgmt_core import Approval, Callers, ConfigError, Execution, ResultBudget
 from toolmgmt_core.integration import (
     DEFAULT_MAX_RESULT_TOKENS,
     DEFAULT_SESSION_TTL,
@@ -140,7 +145,7 @@ _GATEWAY_KEYS = sorted(
     | {"default_timeout", "profile", "always_on", "media", "session_result_budget"}
     | {"direct_answers", "state_key", "state_key_env", "list_ttl", "approve_destructive"}
     | {"clients", "header_timeout", "max_requests", "max_sessions", "metrics", "mode"}
-    | {"provenance", "pins_file"}
+    | {"provenance", "pins_file", "callers"}
 )
 _CLIENT_KEYS = (
     "deny",
@@ -440,7 +445,21 @@ class _Reader:
             provenance=table.boolean("provenance", True),
             pins_file=pins_file,
             mode=table.choice("mode", ("gateway", "code"), "gateway"),
+            callers=self._callers(table),
         )
+
+    def _callers(self, table: ConfigTable) -> Callers:
+        """``[gateway.callers]``: code mode's choice of who calls which tool."""
+        if table.get("callers") is None:
+            return Callers()
+        if table.get("mode") != "code":
+            raise table.fail("callers", 'applies to code mode: add mode = "code".')
+        callers = table.table("callers", ("direct", "code", "both"))
+        lists = {key: callers.strings(key) for key in ("direct", "code", "both")}
+        try:
+            return Callers(**lists)
+        except ConfigError as exc:
+            raise callers.fail(None, str(exc)) from exc
 
     def _results(self, table: ConfigTable) -> ResultBudget:
         """``max_result_tokens`` and ``session_result_budget`` as the core's ResultBudget."""

@@ -32,6 +32,7 @@ from pydantic import TypeAdapter
 
 from toolmgmt_core import (
     Access,
+    Callers,
     ConfigError,
     Policy,
     StoreError,
@@ -47,6 +48,7 @@ from toolmgmt_core import (
 from toolmgmt_core.integration import (
     CallContext,
     CallPaused,
+    Code,
     InMemorySessionStore,
     SessionStore,
     StoreListener,
@@ -187,11 +189,12 @@ class Gateway:
             # Each 2026 caller's spent budget, or programs paused for approval, in this process
             # (conversations.principal_key).
             options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
-        self.manager = ToolManager(self.catalog, mode=config.gateway.mode, **options)
+        mode = _mode(config.gateway)
+        self.manager = ToolManager(self.catalog, mode=mode, **options)
         self.clients: dict[str, ToolManager] = {
             client.name: ToolManager(
                 self.catalog,
-                mode=config.gateway.mode,
+                mode=mode,
                 **{
                     **options,
                     "access": _client_access(config, client),
@@ -653,6 +656,13 @@ def serve_sync(config: GatewayConfig, **options: Any) -> None:
     except ImportError:
         loop_factory = None
     run_sync(serve(config, **options), loop_factory=loop_factory)
+
+
+def _mode(settings: GatewaySettings) -> str | Code:
+    """The core mode clients reach the tools in: code mode with its caller choice, when set."""
+    if settings.mode == "code" and settings.callers != Callers():
+        return Code(callers=settings.callers)
+    return settings.mode
 
 
 def _session_budget(options: dict[str, Any]) -> int | None:

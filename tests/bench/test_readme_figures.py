@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from support.bench_scripts import load_bench
 from support.bfcl import bfcl_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 
 
-def _bench(name: str) -> ModuleType:
-    """A bench script as a module (bench/ is a folder of scripts, not a package)."""
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being defined
-    spec.loader.exec_module(module)
-    return module
+_bench = load_bench
 
 
 @pytest.mark.parametrize(
     "document",
-    ["README.md", "docs/deploy.md", "docs/cost.md", "docs/observability.md", "docs/performance.md"],
+    [
+        "README.md",
+        "docs/code-mode.md",
+        "docs/deploy.md",
+        "docs/cost.md",
+        "docs/observability.md",
+        "docs/performance.md",
+    ],
 )
 def test_every_figure_block_is_what_the_results_give(document: str) -> None:
     figures = _bench("readme_figures")
@@ -181,6 +177,12 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("rows", 3, "vs_flat", "anthropic"),
         ("rows", 3, "input_tokens"),
         ("rows", 16, "vs_flat", "openai-prefix"),
+    ],
+    "code_cost": [
+        ("rows", 2, "dollars", "claude-sonnet-5-5"),
+        ("rows", 2, "vs_flat", "claude-sonnet-5-5"),
+        ("rows", 8, "output_tokens"),
+        ("rows", 11, "dollars", "gpt-6.1-sol"),
     ],
     "conversation_batched": [
         ("batched", 9, "vs_flat", "anthropic"),

@@ -31,6 +31,7 @@ from toolmgmt_core.model.signatures import CONTEXT_PARAMETER
 
 __all__ = ["CONTEXT_PARAMETER", "NO_CONTEXT", "CallContext", "takes_context"]
 
+
 @dataclass(frozen=True)
 class CallContext:
     """What one call carries from its door down to the tool that runs (see the module
@@ -58,6 +59,10 @@ class CallContext:
     relays them, the MCP adapter alone does not)."""
     run: Any = None
     """The framework's own run, for a handler that forwards to it (PydanticAI's)."""
+    from_program: bool = False
+    """Whether a program made the call (code mode's ``run_code``; a ``tool_use`` block whose
+    ``caller`` is Anthropic's code execution): a tool only the model calls directly is then
+    refused, and a tool only programs call may run (:class:`~toolmgmt_core.Callers`)."""
 
     def replace(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (field names as keywords)."""

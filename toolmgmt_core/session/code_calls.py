@@ -37,6 +37,7 @@ from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
 from toolmgmt_core.events import ProgramFinished, ProgramStarted
 from toolmgmt_core.model.errors import InvalidArgumentsError, ToolCallError, ToolExecutionError
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.policy.steps import ApprovalRequest
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.runtime.control import is_control_flow
@@ -84,8 +85,10 @@ class _InnerSite:
 
     async def answer(self, name: Any, arguments: Any, context: CallContext) -> ToolRun:
         # A program calls tools (it searches with search_tools): any the session may see,
-        # listed or not.
-        return ToolRun(self.resolve(name), arguments)
+        # listed or not, that a program may call.
+        tool = self.resolve(name)
+        check_caller(tool, self.session.manager.planner.caller_choice(tool), True)
+        return ToolRun(tool, arguments)
 
     def resolve(self, name: Any) -> Tool:
         return self.session.resolve(name)  # type: ignore[no-any-return]
@@ -187,12 +190,19 @@ class CodeCalls:
             return found  # nothing matched: the note says what to try
         catalog = self.session.manager.catalog
         tools = [self.session.present(catalog.get(h.name)) for h in found]
+        # A tool only the model calls directly is no program's to call: not shown here.
+        planner = self.session.manager.planner
+        tools = [t for t in tools if planner.caller_choice(t) != "direct"]
+        if not tools:
+            return {"found": "", "note": "The tools found are called directly, not from code."}
         answer = {
             "found": "\n".join(python_signature(t) for t in tools),
             "note": "Call them in run_code: `await name(arg=...)`.",
         }
         companions = [
-            self.session.present(catalog.get(n)) for n in self.meta_calls.companions(found)
+            tool
+            for n in self.meta_calls.companions(found)
+            if planner.caller_choice(tool := self.session.present(catalog.get(n))) != "direct"
         ]
         if companions:
             answer["often_used_with"] = "\n".join(python_signature(t) for t in companions)
@@ -221,7 +231,9 @@ class CodeCalls:
         counting = _CountingApprover(outer, before) if outer is not None else None
         # The program's calls ask the framework's approver through the counter (and not the
         # framework's own marker: that decides calls of the framework's tools, not these).
-        host = _Host(self, budget, context.replace(approver=counting, requires=None))
+        host = _Host(
+            self, budget, context.replace(approver=counting, requires=None, from_program=True)
+        )
         replay = getattr(outer, "replay", None)
         if replay is not None and before:
             replay(before)  # the framework answers by order: its earlier answers come first

@@ -23,6 +23,7 @@ from toolmgmt_core.calls.budget import plan_definitions
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.model.tokens import definition_tokens
 from toolmgmt_core.model.tool import EMPTY_PARAMETERS, Tool
+from toolmgmt_core.policy.callers import CallerChoice, Callers, annotated
 from toolmgmt_core.session.modes import Layout, Mode
 from toolmgmt_core.session.modes.base import CanSee, Present
 
@@ -158,6 +159,21 @@ class LayoutPlanner:
             ]
             self._pinned = (version, names)
         return list(names)
+
+    def caller_choice(self, tool: Tool) -> CallerChoice:
+        """Who may call ``tool``: the model directly, a program, or both (the mode's
+        :class:`~toolmgmt_core.Callers`, the tool's annotation, the mode's default)."""
+        return self.mode.caller_choice(tool, self.pinned_names())
+
+    def named_by(self, callers: Callers) -> list[str]:
+        """The catalog tools ``callers`` names or that declare their callers (an annotation),
+        in catalog order; cached per catalog version (a listing looks at these alone)."""
+        key = (self.catalog.version, "callers", callers)
+        cached = self._decisions.get(key)
+        if cached is None:
+            cached = [t.name for t in self.catalog if annotated(t) or callers.names(t)]
+            self._remember(key, cached)
+        return list(cached)
 
     def pinned_of(self, visible: dict[str, Tool]) -> list[str]:
         """The pinned names among ``visible``, in order: always-on, then ``defer_loading=False``."""

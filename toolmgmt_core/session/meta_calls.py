@@ -33,6 +33,7 @@ from toolmgmt_core.model.errors import (
 )
 from toolmgmt_core.model.names import fold_name, names_hint
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.session.code_calls import CodeCalls
 from toolmgmt_core.session.modes import Mode
 from toolmgmt_core.session.settings import SessionSettings
@@ -396,7 +397,9 @@ class MetaToolCalls:
                     tool_name=runner,
                 )
             return await self.call(inner, arguments, context)
-        return ToolRun(self.session.resolve(name), arguments)
+        tool = self.session.resolve(name)
+        check_caller(tool, self.session.manager.planner.caller_choice(tool), context.from_program)
+        return ToolRun(tool, arguments)
 
 
 _RUNNERS = (meta.EXECUTE_TOOL, meta.CALL_TOOL)

@@ -30,6 +30,7 @@ from toolmgmt_core.model.errors import ConfigError, ToolNotListedError, ToolNotL
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.tokens import definition_tokens
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.policy.profiles import Profile
 from toolmgmt_core.policy.steps import Explanation
 from toolmgmt_core.policy.view import PolicyView
@@ -374,9 +375,8 @@ class ToolSession(StoredConversation):
     ) -> ToolResult | ToolRun:
         """What a call of ``name`` comes to: the answer of the meta-tool it stands for
         (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is the
-        tool it runs), else the tool it names as the model may call it now (the mode's list,
-        ``call_unloaded``). A ``context.listed_only`` door's name was checked by :meth:`call`
-        before the pipeline started (its only way here).
+        tool it runs), else the tool it names as this caller may call it now (``Callers``, the
+        mode's list, ``call_unloaded``); a ``listed_only`` door's name was checked by ``call``.
 
         Raises:
             ToolCallError: ``ToolNotPermittedError``, ``ToolNotFoundError`` (the closest
@@ -386,6 +386,7 @@ class ToolSession(StoredConversation):
         if meta_tool is not None:
             return await self._meta_calls.call(meta_tool, arguments, context)
         tool = self.resolve(name)
+        check_caller(tool, self.manager.planner.caller_choice(tool), context.from_program)
         self._ensure_listed(tool)
         return ToolRun(tool, arguments)
 
