@@ -149,8 +149,9 @@ def test_check_an_open_http_gateway_off_loopback_is_an_error(
 
 def test_the_reader_says_the_sections_after_a_problem_too() -> None:
     """Before, one unknown key hid every check after the upstreams (deny, clients, /metrics)."""
-    from toolmgmt_core import ConfigError
     from toolmgmt_gateway.config_file import parse_config
+
+    from toolmgmt_core import ConfigError
 
     text = CONFIG.replace('token = "short"\n', 'token = "a-token-long-enough-here"\n')
     with pytest.raises(ConfigError) as caught:
