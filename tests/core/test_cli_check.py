@@ -137,3 +137,17 @@ def test_check_help_names_what_it_reports(capsys: pytest.CaptureFixture[str]) ->
     text = " ".join(out.split())
     for words in ("file:line", "--offline", "--catalog", "Exits 1"):
         assert words in text
+
+
+def test_a_gateway_config_without_the_gateways_check_says_what_to_install(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not read as a policy file (which would call each of its sections an unknown key)."""
+    from toolmgmt_core.cli import check
+
+    monkeypatch.setattr(check, "entry_points", lambda group: [])
+    config = tmp_path / "gateway.toml"
+    config.write_text('[upstreams.notes]\ncommand = "python"\n', encoding="utf-8")
+    code, out, err = run(capsys, "check", "--config", str(config))
+    assert code == 2 and not out
+    assert "is a gateway config, whose check comes with the gateway" in err

@@ -12,8 +12,8 @@ the order of the file: what its reader refuses (unknown keys, bad values, a weak
 ``/metrics`` without a credential of its own), then what it accepts but cannot mean (a deny of a
 tool name no upstream lists, a ``required`` entry naming no property, an upstream that does not
 start). An exact tool name matching no tool is an error, a pattern (a glob, ``domain:``) matching
-none a warning. Exit code: 1 when any finding is an error, else 0; 2 when the file cannot be
-read at all.
+none a warning. Exit code: 1 when any finding is an error (a file that cannot be read is one),
+else 0.
 
 A gateway config is checked by the gateway (``toolmgmt[gateway]``), found through the
 ``toolmgmt.config_checks`` entry-point group: ``check(path, *, connect, warn)`` returns its
@@ -94,8 +94,9 @@ def _gateway_findings(path: Path, *, connect: bool) -> list[ConfigFinding] | Non
         found: list[ConfigFinding] | None = check(path, connect=connect, warn=warn)
         if found is not None:
             return found
-    if missing and _has_upstreams(path):
-        raise CliError(f"{path} is a gateway config, which needs: {'; '.join(missing)}")
+    if _has_upstreams(path):  # no check of gateway configs is installed
+        why = "; ".join(missing) or 'pip install -e ".[gateway]" from the clone'
+        raise CliError(f"{path} is a gateway config, whose check comes with the gateway: {why}")
     return None
 
 
