@@ -984,7 +984,7 @@ MODE_GUIDE: dict[str, tuple[str, str]] = {
     ),
     "auto": (
         "catalogs that grow: flat while the definitions are small, search beyond",
-        "flat's list while every definition fits in {share:.0%} of the context window, "
+        "flat's list while all the definitions fit in {share:.0%} of the context window, "
         "search's beyond",
     ),
 }
