@@ -69,6 +69,11 @@ from toolmgmt_core.model.tool import (
     CALL_TOOL,
     EXECUTE_TOOL,
 )
+from toolmgmt_core.policy.check import (
+    ConfigFinding,
+    pattern_findings,
+    reader_findings,
+)
 from toolmgmt_core.policy.profiles import (
     get_profile,
     may_match,
@@ -137,6 +142,7 @@ __all__ = [
     "CatalogSourceError",
     "Code",
     "ConfigDocument",
+    "ConfigFinding",
     "ConfigTable",
     "InMemorySessionStore",
     "LearningOptions",
@@ -179,8 +185,10 @@ __all__ = [
     "package_version",
     "parse_pattern",
     "passthrough",
+    "pattern_findings",
     "pin_definition",
     "pin_digest",
+    "reader_findings",
     "replayed_approval",
     "require_version",
     "restore_loaded",

@@ -39,8 +39,10 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "serve",
         help="run the MCP gateway over upstream MCP servers",
-        description="Serve many MCP servers as one MCP server with three meta-tools "
-        "(discover_tools, get_tool_schema, execute_tool), over stdio or streamable HTTP.",
+        description="Serve many MCP servers as one MCP server, over stdio or streamable HTTP: "
+        "with three meta-tools (discover_tools, get_tool_schema, execute_tool), or, with "
+        '[gateway] mode = "code", two (tool_search and run_code, a Python program calling '
+        "the tools). Check the config first with: toolmgmt check --config FILE.",
     )
     add_serve_arguments(parser)
     parser.set_defaults(run=run_serve)

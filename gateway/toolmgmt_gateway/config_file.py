@@ -247,19 +247,25 @@ class _Reader:
             "policy", ("allow", "deny", "quarantine", "quarantine_shadowing", "trusted")
         )
         policy = self._policy(policy_table)
-        if self.document.has_problems:  # deny patterns are checked against every upstream
-            return None
-        self._check_deny(policy_table, policy.deny, upstreams)
-        clients = self._clients(gateway_table.table("clients"), upstreams)
+        # Deny patterns are checked against every upstream: only when each was read. The
+        # sections after are checked whatever came before, so one error says every problem.
+        all_read = not self.document.has_problems
+        if all_read:
+            read(functools.partial(self._check_deny, policy_table, policy.deny, upstreams), None)
+        clients_table = gateway_table.table("clients")
+        none: tuple[ClientConfig, ...] = ()
+        clients = read(functools.partial(self._clients, clients_table, upstreams, all_read), none)
         if clients and gateway.token is not None:
             key = "token_env" if "token_env" in gateway_table else "token"
             raise gateway_table.fail(
                 key, "set token (one for everyone) or clients (one each), not both."
             )
         gateway = dataclasses.replace(gateway, clients=clients)
-        self._check_metrics(gateway_table, gateway)
-        store = self._store(root.table("store", _STORE_KEYS))
-        search = self._search(root.table("search", ("embedder",)))
+        read(functools.partial(self._check_metrics, gateway_table, gateway), None)
+        store = read(functools.partial(self._store, root.table("store", _STORE_KEYS)), None)
+        search = read(
+            functools.partial(self._search, root.table("search", ("embedder",))), SearchConfig()
+        )
         source = self.document.source
         learning = root.table(
             "learning", ("destructive", "enabled", "min_principals", "store", "store_env")
@@ -267,19 +273,16 @@ class _Reader:
         learned = learning.secret("store")
         if learned is not None and not learned.startswith(_POSTGRES_SCHEMES):
             learned = str(self.base / Path(learned).expanduser())  # a file beside the config
+        learning_config = LearningConfig(
+            learning.boolean("enabled", False),
+            learned,
+            learning.integer("min_principals", 3, low=1, high=1000),
+            learning.boolean("destructive", False),
+        )
+        if store is None or self.document.has_problems:
+            return None  # collecting() raises every problem noted
         return GatewayConfig(
-            upstreams,
-            gateway,
-            policy,
-            source,
-            store=store,
-            search=search,
-            learning=LearningConfig(
-                learning.boolean("enabled", False),
-                learned,
-                learning.integer("min_principals", 3, low=1, high=1000),
-                learning.boolean("destructive", False),
-            ),
+            upstreams, gateway, policy, source, store=store, search=search, learning=learning_config
         )
 
     def _check_deny(
@@ -345,7 +348,7 @@ class _Reader:
     # -- sections -------------------------------------------------------------------------
 
     def _clients(
-        self, table: ConfigTable, upstreams: tuple[UpstreamConfig, ...]
+        self, table: ConfigTable, upstreams: tuple[UpstreamConfig, ...], check_deny: bool = True
     ) -> tuple[ClientConfig, ...]:
         """``[gateway.clients.NAME]``: each a token of its own (no two alike), a profile, a
         deny list and a share of a replica."""
@@ -380,7 +383,8 @@ class _Reader:
                 except ConfigError as exc:
                     raise client.fail("profile", str(exc)) from None
             deny = client.strings("deny")
-            self._check_deny(client, deny, upstreams)
+            if check_deny:
+                self._check_deny(client, deny, upstreams)
             limit = sessions = None
             if "max_requests" in client:
                 limit = client.integer("max_requests", 0, low=1, high=1_000_000)
