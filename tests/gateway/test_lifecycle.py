@@ -1,0 +1,228 @@
+"""A replica's life as an operator sees it, against a real ``toolmgmt serve`` process and a real
+``mcp.Client``: the drain on SIGTERM (a long ``run_code`` in flight completes, a new request gets
+503 with ``Retry-After``, ``/readyz`` 503, the process exits within the grace, each step
+logged), and the logs (JSON lines, one access line per request without its arguments, an
+upstream's stderr after its name)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+pytest.importorskip("pydantic_monty")
+
+import httpx2  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from toolmgmt_deploy.replica import LocalGateway  # noqa: E402
+
+TOKEN = "support-token-0123456789"
+SECRET = "arg-9931-secret"
+
+SLOW_SERVER = textwrap.dedent(
+    """
+    import sys
+    import anyio
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    server = MCPServer("slow")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def wait(token: str, seconds: float) -> str:
+        \"\"\"Answer after some seconds, saying on stderr that it started.\"\"\"
+        print(f"started {token}", file=sys.stderr, flush=True)
+        await anyio.sleep(seconds)
+        return f"waited {token}"
+
+    server.run()
+    """
+)
+
+
+def _config(tmp_path: Path, gateway: str) -> Path:
+    script = tmp_path / "slow_server.py"
+    script.write_text(SLOW_SERVER)
+    config = tmp_path / "gateway.toml"
+    config.write_text(
+        f'[gateway]\n{gateway}\n\n[gateway.clients.support]\ntoken_env = "LC_TOKEN"\n\n'
+        f"[upstreams.slow]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(script))}]\n"
+    )
+    return config
+
+
+def _client(url: str) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+    return Client(streamable_http_client(url, http_client=http))
+
+
+@pytest.mark.timeout(120)
+def test_sigterm_drains_a_run_code_in_flight_and_refuses_new_requests(tmp_path: Path) -> None:
+    config = _config(tmp_path, 'mode = "code"\nshutdown_grace = 20')
+    with LocalGateway(config, env={**os.environ, "LC_TOKEN": TOKEN}) as replica:
+        url = replica.url
+        assert url is not None and replica.process is not None
+        base = url.removesuffix("/mcp")
+        seen: dict[str, Any] = {}
+
+        async def scenario() -> str:
+            async with _client(url) as client, httpx2.AsyncClient(timeout=30) as http:
+                assert (await http.get(f"{base}/readyz")).status_code == 200
+                await client.list_tools()  # what mcp.Client checks a result against, kept
+                async with anyio.create_task_group() as tasks:
+                    results: list[str] = []
+
+                    async def program() -> None:
+                        code = "await slow_wait(token='p1', seconds=3)"
+                        result = await client.call_tool("run_code", {"code": code})
+                        results.append(result.content[0].text)
+
+                    tasks.start_soon(program)
+                    with anyio.fail_after(30):  # the program's call reached the upstream
+                        while not any("started p1" in line for line in replica.log):
+                            await anyio.sleep(0.05)
+                    seen["signalled"] = time.monotonic()
+                    replica.process.send_signal(signal.SIGTERM)
+                    with anyio.fail_after(10):
+                        while not any("draining" in line for line in replica.log):
+                            await anyio.sleep(0.05)
+                    headers = {"Authorization": f"Bearer {TOKEN}"}
+                    listing = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {}}
+                    refused = await http.post(url, json=listing, headers=headers)
+                    seen["refused"] = (refused.status_code, refused.headers.get("retry-after"))
+                    seen["message"] = refused.json()["error"]["message"]
+                    ready = await http.get(f"{base}/readyz")
+                    seen["readyz"] = (ready.status_code, ready.json()["draining"])
+                    seen["healthz"] = (await http.get(f"{base}/healthz")).status_code
+                return results[0]
+
+        answer = anyio.run(scenario)
+        replica.process.wait(30)
+        exited = time.monotonic() - seen["signalled"]
+    assert "waited p1" in answer  # the program in flight finished across the SIGTERM
+    assert seen["refused"] == (503, "2") and "shutting down" in seen["message"]
+    assert seen["readyz"] == (503, True) and seen["healthz"] == 200
+    assert replica.process.returncode == 0 and exited < 20, (replica.process.returncode, exited)
+    log = "".join(replica.log)
+    steps = ("SIGTERM: draining", "drained", "stopping the HTTP server", "upstreams", "stopped")
+    for step in steps:
+        assert step in log, (step, log)
+
+
+@pytest.mark.timeout(120)
+def test_access_log_in_json_names_each_request_and_not_its_arguments(tmp_path: Path) -> None:
+    config = _config(tmp_path, "")
+    env = {**os.environ, "LC_TOKEN": TOKEN}
+    with LocalGateway(config, env=env, args=["--log-format", "json"]) as replica:
+        assert replica.url is not None
+
+        async def scenario() -> None:
+            async with _client(replica.url) as client:  # type: ignore[arg-type]
+                await client.call_tool("discover_tools", {"query": "wait"})
+                arguments = {"token": SECRET, "seconds": 0.01}
+                await client.call_tool(
+                    "execute_tool", {"tool_name": "slow_wait", "arguments": arguments}
+                )
+                await client.call_tool("execute_tool", {"tool_name": "slow_nothing"})
+
+        anyio.run(scenario)
+        assert replica.wait_for('"outcome": "retry"')  # its access line
+    lines = [json.loads(line) for line in replica.log if line.strip()]  # every line is JSON
+    access = [line for line in lines if line["logger"] == "toolmgmt_gateway.access"]
+    calls = [line for line in access if line["method"] == "tools/call"]
+    assert [c.get("target") for c in calls] == [None, "slow_wait", None]
+    assert all(c["client"] == "support" and c["tool"] for c in calls)
+    assert [c["outcome"] for c in calls] == ["success", "success", "retry"]
+    assert calls[2]["error"] == "unknown_tool"
+    assert all(isinstance(c["duration_ms"], float) and c["level"] == "INFO" for c in calls)
+    assert all(c["time"].endswith("Z") for c in lines)
+    assert "arguments" not in calls[1] and "result" not in calls[1]
+    # The upstream's stderr, tagged with its name; the argument it echoed stays there alone.
+    (started,) = [line for line in lines if line.get("upstream") == "slow"]
+    assert started["message"] == f"upstream slow: started {SECRET}"
+    assert sum(SECRET in json.dumps(line) for line in lines) == 1
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_readyz_follows_the_session_store_and_version_is_behind_the_token(
+    mcp_kit: Any, closed_port: int
+) -> None:
+    from support.mcp_http import serving
+    from toolmgmt_gateway import Gateway, parse_config
+
+    from toolmgmt_core import __version__
+
+    text = (
+        '[gateway]\ntransport = "http"\nport = 0\n[gateway.metrics]\ntoken = "scraper-0123456789"\n'
+        + mcp_kit.stdio_upstream("notes")
+        + f'\n[store]\nsessions = "redis://127.0.0.1:{closed_port}/0"\ntimeout = 0.5\n'
+    )
+    gateway = Gateway(parse_config(text, source="gateway.toml"))
+    async with gateway, serving(gateway, token=TOKEN) as url:
+        base = url.removesuffix("/mcp")
+        async with httpx2.AsyncClient(timeout=30) as http:
+            ready = await http.get(f"{base}/readyz")  # no token: a probe
+            body = ready.json()
+            assert ready.status_code == 503 and body["sessions"] == "down", body
+            assert body["upstreams"] == {"notes": "up"} and body["draining"] is False
+            assert (await http.get(f"{base}/version")).status_code == 401
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            version = (await http.get(f"{base}/version", headers=auth)).json()
+            assert version["version"] == __version__ and version["mcp"]
+            scraper = {"Authorization": "Bearer scraper-0123456789"}
+            metrics = (await http.get(f"{base}/metrics", headers=scraper)).text
+    (line,) = [line for line in metrics.splitlines() if line.startswith("toolmgmt_build_info{")]
+    assert f'version="{__version__}"' in line and line.endswith(" 1.0")
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_readyz_is_ready_with_its_store_and_says_not_once_draining(
+    mcp_kit: Any, redis_url: str
+) -> None:
+    from support.mcp_http import serving, store_config
+    from toolmgmt_gateway import Gateway
+
+    gateway = Gateway(store_config(mcp_kit, redis_url))
+    async with gateway, serving(gateway) as url, httpx2.AsyncClient(timeout=30) as http:
+        ready = await http.get(url.replace("/mcp", "/readyz"))
+        assert ready.status_code == 200 and ready.json()["sessions"] == "up", ready.text
+        assert gateway.drain is not None
+        gateway.drain.begin()
+        assert (await http.get(url.replace("/mcp", "/readyz"))).status_code == 503
+
+
+@pytest.mark.anyio
+async def test_access_log_content_only_when_opted_in(mcp_kit: Any, caplog: Any) -> None:
+    import logging
+
+    from toolmgmt_gateway import Gateway, parse_config
+
+    for opted in (False, True):
+        text = f"[gateway]\naccess_log_content = {str(opted).lower()}\n"
+        gateway = Gateway(parse_config(text + mcp_kit.stdio_upstream("notes"), source="g.toml"))
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="toolmgmt_gateway.access"):
+            async with gateway, Client(gateway.server) as client:
+                await mcp_kit.execute(client, "notes_echo", token=SECRET)
+        (line,) = [r for r in caplog.records if getattr(r, "method", "") == "tools/call"]
+        assert (line.client, line.target, line.outcome) == ("stdio", "notes_echo", "success")
+        assert (SECRET in line.getMessage()) is opted
+        assert (SECRET in getattr(line, "result", "")) is opted
