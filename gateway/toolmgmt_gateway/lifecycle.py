@@ -54,6 +54,9 @@ AFTER_DRAIN = 1.0
 """Seconds the HTTP server gives what is left after the drain (a session's standalone stream,
 a request the grace cut) before it cancels it."""
 
+_READY_FOR = 0.5
+"""Seconds one readiness check answers every probe."""
+
 _PEEK_LIMIT = 1 << 20
 """Bytes of a request read while draining to tell a client's answer from a new request; a
 larger body counts as a new request."""
@@ -217,13 +220,18 @@ class Readiness:
     Not ready while draining, while the session store does not answer a ping, or while no
     upstream is connected (one upstream down of several still serves the others: ready, and
     named ``down``). The catalog store is reported, not required: a replica keeps serving the
-    catalog it has while its follower reconnects.
+    catalog it has while its follower reconnects. A probe that finds an upstream down asks for
+    its reconnection (``revive``, at the upstream's own pace): a replica out of rotation gets no
+    call that would, and would otherwise stay out. One check serves every probe within
+    :data:`_READY_FOR` seconds (the probe needs no token, so it must not cost a store round
+    trip each).
 
     Args:
         draining: returns whether the replica drains (its :class:`Drain` began).
         upstreams: returns each upstream's status (``GatewayUpstreams.status``).
         sessions: the session store (with ``ping``), or None.
         catalog: returns whether the catalog store's follower is connected, or None without one.
+        revive: reconnects the upstreams that are down and due (``revive_soon``), or None.
     """
 
     def __init__(
@@ -232,19 +240,36 @@ class Readiness:
         upstreams: Callable[[], Iterable[Any]],
         sessions: Any = None,
         catalog: Callable[[], bool] | None = None,
+        revive: Callable[[], None] | None = None,
     ) -> None:
         self.draining = draining
         self.upstreams = upstreams
         self.sessions = sessions
         self.catalog = catalog
+        self.revive = revive
+        self._checked: tuple[float, bool, dict[str, Any]] | None = None
+        self._lock: anyio.Lock | None = None
 
     async def check(self) -> tuple[bool, dict[str, Any]]:
-        """(ready, the checks by name)."""
+        """(ready, the checks by name), at most :data:`_READY_FOR` seconds old (draining is
+        always read now)."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:  # concurrent probes wait for one check
+            if self._checked is None or time.monotonic() - self._checked[0] > _READY_FOR:
+                ready, checks = await self._check()
+                self._checked = (time.monotonic(), ready, checks)
+        _, ready, checks = self._checked
+        draining = self.draining()
+        return ready and not draining, {**checks, "draining": draining}
+
+    async def _check(self) -> tuple[bool, dict[str, Any]]:
         statuses = list(self.upstreams())
         upstreams = {s.name: "up" if s.connected else "down" for s in statuses}
-        draining = self.draining()
-        checks: dict[str, Any] = {"draining": draining, "upstreams": upstreams}
-        ready = not draining and (not statuses or "up" in upstreams.values())
+        if self.revive is not None and "down" in upstreams.values():
+            self.revive()
+        checks: dict[str, Any] = {"upstreams": upstreams}
+        ready = not statuses or "up" in upstreams.values()
         if self.sessions is not None:
             try:
                 await anyio.to_thread.run_sync(self.sessions.ping)

@@ -540,6 +540,7 @@ class Gateway:
             self._statuses,
             self.session_store,
             self._catalog_connected if self.shared is not None else None,
+            self.upstreams.revive_soon,
         )
         routes = [
             Route(HEALTH_PATH, healthz, methods=["GET"]),

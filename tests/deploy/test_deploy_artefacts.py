@@ -132,9 +132,13 @@ def test_compose_runs_two_replicas_behind_haproxy_with_the_stores_and_prometheus
     config = _gateway_config((COMPOSE / "gateway.toml").read_text(), "compose")
     for name in gateways:
         service = services[name]
-        assert (ROOT / "deploy" / "compose" / service["build"]["context"] / service["build"][
-            "dockerfile"
-        ]).resolve() == CONTAINERFILE
+        assert (
+            ROOT
+            / "deploy"
+            / "compose"
+            / service["build"]["context"]
+            / service["build"]["dockerfile"]
+        ).resolve() == CONTAINERFILE
         assert int(service["stop_grace_period"].removesuffix("s")) > config.gateway.shutdown_grace
         assert set(service["secrets"]) <= set(compose["secrets"])
         named = {k.removesuffix("_FILE") for k in service["environment"]}

@@ -226,3 +226,77 @@ async def test_access_log_content_only_when_opted_in(mcp_kit: Any, caplog: Any) 
         assert (line.client, line.target, line.outcome) == ("stdio", "notes_echo", "success")
         assert (SECRET in line.getMessage()) is opted
         assert (SECRET in getattr(line, "result", "")) is opted
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_readyz_brings_back_an_upstream_that_was_down(mcp_kit: Any, tmp_path: Path) -> None:
+    """A replica whose only upstream is down is out of rotation, so no call would reconnect
+    it: the probe itself does (at the upstream's reconnect_delay), and the replica comes back."""
+    from support.mcp_http import serving
+    from toolmgmt_gateway import Gateway, parse_config
+
+    marker = tmp_path / "down"
+    marker.write_text("")
+    upstream = mcp_kit.stdio_upstream(
+        "notes", env={"NOTES_FAIL_IF_EXISTS": str(marker)}, reconnect_delay=0.2
+    )
+    gateway = Gateway(parse_config("[gateway]\nport = 0\n" + upstream, source="g.toml"))
+    async with gateway, serving(gateway) as url, httpx2.AsyncClient(timeout=30) as http:
+        down = await http.get(url.replace("/mcp", "/readyz"))
+        assert down.status_code == 503 and down.json()["upstreams"] == {"notes": "down"}
+        marker.unlink()
+        with anyio.fail_after(30):
+            while (await http.get(url.replace("/mcp", "/readyz"))).status_code != 200:
+                await anyio.sleep(0.2)  # a probe's period
+
+
+@pytest.mark.anyio
+async def test_a_draining_replica_takes_what_continues_a_call_and_refuses_the_rest() -> None:
+    from toolmgmt_gateway.lifecycle import Drain
+
+    seen: list[bytes] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append((await receive())["body"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    drain = Drain(app, path="/mcp", retry_after=2)
+    drain.begin()
+    bodies = {
+        "answer": {"jsonrpc": "2.0", "id": 3, "result": {"action": "accept"}},
+        "cancel": {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}},
+        "retry": {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "run_code", "requestState": "sealed"},
+        },
+        "new": {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "x"}},
+        "batch": [
+            {"jsonrpc": "2.0", "id": 6, "result": {}},
+            {"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+        ],
+        "garbage": "not json",
+    }
+    statuses = {}
+    for name, body in bodies.items():
+        raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        sent: list[dict[str, Any]] = []
+
+        async def receive(raw: bytes = raw) -> dict[str, Any]:
+            return {"type": "http.request", "body": raw, "more_body": False}
+
+        async def send(event: dict[str, Any], sent: list[dict[str, Any]] = sent) -> None:
+            sent.append(event)
+
+        scope = {"type": "http", "path": "/mcp", "method": "POST", "headers": []}
+        await drain(scope, receive, send)
+        statuses[name] = sent[0]["status"]
+        if sent[0]["status"] == 503:
+            assert (b"retry-after", b"2") in sent[0]["headers"]
+    assert statuses == {
+        "answer": 200, "cancel": 200, "retry": 200, "new": 503, "batch": 503, "garbage": 503
+    }  # fmt: skip
+    assert len(seen) == 3 and drain.refused == 3 and drain.in_flight == 0
