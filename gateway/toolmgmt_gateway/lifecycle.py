@@ -50,7 +50,7 @@ READY_PATH = "/readyz"
 VERSION_PATH = "/version"
 """The gateway's version and its main dependencies', as JSON."""
 
-AFTER_DRAIN = 1.0
+AFTER_DRAIN = 1
 """Seconds the HTTP server gives what is left after the drain (a session's standalone stream,
 a request the grace cut) before it cancels it."""
 

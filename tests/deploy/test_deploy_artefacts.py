@@ -109,7 +109,7 @@ def _instruction(name: str) -> Any:
 
 def test_the_containerfile_is_slim_non_root_and_runs_the_gateway() -> None:
     text = CONTAINERFILE.read_text()
-    assert re.search(r"^FROM python:3\.\d+-slim$", text, re.M)
+    assert re.search(r"^ARG BASE=python:3\.\d+-slim$", text, re.M) and "FROM ${BASE}" in text
     (user,) = re.findall(r"^USER (\S+)$", text, re.M)
     assert user not in ("0", "root")
     assert _instruction("ENTRYPOINT") == ["toolmgmt-entrypoint"]
