@@ -54,6 +54,11 @@ AFTER_DRAIN = 1
 """Seconds the HTTP server gives what is left after the drain (a session's standalone stream,
 a request the grace cut) before it cancels it."""
 
+_CUT = (
+    "The gateway replica shut down before this call finished (its shutdown_grace was over): "
+    "the call may have run in part. Check its effects before calling again."
+)
+
 _READY_FOR = 0.5
 """Seconds one readiness check answers every probe."""
 
@@ -99,6 +104,7 @@ class Drain:
         self.refused = 0
         """Requests refused while draining."""
         self._idle: anyio.Event | None = None
+        self._running: set[anyio.CancelScope] = set()
 
     def begin(self) -> None:
         """Refuse new requests from now on (idempotent)."""
@@ -119,12 +125,19 @@ class Drain:
         waited = time.monotonic() - started
         if self.in_flight:
             logger.warning(
-                "drain: the grace of %g s is over with %d request(s) still in flight; they are cut",
+                "drain: the grace of %g s is over with %d request(s) still in flight; they are "
+                "cut (%d new request(s) refused meanwhile)",
                 grace,
                 self.in_flight,
+                self.refused,
             )
         else:
-            logger.info("drained: every request in flight answered, after %.1f s", waited)
+            logger.info(
+                "drained: every request in flight answered, after %.1f s (%d new request(s) "
+                "refused meanwhile)",
+                waited,
+                self.refused,
+            )
         return self.in_flight
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -146,13 +159,38 @@ class Drain:
         if method != "POST":  # a standalone stream: a session's, not a request in flight
             await self.app(scope, receive, send)
             return
+        answered = False
+
+        async def tracked(event: Any) -> None:
+            nonlocal answered
+            answered = answered or event["type"] == "http.response.start"
+            await send(event)
+
+        running = anyio.CancelScope()
+        self._running.add(running)
         self.in_flight += 1
         try:
-            await self.app(scope, receive, send)
+            with running:
+                await self.app(scope, receive, tracked)
+            if running.cancelled_caught and not answered:
+                await jsonrpc_error(send, 500, INTERNAL_ERROR, _CUT)
         finally:
+            self._running.discard(running)
             self.in_flight -= 1
             if not self.in_flight and self._idle is not None:
                 self._idle.set()
+
+    async def cut(self) -> None:
+        """End the requests still in flight (after the grace): each one whose answer had not
+        begun gets HTTP 500 and a JSON-RPC error saying it may have run in part (500, not 503:
+        HAProxy must not send it again, as a tool may have acted); at most 1 s for them to
+        unwind."""
+        for running in list(self._running):
+            running.cancel()
+        with anyio.move_on_after(1):
+            while self.in_flight:
+                self._idle = anyio.Event()
+                await self._idle.wait()
 
     async def _answers_only(self, receive: Any) -> Any:
         """``receive`` replaying the request's body when all it holds continues a call already

@@ -651,7 +651,8 @@ class Gateway:
             )
             assert self.drain is not None
             self.drain.begin()
-            await self.drain.wait(settings.shutdown_grace)
+            if await self.drain.wait(settings.shutdown_grace):
+                await self.drain.cut()
             steps.info("stopping the HTTP server")
             server.should_exit = True
 

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 
 pytest.importorskip("mcp")
 pytest.importorskip("pydantic_monty")
 
 import httpx2  # noqa: E402
-from mcp import Client  # noqa: E402
+from mcp import Client, MCPError  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from toolmgmt_deploy.replica import LocalGateway  # noqa: E402
 
@@ -118,6 +119,37 @@ def test_sigterm_drains_a_run_code_in_flight_and_refuses_new_requests(tmp_path: 
     steps = ("SIGTERM: draining", "drained", "stopping the HTTP server", "upstreams", "stopped")
     for step in steps:
         assert step in log, (step, log)
+
+
+@pytest.mark.timeout(120)
+def test_a_call_longer_than_the_grace_is_cut_and_the_process_still_exits(tmp_path: Path) -> None:
+    config = _config(tmp_path, "shutdown_grace = 2")
+    with LocalGateway(config, env={**os.environ, "LC_TOKEN": TOKEN}) as replica:
+        assert replica.url is not None and replica.process is not None
+        url = replica.url
+
+        async def scenario() -> float:
+            async with _client(url) as client, anyio.create_task_group() as tasks:
+                long = {"tool_name": "slow_wait", "arguments": {"token": "p2", "seconds": 120}}
+
+                async def call() -> None:
+                    with pytest.raises(MCPError) as cut:
+                        await client.call_tool("execute_tool", long)
+                    assert "may have run in part" in str(cut.value)
+
+                tasks.start_soon(call)
+                with anyio.fail_after(30):
+                    while not any("started p2" in line for line in replica.log):
+                        await anyio.sleep(0.05)
+                signalled = time.monotonic()
+                assert replica.process is not None
+                replica.process.send_signal(signal.SIGTERM)
+                await anyio.to_thread.run_sync(replica.process.wait, 30)
+                return time.monotonic() - signalled
+
+        exited = anyio.run(scenario)
+    assert replica.process.returncode == 0 and exited < 2 + 8, (exited, replica.log)
+    assert any("grace of 2 s is over with 1 request(s)" in line for line in replica.log)
 
 
 @pytest.mark.timeout(120)
