@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -332,3 +334,24 @@ async def test_a_draining_replica_takes_what_continues_a_call_and_refuses_the_re
         "answer": 200, "cancel": 200, "retry": 200, "new": 503, "batch": 503, "garbage": 503
     }  # fmt: skip
     assert len(seen) == 3 and drain.refused == 3 and drain.in_flight == 0
+
+
+@pytest.mark.parametrize("level", ["info", "warning"])
+def test_text_logs_carry_time_level_and_logger_and_follow_the_level(level: str) -> None:
+    script = (
+        "import logging; from toolmgmt_gateway.logs import configure_logging\n"
+        f"configure_logging({level!r}, 'text')\n"
+        "logging.getLogger('toolmgmt_gateway.access').info('method=tools/list outcome=ok')\n"
+        "logging.getLogger('toolmgmt_mcp').warning('refused', extra={'client': 'support'})\n"
+        "logging.getLogger('some_library').info('chatter')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = done.stderr.splitlines()
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
+    expected = [rf"{stamp} WARNING toolmgmt_mcp: client support: refused"]
+    if level == "info":
+        expected.insert(0, rf"{stamp} INFO toolmgmt_gateway.access: method=tools/list outcome=ok")
+    assert len(lines) == len(expected), lines
+    assert all(re.fullmatch(p, line) for p, line in zip(expected, lines, strict=True)), lines
