@@ -180,6 +180,21 @@ class GatewaySettings:
     pins_file: str | None = None
     """Without ``[store] catalog``: a JSON file keeping the upstream tools' pins across
     restarts, where ``toolmgmt catalog trust`` accepts a change; None: pins in this process."""
+    shutdown_grace: float = 30.0
+    """Seconds the requests in flight (a long call, a ``run_code`` program) have to finish
+    after SIGTERM, while new ones get 503 and ``/readyz`` 503 (HTTP); then the server, its
+    upstreams and its stores stop (:mod:`toolmgmt_gateway.lifecycle`)."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """The gateway's log level (``toolmgmt serve --log-level`` overrides it)."""
+    log_format: Literal["text", "json"] = "text"
+    """``text``: a timestamp, the level, the logger and the message on each line; ``json``: one
+    JSON object per line (``--log-format`` overrides it)."""
+    access_log: bool = True
+    """One line per MCP request (client, method, tool, outcome, duration) at INFO, on the
+    ``toolmgmt_gateway.access`` logger."""
+    access_log_content: bool = False
+    """Add the call's arguments and its result's text to each access line (cut at 1,000
+    characters each): they may hold personal data or secrets, so only when opted in."""
 
 
 @dataclass(frozen=True)

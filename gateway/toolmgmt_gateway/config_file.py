@@ -25,6 +25,11 @@ TOML (``.toml``) or JSON (any other suffix)::
     # token_env = "METRICS_TOKEN"  # or token = "..."; other tokens get 403, none 401
     provenance = true              # upstream results end with "[from upstream 'notes': ...]"
     pins_file = "pins.json"        # without [store] catalog: upstream tools' pins kept here
+    shutdown_grace = 30            # seconds requests in flight have after SIGTERM (a drain)
+    log_level = "info"             # debug, info, warning, error (--log-level)
+    log_format = "text"            # or "json": one object per line (--log-format)
+    access_log = true              # one line per MCP request: client, method, tool, outcome
+    access_log_content = false     # true: arguments and result text in the access log too
     mode = "code"                  # tool_search + run_code (toolmgmt[code]); default "gateway"
 
     [gateway.callers]              # code mode: who calls which tool (patterns, as in [policy])
@@ -125,6 +130,8 @@ from toolmgmt_gateway.config import (
 )
 
 __all__ = [
+    "LOG_FORMATS",
+    "LOG_LEVELS",
     "load_config",
     "parse_config",
 ]
@@ -139,13 +146,21 @@ _TRANSPORTS: tuple[Literal["stdio", "http"], ...] = ("stdio", "http")
 _MEDIA: tuple[Literal["describe", "pass"], ...] = ("describe", "pass")
 _TRUNCATIONS: tuple[Literal["head", "tail", "smart"], ...] = ("head", "tail", "smart")
 _MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
+LOG_LEVELS: tuple[Literal["debug", "info", "warning", "error"], ...] = (
+    "debug",
+    "info",
+    "warning",
+    "error",
+)
+LOG_FORMATS: tuple[Literal["text", "json"], ...] = ("text", "json")
 _SECTIONS = ("gateway", "learning", "policy", "search", "store", "upstreams")
 _GATEWAY_KEYS = sorted(
     {"name", "transport", "host", "port", "path", "token", "token_env", "max_result_tokens"}
     | {"default_timeout", "profile", "always_on", "media", "session_result_budget"}
     | {"direct_answers", "state_key", "state_key_env", "list_ttl", "approve_destructive"}
     | {"clients", "header_timeout", "max_requests", "max_sessions", "metrics", "mode"}
-    | {"provenance", "pins_file", "callers"}
+    | {"provenance", "pins_file", "shutdown_grace", "log_level", "log_format", "access_log"}
+    | {"access_log_content", "callers"}
 )
 _CLIENT_KEYS = (
     "deny",
@@ -450,6 +465,11 @@ class _Reader:
             pins_file=pins_file,
             mode=table.choice("mode", ("gateway", "code"), "gateway"),
             callers=self._callers(table),
+            shutdown_grace=table.seconds("shutdown_grace", 30.0, allow_zero=True),
+            log_level=table.choice("log_level", LOG_LEVELS, "info"),
+            log_format=table.choice("log_format", LOG_FORMATS, "text"),
+            access_log=table.boolean("access_log", True),
+            access_log_content=table.boolean("access_log_content", False),
         )
 
     def _callers(self, table: ConfigTable) -> Callers:
