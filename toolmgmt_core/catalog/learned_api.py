@@ -112,15 +112,15 @@ class CatalogLearning:
         learning = self._learning
         suggested = learning.companions_of(hits, companions, self.find, where) if learning else []
         for companion in suggested if companions else []:
-            tool = self.find(companion.name)
-            if tool is None:
+            suggested_tool = self.find(companion.name)
+            if suggested_tool is None:
                 continue
             out.append(
                 SearchExplanation(
-                    tool.name,
-                    tool.domain,
-                    tool.group,
-                    tool.summary,
+                    suggested_tool.name,
+                    suggested_tool.domain,
+                    suggested_tool.group,
+                    suggested_tool.summary,
                     companion.score,
                     suggested=companion.reason,
                 )
