@@ -136,6 +136,7 @@ _RUNNERS = (CALL_TOOL, EXECUTE_TOOL)
 _APPROVALS_KEPT = 24 * 3600.0
 """Seconds a used approval is remembered (a resumed run's approval has no expiry of its own)."""
 
+
 class _Run:
     """One agent run: its session and the wrapped toolsets' run copies."""
 
@@ -436,10 +437,13 @@ class ManagedToolset(AbstractToolset[Any]):
             if name in _RUNNERS and isinstance(asked, Mapping) and "tool_name" not in tool_args:
                 # ``override_args`` in the inner tool's terms: the call_tool they edit.
                 tool_args = {"tool_name": asked.get("tool_name"), "arguments": tool_args}
+            swapped = _swapped(name, asked, tool_args)
+            if swapped is not None:  # refused before anything runs
+                return _native(run.session.error_result(name, swapped))
             once = _Once(self._origin._used, ctx.tool_call_id)
             approver = _approver(ctx, tool_args, asked, name in _RUNNERS, once)
         if name == RUN_CODE:  # a reviewer's edit of the program's pending call
-            tool_args = {k: v for k, v in tool_args.items() if k != "edited_arguments"}
+            tool_args = _without_edit(tool_args)
         context = CallContext(call_id=ctx.tool_call_id, approver=approver, run=(run, ctx))
         with passthrough(*_SIGNALS):
             result = await run.session.call(name, tool_args, context=context)
@@ -517,20 +521,39 @@ def _approver(
             once.claim(request, request.arguments)
             edit = arguments.get("edited_arguments") if asked != arguments else None
             return ApprovalEdit(dict(edit)) if isinstance(edit, Mapping) else True
-        given, expected = (_inner(arguments), _inner(asked or {})) if runner else (
-            arguments,
-            asked,
-        )
-        if runner and asked is not None and arguments.get("tool_name") != asked.get("tool_name"):
-            raise ApprovalDeniedError(
-                f"The approval was given for a call to {asked.get('tool_name')!r}; an edit may "
-                f"change its arguments, not the tool, so {request.tool.name!r} did not run.",
-                tool_name=request.tool.name,
-            )
+        given, expected = (_inner(arguments), _inner(asked or {})) if runner else (arguments, asked)
         once.claim(request)
         return True if asked is None or given == expected else ApprovalEdit(dict(given))
 
     return approve
+
+
+def _swapped(
+    name: str, asked: Mapping[str, Any] | None, given: Mapping[str, Any]
+) -> ApprovalDeniedError | None:
+    """The refusal of an approval whose ``override_args`` change what runs, not only how: an
+    edit of ``call_tool`` naming another tool, or of ``run_code`` changing the program (only
+    ``edited_arguments``, the paused call's new arguments, may differ). None for an edit."""
+    if asked is None:
+        return None
+    if name in _RUNNERS and given.get("tool_name") != asked.get("tool_name"):
+        return ApprovalDeniedError(
+            f"The approval was given for a call to {asked.get('tool_name')!r}; an edit may "
+            f"change its arguments, not the tool, so {given.get('tool_name')!r} did not run.",
+            tool_name=str(given.get("tool_name")),
+        )
+    if name == RUN_CODE and _without_edit(given) != _without_edit(asked):
+        return ApprovalDeniedError(
+            "The approval was given for a call made by a program; an edit may change that "
+            'call\'s arguments ("edited_arguments"), not the program or the tool, so nothing '
+            "ran. Run the program again to change it.",
+            tool_name=RUN_CODE,
+        )
+    return None
+
+
+def _without_edit(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in arguments.items() if k != "edited_arguments"}
 
 
 def _model_arguments(ctx: RunContext[Any]) -> dict[str, Any] | None:
