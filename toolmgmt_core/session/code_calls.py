@@ -212,9 +212,9 @@ class CodeCalls:
         outer = context.approver
         before = paused.approvals if paused is not None else 0
         counting = _CountingApprover(outer, before) if outer is not None else None
-        # The program's calls ask the framework's approver through the counter (and not the
-        # framework's own marker: that decides calls of the framework's tools, not these).
-        host = _Host(self, budget, context.replace(approver=counting, requires=None))
+        # The program's calls ask the framework's approver through the counter, and the
+        # framework's own marker (``interrupt_on``) holds for them as for a call by name.
+        host = _Host(self, budget, context.replace(approver=counting))
         replay = getattr(outer, "replay", None)
         if replay is not None and before:
             replay(before)  # the framework answers by order: its earlier answers come first
