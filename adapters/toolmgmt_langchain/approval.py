@@ -105,15 +105,25 @@ def _response_schema(tool: Tool) -> Any:
     return Union[StrictBool, decision, batch]  # noqa: UP007
 
 
-def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> ApprovalAsker:
+def interrupt_approver(
+    call: Mapping[str, Any], *, reviewed: bool = False, answered: int = 0
+) -> ApprovalAsker:
     """Approval through ``interrupt()``, in HumanInTheLoopMiddleware's per-call shape.
 
     ``reviewed``: a HumanInTheLoopMiddleware the middleware was not told about has reviewed
     calls in this agent; rather than ask a human a second time, the run stops with a
     ``ConfigError`` naming the fix.
+
+    ``answered``: how many of this tool call's interrupts were answered before the one its
+    paused program resumes at (LangGraph hands a node's resume values back by order, from its
+    first interrupt): the first ask takes its answer after them. A program's pause keeps its
+    run's sealed state in the interrupt's value (``value["toolmgmt"]``, in the checkpoint), with
+    the count to give back here.
     """
+    asked = 0
 
     def approve(request: ApprovalRequest) -> bool | ApprovalEdit | ApprovalResponse:
+        nonlocal asked
         name = request.tool.name
         if reviewed:
             raise ToCaller(
@@ -134,10 +144,15 @@ def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> Ap
             f"Tool: {name}\nArgs: {request.arguments}",
             "allowed_decisions": list(DECISIONS),
         }
+        if not asked:
+            replay(answered)  # the answers of the asks before the program's pause
+        if request.resume_state is not None:
+            value["toolmgmt"] = {"resume_state": request.resume_state, "answered": answered + asked}
         try:
             answer = interrupt(value, response_schema=_response_schema(request.tool))
         except ValidationError as exc:
             raise ToCaller(exc) from exc
+        asked += 1
         return _verdict(answer, name)
 
     def replay(count: int) -> None:
@@ -157,8 +172,9 @@ def _verdict(answer: Any, name: str) -> bool | ApprovalEdit | ApprovalResponse:
     if "decisions" in answer:  # a batched HITLResponse for this one call
         answer = answer["decisions"][0]
     kind = answer["type"]
-    if kind == "edit":
-        return ApprovalEdit(answer["edited_action"]["args"])
+    if kind == "edit":  # the core refuses an edit naming another tool, as the schema does
+        action = answer["edited_action"]
+        return ApprovalEdit(action["args"], tool_name=action["name"])
     if kind == "respond":
         return ApprovalResponse(answer["message"])
     reason = answer.get("message", "").strip() if kind == "reject" else None

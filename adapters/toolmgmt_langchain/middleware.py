@@ -26,12 +26,14 @@ from toolmgmt_core import ApprovalRequest, ConfigError, Tool, ToolManager, ToolS
 from toolmgmt_core.integration import (
     BREAKPOINT,
     META_TOOL_NAMES,
+    RUN_CODE,
     ApprovalAsker,
     ApprovalMarker,
     CallContext,
     passthrough,
 )
 from toolmgmt_langchain.approval import ToCaller, interrupt_approver
+from toolmgmt_langchain.checkpoint import apaused_value, paused_value
 from toolmgmt_langchain.loop import (
     PROVIDERS,
     SIGNALS,
@@ -189,7 +191,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             tool is None or name in META_TOOL_NAMES or self.manager.catalog.find(name) is not None
         )
 
-    def _approver(self, request: Any) -> ApprovalAsker | None:
+    def _approver(self, request: Any, answered: int) -> ApprovalAsker | None:
         """Who approves this call: HITL's review, ``interrupt()``, or the manager alone."""
         call = request.tool_call
         hitl = self.approval
@@ -197,12 +199,13 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return None
         if hitl is True:
             # HITL's (private) state key: it reviewed calls in this agent, unbeknown to us.
-            return interrupt_approver(call, reviewed=_HITL_STATE_KEY in request.state)
+            reviewed = _HITL_STATE_KEY in request.state
+            return interrupt_approver(call, reviewed=reviewed, answered=answered)
         config = hitl.interrupt_on.get(call["name"])
         when = config.get("when") if config is not None else None
         if config is not None and (when is None or when(request)):
             return _reviewed  # HITL asked; a rejected call never reaches this middleware
-        return interrupt_approver(call)
+        return interrupt_approver(call, answered=answered)
 
     def _marker(self, request: Any) -> ApprovalMarker | None:
         """HITL's ``interrupt_on`` asked about the tool a call resolves to: a tool it names,
@@ -230,10 +233,17 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
 
         return requires
 
-    def _context(self, request: Any) -> CallContext:
+    def _context(self, request: Any, kept: Mapping[str, Any] | None) -> CallContext:
         """What this call carries down: approval is asked for once, the LangGraph way, with
-        the middleware's own ``interrupt_on`` besides the policy."""
-        return CallContext(approver=self._approver(request), requires=self._marker(request))
+        the middleware's own ``interrupt_on`` besides the policy; a ``run_code`` call keeps its
+        paused program in its interrupt (``kept``, read back from the checkpoint on resume)."""
+        answered = kept.get("answered") if kept is not None else 0
+        approver = self._approver(request, answered if isinstance(answered, int) else 0)
+        context = CallContext(approver=approver, requires=self._marker(request))
+        if request.tool_call["name"] != RUN_CODE or approver is None:
+            return context
+        state = kept.get("resume_state") if kept is not None else None
+        return context.replace(keeps_state=True, resume_state=state)
 
     @contextlib.contextmanager
     def _scope(self, request: Any, node: NodeCall) -> Iterator[None]:
@@ -306,9 +316,10 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return handler(request)
         live = self._live_for(request.state, call["id"], _thread(_config(request)))
         node = NodeCall(request, handler)
+        kept = paused_value(_graph_config(), call["id"]) if call["name"] == RUN_CODE else None
         with self._scope(request, node):
             result = run_tool_call_sync(
-                live.session, call, _config(request), self._context(request)
+                live.session, call, _config(request), self._context(request, kept)
             )
         return self._answer(call, live, result, node)
 
@@ -318,9 +329,12 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return await handler(request)
         live = self._live_for(request.state, call["id"], _thread(_config(request)))
         node = NodeCall(request, handler)
+        kept = (
+            await apaused_value(_graph_config(), call["id"]) if call["name"] == RUN_CODE else None
+        )
         with self._scope(request, node):
             result = await run_tool_call(
-                live.session, call, _config(request), self._context(request)
+                live.session, call, _config(request), self._context(request, kept)
             )
         return self._answer(call, live, result, node)
 
