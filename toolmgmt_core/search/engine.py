@@ -47,6 +47,7 @@ MAX_REGEX_LENGTH = 200
 REGEX_TIME_LIMIT = 0.25
 """Seconds a regex search may take over the whole catalog before it is stopped."""
 
+
 def check_scope(tools: Iterable[Tool], domain: str | None, group: str | None) -> None:
     """Check that ``domain`` and ``group`` exist among ``tools``.
 
