@@ -182,6 +182,7 @@ class CatalogLearning:
         return self._learning.absorb(requests, replace=replace)
 
 
+
 def _required(learning: Learning | None) -> Learning:
     if learning is None:
         raise ConfigError(

@@ -445,3 +445,4 @@ def _run_forget(args: argparse.Namespace) -> int:
     else:
         print(f"{store!r}: forgot {what} ({count} requests).")
     return 0
+

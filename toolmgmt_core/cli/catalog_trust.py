@@ -126,8 +126,6 @@ def _run_trust(args: argparse.Namespace) -> int:
     for name in trusted:
         print(f"trusted {name}: its new definition is served within seconds on every replica.")
     for name in unknown:
-        print(
-            f"error: {name!r} has no change held back (see: toolmgmt catalog trust).",
-            file=sys.stderr,
-        )
+        print(f"error: {name!r} has no change held back (see: toolmgmt catalog trust).",
+              file=sys.stderr)
     return 1 if unknown else 0

@@ -44,7 +44,6 @@ def key_path(path: KeyPath) -> str:
             text += f".{shown}" if text else shown
     return text
 
-
 _SPACE = " \t"
 _SCALAR_END = ",]}#\r\n"
 _TOML_STRINGS = (

@@ -59,7 +59,11 @@ __all__ = [
     "redact",
 ]
 
-Pair = tuple[str, str] | tuple[str, str, str | None] | tuple[str, str, str | None, str | None]
+Pair = (
+    tuple[str, str]
+    | tuple[str, str, str | None]
+    | tuple[str, str, str | None, str | None]
+)
 """``(request_text, tool_name[, conversation_id[, principal]])``."""
 
 

@@ -147,7 +147,8 @@ def _joined(text: str) -> Iterator[str]:
     if not runs:
         return
     words = [
-        " ".join(re.sub(r"[ \t.\-_*]", "", word) for word in _WIDE_GAP.split(run)) for run in runs
+        " ".join(re.sub(r"[ \t.\-_*]", "", word) for word in _WIDE_GAP.split(run))
+        for run in runs
     ]
     yield " ".join(words)  # the runs' words, in order (a gap of one space joins letters)
     # letters all one space apart ("ignoreprevious"): the words of the rules set apart again

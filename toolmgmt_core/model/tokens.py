@@ -230,7 +230,7 @@ def _load_tiktoken(name: str) -> Encoding:
             f"The {name} encoding file ({key}) is in none of these folders: {searched}; and "
             "downloading is off (TOOLMGMT_TIKTOKEN_OFFLINE). Set TOOLMGMT_TIKTOKEN_DIR to a "
             'folder holding it, or install the litellm extra (pip install -e ".[litellm]"), which '
-            "bundles it."
+            'bundles it.'
         )
 
     with _LOCK:

@@ -249,3 +249,4 @@ class BM25Matrix:
         if weights is not None:
             data = data * np.repeat(np.asarray(weights, dtype=np.float64), ends - starts)
         return np.bincount(indices, weights=data, minlength=self.n_docs)
+

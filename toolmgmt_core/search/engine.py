@@ -47,7 +47,6 @@ MAX_REGEX_LENGTH = 200
 REGEX_TIME_LIMIT = 0.25
 """Seconds a regex search may take over the whole catalog before it is stopped."""
 
-
 def check_scope(tools: Iterable[Tool], domain: str | None, group: str | None) -> None:
     """Check that ``domain`` and ``group`` exist among ``tools``.
 

@@ -161,7 +161,7 @@ def _monty() -> Any:
         import pydantic_monty
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "Code mode runs programs in the pydantic-monty sandbox, which is not installed: "
+            'Code mode runs programs in the pydantic-monty sandbox, which is not installed: '
             'pip install "toolmgmt[code]"'
         ) from exc
     global _CHECKED
