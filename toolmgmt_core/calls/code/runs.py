@@ -13,6 +13,7 @@ tampered, expired or foreign state is refused before anything runs (:class:`Prog
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -24,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolmgmt_core.calls.approval import UsedApprovals
 from toolmgmt_core.calls.code.sandbox import MAX_SNAPSHOT_BYTES, PausedProgram
 from toolmgmt_core.model.errors import ToolUnavailableError
 
@@ -31,6 +33,7 @@ __all__ = [
     "DEFAULT_RUN_TTL",
     "PendingCall",
     "ProgramStateError",
+    "RunBook",
     "RunKey",
     "RunSeal",
     "RunState",
@@ -215,3 +218,39 @@ def _refused(why: str, *, expired: bool = False) -> ProgramStateError:
         f"The paused program could not be resumed: {why}. Nothing ran. {what}",
         tool_name="run_code",
     )
+
+
+class RunBook:
+    """A manager's paused runs: the :class:`RunSeal` they are sealed with, and which sealed
+    states were resumed already (each is resumed once: in the session store shared by workers
+    or replicas when it can record that, else in this process).
+
+    Args:
+        key: the sealing key (None: a random one of this book).
+        ttl: seconds a paused run stays resumable.
+        store: a session store with ``claim_once`` (Redis), or None.
+    """
+
+    def __init__(self, key: RunKey | None, ttl: float, store: Any = None) -> None:
+        self.seal = RunSeal(key, ttl)
+        self._claim_once = getattr(store, "claim_once", None)
+        self._used = UsedApprovals(ttl)
+
+    async def claim(self, state: RunState) -> None:
+        """Record ``state`` (this sealing of it) as resumed.
+
+        Raises:
+            ProgramStateError: it was resumed already, or that cannot be recorded now.
+        """
+        key = f"run:{state.run_id}:{state.nonce}"
+        try:
+            if self._claim_once is not None:
+                first = await asyncio.to_thread(self._claim_once, key, self.seal.ttl)
+            else:
+                first = self._used.claim(key)
+        except Exception as exc:  # the store is down: fail closed, nothing ran
+            raise _refused(f"its use could not be recorded ({type(exc).__name__})") from exc
+        if not first:
+            raise _refused(
+                "this paused state was resumed already (one answer carries a program on once)"
+            )
