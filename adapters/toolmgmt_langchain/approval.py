@@ -105,25 +105,19 @@ def _response_schema(tool: Tool) -> Any:
     return Union[StrictBool, decision, batch]  # noqa: UP007
 
 
-def interrupt_approver(
-    call: Mapping[str, Any], *, reviewed: bool = False, answered: int = 0
-) -> ApprovalAsker:
+def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> ApprovalAsker:
     """Approval through ``interrupt()``, in HumanInTheLoopMiddleware's per-call shape.
 
     ``reviewed``: a HumanInTheLoopMiddleware the middleware was not told about has reviewed
     calls in this agent; rather than ask a human a second time, the run stops with a
     ``ConfigError`` naming the fix.
 
-    ``answered``: how many of this tool call's interrupts were answered before the one its
-    paused program resumes at (LangGraph hands a node's resume values back by order, from its
-    first interrupt): the first ask takes its answer after them. A program's pause keeps its
-    run's sealed state in the interrupt's value (``value["toolmgmt"]``, in the checkpoint), with
-    the count to give back here.
+    A code-mode program's pause keeps its run's sealed state in the interrupt's value
+    (``value["toolmgmt"]["resume_state"]``), so in the checkpoint
+    (:mod:`toolmgmt_langchain.checkpoint` reads it back on resume).
     """
-    asked = 0
 
     def approve(request: ApprovalRequest) -> bool | ApprovalEdit | ApprovalResponse:
-        nonlocal asked
         name = request.tool.name
         if reviewed:
             raise ToCaller(
@@ -144,15 +138,12 @@ def interrupt_approver(
             f"Tool: {name}\nArgs: {request.arguments}",
             "allowed_decisions": list(DECISIONS),
         }
-        if not asked:
-            replay(answered)  # the answers of the asks before the program's pause
         if request.resume_state is not None:
-            value["toolmgmt"] = {"resume_state": request.resume_state, "answered": answered + asked}
+            value["toolmgmt"] = {"resume_state": request.resume_state}
         try:
             answer = interrupt(value, response_schema=_response_schema(request.tool))
         except ValidationError as exc:
             raise ToCaller(exc) from exc
-        asked += 1
         return _verdict(answer, name)
 
     def replay(count: int) -> None:

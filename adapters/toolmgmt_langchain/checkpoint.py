@@ -67,7 +67,7 @@ def _value(saved: Any, task: str, call_id: str) -> Mapping[str, Any] | None:
 
 
 def paused_value(config: Any, call_id: str) -> Mapping[str, Any] | None:
-    """What the interrupt of the tool call ``call_id`` kept (``{"resume_state", "answered"}``)
+    """What the interrupt of the tool call ``call_id`` kept (``{"resume_state": ...}``)
     when the graph resumes its task, else None (a fresh call, or no checkpointer)."""
     where = _where(config)
     if where is None:

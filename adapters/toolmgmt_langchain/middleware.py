@@ -191,7 +191,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             tool is None or name in META_TOOL_NAMES or self.manager.catalog.find(name) is not None
         )
 
-    def _approver(self, request: Any, answered: int) -> ApprovalAsker | None:
+    def _approver(self, request: Any) -> ApprovalAsker | None:
         """Who approves this call: HITL's review, ``interrupt()``, or the manager alone."""
         call = request.tool_call
         hitl = self.approval
@@ -199,13 +199,12 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return None
         if hitl is True:
             # HITL's (private) state key: it reviewed calls in this agent, unbeknown to us.
-            reviewed = _HITL_STATE_KEY in request.state
-            return interrupt_approver(call, reviewed=reviewed, answered=answered)
+            return interrupt_approver(call, reviewed=_HITL_STATE_KEY in request.state)
         config = hitl.interrupt_on.get(call["name"])
         when = config.get("when") if config is not None else None
         if config is not None and (when is None or when(request)):
             return _reviewed  # HITL asked; a rejected call never reaches this middleware
-        return interrupt_approver(call, answered=answered)
+        return interrupt_approver(call)
 
     def _marker(self, request: Any) -> ApprovalMarker | None:
         """HITL's ``interrupt_on`` asked about the tool a call resolves to: a tool it names,
@@ -237,8 +236,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         """What this call carries down: approval is asked for once, the LangGraph way, with
         the middleware's own ``interrupt_on`` besides the policy; a ``run_code`` call keeps its
         paused program in its interrupt (``kept``, read back from the checkpoint on resume)."""
-        answered = kept.get("answered") if kept is not None else 0
-        approver = self._approver(request, answered if isinstance(answered, int) else 0)
+        approver = self._approver(request)
         context = CallContext(approver=approver, requires=self._marker(request))
         if request.tool_call["name"] != RUN_CODE or approver is None:
             return context

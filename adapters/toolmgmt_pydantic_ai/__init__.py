@@ -70,6 +70,7 @@ from toolmgmt_core import (
     DuplicateToolError,
     Tool,
     ToolAnnotations,
+    ToolCallError,
     ToolManager,
     ToolResult,
     ToolSession,
@@ -82,6 +83,7 @@ from toolmgmt_core.integration import (
     RUN_CODE,
     ApprovalAsker,
     CallContext,
+    ProgramStateError,
     UsedApprovals,
     approval_key,
     call_store,
@@ -116,6 +118,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 require_version("pydantic-ai-slim", MIN_PYDANTIC_AI_VERSION, "pydantic-ai")
+
+from toolmgmt_pydantic_ai.programs import asked_about, keep_run, kept_run  # noqa: E402
 
 __all__ = ["MIN_PYDANTIC_AI_VERSION", "ManagedToolset"]
 
@@ -431,20 +435,26 @@ class ManagedToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         run = self._current()
-        approver: ApprovalAsker | None = None
+        context = CallContext(call_id=ctx.tool_call_id, run=(run, ctx))
         if self.approval:
             asked = _model_arguments(ctx) if ctx.tool_call_approved else None
             if name in _RUNNERS and isinstance(asked, Mapping) and "tool_name" not in tool_args:
                 # ``override_args`` in the inner tool's terms: the call_tool they edit.
                 tool_args = {"tool_name": asked.get("tool_name"), "arguments": tool_args}
-            swapped = _swapped(name, asked, tool_args)
-            if swapped is not None:  # refused before anything runs
-                return _native(run.session.error_result(name, swapped))
+            kept = kept_run(ctx) if name == RUN_CODE and ctx.tool_call_approved else None
+            refused = _program_changed(name, asked, tool_args) or _lost(name, ctx, kept)
+            if refused is not None:  # before anything runs
+                return _native(run.session.error_result(name, refused))
             once = _Once(self._origin._used, ctx.tool_call_id)
-            approver = _approver(ctx, tool_args, asked, name in _RUNNERS, once)
+            edit, runner = tool_args, name in _RUNNERS
+            if runner and asked is not None:  # the model's call runs; the override edits it
+                tool_args = dict(asked)
+            context = context.replace(approver=_approver(ctx, edit, asked, runner, once, kept))
+            if name == RUN_CODE:  # its paused program is kept in the message history
+                state = kept.get("resume_state") if kept is not None else None
+                context = context.replace(keeps_state=True, resume_state=state)
         if name == RUN_CODE:  # a reviewer's edit of the program's pending call
             tool_args = _without_edit(tool_args)
-        context = CallContext(call_id=ctx.tool_call_id, approver=approver, run=(run, ctx))
         with passthrough(*_SIGNALS):
             result = await run.session.call(name, tool_args, context=context)
         return _native(result)
@@ -493,6 +503,7 @@ def _approver(
     asked: Mapping[str, Any] | None,
     runner: bool,
     once: _Once,
+    kept: Mapping[str, Any] | None = None,
 ) -> ApprovalAsker:
     """Approval through PydanticAI's deferred tools: the first call pauses the run, the call
     resumed with ``DeferredToolResults(approvals={id: True})`` runs once (a denied one never
@@ -507,7 +518,10 @@ def _approver(
         nonlocal answered
         # One approval answers one ask: a code-mode program's next call that needs approval
         # pauses the run again (its metadata names that call).
-        if not ctx.tool_call_approved or answered:
+        # A program's call: the approval answers the call it was asked about, no other.
+        other = request.run_id is not None and (kept is None or not asked_about(kept, request))
+        if not ctx.tool_call_approved or answered or other:
+            keep_run(ctx, request)
             raise ApprovalRequired(
                 metadata={
                     "tool_name": request.tool.name,
@@ -523,25 +537,24 @@ def _approver(
             return ApprovalEdit(dict(edit)) if isinstance(edit, Mapping) else True
         given, expected = (_inner(arguments), _inner(asked or {})) if runner else (arguments, asked)
         once.claim(request)
-        return True if asked is None or given == expected else ApprovalEdit(dict(given))
+        # Through call_tool an edit may name a tool; the core refuses one naming another.
+        tool = arguments.get("tool_name") if runner else None
+        if asked is None or (given == expected and tool == asked.get("tool_name")):
+            return True
+        return ApprovalEdit(dict(given), tool_name=tool)
 
     return approve
 
 
-def _swapped(
+def _program_changed(
     name: str, asked: Mapping[str, Any] | None, given: Mapping[str, Any]
-) -> ApprovalDeniedError | None:
-    """The refusal of an approval whose ``override_args`` change what runs, not only how: an
-    edit of ``call_tool`` naming another tool, or of ``run_code`` changing the program (only
-    ``edited_arguments``, the paused call's new arguments, may differ). None for an edit."""
+) -> ToolCallError | None:
+    """The refusal of an approval whose ``override_args`` change the program of a paused
+    ``run_code`` call (only ``edited_arguments``, the paused call's new arguments, may differ).
+    None for an edit. (An edit naming another tool through ``call_tool`` is the core's to
+    refuse: ``ApprovalEdit.tool_name``.)"""
     if asked is None:
         return None
-    if name in _RUNNERS and given.get("tool_name") != asked.get("tool_name"):
-        return ApprovalDeniedError(
-            f"The approval was given for a call to {asked.get('tool_name')!r}; an edit may "
-            f"change its arguments, not the tool, so {given.get('tool_name')!r} did not run.",
-            tool_name=str(given.get("tool_name")),
-        )
     if name == RUN_CODE and _without_edit(given) != _without_edit(asked):
         return ApprovalDeniedError(
             "The approval was given for a call made by a program; an edit may change that "
@@ -550,6 +563,19 @@ def _swapped(
             tool_name=RUN_CODE,
         )
     return None
+
+
+def _lost(name: str, ctx: RunContext[Any], kept: Mapping[str, Any] | None) -> ToolCallError | None:
+    """The refusal of an approved ``run_code`` call whose paused program's state is not in the
+    message history: it never starts over (the calls before its pause would run again)."""
+    if name != RUN_CODE or not ctx.tool_call_approved or kept is not None:
+        return None
+    return ProgramStateError(
+        "The paused program could not be resumed: its state is not in the message history "
+        "(pass the history the paused run returned, all_messages(), unchanged). Nothing ran. "
+        "Run the program again.",
+        tool_name=RUN_CODE,
+    )
 
 
 def _without_edit(arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -84,7 +84,7 @@ def test_an_edit_naming_another_tool_through_call_tool_is_refused_and_nothing_ru
     swap = {"tool_name": "export_all", "arguments": {"target": "s3://attacker"}}
     resumed = _resume(agent, paused, swap)
     assert runs == Counter()
-    assert "not the tool" in _returned(resumed)
+    assert "never its tool" in _returned(resumed)
 
 
 def test_an_edit_of_a_paused_program_cannot_replace_the_program() -> None:
