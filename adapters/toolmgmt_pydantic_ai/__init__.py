@@ -63,7 +63,6 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 from toolmgmt_core import (
-    ApprovalDeniedError,
     ApprovalEdit,
     ApprovalRequest,
     ConfigError,
@@ -442,7 +441,7 @@ class ManagedToolset(AbstractToolset[Any]):
                 # ``override_args`` in the inner tool's terms: the call_tool they edit.
                 tool_args = {"tool_name": asked.get("tool_name"), "arguments": tool_args}
             kept = kept_run(ctx) if name == RUN_CODE and ctx.tool_call_approved else None
-            refused = _program_changed(name, asked, tool_args) or _lost(name, ctx, kept)
+            refused = _lost(name, ctx, kept)
             if refused is not None:  # before anything runs
                 return _native(run.session.error_result(name, refused))
             once = _Once(self._origin._used, ctx.tool_call_id)
@@ -544,25 +543,6 @@ def _approver(
         return ApprovalEdit(dict(given), tool_name=tool)
 
     return approve
-
-
-def _program_changed(
-    name: str, asked: Mapping[str, Any] | None, given: Mapping[str, Any]
-) -> ToolCallError | None:
-    """The refusal of an approval whose ``override_args`` change the program of a paused
-    ``run_code`` call (only ``edited_arguments``, the paused call's new arguments, may differ).
-    None for an edit. (An edit naming another tool through ``call_tool`` is the core's to
-    refuse: ``ApprovalEdit.tool_name``.)"""
-    if asked is None:
-        return None
-    if name == RUN_CODE and _without_edit(given) != _without_edit(asked):
-        return ApprovalDeniedError(
-            "The approval was given for a call made by a program; an edit may change that "
-            'call\'s arguments ("edited_arguments"), not the program or the tool, so nothing '
-            "ran. Run the program again to change it.",
-            tool_name=RUN_CODE,
-        )
-    return None
 
 
 def _lost(name: str, ctx: RunContext[Any], kept: Mapping[str, Any] | None) -> ToolCallError | None:
