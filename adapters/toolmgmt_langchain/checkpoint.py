@@ -61,14 +61,14 @@ def _value(saved: Any, task: str, call_id: str) -> Mapping[str, Any] | None:
             if not isinstance(value, Mapping) or value.get("tool_call_id") != call_id:
                 continue
             kept = value.get("toolmgmt")
-            if isinstance(kept, Mapping):
-                return kept
+            return kept if isinstance(kept, Mapping) else {}  # resumed, yet nothing kept
     return None
 
 
 def paused_value(config: Any, call_id: str) -> Mapping[str, Any] | None:
-    """What the interrupt of the tool call ``call_id`` kept (``{"resume_state": ...}``)
-    when the graph resumes its task, else None (a fresh call, or no checkpointer)."""
+    """What the interrupt of the tool call ``call_id`` kept (``{"resume_state": ...}``; empty
+    when it kept nothing) when the graph resumes its task, else None (a fresh call, or no
+    checkpointer)."""
     where = _where(config)
     if where is None:
         return None

@@ -22,7 +22,14 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from toolmgmt_core import ApprovalRequest, ConfigError, Tool, ToolManager, ToolSession
+from toolmgmt_core import (
+    ApprovalRequest,
+    ConfigError,
+    Tool,
+    ToolManager,
+    ToolResult,
+    ToolSession,
+)
 from toolmgmt_core.integration import (
     BREAKPOINT,
     META_TOOL_NAMES,
@@ -30,6 +37,7 @@ from toolmgmt_core.integration import (
     ApprovalAsker,
     ApprovalMarker,
     CallContext,
+    ProgramStateError,
     passthrough,
 )
 from toolmgmt_langchain.approval import ToCaller, interrupt_approver
@@ -316,7 +324,7 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         node = NodeCall(request, handler)
         kept = paused_value(_graph_config(), call["id"]) if call["name"] == RUN_CODE else None
         with self._scope(request, node):
-            result = run_tool_call_sync(
+            result = _lost(live.session, kept) or run_tool_call_sync(
                 live.session, call, _config(request), self._context(request, kept)
             )
         return self._answer(call, live, result, node)
@@ -331,10 +339,25 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             await apaused_value(_graph_config(), call["id"]) if call["name"] == RUN_CODE else None
         )
         with self._scope(request, node):
-            result = await run_tool_call(
+            result = _lost(live.session, kept) or await run_tool_call(
                 live.session, call, _config(request), self._context(request, kept)
             )
         return self._answer(call, live, result, node)
+
+
+def _lost(session: ToolSession, kept: Mapping[str, Any] | None) -> ToolResult | None:
+    """The refusal of a resumed ``run_code`` call whose interrupt kept no program state: it
+    never starts over (the calls before its pause would run again)."""
+    if kept is None or isinstance(kept.get("resume_state"), str):
+        return None
+    return session.error_result(
+        RUN_CODE,
+        ProgramStateError(
+            "The paused program could not be resumed: its state is not in the checkpoint. "
+            "Nothing ran. Run the program again.",
+            tool_name=RUN_CODE,
+        ),
+    )
 
 
 def _config(request: Any) -> Any:
