@@ -395,7 +395,7 @@ def test_every_program_guard_holds_at_every_framework_door(row: Row, guard: Colu
 def render(cells: dict[str, dict[str, str]]) -> str:
     from support.page_table import render_table
 
-    return render_table("door", PATHS, GUARDS, cells)
+    return render_table("adapter", PATHS, GUARDS, cells)
 
 
 def test_the_page_shows_the_matrix() -> None:
