@@ -37,8 +37,10 @@ way when the manager has no ``approval`` callback: resume with
 agent's ``output_type`` must then include ``DeferredToolRequests`` (else PydanticAI raises
 ``UserError`` at the first such call); ``approval=False`` leaves approval to the manager alone.
 In code mode a program's call that needs approval defers its ``run_code`` call the same way
-(the request's metadata names the program's call); resumed, the program carries on from that
-call, and ``ToolApproved(override_args={**args, "edited_arguments": {...}})`` edits it.
+(the request's metadata names the program's call) and keeps the run's sealed state in the
+message history (:mod:`toolmgmt_pydantic_ai.programs`); resumed with that history by any worker,
+the program carries on from that call, and
+``ToolApproved(override_args={**args, "edited_arguments": {...}})`` edits it.
 
 Tool search: ``search="toolmgmt"`` (default) lists toolmgmt's meta-tools and never marks a tool
 deferred, so PydanticAI's own ``ToolSearch`` (auto-injected, active only when some tool is
