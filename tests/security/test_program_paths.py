@@ -24,39 +24,14 @@ import pytest
 pytest.importorskip("pydantic_monty")
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT / "tests")]  # run as a script too (--write)
+
+from support.programs import PROGRAM, RUN_KEY, program_manager  # noqa: E402
+
 PAGE = ROOT / "docs" / "security.md"
 BEGIN, END = "<!-- program-matrix:begin -->", "<!-- program-matrix:end -->"
-PROGRAM = "await send_sms(to='+100')\nprint(await delete_record(key='k1'))"
 MARKED = "print(await send_sms(to='+100'))"
 """A program whose one call only the framework's own marker asks about."""
-KEY = "the workers' key"
-
-
-def _manager(runs: Counter[str], *, policy: bool = True) -> Any:
-    from toolmgmt_core import Access, Execution, Policy, ToolCatalog, ToolManager
-
-    def send_sms(to: str) -> str:
-        """Send a text message."""
-        runs["send_sms"] += 1
-        return f"sent to {to}"
-
-    def delete_record(key: str) -> str:
-        """Delete one record."""
-        runs["delete_record"] += 1
-        return f"deleted {key}"
-
-    def export_all(target: str) -> str:
-        """Export every record to a target."""
-        runs["export_all"] += 1
-        return f"exported to {target}"
-
-    catalog = ToolCatalog()
-    for function in (send_sms, delete_record, export_all):
-        catalog.add_function(function)
-    steps = [Policy("global", require_approval=["delete_*"])] if policy else []
-    return ToolManager(
-        catalog, mode="code", access=Access(policies=steps), execution=Execution(run_key=KEY)
-    )
 
 
 def _tamper(sealed: str) -> str:
@@ -82,10 +57,10 @@ class LangChainDoor:
         from toolmgmt_langchain import ToolManagerMiddleware
 
         if not self.hitl:
-            middleware = [ToolManagerMiddleware(_manager(self.runs))]
+            middleware = [ToolManagerMiddleware(program_manager(self.runs))]
         else:
             hitl = HumanInTheLoopMiddleware(interrupt_on={"send_sms": True})
-            manager = _manager(self.runs, policy=False)
+            manager = program_manager(self.runs, policy=False)
             middleware = [hitl, ToolManagerMiddleware(manager, approval=hitl)]
         return create_agent(self.model, middleware=middleware, checkpointer=self.saver)
 
@@ -163,7 +138,7 @@ class PydanticAIDoor:
             return ModelResponse(parts=[TextPart("done")])
 
         if not self.marker:
-            managed = ManagedToolset(_manager(self.runs))
+            managed = ManagedToolset(program_manager(self.runs))
         else:  # the SMS tool is PydanticAI's own, marked requires_approval
             toolset: FunctionToolset[Any] = FunctionToolset(id="sms")
             runs = self.runs
@@ -176,7 +151,7 @@ class PydanticAIDoor:
 
             from toolmgmt_core import Execution, ToolCatalog, ToolManager
 
-            manager = ToolManager(ToolCatalog(), mode="code", execution=Execution(run_key=KEY))
+            manager = ToolManager(ToolCatalog(), mode="code", execution=Execution(run_key=RUN_KEY))
             managed = ManagedToolset(manager, toolsets={"sms": toolset})
         output = [str, DeferredToolRequests]
         return Agent(FunctionModel(model), toolsets=[managed], output_type=output)
@@ -245,7 +220,7 @@ class LiteLLMDoor:
             messages=[{"role": "user", "content": "go"}],
             mock_tool_calls=[{"id": "c1", "type": "function", "function": call}],
         )
-        session = _manager(self.runs).session()
+        session = program_manager(self.runs).session()
         [message] = run_meta_tool_calls_sync(session, response, approve=lambda request: verdict)
         return str(message["content"])
 
@@ -405,7 +380,7 @@ def test_the_page_shows_the_matrix() -> None:
 
 
 if __name__ == "__main__":
-    sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
+    sys.path[:0] = [str(ROOT)]
     from support.page_table import write_table
 
     if "--write" in sys.argv:

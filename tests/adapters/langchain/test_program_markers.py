@@ -18,34 +18,21 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.types import Command  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
+from support.programs import program_manager  # noqa: E402
 from toolmgmt_langchain import ToolManagerMiddleware  # noqa: E402
 
-from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_demo.models.langchain import ScriptedChatModel  # noqa: E402
 
-PROGRAM = "print(await send_sms(to='+100', text='hi'))"
+PROGRAM = "print(await send_sms(to='+100'))"
 
 
 def _agent(runs: Counter[str]) -> Any:
-    def send_sms(to: str, text: str) -> str:
-        """Send a text message."""
-        runs["send_sms"] += 1
-        return f"sent to {to}"
-
-    def export_all(target: str) -> str:
-        """Export every record to a target."""
-        runs["export_all"] += 1
-        return f"exported to {target}"
-
-    catalog = ToolCatalog()
-    catalog.add_function(send_sms)
-    catalog.add_function(export_all)
     hitl = HumanInTheLoopMiddleware(interrupt_on={"send_sms": True})
     call = {"name": "run_code", "args": {"code": PROGRAM}, "id": "c1"}
     model = ScriptedChatModel(
         script=[AIMessage(content="", tool_calls=[call]), AIMessage(content="done")]
     )
-    middleware = ToolManagerMiddleware(ToolManager(catalog, mode="code"), approval=hitl)
+    middleware = ToolManagerMiddleware(program_manager(runs, policy=False), approval=hitl)
     return create_agent(model, middleware=[hitl, middleware], checkpointer=InMemorySaver())
 
 
@@ -57,7 +44,7 @@ def test_interrupt_on_pauses_a_programs_call() -> None:
     [pending] = paused["__interrupt__"]
     assert (pending.value["name"], pending.value["args"]) == (
         "send_sms",
-        {"to": "+100", "text": "hi"},
+        {"to": "+100"},
     )
     assert runs == Counter()
     state = agent.invoke(Command(resume={"type": "approve"}), config)

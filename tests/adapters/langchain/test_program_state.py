@@ -16,9 +16,9 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.types import Command  # noqa: E402
+from support.programs import program_manager  # noqa: E402
 from toolmgmt_langchain import ToolManagerMiddleware  # noqa: E402
 
-from toolmgmt_core import Access, Execution, Policy, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_demo.models.langchain import ScriptedChatModel  # noqa: E402
 
 PROGRAM = (
@@ -39,25 +39,7 @@ def _model() -> ScriptedChatModel:
 
 
 def _agent(runs: Counter[str], saver: InMemorySaver, model: ScriptedChatModel) -> Any:
-    def send_sms(to: str) -> str:
-        """Send a text message."""
-        runs["send_sms"] += 1
-        return f"sent to {to}"
-
-    def delete_record(key: str) -> str:
-        """Delete one record."""
-        runs[f"delete {key}"] += 1
-        return f"deleted {key}"
-
-    catalog = ToolCatalog()
-    catalog.add_function(send_sms)
-    catalog.add_function(delete_record)
-    manager = ToolManager(
-        catalog,
-        mode="code",
-        access=Access(policies=[Policy("global", require_approval=["delete_*"])]),
-        execution=Execution(run_key="the workers' key"),
-    )
+    manager = program_manager(runs)
     return create_agent(model, middleware=[ToolManagerMiddleware(manager)], checkpointer=saver)
 
 
@@ -70,8 +52,8 @@ def test_a_fresh_agent_over_the_checkpointer_resumes_without_resending_the_sms()
     state = _agent(runs, saver, model).invoke(Command(resume={"type": "approve"}), CONFIG)
     [second] = state["__interrupt__"]
     assert second.value["args"] == {"key": "k2"}
-    assert runs == Counter({"send_sms": 1, "delete k1": 1})
+    assert runs == Counter({"send_sms": 1, "delete_record": 1})
     state = _agent(runs, saver, model).invoke(Command(resume={"type": "approve"}), CONFIG)
     [answer] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert answer.content == "deleted k1 deleted k2"
-    assert runs == Counter({"send_sms": 1, "delete k1": 1, "delete k2": 1})
+    assert runs == Counter({"send_sms": 1, "delete_record": 2})

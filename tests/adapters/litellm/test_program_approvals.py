@@ -14,41 +14,14 @@ pytest.importorskip("litellm")
 pytest.importorskip("pydantic_monty")
 
 import litellm  # noqa: E402
+from support.programs import PROGRAM, program_manager  # noqa: E402
 from toolmgmt_litellm import run_meta_tool_calls_sync  # noqa: E402
 
-from toolmgmt_core import (  # noqa: E402
-    Access,
-    ApprovalEdit,
-    ApprovalRequest,
-    Policy,
-    ToolCatalog,
-    ToolManager,
-)
-
-PROGRAM = "await send_sms(to='+100')\nprint(await delete_record(key='k1'))"
+from toolmgmt_core import ApprovalEdit, ApprovalRequest  # noqa: E402
 
 
 def _session(runs: Counter[str]) -> Any:
-    def send_sms(to: str) -> str:
-        """Send a text message."""
-        runs["send_sms"] += 1
-        return f"sent to {to}"
-
-    def delete_record(key: str) -> str:
-        """Delete one record."""
-        runs["delete_record"] += 1
-        return f"deleted {key}"
-
-    def export_all(target: str) -> str:
-        """Export every record to a target."""
-        runs["export_all"] += 1
-        return f"exported to {target}"
-
-    catalog = ToolCatalog()
-    for function in (send_sms, delete_record, export_all):
-        catalog.add_function(function)
-    access = Access(policies=[Policy("global", require_approval=["delete_*"])])
-    return ToolManager(catalog, mode="code", access=access).session()
+    return program_manager(runs).session()
 
 
 def _response() -> Any:

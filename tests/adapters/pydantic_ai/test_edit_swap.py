@@ -17,33 +17,14 @@ from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart  # noqa: E402
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved  # noqa: E402
+from support.programs import program_manager  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
 
-from toolmgmt_core import Access, Discovery, Policy, ToolCatalog, ToolManager  # noqa: E402
-
-
-def _catalog(runs: Counter[str]) -> ToolCatalog:
-    def delete_record(key: str) -> str:
-        """Delete one record."""
-        runs["delete_record"] += 1
-        return f"deleted {key}"
-
-    def export_all(target: str) -> str:
-        """Export every record to a target."""
-        runs["export_all"] += 1
-        return f"exported to {target}"
-
-    catalog = ToolCatalog()
-    catalog.add_function(delete_record)
-    catalog.add_function(export_all)
-    return catalog
+from toolmgmt_core import Discovery  # noqa: E402
 
 
 def _agent(runs: Counter[str], mode: str, call: ToolCallPart) -> Agent[Any, Any]:
-    access = Access(policies=[Policy("global", require_approval=["delete_*"])])
-    manager = ToolManager(
-        _catalog(runs), mode=mode, access=access, discovery=Discovery(call_unloaded="load")
-    )
+    manager = program_manager(runs, mode=mode, discovery=Discovery(call_unloaded="load"))
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[call] if len(messages) == 1 else [TextPart("done")])

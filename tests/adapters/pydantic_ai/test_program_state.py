@@ -23,35 +23,14 @@ from pydantic_ai.messages import (  # noqa: E402
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults  # noqa: E402
+from support.programs import PROGRAM, program_manager  # noqa: E402
 from toolmgmt_pydantic_ai import ManagedToolset  # noqa: E402
-
-from toolmgmt_core import Access, Execution, Policy, ToolCatalog, ToolManager  # noqa: E402
-
-PROGRAM = "await send_sms(to='+100')\nprint(await delete_record(key='k1'))"
 
 
 def _agent(runs: Counter[str]) -> Agent[Any, Any]:
     """A fresh agent, toolset and manager each time (another worker): only the key is shared."""
 
-    def send_sms(to: str) -> str:
-        """Send a text message."""
-        runs["send_sms"] += 1
-        return f"sent to {to}"
-
-    def delete_record(key: str) -> str:
-        """Delete one record."""
-        runs["delete_record"] += 1
-        return f"deleted {key}"
-
-    catalog = ToolCatalog()
-    catalog.add_function(send_sms)
-    catalog.add_function(delete_record)
-    manager = ToolManager(
-        catalog,
-        mode="code",
-        access=Access(policies=[Policy("global", require_approval=["delete_*"])]),
-        execution=Execution(run_key="the workers' key"),
-    )
+    manager = program_manager(runs)
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if len(messages) == 1:
