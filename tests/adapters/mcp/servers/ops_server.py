@@ -1,8 +1,8 @@
 """An upstream with side effects for code mode's run guards at the gateway: destructive
 ``wipe``, ``drop_all``, ``purge`` and ``transfer``; read-only ``confirm`` (asks its user the
 protocol's way), ``balance``, ``next_target`` (``./cache`` first, then the production paths),
-``stamp`` (a counter) and ``export_all``; ``set_balance``; and ``runs`` (each tool's calls in
-this process, with their arguments, as JSON).
+``stamp`` (a counter) and ``export_all``; ``set_balance``; ``reset``; and ``runs`` (each
+tool's calls in this process, with their arguments, as JSON).
 
 Run as ``python ops_server.py`` (stdio).
 """
@@ -119,6 +119,14 @@ async def confirm(question: str, ctx: Context) -> Any:
         content = asked.content or {}
     _ran("confirm", question)
     return f"confirmed: {content.get('ok')}"
+
+
+@server.tool(structured_output=False)
+def reset() -> str:
+    """Forget every run and start over (balance 100, first target ``./cache``)."""
+    RUNS.clear()
+    STATE.update(balance=100, targets=0, stamps=0)
+    return "reset"
 
 
 @server.tool(structured_output=False)
