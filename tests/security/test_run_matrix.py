@@ -239,6 +239,9 @@ class GatewayRunPath:
     def __init__(self, *, replicas: int = 1, redis_url: str | None = None) -> None:
         self.replicas = replicas
         self.redis_url = redis_url
+        self.answers: list[str] = []
+        """What the client's user answers mid-call (a 2025 client's questions)."""
+        self.mode = "auto"
 
     async def __aenter__(self) -> GatewayRunPath:
         from support.mcp_http import serving
@@ -264,11 +267,15 @@ class GatewayRunPath:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {caller}"})
         url = self.urls[replica % len(self.urls)]
 
-        async def elicit(context: Any, params: Any) -> Any:  # declares the capability
-            return t.ElicitResult(action="decline")
+        async def elicit(context: Any, params: Any) -> Any:  # 2025: asked mid-call
+            answer = self.answers.pop(0) if self.answers else NO
+            if answer == GO:
+                return t.ElicitResult(action="accept", content={"ok": True})
+            return t.ElicitResult(action="accept" if answer == YES else "decline", content={})
 
         transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, elicitation_callback=elicit) as client:
+        client_mode: Any = self.mode
+        async with Client(transport, elicitation_callback=elicit, mode=client_mode) as client:
             try:
                 result = await client.session.call_tool(
                     "run_code", allow_input_required=True, **call
@@ -312,6 +319,7 @@ class GatewayRunPath:
 
     async def reset(self) -> None:
         """Start a cell afresh: the upstreams forget their runs."""
+        self.answers = []
         for replica in range(self.replicas):
             await self._call("ada", replica, arguments={"code": "await reset()"})
 
@@ -331,6 +339,25 @@ class GatewayRunPath:
         return total
 
 
+class LegacyRunPath(GatewayRunPath):
+    """A 2025 MCP client over HTTP: approvals and an upstream's questions are asked in the
+    middle of the call (elicitation), so a program never waits across requests."""
+
+    _MID_CALL = "n/a: asked in the middle of the call; a program never waits across requests"
+    only = {
+        "stale_resume": _MID_CALL,
+        "cross_caller": _MID_CALL,
+        "rerun_across_workers": _MID_CALL,
+        "eviction": _MID_CALL,
+        "forged_state": _MID_CALL,
+        **GatewayRunPath.only,
+    }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mode = "legacy"
+
+
 # -- the guards ----------------------------------------------------------------------------------
 
 
@@ -339,6 +366,8 @@ def _na(path: Any, guard: str) -> str | None:
 
 
 async def guard_stale_resume(path: Any) -> str:
+    if _na(path, "stale_resume"):
+        return str(_na(path, "stale_resume"))
     stale = await path.start(BANK)
     assert stale.pause and '"amount": 50' in stale.asked.replace('":50', '": 50'), stale.asked
     await path.set_balance(1000)
@@ -352,6 +381,8 @@ async def guard_stale_resume(path: Any) -> str:
 
 
 async def guard_cross_caller(path: Any) -> str:
+    if _na(path, "cross_caller"):
+        return str(_na(path, "cross_caller"))
     paused = await path.start(BANK, caller="ada")
     stolen = await path.resume(paused, YES, caller="mallory")
     assert "transfer" not in await path.runs(), stolen.text
@@ -362,6 +393,8 @@ async def guard_cross_caller(path: Any) -> str:
 
 
 async def guard_rerun_across_workers(path: Any) -> str:
+    if _na(path, "rerun_across_workers"):
+        return str(_na(path, "rerun_across_workers"))
     paused = await path.start(TWO_STEPS)
     done = await path.resume(paused, YES, other=True)
     ran = await path.runs()
@@ -373,8 +406,9 @@ async def guard_rerun_across_workers(path: Any) -> str:
 async def guard_carried_approval(path: Any) -> str:
     if _na(path, "carried_approval"):
         return str(_na(path, "carried_approval"))
-    step = await path.start(CARRY)
     answers = [YES, GO, NO, NO, NO]
+    path.answers = list(answers)  # a path that asks mid-call answers from these
+    step = await path.start(CARRY)
     asked = []
     while step.pause:
         asked.append(step.asked)
@@ -382,11 +416,13 @@ async def guard_carried_approval(path: Any) -> str:
     ran = await path.runs()
     assert step.text.count("refused") == 3, step.text
     assert ran["wipe"] == ["staging"] and "drop_all" not in ran and "purge" not in ran, ran
-    assert len(asked) == 5, asked
+    assert len(asked) == 5 or (not asked and not path.answers), (asked, path.answers)
     return "each later destructive call asked on its own (3 declined), ran 0 of them"
 
 
 async def guard_eviction(path: Any) -> str:
+    if _na(path, "eviction"):
+        return str(_na(path, "eviction"))
     first = await path.start(CLEAN)
     for n in range(8):
         assert (await path.start(f"await purge(paths=['/tmp/{n}'])")).pause
@@ -410,6 +446,8 @@ async def guard_edit_swap(path: Any) -> str:
 
 
 async def guard_forged_state(path: Any) -> str:
+    if _na(path, "forged_state"):
+        return str(_na(path, "forged_state"))
     paused = await path.start(BANK)
     forged = await path.resume(paused, YES, tamper=True)
     assert "transfer" not in await path.runs(), forged.text
@@ -456,6 +494,12 @@ PATHS = [
         "in_process_kept",
         "`run_code` in process, the conversation keeps it",
         lambda: InProcessPath(keeps=False),
+    ),
+    RunRow(
+        "mcp_2025",
+        "MCP gateway 2025-11-25 (asked mid-call)",
+        lambda **_: LegacyRunPath(),
+        needs=("pydantic_monty", "mcp"),
     ),
     RunRow(
         "mcp_2026",
@@ -512,6 +556,7 @@ EXPECTED["in_process_kept"] = {
     "eviction": "failed closed: no longer kept, run it again; ran 0",
 }
 EXPECTED["mcp_2026_replicas"] = EXPECTED["mcp_2026"]
+EXPECTED["mcp_2025"] = {**LegacyRunPath.only, "carried_approval": _CARRIED}
 
 
 # -- the test ------------------------------------------------------------------------------------
