@@ -195,7 +195,7 @@ class Gateway:
         if self.session_store is not None:
             options.setdefault("session_store", self.session_store)
         elif _session_budget(options) is not None or config.gateway.mode == "code":
-            # Each 2026 caller's spent budget, or programs paused for approval, in this process
+            # Each 2026 caller's spent budget, or its conversation in code mode, in this process
             # (conversations.principal_key).
             options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
         self.manager = ToolManager(self.catalog, mode=config.gateway.mode, **options)
@@ -223,7 +223,7 @@ class Gateway:
             self.manager.result_budget.session_tokens is not None or config.gateway.mode == "code"
         )
         """Whether a 2026 caller keeps a conversation across calls (its result budget: with a
-        ``session_result_budget``; code mode: its programs paused for approval; gateway mode
+        ``session_result_budget``; code mode: its conversation, per caller; gateway mode
         needs nothing else)."""
         upstream_catalog = self.shared.local if self.shared else self.catalog
         views = [self.manager.policy, *(m.policy for m in self.clients.values())]
