@@ -79,6 +79,7 @@ class SharedKeyCodec:
     def __init__(self, store: Any) -> None:
         self.store = store
         self._codec: AESGCMRequestStateCodec | None = None
+        self._key: str | None = None
         self._lock = threading.Lock()
 
     def load(self) -> AESGCMRequestStateCodec:
@@ -89,7 +90,8 @@ class SharedKeyCodec:
         """
         with self._lock:
             if self._codec is None:
-                self._codec = AESGCMRequestStateCodec([self._shared_key()])
+                self._key = self._key or self._shared_key()
+                self._codec = AESGCMRequestStateCodec([self._key])
             return self._codec
 
     def _shared_key(self) -> str:
@@ -112,7 +114,9 @@ class SharedKeyCodec:
             StoreError: the store cannot be reached.
         """
         with self._lock:
-            return self._shared_key()
+            if self._key is None:
+                self._key = self._shared_key()
+            return self._key
 
     def seal(self, payload: bytes) -> str:
         """See the SDK's ``RequestStateCodec``."""

@@ -220,3 +220,21 @@ async def test_a_forged_program_with_the_right_code_digest_never_runs() -> None:
     assert text(result) == "100", text(result)
     assert "wipe" not in ran and "export_all" not in ran
     assert base64.b64decode(kept[0].snapshot)  # a real snapshot was planted
+
+
+def test_paused_programs_are_sealed_with_the_replicas_state_key() -> None:
+    from toolmgmt_gateway.state_keys import SharedKeyCodec, run_state_key
+
+    from toolmgmt_core.calls.code.runs import RunSeal
+    from toolmgmt_core.stores.base import InMemorySessionStore
+
+    assert run_state_key(ops_config()) == "k" * 40  # the configured key, first of them
+    store = InMemorySessionStore()
+    replicas = [SharedKeyCodec(store), SharedKeyCodec(store)]  # no key configured
+    unkeyed = parse_config(
+        f"[upstreams.ops]\ncommand = {json.dumps(sys.executable)}\n", source="gateway.toml"
+    )
+    keys = [run_state_key(unkeyed, replica) for replica in replicas]
+    assert keys[0]() == keys[1]() == replicas[1].key()  # one key, made by the first
+    assert replicas[0].unseal(replicas[1].seal(b"x")) == b"x"
+    assert RunSeal(keys[0])._mac_key() == RunSeal(keys[1])._mac_key()
