@@ -93,7 +93,7 @@ class CodeCalls:
         state = None
         try:
             if sealed is None and kept_as is not None:
-                sealed = session.take_program(kept_as)
+                sealed = session.kept_program(kept_as)
             if sealed is not None:
                 state = session.manager.runs.seal.open(
                     sealed,
@@ -102,6 +102,8 @@ class CodeCalls:
                     code=code_digest(code),
                 )
                 await session.manager.runs.claim(state)
+                if context.resume_state is None and kept_as is not None:
+                    session.take_program(kept_as)
         except ProgramStateError as exc:
             return session.pipeline.error_result(meta.RUN_CODE, exc)
 

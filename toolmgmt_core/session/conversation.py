@@ -270,10 +270,8 @@ class StoredConversation(abc.ABC):
         self._saved = self.snapshot()
         return True
 
-    def take_program(self, key: str) -> str | None:
-        """The sealed run paused under ``key`` (a call's key), taken out of the conversation to
-        resume it (a mark stays: a second resume of the same call is refused); None when none
-        was kept.
+    def kept_program(self, key: str) -> str | None:
+        """The sealed run paused under ``key`` (a call's key), or None when none was kept.
 
         Raises:
             ProgramStateError: the call's program was kept once and is no longer (resumed
@@ -281,10 +279,8 @@ class StoredConversation(abc.ABC):
         """
         with self._lock:
             data = self._programs.get(key)
-            if data is None:
-                return None
-            self._programs[key] = _GONE
-            self._programs_taken.add(key)
+        if data is None:
+            return None
         if not isinstance(data, str) or data == _GONE:
             raise ProgramStateError(
                 "The paused program of this call is no longer kept: it was resumed already, or "
@@ -292,6 +288,14 @@ class StoredConversation(abc.ABC):
                 tool_name="run_code",
             )
         return data
+
+    def take_program(self, key: str) -> None:
+        """Mark the run paused under ``key`` resumed (a mark stays: a second resume of the same
+        call is refused, never started over)."""
+        with self._lock:
+            if key in self._programs:
+                self._programs[key] = _GONE
+                self._programs_taken.add(key)
 
     async def keep_program(self, key: str, sealed: str) -> None:
         """Keep ``sealed`` (a run paused at a call) with the conversation under ``key``, saved

@@ -35,7 +35,7 @@ from toolmgmt_core.calls.code import PausedProgram, ProgramOutcome, ProgramToolE
 from toolmgmt_core.calls.code.runs import PendingCall, ProgramStateError, RunState, new_run_id
 from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
-from toolmgmt_core.model.errors import ApprovalDeniedError, ToolCallError
+from toolmgmt_core.model.errors import ToolCallError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.verdicts import ApprovalRequest, arguments_digest
 from toolmgmt_core.policy.view import PolicyView
@@ -122,15 +122,10 @@ class _ProgramApprover:
 
     async def __call__(self, request: ApprovalRequest) -> Any:
         bound = dataclasses.replace(request, run_id=self.host.run_id, call_index=self.host.count)
-        prepared, self.prepared = self.prepared, None
-        if prepared is None:
+        prepared = self.prepared
+        if prepared is None or not prepared.matches(bound):  # not the call it was given for
             raise _AskOutside(bound)
-        if not prepared.matches(bound):  # never: the snapshot announces the same call again
-            raise ApprovalDeniedError(
-                f"The approval given was for another call than this one to {request.tool.name!r}, "
-                "so it did not run.",
-                tool_name=request.tool.name,
-            )
+        self.prepared = None  # used once
         if prepared.error is not None:
             raise prepared.error
         return prepared.verdict
