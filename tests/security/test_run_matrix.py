@@ -441,7 +441,12 @@ async def guard_edit_swap(path: Any) -> str:
     paused = await path.start(BANK)
     done = await path.resume(paused, SWAP)
     ran = await path.runs()
-    assert "never its tool" in done.text and "transfer" not in ran and "export_all" not in ran
+    assert "transfer" not in ran and "export_all" not in ran, (done.text, ran)
+    if done.text.startswith("ValidationError"):  # LangChain: the interrupt's schema pins it
+        return "refused by the interrupt's `response_schema` (not saved), ran 0"
+    if "another program" in done.text:  # PydanticAI: run_code's override_args name a program
+        return "`override_args` naming another program: refused `program_state`, ran 0"
+    assert "never its tool" in done.text, done.text
     return "refused `approval_denied` (an edit never swaps the tool), ran 0"
 
 
@@ -455,6 +460,25 @@ async def guard_forged_state(path: Any) -> str:
         return "refused: `-32602` (the request state is sealed), ran 0"
     assert "not one this server sealed" in forged.text, forged.text
     return "refused `program_state` (not sealed here), ran 0"
+
+
+_NO_MARKER = "n/a: no approval marker of a framework's own"
+
+
+async def guard_marker(path: Any) -> str:
+    """The framework's own approval marker (LangChain's ``interrupt_on``, PydanticAI's
+    ``requires_approval``) pauses a program's call to ``export_all`` as it pauses the call by
+    name."""
+    if _na(path, "marker"):
+        return str(_na(path, "marker"))
+    if not hasattr(path, "start_marked"):  # in process, MCP: no marker of a framework's own
+        return _NO_MARKER
+    paused = await path.start_marked()
+    assert paused.pause and paused.asked == "export_all {}", paused
+    assert "export_all" not in await path.runs()
+    done = await path.resume(paused, YES)
+    assert done.text == "exported" and (await path.runs())["export_all"] == [None], done.text
+    return "the program's call paused, ran 0; approved: ran once"
 
 
 @dataclass(frozen=True)
@@ -472,6 +496,7 @@ GUARDS = [
     Guard("eviction", "8 newer pauses", guard_eviction),
     Guard("edit_swap", "an edit naming another tool", guard_edit_swap),
     Guard("forged_state", "tampered state", guard_forged_state),
+    Guard("marker", "the framework's own marker", guard_marker),
 ]
 
 
@@ -482,6 +507,17 @@ class RunRow:
     make: Callable[..., Any]
     needs: tuple[str, ...] = field(default=("pydantic_monty",))
     redis: bool = False
+
+
+def _door(name: str) -> Callable[[], Any]:
+    """A framework adapter's row driver (tests/support/run_doors.py) over the ops tools."""
+
+    def make() -> Any:
+        import support.run_doors as doors
+
+        return getattr(doors, name)(Ops(), Step, KEY)
+
+    return make
 
 
 PATHS = [
@@ -513,6 +549,24 @@ PATHS = [
         lambda redis_url: GatewayRunPath(replicas=2, redis_url=redis_url),
         needs=("pydantic_monty", "mcp", "redis"),
         redis=True,
+    ),
+    RunRow(
+        "langchain",
+        "LangChain middleware (the LangGraph checkpoint keeps it)",
+        _door("LangChainRunPath"),
+        needs=("pydantic_monty", "langchain"),
+    ),
+    RunRow(
+        "pydantic_ai",
+        "PydanticAI `ManagedToolset` (the message history keeps it)",
+        _door("PydanticAIRunPath"),
+        needs=("pydantic_monty", "pydantic_ai"),
+    ),
+    RunRow(
+        "litellm",
+        "LiteLLM runner (`approve=` answers in place)",
+        _door("LiteLLMRunPath"),
+        needs=("pydantic_monty", "litellm"),
     ),
 ]
 
@@ -557,6 +611,32 @@ EXPECTED["in_process_kept"] = {
 }
 EXPECTED["mcp_2026_replicas"] = EXPECTED["mcp_2026"]
 EXPECTED["mcp_2025"] = {**LegacyRunPath.only, "carried_approval": _CARRIED}
+for _row in ("in_process", "in_process_kept", "mcp_2025", "mcp_2026", "mcp_2026_replicas"):
+    EXPECTED[_row]["marker"] = _NO_MARKER
+_ADAPTER = {
+    **EXPECTED["in_process"],
+    "cross_caller": "n/a: the framework names no caller; whoever holds its state (thread, "
+    "history) owns the run",
+    "carried_approval": "n/a: no upstream asks questions here",
+    "marker": "the program's call paused, ran 0; approved: ran once",
+}
+EXPECTED["langchain"] = {
+    **_ADAPTER,
+    "edit_swap": "refused by the interrupt's `response_schema` (not saved), ran 0",
+}
+EXPECTED["pydantic_ai"] = {
+    **_ADAPTER,
+    "edit_swap": "`override_args` naming another program: refused `program_state`, ran 0",
+}
+EXPECTED["litellm"] = {
+    **{
+        guard: "n/a: `approve=` answers in place; a program never waits across calls"
+        for guard in EXPECTED["in_process"]
+    },
+    "carried_approval": "n/a: no upstream asks questions here",
+    "edit_swap": EXPECTED["in_process"]["edit_swap"],
+    "marker": "n/a: LiteLLM has no approval marker",
+}
 
 
 # -- the test ------------------------------------------------------------------------------------

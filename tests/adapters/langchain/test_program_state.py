@@ -57,3 +57,24 @@ def test_a_fresh_agent_over_the_checkpointer_resumes_without_resending_the_sms()
     [answer] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert answer.content == "deleted k1 deleted k2"
     assert runs == Counter({"send_sms": 1, "delete_record": 2})
+
+
+def test_a_resume_whose_interrupt_kept_no_state_runs_nothing() -> None:
+    from langgraph.types import Interrupt
+
+    runs: Counter[str] = Counter()
+    saver, model = InMemorySaver(), _model()
+    _agent(runs, saver, model).invoke({"messages": [HumanMessage("go")]}, CONFIG)
+    saved = saver.get_tuple(CONFIG)
+    assert saved is not None
+    for task, channel, interrupts in saved.pending_writes or []:
+        if channel == "__interrupt__":  # whoever holds the checkpoint drops the state
+            dropped = [
+                Interrupt(value={k: v for k, v in i.value.items() if k != "toolmgmt"}, id=i.id)
+                for i in interrupts
+            ]
+            saver.put_writes(saved.config, [(channel, dropped)], task)
+    state = _agent(runs, saver, model).invoke(Command(resume={"type": "approve"}), CONFIG)
+    [answer] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert "program_state" in str(answer.content) and "not in the checkpoint" in str(answer.content)
+    assert runs == Counter({"send_sms": 1})
