@@ -40,7 +40,26 @@ def _tampered(sealed: str) -> str:
     return sealed[:-4] + ("0000" if not sealed.endswith("0000") else "1111")
 
 
-class LangChainRunPath:
+class _DoorPath:
+    """What every adapter row shares: the ops tools, the matrix's ``Step``, the workers' key."""
+
+    def __init__(self, ops: Any, step: type, key: str) -> None:
+        self.ops, self.step, self.key = ops, step, key
+
+    async def start(self, code: str, caller: str = "ada", *, marked: bool = False) -> Any:
+        raise NotImplementedError
+
+    async def start_marked(self) -> Any:
+        return await self.start(MARKED, marked=True)
+
+    async def set_balance(self, amount: int) -> None:
+        self.ops.balance = amount
+
+    async def runs(self) -> dict[str, list[Any]]:
+        return self.ops.calls  # type: ignore[no-any-return]
+
+
+class LangChainRunPath(_DoorPath):
     """``create_agent`` with ``ToolManagerMiddleware``: a run per thread over one checkpointer;
     the state lives in the interrupt's value."""
 
@@ -49,7 +68,7 @@ class LangChainRunPath:
     def __init__(self, ops: Any, step: type, key: str) -> None:
         from langgraph.checkpoint.memory import InMemorySaver
 
-        self.ops, self.step, self.key = ops, step, key
+        super().__init__(ops, step, key)
         self.saver = InMemorySaver()
         self.threads: dict[str, tuple[Any, bool]] = {}
         """Each thread's model (its turns go on across workers) and whether HITL marks."""
@@ -90,9 +109,6 @@ class LangChainRunPath:
         self.threads[thread] = (ScriptedChatModel(script=turns), marked)
         return await self._invoke(thread, {"messages": [HumanMessage("go")]})
 
-    async def start_marked(self) -> Any:
-        return await self.start(MARKED, marked=True)
-
     async def resume(
         self,
         step: Any,
@@ -132,21 +148,12 @@ class LangChainRunPath:
                     changed.append(Interrupt(value=value, id=interrupt.id))
                 self.saver.put_writes(saved.config, [(channel, changed)], task)
 
-    async def set_balance(self, amount: int) -> None:
-        self.ops.balance = amount
 
-    async def runs(self) -> dict[str, list[Any]]:
-        return self.ops.calls  # type: ignore[no-any-return]
-
-
-class PydanticAIRunPath:
+class PydanticAIRunPath(_DoorPath):
     """An ``Agent`` with a ``ManagedToolset`` and the default ``message_history`` (no
     ``conversation=``), stored as JSON between runs; the state lives in the history."""
 
     only = {"cross_caller": NO_CALLER, "carried_approval": NO_UPSTREAM}
-
-    def __init__(self, ops: Any, step: type, key: str) -> None:
-        self.ops, self.step, self.key = ops, step, key
 
     def _agent(self, code: str, marked: bool) -> Any:
         from pydantic_ai import Agent
@@ -202,9 +209,6 @@ class PydanticAIRunPath:
     async def start(self, code: str, caller: str = "ada", *, marked: bool = False) -> Any:
         return self._step(await self._agent(code, marked).run("go"), code, marked)
 
-    async def start_marked(self) -> Any:
-        return await self.start(MARKED, marked=True)
-
     async def resume(
         self,
         step: Any,
@@ -232,14 +236,8 @@ class PydanticAIRunPath:
         )
         return self._step(run, code, marked)
 
-    async def set_balance(self, amount: int) -> None:
-        self.ops.balance = amount
 
-    async def runs(self) -> dict[str, list[Any]]:
-        return self.ops.calls  # type: ignore[no-any-return]
-
-
-class LiteLLMRunPath:
+class LiteLLMRunPath(_DoorPath):
     """The LiteLLM runner over a mocked completion calling ``run_code``: the app's ``approve=``
     answers a program's call in place, so a run never waits across calls. ``start`` makes the
     model's response; ``resume`` runs its call with the app's answer."""
@@ -255,10 +253,7 @@ class LiteLLMRunPath:
         )
     } | {"carried_approval": NO_UPSTREAM, "marker": "n/a: LiteLLM has no approval marker"}
 
-    def __init__(self, ops: Any, step: type, key: str) -> None:
-        self.ops, self.step, self.key = ops, step, key
-
-    async def start(self, code: str, caller: str = "ada") -> Any:
+    async def start(self, code: str, caller: str = "ada", *, marked: bool = False) -> Any:
         import litellm
 
         call = {"name": "run_code", "arguments": json.dumps({"code": code})}
@@ -282,9 +277,3 @@ class LiteLLMRunPath:
         session = _manager(self.ops, self.key).session()
         [message] = await run_meta_tool_calls(session, step.pause, approve=approve)
         return self.step(text=str(message["content"]))
-
-    async def set_balance(self, amount: int) -> None:
-        self.ops.balance = amount
-
-    async def runs(self) -> dict[str, list[Any]]:
-        return self.ops.calls  # type: ignore[no-any-return]
