@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
 
-__all__ = ["alternate", "manager", "run_at", "run_here"]
+__all__ = ["alternate", "manager", "run_at", "run_here", "run_with"]
 
 
 def run_at(ref: str, module: str, function: str, *args: Any) -> Any:
@@ -37,6 +37,23 @@ def run_at(ref: str, module: str, function: str, *args: Any) -> Any:
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(folder, filter="data")
         return _run(folder, module, function, args)
+
+
+def run_with(ref: str, module: str, function: str, *args: Any) -> Any:
+    """:func:`run_at` with ``ref``'s whole product: the core, the demo, the adapters and the
+    gateway (for a bench that drives a framework or the gateway)."""
+    folders = ["toolmgmt_core", "toolmgmt_demo", "adapters", "gateway"]
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref, *folders],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tempfile.TemporaryDirectory() as folder:
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        path = os.pathsep.join([folder, f"{folder}/adapters", f"{folder}/gateway"])
+        return _run(path, module, function, args)
 
 
 def run_here(module: str, function: str, *args: Any) -> Any:

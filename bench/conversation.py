@@ -42,15 +42,12 @@ The designs (:data:`DESIGNS`):
 - ``additions`` (d): the growing search's ``tool_search`` with the found tools added
   mid-conversation (Anthropic ``tool_addition`` blocks, beta; OpenAI ``additional_tools``).
 
-- ``code``: code mode (``mode="code"``): every need of a user message searched at once, the
-  answer Python signatures, then one ``run_code`` program making the calls and printing a
-  300-character digest of each result (the same task answered; the results stay in the
-  sandbox).
+Code mode is billed by ``bench/code_cost.py``, input and output, on a task whose program
+prints what the answer needs.
 
 Goals (issue 27), billed under Anthropic's caching against ``flat`` at the same size: search at
 the demo size <= 0.75x and no more than gateway; at 1,124 tools <= 0.25x; the native path
-<= 0.55x at the demo size; OpenAI within the same bounds. Code mode (issue 36): <= 0.20x at
-the demo size and <= 0.06x at 1,124 tools, under Anthropic's and OpenAI's caching.
+<= 0.55x at the demo size; OpenAI within the same bounds.
 
 Run: ``python bench/conversation.py [--json bench/results/conversation.json]``.
 """
@@ -101,8 +98,6 @@ from toolmgmt_core.providers.caching import (  # noqa: E402
     CacheRules,
 )
 from toolmgmt_core.session.meta_tools import (  # noqa: E402
-    MAX_QUERIES,
-    RUN_CODE,
     TOOL_SEARCH,
     call_tool_tool,
     run_code_tool,
@@ -768,40 +763,6 @@ class ToolAdditions(Design):
         return Turn([Call(cid, TOOL_SEARCH, arguments)], [Result(cid, text), Additions(names)])
 
 
-class CodeDesign(Design):
-    """Code mode (``mode="code"``): every need of a user message searched at once (answers
-    are Python signatures), then one ``run_code`` program making the message's calls and
-    printing a short digest of each result; the results themselves stay in the sandbox."""
-
-    key, label, mode = "code", '**code** (`mode="code"`: signatures, one program)', "code"
-    DIGEST = 300
-    """Characters of each result the program prints (what the answer needs of it)."""
-
-    def tools(self, run: Run) -> list[Any]:
-        return run.format(run.session.tools())
-
-    def phase(self, run: Run, calls: Sequence[TaskCall]) -> Iterator[Turn] | None:
-        needs = [c.need for c in calls]
-        searches: list[Item] = []
-        answers: list[Item] = []
-        for start in range(0, len(needs), MAX_QUERIES):
-            cid = run.new_id()
-            arguments = {"queries": needs[start : start + MAX_QUERIES]}
-            searches.append(Call(cid, TOOL_SEARCH, arguments))
-            answers.append(Result(cid, run.run_tool(TOOL_SEARCH, arguments)))
-        lines = []
-        for call in calls:
-            arguments = ", ".join(f"{k}={v!r}" for k, v in run.arguments(call).items())
-            lines.append(f"r = await {call.tool}({arguments})")
-            lines.append(f"print({call.tool!r}, str(r)[:{self.DIGEST}])")
-        program = {"code": "\n".join(lines)}
-        cid = run.new_id()
-        text = run.run_tool(RUN_CODE, program)
-        assert '"error"' not in text[:20], text[:400]
-        program_turn = Turn([Call(cid, RUN_CODE, program)], [Result(cid, text)])
-        return iter([Turn(searches, answers), program_turn])
-
-
 def _deferred(run: Run) -> list[Any]:
     """Anthropic: the always-on tools, then every other visible tool deferred (without the
     provider's own search tool: the client's search loads them)."""
@@ -823,7 +784,6 @@ DESIGNS: tuple[Design, ...] = (
     NativeNamespaces(),
     StablePromote(),
     ToolAdditions(),
-    CodeDesign(),
 )
 REFERENCE = "flat"
 
@@ -907,6 +867,13 @@ def summary(run: Run) -> dict[str, Any]:
     return out
 
 
+def row_of(run: Run, size: str) -> dict[str, Any]:
+    """A run's row: its design, catalog size and provider, and :func:`summary`."""
+    design = run.design
+    head = {"design": design.key, "label": design.label, "size": size, "tools": len(run.catalog)}
+    return {**head, "provider": run.provider, **summary(run)}
+
+
 def catalogs(labels: Sequence[str]) -> dict[str, ToolCatalog]:
     import toolmgmt_demo
 
@@ -958,16 +925,7 @@ def measure(
                     batched=batched,
                     check=check,
                 )
-                rows.append(
-                    {
-                        "design": design.key,
-                        "label": design.label,
-                        "size": size,
-                        "tools": len(catalog),
-                        "provider": provider,
-                        **summary(run),
-                    }
-                )
+                rows.append(row_of(run, size))
     return rows
 
 
@@ -1066,11 +1024,6 @@ GOALS = (
     ("at 1,124 tools <= 0.25x flat + truncation", "demo+bfcl", 0.25),
 )
 NATIVE_GOAL = 0.55
-CODE_GOALS = (
-    ("code at the demo size <= 0.20x flat + truncation", "demo", 0.20),
-    ("code at 1,124 tools <= 0.06x flat + truncation", "demo+bfcl", 0.06),
-)
-"""Issue 36's goals for code mode, under every provider's rules."""
 SEARCH_LIKE = (
     "search",
     "search-listed",
@@ -1118,15 +1071,6 @@ def goals(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
                         demo["vs_flat"][rules] <= NATIVE_GOAL
                     )
                 out[key] = checks
-    for provider in PROVIDERS:
-        for rules in RULES[provider]:
-            code = {
-                text: by[("code", size, provider)]["vs_flat"][rules] <= bound
-                for text, size, bound in CODE_GOALS
-                if ("code", size, provider) in by
-            }
-            if code:
-                out[f"code / {rules}"] = code
     return out
 
 

@@ -7,9 +7,10 @@ The README marks each generated block::
     <!-- /figures:NAME -->
 
 and this script rewrites every marked block from the result files the benchmarks wrote
-(``python bench/X.py --json bench/results/X.json``), with a line naming the commit and the
-machine each block's figures were measured on. ``--check`` changes nothing and exits 1 when the
-README differs from what the results give (a test runs it).
+(``python bench/X.py --json bench/results/X.json``), with a line saying when and on which
+machine each block's figures were measured (the commit stays in the results file). ``--check``
+changes nothing and exits 1 when the README differs from what the results give (a test runs
+it).
 
 Each ``@renders(NAME)`` function below makes the tables of the block ``NAME`` from the figures
 of ``bench/results/NAME.json`` (most with :func:`_rows`: a heading and a cell writer a column),
@@ -17,8 +18,8 @@ and :func:`renders` adds the provenance line (timing blocks add the load average
 figures of a busy machine are noisy). ``--show NAME`` prints one block, to place it in the
 README.
 
-The documents are the README, docs/deploy.md, docs/cost.md, docs/observability.md and
-docs/performance.md
+The documents are the README, docs/code-mode.md, docs/deploy.md, docs/cost.md,
+docs/observability.md and docs/performance.md
 (:data:`DOCUMENTS`).
 
 Run: ``python bench/readme_figures.py [--check] [--readme FILE] [--show NAME]``.
@@ -41,10 +42,12 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCUMENTS = (
     README,
+    ROOT / "docs" / "code-mode.md",
     ROOT / "docs" / "deploy.md",
     ROOT / "docs" / "cost.md",
     ROOT / "docs" / "observability.md",
     ROOT / "docs" / "performance.md",
+    ROOT / "docs" / "mcp-gateway.md",
 )
 """The documents whose figure blocks this script writes (all of them unless ``--readme``)."""
 BLOCK = re.compile(
@@ -86,7 +89,8 @@ def _pct(share: float) -> str:
 
 
 def _source(*results: dict[str, Any], load: bool = False, peers: Sequence[str] = ()) -> str:
-    """The provenance line under a block: which script, commit and machine.
+    """The provenance line under a block: which script, when and on which machine (the
+    commit stays in the results file: a reader has no use for a hash).
 
     ``load`` adds the machine's load average (1 minute) when the file was written: times
     measured on a busy machine say so. ``peers``: the versions of these libraries the file
@@ -95,7 +99,7 @@ def _source(*results: dict[str, Any], load: bool = False, peers: Sequence[str] =
     parts = []
     for data in results:
         machine = data["machine"]
-        dirty = "+local changes" if data.get("dirty") else ""
+        dirty = " (uncommitted code)" if data.get("dirty") else ""
         busy = ""
         if load and machine.get("load_average"):
             busy = f" at load {machine['load_average'][0]:.1f}"
@@ -104,7 +108,7 @@ def _source(*results: dict[str, Any], load: bool = False, peers: Sequence[str] =
             f", {peer} {recorded.get(peer, '(version not recorded)')}" for peer in peers
         )
         parts.append(
-            f"`bench/{data['bench']}.py` at {data['commit'][:8]}{dirty}, {data['date']}, "
+            f"`bench/{data['bench']}.py`{dirty}, {data['date']}, "
             f"{machine['cpus']} CPUs{busy} ({machine['processor']}, Python {machine['python']}"
             f"{versions})"
         )
@@ -220,7 +224,6 @@ CONVERSATION_DESIGNS = {
     "search-append": "search, growing list (`Search(appends=True)`: found tools join the list)",
     "gateway": "gateway",
     "lazy": "lazy",
-    "code": '**code** (`mode="code"`: `tool_search` + one `run_code` program)',
     "native": "provider's own tool search (`native=True, namespaces=False`)",
     "native-ns": "provider's own tool search, namespaced (`native=True`, the default)",
     "stable-promote": "(b) stable, grows when the cache is cold",
@@ -282,9 +285,7 @@ def render_conversation(figures: dict[str, Any]) -> str:
     return _conversation_table(figures["rows"], figures["prices"]["models"][0]["model"])
 
 
-PICK_DESIGNS = (
-    "flat-raw", "flat", "search", "search-listed", "search-append", "gateway", "lazy", "code"
-)
+PICK_DESIGNS = ("flat-raw", "flat", "search", "search-listed", "search-append", "gateway", "lazy")
 """The modes a reader picks from (the prototypes stay in docs/cost.md's full tables)."""
 
 
@@ -356,6 +357,89 @@ def render_conversation_batched(figures: dict[str, Any]) -> str:
 def render_conversation_pause(figures: dict[str, Any]) -> str:
     """As ``conversation`` on the demo catalog, over two user messages ten minutes apart."""
     return _conversation_table(figures["pause"], figures["prices"]["models"][0]["model"])
+
+
+CODE_COST_DESIGNS = {
+    "flat": "flat + truncation, a call per turn",
+    "flat-batched": "flat + truncation, parallel reads in one turn",
+    "code": '**code** (`mode="code"`: `tool_search` + one program)',
+}
+"""The code-cost table's rows: design keys and what the documents call them."""
+CODE_COST_SIZES = {"demo": "151 tools", "demo+bfcl": "1,124 tools"}
+
+
+@renders("code_cost")
+def render_code_cost(figures: dict[str, Any]) -> str:
+    """Code mode's conversation in dollars at list prices, input plus output, against flat +
+    truncation one call per turn and with its reads batched, at both catalog sizes; a flat
+    request OpenAI would refuse (over 128 tools) is marked."""
+    models = figures["prices"]["models"]
+    rows = {(r["size"], r["design"], r["provider"]): r for r in figures["rows"]}
+    keys = [
+        (size, d)
+        for size in CODE_COST_SIZES
+        for d in CODE_COST_DESIGNS
+        if (size, d, "anthropic") in rows
+    ]
+
+    def tokens(key: tuple[str, str]) -> str:
+        row = rows[(*key, "anthropic")]
+        return f"{_n(row['input_tokens'])} / {_n(row['output_tokens'])}"
+
+    def dollars(model: dict[str, Any]) -> Cell:
+        def cell(key: tuple[str, str]) -> str:
+            row = rows[(*key, model["provider"])]
+            refused = " †" if row["over_openai_limit"] else ""
+            name = model["model"]
+            return f"${row['dollars'][name]:.3f} ({_ratio(row['vs_flat'][name])}){refused}"
+
+        return cell
+
+    columns: dict[str, Cell] = {
+        "catalog": lambda key: CODE_COST_SIZES[key[0]],
+        "design": lambda key: CODE_COST_DESIGNS[key[1]],
+        "input / output tokens (Anthropic)": tokens,
+        **{f"{m['model']} $ (x flat)": dollars(m) for m in models},
+    }
+    table = _rows(keys, columns)
+
+    def span(size: str, design: str, against: str) -> str:
+        ratios = []
+        for model in models:
+            row, ref = (
+                rows[(size, design, model["provider"])],
+                rows[(size, against, model["provider"])],
+            )
+            ratios.append(row["dollars"][model["model"]] / ref["dollars"][model["model"]])
+        return f"{min(ratios):.3f}-{max(ratios):.3f}x"
+
+    goals = figures["goals"]
+    lines = []
+    for size, bound in (("demo", 0.20), ("demo+bfcl", 0.06)):
+        if (size, "code", "anthropic") not in rows:
+            continue
+        met = [ok for text, ok in goals.items() if text.startswith(f"{size} /")]
+        verdict = "met for every model" if all(met) else f"met for {sum(met)} of {len(met)} models"
+        lines.append(
+            f"- {CODE_COST_SIZES[size]}: code mode costs {span(size, 'code', 'flat')} flat + "
+            f"truncation ({verdict}; the goal is {bound:.2f}x), "
+            f"{span(size, 'code', 'flat-batched')} a flat model that batches its reads."
+        )
+    prices = (
+        f"List prices of {figures['prices']['date']} (`bench/conversation.py`'s `PRICES`: "
+        + "; ".join(
+            f"{m['model']} ${m['input']:.2f} in, ${m['cache_read']:.2f} cached, "
+            f"${m['output']:.2f} out per million"
+            for m in models
+        )
+        + "), each model's prompt caching included.\n"
+    )
+    refused = (
+        "† A request OpenAI refuses: it takes at most 128 tools (billed here as if sent).\n\n"
+        if any(r["over_openai_limit"] for r in figures["rows"])
+        else ""
+    )
+    return table + "\n" + refused + "\n".join(lines) + "\n\n" + prices
 
 
 BREAKPOINT_RULES = {"anthropic": "anthropic", "openai-responses": "openai"}
@@ -471,6 +555,7 @@ def render_gateway_load(figures: dict[str, Any]) -> str:
                     f"{row['mixed']:,}",
                     _pair(row["p50_ms"], row["p95_ms"]),
                     _pair(added.get("p50_ms"), added.get("p95_ms")) if path == "gateway" else "",
+                    _num(row["calls_per_s"]) if "calls_per_s" in row else "-",
                 ]
             )
     header = [
@@ -481,6 +566,7 @@ def render_gateway_load(figures: dict[str, Any]) -> str:
         "mixed up",
         "p50 / p95 ms",
         "added by the gateway p50 / p95 ms",
+        "calls/s",
     ]
     return _table(header, rows)
 
@@ -625,7 +711,7 @@ def render_policy_overhead(figures: dict[str, Any]) -> str:
 @renders("validation", timed=True)
 def render_validation(figures: dict[str, Any]) -> str:
     """A checked call's p50/p95 against the same with a reference version's code."""
-    ref = f"`{figures['reference']}` ({figures['reference_commit'][:8]})"
+    ref = f"`{figures['reference']}`"
     return _rows(
         figures["cases"],
         {
@@ -781,6 +867,46 @@ def render_retrieval_latency(figures: dict[str, Any]) -> str:
         )
     header = ["10,000 tools", "search p50 / p95 ms", "p50 one need / two needs ms"]
     return _table(header, rows)
+
+
+@renders("companions", peers=("bm25s",))
+def render_companions(figures: dict[str, Any]) -> str:
+    """Tools that go together (``bench/companions.py``): tool recall and tasks with every tool
+    found on the shared LiveMCPBench half, by folds, at equal numbers of tools per query."""
+    labels = list(dict.fromkeys(label.split(": ", 1)[1] for label in figures["rows"]))
+
+    def cell(style: str, k: str) -> Cell:
+        def write(label: str) -> str:
+            found = figures["rows"].get(f"{style}: {label}", {}).get(k)
+            return "" if found is None else f"{found['recall']:.1f} / {found['all_found']:.1f}"
+
+        return write
+
+    def tokens(label: str) -> str:
+        spent = [
+            f["extra_tokens"]
+            for style in ("replay", "steps")
+            for f in figures["rows"].get(f"{style}: {label}", {}).values()
+        ]
+        return f"{max(spent):.1f}" if spent and max(spent) else "0"
+
+    versions = ", ".join(f"{name} {v}" for name, v in sorted(figures["versions"].items()))
+    return (
+        _rows(
+            labels,
+            {
+                "results per query": str,
+                **{
+                    f"{style} k={k}: recall / all found": cell(style, k)
+                    for style in ("replay", "steps")
+                    for k in ("3", "5")
+                },
+                "extra tokens per query": tokens,
+            },
+        )
+        + f"\n{figures['tasks']} tasks, {figures['tools']} tools, {figures['folds']} folds; "
+        f"embedder {figures['embedder']}; {versions}.\n"
+    )
 
 
 def _arrow(before: float, after: float) -> str:
@@ -942,6 +1068,107 @@ def render_pg_ranking(figures: dict[str, Any]) -> str:
             "p50 / p95 ms": _p("", "_ms"),
         },
     )
+
+
+MODE_GUIDE: dict[str, tuple[str, str]] = {
+    "search": (
+        "the default, for any catalog past a few dozen tools, on every provider: the tool "
+        "list stays the same all conversation, so the provider's prompt cache holds",
+        "`tool_search` and `call_tool` (natively deferred tools on Anthropic and OpenAI "
+        "Responses), beside the tools you mark always listed",
+    ),
+    "code": (
+        "tasks that chain several calls or read large results: one short Python program "
+        "calls the tools in a sandbox and only what it prints reaches the model "
+        '(`pip install -e ".[code]"`)',
+        "`tool_search` (answering with Python signatures) and `run_code`",
+    ),
+    "gateway": (
+        "MCP clients and fixed tool lists: the MCP gateway server (`toolmgmt serve`) shows "
+        'this mode unless its config says `mode = "code"`',
+        "`discover_tools`, `get_tool_schema` and `execute_tool`",
+    ),
+    "lazy": (
+        "a few hundred tools with short, telling names",
+        "every tool's name and one-line description, no parameters, and `load_tool_schema`",
+    ),
+    "flat": (
+        "a few dozen tools or fewer: nothing to search",
+        "every tool, fully defined",
+    ),
+    "auto": (
+        "catalogs that grow: flat while the definitions are small, search beyond",
+        "flat's list while all the definitions fit in {share:.0%} of the context window, "
+        "search's beyond",
+    ),
+}
+"""The mode table's words for each mode the code accepts (``toolmgmt_core.session.modes.MODES``):
+when to use it and what the model sees. A mode missing here stops the generator."""
+
+
+def _modes_block(folder: Path) -> str:
+    """The six modes: when to use each, what the model sees, what a conversation costs in it
+    against sending every tool (flat + truncation) with Anthropic's prompt caching."""
+    from toolmgmt_core.session.modes import MODES, Auto
+
+    missing = set(MODES) ^ set(MODE_GUIDE)
+    if missing:
+        raise KeyError(f"the mode table lacks or has extra modes: {sorted(missing)}")
+    conversation = read_results("conversation", folder)
+    rows = {(r["design"], r["size"], r["provider"]): r for r in conversation["figures"]["rows"]}
+    sizes = {r["size"]: r["tools"] for r in conversation["figures"]["rows"]}
+    sources = [conversation]
+    code_rows: dict[tuple[str, str], float] = {}
+    if (folder / "code_cost.json").exists():  # code mode's own task (bench/code_cost.py)
+        code_cost = read_results("code_cost", folder)
+        model = code_cost["figures"]["prices"]["models"][0]["model"]
+        for r in code_cost["figures"]["rows"]:
+            if r["design"] == "code" and r["provider"] == "anthropic":
+                code_rows[(r["size"], "code")] = r["vs_flat"][model]
+        sources.append(code_cost)
+
+    def cost(mode: str) -> str:
+        if mode == "flat":
+            return "1.00x (the reference)"
+        if mode == "auto":
+            return "flat's or search's, as it picks"
+        cells = []
+        for size in sizes:
+            if (size, mode) in code_rows:
+                cells.append(_ratio(code_rows[(size, mode)]))
+            else:
+                cells.append(_ratio(rows[(mode, size, "anthropic")]["vs_flat"]["anthropic"]))
+        return " / ".join(cells) + (" *" if code_rows and mode == "code" else "")
+
+    share = Auto().threshold_share
+    table = _table(
+        [
+            "mode",
+            "use it for",
+            "the model sees",
+            "cost vs every tool sent, " + " / ".join(f"{n:,} tools" for n in sizes.values()),
+        ],
+        [
+            [f"`{name}`", MODE_GUIDE[name][0], MODE_GUIDE[name][1].format(share=share), cost(name)]
+            for name in MODE_GUIDE
+        ],
+    )
+    task = conversation["figures"]["task"]
+    note = (
+        "\nCost: a whole conversation's billed input with Anthropic's prompt caching, "
+        "against every tool sent, results truncated alike (`bench/conversation.py`: a task of "
+        f"{len(task)} calls, most with large results)"
+    )
+    if code_rows:
+        note += (
+            "; * code mode on its own task, in dollars, input and output "
+            "(`bench/code_cost.py`: the program computes the summary the answer is written "
+            "from)"
+        )
+    return table + note + ".\n\n" + _source(*sources)
+
+
+RENDERERS["modes"] = _modes_block
 
 
 def render(text: str, folder: Path = RESULTS_DIR) -> str:

@@ -64,6 +64,7 @@ from toolmgmt_core.model.errors import (
 )
 from toolmgmt_core.model.tokens import count_tokens, get_encoding
 from toolmgmt_core.model.tool import Tool, ToolAnnotations
+from toolmgmt_core.policy.callers import Callers
 from toolmgmt_core.policy.files import load_policy_file
 from toolmgmt_core.policy.profiles import Profile
 from toolmgmt_core.policy.steps import (
@@ -95,6 +96,7 @@ __all__ = [
     "ApprovalResponse",
     "Auto",
     "BrowseError",
+    "Callers",
     "CatalogError",
     "Change",
     "ConfigError",

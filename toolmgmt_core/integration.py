@@ -70,6 +70,11 @@ from toolmgmt_core.model.tool import (
     CALL_TOOL,
     EXECUTE_TOOL,
 )
+from toolmgmt_core.policy.check import (
+    ConfigFinding,
+    pattern_findings,
+    reader_findings,
+)
 from toolmgmt_core.policy.profiles import (
     get_profile,
     may_match,
@@ -94,6 +99,7 @@ from toolmgmt_core.session.meta_tools import (
     RUN_CODE,
     TOOL_SEARCH,
 )
+from toolmgmt_core.session.modes import Code
 from toolmgmt_core.session.settings import SessionSettings
 from toolmgmt_core.stores import (
     DEFAULT_SESSION_TTL,
@@ -136,7 +142,9 @@ __all__ = [
     "CallContext",
     "CallPaused",
     "CatalogSourceError",
+    "Code",
     "ConfigDocument",
+    "ConfigFinding",
     "ConfigTable",
     "InMemorySessionStore",
     "LearningOptions",
@@ -181,8 +189,10 @@ __all__ = [
     "package_version",
     "parse_pattern",
     "passthrough",
+    "pattern_findings",
     "pin_definition",
     "pin_digest",
+    "reader_findings",
     "replayed_approval",
     "require_version",
     "restore_loaded",

@@ -116,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     start = commands.add_parser("up", help="Redis, PostgreSQL, N replicas and HAProxy, locally")
     start.add_argument("--config", required=True, help="the gateway config (TOML or JSON)")
-    start.add_argument("--replicas", type=int, default=2)
+    start.add_argument(
+        "--replicas", type=int, default=2, help="gateway replicas behind HAProxy (default 2)"
+    )
     start.add_argument("--port", type=int, default=8080, help="HAProxy's port (0: a free one)")
     start.add_argument("--host", default="127.0.0.1", help="the replicas' address")
     start.set_defaults(run=up)
@@ -124,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     render.add_argument("--bind", required=True, help="ADDRESS:PORT clients connect to")
     render.add_argument("--server", action="append", required=True, help="HOST:PORT, repeated")
     render.add_argument("--admin-socket", help="a Unix socket for HAProxy's runtime API")
-    render.add_argument("--template", default=str(HAPROXY_TEMPLATE))
+    render.add_argument(
+        "--template", default=str(HAPROXY_TEMPLATE), help="the template (default: the packaged one)"
+    )
     render.set_defaults(run=haproxy_config)
     args = parser.parse_args(argv)
     try:

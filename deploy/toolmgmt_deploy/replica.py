@@ -31,7 +31,7 @@ from toolmgmt_deploy import die_with_parent, stop_process
 
 __all__ = ["LocalGateway"]
 
-_ANNOUNCE = re.compile(r"listening on (http://\S+)")
+_ANNOUNCE = re.compile(r"listening on (http://[^\s\"]+)")
 
 
 class LocalGateway:

@@ -1,6 +1,7 @@
 """The gateway's command line: ``toolmgmt serve`` and ``python -m toolmgmt_gateway`` (the same).
 
-``--config FILE [--transport stdio|http | --http] [--host H] [--port P] [--token T]``; the token
+``--config FILE [--transport stdio|http | --http] [--host H] [--port P] [--token T]
+[--log-level debug|info|warning|error] [--log-format text|json]``; the token
 can also come from ``$TOOLMGMT_GATEWAY_TOKEN`` or the config's ``[gateway] token_env``. A config
 with ``[store]`` runs one replica of several (docs/deploy.md).
 
@@ -14,7 +15,6 @@ adapter.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -23,6 +23,7 @@ from typing import Any
 
 from toolmgmt_core import ConfigError, ToolCatalog, ToolmgmtError
 from toolmgmt_core.integration import CatalogSourceError, ConfigDocument, run_sync
+from toolmgmt_gateway.config_file import LOG_FORMATS, LOG_LEVELS
 
 __all__ = [
     "add_serve_arguments",
@@ -39,8 +40,10 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "serve",
         help="run the MCP gateway over upstream MCP servers",
-        description="Serve many MCP servers as one MCP server with three meta-tools "
-        "(discover_tools, get_tool_schema, execute_tool), over stdio or streamable HTTP.",
+        description="Serve many MCP servers as one MCP server, over stdio or streamable HTTP: "
+        "with three meta-tools (discover_tools, get_tool_schema, execute_tool), or, with "
+        '[gateway] mode = "code", two (tool_search and run_code, a Python program calling '
+        "the tools). Check the config first with: toolmgmt check --config FILE.",
     )
     add_serve_arguments(parser)
     parser.set_defaults(run=run_serve)
@@ -138,13 +141,23 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
         "--token",
         help="bearer token HTTP clients must send (default: $TOOLMGMT_GATEWAY_TOKEN or config)",
     )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        help="what the gateway logs, on stderr (default: [gateway] log_level, else info)",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        help="text lines or one JSON object per line (default: [gateway] log_format, else text)",
+    )
     return parser
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """Run the gateway from parsed ``serve`` options; the process exit code."""
-    from toolmgmt_gateway.clients import ClientLogFilter
     from toolmgmt_gateway.config_file import load_config
+    from toolmgmt_gateway.logs import configure_logging
     from toolmgmt_gateway.server import serve_sync
 
     try:
@@ -153,14 +166,10 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"toolmgmt serve: {exc}", file=sys.stderr)
         return 2
     token = args.token or os.environ.get("TOOLMGMT_GATEWAY_TOKEN") or None
-    # Upstreams going down and coming back, skipped tools: on stderr (stdout may be the MCP pipe).
-    # A shared gateway's client is named in what is logged while serving it.
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(name)s: %(client_note)s%(message)s"))
-    handler.addFilter(ClientLogFilter())
-    logging.basicConfig(level=logging.WARNING, handlers=[handler])
-    logging.getLogger("toolmgmt_mcp").setLevel(logging.INFO)
-    logging.getLogger("toolmgmt").setLevel(logging.INFO)  # the core's resend of a lost call
+    # On stderr (stdout may be the MCP pipe); a shared gateway's client is named in what is
+    # logged while serving it.
+    settings = config.gateway
+    configure_logging(args.log_level or settings.log_level, args.log_format or settings.log_format)
     try:
         serve_sync(config, transport=args.transport, host=args.host, port=args.port, token=token)
     except ConfigError as exc:

@@ -13,7 +13,7 @@ from typing import Literal
 
 from toolmgmt_mcp import UpstreamConfig as AdapterUpstreamConfig
 
-from toolmgmt_core import Approval, ConfigError, Execution, ResultBudget
+from toolmgmt_core import Approval, Callers, ConfigError, Execution, ResultBudget
 from toolmgmt_core.integration import DEFAULT_SESSION_TTL, StoreTimeout
 
 __all__ = [
@@ -168,6 +168,10 @@ class GatewaySettings:
     """How clients reach the tools: ``gateway`` (``discover_tools``, ``get_tool_schema``,
     ``execute_tool``) or ``code`` (``tool_search`` and ``run_code``: a program calling every
     upstream's tools in a sandbox, needs ``toolmgmt[code]``)."""
+    callers: Callers = field(default_factory=Callers)
+    """In code mode, which tools clients call directly, which only from a program, which both
+    (``[gateway.callers]``: ``direct``, ``code``, ``both`` pattern lists), the core's own
+    object; the default: ``always_on`` tools both, the rest from a program only."""
     metrics_token: str | None = field(default=None, repr=False)
     """The bearer token that reads ``/metrics`` (``[gateway.metrics] token``), and only it."""
     provenance: bool = True
@@ -176,6 +180,21 @@ class GatewaySettings:
     pins_file: str | None = None
     """Without ``[store] catalog``: a JSON file keeping the upstream tools' pins across
     restarts, where ``toolmgmt catalog trust`` accepts a change; None: pins in this process."""
+    shutdown_grace: float = 30.0
+    """Seconds the requests in flight (a long call, a ``run_code`` program) have to finish
+    after SIGTERM, while new ones get 503 and ``/readyz`` 503 (HTTP); then the server, its
+    upstreams and its stores stop (:mod:`toolmgmt_gateway.lifecycle`)."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """The gateway's log level (``toolmgmt serve --log-level`` overrides it)."""
+    log_format: Literal["text", "json"] = "text"
+    """``text``: a timestamp, the level, the logger and the message on each line; ``json``: one
+    JSON object per line (``--log-format`` overrides it)."""
+    access_log: bool = True
+    """One line per MCP request (client, method, tool, outcome, duration) at INFO, on the
+    ``toolmgmt_gateway.access`` logger."""
+    access_log_content: bool = False
+    """Add the call's arguments and its result's text to each access line (cut at 1,000
+    characters each): they may hold personal data or secrets, so only when opted in."""
 
 
 @dataclass(frozen=True)

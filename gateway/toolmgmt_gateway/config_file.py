@@ -25,7 +25,17 @@ TOML (``.toml``) or JSON (any other suffix)::
     # token_env = "METRICS_TOKEN"  # or token = "..."; other tokens get 403, none 401
     provenance = true              # upstream results end with "[from upstream 'notes': ...]"
     pins_file = "pins.json"        # without [store] catalog: upstream tools' pins kept here
+    shutdown_grace = 30            # seconds requests in flight have after SIGTERM (a drain)
+    log_level = "info"             # debug, info, warning, error (--log-level)
+    log_format = "text"            # or "json": one object per line (--log-format)
+    access_log = true              # one line per MCP request: client, method, tool, outcome
+    access_log_content = false     # true: arguments and result text in the access log too
     mode = "code"                  # tool_search + run_code (toolmgmt[code]); default "gateway"
+
+    [gateway.callers]              # code mode: who calls which tool (patterns, as in [policy])
+    direct = ["destructive"]       # only clients' direct calls: refused from a program
+    code = ["notes_export_*"]      # only programs: never listed, a direct call refused
+    both = ["notes_search_*"]      # listed and callable from a program
 
     [gateway.clients.support]      # a shared gateway: one token per client (instead of token)
     token_env = "SUPPORT_TOKEN"    # or token = "..." (at least 16 characters)
@@ -95,7 +105,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from toolmgmt_core import Approval, ConfigError, Execution, ResultBudget
+from toolmgmt_core import Approval, Callers, ConfigError, Execution, ResultBudget
 from toolmgmt_core.integration import (
     DEFAULT_MAX_RESULT_TOKENS,
     DEFAULT_SESSION_TTL,
@@ -120,6 +130,8 @@ from toolmgmt_gateway.config import (
 )
 
 __all__ = [
+    "LOG_FORMATS",
+    "LOG_LEVELS",
     "load_config",
     "parse_config",
 ]
@@ -134,13 +146,21 @@ _TRANSPORTS: tuple[Literal["stdio", "http"], ...] = ("stdio", "http")
 _MEDIA: tuple[Literal["describe", "pass"], ...] = ("describe", "pass")
 _TRUNCATIONS: tuple[Literal["head", "tail", "smart"], ...] = ("head", "tail", "smart")
 _MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
+LOG_LEVELS: tuple[Literal["debug", "info", "warning", "error"], ...] = (
+    "debug",
+    "info",
+    "warning",
+    "error",
+)
+LOG_FORMATS: tuple[Literal["text", "json"], ...] = ("text", "json")
 _SECTIONS = ("gateway", "learning", "policy", "search", "store", "upstreams")
 _GATEWAY_KEYS = sorted(
     {"name", "transport", "host", "port", "path", "token", "token_env", "max_result_tokens"}
     | {"default_timeout", "profile", "always_on", "media", "session_result_budget"}
     | {"direct_answers", "state_key", "state_key_env", "list_ttl", "approve_destructive"}
     | {"clients", "header_timeout", "max_requests", "max_sessions", "metrics", "mode"}
-    | {"provenance", "pins_file"}
+    | {"provenance", "pins_file", "shutdown_grace", "log_level", "log_format", "access_log"}
+    | {"access_log_content", "callers"}
 )
 _CLIENT_KEYS = (
     "deny",
@@ -242,19 +262,25 @@ class _Reader:
             "policy", ("allow", "deny", "quarantine", "quarantine_shadowing", "trusted")
         )
         policy = self._policy(policy_table)
-        if self.document.has_problems:  # deny patterns are checked against every upstream
-            return None
-        self._check_deny(policy_table, policy.deny, upstreams)
-        clients = self._clients(gateway_table.table("clients"), upstreams)
+        # Deny patterns are checked against every upstream: only when each was read. The
+        # sections after are checked whatever came before, so one error says every problem.
+        all_read = not self.document.has_problems
+        if all_read:
+            read(functools.partial(self._check_deny, policy_table, policy.deny, upstreams), None)
+        clients_table = gateway_table.table("clients")
+        none: tuple[ClientConfig, ...] = ()
+        clients = read(functools.partial(self._clients, clients_table, upstreams, all_read), none)
         if clients and gateway.token is not None:
             key = "token_env" if "token_env" in gateway_table else "token"
             raise gateway_table.fail(
                 key, "set token (one for everyone) or clients (one each), not both."
             )
         gateway = dataclasses.replace(gateway, clients=clients)
-        self._check_metrics(gateway_table, gateway)
-        store = self._store(root.table("store", _STORE_KEYS))
-        search = self._search(root.table("search", ("embedder",)))
+        read(functools.partial(self._check_metrics, gateway_table, gateway), None)
+        store = read(functools.partial(self._store, root.table("store", _STORE_KEYS)), None)
+        search = read(
+            functools.partial(self._search, root.table("search", ("embedder",))), SearchConfig()
+        )
         source = self.document.source
         learning = root.table(
             "learning", ("destructive", "enabled", "min_principals", "store", "store_env")
@@ -262,19 +288,16 @@ class _Reader:
         learned = learning.secret("store")
         if learned is not None and not learned.startswith(_POSTGRES_SCHEMES):
             learned = str(self.base / Path(learned).expanduser())  # a file beside the config
+        learning_config = LearningConfig(
+            learning.boolean("enabled", False),
+            learned,
+            learning.integer("min_principals", 3, low=1, high=1000),
+            learning.boolean("destructive", False),
+        )
+        if store is None or self.document.has_problems:
+            return None  # collecting() raises every problem noted
         return GatewayConfig(
-            upstreams,
-            gateway,
-            policy,
-            source,
-            store=store,
-            search=search,
-            learning=LearningConfig(
-                learning.boolean("enabled", False),
-                learned,
-                learning.integer("min_principals", 3, low=1, high=1000),
-                learning.boolean("destructive", False),
-            ),
+            upstreams, gateway, policy, source, store=store, search=search, learning=learning_config
         )
 
     def _check_deny(
@@ -340,7 +363,7 @@ class _Reader:
     # -- sections -------------------------------------------------------------------------
 
     def _clients(
-        self, table: ConfigTable, upstreams: tuple[UpstreamConfig, ...]
+        self, table: ConfigTable, upstreams: tuple[UpstreamConfig, ...], check_deny: bool = True
     ) -> tuple[ClientConfig, ...]:
         """``[gateway.clients.NAME]``: each a token of its own (no two alike), a profile, a
         deny list and a share of a replica."""
@@ -375,7 +398,8 @@ class _Reader:
                 except ConfigError as exc:
                     raise client.fail("profile", str(exc)) from None
             deny = client.strings("deny")
-            self._check_deny(client, deny, upstreams)
+            if check_deny:
+                self._check_deny(client, deny, upstreams)
             limit = sessions = None
             if "max_requests" in client:
                 limit = client.integer("max_requests", 0, low=1, high=1_000_000)
@@ -440,7 +464,26 @@ class _Reader:
             provenance=table.boolean("provenance", True),
             pins_file=pins_file,
             mode=table.choice("mode", ("gateway", "code"), "gateway"),
+            callers=self._callers(table),
+            shutdown_grace=table.seconds("shutdown_grace", 30.0, allow_zero=True),
+            log_level=table.choice("log_level", LOG_LEVELS, "info"),
+            log_format=table.choice("log_format", LOG_FORMATS, "text"),
+            access_log=table.boolean("access_log", True),
+            access_log_content=table.boolean("access_log_content", False),
         )
+
+    def _callers(self, table: ConfigTable) -> Callers:
+        """``[gateway.callers]``: code mode's choice of who calls which tool."""
+        if table.get("callers") is None:
+            return Callers()
+        if table.get("mode") != "code":
+            raise table.fail("callers", 'applies to code mode: add mode = "code".')
+        callers = table.table("callers", ("direct", "code", "both"))
+        lists = {key: callers.strings(key) for key in ("direct", "code", "both")}
+        try:
+            return Callers(**lists)
+        except ConfigError as exc:
+            raise callers.fail(None, str(exc)) from exc
 
     def _results(self, table: ConfigTable) -> ResultBudget:
         """``max_result_tokens`` and ``session_result_budget`` as the core's ResultBudget."""

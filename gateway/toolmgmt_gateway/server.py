@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import sys
+import signal
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -33,6 +33,7 @@ from pydantic import TypeAdapter
 
 from toolmgmt_core import (
     Access,
+    Callers,
     ConfigError,
     Policy,
     StoreError,
@@ -48,6 +49,7 @@ from toolmgmt_core import (
 from toolmgmt_core.integration import (
     CallContext,
     CallPaused,
+    Code,
     InMemorySessionStore,
     SessionStore,
     StoreListener,
@@ -76,6 +78,15 @@ from toolmgmt_gateway.clients import (
 from toolmgmt_gateway.config import ClientConfig, GatewayConfig, GatewaySettings
 from toolmgmt_gateway.conversations import CONVERSATION_SCOPE_KEY, ConversationMiddleware
 from toolmgmt_gateway.headers import TrimmedHeaders
+from toolmgmt_gateway.lifecycle import (
+    AFTER_DRAIN,
+    READY_PATH,
+    Drain,
+    Readiness,
+    draining_server,
+    version_route,
+)
+from toolmgmt_gateway.logs import AccessLog
 from toolmgmt_gateway.questions import (
     UPSTREAM_META,
     AskClient,
@@ -113,6 +124,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger("toolmgmt_mcp")
+steps = logging.getLogger("toolmgmt_gateway.lifecycle")
 
 _SESSION_KEY = "toolmgmt.session"
 _EXECUTE = "execute_tool"
@@ -198,11 +210,12 @@ class Gateway:
             # Each 2026 caller's spent budget, or its conversation in code mode, in this process
             # (conversations.principal_key).
             options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
-        self.manager = ToolManager(self.catalog, mode=config.gateway.mode, **options)
+        mode = _mode(config.gateway)
+        self.manager = ToolManager(self.catalog, mode=mode, **options)
         self.clients: dict[str, ToolManager] = {
             client.name: ToolManager(
                 self.catalog,
-                mode=config.gateway.mode,
+                mode=mode,
                 **{
                     **options,
                     "access": _client_access(config, client),
@@ -256,13 +269,21 @@ class Gateway:
             RequestSpans() if isinstance(m, OpenTelemetryMiddleware) else m
             for m in self.server.middleware
         ]
+        if config.gateway.access_log:  # after RequestSpans: it reads the call's outcome note
+            self.server.middleware.insert(1, AccessLog(content=config.gateway.access_log_content))
         self.server.middleware.append(request_state_boundary(config, self._shared_key))
+        self.drain: Drain | None = None
+        """The HTTP app's drain (:meth:`http_app`), begun on SIGTERM by :meth:`run_http`."""
         self._claim_approval = approval_claimer(self.session_store)  # one run per approval
         self._mcp_tools = [_to_mcp_tool(t) for t in self.manager.meta_tools()]
 
     def _statuses(self) -> list[Any]:
         upstreams = getattr(self, "upstreams", None)
         return upstreams.status() if upstreams is not None else []
+
+    def _catalog_connected(self) -> bool:
+        follower = self.shared.follower if self.shared is not None else None
+        return bool(getattr(follower, "connected", False))
 
     def _open_sessions(self) -> int:
         """MCP sessions the SDK holds open here (stateful HTTP; none without [store])."""
@@ -322,9 +343,11 @@ class Gateway:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
+        steps.info("stopping the upstreams")
         try:
             await self.upstreams.__aexit__(*exc_info)
         finally:
+            steps.info("closing the stores")
             if self.shared is not None:
                 self.shared.close()
             if self._background is not None:
@@ -342,6 +365,7 @@ class Gateway:
                 close = getattr(store, "close", None)
                 if close is not None:
                     close()
+            steps.info("stopped")
 
     # -- MCP handlers -----------------------------------------------------------------------
 
@@ -445,7 +469,7 @@ class Gateway:
             try:
                 await self.upstreams.ensure_for(arguments["tool_name"], session.policy)
             except ToolCallError as exc:
-                describe_outcome(ctx, exc.code)
+                describe_outcome(ctx, exc.code, outcome="failed")
                 return _mcp_result(session.error_result(arguments["tool_name"], exc), [])
             if self.shared is not None:
                 self.shared.sync()  # what the upstream just listed (reconnected, trusted)
@@ -478,7 +502,10 @@ class Gateway:
             valid = ", ".join(result.error.listed)
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}. Valid: {valid}.")
         self._done("tools/call", session, started, name, result, client)
-        describe_outcome(ctx, result.error.code if result.error is not None else None)
+        code = result.error.code if result.error is not None else None
+        # The tool it ran, for the access log: a catalog's name, never a made-up one's text.
+        ran = result.tool_name if self.catalog.find(result.tool_name) is not None else None
+        describe_outcome(ctx, code, outcome=result.outcome, tool=ran)
         media = result.media if self.config.gateway.media == "pass" else []
         return _mcp_result(result, media, self._origin(result))
 
@@ -529,8 +556,19 @@ class Gateway:
         settings = self.config.gateway
         path = path or settings.path
         stateless = self.session_store is not None
-        routes = [Route(HEALTH_PATH, healthz, methods=["GET"])]
-        open_paths: tuple[str, ...] = (HEALTH_PATH,)
+        readiness = Readiness(
+            lambda: self.drain is not None and self.drain.draining,
+            self._statuses,
+            self.session_store,
+            self._catalog_connected if self.shared is not None else None,
+            self.upstreams.revive_soon,
+        )
+        routes = [
+            Route(HEALTH_PATH, healthz, methods=["GET"]),
+            readiness.route(),
+            version_route(self.config.gateway.name),
+        ]
+        open_paths: tuple[str, ...] = (HEALTH_PATH, READY_PATH)  # probes carry no token
         if self.metrics is not None:  # behind its own credential, checked by its route
             routes.append(self.metrics.route(_metrics_access(settings, token)))
             open_paths += (METRICS_PATH,)
@@ -568,6 +606,7 @@ class Gateway:
             retry_after=retry_after(self.config.store.timeout),
             path=path,
         )
+        app = self.drain = Drain(app, path=path, retry_after=retry_after(self.config.store.timeout))
         if settings.clients:
             if token:
                 raise ConfigError(
@@ -601,18 +640,51 @@ class Gateway:
         port = settings.port if port is None else port
         token = token if token is not None else settings.token
         app = self.http_app(host=host, token=token)
-        server = uvicorn.Server(
+        signalled: list[int] = []
+        stop = anyio.Event()
+        loop = asyncio.get_running_loop()
+
+        def on_signal(sig: int) -> None:
+            signalled.append(sig)
+            loop.call_soon_threadsafe(stop.set)
+
+        server = draining_server(
             uvicorn.Config(
                 app,
                 host=host,
                 port=port,
                 log_level="warning",
+                log_config=None,  # uvicorn's lines through the gateway's handler (logs.py)
+                access_log=False,  # the gateway writes its own (logs.AccessLog)
                 lifespan="on",
                 http=read_deadline_protocol(settings.header_timeout),
-            )
+                timeout_graceful_shutdown=AFTER_DRAIN,
+            ),
+            on_signal,
         )
+
+        async def drain_on_signal() -> None:
+            await stop.wait()
+            steps.info(
+                "%s: draining for at most %g s (shutdown_grace)",
+                signal.Signals(signalled[0]).name,
+                settings.shutdown_grace,
+            )
+            assert self.drain is not None
+            self.drain.begin()
+            if await self.drain.wait(settings.shutdown_grace):
+                await self.drain.cut()
+            steps.info("stopping the HTTP server")
+            server.should_exit = True
+
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(server.serve)
+
+            async def run_server() -> None:
+                await server.serve()
+                tasks.cancel_scope.cancel()  # stopped: the drain has nothing left to wait for
+
+            tasks.start_soon(run_server)
+            tasks.start_soon(drain_on_signal)
             while not server.started:
                 if server.should_exit:
                     return
@@ -641,20 +713,20 @@ async def serve(
         raise ConfigError(f"transport must be 'stdio' or 'http', got {transport!r}.")
     async with Gateway(config) as gateway:
         for status in gateway.upstreams.status():
-            state = f"{len(status.tools)} tools" if status.connected else f"DOWN: {status.error}"
-            print(f"toolmgmt gateway: upstream {status.name}: {state}", file=sys.stderr)
+            if status.connected:
+                steps.info("upstream %s: %d tools", status.name, len(status.tools))
+            else:
+                steps.warning("upstream %s: DOWN: %s", status.name, status.error)
             for tool, reason in status.skipped:
-                print(f"  skipped {tool}: {reason}", file=sys.stderr)
+                steps.warning("upstream %s: skipped %s: %s", status.name, tool, reason)
         if gateway.session_store is not None:
             if transport == "stdio":
-                print(
-                    "toolmgmt gateway: [store] sessions applies to HTTP; over stdio the one "
-                    "conversation lives in this process",
-                    file=sys.stderr,
+                steps.info(
+                    "[store] sessions applies to HTTP; over stdio the one conversation lives "
+                    "in this process"
                 )
             else:
-                where = getattr(gateway.session_store, "url", "")
-                print(f"toolmgmt gateway: conversations in {where}", file=sys.stderr)
+                steps.info("conversations in %s", getattr(gateway.session_store, "url", ""))
         if transport == "stdio":
             await gateway.run_stdio()
         else:
@@ -671,6 +743,13 @@ def serve_sync(config: GatewayConfig, **options: Any) -> None:
     except ImportError:
         loop_factory = None
     run_sync(serve(config, **options), loop_factory=loop_factory)
+
+
+def _mode(settings: GatewaySettings) -> str | Code:
+    """The core mode clients reach the tools in: code mode with its caller choice, when set."""
+    if settings.mode == "code" and settings.callers != Callers():
+        return Code(callers=settings.callers)
+    return settings.mode
 
 
 def _session_budget(options: dict[str, Any]) -> int | None:
@@ -881,7 +960,7 @@ def _policy_steps(config: GatewayConfig) -> list[Policy]:
 
 
 def _announce(url: str) -> None:
-    print(f"toolmgmt gateway: listening on {url}", file=sys.stderr, flush=True)
+    steps.info("listening on %s (version %s)", url, package_version(), extra={"url": url})
 
 
 def _to_mcp_tool(tool: Tool) -> mcp_types.Tool:

@@ -40,6 +40,7 @@ from pydantic import ValidationError
 
 from toolmgmt_core import ConfigError
 from toolmgmt_core.integration import OtelListener, hung_threads
+from toolmgmt_gateway.lifecycle import build_info
 
 __all__ = [
     "ACTIVE_SECONDS",
@@ -132,11 +133,15 @@ class CallOutcome:
     :class:`RequestSpans` makes one per call and hands it down on the request's context
     (:func:`describe_outcome` fills it), then reads it once the handler has answered."""
 
-    __slots__ = ("error_type",)
+    __slots__ = ("error_type", "outcome", "tool")
 
     def __init__(self) -> None:
         self.error_type: str | None = None
         """The error code of a failed call (``not_permitted``...), or None."""
+        self.outcome: str | None = None
+        """The core's outcome of the call (``success``, ``denied``...), for the access log."""
+        self.tool: str | None = None
+        """The tool the call ran (a meta-tool's target), for the access log."""
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -148,13 +153,20 @@ class _OutcomeContext(ServerRequestContext[Any, Any]):
     call_outcome: CallOutcome
 
 
-def describe_outcome(ctx: Any, error_code: str | None) -> None:
+def describe_outcome(
+    ctx: Any, error_code: str | None, *, outcome: str | None = None, tool: str | None = None
+) -> None:
     """Note the error code of the ``tools/call`` ``ctx`` is answering, for :class:`RequestSpans`
-    to put on its span as ``error.type`` (``not_permitted``, ``unknown_tool``...); a context
-    it did not make (no spans installed) takes no note."""
-    outcome = getattr(ctx, "call_outcome", None)
-    if isinstance(outcome, CallOutcome) and error_code is not None:
-        outcome.error_type = error_code
+    to put on its span as ``error.type`` (``not_permitted``, ``unknown_tool``...), and the
+    core's ``outcome`` and the ``tool`` it ran, for the access log; a context it did not make
+    (no spans installed) takes no note."""
+    note = getattr(ctx, "call_outcome", None)
+    if not isinstance(note, CallOutcome):
+        return
+    if error_code is not None:
+        note.error_type = error_code
+    note.outcome = outcome or note.outcome
+    note.tool = tool or note.tool
 
 
 def caller_label(headers: Iterable[tuple[bytes, bytes]], client: str | None) -> str | None:
@@ -335,6 +347,13 @@ class GatewayMetrics:
             [lambda options: [Observation(int(self._store_up))]],
             unit="1",
             description="0 while the session store's last operation here failed, else 1.",
+        )
+        info = build_info()
+        meter.create_observable_gauge(
+            "toolmgmt.build_info",
+            [lambda options: [Observation(1, info)]],
+            unit="",
+            description="1, with the gateway's version, its MCP SDK's and Python's as labels.",
         )
         self.requests = meter.create_histogram(
             "mcp.server.operation.duration",

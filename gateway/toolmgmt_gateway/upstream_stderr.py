@@ -1,12 +1,16 @@
 """A stdio upstream's stderr at the gateway: each line after the upstream's name, or nowhere.
 
-An operator reading the gateway's stderr can tell whose a line is (``upstream notes: ...``);
+An operator reading the gateway's stderr can tell whose a line is (``upstream notes: ...``): a
+log record of the ``toolmgmt_gateway.upstream`` logger at INFO, with its ``upstream`` field, once
+the gateway's logging is configured (``toolmgmt serve``: :mod:`toolmgmt_gateway.logs`), else the
+line itself on stderr;
 ``stderr = "drop"`` in the upstream's table discards its stderr instead, as it may echo a
 call's arguments. The MCP adapter's own default passes the lines on as they are.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from typing import TextIO
@@ -21,6 +25,7 @@ _PIPES: dict[str, TextIO] = {}
 """Each upstream's stderr pipe, by name: one pipe and one relay thread per upstream for the
 process's life, shared by its restarts."""
 _LOCK = threading.Lock()
+_LOG = logging.getLogger("toolmgmt_gateway.upstream")
 
 
 def upstream_errlog(name: str, stderr: str) -> TextIO:
@@ -35,15 +40,16 @@ def upstream_errlog(name: str, stderr: str) -> TextIO:
             pipe = _PIPES[name] = os.fdopen(write_end, "w")
             threading.Thread(
                 target=_relay,
-                args=(read_end, f"upstream {name}: "),
+                args=(read_end, name),
                 name=f"toolmgmt-stderr-{name}",
                 daemon=True,
             ).start()
     return pipe
 
 
-def _relay(read_end: int, prefix: str) -> None:
-    """Pass an upstream's stderr on, line by line after ``prefix``, each line bounded."""
+def _relay(read_end: int, name: str) -> None:
+    """Pass the upstream ``name``'s stderr on, line by line after its name, each bounded."""
+    prefix = f"upstream {name}: "
     with os.fdopen(read_end, encoding="utf-8", errors="replace") as lines:
         while True:
             line = lines.readline(_LINE)
@@ -53,6 +59,9 @@ def _relay(read_end: int, prefix: str) -> None:
                 line += "…\n"
                 while (rest := lines.readline(_LINE)) and not rest.endswith("\n"):
                     pass
+            if _LOG.isEnabledFor(logging.INFO) and _LOG.hasHandlers():
+                _LOG.info("%s%s", prefix, line.rstrip("\n"), extra={"upstream": name})
+                continue
             try:
                 target = stderr_stream()
                 target.write(prefix + line)

@@ -4,13 +4,12 @@ committed figures being what the code computes now."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -19,20 +18,9 @@ STABLE = ("search", "search-listed", "search-3", "additions", "native", "native-
 """Designs whose tool list must not change within a conversation."""
 
 
-def _conversation() -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("bench_conversation", BENCH / "conversation.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    return _conversation()
+    return load_bench("conversation")
 
 
 @pytest.fixture(scope="module")

@@ -2,34 +2,31 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
+import re
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from support.bench_scripts import load_bench
 from support.bfcl import bfcl_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 
 
-def _bench(name: str) -> ModuleType:
-    """A bench script as a module (bench/ is a folder of scripts, not a package)."""
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being defined
-    spec.loader.exec_module(module)
-    return module
+_bench = load_bench
 
 
 @pytest.mark.parametrize(
     "document",
-    ["README.md", "docs/deploy.md", "docs/cost.md", "docs/observability.md", "docs/performance.md"],
+    [
+        "README.md",
+        "docs/code-mode.md",
+        "docs/deploy.md",
+        "docs/cost.md",
+        "docs/observability.md",
+        "docs/performance.md",
+    ],
 )
 def test_every_figure_block_is_what_the_results_give(document: str) -> None:
     figures = _bench("readme_figures")
@@ -101,6 +98,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("concurrent", "gateway", "mixed"),
         ("one_client", "gateway", "p50_ms"),
         ("one_client", "added", "p50_ms"),
+        ("concurrent", "gateway", "calls_per_s"),
     ],
     "embed_speed": [
         ("runtimes", 0, "query_p50_ms"),
@@ -182,6 +180,12 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("rows", 3, "input_tokens"),
         ("rows", 16, "vs_flat", "openai-prefix"),
     ],
+    "code_cost": [
+        ("rows", 2, "dollars", "claude-sonnet-5-5"),
+        ("rows", 2, "vs_flat", "claude-sonnet-5-5"),
+        ("rows", 8, "output_tokens"),
+        ("rows", 11, "dollars", "gpt-6.1-sol"),
+    ],
     "conversation_batched": [
         ("batched", 9, "vs_flat", "anthropic"),
         ("batched", 47, "vs_flat", "openai"),
@@ -203,6 +207,11 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("latency_10k", "keyword", "p50"),
         ("latency_10k", "hybrid", "p50"),
     ],
+    "modes": [
+        ("rows", 3, "vs_flat", "anthropic"),
+        ("rows", 34, "vs_flat", "anthropic"),
+        ("rows", 8, "vs_flat", "anthropic"),
+    ],
     "observability": [
         ("cases", 0, "sdk_ratio"),
         ("cases", 1, "default_ratio"),
@@ -219,6 +228,7 @@ RESULT_FILE = {
     "conversation_batched": "conversation",
     "conversation_pause": "conversation",
     "conversation_breakpoints": "conversation",
+    "modes": "conversation",
 }
 """Renderers whose results file is not named after them."""
 
@@ -261,7 +271,8 @@ def test_every_renderer_renders_the_committed_results(name: str) -> None:
         assert len(table) >= 3, out  # header, rule and at least one row
         assert len({line.count("|") for line in table}) == 1, f"ragged table:\n{out}"
     bench = json.loads((BENCH / "results" / f"{RESULT_FILE.get(name, name)}.json").read_text())
-    assert f"`bench/{bench['bench']}.py` at " in out.splitlines()[-1], out
+    assert re.search(rf"`bench/{bench['bench']}\.py`( \(uncommitted code\))?, ", out), out
+    assert bench["commit"][:8] not in out  # when and where, not a hash
 
 
 @pytest.mark.parametrize(

@@ -326,7 +326,8 @@ def test_loaded_names_read_every_meta_tool_answer() -> None:
             ("tool_search", {"added": ["a", 3, None]}),
             ("get_tool_schema", "not json"),
             ("load_tool_schema", {"tools": [{"name": "b"}, "c"]}),
-            ("some_tool", '{"error":"timeout","kind":"gateway","message":"slow"}'),
+            ("some_tool", '{"error":"timeout","kind":"call","message":"slow"}'),
+            ("some_tool", '{"error":"timeout","kind":"gateway","message":"kept from before"}'),
             (None, "x"),  # type: ignore[list-item]
             ("execute_tool", {"ok": True}),
             ("other_tool", "fine"),

@@ -62,7 +62,7 @@ def test_error_names_field_expected_and_given() -> None:
         validate_arguments(TOOL, {"query": "x", "limit": "ten"})
     message = info.value.message
     assert "limit" in message and "expected integer" in message and '"ten"' in message
-    assert info.value.kind == "gateway" and info.value.tool_name == "find_records"
+    assert info.value.kind == "call" and info.value.tool_name == "find_records"
 
 
 def test_missing_required_field_is_named() -> None:
@@ -241,7 +241,7 @@ def test_gateway_errors_from_a_handler_pass_through() -> None:
 
     with pytest.raises(ToolUnavailableError) as info:
         run_sync(run_handler(_tool(upstream_down), {}, 1.0))
-    assert info.value.kind == "gateway"
+    assert info.value.kind == "call"
 
 
 def test_missing_handler_is_unavailable() -> None:
@@ -260,7 +260,7 @@ def test_sync_timeout_returns_promptly() -> None:
         run_sync(run_handler(_tool(slow, name="slow"), {}, 0.1))
     release.set()
     assert time.monotonic() - start < 60  # did not wait for the handler (a generous bound)
-    assert info.value.kind == "gateway"
+    assert info.value.kind == "call"
 
 
 def test_async_timeout_cancels_the_handler() -> None:
@@ -311,15 +311,15 @@ def session():
     return manager.session()
 
 
-def test_session_reports_tool_and_gateway_errors_apart(session) -> None:
+def test_session_reports_tool_and_call_errors_apart(session) -> None:
     tool_error = session.call_sync("explode", {})
     assert tool_error.is_error and isinstance(tool_error.error, ToolCallError)
     assert tool_error.value["kind"] == "tool" and "disk on fire" in tool_error.content
-    gateway_error = session.call_sync("slow_sync", {"seconds": "long"})
-    assert gateway_error.value == {
+    call_error = session.call_sync("slow_sync", {"seconds": "long"})
+    assert call_error.value == {  # a plain library session: no gateway to name
         "error": "invalid_arguments",
-        "kind": "gateway",
-        "message": gateway_error.error.message,
+        "kind": "call",
+        "message": call_error.error.message,
     }
 
 

@@ -253,7 +253,7 @@ def test_approval_refusal_is_reported_to_the_model_and_nothing_runs() -> None:
     before = len(ran)
     refused = session.call_sync("write_file", {"path": "/etc/passwd"})
     assert refused.is_error and isinstance(refused.error, ApprovalDeniedError)
-    assert refused.value["error"] == "approval_denied" and refused.value["kind"] == "gateway"
+    assert refused.value["error"] == "approval_denied" and refused.value["kind"] == "call"
     assert "refused by the approver" in refused.content
     assert len(ran) == before
     # Arguments are validated (and a stringified object repaired) before the approver sees them.

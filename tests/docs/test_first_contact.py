@@ -57,7 +57,9 @@ def test_one_install_line_from_a_clone_then_an_offline_loop_before_any_figure() 
     assert line < 100, f"the first example is at line {line}"
     for part in ("format_tools(", "await session.call(", "result.content", "while True"):
         assert part in loop, part
-    first_figure = README.index("<!-- figures:")
+    # The mode table follows the opening commands (test_mode_table.py); every other figure
+    # comes after the first loop.
+    first_figure = README.index("<!-- figures:", README.index("<!-- /figures:modes -->"))
     assert README.index(loop) < first_figure
     assert "What it is" not in README[:200]  # what it is: said in prose, before the install
     assert README.index("is a Python library") < README.index("## Install")

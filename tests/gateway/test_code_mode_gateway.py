@@ -53,3 +53,36 @@ async def test_a_2026_callers_paused_program_resumes_from_its_snapshot() -> None
             runs = json.loads(_text(await client.call_tool("run_code", {"code": "await runs()"})))
     assert len(asked) == 1 and "cancel_order" in asked[0]
     assert runs == {"lookup_order": 1, "cancel_order": 1}
+
+
+CALLERS = 'mode = "code"\ntransport = "http"\nport = 0\n[gateway.callers]\n'
+CALLERS += 'direct = ["cancel_*"]\nboth = ["lookup_order"]\n'
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_the_caller_choice_holds_at_the_gateway() -> None:
+    """``[gateway.callers]``: a direct-only tool is listed and refused from a program; a tool
+    no pattern names is called from a program only (neither listed nor callable directly)."""
+    gateway = Gateway(shop_config(CALLERS))
+    async with gateway, serving(gateway) as url:
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer ada"})
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"cancel_order", "lookup_order"} <= names and "track_order" not in names
+            refused = await client.call_tool("run_code", {"code": PROGRAM})
+            assert refused.is_error and "called directly, not from a program" in _text(refused)
+            program = "print(await track_order(order_id='A-1'))"
+            shipped = await client.call_tool("run_code", {"code": program})
+            assert not shipped.is_error, _text(shipped)
+            runs = json.loads(_text(await client.call_tool("run_code", {"code": "await runs()"})))
+    assert runs == {"lookup_order": 1, "track_order": 1}
+
+
+def test_the_caller_choice_is_code_modes_alone() -> None:
+    from toolmgmt_core import ConfigError
+
+    with pytest.raises(ConfigError, match=r"gateway\.callers.*applies to code mode"):
+        shop_config('[gateway.callers]\ndirect = ["cancel_*"]\n')
+    with pytest.raises(ConfigError, match=r"gateway\.callers.*Unknown pattern prefix"):
+        shop_config('mode = "code"\n[gateway.callers]\ncode = ["x:y"]\n')

@@ -22,6 +22,8 @@ MODULES = [
     "toolmgmt_gateway.conversations",
     "toolmgmt_gateway.exchange",
     "toolmgmt_gateway.headers",
+    "toolmgmt_gateway.lifecycle",
+    "toolmgmt_gateway.logs",
     "toolmgmt_gateway.pins",
     "toolmgmt_gateway.questions",
     "toolmgmt_gateway.responses",

@@ -81,7 +81,7 @@ async def _discover_schema_execute(k: Any, client: Client, client_mode: str) -> 
     error, value = await k.execute(client, "notes_get_note", title="missing")
     assert error and value["kind"] == "tool" and "no note titled 'missing'" in value["message"]
     error, value = await k.execute(client, "notes_get_note", titel="t1")
-    assert error and value["kind"] == "gateway" and value["error"] == "invalid_arguments"
+    assert error and value["kind"] == "call" and value["error"] == "invalid_arguments"
 
     # A denied tool the model names is refused as not permitted (it stops looking for it), in
     # every door; an unknown name stays unknown.

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import string
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import teaching
 
-from toolmgmt_core import ToolCatalog
+from toolmgmt_core import Tool, ToolCatalog
 from toolmgmt_core.learning.teaching import LearningOptions
 from toolmgmt_demo import demo_tools
 
@@ -129,3 +130,45 @@ def test_fewer_principals_than_the_threshold_change_no_ranking(
     learning.learn(pairs, source="use")
     for request in requests:
         assert learning.search(request, 10) == plain.search(request, 10)
+
+
+# Issue 41: evidence per tool, and no lift for tools that send data out.
+
+BILLING = [
+    Tool(
+        name=name,
+        description="Get an invoice with its lines, total and due date from the billing system.",
+        parameters={"type": "object", "properties": {"invoice_id": {"type": "string"}}},
+    )
+    for name in ("billing_get_invoice", "billing_get_invoice2", "billing_list_payments")
+]
+
+
+def test_issue_41_a_look_alike_name_borrows_no_other_tools_evidence() -> None:
+    catalog = ToolCatalog(BILLING, learning=LearningOptions())
+    victim = "pull up the statement for my last bill"
+    before = _names(catalog, victim)
+    honest = [(victim, "billing_get_invoice", f"c-{p}", p) for p in ("alice", "bob")]
+    catalog.learn(honest, source="use")
+    catalog.learn([(victim, "billing_get_invoice2", "c-mallory", "mallory")], source="use")
+    assert catalog.learned_terms("billing_get_invoice2") == {}
+    assert catalog.learned_terms("billing_get_invoice") == {}  # two principals: not yet
+    assert _names(catalog, victim) == before
+
+
+OUTBOUND = ["files_create_share_link", "email_create_filter", "files_share_file"]
+OUTBOUND += ["calendar_share_calendar"]
+
+
+@pytest.mark.parametrize("tool", OUTBOUND)
+def test_issue_41_a_tool_that_sends_data_out_gains_nothing_from_learning(tool: str) -> None:
+    catalog = _catalog()
+    victim = "read the file report.txt"
+    before = catalog.search(victim, 10)
+    pairs = [(victim, tool, f"c-{p}", p) for p in ("p1", "p2", "p3")]
+    report = catalog.learn(pairs, source="use")
+    assert not report.learned and "sends data out" in report.ignored[0][2]
+    assert catalog.search(victim, 10) == before
+    opted = _catalog(outbound=True)  # opted in, it learns as any other tool
+    opted.learn(pairs, source="use")
+    assert opted.learned_terms(tool)

@@ -823,6 +823,32 @@ async def guard_budget(path: Any) -> str:
     return "ran once, result cut to its budget"
 
 
+_CALLERS_NA = "n/a: the core's caller check, driven in process (the rows above)"
+
+
+async def guard_callers(path: Any) -> str:
+    """A tool only programs call, called directly (a program: a tool only the model calls
+    directly) is refused when it runs, chosen by the tool's annotation (``Callers``)."""
+    if type(path) is not SessionPath:
+        return _CALLERS_NA
+    ran: list[str] = []
+
+    def export_orders(order_id: str) -> str:
+        """Export an order's records."""
+        ran.append(order_id)
+        return "exported"
+
+    choice = "direct" if path.how == "code" else "code"
+    path.catalog.add_function(export_orders, domain="shop", metadata={"callers": choice})
+    seen = await path.call("export_orders")
+    assert ran == [], seen.text
+    if path.how == "code":
+        assert "PermissionError" in seen.text and "called directly" in seen.text, seen.text
+        return "direct-only tool from a program: `PermissionError` in the program, ran 0"
+    assert _code(seen.text) == "tool_denied" and "from a program only" in seen.text, seen.text
+    return "code-only tool called directly: refused `tool_denied`, ran 0"
+
+
 @dataclass(frozen=True)
 class Guard:
     """A column: the check it runs on a path's driver."""
@@ -843,6 +869,7 @@ GUARDS = [
     Guard("lookalike", "look-alike name", guard_lookalike),
     Guard("pin_change", "pin change (rug pull)", guard_pin_change),
     Guard("budget", "result budget", guard_budget),
+    Guard("callers", "caller choice", guard_callers),
 ]
 
 
@@ -989,7 +1016,9 @@ _SESSION = {
     "lookalike": "refused at add; its call: `not_permitted`, ran 0",
     "pin_change": "n/a: no upstream",
     "budget": "ran once, result cut to its budget",
+    "callers": _CALLERS_NA,
 }
+_DIRECTLY = {"callers": "code-only tool called directly: refused `tool_denied`, ran 0"}
 _RAISED_HERE = "`PermissionError` in the program (not permitted)"
 _CODE = {
     **_SESSION,
@@ -998,6 +1027,7 @@ _CODE = {
     "approval_deny": "refused `PermissionError` in the program (approval denied), ran 0",
     "quarantine": f"hidden: {_RAISED_HERE}, ran 0",
     "lookalike": f"refused at add; its call: {_RAISED_HERE}, ran 0",
+    "callers": "direct-only tool from a program: `PermissionError` in the program, ran 0",
 }
 """Code mode: the inner call raises inside the program, with the direct path's message."""
 _LISTED = "refused in the upstream's listing; its call: `not_permitted`, ran 0"
@@ -1006,11 +1036,11 @@ _ASKED_MID_CALL = "n/a: the user is asked in the middle of the call; no approval
 _DENIED = "`ToolDenied`: refused (the framework's own denial), ran 0"
 _USED = "replayed: refused `approval_denied` (already used), ran once in all"
 EXPECTED: dict[str, dict[str, str]] = {
-    "call_tool": _SESSION,
-    "by_name": _SESSION,
-    "execute_tool": _SESSION,
-    "native_anthropic": _SESSION,
-    "native_openai": _SESSION,
+    "call_tool": {**_SESSION, **_DIRECTLY},
+    "by_name": {**_SESSION, **_DIRECTLY},
+    "execute_tool": {**_SESSION, **_DIRECTLY},
+    "native_anthropic": {**_SESSION, **_DIRECTLY},
+    "native_openai": {**_SESSION, **_DIRECTLY},
     "run_code": _CODE,
     "litellm": {**_SESSION, "approval_replay": LiteLLMPath.replay_na},
     "langchain": {
@@ -1032,12 +1062,14 @@ EXPECTED: dict[str, dict[str, str]] = {
         "lookalike": f"refused in the upstream's listing; its call: {_RAISED_HERE}, ran 0",
         "pin_change": "quarantined: `ValueError` unknown tool in the program (no `catalog trust` "
         "hint), ran 0",
+        "callers": _CALLERS_NA,
     },
     "mcp_2026_relayed": {
         **{
             guard: RelayedPath.only
             for guard in ("deny", "profile", "quarantine", "lookalike", "pin_change", "budget")
         },
+        "callers": _CALLERS_NA,
         "approval_pause": _PAUSE,
         "approval_deny": "refused `approval_denied`, ran 0",
         "approval_edit": f"ran once with the edit ({EDITED})",

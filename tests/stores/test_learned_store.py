@@ -198,3 +198,21 @@ def test_a_follower_keeps_the_learning_of_a_catalog_it_does_not_mirror(
         wait_until(lambda: not served.learned(TOOL), ARRIVES_WITHIN)
     finally:
         follower.close()
+
+
+def test_companions_one_replica_learned_are_suggested_on_the_others(
+    replicas: Callable[[], tuple[ToolCatalog, CatalogFollower]],
+) -> None:
+    (first, _), (second, _) = replicas(), replicas()
+    lookup, refund = "payments_get_charge", "payments_list_refunds"
+    pairs = [
+        (request, tool, f"conv-{who}", who)
+        for who in ("ann", "bob", "cid")
+        for request, tool in (("look up the charge", lookup), ("list its refunds", refund))
+    ]
+    first.learn(pairs, source="use")
+    for catalog in (first, second):
+        wait_until(lambda c=catalog: len(c.learned()) == 6, ARRIVES_WITHIN)
+        assert [c.name for c in catalog.companions([lookup])] == [refund]
+    third, _ = replicas()  # a replica started later loads them with the rest
+    assert [c.name for c in third.companions([refund])] == [lookup]

@@ -77,6 +77,10 @@ class CallContext:
     for the door in this process, by the call's :attr:`call_id` within the conversation, so a
     framework that resumes the same tool call in this process finds it (a fresh worker or
     process does not: a door that can keeps the state itself)."""
+    from_program: bool = False
+    """Whether a program made the call (code mode's ``run_code``; a ``tool_use`` block whose
+    ``caller`` is Anthropic's code execution): a tool only the model calls directly is then
+    refused, and a tool only programs call may run (:class:`~toolmgmt_core.Callers`)."""
 
     def replace(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (field names as keywords)."""

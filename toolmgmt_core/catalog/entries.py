@@ -43,6 +43,9 @@ class SearchHit(ToolEntry):
 
     score: float = 0.0
     """Relevance; comparable within one search only."""
+    also: tuple[str, ...] = ()
+    """The same tool served by other servers, left out of the results for this one (see
+    :func:`~toolmgmt_core.catalog.equivalents.one_per_tool`)."""
 
     @classmethod
     def of(cls, tool: Tool, score: float = 0.0) -> SearchHit:  # type: ignore[override]
@@ -56,6 +59,7 @@ class SearchHit(ToolEntry):
             "group": self.group,
             "description": self.description,
             "score": round(self.score, 3),
+            **({"also": list(self.also)} if self.also else {}),
         }
 
 
@@ -71,6 +75,9 @@ class SearchExplanation(SearchHit):
     """Its rank had nothing been learned (None: not in the first 100 then)."""
     learned_terms: tuple[str, ...] = ()
     """The request's terms this tool learned from use (empty: learning did not touch it)."""
+    suggested: str = ""
+    """Why the tool was suggested beside the hits, for a companion (``explain_search(...,
+    companions=n)``; its :attr:`rank` is 0); empty for a hit of the search itself."""
 
     @property
     def moved(self) -> bool:
@@ -84,6 +91,7 @@ class SearchExplanation(SearchHit):
             "rank": self.rank,
             "rank_without_learning": self.rank_without_learning,
             "learned_terms": list(self.learned_terms),
+            **({"suggested": self.suggested} if self.suggested else {}),
         }
 
 

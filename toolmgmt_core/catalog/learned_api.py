@@ -1,6 +1,7 @@
 """The catalog's side of learning from use: :class:`CatalogLearning`, the methods
 :class:`~toolmgmt_core.catalog.tool_catalog.ToolCatalog` has for it (``learn``, ``forget``,
-``learned``, ``learned_terms``, ``explain_search``), kept apart from the catalog's contents.
+``learned``, ``learned_terms``, ``explain_search``, ``companions``), kept apart from the
+catalog's contents.
 
 What is checked and kept is :mod:`toolmgmt_core.learning.teaching`'s; how it ranks,
 :mod:`toolmgmt_core.learning.requests` and :mod:`toolmgmt_core.learning.ranking`'s.
@@ -13,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from toolmgmt_core.catalog.entries import SearchExplanation
+from toolmgmt_core.learning.companions import Companion
 from toolmgmt_core.learning.ranking import LearnedSearch
 from toolmgmt_core.learning.requests import LearnedRequest
 from toolmgmt_core.learning.teaching import Learning, LearningOptions, LearnReport, Pair
@@ -66,9 +68,12 @@ class CatalogLearning:
         domain: str | None = None,
         group: str | None = None,
         where: ToolFilter | None = None,
+        companions: int = 0,
     ) -> list[SearchExplanation]:
         """:meth:`search`'s hits, each with its rank without what the catalog learned and the
-        learned terms of the request that moved it (an empty tuple: learning did not touch it).
+        learned terms of the request that moved it (an empty tuple: learning did not touch it);
+        then, with ``companions``, the tools :meth:`companions` suggests beside them, each
+        saying why (``suggested``; rank 0).
 
         Raises:
             SearchError, BrowseError: as :meth:`search`.
@@ -103,7 +108,40 @@ class CatalogLearning:
                     learned_terms=terms,
                 )
             )
+        hits = [tool.name for tool, _ in found]
+        learning = self._learning
+        suggested = learning.companions_of(hits, companions, self.find, where) if learning else []
+        for companion in suggested if companions else []:
+            tool = self.find(companion.name)
+            if tool is None:
+                continue
+            out.append(
+                SearchExplanation(
+                    tool.name,
+                    tool.domain,
+                    tool.group,
+                    tool.summary,
+                    companion.score,
+                    suggested=companion.reason,
+                )
+            )
         return out
+
+    def companions(
+        self: LearningHost,
+        hits: Sequence[str],
+        limit: int = 1,
+        *,
+        where: ToolFilter | None = None,
+    ) -> list[Companion]:
+        """Tools often used with ``hits`` (a search's names, best first), best first: what
+        conversations of at least ``LearningOptions.companion_principals`` different principals
+        used together with them (:mod:`~toolmgmt_core.learning.companions`). Never a hit, a tool
+        ``where`` refuses, or a destructive tool or one that sends data out unless those may
+        learn. Empty when learning is off or nothing was learned yet."""
+        if self._learning is None:
+            return []
+        return self._learning.companions_of(hits, limit, self.find, where)
 
     @property
     def learning(self: LearningHost) -> LearningOptions | None:
@@ -180,7 +218,6 @@ class CatalogLearning:
         if self._learning is None:
             return 0
         return self._learning.absorb(requests, replace=replace)
-
 
 
 def _required(learning: Learning | None) -> Learning:

@@ -54,6 +54,7 @@ __all__ = ["COMMAND_GROUP", "COMMAND_MODULES", "build_parser", "main"]
 
 COMMAND_MODULES: Mapping[str, str] = {
     "catalog": "toolmgmt_core.cli.catalog",
+    "check": "toolmgmt_core.cli.check",
     "usage": "toolmgmt_core.cli.usage",
 }
 """Core modules that add a command through ``register(subparsers)``, by command name (the name

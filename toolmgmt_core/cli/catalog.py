@@ -4,6 +4,8 @@ what search learned from use: import pairs, list them, forget them.
 Usage::
 
     toolmgmt catalog push tools.json --store postgresql://toolmgmt@db/toolmgmt
+    toolmgmt catalog push tools.json --config gateway.toml --store ...   # every tool has an
+                                                                         # upstream, else exit 1
     toolmgmt catalog list --store postgresql://toolmgmt@db/toolmgmt
     toolmgmt catalog list --json > tools.json        # the store's definitions, re-pushable
     toolmgmt catalog remove crm_old_search --store ...
@@ -35,7 +37,9 @@ cannot be read are skipped with a warning naming each and why (also in ``--json`
 ``warnings``), the others are pushed. A tool whose name is a look-alike of a stored tool's (same
 name once case, separators, invisible characters and unicode look-alikes are ignored) is
 refused, named with the tool it imitates, and the command exits with code 1 (the other tools
-are still pushed). Needs ``toolmgmt[postgres]``.
+are still pushed). With ``--config``, a tool no upstream of the gateway serves is named and
+nothing is pushed (exit code 1) unless ``--allow-orphans`` (:mod:`toolmgmt_core.cli.catalog_push`).
+Needs ``toolmgmt[postgres]``.
 
 ``trust`` accepts the changed definition of a gateway's upstream tool held back since it was
 pinned (:mod:`toolmgmt_core.catalog.pins`); without names it lists the changes held back, what
@@ -48,9 +52,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
+from toolmgmt_core.cli.catalog_push import register_push
 from toolmgmt_core.cli.catalog_trust import register_trust
 from toolmgmt_core.cli.console import (
     CliError,
@@ -75,28 +79,30 @@ def register(subparsers: Any) -> None:
     """Add ``catalog push|list|remove`` to the ``toolmgmt`` command."""
     parser = subparsers.add_parser(
         "catalog",
-        help="push tools to a shared catalog store (PostgreSQL), list or remove them",
+        help="the shared catalog store (PostgreSQL): push, list, remove tools; what search "
+        "learned; trust changed upstream tools",
         description="Manage the catalog store that gateway replicas follow: every replica "
-        "sees a push or a removal within a second.",
+        "sees a push or a removal within a second. Also what search learned from use (learn, "
+        "learned, forget) and the upstream tool changes a gateway holds back (trust).",
     )
     commands = parser.add_subparsers(dest="catalog_command", metavar="ACTION", required=True)
-    push = commands.add_parser(
-        "push",
-        help="add or replace tools from a file",
-        description="Add or replace tools in the store. Bad definitions are skipped and "
-        "reported; the others are written in one transaction. A look-alike of a stored name "
-        "is refused and the command exits with code 1.",
+    register_push(commands, _add_store_argument, _store)
+    listing = commands.add_parser(
+        "list",
+        help="the stored tools",
+        description="List the store's tools: name, domain/group, revision, when it was last "
+        "updated and its description. With --json, the stored definitions, which push takes "
+        "back as they are (a backup, or a copy to another store).",
     )
-    push.add_argument(
-        "file",
-        metavar="FILE|MODULE:ATTR",
-        help='a JSON file of tool schemas (a list, or {"tools": [...]}), a gateway config or '
-        "a Python module:attribute, as --catalog takes",
+    remove = commands.add_parser(
+        "remove",
+        help="remove tools by name",
+        description="Remove tools from the store by their exact names; every replica stops "
+        "serving them within a second (an upstream's own tool comes back as the upstream lists "
+        "it). Names not in the store are reported, not an error.",
     )
-    listing = commands.add_parser("list", help="the stored tools")
-    remove = commands.add_parser("remove", help="remove tools by name")
     remove.add_argument("names", nargs="+", metavar="NAME", help="tool names")
-    for command, run in ((push, _run_push), (listing, _run_list), (remove, _run_remove)):
+    for command, run in ((listing, _run_list), (remove, _run_remove)):
         _add_store_argument(command)
         add_json_argument(command)
         command.set_defaults(run=run)
@@ -111,10 +117,20 @@ def register(subparsers: Any) -> None:
         metavar="GATEWAY_TOML",
         help="apply this gateway config's policy: denied and quarantined tools never learn",
     )
-    learned = commands.add_parser("learned", help="what search learned (the audit trail)")
+    learned = commands.add_parser(
+        "learned",
+        help="what search learned (the audit trail)",
+        description="List each request search learned from (what was asked, the tool it "
+        "led to, the conversation, when and from where: traffic or an import), oldest first. "
+        "Read-only.",
+    )
     learned.add_argument("--tool", metavar="NAME", help="only this tool's")
     forget = commands.add_parser(
-        "forget", help="forget what search learned: one tool's, one conversation's or all"
+        "forget",
+        help="forget what search learned: one tool's, one conversation's or all",
+        description="Delete what search learned: one tool's terms (--tool), what one "
+        "conversation or principal taught (--conversation, --principal: a right-to-erasure "
+        "request), or everything (--all). Says how many learned requests went.",
     )
     which = forget.add_mutually_exclusive_group(required=True)
     which.add_argument("--tool", metavar="NAME", help="what this tool learned")
@@ -170,56 +186,6 @@ def _store(args: argparse.Namespace) -> Any:
         return PostgresCatalogStore(dsn)
     except ToolmgmtError as exc:
         raise CliError(str(exc)) from exc
-
-
-def _run_push(args: argparse.Namespace) -> int:
-    from toolmgmt_core.catalog.sources import load_catalog
-
-    warnings: list[str] = []
-
-    def collect(message: str) -> None:
-        warnings.append(message)
-        warn(message)
-
-    try:
-        tools = list(load_catalog(args.file, warn=collect))  # bad definitions: warned, skipped
-    except ToolmgmtError as exc:
-        raise CliError(str(exc)) from exc
-    with _store(args) as store:
-        try:
-            report = store.push(tools)
-        except ToolmgmtError as exc:
-            raise CliError(str(exc)) from exc
-    results = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged}
-    skipped = [{"tool": name, "reason": reason} for name, reason in report.skipped]
-    refused = [{"tool": name, "reason": reason} for name, reason in report.refused]
-    code = 1 if refused else 0
-    for name, reason in report.refused:
-        print(f"error: refused {name!r}: {reason}.", file=sys.stderr)
-    if args.json:
-        emit_json(
-            {
-                "store": store.where,
-                **results,
-                "skipped": skipped,
-                "refused": refused,
-                "warnings": warnings,
-            }
-        )
-        return code
-    rows = [(name, result) for result in results for name in results[result]]
-    rows += [(name, f"skipped: {reason}") for name, reason in report.skipped]
-    rows += [(name, "refused: a look-alike (above)") for name, _ in report.refused]
-    print_table(["tool", "result"], rows)
-    counts = ", ".join(f"{len(names)} {result}" for result, names in results.items())
-    if skipped:
-        counts += f", {len(skipped)} skipped"
-    if refused:
-        counts += f", {len(refused)} refused as look-alikes of stored names"
-    if warnings:
-        counts += f"; {len(warnings)} warnings reading {args.file} (above)"
-    print(f"\n{store.where}: {counts}.")
-    return code
 
 
 def _run_list(args: argparse.Namespace) -> int:
@@ -445,4 +411,3 @@ def _run_forget(args: argparse.Namespace) -> int:
     else:
         print(f"{store!r}: forgot {what} ({count} requests).")
     return 0
-

@@ -8,6 +8,7 @@ the linter, the differ): a command parses, calls and prints.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any
 
@@ -22,18 +23,30 @@ from toolmgmt_core.cli.console import (
     stage_bar,
     warn,
 )
+from toolmgmt_core.lint.findings import Finding
 from toolmgmt_core.model.errors import CatalogSourceError, ToolmgmtError
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING
 
 __all__ = ["BUILTIN_COMMANDS", "load_catalog"]
 
 
-def load_catalog(spec: str | None) -> ToolCatalog:
-    """The catalog ``--catalog`` names; a bad source is a usage error (exit code 2)."""
+def load_catalog(spec: str | None, problems: list[str] | None = None) -> ToolCatalog:
+    """The catalog ``--catalog`` names; a bad source is a usage error (exit code 2).
+
+    Args:
+        spec: what ``--catalog`` names (None: the embedded demo catalog).
+        problems: each warning while reading (a definition skipped, an upstream that did not
+            answer) is also added here, for a command that fails on them (``lint``).
+    """
     from toolmgmt_core.catalog.sources import load_catalog as load
 
+    def report(message: str) -> None:
+        warn(message)
+        if problems is not None:
+            problems.append(message)
+
     try:
-        return load(spec, warn=warn)
+        return load(spec, warn=report)
     except CatalogSourceError as exc:
         raise CliError(str(exc)) from exc
 
@@ -199,6 +212,8 @@ def run_report(args: argparse.Namespace) -> int:
 # -- lint -------------------------------------------------------------------------------------
 
 _SEVERITY = {"error": 0, "warning": 1, "info": 2}
+_LOADED_SUMMARY = re.compile(r": loaded \d+ tools, skipped \d+\.$")
+"""The count a catalog source ends its skipped definitions with (each is a finding already)."""
 
 
 def register_lint(subparsers: Any) -> None:
@@ -206,7 +221,8 @@ def register_lint(subparsers: Any) -> None:
         "lint",
         help="check tool schemas for problems (exit 1 on errors)",
         description="Check every tool of a catalog: names, descriptions, parameters and "
-        "provider compatibility. Exits 1 when any finding is an error.",
+        "provider compatibility. Exits 1 when any finding is an error, and when a definition "
+        "could not be read (an invalid schema: it was skipped, so it was not checked).",
     )
     add_catalog_argument(parser)
     add_json_argument(parser)
@@ -222,7 +238,9 @@ def register_lint(subparsers: Any) -> None:
 def run_lint(args: argparse.Namespace) -> int:
     from toolmgmt_core.lint import lint_catalog
 
-    findings = lint_catalog(load_catalog(args.catalog))
+    unread: list[str] = []
+    findings = lint_catalog(load_catalog(args.catalog, unread))
+    findings += [_unreadable(args.catalog, p) for p in unread if not _LOADED_SUMMARY.search(p)]
     shown = [f for f in findings if _SEVERITY[f.severity] <= _SEVERITY[args.severity]]
     shown.sort(key=lambda f: (_SEVERITY[f.severity], f.tool, f.code))
     if args.json:
@@ -233,6 +251,17 @@ def run_lint(args: argparse.Namespace) -> int:
     else:
         print("No findings.")
     return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def _unreadable(source: str | None, problem: str) -> Finding:
+    """A problem reading the catalog as a lint error: what was skipped went unchecked."""
+    return Finding(
+        source or "",
+        "error",
+        "definition-unreadable",
+        problem,
+        "Fix the definition (the message says where and what); a skipped tool is not served.",
+    )
 
 
 # -- diff -------------------------------------------------------------------------------------

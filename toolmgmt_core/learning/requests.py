@@ -11,8 +11,10 @@ Evidence counts principals, not conversations (conversations are free; principal
 deployment says is asking). What is kept is bounded and guarded (:class:`LearnedRequests`):
 
 - a term counts for a tool once per principal, and moves it only once at least
-  :attr:`LearnedRequests.min_principals` (3) different principals taught it: one client
-  opening a thousand conversations teaches nothing;
+  :attr:`LearnedRequests.min_principals` (3) different principals taught it to that very tool
+  (never to a family of similar names: ``billing_get_invoice2`` borrows nothing of
+  ``billing_get_invoice``'s evidence): one client opening a thousand conversations teaches
+  nothing;
 - a term is kept in clear only once that many principals taught it to the tool; until then it
   is kept as a salted digest (:func:`term_digest`), which counts principals and says nothing,
   and nothing shows it (:meth:`LearnedRequests.public`): no membership oracle;
@@ -46,7 +48,6 @@ __all__ = [
     "learned_terms",
     "learned_words",
     "term_digest",
-    "variant_family",
 ]
 
 PLACEHOLDERS = re.compile(r"<(?:email|url|number|card|iban|secret|name|address|phone)>")
@@ -178,9 +179,7 @@ class LearnedRequests:
         self._ids: set[int] = set()
         self._lock = threading.RLock()
         self._spelled: tuple[int, dict[str, str]] = (-1, {})
-        self._families: dict[str, set[str]] = {}
         self._keys: dict[str, str] = {}
-        self._family_counts: dict[str, tuple[int, dict[str, set[str]]]] = {}
 
     def __len__(self) -> int:
         with self._lock:
@@ -208,7 +207,7 @@ class LearnedRequests:
         with self._lock:
             out = []
             for request in self.requests(tool):
-                counts, clear = self._evidence(request.tool), self._tools[request.tool].clear
+                counts, clear = self._counts(request.tool), self._tools[request.tool].clear
                 words = [
                     clear[key][1]
                     for key in map(self._key, request.text.split())
@@ -255,11 +254,11 @@ class LearnedRequests:
         principals taught it to ``tool`` (those held, and those in ``pending``, the requests of
         the same batch, which this one joins), else as its digest."""
         with self._lock:
-            counts = self._evidence(tool)
+            counts = self._counts(tool)
             out = []
             for term, spelling in words:
                 key = self.digest(term)
-                who = pending.setdefault((variant_family(tool), key), set())
+                who = pending.setdefault((tool, key), set())
                 who.add(principal)
                 clear = len(counts.get(key, set()) | who) >= self.min_principals
                 # a spelling that does not read back as its term is kept as the term
@@ -277,7 +276,6 @@ class LearnedRequests:
             if request.id and request.id in self._ids:
                 return "already learned"
             taught = self._tools.setdefault(request.tool, _Taught())
-            self._families.setdefault(variant_family(request.tool), set()).add(request.tool)
             key = sorted(self._key(w) for w in request.text.split())
             for held in taught.requests:
                 if held.teacher == request.teacher and (
@@ -331,7 +329,6 @@ class LearnedRequests:
                 taught.counts = None
                 if not keep:
                     del self._tools[name]
-                    self._families.get(variant_family(name), set()).discard(name)
             for r in gone:
                 self._ids.discard(r.id)
             if gone:
@@ -354,20 +351,6 @@ class LearnedRequests:
             taught.counts = seen
         return taught.counts
 
-    def _evidence(self, tool: str) -> dict[str, set[str]]:
-        """Term digest -> the principals that taught it to ``tool`` or one of its variants
-        (:func:`variant_family`): what the threshold counts."""
-        family = variant_family(tool)
-        cached = self._family_counts.get(family)
-        if cached is not None and cached[0] == self.generation:
-            return cached[1]
-        merged: dict[str, set[str]] = {}
-        for sibling in self._families.get(family, ()):
-            for key, who in self._counts(sibling).items():
-                merged.setdefault(key, set()).update(who)
-        self._family_counts[family] = (self.generation, merged)
-        return merged
-
     def counts(self, tool: str) -> dict[str, int]:
         """Term digest -> how many different principals taught it to ``tool`` (every term)."""
         with self._lock:
@@ -377,12 +360,12 @@ class LearnedRequests:
         """The terms that move ``tool``, in clear: those at least :attr:`min_principals`
         principals taught, with how many did."""
         with self._lock:
-            counts, evidence = self._counts(tool), self._evidence(tool)
+            counts = self._counts(tool)
             clear = self._tools[tool].clear if tool in self._tools else {}
             return {
                 clear[key][0]: len(who)
                 for key, who in counts.items()
-                if len(evidence[key]) >= self.min_principals and key in clear
+                if len(who) >= self.min_principals and key in clear
             }
 
     def surface(self, term: str) -> str:
@@ -403,17 +386,6 @@ class LearnedRequests:
         with self._lock:
             taught = {tool: self.taught(tool) for tool in self._tools}
             return self.generation, {tool: terms for tool, terms in taught.items() if terms}
-
-
-def variant_family(tool: str) -> str:
-    """The tools whose evidence counts together: variants of one tool, named alike but for
-    digits (``Movies_1_FindMovies``, ``Movies_3_FindMovies``; ``get_weather_v2``). Principals
-    who taught a term to any of them count towards its threshold; it moves only the tools it
-    was taught to."""
-    return _DIGITS.sub("", tool.lower())
-
-
-_DIGITS = re.compile(r"\d+")
 
 
 def _most_held(requests: list[LearnedRequest]) -> LearnedRequest:

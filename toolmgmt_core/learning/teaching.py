@@ -11,7 +11,9 @@ Before anything is kept:
 
 - a pair naming a tool that is not in the catalog, or that ``where`` (the policy) does not let
   the conversation see, is ignored: a denied or hidden tool never learns; nor does a
-  destructive one, unless :attr:`LearningOptions.destructive` opts in;
+  destructive one, unless :attr:`LearningOptions.destructive` opts in, or one that can send
+  data out (:func:`~toolmgmt_core.learning.outbound.sends_data_out`: open-world, share, send,
+  export...), unless :attr:`LearningOptions.outbound` opts in;
 - the request is read as a search reads it (the last user turn, scaffolding dropped), secrets
   and personal data are removed (:func:`~toolmgmt_core.learning.redaction.redact`), and only its
   learned terms are kept, each in clear once enough principals taught it to the tool and as a
@@ -35,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolmgmt_core.learning.companions import Companion, Companions
+from toolmgmt_core.learning.outbound import sends_data_out
 from toolmgmt_core.learning.ranking import LearnedWeights
 from toolmgmt_core.learning.redaction import redact
 from toolmgmt_core.learning.requests import (
@@ -59,11 +63,7 @@ __all__ = [
     "redact",
 ]
 
-Pair = (
-    tuple[str, str]
-    | tuple[str, str, str | None]
-    | tuple[str, str, str | None, str | None]
-)
+Pair = tuple[str, str] | tuple[str, str, str | None] | tuple[str, str, str | None, str | None]
 """``(request_text, tool_name[, conversation_id[, principal]])``."""
 
 
@@ -104,15 +104,26 @@ class LearningOptions:
     destructive: bool = False
     """Whether destructive tools (``destructiveHint``) may learn: off, they gain no rank from
     learning."""
+    outbound: bool = False
+    """Whether tools that can send data out (open-world, share, send, export:
+    :func:`~toolmgmt_core.learning.outbound.sends_data_out`) may learn: off, they gain no rank
+    from learning."""
     max_request_chars: int = MAX_REQUEST_CHARS
     """A request is cut to this many characters."""
+    companion_principals: int | None = None
+    """A tool is suggested beside a search's hit (:mod:`~toolmgmt_core.learning.companions`)
+    only once this many different principals used the two in one conversation (None:
+    :attr:`min_principals`)."""
     from_use: bool = True
     """Whether the sessions of a manager over this catalog teach it: a search whose results
     led to a successful call of a tool they found (:class:`~toolmgmt_core.learning.from_use.
     UseLearner`). False: only :meth:`learn` (imports, ``toolmgmt catalog learn``) teaches."""
 
     def __post_init__(self) -> None:
-        for name in ("min_principals", "max_per_tool", "max_per_principal"):
+        names = ["min_principals", "max_per_tool", "max_per_principal"]
+        if self.companion_principals is not None:
+            names.append("companion_principals")
+        for name in names:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(
@@ -123,10 +134,11 @@ class LearningOptions:
                 "LearningOptions.max_request_chars must be a whole number >= 20, got "
                 f"{self.max_request_chars!r}."
             )
-        if not isinstance(self.destructive, bool):
-            raise ConfigError(
-                f"LearningOptions.destructive must be True or False, got {self.destructive!r}."
-            )
+        for name in ("destructive", "outbound"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(
+                    f"LearningOptions.{name} must be True or False, got {getattr(self, name)!r}."
+                )
         if self.store is not None and not isinstance(self.store, str | Path | LearnedStore):
             raise ConfigError(
                 "LearningOptions.store must be a file path, a LearnedStore (load, add, discard, "
@@ -178,6 +190,12 @@ class Learning:
             # the store's salt, so that replicas agree; this process's own without one
             salt=salt() if callable(salt) else os.urandom(16),
         )
+        self.companions = Companions(
+            self.requests,
+            min_principals=options.companion_principals or options.min_principals,
+            unknown_conversation=conversation_digest(""),
+        )
+        """Which tools conversations used together (:meth:`companions_of` asks it)."""
         self._lock = threading.Lock()
         if self.store is not None:
             loaded = self.store.load()
@@ -313,12 +331,38 @@ class Learning:
         if tool.annotations.destructive is True and not self.options.destructive:
             ignore(name, "a destructive tool learns only with LearningOptions(destructive=True)")
             return None
+        if not self.options.outbound and sends_data_out(tool):
+            ignore(
+                name, "a tool that sends data out learns only with LearningOptions(outbound=True)"
+            )
+            return None
         request = redact(read_request(text[: 20 * self.options.max_request_chars]).focus)
         request = " ".join(request.split())[: self.options.max_request_chars]
         if not learned_words(request):
             ignore(name, "the request holds no search term")
             return None
         return request, tool, conversation, principal
+
+    def companions_of(
+        self,
+        hits: Sequence[str],
+        limit: int,
+        tools: Callable[[str], Tool | None],
+        where: Callable[[Tool], bool] | None = None,
+    ) -> list[Companion]:
+        """Up to ``limit`` tools often used with ``hits``: catalog tools ``where`` allows, none
+        destructive or sending data out unless those may learn (:attr:`LearningOptions.destructive`,
+        :attr:`LearningOptions.outbound`)."""
+
+        def allowed(name: str) -> bool:
+            tool = tools(name)
+            if tool is None or tool.name != name or (where is not None and not where(tool)):
+                return False
+            if tool.annotations.destructive is True and not self.options.destructive:
+                return False
+            return self.options.outbound or not sends_data_out(tool)
+
+        return self.companions.suggest(hits, limit, allowed=allowed)
 
     def forget(
         self,

@@ -42,6 +42,7 @@ CODES: Mapping[str, str] = {
     "parameter-unconstrained": "a parameter with a fixed set of values but no enum or pattern",
     "optional-no-default": "an optional parameter without a default",
     "required-missing": "an object schema without an explicit required list",
+    "required-unknown": "a required entry naming a property the object does not have",
     "server-generated-field": "a field the model cannot know (a server-generated id)",
     "example-invalid": "an input example that does not match the tool's own schema",
     "schema-normalized": "older JSON Schema draft forms (draft 4's boolean exclusiveMinimum...) "
@@ -53,6 +54,7 @@ CODES: Mapping[str, str] = {
     "openai-too-many-tools": "more tools than OpenAI accepts in one request",
     "gemini-incompatible": "Gemini cannot take this schema",
     "gemini-rewritten": "the schema loses something in Gemini's schema subset",
+    "definition-unreadable": "a definition that could not be read (an invalid schema): skipped",
 }
 """Every finding code and what it means."""
 

@@ -175,6 +175,19 @@ def _lint_parameters(tool: Tool) -> Iterator[Finding]:
     first = _action_words(tool)[:1]
     creating = bool(first) and first[0] in _CREATE_VERBS
     for path, schema in _objects(tool.parameters):
+        required = schema.get("required")
+        for name in required if isinstance(required, list) else ():
+            if isinstance(name, str) and name not in schema["properties"]:
+                yield Finding(
+                    tool.name,
+                    "error",
+                    "required-unknown",
+                    f"The object at {path} requires {name!r}, which is not among its "
+                    f"properties ({', '.join(map(repr, schema['properties']))}).",
+                    "Add the property, or take the name out of 'required' (a model cannot "
+                    "send a field it is not shown, so every call would fail validation).",
+                    path,
+                )
         if "required" not in schema:
             yield Finding(
                 tool.name,

@@ -152,11 +152,13 @@ class StoreUnavailableError(StoreError):
 class ToolCallError(ToolmgmtError):
     """A tool call that failed. ``message`` is short and written for the model.
 
-    ``kind`` is ``"gateway"`` for toolmgmt's own refusals and ``"tool"`` for errors raised or
-    reported by the tool itself, so a model (and a log) can tell them apart.
+    ``kind`` is ``"call"`` for toolmgmt's own refusals of the call (an unknown tool, invalid
+    arguments, a denial, a timeout: the model fixes its call or gives up) and ``"tool"`` for
+    errors raised or reported by the tool itself, so a model (and a log) can tell them apart,
+    with or without the MCP gateway.
     """
 
-    kind = "gateway"
+    kind = "call"
     code = "error"
     outcome = "failed"
     """What the call came to, for a door to map to its framework's form: ``"retry"`` (the model

@@ -19,7 +19,7 @@ and content of the tools and the options, so formatting an unchanged step costs 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolmgmt_core.model.errors import ProviderError
@@ -30,7 +30,8 @@ from toolmgmt_core.model.provider_names import (
     resolve_provider_name,
 )
 from toolmgmt_core.model.tool import TOOL_SEARCH, Tool, is_meta_tool
-from toolmgmt_core.providers.anthropic import assemble_anthropic
+from toolmgmt_core.policy.callers import CallerChoice
+from toolmgmt_core.providers.anthropic import assemble_anthropic, caller_choices
 from toolmgmt_core.providers.cache import REQUESTS, clear_format_cache, convert
 from toolmgmt_core.providers.deferral import (
     client_search_entry,
@@ -142,6 +143,7 @@ def format_tools(
     gemini_json_schema: bool = False,
     namespaces: bool | None = None,
     examples: bool = False,
+    code_execution: str | None = None,
 ) -> dict[str, Any]:
     """The request parts that send ``tools_or_session``'s tools to ``provider``.
 
@@ -176,6 +178,11 @@ def format_tools(
         examples: Anthropic: send each tool's ``input_examples`` (those matching its input
             schema; one that does not is left out and noted). OpenAI and Gemini have no such
             field, so it changes nothing for them.
+        code_execution: Anthropic: the code execution tool Claude's programs run in
+            (``code_execution_20260120``...), sent first; each tool's ``allowed_callers``
+            follows the session's choice (``Code(callers=...)``; a tool's annotation,
+            ``metadata={"callers": ...}``; else direct). Run a program's calls (a
+            ``tool_use`` whose ``caller`` is that tool) with ``CallContext(from_program=True)``.
 
     Returns:
         ``{"tools": [...], "report": FormatReport}``, plus ``tool_choice`` (OpenAI) or
@@ -188,12 +195,18 @@ def format_tools(
     """
     if provider not in PROVIDERS:
         raise ProviderError(f"Unknown provider {provider!r}; valid: {', '.join(PROVIDERS)}.")
+    if code_execution is not None and provider != "anthropic":
+        raise ProviderError(
+            f"code_execution is Anthropic's code execution tool; {provider} has none here: "
+            "use toolmgmt's code mode (mode='code') instead."
+        )
     namespaces = namespaces is not False  # grouped unless told not to
     client = uses_native_deferral(tools_or_session, provider, native)
     if client:
         tools, deferred = native_deferral_tools(tools_or_session, provider)
     else:
         tools, deferred = _gather(tools_or_session, native is True, provider)
+    callers = caller_choices(tools_or_session, tools) if code_execution is not None else None
     allowed_key = tuple(allowed) if allowed is not None else None
     key = (
         provider,
@@ -208,6 +221,8 @@ def format_tools(
         namespaces,
         examples,
         tuple((t.name, id(t), t.name in deferred) for t in tools),
+        code_execution,
+        callers,
     )
     hit = REQUESTS.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], tools, strict=True)):
@@ -233,6 +248,8 @@ def format_tools(
         gemini_json_schema=gemini_json_schema,
         namespaces=namespaces,
         examples=examples,
+        code_execution=code_execution,
+        callers=dict(callers) if callers is not None else None,
     )
     REQUESTS.put(key, (tuple(tools), result))
     if native is True:
@@ -263,6 +280,8 @@ def _format(
     gemini_json_schema: bool,
     namespaces: bool = False,
     examples: bool = False,
+    code_execution: str | None = None,
+    callers: Mapping[str, CallerChoice] | None = None,
 ) -> dict[str, Any]:
     report = FormatReport(provider=provider)
     if allowed is not None and provider == "anthropic":
@@ -306,6 +325,8 @@ def _format(
             tool_search=tool_search,
             cache_control=cache_control,
             server_search=not client,
+            code_execution=code_execution,
+            callers=callers,
         )
         result["tools"] = sent
     elif provider == "gemini":

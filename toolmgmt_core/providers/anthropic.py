@@ -5,6 +5,11 @@ Anthropic takes a JSON Schema in ``input_schema``; its top level must be an obje
 (``tool_search_tool_bm25_20251119`` or ``tool_search_tool_regex_20251119``): deferred tools are
 sent with ``defer_loading: true`` and only the tools Claude finds are loaded into its context.
 
+With ``code_execution`` (one of :data:`CODE_EXECUTION_TOOLS`) the application runs Claude's
+programs in Anthropic's code execution tool: that tool is sent first, and each tool says who may
+call it in ``allowed_callers`` (``direct``, the code execution tool, or both), mapped from the
+caller choice (:class:`~toolmgmt_core.Callers`).
+
 With ``examples`` a tool's ``input_examples`` (example argument objects, which Claude reads beside
 the schema) are sent too. Anthropic refuses an example that does not match ``input_schema``, so
 such an example is left out with a note rather than failing the request.
@@ -17,12 +22,16 @@ from typing import Any, Literal
 
 from toolmgmt_core.model.errors import ProviderError
 from toolmgmt_core.model.schema_validator import example_errors
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.model.tool import Tool, is_meta_tool
+from toolmgmt_core.policy.callers import CallerChoice, annotated
 from toolmgmt_core.providers.schema_utils import to_json, to_single_object
 
 __all__ = [
+    "CODE_EXECUTION_TOOLS",
     "TOOL_SEARCH_TOOLS",
+    "allowed_callers",
     "assemble_anthropic",
+    "caller_choices",
     "to_anthropic_schema",
     "to_anthropic_tool",
 ]
@@ -33,7 +42,44 @@ TOOL_SEARCH_TOOLS: Mapping[str, dict[str, str]] = {
 }
 """Anthropic's tool search server tools, by search kind."""
 
+CODE_EXECUTION_TOOLS = (
+    "code_execution_20250825",
+    "code_execution_20260120",
+    "code_execution_20260521",
+)
+"""Anthropic's code execution tool versions whose programs call client tools (programmatic tool
+calling: the values a tool's ``allowed_callers`` takes besides ``direct``)."""
+
 _EPHEMERAL = {"type": "ephemeral"}
+
+
+def allowed_callers(choice: CallerChoice, code_execution: str) -> list[str]:
+    """A caller choice as Anthropic's ``allowed_callers`` of a tool."""
+    if code_execution not in CODE_EXECUTION_TOOLS:
+        raise ProviderError(
+            f"Unknown Anthropic code execution tool {code_execution!r}; valid: "
+            f"{', '.join(CODE_EXECUTION_TOOLS)}."
+        )
+    return {"direct": ["direct"], "code": [code_execution], "both": ["direct", code_execution]}[
+        choice
+    ]
+
+
+def caller_choices(source: Any, tools: Sequence[Tool]) -> tuple[tuple[str, CallerChoice], ...]:
+    """Who may call each tool: a session's choice (its manager's planner), else the tool's
+    annotation, else direct (a meta-tool is always the model's own)."""
+    planner = getattr(getattr(source, "manager", None), "planner", None)
+    choose = getattr(planner, "caller_choice", None)
+    out: list[tuple[str, CallerChoice]] = []
+    for tool in tools:
+        if is_meta_tool(tool):
+            choice: CallerChoice = "direct"
+        elif callable(choose):
+            choice = choose(tool)
+        else:
+            choice = annotated(tool) or "direct"
+        out.append((tool.name, choice))
+    return tuple(out)
 
 
 def to_anthropic_schema(parameters: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -96,6 +142,8 @@ def assemble_anthropic(
     tool_search: Literal["bm25", "regex"] = "bm25",
     cache_control: bool = False,
     server_search: bool = True,
+    code_execution: str | None = None,
+    callers: Mapping[str, CallerChoice] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The request's ``tools`` list from converted tools.
 
@@ -107,6 +155,8 @@ def assemble_anthropic(
             front (never on a deferred one).
         server_search: Add Anthropic's tool search server tool when some tool is deferred;
             False when the client's own search tool loads them (``tool_reference`` results).
+        code_execution: Send this code execution tool first and each tool's
+            ``allowed_callers``, from ``callers`` (original name -> choice; direct when absent).
 
     Returns:
         The tools and the original names actually sent deferred.
@@ -127,6 +177,9 @@ def assemble_anthropic(
         if deferred:
             item["defer_loading"] = True
             deferred_names.append(original)
+        if code_execution is not None:
+            choice = (callers or {}).get(original, "direct")
+            item["allowed_callers"] = allowed_callers(choice, code_execution)
         tools.append(item)
     if cache_control:
         for item in reversed(tools):
@@ -135,4 +188,6 @@ def assemble_anthropic(
                 break
     if native and deferred_names and server_search:
         tools.insert(0, dict(TOOL_SEARCH_TOOLS[tool_search]))
+    if code_execution is not None:
+        tools.insert(0, {"type": code_execution, "name": "code_execution"})
     return tools, deferred_names

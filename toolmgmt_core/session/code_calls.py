@@ -61,11 +61,25 @@ class CodeCalls:
         found = self.meta_calls.find(args)
         if isinstance(found, dict):
             return found  # nothing matched: the note says what to try
-        tools = [self.session.present(self.session.manager.catalog.get(h.name)) for h in found]
-        return {
+        catalog = self.session.manager.catalog
+        tools = [self.session.present(catalog.get(h.name)) for h in found]
+        # A tool only the model calls directly is no program's to call: not shown here.
+        planner = self.session.manager.planner
+        tools = [t for t in tools if planner.caller_choice(t) != "direct"]
+        if not tools:
+            return {"found": "", "note": "The tools found are called directly, not from code."}
+        answer = {
             "found": "\n".join(python_signature(t) for t in tools),
             "note": "Call them in run_code: `await name(arg=...)`.",
         }
+        companions = [
+            tool
+            for n in self.meta_calls.companions(found)
+            if planner.caller_choice(tool := self.session.present(catalog.get(n))) != "direct"
+        ]
+        if companions:
+            answer["often_used_with"] = "\n".join(python_signature(t) for t in companions)
+        return answer
 
     async def run_code(self, args: dict[str, Any], context: CallContext) -> ToolResult:
         session = self.session

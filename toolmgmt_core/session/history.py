@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ["loaded_names", "restore_loaded"]
 
-_ERROR_KINDS = ("gateway", "tool")
+_ERROR_KINDS = ("call", "tool", "gateway")
+"""The ``kind`` of toolmgmt's error objects (``"gateway"``: a refused call's kind in transcripts
+kept from before it was named ``"call"``)."""
 
 
 _MAX_PARTS = 64

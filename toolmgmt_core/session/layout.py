@@ -6,9 +6,10 @@ A list is laid out in sections, always in this order::
 
 :class:`LayoutPlanner` holds what the sessions of one manager share (the catalog, the mode, the
 always-on tools) and the caches that depend only on the catalog version (pinned names, ``auto``'s
-decisions, lazy stubs, the meta-tools); the mode (:mod:`toolmgmt_core.session.modes`) lays the
-list out from a session's view of the catalog and the names it loaded. Sessions never share
-plans.
+decisions, lazy stubs, the meta-tools, the plans of one policy view); the mode
+(:mod:`toolmgmt_core.session.modes`) lays the list out from a session's view of the catalog and
+the names it loaded. Sessions under the same view with the same loaded names share a plan (it
+is the same list).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from toolmgmt_core.calls.budget import plan_definitions
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.model.tokens import definition_tokens
 from toolmgmt_core.model.tool import EMPTY_PARAMETERS, Tool
+from toolmgmt_core.policy.callers import CallerChoice, Callers, annotated
 from toolmgmt_core.session.modes import Layout, Mode
 from toolmgmt_core.session.modes.base import CanSee, Present
 
@@ -104,12 +106,29 @@ class LayoutPlanner:
         """Names of the mode's meta-tools: a catalog tool named like one is never listed."""
         self._stubs: dict[tuple[int, str], tuple[Tool, Tool]] = {}
         self._decisions: dict[tuple[Any, ...], Any] = {}
+        self._plans: dict[tuple[Any, ...], tuple[object, Layout]] = {}
         self._pinned: tuple[int, list[str]] = (-1, [])
         self._lock = threading.Lock()
 
-    def plan(self, can_see: CanSee, present: Present, loaded: Sequence[str]) -> Layout:
-        """The tool list of one step (see :meth:`Mode.plan`)."""
-        return self.mode.plan(self, can_see, present, loaded)
+    def plan(
+        self, can_see: CanSee, present: Present, loaded: Sequence[str], view: object = None
+    ) -> Layout:
+        """The tool list of one step (see :meth:`Mode.plan`).
+
+        With ``view`` (the policy view ``can_see`` and ``present`` answer from), the plan is
+        kept per catalog version, view and loaded names, so the steps and calls of every
+        session under that view plan it once (a flat list checks every tool)."""
+        if view is None:
+            return self.mode.plan(self, can_see, present, loaded)
+        key = (self.catalog.version, id(view), tuple(loaded))
+        cached = self._plans.get(key)
+        if cached is None or cached[0] is not view:
+            cached = (view, self.mode.plan(self, can_see, present, loaded))
+            with self._lock:  # its own cache: many conversations' plans never evict decisions
+                if len(self._plans) > _CACHE_LIMIT:
+                    self._plans.clear()
+                self._plans[key] = cached
+        return cached[1]
 
     def meta_tools(self, mode: Mode | None = None) -> list[Tool]:
         """The meta-tools of ``mode`` (default: the planner's)."""
@@ -140,6 +159,21 @@ class LayoutPlanner:
             ]
             self._pinned = (version, names)
         return list(names)
+
+    def caller_choice(self, tool: Tool) -> CallerChoice:
+        """Who may call ``tool``: the model directly, a program, or both (the mode's
+        :class:`~toolmgmt_core.Callers`, the tool's annotation, the mode's default)."""
+        return self.mode.caller_choice(tool, self.pinned_names())
+
+    def named_by(self, callers: Callers) -> list[str]:
+        """The catalog tools ``callers`` names or that declare their callers (an annotation),
+        in catalog order; cached per catalog version (a listing looks at these alone)."""
+        key = (self.catalog.version, "callers", callers)
+        cached = self._decisions.get(key)
+        if cached is None:
+            cached = [t.name for t in self.catalog if annotated(t) or callers.names(t)]
+            self._remember(key, cached)
+        return list(cached)
 
     def pinned_of(self, visible: dict[str, Tool]) -> list[str]:
         """The pinned names among ``visible``, in order: always-on, then ``defer_loading=False``."""

@@ -21,6 +21,7 @@ from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
 from toolmgmt_core.calls.resolution import cap_message
 from toolmgmt_core.calls.results import meta_result
 from toolmgmt_core.calls.validation import MAX_REPORTED_ERRORS, check_arguments, clip
+from toolmgmt_core.catalog.equivalents import one_per_tool
 from toolmgmt_core.catalog.tool_catalog import SearchHit, ToolEntry
 from toolmgmt_core.events import SearchDone
 from toolmgmt_core.model.errors import (
@@ -32,6 +33,7 @@ from toolmgmt_core.model.errors import (
 )
 from toolmgmt_core.model.names import fold_name, names_hint
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.session.code_calls import CodeCalls
 from toolmgmt_core.session.modes import Mode
 from toolmgmt_core.session.settings import SessionSettings
@@ -135,8 +137,10 @@ class MetaToolCalls:
                 found = list(hits.values())
             else:
                 found = catalog.search(
-                    queries, limit, domain=domain, group=group, where=self.session.can_see
+                    queries, 2 * limit, domain=domain, group=group, where=self.session.can_see
                 )
+                # the same tool from several servers fills one slot, not several
+                found = one_per_tool(found, catalog.find)[:limit]
         except SearchError as exc:
             raise InvalidArgumentsError(str(exc), tool_name=caller) from exc
         kept = [h for h in found if h.score >= self.session.manager.discovery.min_score]
@@ -191,14 +195,21 @@ class MetaToolCalls:
         hits = self.find(args)
         if isinstance(hits, dict):
             return hits
-        added, refused = self.session.record_loads([h.name for h in hits])
+        apart = self.apart(hits)
+        added, refused = self.session.record_loads(
+            [h.name for h in hits] + list(apart.get("often_used_with", ()))
+        )
         if self.session.effective_mode.stable_search:
             # The list stays as it is: the answer carries what the model needs to call them.
             return {
                 "found": {h.name: self._definition(h.name) for h in hits},
+                **apart,
                 "note": "Run one with call_tool(tool_name, arguments).",
             }
-        response: dict[str, Any] = {"found": {h.name: self._summary(h.name) for h in hits}}
+        response: dict[str, Any] = {
+            "found": {h.name: self._summary(h.name) for h in hits},
+            **apart,
+        }
         if added:
             response["added"] = added
         if refused:
@@ -207,6 +218,29 @@ class MetaToolCalls:
         else:
             response["note"] = "These tools are in your tool list now; call them directly."
         return response
+
+    def apart(self, hits: Sequence[SearchHit]) -> dict[str, Any]:
+        """What a search answer says beside its hits: the tools often used with them
+        (``often_used_with``) and the other servers' names of a found tool (``also_as``)."""
+        apart: dict[str, Any] = {}
+        companions = self.companions(hits)
+        if companions:
+            apart["often_used_with"] = companions
+        also = {h.name: list(h.also) for h in hits if h.also}
+        if also:
+            apart["also_as"] = also
+        return apart
+
+    def companions(self, hits: Sequence[SearchHit]) -> dict[str, str]:
+        """The tools often used with ``hits`` that the answer suggests apart from them (name:
+        one line; ``Discovery.companions`` at most), from what the catalog learned from use."""
+        limit = self.session.manager.discovery.companions
+        if not limit or not hits:
+            return {}
+        found = self.session.manager.catalog.companions(
+            [h.name for h in hits], limit, where=self.session.can_see
+        )
+        return {c.name: self._summary(c.name) for c in found}
 
     def _scope(self, domain: str | None, group: str | None) -> tuple[str | None, str | None]:
         """``domain``/``group`` checked against what this session sees (forgiving case)."""
@@ -247,7 +281,10 @@ class MetaToolCalls:
             hits = self._search(
                 [query], "keyword", domain=domain, group=group, caller=meta.DISCOVER_TOOLS
             )
-            response: dict[str, Any] = {"tools": {h.name: self._summary(h.name) for h in hits}}
+            response: dict[str, Any] = {
+                "tools": {h.name: self._summary(h.name) for h in hits},
+                **self.apart(hits),
+            }
             if not hits:
                 response["note"] = (
                     "Nothing matched; try other words, or discover_tools() to browse domains."
@@ -360,7 +397,9 @@ class MetaToolCalls:
                     tool_name=runner,
                 )
             return await self.call(inner, arguments, context)
-        return ToolRun(self.session.resolve(name), arguments)
+        tool = self.session.resolve(name)
+        check_caller(tool, self.session.manager.planner.caller_choice(tool), context.from_program)
+        return ToolRun(tool, arguments)
 
 
 _RUNNERS = (meta.EXECUTE_TOOL, meta.CALL_TOOL)

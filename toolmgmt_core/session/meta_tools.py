@@ -32,7 +32,7 @@ name-to-summary maps rather than lists of objects) because the model pays for ev
     tool_search       (code mode) {"found": "signatures, one per tool", "note"}
     run_code          what the program printed, then its last expression
 
-Errors are ``{"error": code, "kind": "gateway" | "tool", "message"}``
+Errors are ``{"error": code, "kind": "call" | "tool", "message"}``
 (:meth:`~toolmgmt_core.ToolCallError.to_dict`).
 """
 

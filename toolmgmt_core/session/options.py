@@ -60,9 +60,21 @@ class Discovery:
     call_unloaded: Literal["error", "load"] = "error"
     """What a direct call of a tool not listed yet does: ``"error"`` (an actionable error
     saying how to find or run it) or ``"load"`` (load it, then run it)."""
+    companions: int = 1
+    """Tools a search answer suggests beside its hits, at most, apart from them ("often used
+    with": what conversations of several principals used with the hits; only where the
+    catalog learns from use, see ``ToolCatalog.companions``); loaded like a hit. 0: none."""
 
     def __post_init__(self) -> None:
         _positive("Discovery", "max_results", self.max_results)
+        if (
+            isinstance(self.companions, bool)
+            or not isinstance(self.companions, int)
+            or self.companions < 0
+        ):
+            raise ConfigError(
+                f"Discovery(companions=...) must be a whole number >= 0, got {self.companions!r}."
+            )
         _positive("Discovery", "max_active", self.max_active, optional=True)
         _positive("Discovery", "browse_limit", self.browse_limit)
         if isinstance(self.min_score, bool) or not isinstance(self.min_score, int | float):

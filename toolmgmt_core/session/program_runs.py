@@ -37,6 +37,7 @@ from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
 from toolmgmt_core.model.errors import ToolCallError
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.policy.verdicts import ApprovalRequest, arguments_digest
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.runtime.control import CallPaused, is_control_flow
@@ -76,8 +77,10 @@ class _InnerSite:
 
     async def answer(self, name: Any, arguments: Any, context: CallContext) -> ToolRun:
         # A program calls tools (it searches with search_tools): any the session may see,
-        # listed or not.
-        return ToolRun(self.resolve(name), arguments)
+        # listed or not, that a program may call.
+        tool = self.resolve(name)
+        check_caller(tool, self.session.manager.planner.caller_choice(tool), True)
+        return ToolRun(tool, arguments)
 
     def resolve(self, name: Any) -> Tool:
         return self.session.resolve(name)  # type: ignore[no-any-return]
@@ -248,7 +251,7 @@ class ProgramRun:
             prepared = await self._ask(state)
         # The framework's own marker (``interrupt_on``) holds for the program's calls as for a
         # call by name.
-        base = self.context.replace(resume_state=None)
+        base = self.context.replace(resume_state=None, from_program=True)
         while True:
             host = self.host = _Host(self.calls, budget, base, self.run_id)
             host.count = pending.index - 1 if pending is not None else 0

@@ -30,6 +30,7 @@ from toolmgmt_core.model.errors import ConfigError, ToolNotListedError, ToolNotL
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.tokens import definition_tokens
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.policy.profiles import Profile
 from toolmgmt_core.policy.steps import Explanation
 from toolmgmt_core.policy.view import PolicyView
@@ -165,8 +166,9 @@ class ToolSession(StoredConversation):
         return self.manager.planner.lookup(name, self.can_see)
 
     def layout(self) -> Layout:
-        """The tool list of this step, by section, and the mode it is in."""
-        return self.manager.planner.plan(self.can_see, self.present, self.loaded())
+        """The tool list of this step, by section, and the mode it is in (planned once per
+        catalog version, policy view and loaded names: a call asks for it several times)."""
+        return self.manager.planner.plan(self.can_see, self.present, self.loaded(), self.policy)
 
     @property
     def effective_mode(self) -> Mode:
@@ -373,9 +375,8 @@ class ToolSession(StoredConversation):
     ) -> ToolResult | ToolRun:
         """What a call of ``name`` comes to: the answer of the meta-tool it stands for
         (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is the
-        tool it runs), else the tool it names as the model may call it now (the mode's list,
-        ``call_unloaded``). A ``context.listed_only`` door's name was checked by :meth:`call`
-        before the pipeline started (its only way here).
+        tool it runs), else the tool it names as this caller may call it now (``Callers``, the
+        mode's list, ``call_unloaded``); a ``listed_only`` door's name was checked by ``call``.
 
         Raises:
             ToolCallError: ``ToolNotPermittedError``, ``ToolNotFoundError`` (the closest
@@ -385,6 +386,7 @@ class ToolSession(StoredConversation):
         if meta_tool is not None:
             return await self._meta_calls.call(meta_tool, arguments, context)
         tool = self.resolve(name)
+        check_caller(tool, self.manager.planner.caller_choice(tool), context.from_program)
         self._ensure_listed(tool)
         return ToolRun(tool, arguments)
 

@@ -109,7 +109,7 @@ def test_full_agent_loop(use_async: bool) -> None:
     refused = results["call_5"]
     assert refused.status == "error"
     assert "crm_delete_contact" in refused.content
-    assert json.loads(refused.content)["kind"] == "gateway"
+    assert json.loads(refused.content)["kind"] == "call"
     assert state["messages"][-1].content.startswith("Done")
     # The system prompt carries the mode's instructions.
     assert "tool_search" in model.calls[0]["messages"][0].content

@@ -176,7 +176,7 @@ def test_full_loop(callbacks: list[Any], use_async: bool) -> None:
     assert "crm_search_contacts" in tool_messages["call_1_0"]["content"]
     assert "patel" in tool_messages["call_2_0"]["content"].lower()
     refused = json.loads(tool_messages["call_5_0"]["content"])
-    assert refused["kind"] == "gateway" and "crm_delete_contact" in refused["message"]
+    assert refused["kind"] == "call" and "crm_delete_contact" in refused["message"]
     # Every request went out with the session's tools: its state followed the loop.
     assert "crm_export_contacts" in session.loaded()
     exporter = manager.catalog.get("crm_export_contacts")
@@ -310,7 +310,7 @@ def test_run_meta_tool_calls_leaves_app_calls_to_the_app() -> None:
     # Not loaded yet (and the JSON is broken): the session explains, the loop goes on.
     for message in everything[1:]:
         error = json.loads(message["content"])
-        assert error["kind"] == "gateway" and "crm_get_contact" in error["message"]
+        assert error["kind"] == "call" and "crm_get_contact" in error["message"]
 
 
 def test_litellm_summarizer_feeds_core_summaries() -> None:

@@ -152,7 +152,7 @@ def test_full_agent_loop(use_async: bool) -> None:
     # Called directly, the session refuses them the same way as a name that does not exist.
     for name in ("crm_delete_contact", "weather_alerts"):
         direct = reference.call_sync(name, {})
-        assert direct.is_error and direct.error is not None and direct.error.kind == "gateway"
+        assert direct.is_error and direct.error is not None and direct.error.kind == "call"
     session = managed.session_for(result.run_id)
     assert session.loaded()[: len(reference.loaded())] == reference.loaded()
     exporter = manager.catalog.get("crm_export_contacts")

@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 from anthropic.types import (
+    CodeExecutionTool20250825Param,
+    CodeExecutionTool20260120Param,
+    CodeExecutionTool20260521Param,
     ToolParam,
     ToolSearchToolBm25_20251119Param,
     ToolSearchToolRegex20251119Param,
@@ -54,6 +57,13 @@ def _validate(kind: Any, value: Any) -> None:
     assert not unknown, f"keys unknown to {kind.__name__}: {unknown}"
 
 
+_CODE_EXECUTION = {
+    "code_execution_20250825": CodeExecutionTool20250825Param,
+    "code_execution_20260120": CodeExecutionTool20260120Param,
+    "code_execution_20260521": CodeExecutionTool20260521Param,
+}
+
+
 def check_anthropic(tools: list[dict[str, Any]]) -> None:
     for tool in tools:
         kind = tool.get("type")
@@ -62,6 +72,9 @@ def check_anthropic(tools: list[dict[str, Any]]) -> None:
             continue
         if kind == "tool_search_tool_regex_20251119":
             _validate(ToolSearchToolRegex20251119Param, tool)
+            continue
+        if kind in _CODE_EXECUTION:
+            _validate(_CODE_EXECUTION[kind], tool)
             continue
         _validate(ToolParam, tool)
         assert _NAME.match(tool["name"]), tool["name"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.policy.callers import CallerChoice, annotated
 
 __all__ = ["CanSee", "Layout", "Mode", "Planner", "Present", "visible_named"]
 
@@ -32,6 +33,7 @@ class Planner(Protocol):
     def lookup(self, name: str, can_see: CanSee) -> Tool | None: ...
     def visible(self, can_see: CanSee) -> dict[str, Tool]: ...
     def pinned_names(self) -> list[str]: ...
+    def named_by(self, callers: Any) -> list[str]: ...
     def pinned_of(self, visible: dict[str, Tool]) -> list[str]: ...
     def listable(self, visible: dict[str, Tool], pinned: Sequence[str]) -> list[Tool]: ...
     def exceeds(self, tools: Sequence[Tool], threshold: int) -> bool: ...
@@ -138,6 +140,13 @@ class Mode(ABC):
     def lists_without_loading(self, tool: Tool) -> bool:
         """Whether ``tool`` (visible) is in the list whatever was loaded (no layout needed)."""
         return False
+
+    def caller_choice(self, tool: Tool, pinned: Sequence[str]) -> CallerChoice:
+        """Who may call ``tool`` (visible) in this mode: the model directly, a program, or
+        both (:mod:`toolmgmt_core.policy.callers`); ``pinned``: the always-listed names.
+        Without programs of its own, a mode follows the tool's annotation (a program of
+        Anthropic's code execution), else direct."""
+        return annotated(tool) or "direct"
 
     def unloaded_message(self, name: str) -> str:
         """What a direct call of ``name``, visible but not listed, is told to do instead."""

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from toolmgmt_core.calls.code import CodeLimits, require_sandbox
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.model.tool import RUN_CODE, TOOL_SEARCH, Tool
+from toolmgmt_core.policy.callers import CallerChoice, Callers
 from toolmgmt_core.session.meta_tools import code_search_tool, run_code_tool
 from toolmgmt_core.session.modes.base import CanSee, Layout, Mode, Planner, Present, visible_named
 
@@ -25,11 +26,16 @@ class Code(Mode):
 
         ToolManager(catalog, mode=Code())                       # or mode="code"
         ToolManager(catalog, mode=Code(direct=["send_email"]))  # also called directly
+        ToolManager(catalog, mode=Code(callers=Callers(direct=["destructive"])))
         ToolManager(catalog, mode=Code(limits=CodeLimits(seconds=2.0)))
 
     Args:
-        direct: tools also listed for direct calls (the per-tool choice of direct, code or
-            both); every visible tool stays callable from a program.
+        direct: tool names also listed for direct calls (both callers: the short form of
+            ``Callers(both=[...])``).
+        callers: which tools only the model calls directly, which only a program, which both
+            (:class:`~toolmgmt_core.Callers`, by name, pattern or annotation); a tool it does
+            not name is callable from a program only, unless always-on or in ``direct``
+            (both).
         limits: what one program may use (time, memory, recursion, calls, output).
 
     Needs pydantic-monty: ``pip install "toolmgmt[code]"``.
@@ -37,6 +43,7 @@ class Code(Mode):
 
     direct: tuple[str, ...] = ()
     limits: CodeLimits = field(default_factory=CodeLimits)
+    callers: Callers = field(default_factory=Callers)
 
     name: ClassVar[str] = "code"
     INSTRUCTIONS: ClassVar[str] = (
@@ -55,6 +62,8 @@ class Code(Mode):
         object.__setattr__(self, "direct", tuple(direct))
         if not isinstance(self.limits, CodeLimits):
             raise ConfigError(f"Code(limits=...) must be a CodeLimits(...), got {self.limits!r}.")
+        if not isinstance(self.callers, Callers):
+            raise ConfigError(f"Code(callers=...) must be a Callers(...), got {self.callers!r}.")
         require_sandbox()  # the extra is missing: say so now, not at the first program
 
     @property
@@ -69,16 +78,22 @@ class Code(Mode):
     def meta_tools(self, max_results: int) -> list[Tool]:
         return [code_search_tool(max_results), run_code_tool()]
 
+    def caller_choice(self, tool: Tool, pinned: Sequence[str]) -> CallerChoice:
+        listed = tool.name in self.direct or tool.name in pinned
+        default: CallerChoice = "both" if listed else "code"
+        return self.callers.choice(tool, default)
+
     def plan(
         self, planner: Planner, can_see: CanSee, present: Present, loaded: Sequence[str]
     ) -> Layout:
-        visible = visible_named(planner, can_see, [*planner.pinned_names(), *self.direct])
+        always = planner.pinned_names()
+        named = [*always, *self.direct, *planner.named_by(self.callers)]
+        visible = visible_named(planner, can_see, named)
         layout = Layout(mode=self, meta=planner.meta_tools(self))
-        pinned = planner.pinned_of(visible)
+        direct = [n for n, t in visible.items() if self.caller_choice(t, always) != "code"]
+        pinned = [n for n in planner.pinned_of(visible) if n in direct]
         layout.pinned = [present(visible[n]) for n in pinned]
-        layout.listed = [
-            present(visible[n]) for n in self.direct if n in visible and n not in pinned
-        ]
+        layout.listed = [present(visible[n]) for n in direct if n not in pinned]
         return layout
 
     def unloaded_message(self, name: str) -> str:
@@ -105,4 +120,6 @@ class Code(Mode):
             parts.append(f"direct={list(self.direct)!r}")
         if self.limits != CodeLimits():
             parts.append(f"limits={self.limits!r}")
+        if self.callers != Callers():
+            parts.append(f"callers={self.callers!r}")
         return f"Code({', '.join(parts)})"

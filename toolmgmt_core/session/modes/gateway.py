@@ -32,7 +32,7 @@ class Gateway(Mode):
         "Tools are reached in three steps. 1) discover_tools: no arguments lists domains; "
         "add `domain` (and `group`) to list their tools, or `query` to search by need. "
         "2) get_tool_schema(tool_name) gives parameters and examples. 3) execute_tool(tool_name, "
-        'arguments) runs it. Errors of kind "gateway" mean fix the call; kind "tool" means '
+        'arguments) runs it. Errors of kind "call" mean fix the call; kind "tool" means '
         "the tool itself failed."
     )
     FIND_HINT: ClassVar[str] = " Use discover_tools to find tools."
