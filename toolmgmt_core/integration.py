@@ -24,6 +24,7 @@ from toolmgmt_core.calls.approval import (
     replayed_approval,
 )
 from toolmgmt_core.calls.budget import DEFAULT_MAX_RESULT_TOKENS
+from toolmgmt_core.calls.code.runs import ProgramStateError
 from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import dumps_compact
 from toolmgmt_core.calls.sync import run_sync
@@ -79,6 +80,7 @@ from toolmgmt_core.policy.profiles import (
     may_match,
     parse_pattern,
 )
+from toolmgmt_core.policy.verdicts import arguments_digest
 from toolmgmt_core.providers import search_output_item
 from toolmgmt_core.providers.breakpoints import (
     BREAKPOINT,
@@ -155,6 +157,7 @@ __all__ = [
     "PostgresEmbeddingCache",
     "PostgresLearnedStore",
     "PostgresPins",
+    "ProgramStateError",
     "RedisSessionStore",
     "SessionSettings",
     "SessionStore",
@@ -164,6 +167,7 @@ __all__ = [
     "ToolAnswerLostError",
     "UsedApprovals",
     "approval_key",
+    "arguments_digest",
     "call_store",
     "chat_breakpoints",
     "check_embedder_spec",

@@ -111,6 +111,10 @@ def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> Ap
     ``reviewed``: a HumanInTheLoopMiddleware the middleware was not told about has reviewed
     calls in this agent; rather than ask a human a second time, the run stops with a
     ``ConfigError`` naming the fix.
+
+    A code-mode program's pause keeps its run's sealed state in the interrupt's value
+    (``value["toolmgmt"]["resume_state"]``), so in the checkpoint
+    (:mod:`toolmgmt_langchain.checkpoint` reads it back on resume).
     """
 
     def approve(request: ApprovalRequest) -> bool | ApprovalEdit | ApprovalResponse:
@@ -134,6 +138,8 @@ def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> Ap
             f"Tool: {name}\nArgs: {request.arguments}",
             "allowed_decisions": list(DECISIONS),
         }
+        if request.resume_state is not None:
+            value["toolmgmt"] = {"resume_state": request.resume_state}
         try:
             answer = interrupt(value, response_schema=_response_schema(request.tool))
         except ValidationError as exc:
@@ -157,8 +163,9 @@ def _verdict(answer: Any, name: str) -> bool | ApprovalEdit | ApprovalResponse:
     if "decisions" in answer:  # a batched HITLResponse for this one call
         answer = answer["decisions"][0]
     kind = answer["type"]
-    if kind == "edit":
-        return ApprovalEdit(answer["edited_action"]["args"])
+    if kind == "edit":  # the core refuses an edit naming another tool, as the schema does
+        action = answer["edited_action"]
+        return ApprovalEdit(action["args"], tool_name=action["name"])
     if kind == "respond":
         return ApprovalResponse(answer["message"])
     reason = answer.get("message", "").strip() if kind == "reject" else None

@@ -22,16 +22,26 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from toolmgmt_core import ApprovalRequest, ConfigError, Tool, ToolManager, ToolSession
+from toolmgmt_core import (
+    ApprovalRequest,
+    ConfigError,
+    Tool,
+    ToolManager,
+    ToolResult,
+    ToolSession,
+)
 from toolmgmt_core.integration import (
     BREAKPOINT,
     META_TOOL_NAMES,
+    RUN_CODE,
     ApprovalAsker,
     ApprovalMarker,
     CallContext,
+    ProgramStateError,
     passthrough,
 )
 from toolmgmt_langchain.approval import ToCaller, interrupt_approver
+from toolmgmt_langchain.checkpoint import apaused_value, paused_value
 from toolmgmt_langchain.loop import (
     PROVIDERS,
     SIGNALS,
@@ -230,10 +240,16 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
 
         return requires
 
-    def _context(self, request: Any) -> CallContext:
+    def _context(self, request: Any, kept: Mapping[str, Any] | None) -> CallContext:
         """What this call carries down: approval is asked for once, the LangGraph way, with
-        the middleware's own ``interrupt_on`` besides the policy."""
-        return CallContext(approver=self._approver(request), requires=self._marker(request))
+        the middleware's own ``interrupt_on`` besides the policy; a ``run_code`` call keeps its
+        paused program in its interrupt (``kept``, read back from the checkpoint on resume)."""
+        approver = self._approver(request)
+        context = CallContext(approver=approver, requires=self._marker(request))
+        if request.tool_call["name"] != RUN_CODE or approver is None:
+            return context
+        state = kept.get("resume_state") if kept is not None else None
+        return context.replace(keeps_state=True, resume_state=state)
 
     @contextlib.contextmanager
     def _scope(self, request: Any, node: NodeCall) -> Iterator[None]:
@@ -306,9 +322,10 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return handler(request)
         live = self._live_for(request.state, call["id"], _thread(_config(request)))
         node = NodeCall(request, handler)
+        kept = paused_value(_graph_config(), call["id"]) if call["name"] == RUN_CODE else None
         with self._scope(request, node):
-            result = run_tool_call_sync(
-                live.session, call, _config(request), self._context(request)
+            result = _lost(live.session, kept) or run_tool_call_sync(
+                live.session, call, _config(request), self._context(request, kept)
             )
         return self._answer(call, live, result, node)
 
@@ -318,11 +335,29 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return await handler(request)
         live = self._live_for(request.state, call["id"], _thread(_config(request)))
         node = NodeCall(request, handler)
+        kept = (
+            await apaused_value(_graph_config(), call["id"]) if call["name"] == RUN_CODE else None
+        )
         with self._scope(request, node):
-            result = await run_tool_call(
-                live.session, call, _config(request), self._context(request)
+            result = _lost(live.session, kept) or await run_tool_call(
+                live.session, call, _config(request), self._context(request, kept)
             )
         return self._answer(call, live, result, node)
+
+
+def _lost(session: ToolSession, kept: Mapping[str, Any] | None) -> ToolResult | None:
+    """The refusal of a resumed ``run_code`` call whose interrupt kept no program state: it
+    never starts over (the calls before its pause would run again)."""
+    if kept is None or isinstance(kept.get("resume_state"), str):
+        return None
+    return session.error_result(
+        RUN_CODE,
+        ProgramStateError(
+            "The paused program could not be resumed: its state is not in the checkpoint. "
+            "Nothing ran. Run the program again.",
+            tool_name=RUN_CODE,
+        ),
+    )
 
 
 def _config(request: Any) -> Any:

@@ -37,8 +37,10 @@ way when the manager has no ``approval`` callback: resume with
 agent's ``output_type`` must then include ``DeferredToolRequests`` (else PydanticAI raises
 ``UserError`` at the first such call); ``approval=False`` leaves approval to the manager alone.
 In code mode a program's call that needs approval defers its ``run_code`` call the same way
-(the request's metadata names the program's call); resumed, the program carries on from that
-call, and ``ToolApproved(override_args={**args, "edited_arguments": {...}})`` edits it.
+(the request's metadata names the program's call) and keeps the run's sealed state in the
+message history (:mod:`toolmgmt_pydantic_ai.programs`); resumed with that history by any worker,
+the program carries on from that call, and
+``ToolApproved(override_args={**args, "edited_arguments": {...}})`` edits it.
 
 Tool search: ``search="toolmgmt"`` (default) lists toolmgmt's meta-tools and never marks a tool
 deferred, so PydanticAI's own ``ToolSearch`` (auto-injected, active only when some tool is
@@ -63,13 +65,13 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 from toolmgmt_core import (
-    ApprovalDeniedError,
     ApprovalEdit,
     ApprovalRequest,
     ConfigError,
     DuplicateToolError,
     Tool,
     ToolAnnotations,
+    ToolCallError,
     ToolManager,
     ToolResult,
     ToolSession,
@@ -82,6 +84,7 @@ from toolmgmt_core.integration import (
     RUN_CODE,
     ApprovalAsker,
     CallContext,
+    ProgramStateError,
     UsedApprovals,
     approval_key,
     call_store,
@@ -117,6 +120,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 require_version("pydantic-ai-slim", MIN_PYDANTIC_AI_VERSION, "pydantic-ai")
 
+from toolmgmt_pydantic_ai.programs import asked_about, keep_run, kept_run  # noqa: E402
+
 __all__ = ["MIN_PYDANTIC_AI_VERSION", "ManagedToolset"]
 
 _SIGNALS: tuple[type[Exception], ...] = (ApprovalRequired, CallDeferred, ModelRetry)
@@ -135,6 +140,7 @@ _SEARCHES = ("toolmgmt", "pydantic_ai")
 _RUNNERS = (CALL_TOOL, EXECUTE_TOOL)
 _APPROVALS_KEPT = 24 * 3600.0
 """Seconds a used approval is remembered (a resumed run's approval has no expiry of its own)."""
+
 
 class _Run:
     """One agent run: its session and the wrapped toolsets' run copies."""
@@ -430,17 +436,26 @@ class ManagedToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         run = self._current()
-        approver: ApprovalAsker | None = None
+        context = CallContext(call_id=ctx.tool_call_id, run=(run, ctx))
         if self.approval:
             asked = _model_arguments(ctx) if ctx.tool_call_approved else None
             if name in _RUNNERS and isinstance(asked, Mapping) and "tool_name" not in tool_args:
                 # ``override_args`` in the inner tool's terms: the call_tool they edit.
                 tool_args = {"tool_name": asked.get("tool_name"), "arguments": tool_args}
+            kept = kept_run(ctx) if name == RUN_CODE and ctx.tool_call_approved else None
+            refused = _lost(name, ctx, kept)
+            if refused is not None:  # before anything runs
+                return _native(run.session.error_result(name, refused))
             once = _Once(self._origin._used, ctx.tool_call_id)
-            approver = _approver(ctx, tool_args, asked, name in _RUNNERS, once)
+            edit, runner = tool_args, name in _RUNNERS
+            if runner and asked is not None:  # the model's call runs; the override edits it
+                tool_args = dict(asked)
+            context = context.replace(approver=_approver(ctx, edit, asked, runner, once, kept))
+            if name == RUN_CODE:  # its paused program is kept in the message history
+                state = kept.get("resume_state") if kept is not None else None
+                context = context.replace(keeps_state=True, resume_state=state)
         if name == RUN_CODE:  # a reviewer's edit of the program's pending call
-            tool_args = {k: v for k, v in tool_args.items() if k != "edited_arguments"}
-        context = CallContext(call_id=ctx.tool_call_id, approver=approver, run=(run, ctx))
+            tool_args = _without_edit(tool_args)
         with passthrough(*_SIGNALS):
             result = await run.session.call(name, tool_args, context=context)
         return _native(result)
@@ -489,6 +504,7 @@ def _approver(
     asked: Mapping[str, Any] | None,
     runner: bool,
     once: _Once,
+    kept: Mapping[str, Any] | None = None,
 ) -> ApprovalAsker:
     """Approval through PydanticAI's deferred tools: the first call pauses the run, the call
     resumed with ``DeferredToolResults(approvals={id: True})`` runs once (a denied one never
@@ -503,7 +519,10 @@ def _approver(
         nonlocal answered
         # One approval answers one ask: a code-mode program's next call that needs approval
         # pauses the run again (its metadata names that call).
-        if not ctx.tool_call_approved or answered:
+        # A program's call: the approval answers the call it was asked about, no other.
+        other = request.run_id is not None and (kept is None or not asked_about(kept, request))
+        if not ctx.tool_call_approved or answered or other:
+            keep_run(ctx, request)
             raise ApprovalRequired(
                 metadata={
                     "tool_name": request.tool.name,
@@ -517,20 +536,32 @@ def _approver(
             once.claim(request, request.arguments)
             edit = arguments.get("edited_arguments") if asked != arguments else None
             return ApprovalEdit(dict(edit)) if isinstance(edit, Mapping) else True
-        given, expected = (_inner(arguments), _inner(asked or {})) if runner else (
-            arguments,
-            asked,
-        )
-        if runner and asked is not None and arguments.get("tool_name") != asked.get("tool_name"):
-            raise ApprovalDeniedError(
-                f"The approval was given for a call to {asked.get('tool_name')!r}; an edit may "
-                f"change its arguments, not the tool, so {request.tool.name!r} did not run.",
-                tool_name=request.tool.name,
-            )
+        given, expected = (_inner(arguments), _inner(asked or {})) if runner else (arguments, asked)
         once.claim(request)
-        return True if asked is None or given == expected else ApprovalEdit(dict(given))
+        # Through call_tool an edit may name a tool; the core refuses one naming another.
+        tool = arguments.get("tool_name") if runner else None
+        if asked is None or (given == expected and tool == asked.get("tool_name")):
+            return True
+        return ApprovalEdit(dict(given), tool_name=tool)
 
     return approve
+
+
+def _lost(name: str, ctx: RunContext[Any], kept: Mapping[str, Any] | None) -> ToolCallError | None:
+    """The refusal of an approved ``run_code`` call whose paused program's state is not in the
+    message history: it never starts over (the calls before its pause would run again)."""
+    if name != RUN_CODE or not ctx.tool_call_approved or kept is not None:
+        return None
+    return ProgramStateError(
+        "The paused program could not be resumed: its state is not in the message history "
+        "(pass the history the paused run returned, all_messages(), unchanged). Nothing ran. "
+        "Run the program again.",
+        tool_name=RUN_CODE,
+    )
+
+
+def _without_edit(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in arguments.items() if k != "edited_arguments"}
 
 
 def _model_arguments(ctx: RunContext[Any]) -> dict[str, Any] | None:

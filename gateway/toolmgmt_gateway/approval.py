@@ -50,7 +50,13 @@ from toolmgmt_core.integration import (
     replayed_approval,
 )
 from toolmgmt_gateway.admission import waiting_on_upstream
-from toolmgmt_gateway.questions import STATE_VERSION, AskClient, Relay, ReturnToClient
+from toolmgmt_gateway.questions import (
+    PROGRAM_KEY,
+    STATE_VERSION,
+    AskClient,
+    Relay,
+    ReturnToClient,
+)
 from toolmgmt_gateway.state_keys import STATE_TTL
 
 __all__ = [
@@ -84,15 +90,20 @@ class ApprovalAsked(CallPaused):
     answers with :meth:`result`.
     """
 
-    def __init__(self, question: mcp_types.ElicitRequest, tool: str) -> None:
-        super().__init__(f"approval asked for {tool!r}")
+    def __init__(self, question: mcp_types.ElicitRequest, request: ApprovalRequest) -> None:
+        super().__init__(f"approval asked for {request.tool.name!r}")
         self.question = question
-        self.tool = tool
+        self.tool = request.tool.name
+        self.binding = _binding(request)
 
-    def result(self) -> mcp_types.InputRequiredResult:
-        """The input-required result: the question, and a request state naming it and this
-        question's own id (sealed by the SDK's boundary on the way out)."""
-        state = {"v": STATE_VERSION, "q": self.tool, "n": secrets.token_hex(16)}
+    def result(self, program: str | None = None) -> mcp_types.InputRequiredResult:
+        """The input-required result: the question, and a request state naming the call it
+        asks about (its tool, the digest of its arguments and, for a program's call, its run
+        and place in it), this question's own id and, in code mode, the paused program's sealed
+        state (all sealed by the SDK's boundary on the way out)."""
+        state = {"v": STATE_VERSION, **self.binding, "n": secrets.token_hex(16)}
+        if program is not None:
+            state[PROGRAM_KEY] = program
         return mcp_types.InputRequiredResult(
             input_requests={APPROVAL_KEY: self.question},
             request_state=json.dumps(state, separators=(",", ":")),
@@ -205,11 +216,29 @@ def _can_elicit(relay: Relay) -> bool:
     return not declared or "form" in declared
 
 
-def _granted(verdict: bool | ApprovalEdit) -> dict[str, Any]:
+def _binding(request: ApprovalRequest) -> dict[str, Any]:
+    """What an approval is bound to: the tool, the digest of the full arguments and, for a
+    program's call, its run and its place in the run."""
+    return {
+        "q": request.tool.name,
+        "d": request.arguments_digest,
+        "r": request.run_id,
+        "i": request.call_index,
+    }
+
+
+def _binds(state: Any, request: ApprovalRequest) -> bool:
+    """Whether a request state's approval (or question) is about this very call."""
+    if not isinstance(state, Mapping):
+        return False
+    return all(state.get(key) == value for key, value in _binding(request).items())
+
+
+def _granted(verdict: bool | ApprovalEdit, request: ApprovalRequest) -> dict[str, Any]:
     """A yes as it travels in a 2026 request state (sealed; bound to the call)."""
     if isinstance(verdict, ApprovalEdit):
-        return {"args": dict(verdict.arguments)}
-    return {"ok": True}
+        return {"args": dict(verdict.arguments), **_binding(request)}
+    return {"ok": True, **_binding(request)}
 
 
 def _from_granted(granted: Any) -> bool | ApprovalEdit | None:
@@ -231,7 +260,7 @@ async def _use_once(relay: ReturnToClient, request: ApprovalRequest, nonce: Any)
     name = request.tool.name
     if not isinstance(nonce, str) or relay.claim is None:
         raise _refused(request, "the approval this retry brings cannot be bound to one call")
-    key = approval_key("", name, {}, nonce)
+    key = approval_key("", name, _binding(request), nonce)
     try:
         first = await relay.claim(key)
     except Exception as exc:  # the store is down: fail closed, nothing ran
@@ -298,21 +327,22 @@ async def _answered_by_retry(
 ) -> bool | ApprovalEdit:
     """A 2026 call: the yes its sealed state carries, the answer its retry brings (either used
     once: :func:`_use_once`), or the question (:class:`ApprovalAsked`)."""
-    name = request.tool.name
     state = relay.state or {}
+    # A yes carried from an earlier round counts only for the very call it was given for (a
+    # question answered for an upstream carries no approval of any other call).
     carried = state.get("a")
-    granted = _from_granted(carried)
+    granted = _from_granted(carried) if _binds(carried, request) else None
     nonce = carried.get("n") if isinstance(carried, Mapping) else None
-    if granted is None and state.get("q") == name and APPROVAL_KEY in (relay.responses or {}):
+    if granted is None and _binds(state, request) and APPROVAL_KEY in (relay.responses or {}):
         answer = mcp_types.ElicitResult.model_validate(relay.responses[APPROVAL_KEY])
         granted = verdict_of(answer, request)
         nonce = state.get("n")
     if granted is not None:
         await _use_once(relay, request, nonce)
-        relay.approved = _granted(granted)
+        relay.approved = _granted(granted, request)
         return granted
     if not _can_elicit(relay):
         raise _refused(
             request, "this client cannot ask its user (it declared no elicitation capability)"
         )
-    raise ApprovalAsked(approval_form(request), name)
+    raise ApprovalAsked(approval_form(request), request)

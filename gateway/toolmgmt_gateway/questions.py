@@ -65,6 +65,7 @@ __all__ = [
     "InputRequired",
     "MAX_ROUNDS",
     "MissingCapability",
+    "PROGRAM_KEY",
     "Relay",
     "ReturnToClient",
     "STATE_VERSION",
@@ -88,6 +89,8 @@ _RELAYED = tuple(_CAPABILITY_OF.values())
 """The client capabilities a question can need: the ones the gateway forwards upstream."""
 STATE_VERSION = 1
 """The shape of the gateway's own request state (``v``), checked when a retry brings it back."""
+PROGRAM_KEY = "p"
+"""The key of a paused program's sealed state in the gateway's request state."""
 
 
 UPSTREAM_META = "io.toolmgmt/upstream"
@@ -168,14 +171,19 @@ class InputRequired(CallPaused):
         self.upstream = upstream
         self.tool = tool
 
-    def result(self, approved: Mapping[str, Any] | None = None) -> mcp_types.InputRequiredResult:
+    def result(
+        self, approved: Mapping[str, Any] | None = None, program: str | None = None
+    ) -> mcp_types.InputRequiredResult:
         """The gateway's own input-required result: the upstream's questions, and a request
-        state holding the upstream's (the SDK's boundary seals it on the way out) and, when
-        the user approved the call in an earlier round, that yes
-        (:mod:`toolmgmt_gateway.approval`), so the next round does not ask again."""
+        state holding the upstream's (the SDK's boundary seals it on the way out), the sealed
+        state of the program the question paused (``program``; code mode) and, when the user
+        approved the call in an earlier round, that yes (:mod:`toolmgmt_gateway.approval`:
+        bound to that one call), so the next round does not ask again."""
         state: dict[str, Any] = {"v": STATE_VERSION, "u": self.upstream, "t": self.tool}
         if self.asked.request_state is not None:
             state["s"] = self.asked.request_state
+        if program is not None:
+            state[PROGRAM_KEY] = program
         if approved is not None:
             # A fresh id each round: the yes it carries is used once, by this round's retry.
             state["a"] = {**approved, "n": secrets.token_hex(16)}
@@ -230,6 +238,10 @@ class Relay:
         """The answers and the upstream's request state to start ``tool`` of ``upstream``
         with: (None, None) unless this call is a client's retry with answers."""
         return None, None
+
+    def resume_state(self) -> str | None:
+        """The sealed state of the program a 2026 retry resumes (code mode), or None."""
+        return None
 
     def check_declared(self, upstream: str, asked: mcp_types.InputRequiredResult) -> None:
         """Refuse questions the client did not declare it can answer (an upstream told the
@@ -310,6 +322,11 @@ class ReturnToClient(Relay):
                 raise ValueError("request state of another version or shape")
             opened = parsed
         return cls(declared=declared, state=opened, responses=responses, claim=claim)
+
+    def resume_state(self) -> str | None:
+        """See :meth:`Relay.resume_state`."""
+        program = (self.state or {}).get(PROGRAM_KEY)
+        return program if isinstance(program, str) else None
 
     def resume(self, upstream: str, tool: str) -> tuple[Any, str | None]:
         """See :meth:`Relay.resume`: once, for the upstream call the state names (any call

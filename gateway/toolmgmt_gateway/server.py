@@ -12,6 +12,7 @@ one of several replicas: conversations live in the session store
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import signal
 import time
@@ -96,7 +97,13 @@ from toolmgmt_gateway.questions import (
 )
 from toolmgmt_gateway.read_deadline import read_deadline_protocol
 from toolmgmt_gateway.replies import RedisReplies
-from toolmgmt_gateway.state_keys import SharedKeyCodec, request_state_boundary
+from toolmgmt_gateway.state_keys import (
+    STATE_TTL,
+    SharedKeyCodec,
+    caller_principal,
+    request_state_boundary,
+    run_state_key,
+)
 from toolmgmt_gateway.telemetry import (
     METRICS_PATH,
     GatewayMetrics,
@@ -181,7 +188,11 @@ class Gateway:
             SharedCatalog(self.catalog, config, catalog_store) if catalog_store else None
         )
         """The catalog store's tools merged with the upstreams' (``[store] catalog``), or None."""
-        options = {**self._manager_options(config), **manager_options}
+        self._shared_key: SharedKeyCodec | None = None
+        if self.session_store is not None and not config.gateway.state_keys:
+            key_store = _session_store(config, forever=True)  # the key must not expire
+            self._shared_key = SharedKeyCodec(key_store)
+        options = {**self._manager_options(config, self._shared_key), **manager_options}
         self.metrics: GatewayMetrics | None = None
         """``GET /metrics``'s provider and what it observes (``[gateway] metrics``), or None."""
         listeners = list(options.pop("listeners", ()))
@@ -196,7 +207,7 @@ class Gateway:
         if self.session_store is not None:
             options.setdefault("session_store", self.session_store)
         elif _session_budget(options) is not None or config.gateway.mode == "code":
-            # Each 2026 caller's spent budget, or programs paused for approval, in this process
+            # Each 2026 caller's spent budget, or its conversation in code mode, in this process
             # (conversations.principal_key).
             options.setdefault("session_store", InMemorySessionStore(ttl=config.store.session_ttl))
         mode = _mode(config.gateway)
@@ -225,7 +236,7 @@ class Gateway:
             self.manager.result_budget.session_tokens is not None or config.gateway.mode == "code"
         )
         """Whether a 2026 caller keeps a conversation across calls (its result budget: with a
-        ``session_result_budget``; code mode: its programs paused for approval; gateway mode
+        ``session_result_budget``; code mode: its conversation, per caller; gateway mode
         needs nothing else)."""
         upstream_catalog = self.shared.local if self.shared else self.catalog
         views = [self.manager.policy, *(m.policy for m in self.clients.values())]
@@ -253,10 +264,6 @@ class Gateway:
         self._replies: RedisReplies | None = None
         if config.store.sessions:  # 2025 clients' answers to questions, to any replica
             self._replies = RedisReplies(config.store.sessions, _session_prefix(config))
-        self._shared_key: SharedKeyCodec | None = None
-        if self.session_store is not None and not config.gateway.state_keys:
-            key_store = _session_store(config, forever=True)  # the key must not expire
-            self._shared_key = SharedKeyCodec(key_store)
         # The SDK's request spans, with a failed call's own error code as its error.type.
         self.server.middleware[:] = [
             RequestSpans() if isinstance(m, OpenTelemetryMiddleware) else m
@@ -284,12 +291,17 @@ class Gateway:
         return len(getattr(manager, "_server_instances", None) or ())
 
     @staticmethod
-    def _manager_options(config: GatewayConfig) -> dict[str, Any]:
-        """Keyword arguments for the manager from the ``[gateway]`` and policy settings."""
+    def _manager_options(config: GatewayConfig, shared: SharedKeyCodec | None) -> dict[str, Any]:
+        """Keyword arguments for the manager from the ``[gateway]`` and policy settings; code
+        mode's paused programs are sealed with the replicas' state key (``shared``: the key
+        kept in the session store), and live as long as a request state."""
         settings = config.gateway
+        run_key = run_state_key(config, shared)
         return {
             "results": settings.results,
-            "execution": settings.execution,
+            "execution": dataclasses.replace(
+                settings.execution, run_key=run_key, run_ttl=STATE_TTL
+            ),
             "approval": settings.approval,
             "access": Gateway.manager_access(config),
         }
@@ -472,6 +484,12 @@ class Gateway:
             client=client,
             relay=relay,
             progress=ctx.session.report_progress,
+            # Code mode: a paused program's sealed state rides in the 2026 request state (any
+            # replica resumes it, for this caller only); over 2025 a program never pauses
+            # across requests (its questions are asked mid-call).
+            principal=caller_principal(ctx),
+            resume_state=relay.resume_state(),
+            keeps_state=True,
         )
         with passthrough(MissingCapability):
             try:
@@ -980,9 +998,9 @@ def _asked(pause: CallPaused, relay: Relay) -> mcp_types.InputRequiredResult:
         TypeError: a pause the gateway did not hand down (none other reaches a call here).
     """
     if isinstance(pause, InputRequired):
-        return pause.result(relay.approved)
+        return pause.result(relay.approved, pause.resume_state)
     if isinstance(pause, ApprovalAsked):
-        return pause.result()
+        return pause.result(pause.resume_state)
     raise TypeError(f"a call paused with {type(pause).__name__}, which the gateway cannot ask")
 
 

@@ -37,7 +37,13 @@ from toolmgmt_core import SessionConflictError, StoreError
 from toolmgmt_gateway.clients import request_principal
 from toolmgmt_gateway.config import GatewayConfig
 
-__all__ = ["STATE_TTL", "SharedKeyCodec", "caller_principal", "request_state_boundary"]
+__all__ = [
+    "STATE_TTL",
+    "SharedKeyCodec",
+    "caller_principal",
+    "request_state_boundary",
+    "run_state_key",
+]
 
 logger = logging.getLogger("toolmgmt_mcp")
 
@@ -73,6 +79,7 @@ class SharedKeyCodec:
     def __init__(self, store: Any) -> None:
         self.store = store
         self._codec: AESGCMRequestStateCodec | None = None
+        self._key: str | None = None
         self._lock = threading.Lock()
 
     def load(self) -> AESGCMRequestStateCodec:
@@ -83,7 +90,8 @@ class SharedKeyCodec:
         """
         with self._lock:
             if self._codec is None:
-                self._codec = AESGCMRequestStateCodec([self._shared_key()])
+                self._key = self._key or self._shared_key()
+                self._codec = AESGCMRequestStateCodec([self._key])
             return self._codec
 
     def _shared_key(self) -> str:
@@ -98,6 +106,17 @@ class SharedKeyCodec:
         if not isinstance(key, str) or len(key) < 32:
             raise StoreError(f"the request-state key kept under {KEY_ID!r} is missing or short")
         return key
+
+    def key(self) -> str:
+        """The shared key itself (code mode's paused programs are sealed with it too).
+
+        Raises:
+            StoreError: the store cannot be reached.
+        """
+        with self._lock:
+            if self._key is None:
+                self._key = self._shared_key()
+            return self._key
 
     def seal(self, payload: bytes) -> str:
         """See the SDK's ``RequestStateCodec``."""
@@ -132,3 +151,15 @@ def request_state_boundary(config: GatewayConfig, shared: Any = None) -> Request
             keys=[secrets.token_bytes(32)], ttl=STATE_TTL, bind_principal=caller_principal
         )
     return RequestStateBoundary(security, default_audience=config.gateway.name)
+
+
+def run_state_key(config: GatewayConfig, shared: SharedKeyCodec | None = None) -> Any:
+    """The key sealing code mode's paused programs (``Execution.run_key``): the replicas'
+    state key (the first configured one, else the one kept in the session store, read when first
+    needed), else a key of this process, so any replica resumes what another paused."""
+    keys = list(config.gateway.state_keys)
+    if keys:
+        return keys[0]
+    if shared is not None:
+        return shared.key
+    return secrets.token_bytes(32)

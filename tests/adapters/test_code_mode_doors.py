@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("pydantic_monty")
 
-from toolmgmt_core import Access, Policy, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import Access, Execution, Policy, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
 
 PROGRAM = (
@@ -48,6 +48,8 @@ class Tools:
 
 def _manager(tools: Tools, **options: Any) -> ToolManager:
     access = Access(policies=[Policy("global", require_approval=["delete_*"])])
+    # Workers share the key sealing paused programs (a random one per manager otherwise).
+    options.setdefault("execution", Execution(run_key="the workers' key"))
     return ToolManager(tools.catalog(), mode="code", access=access, **options)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pydantic_monty")
 
-from toolmgmt_core import Access, Policy, ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core import Access, Execution, Policy, ToolCatalog, ToolManager  # noqa: E402
 from toolmgmt_core.calls.context import CallContext  # noqa: E402
 from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest  # noqa: E402
 from toolmgmt_core.runtime.control import passthrough  # noqa: E402
@@ -78,7 +78,10 @@ def manager(store: InMemorySessionStore | None = None) -> ToolManager:
     catalog.add_function(lookup)
     catalog.add_function(delete_record)
     access = Access(policies=[Policy("global", require_approval=["delete_*"])])
-    return ToolManager(catalog, mode="code", access=access, session_store=store)
+    execution = Execution(run_key="the workers' shared key")
+    return ToolManager(
+        catalog, mode="code", access=access, session_store=store, execution=execution
+    )
 
 
 def run(session: Any, framework: Framework) -> Any:
@@ -113,8 +116,8 @@ def test_approved_calls_resume_the_program_and_each_tool_runs_once() -> None:
     assert result.outcome == "success"
     assert result.content == 'before A\n["deleted A","deleted B"]'
     assert RAN == [("lookup", "a"), ("delete_record", "A"), ("lookup", "b"), ("delete_record", "B")]
-    # Nothing is left paused: the same program runs anew next time.
-    assert "programs" not in store.load("conv").state  # type: ignore[union-attr]
+    # Nothing is left paused: only a mark that this call's program was resumed.
+    assert list(store.load("conv").state["programs"].values()) == ["-"]  # type: ignore[union-attr]
 
 
 def test_a_denied_call_raises_inside_the_program_and_never_runs() -> None:
@@ -148,31 +151,13 @@ def test_a_paused_program_in_restored_state_is_checked() -> None:
     with pytest.raises(Paused):
         run(session, Framework())
     state = session.to_json()
-    assert list(state["programs"]) and "snapshot" in next(iter(state["programs"].values()))
-    broken = {**state, "programs": {k: {"snapshot": 5} for k in state["programs"]}}
-    restored = manager().session(broken)
-    framework = Framework()
-    framework.answers.append(True)
-    # An unusable paused program is dropped: the program starts over (the answer given is for
-    # the same first call), and pauses at the next one.
-    with pytest.raises(Paused):
-        run(restored, framework)
-    assert RAN == [("lookup", "a"), ("lookup", "a"), ("delete_record", "A"), ("lookup", "b")]
-
-
-def test_a_forged_snapshot_is_refused_and_never_replays_more_answers() -> None:
-    session = manager().session()
-    with pytest.raises(Paused):
-        run(session, Framework())
-    state = session.to_json()
-    [(key, program)] = state["programs"].items()
-    garbage = {**program, "snapshot": "bm90IGEgc25hcHNob3Q="}  # base64 of "not a snapshot"
-    forged = manager().session({**state, "programs": {key: garbage}})
-    framework = Framework()
-    framework.answers.append(True)
-    result = run(forged, framework)
-    assert result.outcome == "failed" and "could not be restored" in result.content
-    greedy = {**program, "approvals": 10**6}
-    restored = manager().session({**state, "programs": {key: greedy}})
-    with pytest.raises(Paused):  # dropped as unusable: the program starts over
-        run(restored, Framework())
+    [(key, sealed)] = state["programs"].items()
+    assert isinstance(sealed, str) and "snapshot" not in sealed  # sealed, compressed
+    for broken in (sealed[:-1] + ("0" if sealed[-1] != "0" else "1"), "r1.e30." + "0" * 64):
+        restored = manager().session({**state, "programs": {key: broken}})
+        framework = Framework()
+        framework.answers.append(True)
+        result = run(restored, framework)
+        assert result.outcome == "failed" and "could not be resumed" in result.content
+        assert "Nothing ran" in result.content
+    assert RAN == [("lookup", "a")]

@@ -102,7 +102,9 @@ def test_a_program_whose_call_pauses_is_kept_and_run_code_ends_paused() -> None:
     events: list[Event] = []
     session = _session(events, mode="code")
     code = "print('before')\nanswer = await ask_user(question='which order?')\nprint(answer)"
-    result = session.call_sync("run_code", {"code": code})
+    result = session.call_sync("run_code", {"code": code}, call_id="c1")
     assert result.outcome == "paused" and isinstance(result.paused, Asked)
-    program = session.take_program(next(iter(session.to_json()["programs"])))
-    assert program is not None and program.output == ["before\n"]
+    # The pause carries the run's sealed state (the gateway keeps it in its request state),
+    # and the conversation keeps it too for a door that keeps none, under the call's id.
+    sealed = result.paused.resume_state
+    assert isinstance(sealed, str) and list(session.to_json()["programs"].values()) == [sealed]

@@ -22,6 +22,7 @@ pytest.importorskip("pydantic_monty")
 from toolmgmt_core import (  # noqa: E402
     Access,
     ApprovalEdit,
+    Execution,
     Policy,
     ResultBudget,
     ToolAnnotations,
@@ -84,6 +85,8 @@ class Reached:
 def _manager(world: World, store: InMemorySessionStore | None = None, **options: Any) -> Any:
     options.setdefault("access", Access(policies=[Policy("global", deny=["admin_*"])]))
     options.setdefault("mode", "code")
+    # Replicas share the key sealing paused programs (a random one per manager otherwise).
+    options.setdefault("execution", Execution(run_key="the replicas' key"))
     return ToolManager(world.catalog(), session_store=store, **options)
 
 

@@ -59,6 +59,24 @@ class CallContext:
     relays them, the MCP adapter alone does not)."""
     run: Any = None
     """The framework's own run, for a handler that forwards to it (PydanticAI's)."""
+    principal: str | None = None
+    """Who calls, as the door knows them (the gateway: a digest of the caller's credentials or
+    its client's name; None: nobody in particular). Set by the door; a code-mode program's
+    paused run is bound to it and resumes only for the same principal."""
+    resume_state: str | None = None
+    """Set by the door when it resumes a ``run_code`` call whose program paused: the sealed
+    run state the core handed out with the pause (:attr:`ApprovalRequest.resume_state
+    <toolmgmt_core.ApprovalRequest.resume_state>`, or ``CallPaused.resume_state`` for the
+    gateway), kept meanwhile in the framework's state. The core reads it: it checks the seal,
+    the expiry, the conversation, the principal and the code before anything runs, and the
+    program carries on from its paused call (the calls before it never run again). None:
+    ``run_code`` starts a fresh run."""
+    keeps_state: bool = False
+    """Whether the door keeps a paused program's sealed state in its own state and hands it
+    back as :attr:`resume_state` (the gateway does). False: the core keeps the sealed state
+    for the door in this process, by the call's :attr:`call_id` within the conversation, so a
+    framework that resumes the same tool call in this process finds it (a fresh worker or
+    process does not: a door that can keeps the state itself)."""
     from_program: bool = False
     """Whether a program made the call (code mode's ``run_code``; a ``tool_use`` block whose
     ``caller`` is Anthropic's code execution): a tool only the model calls directly is then

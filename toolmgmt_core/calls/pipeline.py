@@ -47,6 +47,7 @@ from toolmgmt_core.events import (
 )
 from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.errors import (
+    ApprovalDeniedError,
     ToolCallError,
     ToolTimeoutError,
     ToolUnavailableError,
@@ -90,11 +91,29 @@ class CallSite(Protocol):
     async def answer(self, name: Any, arguments: Any, context: CallContext) -> ToolResult | ToolRun:
         """A meta-tool's answer, or the tool to run (a direct call's tool, as the model may
         call it now; ``execute_tool``'s); raises the core's refusal (a ``ToolCallError``)."""
+
     def resolve(self, name: Any) -> Tool:
         """The tool ``name`` stands for, while the session may see it; else raises the
         refusal a lookup of the name gets."""
+
     def schema_hint(self, tool: Tool) -> str:
         """Where a model whose arguments failed validation finds ``tool``'s parameters."""
+
+
+def _same_tool(edit: ApprovalEdit, tool: Tool) -> None:
+    """Refuse an edit naming another tool than the one asked about: an edit changes arguments
+    only (a door hands the framework's edited tool name down as ``ApprovalEdit.tool_name``).
+
+    Raises:
+        ApprovalDeniedError: the edit swaps the tool; nothing runs.
+    """
+    if edit.tool_name is not None and edit.tool_name != tool.name:
+        raise ApprovalDeniedError(
+            f"The approval of the call to {tool.name!r} came back as an edit naming "
+            f"{clip(repr(edit.tool_name))}: an edit may change the call's arguments, never its "
+            "tool, so nothing ran. Ask the user to approve the call they want.",
+            tool_name=tool.name,
+        )
 
 
 class CallPipeline:
@@ -194,6 +213,7 @@ class CallPipeline:
                 if isinstance(verdict, ApprovalResponse):  # answered in the tool's place
                     return await self.shape(tool, verdict.message, clock.left(), context.call_id)
                 if isinstance(verdict, ApprovalEdit):
+                    _same_tool(verdict, tool)
                     edited = verdict
                     checked = await check_arguments(
                         tool, verdict.arguments, hint=hint, time_limit=clock.left()

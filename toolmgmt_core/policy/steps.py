@@ -11,7 +11,7 @@ narrowing only, is :class:`~toolmgmt_core.PolicyView`'s; reading them from a fil
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,12 @@ from toolmgmt_core.policy.profiles import (
     parse_patterns,
 )
 from toolmgmt_core.policy.quarantine import quarantined
+from toolmgmt_core.policy.verdicts import (
+    ApprovalCallback,
+    ApprovalEdit,
+    ApprovalRequest,
+    ApprovalResponse,
+)
 
 __all__ = [
     "POLICY_KEYS",
@@ -158,50 +164,6 @@ class Policy:
                 "A policy step needs a 'label' (such as 'global', 'agent' or 'user')."
             )
         return cls(**data)
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """What an approval callback is asked about: one call of one tool."""
-
-    tool: Tool
-    """The tool about to run (as the model sees it)."""
-    arguments: Mapping[str, Any]
-    """The validated arguments of the call."""
-    reason: str
-    """Why approval is needed (the tool is destructive, or which step's pattern asks for it)."""
-
-
-@dataclass(frozen=True)
-class ApprovalEdit:
-    """An approver's yes to other arguments (HumanInTheLoopMiddleware's ``edit``): the call runs
-    with ``arguments`` instead, checked again (visibility, validation) but not asked about
-    again, and the model's result says what ran."""
-
-    arguments: Mapping[str, Any]
-    """The arguments to run the call with (validated like the model's)."""
-
-
-@dataclass(frozen=True)
-class ApprovalResponse:
-    """An approver's answer in the tool's place (HumanInTheLoopMiddleware's ``respond``): the
-    tool does not run and the model gets ``message`` as the call's result."""
-
-    message: str
-    """The result the model gets."""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.message, str):
-            raise TypeError(f"ApprovalResponse.message must be a str, got {self.message!r}.")
-
-
-ApprovalCallback = Callable[
-    [ApprovalRequest],
-    "bool | ApprovalEdit | ApprovalResponse | Awaitable[bool | ApprovalEdit | ApprovalResponse]",
-]
-"""Decides one call: return (or resolve to) True to run it, False to refuse it, an
-:class:`ApprovalEdit` to run it with other arguments or an :class:`ApprovalResponse` to answer
-it without running the tool."""
 
 
 @dataclass(frozen=True)

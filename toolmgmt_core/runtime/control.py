@@ -52,6 +52,12 @@ class CallPaused(Exception):  # noqa: N818 - an outcome, not an error
     counted or learned from. A door's subclass carries what the door asks its caller with.
     """
 
+    resume_state: str | None = None
+    """Set by the core when the pause came from a call a code-mode program made: the run's
+    sealed state, paused at that call. The door (the MCP gateway) keeps it with the question it
+    asks (its request state) and hands it back as ``CallContext.resume_state`` with the
+    answer; None for any other call."""
+
 
 @contextlib.contextmanager
 def passthrough(*types: type[BaseException]) -> Iterator[None]:

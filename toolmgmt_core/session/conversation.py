@@ -21,12 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from toolmgmt_core.calls.budget import SessionBudget
-from toolmgmt_core.calls.code import PausedProgram
+from toolmgmt_core.calls.code.runs import ProgramStateError
 from toolmgmt_core.calls.validation import MAX_REPORTED_ERRORS, clip
 from toolmgmt_core.model.errors import StoreError
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.session.settings import SessionSettings
 from toolmgmt_core.session.state import (
+    MAX_LIVE_PROGRAMS,
     MAX_STATE_PROGRAMS,
     SessionState,
     merge_states,
@@ -43,6 +44,9 @@ from toolmgmt_core.stores.base import (
 __all__ = ["StoredConversation"]
 
 logger = logging.getLogger("toolmgmt")
+
+_GONE = "-"
+"""What stays of a paused program resumed or dropped: its call cannot start it over."""
 
 
 _S = TypeVar("_S", bound="StoredConversation")
@@ -61,9 +65,10 @@ class StoredConversation(abc.ABC):
     _lock: threading.RLock
     _loaded: list[str]
     _programs: dict[str, Any]
-    """Code mode's paused programs by code digest (kept with the conversation)."""
+    """Code mode's paused programs, sealed, by call key, for doors that keep none themselves
+    (kept with the conversation)."""
     _programs_taken: set[str]
-    """Digests of paused programs resumed since the last save (dropped from the store)."""
+    """Keys of paused programs resumed since the last save."""
 
     @abc.abstractmethod
     def __init__(self, manager: SessionSettings) -> None:
@@ -265,27 +270,44 @@ class StoredConversation(abc.ABC):
         self._saved = self.snapshot()
         return True
 
-    def take_program(self, key: str) -> PausedProgram | None:
-        """The program paused under ``key`` (a code digest), taken out of the conversation to
-        resume it; None when none is (or what is kept is not a paused program)."""
-        with self._lock:
-            data = self._programs.pop(key, None)
-            if data is None:
-                return None
-            self._programs_taken.add(key)
-        try:
-            return PausedProgram.from_json(data)
-        except ValueError:
-            logger.warning("toolmgmt: session %r kept an unusable paused program", self.session_id)
-            return None
+    def kept_program(self, key: str) -> str | None:
+        """The sealed run paused under ``key`` (a call's key), or None when none was kept.
 
-    async def keep_program(self, key: str, program: PausedProgram) -> None:
-        """Keep ``program`` (paused at a call waiting for approval) with the conversation under
-        ``key``, saved to the store at once: the resumed call may reach another replica."""
+        Raises:
+            ProgramStateError: the call's program was kept once and is no longer (resumed
+                already, or dropped for newer ones): it must not start over.
+        """
+        with self._lock:
+            data = self._programs.get(key)
+        if data is None:
+            return None
+        if not isinstance(data, str) or data == _GONE:
+            raise ProgramStateError(
+                "The paused program of this call is no longer kept: it was resumed already, or "
+                "dropped for newer paused programs. Nothing ran; run the program again.",
+                tool_name="run_code",
+            )
+        return data
+
+    def take_program(self, key: str) -> None:
+        """Mark the run paused under ``key`` resumed (a mark stays: a second resume of the same
+        call is refused, never started over)."""
+        with self._lock:
+            if key in self._programs:
+                self._programs[key] = _GONE
+                self._programs_taken.add(key)
+
+    async def keep_program(self, key: str, sealed: str) -> None:
+        """Keep ``sealed`` (a run paused at a call) with the conversation under ``key``, saved
+        to the store at once: the resumed call may reach another worker. The oldest of more
+        than :data:`MAX_LIVE_PROGRAMS` is dropped (its resume then fails, never starts over)."""
         with self._lock:
             self._programs.pop(key, None)
-            self._programs[key] = program.to_json()
+            self._programs[key] = sealed
             self._programs_taken.discard(key)
+            live = [k for k, v in self._programs.items() if v != _GONE]
+            for old in live[: max(0, len(live) - MAX_LIVE_PROGRAMS)]:
+                self._programs[old] = _GONE
             while len(self._programs) > MAX_STATE_PROGRAMS:
                 self._programs.pop(next(iter(self._programs)))
         await self.save()

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolmgmt_core.calls.budget import ResultBudget
+from toolmgmt_core.calls.code.runs import RunBook
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.events import EventHub, Listener, OtelListener, default_listeners
 from toolmgmt_core.learning.from_use import UseLearner
@@ -130,6 +131,8 @@ class ToolManager:
             InMemorySessionStore() if session_store is None else session_store
         )
         """Where conversations opened by id live between calls."""
+        self.runs = RunBook(self.execution.run_key, self.execution.run_ttl, self.session_store)
+        """Code mode's paused runs: the key sealing them, and which were resumed already."""
         learning = catalog.learning
         self.learner: UseLearner | None = (
             UseLearner(catalog) if learning is not None and learning.from_use else None

@@ -6,7 +6,7 @@
 ``access``     :class:`Access`: the profile and policy steps (what the agent may see and run)
 ``approval``   :class:`~toolmgmt_core.Approval`: which calls need a yes, and who says it
 ``results``    :class:`~toolmgmt_core.ResultBudget`: result budgets and truncation
-``execution``  :class:`Execution`: how long a call may take
+``execution``  :class:`Execution`: how long a call may take; the key and life of paused programs
 =============  =====================================================================
 
 The gateway's configuration file fills the same objects.
@@ -15,10 +15,11 @@ The gateway's configuration file fills the same objects.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from toolmgmt_core.calls.code.runs import DEFAULT_RUN_TTL, RunKey
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_core.policy.files import PolicyFile
 from toolmgmt_core.policy.profiles import Profile
@@ -136,8 +137,24 @@ class Execution:
     timeout: float | None = 30.0
     """Seconds a call may take when the tool sets no ``timeout`` (validation, the handler and
     shaping its result; not the time an approver takes); None for no limit."""
+    run_key: RunKey | None = field(default=None, repr=False)
+    """The key sealing a code-mode program's state while it waits at a call (text, bytes, or a
+    function giving it). None: a random key of this manager, so a paused run resumes only in
+    this process; give every worker or replica that may resume it the same key."""
+    run_ttl: float = DEFAULT_RUN_TTL
+    """Seconds a paused program can be resumed; after that its resume fails ("the program
+    expired; run it again") and nothing runs."""
 
     def __post_init__(self) -> None:
+        if (
+            isinstance(self.run_ttl, bool)
+            or not isinstance(self.run_ttl, int | float)
+            or not (self.run_ttl > 0)
+        ):
+            raise ConfigError(
+                f"Execution(run_ttl=...) must be a positive number of seconds, got "
+                f"{self.run_ttl!r}."
+            )
         timeout = self.timeout
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0

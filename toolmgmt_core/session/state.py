@@ -6,7 +6,7 @@ is checked here, bounded in size, and it can only narrow what the manager's conf
 allows (the session applies a ``profile`` within the configured one). The shape::
 
     {"version": 1, "mode": "search", "loaded": ["crm_search_contacts", ...],
-     "profile": "readonly", "results": {...}, "programs": {digest: paused program}}
+     "profile": "readonly", "results": {...}, "programs": {call key: sealed paused program}}
 
 ``profile``, ``results`` and ``programs`` (code mode's programs paused at a call waiting for
 approval) are left out when unset. :func:`merge_states` combines the state a
@@ -49,8 +49,13 @@ MAX_STATE_LOADED = 10_000
 MAX_STATE_NAME_CHARS = 1_000
 """Longest tool name a restored session state may hold."""
 
-MAX_STATE_PROGRAMS = 8
-"""Most paused programs a session state holds (the oldest are dropped)."""
+MAX_STATE_PROGRAMS = 64
+"""Most entries of paused programs a session state holds: live ones (at most
+:data:`MAX_LIVE_PROGRAMS`) and the marks of those resumed or dropped (the oldest go first)."""
+
+MAX_LIVE_PROGRAMS = 8
+"""Most paused programs a session state keeps for doors that keep none themselves; an older one
+is dropped, and its resume fails ("run it again") rather than starting it over."""
 
 STATE_KEYS = ("version", "mode", "loaded", "profile", "results", "programs")
 """The keys a session state may have."""
@@ -75,7 +80,8 @@ class SessionState:
     mode: str | None = None
     """The mode of the manager that wrote it (informational)."""
     programs: Mapping[str, Any] | None = None
-    """Code mode's paused programs by code digest (``PausedProgram.to_json``), or None."""
+    """Code mode's paused programs kept for doors that keep none, by call key (sealed text;
+    ``-`` marks one resumed or dropped), or None."""
 
     def to_json(self) -> dict[str, Any]:
         """The state as plain JSON."""
@@ -146,10 +152,10 @@ def parse_state(data: Mapping[str, Any] | str) -> SessionState:
         not isinstance(programs, Mapping)
         or len(programs) > MAX_STATE_PROGRAMS
         or not all(isinstance(k, str) and len(k) <= 64 for k in programs)
-        or not all(isinstance(v, Mapping) for v in programs.values())
+        or not all(isinstance(v, str | Mapping) for v in programs.values())
     ):
         raise ConfigError(
-            f'Session state "programs" must map code digests to paused programs (at most '
+            f'Session state "programs" must map call keys to sealed paused programs (at most '
             f"{MAX_STATE_PROGRAMS})."
         )
     mode = data.get("mode")
@@ -184,8 +190,8 @@ def merge_states(
         profile: the profile the writer chose, if it chose one.
         clear_profile: the writer went back to the manager's profile.
         mode: the writer's mode, recorded as the state's mode.
-        programs: the writer's paused programs (by code digest); they replace stored ones.
-        taken_programs: digests of paused programs the writer resumed (dropped).
+        programs: the writer's paused programs (by call key); they replace stored ones.
+        taken_programs: keys of paused programs the writer resumed (dropped).
 
     Raises:
         ConfigError: ``stored`` is not a session state, or an account is not an account.

@@ -116,18 +116,17 @@ class PydanticAIDoor:
 
     def _agent(self, script: Script) -> Agent[Any, Any]:
         """An agent over a fresh ``ManagedToolset`` (and, wrapped, a fresh catalog)."""
-        always_on = [*ALWAYS_ON, "ask_human", "check_order"]
-        if self.wrapped:
-            from toolmgmt_core import ToolCatalog
+        from toolmgmt_core import Execution, ToolCatalog
 
-            manager = shop_manager(
-                ToolCatalog(), always_on=always_on, listeners=[self.outcomes], mode=self.mode
-            )
+        always_on = [*ALWAYS_ON, "ask_human", "check_order"]
+        # Each agent is another worker: they share the key sealing a paused program.
+        options = {"listeners": [self.outcomes], "mode": self.mode, "always_on": always_on}
+        options["execution"] = Execution(run_key="the shop's workers")
+        if self.wrapped:
+            manager = shop_manager(ToolCatalog(), **options)
             managed = ManagedToolset(manager, toolsets=[self._toolset()])
         else:
-            manager = shop_manager(
-                self.catalog, always_on=always_on, listeners=[self.outcomes], mode=self.mode
-            )
+            manager = shop_manager(self.catalog, **options)
             managed = ManagedToolset(manager)
         self.scripts.append(script)
         return Agent(FunctionModel(script), toolsets=[managed], output_type=OUTPUT)

@@ -1,0 +1,242 @@
+"""A code-mode run's identity and sealed state (issue 40, items 1-3): a new ``run_code`` call is a
+fresh run; a paused run resumes only from its own sealed state, for its own conversation and
+caller, once; forged, tampered, expired or evicted state fails closed before anything runs; an
+approval is bound to one call of one run; an edit never swaps the tool."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pydantic_monty")
+
+from toolmgmt_core import (  # noqa: E402
+    Access,
+    ApprovalEdit,
+    ApprovalRequest,
+    Execution,
+    Policy,
+    ToolCatalog,
+    ToolManager,
+)
+from toolmgmt_core.calls.context import CallContext  # noqa: E402
+from toolmgmt_core.runtime.control import passthrough  # noqa: E402
+from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
+
+KEY = "the workers' shared key"
+
+
+class Paused(Exception):
+    """A framework's pause (LangGraph's interrupt, PydanticAI's deferred call)."""
+
+
+class Bank:
+    """Tools that count their runs: a balance that changes, and a transfer needing approval."""
+
+    def __init__(self) -> None:
+        self.amount = 100
+        self.runs: Counter[str] = Counter()
+        self.moved: list[int] = []
+
+    def catalog(self) -> ToolCatalog:
+        def balance() -> int:
+            """The account's balance."""
+            self.runs["balance"] += 1
+            return self.amount
+
+        def transfer(amount: int) -> str:
+            """Move money out of the account.
+
+            Args:
+                amount: how much.
+            """
+            self.runs["transfer"] += 1
+            self.moved.append(amount)
+            return f"moved {amount}"
+
+        def export_all() -> str:
+            """Export every record."""
+            self.runs["export_all"] += 1
+            return "exported"
+
+        catalog = ToolCatalog()
+        for function in (balance, transfer, export_all):
+            catalog.add_function(function)
+        return catalog
+
+
+PROGRAM = "b = await balance()\nprint('read', b)\nawait transfer(amount=b // 2)"
+
+
+def manager(bank: Bank, **options: Any) -> ToolManager:
+    access = Access(policies=[Policy("global", require_approval=["transfer", "export_all"])])
+    options.setdefault("execution", Execution(run_key=KEY))
+    options.setdefault("mode", "code")
+    return ToolManager(bank.catalog(), access=access, **options)
+
+
+class Human:
+    """A framework's approver: pauses until given an answer, then answers once; keeps what it
+    was asked (the request carries the run's sealed state)."""
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+        self.asked: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest) -> Any:
+        self.asked.append(request)
+        if self.answers:
+            return self.answers.pop(0)
+        raise Paused(request.tool.name)
+
+
+def call(
+    session: Any, human: Human, *, call_id: str = "c1", code: str = PROGRAM, **given: Any
+) -> Any:
+    async def go() -> Any:
+        context = CallContext(approver=human, **given)
+        with passthrough(Paused):
+            try:
+                return await session.call(
+                    "run_code", {"code": code}, call_id=call_id, context=context
+                )
+            except Paused:
+                return None
+
+    return asyncio.run(go())
+
+
+def paused_state(bank: Bank, **given: Any) -> tuple[Any, str]:
+    """A session paused at the transfer; its sealed state (from the approval request)."""
+    session, request = paused(bank, **given)
+    assert isinstance(request.resume_state, str)
+    return session, request.resume_state
+
+
+def paused(bank: Bank, **given: Any) -> tuple[Any, ApprovalRequest]:
+    """A session paused at the transfer, and the approval request it paused at."""
+    session = manager(bank).session("conv")
+    human = Human()
+    assert call(session, human, **given) is None
+    [request] = human.asked
+    assert isinstance(request.run_id, str) and request.call_index == 2
+    return session, request
+
+
+def test_a_new_run_code_call_with_the_same_code_is_a_fresh_run() -> None:
+    bank = Bank()
+    session, first = paused(bank)
+    bank.amount = 1000
+    human = Human(True)
+    result = call(session, human, call_id="c2")  # another call of the model: a fresh run
+    assert result.outcome == "success" and "read 1000" in result.content, result.content
+    assert bank.moved == [500] and bank.runs["balance"] == 2
+    assert human.asked[0].run_id != first.run_id and human.asked[0].call_index == 2
+
+
+def test_a_fresh_worker_resumes_from_the_sealed_state_without_running_settled_calls() -> None:
+    bank = Bank()
+    _, sealed = paused_state(bank, keeps_state=True)
+    other = manager(bank).session("conv")  # another worker: same key, nothing in memory
+    result = call(other, Human(True), resume_state=sealed, keeps_state=True)
+    assert result.outcome == "success" and "read 100" in result.content
+    assert bank.runs == Counter({"balance": 1, "transfer": 1}) and bank.moved == [50]
+    # The same state again (a replayed resume) runs nothing.
+    again = call(other, Human(True), resume_state=sealed, keeps_state=True)
+    assert again.outcome == "failed" and "resumed already" in again.content
+    assert bank.runs == Counter({"balance": 1, "transfer": 1})
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"principal": "mallory"}, "another caller"),
+        ({"conversation": "other"}, "another conversation"),
+        ({"code": "await export_all()"}, "another program"),
+        ({"tamper": True}, "not one this server sealed"),
+        ({"key": "another key"}, "not one this server sealed"),
+    ],
+)
+def test_a_foreign_forged_or_tampered_state_is_refused_before_anything_runs(
+    change: dict[str, Any], why: str
+) -> None:
+    bank = Bank()
+    _, sealed = paused_state(bank, keeps_state=True, principal="ada")
+    if change.get("tamper"):
+        body, tag = sealed.rsplit(".", 1)
+        sealed = f"{body[:-2]}{'A' if body[-2] != 'A' else 'B'}{body[-1]}.{tag}"
+    execution = Execution(run_key=change.get("key", KEY))
+    session = manager(bank, execution=execution).session(change.get("conversation", "conv"))
+    human = Human(True, True)
+    result = call(
+        session,
+        human,
+        code=change.get("code", PROGRAM),
+        resume_state=sealed,
+        keeps_state=True,
+        principal=change.get("principal", "ada"),
+    )
+    assert result.outcome == "failed" and why in result.content and "Nothing ran" in result.content
+    assert bank.runs == Counter({"balance": 1}) and human.asked == []
+
+
+def test_an_expired_state_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolmgmt_core.calls.code.runs as runs
+
+    bank = Bank()
+    session, sealed = paused_state(bank, keeps_state=True)
+    later = runs.time.time() + runs.DEFAULT_RUN_TTL + 1
+    monkeypatch.setattr(runs.time, "time", lambda: later)
+    result = call(session, Human(True), resume_state=sealed, keeps_state=True)
+    assert "The program expired; run it again." in result.content
+    assert bank.runs == Counter({"balance": 1})
+
+
+def test_an_evicted_program_fails_closed_instead_of_starting_over() -> None:
+    bank = Bank()
+    store = InMemorySessionStore()
+    session = manager(bank, session_store=store).session("conv")
+    for n in range(9):  # the conversation keeps 8 for a door that keeps none
+        assert call(session, Human(), call_id=f"c{n}") is None
+    before = Counter(bank.runs)
+    result = call(manager(bank, session_store=store).session("conv"), Human(True), call_id="c0")
+    assert result.outcome == "failed" and "no longer kept" in result.content
+    assert bank.runs == before and bank.moved == []
+    latest = call(manager(bank, session_store=store).session("conv"), Human(True), call_id="c8")
+    assert (
+        latest.outcome == "success"
+        and bank.moved == [50]
+        and bank.runs == before + Counter({"transfer": 1})
+    )
+
+
+def test_an_approval_runs_one_call_and_a_later_call_of_the_tool_asks_again() -> None:
+    bank = Bank()
+    code = "await transfer(amount=1)\nawait transfer(amount=1)\nawait transfer(amount=2)"
+    human = Human(True)  # one yes, then a pause
+    session = manager(bank).session("conv")
+    assert call(session, human, code=code) is None
+    assert bank.moved == [1] and [r.call_index for r in human.asked] == [1, 2]
+    # Same tool, same arguments, next call: its own approval, bound to its own place.
+    assert human.asked[0].arguments_digest == human.asked[1].arguments_digest
+    assert human.asked[0].resume_state != human.asked[1].resume_state
+
+
+def test_an_edit_may_change_arguments_never_the_tool() -> None:
+    bank = Bank()
+    human = Human(ApprovalEdit({}, tool_name="export_all"))
+    result = call(manager(bank).session(), human)
+    assert result.outcome == "failed" and "never its tool" in result.content
+    assert bank.runs == Counter({"balance": 1})
+    direct = manager(bank, mode="search").session()
+
+    async def swap() -> Any:
+        context = CallContext(approver=Human(ApprovalEdit({"amount": 5}, tool_name="export_all")))
+        arguments = {"tool_name": "transfer", "arguments": {"amount": 3}}
+        return await direct.call("call_tool", arguments, context=context)
+
+    refused = asyncio.run(swap())
+    assert refused.outcome == "denied" and bank.runs == Counter({"balance": 1})
