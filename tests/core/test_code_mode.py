@@ -246,7 +246,7 @@ def test_code_mode_without_the_sandbox_names_the_extra(monkeypatch: pytest.Monke
 
 
 def test_too_old_a_sandbox_is_refused_naming_the_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolmgmt_core.calls.code.sandbox as sandbox
+    import toolmgmt_core.calls.code.workers as sandbox
     import toolmgmt_core.compat as compat
 
     monkeypatch.setattr(sandbox, "_CHECKED", False)
