@@ -73,7 +73,7 @@ def test_tool_search_answers_with_python_signatures() -> None:
     session = ToolManager(make_catalog(), mode="code").session()
     result = session.call_sync("tool_search", {"query": "weather of a city"})
     found = json.loads(result.content)["found"]
-    assert "async def weather(city: str, *, units: str = \"metric\")" in found
+    assert "async def weather(city: str, *, units: str = 'metric') -> dict[str, Any]: ..." in found
     assert "# Current weather of a city" in found
     tool = Tool(
         name="pick",
@@ -89,8 +89,8 @@ def test_tool_search_answers_with_python_signatures() -> None:
         },
     )
     assert python_signature(tool) == (
-        '# Pick one.\nasync def pick(kind: Literal["a", "b"], *, ids: list[int] = None, '
-        "'class': str = None)"
+        "# Pick one.\nasync def pick(kind: Literal['a', 'b'], *, ids: list[int] = None, "
+        "class_: str = None): ..."
     )
 
 

@@ -3,16 +3,35 @@ tools holds no sandbox worker, and what it prints last always arrives."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import builtins
+import contextlib
+import functools
+import json
+import keyword
 import threading
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 pytest.importorskip("pydantic_monty")
 
+from support.bfcl import SPLITS, bfcl_dir, bfcl_missing  # noqa: E402
+
 from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.calls.code import CodeLimits  # noqa: E402
+from toolmgmt_core.calls.code import (  # noqa: E402
+    CodeLimits,
+    CodeNames,
+    code_names,
+    python_signature,
+)
+from toolmgmt_core.calls.code.names import SANDBOX_MODULES  # noqa: E402
 from toolmgmt_core.calls.code.workers import MAX_WORKERS  # noqa: E402
+from toolmgmt_core.model.content import ContentResult  # noqa: E402
+from toolmgmt_core.model.errors import CatalogError  # noqa: E402
+from toolmgmt_core.model.tool import META_TOOL_NAMES, Tool, one_line  # noqa: E402
 from toolmgmt_core.session.modes import Code  # noqa: E402
 
 GATHER_FOUR = (
@@ -144,3 +163,170 @@ def test_output_over_the_limit_keeps_its_head_and_tail_and_says_what_was_cut() -
     assert "characters of printed output cut here" in text
     assert text.endswith("line 4999\nFINAL\nLAST")
     assert len(text) < 2_400
+
+
+@functools.lru_cache(maxsize=1)
+def _every_pool() -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """The demo catalog's tools, and every tool of the BFCL pools (as the few fields a
+    signature reads: checking 3,000 schemas against the meta-schema would take a minute)."""
+    from toolmgmt_demo import demo_catalog
+
+    pools: list[tuple[str, tuple[Any, ...]]] = [("demo", tuple(demo_catalog()))]
+    for split in SPLITS:
+        if bfcl_missing(split) is None:
+            data = json.loads((bfcl_dir(split) / "bfcl_pool.json").read_text(encoding="utf-8"))
+            tools = tuple(
+                SimpleNamespace(
+                    name=t["name"],
+                    summary=one_line(t.get("description") or ""),
+                    description=t.get("description") or "",
+                    parameters=t.get("parameters"),
+                    output_schema=None,
+                    handler=None,
+                )
+                for t in data["tools"]
+            )
+            pools.append((f"bfcl_{split}", tools))
+    return tuple(pools)
+
+
+def _shown_function(signature: str) -> ast.AsyncFunctionDef:
+    tree = ast.parse(signature)  # the whole line is Python: a program can copy it
+    assert len(tree.body) == 1 and isinstance(tree.body[0], ast.AsyncFunctionDef)
+    return tree.body[0]
+
+
+def test_every_signature_of_the_bfcl_pools_and_the_demo_is_python_and_names_its_tool() -> None:
+    checked = 0
+    for label, tools in _every_pool():
+        names = CodeNames(t.name for t in tools)
+        shown: dict[str, str] = {}
+        for tool in tools:
+            function = _shown_function(python_signature(tool, names.alias(tool.name)))
+            assert function.name.isidentifier() and not keyword.iskeyword(function.name)
+            assert function.name not in dir(builtins) and function.name not in SANDBOX_MODULES
+            assert function.name not in META_TOOL_NAMES
+            assert names.original(function.name) == tool.name, label
+            assert shown.setdefault(function.name, tool.name) == tool.name, label  # unique
+            checked += 1
+    assert checked >= 140  # the demo's, and the BFCL pools' when ../shared is there
+    if bfcl_missing("live") is None:
+        assert checked > 3_000
+
+
+def test_each_shown_name_calls_its_tool_in_a_program() -> None:
+    # Every tool of the demo and every BFCL tool shown by an alias (a name shown as it is
+    # names its tool, as the test above checks), with its name and no parameters, called by
+    # the name tool_search shows, in programs of 150 calls. A catalog refuses a name that
+    # folds to another's (calculate_BMI beside calculate_bmi): those are not in it.
+    for label, every in _every_pool():
+        aliased = CodeNames(t.name for t in every)
+        pool = [t for t in every if label == "demo" or aliased.alias(t.name) != t.name]
+        catalog = ToolCatalog()
+        for tool in pool:
+            with contextlib.suppress(CatalogError):
+                catalog.add(Tool(name=tool.name, description="A tool.", handler=_named(tool.name)))
+        session = ToolManager(catalog, mode=Code(limits=CodeLimits(max_calls=150))).session()
+        names = code_names(catalog)
+        tools = [n for n in catalog.names() if n not in META_TOOL_NAMES]
+        for start in range(0, len(tools), 150):
+            batch = tools[start : start + 150]
+            lines = [f"got.append(await {names.alias(n)}())" for n in batch]
+            code = "got = []\n" + "\n".join(lines) + "\ngot"
+            result = session.call_sync("run_code", {"code": code})
+            assert result.outcome == "success", (label, result.content[:500])
+            assert json.loads(result.content) == batch, label
+
+
+def _named(name: str) -> Any:
+    def handler() -> str:
+        return name
+
+    return handler
+
+
+def test_a_tool_named_unlike_python_is_called_by_its_alias_and_by_call_tool() -> None:
+    catalog = ToolCatalog()
+    for name in ("get-weather", "math.factorial", "print", "json", "print_tool"):
+        catalog.add(
+            Tool(
+                name=name,
+                description=f"The tool {name}.",
+                parameters={
+                    "type": "object",
+                    "properties": {"from": {"type": "string"}, "max-n": {"type": "integer"}},
+                    "required": ["from"],
+                },
+                handler=lambda **kw: kw,
+            )
+        )
+    session = ToolManager(catalog, mode="code").session()
+    found = json.loads(session.call_sync("tool_search", {"query": "tool"}).content)["found"]
+    defs = {f.name for f in (_shown_function(s) for s in _signatures(found))}
+    assert {"get_weather", "math_factorial", "print_tool", "json_tool"} <= defs
+    assert "print_tool_" in " ".join(defs)  # print's, beside the real print_tool
+    print_alias = code_names(catalog).alias("print")
+    code = (
+        "import json\n"
+        "a = await math_factorial(from_='x', max_n=3)\n"
+        f"b = await {print_alias}('y')\n"
+        "c = await call_tool('get-weather', {'from': 'z'})\n"
+        "[a, b, c, json.dumps(1)]"
+    )
+    result = session.call_sync("run_code", {"code": code})
+    assert result.outcome == "success", result.content
+    assert json.loads(result.content) == [
+        {"from": "x", "max-n": 3},
+        {"from": "y"},
+        {"from": "z"},
+        "1",
+    ]
+
+
+def _signatures(found: str) -> list[str]:
+    lines = found.splitlines()
+    return ["\n".join(lines[i : i + 2]) for i in range(0, len(lines), 2)]
+
+
+def test_signatures_show_what_a_tool_returns() -> None:
+    def forecast(city: str) -> dict[str, float]:
+        """A city's forecast."""
+        return {"temp": 21.5}
+
+    shaped = Tool(
+        name="crm_search",
+        description="Search contacts.",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}},
+        output_schema={
+            "type": "object",
+            "properties": {
+                "contacts": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"id": {"type": "integer"}}},
+                },
+                "total": {"type": "integer"},
+            },
+        },
+    )
+    assert python_signature(Tool.from_function(forecast)).endswith(
+        "async def forecast(city: str) -> dict[str, float]: ..."
+    )
+    assert python_signature(shaped).endswith(
+        '-> {"contacts": list[{"id": int}], "total": int}: ...'
+    )
+
+
+def test_a_result_whose_text_is_json_reaches_the_program_parsed() -> None:
+    # As an MCP server without an outputSchema answers: its JSON as text.
+    def orders(customer: str) -> ContentResult:
+        """A customer's orders."""
+        text = json.dumps([{"id": 1, "amount": 12.5}, {"id": 2, "amount": 7.5}])
+        return ContentResult(content=[{"type": "text", "text": text}])
+
+    catalog = ToolCatalog()
+    catalog.add_function(orders)
+    session = ToolManager(catalog, mode="code").session()
+    code = "got = await orders(customer='ada')\nsum(o['amount'] for o in got)"
+    result = session.call_sync("run_code", {"code": code})
+    assert result.outcome == "success", result.content
+    assert result.content == "20.0"

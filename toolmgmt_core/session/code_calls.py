@@ -28,6 +28,7 @@ from toolmgmt_core.calls.code import (
     CodeLimits,
     PausedProgram,
     ProgramToolError,
+    code_names,
     python_signature,
     run_program,
 )
@@ -114,6 +115,7 @@ class _Host:
     async def call(self, name: Any, arguments: Any) -> Any:
         if not isinstance(name, str):
             raise ProgramToolError("TypeError", "call_tool(name, arguments): name must be a str")
+        name = code_names(self.calls.session.manager.catalog).original(name)
         self.count += 1
         inner_id = f"{self.context.call_id or 'run_code'}.{self.count}"
         # In a task of its own (as a tool's call is), so what it sets stays its own.
@@ -139,6 +141,7 @@ class _Host:
 
     def parameter_names(self, name: str) -> Sequence[str] | None:
         session = self.calls.session
+        name = code_names(session.manager.catalog).original(name)
         tool = session.manager.planner.lookup(name, session.can_see)
         if tool is None:
             return None
@@ -185,9 +188,11 @@ class CodeCalls:
         found = self.meta_calls.find(args)
         if isinstance(found, dict):
             return found  # nothing matched: the note says what to try
-        tools = [self.session.present(self.session.manager.catalog.get(h.name)) for h in found]
+        catalog = self.session.manager.catalog
+        names = code_names(catalog)
+        tools = [self.session.present(catalog.get(h.name)) for h in found]
         return {
-            "found": "\n".join(python_signature(t) for t in tools),
+            "found": "\n".join(python_signature(t, names.alias(t.name)) for t in tools),
             "note": "Call them in run_code: `await name(arg=...)`.",
         }
 

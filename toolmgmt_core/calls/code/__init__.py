@@ -2,7 +2,8 @@
 
 - :mod:`~toolmgmt_core.calls.code.limits`: :class:`CodeLimits`, what a program may use;
 - :mod:`~toolmgmt_core.calls.code.signatures`: tools as Python signatures (``tool_search``'s
-  answer in code mode);
+  answer in code mode), what they return included;
+- :mod:`~toolmgmt_core.calls.code.names`: the Python names programs call tools by;
 - :mod:`~toolmgmt_core.calls.code.sandbox`: :func:`run_program`, the drive through the worker's
   snapshots, its calls run at once, pausing at a call a framework pauses (:class:`PausedProgram`);
 - :mod:`~toolmgmt_core.calls.code.workers`: the worker pool, a program holding a worker only
@@ -15,6 +16,7 @@ pydantic-monty is imported on first use only (``pip install "toolmgmt[code]"``).
 from __future__ import annotations
 
 from toolmgmt_core.calls.code.limits import CodeLimits
+from toolmgmt_core.calls.code.names import CodeNames, code_names
 from toolmgmt_core.calls.code.sandbox import (
     MAX_SNAPSHOT_BYTES,
     PausedProgram,
@@ -23,17 +25,20 @@ from toolmgmt_core.calls.code.sandbox import (
     ProgramToolError,
     run_program,
 )
-from toolmgmt_core.calls.code.signatures import python_signature, python_type
+from toolmgmt_core.calls.code.signatures import python_returns, python_signature, python_type
 from toolmgmt_core.calls.code.workers import MIN_MONTY_VERSION, require_sandbox
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
     "MIN_MONTY_VERSION",
     "CodeLimits",
+    "CodeNames",
     "PausedProgram",
     "ProgramHost",
     "ProgramOutcome",
     "ProgramToolError",
+    "code_names",
+    "python_returns",
     "python_signature",
     "python_type",
     "require_sandbox",

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from toolmgmt_core.calls.code.limits import CodeLimits
+from toolmgmt_core.calls.code.names import original_arguments
 from toolmgmt_core.calls.code.output import ProgramOutput
 from toolmgmt_core.calls.code.workers import HOLD_SECONDS, WorkerHold, monty
 
@@ -271,7 +272,7 @@ class _Run:
         # A name the session does not show still goes to the pipeline, which answers as it
         # would anywhere (not permitted, or the closest names).
         names = self.host.parameter_names(name) or ()
-        return ["call", name, _positional(args, kwargs, names)]
+        return ["call", name, _positional(args, original_arguments(kwargs, names), names)]
 
     def _run(self, key: str, call: _Call) -> None:
         self.running[key] = call
@@ -282,7 +283,7 @@ class _Run:
         async with self.slots:
             if kind == "search":
                 return await self.host.search(arguments)
-            return await self.host.call(name, arguments)
+            return _parsed(await self.host.call(name, arguments))
 
     async def _settle(self, snap: Any) -> Any:
         """Answer the futures the program waits on, once one of them has its value; the
@@ -405,6 +406,17 @@ async def run_program(
         for task in run.tasks.values():
             task.cancel()
         await run.worker.close()
+
+
+def _parsed(value: Any) -> Any:
+    """A tool's value as a program gets it: a text that is a JSON object or array parsed (an
+    MCP server without an ``outputSchema`` answers with its JSON as text)."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _refusal(snap: Any) -> dict[str, str]:
