@@ -53,3 +53,22 @@ async def test_a_2026_callers_paused_program_resumes_from_its_snapshot() -> None
             runs = json.loads(_text(await client.call_tool("run_code", {"code": "await runs()"})))
     assert len(asked) == 1 and "cancel_order" in asked[0]
     assert runs == {"lookup_order": 1, "cancel_order": 1}
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_an_upstream_result_without_output_schema_reaches_the_program_parsed() -> None:
+    # The shop's tools publish no outputSchema: runs() answers with its JSON as text, which
+    # a program read as a str (got["lookup_order"] raised TypeError).
+    gateway = Gateway(shop_config('mode = "code"\ntransport = "http"\nport = 0'))
+    code = (
+        "await lookup_order(order_id='A-1')\n"
+        "got = await runs()\n"
+        "[type(got).__name__, got['lookup_order']]"
+    )
+    async with gateway, serving(gateway) as url:
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer ada"})
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            result = await client.call_tool("run_code", {"code": code})
+    assert not result.is_error, _text(result)
+    assert json.loads(_text(result)) == ["dict", 1]

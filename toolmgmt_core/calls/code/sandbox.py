@@ -90,7 +90,7 @@ class PausedProgram:
     settled: dict[str, Any] = field(default_factory=dict)
     """Calls already answered whose values the program has not taken yet, by call id
     (``{"value": ...}`` or ``{"error": [type, message]}``), and the calls to run again on
-    resuming (``{"call": [kind, name, arguments]}``)."""
+    resuming (``{"call": [function, tool name, arguments]}``)."""
     output: list[str] = field(default_factory=list)
     """What the program printed before it paused."""
     calls: int = 0
@@ -201,7 +201,8 @@ def _positional(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[
 
 
 _Call = list[Any]
-"""What a call does, as JSON: ``[kind, name, arguments]`` (kind ``call`` or ``search``)."""
+"""What a call does, as JSON: ``[host function, tool name, arguments]`` (the function
+``call_tool`` or ``search_tools``)."""
 
 
 class _Run:
@@ -266,22 +267,22 @@ class _Run:
         if name == "call_tool":
             tool = args[0] if args else kwargs.pop("name", None)
             arguments = args[1] if len(args) > 1 else kwargs.pop("arguments", kwargs or None)
-            return ["call", tool, arguments]
+            return ["call_tool", tool, arguments]
         if name == "search_tools":
-            return ["search", None, args[0] if args else kwargs.get("query")]
+            return ["search_tools", None, args[0] if args else kwargs.get("query")]
         # A name the session does not show still goes to the pipeline, which answers as it
         # would anywhere (not permitted, or the closest names).
         names = self.host.parameter_names(name) or ()
-        return ["call", name, _positional(args, original_arguments(kwargs, names), names)]
+        return ["call_tool", name, _positional(args, original_arguments(kwargs, names), names)]
 
     def _run(self, key: str, call: _Call) -> None:
         self.running[key] = call
         self.tasks[key] = asyncio.ensure_future(self._answer(call))
 
     async def _answer(self, call: _Call) -> Any:
-        kind, name, arguments = call
+        function, name, arguments = call
         async with self.slots:
-            if kind == "search":
+            if function == "search_tools":
                 return await self.host.search(arguments)
             return _parsed(await self.host.call(name, arguments))
 
