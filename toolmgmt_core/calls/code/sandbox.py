@@ -344,11 +344,10 @@ class _Run:
         if self.tasks:
             await asyncio.wait(list(self.tasks.values()))
             self._collect()
-        if blob is None:
-            blob = await asyncio.to_thread(snap.dump)
-        if len(blob) <= MAX_SNAPSHOT_BYTES:
+        dumped: bytes = blob if blob is not None else await asyncio.to_thread(snap.dump)
+        if len(dumped) <= MAX_SNAPSHOT_BYTES:
             paused = PausedProgram(
-                base64.b64encode(blob).decode("ascii"),
+                base64.b64encode(dumped).decode("ascii"),
                 dict(self.settled),
                 self.output.parts(),
                 self.calls,
