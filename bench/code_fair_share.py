@@ -4,12 +4,14 @@ One caller keeps ``--slow`` programs running (each waits ``--tool-seconds`` on a
 server, then starts again); another runs ``print(6 * 7)`` ``--rounds`` times idle and as many
 times under that load, in four turns of each (the machine's drift falls on both). Its latency
 is timed in the same run twice: as code mode runs (a program waiting
-on its tools hands its worker back) and, as the reference, with each waiting program keeping its
-worker (as before). The goal: the other caller's p50 under load within 1.5x its idle p50.
+on its tools hands its worker back; one caller holds at most ``CLIENT_WORKERS`` workers) and,
+as the reference, with each waiting program keeping its worker and one caller free to hold
+every worker (as before). The goal: the other caller's p50 under load within 1.5x its idle p50.
 
 ``--json OUT`` writes (under ``figures``, see ``bench/_results.py``)::
 
-    {"slow_programs": int, "tool_seconds": float, "workers": int, "rounds": int,
+    {"slow_programs": int, "tool_seconds": float, "workers": int, "client_workers": int,
+     "rounds": int,
      "runs": {"hands back": {"idle_ms": {...}, "loaded_ms": {...}, "ratio": float},
               "keeps worker": {...}},
      "goal_ratio": 1.5, "meets_goal": bool, "monty": version, "python": version}
@@ -89,7 +91,7 @@ async def _run(
         stop = asyncio.Event()
 
         async def keep_running(n: int, stop: asyncio.Event = stop) -> None:
-            session = busy.session()
+            session = busy.session("busy-caller")  # one caller: one share of the workers
             while not stop.is_set():
                 await session.call("run_code", {"code": f"await slow_read(n={n})"})
 
@@ -113,20 +115,24 @@ def measure(slow: int, tool_seconds: float, rounds: int) -> dict[str, Any]:
     import pydantic_monty
 
     import toolmgmt_core.calls.code.sandbox as sandbox
-    from toolmgmt_core.calls.code.workers import HOLD_SECONDS, MAX_WORKERS
+    import toolmgmt_core.calls.code.workers as workers
 
     runs = {"hands back": asyncio.run(_run(slow, tool_seconds, rounds // 4 or 1, slow, 4))}
-    sandbox.HOLD_SECONDS = 3600.0  # type: ignore[attr-defined]  # the reference: it keeps it
+    # The reference, as before: a waiting program keeps its worker, and one caller may hold
+    # every worker (only as many of its calls wait at once: the others wait for a worker).
+    sandbox.HOLD_SECONDS = 3600.0  # type: ignore[attr-defined]
+    workers._SHARES.share = workers.MAX_WORKERS
     try:
-        # Only as many of them wait at once as there are workers: the others wait for one.
-        at_once = min(slow, MAX_WORKERS)
+        at_once = min(slow, workers.MAX_WORKERS)
         runs["keeps worker"] = asyncio.run(_run(slow, tool_seconds, 3, at_once, 2))
     finally:
-        sandbox.HOLD_SECONDS = HOLD_SECONDS  # type: ignore[attr-defined]
+        sandbox.HOLD_SECONDS = workers.HOLD_SECONDS  # type: ignore[attr-defined]
+        workers._SHARES.share = workers.CLIENT_WORKERS
     return {
         "slow_programs": slow,
         "tool_seconds": tool_seconds,
-        "workers": MAX_WORKERS,
+        "workers": workers.MAX_WORKERS,
+        "client_workers": workers.CLIENT_WORKERS,
         "rounds": rounds,
         "runs": runs,
         "goal_ratio": GOAL_RATIO,

@@ -28,7 +28,7 @@ from toolmgmt_core.calls.code import (  # noqa: E402
     python_signature,
 )
 from toolmgmt_core.calls.code.names import SANDBOX_MODULES  # noqa: E402
-from toolmgmt_core.calls.code.workers import MAX_WORKERS  # noqa: E402
+from toolmgmt_core.calls.code.workers import CLIENT_WORKERS, MAX_WORKERS  # noqa: E402
 from toolmgmt_core.model.content import ContentResult  # noqa: E402
 from toolmgmt_core.model.errors import CatalogError  # noqa: E402
 from toolmgmt_core.model.tool import META_TOOL_NAMES, Tool, one_line  # noqa: E402
@@ -136,7 +136,7 @@ def test_programs_waiting_on_a_slow_tool_hold_no_worker() -> None:
         busy = ToolManager(catalog, mode="code")
         programs = [
             asyncio.ensure_future(
-                busy.session().call("run_code", {"code": f"await slow_read(n={i})"})
+                busy.session("busy-caller").call("run_code", {"code": f"await slow_read(n={i})"})
             )
             for i in range(slow)
         ]
@@ -330,3 +330,51 @@ def test_a_result_whose_text_is_json_reaches_the_program_parsed() -> None:
     result = session.call_sync("run_code", {"code": code})
     assert result.outcome == "success", result.content
     assert result.content == "20.0"
+
+
+def test_one_callers_long_programs_leave_a_worker_to_another() -> None:
+    # One conversation runs as many programs as there are workers, each computing for a
+    # while; another's trivial program still finds a worker before any of them ends (it
+    # waited for one of them to end when a caller could hold every worker).
+    spin = (
+        "import time\n"
+        "await started()\n"
+        "t = time.monotonic()\n"
+        "while time.monotonic() - t < 1.0:\n"
+        "    pass\n"
+        "'spun'"
+    )
+
+    async def scenario() -> None:
+        arrived = asyncio.Event()
+        every = asyncio.Event()
+        count = 0
+
+        def started() -> str:
+            """A program has started."""
+            nonlocal count
+            count += 1
+            if count >= CLIENT_WORKERS:
+                arrived.set()
+            if count >= MAX_WORKERS:
+                every.set()  # only when one caller may hold every worker
+            return "ok"
+
+        catalog = ToolCatalog()
+        catalog.add_function(started)
+        limits = CodeLimits(seconds=10.0)
+        busy = ToolManager(catalog, mode=Code(limits=limits)).session("one-caller")
+        spinning = [
+            asyncio.ensure_future(busy.call("run_code", {"code": spin})) for _ in range(MAX_WORKERS)
+        ]
+        await asyncio.wait_for(arrived.wait(), 10)
+        with contextlib.suppress(asyncio.TimeoutError):  # a last one taking the last worker
+            await asyncio.wait_for(every.wait(), 0.3)
+        other = ToolManager(ToolCatalog(), mode="code").session()
+        result = await other.call("run_code", {"code": "print(6 * 7)"})
+        assert result.content == "42"
+        assert not any(task.done() for task in spinning)
+        done = await asyncio.gather(*spinning)
+        assert [r.content for r in done] == ["spun"] * MAX_WORKERS
+
+    asyncio.run(scenario())

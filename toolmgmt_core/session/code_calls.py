@@ -234,7 +234,14 @@ class CodeCalls:
         if events:
             events.emit(started)
         try:
-            outcome = await run_program(code, host, self.limits, paused=paused, on_pause=on_pause)
+            outcome = await run_program(
+                code,
+                host,
+                self.limits,
+                paused=paused,
+                on_pause=on_pause,
+                client=context.client or session.conversation,  # its share of the workers
+            )
         except BaseException as exc:
             if events:
                 events.emit(

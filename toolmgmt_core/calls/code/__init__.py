@@ -8,7 +8,8 @@
   snapshots, its calls run at once, pausing at a call a framework pauses (:class:`PausedProgram`);
 - :mod:`~toolmgmt_core.calls.code.workers`: the worker pool, a program holding a worker only
   while it runs;
-- :mod:`~toolmgmt_core.calls.code.output`: printed output kept as its head and tail.
+- :mod:`~toolmgmt_core.calls.code.output`: printed output kept as its head and tail;
+- :mod:`~toolmgmt_core.calls.code.errors`: what a program is told when it is stopped or refused.
 
 pydantic-monty is imported on first use only (``pip install "toolmgmt[code]"``).
 """

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from toolmgmt_core.calls.code.errors import describe_error, refusal
 from toolmgmt_core.calls.code.limits import CodeLimits
 from toolmgmt_core.calls.code.names import original_arguments
 from toolmgmt_core.calls.code.output import ProgramOutput
@@ -46,16 +47,7 @@ __all__ = [
 MAX_SNAPSHOT_BYTES = 2_000_000
 """Largest worker snapshot a paused program keeps (a larger one cannot pause: it fails)."""
 
-_TRACEBACK_LINES = 24
 _MAX_CALLS_KEPT = 100_000
-_OS_REFUSAL = (
-    "{name} is not available: programs here have no file system, network, environment or "
-    "processes. Use call_tool for what you need."
-)
-_IMPORT_REFUSAL = (
-    "No module named {module!r} here: programs can import only the sandbox's built-in modules "
-    "(asyncio, json, re, math, datetime, ...); reach anything else through call_tool."
-)
 
 
 class ProgramToolError(Exception):
@@ -155,41 +147,6 @@ def _render(value: Any) -> str:
         return repr(value)
 
 
-def _describe(exc: BaseException, limits: CodeLimits) -> tuple[str, str]:
-    """A sandbox error as (kind, text for the model): never the host's data, only the
-    program's own traceback."""
-    sandbox = monty()
-    if isinstance(exc, sandbox.MontySyntaxError):
-        return "syntax", exc.display()
-    if isinstance(exc, sandbox.MontyCrashedError):
-        return "limit", (
-            "The program was stopped: its sandbox worker overran its limits "
-            f"({limits.seconds:g}s, {limits.memory_bytes:,} bytes) and was replaced."
-        )
-    if isinstance(exc, sandbox.MontyRuntimeError):
-        first = exc.display("type-msg")
-        kind = first.split(":", 1)[0].strip()
-        if kind == "TimeoutError" and "limit" in first:
-            return "limit", f"Time limit hit: the program ran over {limits.seconds:g}s. {first}"
-        if kind == "MemoryError":
-            return "limit", f"Memory limit hit ({limits.memory_bytes:,} bytes). {first}"
-        if kind == "RecursionError":
-            return "limit", (f"Recursion limit hit (depth {limits.recursion_depth}). {first}")
-        if "suspension" in first.lower():
-            return "limit", f"Call limit hit: at most {limits.max_calls} calls. {first}"
-        # What was raised first (a budget cuts the tail), then where: the program's traceback.
-        lines = exc.display().splitlines()[:-1]
-        if len(lines) > _TRACEBACK_LINES:
-            half = _TRACEBACK_LINES // 2
-            lines = [
-                *lines[:half],
-                f"  ... {len(lines) - _TRACEBACK_LINES} lines ...",
-                *lines[-half:],
-            ]
-        return "exception", "\n".join([first, *lines])
-    return "exception", f"The program failed: {type(exc).__name__}."
-
-
 def _positional(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[str]) -> Any:
     if len(args) > len(names):
         raise ProgramToolError(
@@ -214,6 +171,7 @@ class _Run:
         limits: CodeLimits,
         on_pause: Callable[[PausedProgram], Awaitable[None]],
         paused: PausedProgram | None,
+        client: str | None,
     ) -> None:
         self.host = host
         self.limits = limits
@@ -229,7 +187,7 @@ class _Run:
         self.monty = monty()
         stub: dict[str, Any] = {"call_tool": _host_only, "search_tools": _host_only}
         hooks = {"print_callback": self.output.write, "external_lookup": stub}
-        self.worker = WorkerHold(limits.to_monty(), hooks)
+        self.worker = WorkerHold(limits.to_monty(), hooks, client)
 
     async def drive(self, snap: Any) -> Any:
         """Answer ``snap`` and the ones after it; the program's end (``MontyComplete``)."""
@@ -240,7 +198,7 @@ class _Run:
             elif isinstance(snap, sandbox.FutureSnapshot):
                 snap = await self._settle(snap)
             elif snap.is_os_function:
-                snap = await asyncio.to_thread(snap.resume, _refusal(snap))
+                snap = await asyncio.to_thread(snap.resume, refusal(snap))
             else:
                 self._start(snap)
                 snap = await asyncio.to_thread(snap.resume, {"future": ...})
@@ -372,15 +330,17 @@ async def run_program(
     *,
     paused: PausedProgram | None = None,
     on_pause: Callable[[PausedProgram], Awaitable[None]],
+    client: str | None = None,
 ) -> ProgramOutcome:
-    """Run ``code`` (or resume it from ``paused``) to its end.
+    """Run ``code`` (or resume it from ``paused``) to its end, as a program of ``client`` (the
+    caller whose share of the sandbox's workers it uses; None: nobody's).
 
     Returns:
         The outcome: the program's output, or the error that ended it (syntax, an exception
         inside the program with its traceback, or a limit). A framework's signal raised while
         answering one of its calls passes on, after ``on_pause`` got the paused program.
     """
-    run = _Run(host, limits, on_pause, paused)
+    run = _Run(host, limits, on_pause, paused, client)
     sandbox = run.monty
     try:
         try:
@@ -399,7 +359,7 @@ async def run_program(
                 snap = await run.worker.start(code)
             snap = await run.drive(snap)
         except sandbox.MontyError as exc:
-            kind, text = _describe(exc, limits)
+            kind, text = describe_error(exc, limits)
             return ProgramOutcome(_joined(run.output.text(), text), kind, run.calls)
         return ProgramOutcome(_joined(run.output.text(), _render(snap.output)), None, run.calls)
     finally:
@@ -417,18 +377,6 @@ def _parsed(value: Any) -> Any:
         except ValueError:
             return value
     return value
-
-
-def _refusal(snap: Any) -> dict[str, str]:
-    """The error an OS call (files, network, environment, imports) gets in a program."""
-    name = str(snap.function_name)
-    if name == "import":
-        module = str(snap.args[0]) if snap.args else "?"
-        return {
-            "exc_type": "ModuleNotFoundError",
-            "message": _IMPORT_REFUSAL.format(module=module),
-        }
-    return {"exc_type": "PermissionError", "message": _OS_REFUSAL.format(name=name)}
 
 
 def _joined(printed: str, last: str) -> str:

@@ -5,7 +5,9 @@ A program holds a worker only while it runs. When it waits on its tools for long
 :data:`HOLD_SECONDS`, its worker's state is dumped, the worker goes back to the pool for other
 programs, and the program is loaded on whichever worker is free when its tools answer (a dump
 and a load cost well under a millisecond). So a program waiting on a slow server holds no
-worker, and one caller's slow programs never make another's wait for one.
+worker, and one caller's slow programs never make another's wait for one. And one caller (the
+gateway's client, else the conversation) holds at most :data:`CLIENT_WORKERS` workers at once:
+its programs that compute for long leave a worker to everyone else.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
+from collections import Counter, deque
 from typing import Any
 
 from toolmgmt_core.compat import require_version
 
 __all__ = [
+    "CLIENT_WORKERS",
     "HOLD_SECONDS",
     "MAX_WORKERS",
     "MIN_MONTY_VERSION",
@@ -35,6 +39,9 @@ MAX_WORKERS = 4
 HOLD_SECONDS = 0.01
 """How long a program waiting on its tools keeps its worker before handing it back (tools that
 answer at once never cost a dump and a load)."""
+
+CLIENT_WORKERS = MAX_WORKERS - 1
+"""Workers one caller's programs hold at once (others wait for one of its own to be free)."""
 
 _CHECKED = False
 _POOL: Any = None
@@ -85,16 +92,77 @@ def _pool() -> Any:
         return _POOL
 
 
+class _Shares:
+    """The workers each caller holds, and its programs waiting for one (first come, first
+    woken), across threads and event loops."""
+
+    def __init__(self, share: int) -> None:
+        self.share = share
+        self.held: Counter[str] = Counter()
+        self.waiting: dict[str, deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+        self.lock = threading.Lock()
+
+    async def take(self, client: str) -> None:
+        while True:
+            with self.lock:
+                if self.held[client] < self.share:
+                    self.held[client] += 1
+                    return
+                loop = asyncio.get_running_loop()
+                woken: asyncio.Future[None] = loop.create_future()
+                self.waiting.setdefault(client, deque()).append((loop, woken))
+            try:
+                await woken
+            except asyncio.CancelledError:
+                with self.lock:
+                    queue = self.waiting.get(client)
+                    if queue is not None and (loop, woken) in queue:
+                        queue.remove((loop, woken))
+                        woken = None  # type: ignore[assignment]
+                if woken is not None:  # woken as it was cancelled: wake the next one instead
+                    self._wake(client)
+                raise
+
+    def give(self, client: str) -> None:
+        with self.lock:
+            self.held[client] -= 1
+            if self.held[client] <= 0:
+                del self.held[client]
+        self._wake(client)
+
+    def _wake(self, client: str) -> None:
+        with self.lock:
+            queue = self.waiting.get(client)
+            if not queue:
+                return
+            loop, woken = queue.popleft()
+            if not queue:
+                del self.waiting[client]
+        loop.call_soon_threadsafe(_set, woken)
+
+
+def _set(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+_SHARES = _Shares(CLIENT_WORKERS)
+
+
 class WorkerHold:
     """One program's hold on a worker: taken to start or load it, handed back while it waits.
 
     Each step runs off the event loop (a worker's answer blocks its thread).
     """
 
-    def __init__(self, limits: dict[str, Any], hooks: dict[str, Any]) -> None:
+    def __init__(
+        self, limits: dict[str, Any], hooks: dict[str, Any], client: str | None = None
+    ) -> None:
         self.limits = limits
         self.hooks = hooks
         """``print_callback`` and ``external_lookup``: host state, given again on each load."""
+        self.client = client
+        """Whose program it is (None: nobody's share is counted)."""
         self.session: Any = None
 
     async def start(self, code: str) -> Any:
@@ -117,13 +185,25 @@ class WorkerHold:
     async def close(self) -> None:
         """Hand the worker back (nothing kept)."""
         session, self.session = self.session, None
-        if session is not None:
+        if session is None:
+            return
+        try:
             await asyncio.to_thread(session.__exit__, None, None, None)
+        finally:
+            if self.client is not None:
+                _SHARES.give(self.client)
 
     async def _take(self) -> None:
         await self.close()
-        session = _pool().checkout(
-            script_name="program.py", limits=self.limits, os_policy={"sleep": "zero"}
-        )
-        await asyncio.to_thread(session.__enter__)
+        if self.client is not None:
+            await _SHARES.take(self.client)
+        try:
+            session = _pool().checkout(
+                script_name="program.py", limits=self.limits, os_policy={"sleep": "zero"}
+            )
+            await asyncio.to_thread(session.__enter__)
+        except BaseException:
+            if self.client is not None:
+                _SHARES.give(self.client)
+            raise
         self.session = session
