@@ -160,9 +160,25 @@ def test_output_over_the_limit_keeps_its_head_and_tail_and_says_what_was_cut() -
     assert result.outcome == "success", result.content
     text = str(result.content)
     assert text.startswith("line 0\nline 1\n")
-    assert "characters of printed output cut here" in text
-    assert text.endswith("line 4999\nFINAL\nLAST")
+    assert "\n[... printed output cut here ...]\n" in text
+    printed = sum(len(f"line {i}\n") for i in range(5000)) + len("FINAL\n")
+    kept = f"the program printed {printed:,}; the first 1,000 and the last 1,000 are kept]"
+    assert f"{printed - 2_000:,} characters of printed output were cut" in text
+    assert text.endswith(
+        f"line 4999\nFINAL\n[{printed - 2_000:,} characters of printed output "
+        f"were cut at '[... printed output cut here ...]': {kept}\nLAST"
+    )
     assert len(text) < 2_400
+
+
+def test_when_the_result_budget_cuts_again_the_end_still_says_how_much_was_printed() -> None:
+    session = ToolManager(ToolCatalog(), mode="code").session()
+    code = "for i in range(100000):\n    print('line', i)\nprint('FINAL')\n'LAST'"
+    result = session.call_sync("run_code", {"code": code})
+    text = str(result.content)
+    assert result.truncated and text.endswith("are kept]\nLAST")
+    printed = sum(len(f"line {i}\n") for i in range(100000)) + len("FINAL\n")
+    assert "line 99999\nFINAL\n" in text and f"the program printed {printed:,};" in text
 
 
 @functools.lru_cache(maxsize=1)

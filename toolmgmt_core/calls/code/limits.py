@@ -34,8 +34,9 @@ class CodeLimits:
     gc_interval: int | None = 100_000
     """Collect garbage every this many allocations (bounds what a reference cycle holds)."""
     output_chars: int = 200_000
-    """Printed output kept: past it, its first and last halves are kept with a line saying
-    how much was cut between them (the result budget then cuts what the model gets)."""
+    """Printed output kept: past it, its first and last halves are kept, with a line where
+    the rest was cut and one at the end saying how much (the result budget then cuts what the
+    model gets)."""
     parallel_calls: int = 8
     """Calls one program runs at once (``asyncio.gather``, tasks); more wait for one to end."""
 

@@ -8,10 +8,13 @@ from collections.abc import Iterable
 
 __all__ = ["ProgramOutput"]
 
+_CUT_HERE = "\n[... printed output cut here ...]\n"
+
 
 class ProgramOutput:
     """A program's printed output: the first half of ``limit`` characters and the last half,
-    with a line saying how many were cut between them, so its last ``print`` always arrives.
+    with a line where the rest was cut and one at the end saying how much, so its last
+    ``print`` always arrives and the model knows what it missed.
 
     Usage::
 
@@ -49,18 +52,26 @@ class ProgramOutput:
             self.tail_chars -= len(self.tail.popleft())
 
     def parts(self) -> list[str]:
-        """The kept output in order, with the line saying what was cut where it was cut."""
-        tail = "".join(self.tail)
-        tail = tail[len(tail) - self.tail_room :] if len(tail) > self.tail_room else tail
-        cut = self.printed - self.head_chars - len(tail)
-        if cut <= 0:
+        """The kept output in order, with a line where it was cut (what a paused program
+        keeps: :meth:`text` adds how much was cut)."""
+        tail = self._tail()
+        if self.printed - self.head_chars - len(tail) <= 0:
             return [*self.head, tail] if tail else list(self.head)
-        marker = (
-            f"\n[... {cut:,} characters of printed output cut here: the program printed "
-            f"{self.printed:,}, the first and last {self.head_chars + len(tail):,} are kept ...]\n"
-        )
-        return [*self.head, marker, tail]
+        return [*self.head, _CUT_HERE, tail]
 
     def text(self) -> str:
-        """The kept output as one string."""
-        return "".join(self.parts())
+        """The kept output as one string, ending with a line saying how much was cut when some
+        was (the end survives when the result budget cuts the middle again)."""
+        tail = self._tail()
+        cut = self.printed - self.head_chars - len(tail)
+        if cut <= 0:
+            return "".join(self.parts())
+        return "".join(self.parts()).rstrip("\n") + (
+            f"\n[{cut:,} characters of printed output were cut at '{_CUT_HERE.strip()}': the "
+            f"program printed {self.printed:,}; the first {self.head_chars:,} and the last "
+            f"{len(tail):,} are kept]"
+        )
+
+    def _tail(self) -> str:
+        tail = "".join(self.tail)
+        return tail[len(tail) - self.tail_room :] if len(tail) > self.tail_room else tail
