@@ -15,6 +15,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pydantic_monty")
 
@@ -394,3 +396,16 @@ def test_one_callers_long_programs_leave_a_worker_to_another() -> None:
         assert [r.content for r in done] == ["spun"] * MAX_WORKERS
 
     asyncio.run(scenario())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=30), max_size=12, unique=True))
+def test_aliases_are_callable_unique_and_lead_back_to_their_tool(names: list[str]) -> None:
+    names_of = CodeNames(names)
+    aliases = [names_of.alias(n) for n in names]
+    assert len(set(aliases)) == len(aliases)
+    for name, alias in zip(names, aliases, strict=True):
+        assert alias.isascii() and alias.isidentifier() and not keyword.iskeyword(alias)
+        assert alias not in dir(builtins) and alias not in SANDBOX_MODULES
+        assert names_of.original(alias) == name
+        assert CodeNames(reversed(names)).alias(name) == alias  # stable: order does not matter
