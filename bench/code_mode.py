@@ -12,13 +12,18 @@ per round. The tools are instant, so what is measured is toolmgmt's and the sand
      "overhead_ms": {"p50": float, "p90": float}, "goal_p50_ms": 20.0, "meets_goal": bool,
      "monty": version}
 
-Run: ``python bench/code_mode.py [--rounds 200] [--json bench/results/code_mode.json]``.
+``--against CHECKOUT`` also times, in the same run and alternating, the program driver of another
+checkout of toolmgmt (its ``toolmgmt_core/calls/code/sandbox.py``, over this checkout's
+pipeline), adding ``"reference_overhead_ms"`` and ``"against"``.
+
+Run: ``python bench/code_mode.py [--rounds 200] [--against ../main] [--json OUT]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import statistics
 import sys
 import time
@@ -79,23 +84,60 @@ def _quantiles(values: list[float]) -> dict[str, float]:
     }
 
 
-async def measure(rounds: int) -> dict[str, Any]:
+def _reference_driver(checkout: Path) -> Any:
+    """``run_program`` of another checkout's sandbox module, taking this one's arguments."""
+    import importlib.util
+
+    path = checkout / "toolmgmt_core" / "calls" / "code" / "sandbox.py"
+    spec = importlib.util.spec_from_file_location("reference_sandbox", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--against: no sandbox module at {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    accepted = set(inspect.signature(module.run_program).parameters)
+
+    async def run_program(*args: Any, **kwargs: Any) -> Any:
+        return await module.run_program(*args, **{k: v for k, v in kwargs.items() if k in accepted})
+
+    return run_program
+
+
+async def measure(rounds: int, against: Path | None = None) -> dict[str, Any]:
     import pydantic_monty
 
+    import toolmgmt_core.session.code_calls as code_calls
+
+    drivers = {"this": code_calls.run_program}
+    if against is not None:
+        drivers["reference"] = _reference_driver(against)
     session = _session()
-    for _ in range(5):  # warm: the worker pool, the tokenizer, the caches
-        await _program(session)
-        await _direct(session)
+    for driver in drivers.values():
+        code_calls.run_program = driver  # type: ignore[assignment]
+        for _ in range(5):  # warm: the worker pool, the tokenizer, the caches
+            await _program(session)
+            await _direct(session)
     programs: list[float] = []
     directs: list[float] = []
-    overheads: list[float] = []
-    for _ in range(rounds):
-        program = await _program(session)
-        direct = await _direct(session)
-        programs.append(program)
-        directs.append(direct)
-        overheads.append(program - direct)
-    overhead = _quantiles(overheads)
+    overheads: dict[str, list[float]] = {label: [] for label in drivers}
+    try:
+        for i in range(rounds):
+            for label, driver in sorted(drivers.items(), reverse=i % 2 == 1):
+                code_calls.run_program = driver  # type: ignore[assignment]
+                program = await _program(session)
+                direct = await _direct(session)
+                if label == "this":
+                    programs.append(program)
+                    directs.append(direct)
+                overheads[label].append(program - direct)
+    finally:
+        code_calls.run_program = drivers["this"]  # type: ignore[assignment]
+    overhead = _quantiles(overheads["this"])
+    reference = (
+        {"reference_overhead_ms": _quantiles(overheads["reference"]), "against": str(against)}
+        if against is not None
+        else {}
+    )
     return {
         "rounds": rounds,
         "calls": CALLS,
@@ -105,23 +147,28 @@ async def measure(rounds: int) -> dict[str, Any]:
         "goal_p50_ms": GOAL_P50_MS,
         "meets_goal": overhead["p50"] <= GOAL_P50_MS,
         "monty": pydantic_monty.__version__,
+        **reference,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--against", type=Path, help="another checkout's driver to compare")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {args.rounds}")
-    figures = asyncio.run(measure(args.rounds))
+    figures = asyncio.run(measure(args.rounds, args.against))
     print(f"| {CALLS}-call program | p50 ms | p90 ms |")
     print("|---|---|---|")
     for label, key in (("run_code", "program_ms"), ("direct calls", "direct_ms")):
         print(f"| {label} | {figures[key]['p50']} | {figures[key]['p90']} |")
     overhead = figures["overhead_ms"]
     print(f"| overhead | {overhead['p50']} | {overhead['p90']} |")
+    if "reference_overhead_ms" in figures:
+        ref = figures["reference_overhead_ms"]
+        print(f"| overhead, {figures['against']}'s driver | {ref['p50']} | {ref['p90']} |")
     verdict = "meets" if figures["meets_goal"] else "misses"
     print(f"\noverhead p50 {overhead['p50']} ms {verdict} the goal of <= {GOAL_P50_MS} ms")
     if args.json:

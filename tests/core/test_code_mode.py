@@ -73,7 +73,7 @@ def test_tool_search_answers_with_python_signatures() -> None:
     session = ToolManager(make_catalog(), mode="code").session()
     result = session.call_sync("tool_search", {"query": "weather of a city"})
     found = json.loads(result.content)["found"]
-    assert "async def weather(city: str, *, units: str = \"metric\")" in found
+    assert "async def weather(city: str, *, units: str = 'metric') -> dict[str, Any]: ..." in found
     assert "# Current weather of a city" in found
     tool = Tool(
         name="pick",
@@ -89,8 +89,8 @@ def test_tool_search_answers_with_python_signatures() -> None:
         },
     )
     assert python_signature(tool) == (
-        '# Pick one.\nasync def pick(kind: Literal["a", "b"], *, ids: list[int] = None, '
-        "'class': str = None)"
+        "# Pick one.\nasync def pick(kind: Literal['a', 'b'], *, ids: list[int] = None, "
+        "class_: str = None): ..."
     )
 
 
@@ -246,7 +246,7 @@ def test_code_mode_without_the_sandbox_names_the_extra(monkeypatch: pytest.Monke
 
 
 def test_too_old_a_sandbox_is_refused_naming_the_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolmgmt_core.calls.code.sandbox as sandbox
+    import toolmgmt_core.calls.code.workers as sandbox
     import toolmgmt_core.compat as compat
 
     monkeypatch.setattr(sandbox, "_CHECKED", False)

@@ -84,11 +84,11 @@ def manager(store: InMemorySessionStore | None = None) -> ToolManager:
     )
 
 
-def run(session: Any, framework: Framework) -> Any:
+def run(session: Any, framework: Framework, code: str = PROGRAM) -> Any:
     async def go() -> Any:
         context = CallContext(approver=framework.approver())
         with passthrough(Paused):
-            return await session.call("run_code", {"code": PROGRAM}, call_id="c1", context=context)
+            return await session.call("run_code", {"code": code}, call_id="c1", context=context)
 
     return asyncio.run(go())
 
@@ -161,3 +161,24 @@ def test_a_paused_program_in_restored_state_is_checked() -> None:
         assert result.outcome == "failed" and "could not be resumed" in result.content
         assert "Nothing ran" in result.content
     assert RAN == [("lookup", "a")]
+
+
+def test_a_call_paused_among_gathered_ones_runs_alone_on_resuming() -> None:
+    # The gathered lookups finish before the program is kept; on resuming only the paused
+    # call runs, and the program gets every value.
+    store = InMemorySessionStore()
+    framework = Framework()
+    code = (
+        "import asyncio\n"
+        "got = await asyncio.gather(lookup('a'), delete_record(key='X'), lookup('b'))\n"
+        "got"
+    )
+    with pytest.raises(Paused):
+        run(manager(store).session("conv"), framework, code)
+    assert sorted(RAN) == [("lookup", "a"), ("lookup", "b")]
+    assert framework.asked == [("delete_record", {"key": "X"})]
+    framework.answers.append(True)
+    result = run(manager(store).session("conv"), framework, code)
+    assert result.outcome == "success", result.content
+    assert result.content == '["A","deleted X","B"]'
+    assert sorted(RAN) == [("delete_record", "X"), ("lookup", "a"), ("lookup", "b")]

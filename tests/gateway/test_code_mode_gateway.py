@@ -86,3 +86,22 @@ def test_the_caller_choice_is_code_modes_alone() -> None:
         shop_config('[gateway.callers]\ndirect = ["cancel_*"]\n')
     with pytest.raises(ConfigError, match=r"gateway\.callers.*Unknown pattern prefix"):
         shop_config('mode = "code"\n[gateway.callers]\ncode = ["x:y"]\n')
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_an_upstream_result_without_output_schema_reaches_the_program_parsed() -> None:
+    # The shop's tools publish no outputSchema: runs() answers with its JSON as text, which
+    # a program read as a str (got["lookup_order"] raised TypeError).
+    gateway = Gateway(shop_config('mode = "code"\ntransport = "http"\nport = 0'))
+    code = (
+        "await lookup_order(order_id='A-1')\n"
+        "got = await runs()\n"
+        "[type(got).__name__, got['lookup_order']]"
+    )
+    async with gateway, serving(gateway) as url:
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer ada"})
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            result = await client.call_tool("run_code", {"code": code})
+    assert not result.is_error, _text(result)
+    assert json.loads(_text(result)) == ["dict", 1]

@@ -23,7 +23,7 @@ from typing import Any
 
 import toolmgmt_core.session.meta_tools as meta
 from toolmgmt_core.calls.budget import ResultBudget
-from toolmgmt_core.calls.code import CodeLimits, python_signature
+from toolmgmt_core.calls.code import CodeLimits, code_names, python_signature
 from toolmgmt_core.calls.code.runs import ProgramStateError, code_digest
 from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.execution import ToolResult
@@ -62,6 +62,7 @@ class CodeCalls:
         if isinstance(found, dict):
             return found  # nothing matched: the note says what to try
         catalog = self.session.manager.catalog
+        names = code_names(catalog)
         tools = [self.session.present(catalog.get(h.name)) for h in found]
         # A tool only the model calls directly is no program's to call: not shown here.
         planner = self.session.manager.planner
@@ -69,7 +70,7 @@ class CodeCalls:
         if not tools:
             return {"found": "", "note": "The tools found are called directly, not from code."}
         answer = {
-            "found": "\n".join(python_signature(t) for t in tools),
+            "found": "\n".join(python_signature(t, names.alias(t.name)) for t in tools),
             "note": "Call them in run_code: `await name(arg=...)`.",
         }
         companions = [
@@ -78,7 +79,9 @@ class CodeCalls:
             if planner.caller_choice(tool := self.session.present(catalog.get(n))) != "direct"
         ]
         if companions:
-            answer["often_used_with"] = "\n".join(python_signature(t) for t in companions)
+            answer["often_used_with"] = "\n".join(
+                python_signature(t, names.alias(t.name)) for t in companions
+            )
         return answer
 
     async def run_code(self, args: dict[str, Any], context: CallContext) -> ToolResult:

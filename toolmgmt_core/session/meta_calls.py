@@ -237,9 +237,8 @@ class MetaToolCalls:
         limit = self.session.manager.discovery.companions
         if not limit or not hits:
             return {}
-        found = self.session.manager.catalog.companions(
-            [h.name for h in hits], limit, where=self.session.can_see
-        )
+        names, catalog = [h.name for h in hits], self.session.manager.catalog
+        found = catalog.companions(names, limit, where=self.session.can_see)
         return {c.name: self._summary(c.name) for c in found}
 
     def _scope(self, domain: str | None, group: str | None) -> tuple[str | None, str | None]:

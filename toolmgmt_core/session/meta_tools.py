@@ -278,10 +278,12 @@ def run_code_tool() -> Tool:
         name=RUN_CODE,
         description=(
             "Run a short async Python program in a sandbox (no files, network or imports beyond "
-            "json, re, math, datetime, asyncio). Call tools with `await tool_name(arg=...)` or "
-            "`await call_tool(name, {...})`: each returns the tool's whole value (parsed JSON); "
-            "a failed call raises. `await search_tools(query)` finds more. Only what you print "
-            "and the last expression come back: filter and summarize inside the program."
+            "json, re, math, datetime, asyncio). Call tools with `await tool_name(arg=...)` by "
+            "the name tool_search shows, or `await call_tool(name, {...})`: each returns the "
+            "tool's whole value (parsed JSON); a failed call raises. To run calls at once, "
+            "`import asyncio` and `await asyncio.gather(...)`. `await search_tools(query)` "
+            "finds more. Only what you print and the last expression come back: filter and "
+            "summarize inside the program."
         ),
         parameters={
             "type": "object",

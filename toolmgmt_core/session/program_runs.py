@@ -26,12 +26,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolmgmt_core.calls.budget import SessionBudget
-from toolmgmt_core.calls.code import PausedProgram, ProgramOutcome, ProgramToolError, run_program
+from toolmgmt_core.calls.code import (
+    PausedProgram,
+    ProgramOutcome,
+    ProgramToolError,
+    code_names,
+    run_program,
+)
 from toolmgmt_core.calls.code.runs import PendingCall, ProgramStateError, RunState, new_run_id
 from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
@@ -124,7 +131,12 @@ class _ProgramApprover:
         self.prepared = prepared
 
     async def __call__(self, request: ApprovalRequest) -> Any:
-        bound = dataclasses.replace(request, run_id=self.host.run_id, call_index=self.host.count)
+        return await self.ask(self.host.count, request)
+
+    async def ask(self, index: int, request: ApprovalRequest) -> Any:
+        """The answer for the program's call ``index`` (calls run at once under
+        ``asyncio.gather``: each asks with its own index, not the latest)."""
+        bound = dataclasses.replace(request, run_id=self.host.run_id, call_index=index)
         prepared = self.prepared
         if prepared is None or not prepared.matches(bound):  # not the call it was given for
             raise _AskOutside(bound)
@@ -160,13 +172,19 @@ class _Host:
     async def call(self, name: Any, arguments: Any) -> Any:
         if not isinstance(name, str):
             raise ProgramToolError("TypeError", "call_tool(name, arguments): name must be a str")
+        name = code_names(self.calls.session.manager.catalog).original(name)
         self.count += 1
-        self.current = (self.count, name, arguments)
-        inner_id = f"{self.context.call_id or 'run_code'}.{self.count}"
+        index = self.count
+        self.current = (index, name, arguments)
+        inner_id = f"{self.context.call_id or 'run_code'}.{index}"
+        context = self.context
+        if isinstance(context.approver, _ProgramApprover):  # asked with this call's own index
+            context = context.replace(approver=functools.partial(context.approver.ask, index))
         # In a task of its own (as a tool's call is), so what it sets stays its own.
-        call = self.pipeline.call(name, arguments, inner_id, context=self.context)
+        call = self.pipeline.call(name, arguments, inner_id, context=context)
         result = await asyncio.ensure_future(call)
         if result.paused is not None:  # the program waits at this call for the caller's answer
+            self.current = (index, name, arguments)  # the call that paused, not a later one
             raise result.paused
         self.tokens += result.original_tokens
         if result.is_error:
@@ -186,6 +204,7 @@ class _Host:
 
     def parameter_names(self, name: str) -> Sequence[str] | None:
         session = self.calls.session
+        name = code_names(session.manager.catalog).original(name)
         tool = session.manager.planner.lookup(name, session.can_see)
         if tool is None:
             return None
@@ -264,7 +283,12 @@ class ProgramRun:
 
             try:
                 return await run_program(
-                    self.code, host, self.calls.limits, paused=program, on_pause=on_pause
+                    self.code,
+                    host,
+                    self.calls.limits,
+                    paused=program,
+                    on_pause=on_pause,
+                    client=base.client or self.session.conversation,  # its share of the workers
                 )
             except _AskOutside as ask:
                 request = ask.request
@@ -278,7 +302,10 @@ class ProgramRun:
                     ) from None
                 program = kept[-1]
                 pending = PendingCall(
-                    host.count, request.tool.name, dict(request.arguments), request.reason
+                    request.call_index or host.count,
+                    request.tool.name,
+                    dict(request.arguments),
+                    request.reason,
                 )
                 prepared = await self._ask(self._state(program, pending))
             except BaseException as exc:

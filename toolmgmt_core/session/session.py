@@ -167,7 +167,7 @@ class ToolSession(StoredConversation):
 
     def layout(self) -> Layout:
         """The tool list of this step, by section, and the mode it is in (planned once per
-        catalog version, policy view and loaded names: a call asks for it several times)."""
+        catalog version, policy view and loaded names)."""
         return self.manager.planner.plan(self.can_see, self.present, self.loaded(), self.policy)
 
     @property
@@ -377,7 +377,6 @@ class ToolSession(StoredConversation):
         (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is the
         tool it runs), else the tool it names as this caller may call it now (``Callers``, the
         mode's list, ``call_unloaded``); a ``listed_only`` door's name was checked by ``call``.
-
         Raises:
             ToolCallError: ``ToolNotPermittedError``, ``ToolNotFoundError`` (the closest
                 visible names) or ``ToolNotLoadedError``.

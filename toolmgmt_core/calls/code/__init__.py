@@ -2,9 +2,14 @@
 
 - :mod:`~toolmgmt_core.calls.code.limits`: :class:`CodeLimits`, what a program may use;
 - :mod:`~toolmgmt_core.calls.code.signatures`: tools as Python signatures (``tool_search``'s
-  answer in code mode);
+  answer in code mode), what they return included;
+- :mod:`~toolmgmt_core.calls.code.names`: the Python names programs call tools by;
 - :mod:`~toolmgmt_core.calls.code.sandbox`: :func:`run_program`, the drive through the worker's
-  snapshots, pausing at a call a framework pauses (:class:`PausedProgram`).
+  snapshots, its calls run at once, pausing at a call a framework pauses (:class:`PausedProgram`);
+- :mod:`~toolmgmt_core.calls.code.workers`: the worker pool, a program holding a worker only
+  while it runs;
+- :mod:`~toolmgmt_core.calls.code.output`: printed output kept as its head and tail;
+- :mod:`~toolmgmt_core.calls.code.errors`: what a program is told when it is stopped or refused.
 
 pydantic-monty is imported on first use only (``pip install "toolmgmt[code]"``).
 """
@@ -12,26 +17,29 @@ pydantic-monty is imported on first use only (``pip install "toolmgmt[code]"``).
 from __future__ import annotations
 
 from toolmgmt_core.calls.code.limits import CodeLimits
+from toolmgmt_core.calls.code.names import CodeNames, code_names
 from toolmgmt_core.calls.code.sandbox import (
     MAX_SNAPSHOT_BYTES,
-    MIN_MONTY_VERSION,
     PausedProgram,
     ProgramHost,
     ProgramOutcome,
     ProgramToolError,
-    require_sandbox,
     run_program,
 )
-from toolmgmt_core.calls.code.signatures import python_signature, python_type
+from toolmgmt_core.calls.code.signatures import python_returns, python_signature, python_type
+from toolmgmt_core.calls.code.workers import MIN_MONTY_VERSION, require_sandbox
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
     "MIN_MONTY_VERSION",
     "CodeLimits",
+    "CodeNames",
     "PausedProgram",
     "ProgramHost",
     "ProgramOutcome",
     "ProgramToolError",
+    "code_names",
+    "python_returns",
     "python_signature",
     "python_type",
     "require_sandbox",

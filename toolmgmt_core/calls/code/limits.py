@@ -34,11 +34,20 @@ class CodeLimits:
     gc_interval: int | None = 100_000
     """Collect garbage every this many allocations (bounds what a reference cycle holds)."""
     output_chars: int = 200_000
-    """Printed output kept; past it the program's output is cut (the result budget then
-    cuts what the model gets)."""
+    """Printed output kept: past it, its first and last halves are kept, with a line where
+    the rest was cut and one at the end saying how much (the result budget then cuts what the
+    model gets)."""
+    parallel_calls: int = 8
+    """Calls one program runs at once (``asyncio.gather``, tasks); more wait for one to end."""
 
     def __post_init__(self) -> None:
-        for name in ("memory_bytes", "recursion_depth", "max_calls", "output_chars"):
+        for name in (
+            "memory_bytes",
+            "recursion_depth",
+            "max_calls",
+            "output_chars",
+            "parallel_calls",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(

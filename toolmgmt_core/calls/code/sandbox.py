@@ -1,62 +1,53 @@
 """Running a program in pydantic-monty, the sandbox code mode uses.
 
-A program runs in a worker subprocess of a process-wide pool (created on first use; a worker
-that crashes or overruns its limits is replaced). It has no file system, network, environment,
+A program runs in a worker subprocess of a process-wide pool (:mod:`.workers`; a worker that
+crashes or overruns its limits is replaced). It has no file system, network, environment,
 processes or imports beyond the sandbox's standard library subset: every such call reaches the
 host as an OS call and is refused here. What it may do is call the host's two functions,
 ``call_tool(name, arguments)`` and ``search_tools(query)``, and any visible tool by its name;
 each call suspends the worker, and :func:`run_program` answers it through its
 :class:`ProgramHost` (the session, which runs it through the call pipeline).
 
+Each call becomes a future in the program and a task on the host, so the calls a program
+gathers run at once (at most ``CodeLimits.parallel_calls``); while it waits on them it holds no
+worker (:class:`~toolmgmt_core.calls.code.workers.WorkerHold`).
+
 When answering a call raises something that is not a tool's error (a framework's pause, such as
-a LangGraph interrupt asking a human to approve the call), the worker's snapshot at that call is
-handed to ``on_pause`` as plain JSON (:class:`PausedProgram`) before the signal passes on;
-:func:`run_program` with that state resumes at the same call, so the calls made before it never
-run again.
+a LangGraph interrupt asking a human to approve the call), the calls still running are let
+finish, and the program's snapshot is handed to ``on_pause`` as plain JSON
+(:class:`PausedProgram`) before the signal passes on: the calls that paused are kept to run
+again, the answered ones with their values. :func:`run_program` with that state resumes there,
+so the calls answered before the pause never run again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import base64
 import json
-import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from toolmgmt_core.calls.code.errors import describe_error, refusal
 from toolmgmt_core.calls.code.limits import CodeLimits
-from toolmgmt_core.compat import require_version
+from toolmgmt_core.calls.code.names import original_arguments
+from toolmgmt_core.calls.code.output import ProgramOutput
+from toolmgmt_core.calls.code.workers import HOLD_SECONDS, WorkerHold, monty
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
-    "MIN_MONTY_VERSION",
     "PausedProgram",
     "ProgramHost",
     "ProgramOutcome",
     "ProgramToolError",
-    "require_sandbox",
     "run_program",
 ]
-
-MIN_MONTY_VERSION = "1.4"
-"""The oldest pydantic-monty code mode runs on (the worker pool, snapshots, ``load_snapshot``)."""
-_CHECKED = False
 
 MAX_SNAPSHOT_BYTES = 2_000_000
 """Largest worker snapshot a paused program keeps (a larger one cannot pause: it fails)."""
 
-_TRACEBACK_LINES = 24
 _MAX_CALLS_KEPT = 100_000
-_OS_REFUSAL = (
-    "{name} is not available: programs here have no file system, network, environment or "
-    "processes. Use call_tool for what you need."
-)
-_IMPORT_REFUSAL = (
-    "No module named {module!r} here: programs can import only the sandbox's built-in modules "
-    "(asyncio, json, re, math, datetime, ...); reach anything else through call_tool."
-)
 
 
 class ProgramToolError(Exception):
@@ -89,7 +80,9 @@ class PausedProgram:
     snapshot: str
     """The worker's snapshot at the call, base64."""
     settled: dict[str, Any] = field(default_factory=dict)
-    """Calls already answered whose values the program has not taken yet, by call id."""
+    """Calls already answered whose values the program has not taken yet, by call id
+    (``{"value": ...}`` or ``{"error": [type, message]}``), and the calls to run again on
+    resuming (``{"call": [function, tool name, arguments]}``)."""
     output: list[str] = field(default_factory=list)
     """What the program printed before it paused."""
     calls: int = 0
@@ -143,54 +136,6 @@ class ProgramOutcome:
     """Tool calls and searches it made."""
 
 
-_POOL: Any = None
-_POOL_LOCK = threading.Lock()
-
-
-def require_sandbox() -> None:
-    """Check that pydantic-monty can be imported (code mode checks it when it is chosen).
-
-    Raises:
-        ImportError: it is not installed; the message names the extra.
-    """
-    _monty()
-
-
-def _monty() -> Any:
-    try:
-        import pydantic_monty
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            'Code mode runs programs in the pydantic-monty sandbox, which is not installed: '
-            'pip install "toolmgmt[code]"'
-        ) from exc
-    global _CHECKED
-    if not _CHECKED:
-        # The bindings' distribution: pydantic-monty itself is a metapackage over it.
-        require_version("pydantic-monty-client", MIN_MONTY_VERSION, "code")
-        _CHECKED = True
-    return pydantic_monty
-
-
-def _pool() -> Any:
-    """The process's worker pool, started on first use and closed at exit."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            monty = _monty()
-            pool = monty.Monty(
-                min_processes=1,
-                max_processes=4,
-                checkout_timeout=30.0,
-                request_timeout=60.0,  # a backstop: the limits stop a program long before
-                max_checkouts_per_worker=500,
-            )
-            pool.__enter__()
-            atexit.register(pool.__exit__, None, None, None)
-            _POOL = pool
-        return _POOL
-
-
 def _render(value: Any) -> str:
     if value is None:
         return ""
@@ -200,41 +145,6 @@ def _render(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return repr(value)
-
-
-def _describe(exc: BaseException, limits: CodeLimits) -> tuple[str, str]:
-    """A sandbox error as (kind, text for the model): never the host's data, only the
-    program's own traceback."""
-    monty = _monty()
-    if isinstance(exc, monty.MontySyntaxError):
-        return "syntax", exc.display()
-    if isinstance(exc, monty.MontyCrashedError):
-        return "limit", (
-            "The program was stopped: its sandbox worker overran its limits "
-            f"({limits.seconds:g}s, {limits.memory_bytes:,} bytes) and was replaced."
-        )
-    if isinstance(exc, monty.MontyRuntimeError):
-        first = exc.display("type-msg")
-        kind = first.split(":", 1)[0].strip()
-        if kind == "TimeoutError" and "limit" in first:
-            return "limit", f"Time limit hit: the program ran over {limits.seconds:g}s. {first}"
-        if kind == "MemoryError":
-            return "limit", f"Memory limit hit ({limits.memory_bytes:,} bytes). {first}"
-        if kind == "RecursionError":
-            return "limit", (f"Recursion limit hit (depth {limits.recursion_depth}). {first}")
-        if "suspension" in first.lower():
-            return "limit", f"Call limit hit: at most {limits.max_calls} calls. {first}"
-        # What was raised first (a budget cuts the tail), then where: the program's traceback.
-        lines = exc.display().splitlines()[:-1]
-        if len(lines) > _TRACEBACK_LINES:
-            half = _TRACEBACK_LINES // 2
-            lines = [
-                *lines[:half],
-                f"  ... {len(lines) - _TRACEBACK_LINES} lines ...",
-                *lines[-half:],
-            ]
-        return "exception", "\n".join([first, *lines])
-    return "exception", f"The program failed: {type(exc).__name__}."
 
 
 def _positional(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[str]) -> Any:
@@ -247,6 +157,11 @@ def _positional(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[
     return {**dict(zip(names, args, strict=False)), **kwargs}
 
 
+_Call = list[Any]
+"""What a call does, as JSON: ``[host function, tool name, arguments]`` (the function
+``call_tool`` or ``search_tools``)."""
+
+
 class _Run:
     """One program's drive through its snapshots (each worker step off the event loop)."""
 
@@ -256,93 +171,156 @@ class _Run:
         limits: CodeLimits,
         on_pause: Callable[[PausedProgram], Awaitable[None]],
         paused: PausedProgram | None,
+        client: str | None,
     ) -> None:
         self.host = host
         self.limits = limits
         self.on_pause = on_pause
-        self.output: list[str] = list(paused.output) if paused else []
+        self.output = ProgramOutput(limits.output_chars, paused.output if paused else ())
         self.settled: dict[str, Any] = dict(paused.settled) if paused else {}
         self.calls = paused.calls if paused else 0
-        self.printed = sum(len(o) for o in self.output)
-        self.monty = _monty()
+        self.tasks: dict[str, asyncio.Future[Any]] = {}
+        """Calls running, by call id."""
+        self.running: dict[str, _Call] = {}
+        """What each running call does (to run it again if the program pauses)."""
+        self.slots = asyncio.Semaphore(limits.parallel_calls)
+        self.monty = monty()
+        stub: dict[str, Any] = {"call_tool": _host_only, "search_tools": _host_only}
+        hooks = {"print_callback": self.output.write, "external_lookup": stub}
+        self.worker = WorkerHold(limits.to_monty(), hooks, client)
 
-    def printer(self, stream: str, text: str) -> None:
-        room = self.limits.output_chars - self.printed
-        if room > 0:
-            self.output.append(text[:room])
-        self.printed += len(text)
-
-    async def answer(self, snap: Any) -> Any:
-        """The next snapshot after answering ``snap`` (a call, a name, or pending futures)."""
-        monty = self.monty
-        if isinstance(snap, monty.NameLookupSnapshot):
-            return await asyncio.to_thread(snap.resume_auto)
-        if isinstance(snap, monty.FutureSnapshot):
-            results = {i: self._settled(i) for i in snap.pending_call_ids}
-            return await asyncio.to_thread(snap.resume, results)
-        if snap.is_os_function:
-            name = str(snap.function_name)
-            if name == "import":
-                module = str(snap.args[0]) if snap.args else "?"
-                error = {
-                    "exc_type": "ModuleNotFoundError",
-                    "message": _IMPORT_REFUSAL.format(module=module),
-                }
+    async def drive(self, snap: Any) -> Any:
+        """Answer ``snap`` and the ones after it; the program's end (``MontyComplete``)."""
+        sandbox = self.monty
+        while not isinstance(snap, sandbox.MontyComplete):
+            if isinstance(snap, sandbox.NameLookupSnapshot):
+                snap = await asyncio.to_thread(snap.resume_auto)
+            elif isinstance(snap, sandbox.FutureSnapshot):
+                snap = await self._settle(snap)
+            elif snap.is_os_function:
+                snap = await asyncio.to_thread(snap.resume, refusal(snap))
             else:
-                error = {"exc_type": "PermissionError", "message": _OS_REFUSAL.format(name=name)}
-            return await asyncio.to_thread(snap.resume, error)
-        await self._call(snap)
-        return await asyncio.to_thread(snap.resume, {"future": ...})
+                self._start(snap)
+                snap = await asyncio.to_thread(snap.resume, {"future": ...})
+        return snap
 
-    def _settled(self, call_id: int) -> Any:
-        answer = self.settled.pop(str(call_id), None)
-        if answer is None:
-            return {"exc_type": "RuntimeError", "message": "this call was never answered"}
-        if "error" in answer:
-            exc_type, message = answer["error"]
-            return {"exc_type": exc_type, "message": message}
-        return {"return_value": answer.get("value")}
-
-    async def _call(self, snap: Any) -> None:
-        """Run the call ``snap`` stands at, keeping its answer for the future it becomes."""
+    def _start(self, snap: Any) -> None:
+        """Start the call ``snap`` stands at, its answer kept for the future it becomes."""
         key = str(snap.call_id)
         if key in self.settled:
             return  # answered before a pause: a resumed worker announces the call again
         self.calls += 1
-        name, args, kwargs = str(snap.function_name), tuple(snap.args), dict(snap.kwargs)
         try:
             if self.calls > self.limits.max_calls:
                 raise ProgramToolError(
                     "RuntimeError", f"call limit hit: at most {self.limits.max_calls} calls"
                 )
-            if name == "call_tool":
-                tool = args[0] if args else kwargs.pop("name", None)
-                arguments = args[1] if len(args) > 1 else kwargs.pop("arguments", kwargs or None)
-                value = await self.host.call(tool, arguments)
-            elif name == "search_tools":
-                query = args[0] if args else kwargs.get("query")
-                value = await self.host.search(query)
-            else:
-                # A name the session does not show still goes to the pipeline, which answers
-                # as it would anywhere (not permitted, or the closest names).
-                names = self.host.parameter_names(name) or ()
-                value = await self.host.call(name, _positional(args, kwargs, names))
-            self.settled[key] = {"value": value}
+            call = self._what(str(snap.function_name), tuple(snap.args), dict(snap.kwargs))
         except ProgramToolError as exc:
             self.settled[key] = {"error": [exc.exc_type, exc.message]}
-        except BaseException:
-            # A framework's pause (or a cancellation): keep the program at this call.
-            self.calls -= 1
-            blob = await asyncio.to_thread(snap.dump)
-            if len(blob) <= MAX_SNAPSHOT_BYTES:
-                paused = PausedProgram(
-                    base64.b64encode(blob).decode("ascii"),
-                    dict(self.settled),
-                    list(self.output),
-                    self.calls,
+            return
+        self._run(key, call)
+
+    def _what(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
+        if name == "call_tool":
+            tool = args[0] if args else kwargs.pop("name", None)
+            arguments = args[1] if len(args) > 1 else kwargs.pop("arguments", kwargs or None)
+            return ["call_tool", tool, arguments]
+        if name == "search_tools":
+            return ["search_tools", None, args[0] if args else kwargs.get("query")]
+        # A name the session does not show still goes to the pipeline, which answers as it
+        # would anywhere (not permitted, or the closest names).
+        names = self.host.parameter_names(name) or ()
+        return ["call_tool", name, _positional(args, original_arguments(kwargs, names), names)]
+
+    def _run(self, key: str, call: _Call) -> None:
+        self.running[key] = call
+        self.tasks[key] = asyncio.ensure_future(self._answer(call))
+
+    async def _answer(self, call: _Call) -> Any:
+        function, name, arguments = call
+        async with self.slots:
+            if function == "search_tools":
+                return await self.host.search(arguments)
+            return _parsed(await self.host.call(name, arguments))
+
+    async def _settle(self, snap: Any) -> Any:
+        """Answer the futures the program waits on, once one of them has its value; the
+        worker goes back to the pool while the program waits longer than ``HOLD_SECONDS``."""
+        ids = [str(i) for i in snap.pending_call_ids]
+        for key in ids:
+            entry = self.settled.get(key)
+            if isinstance(entry, dict) and "call" in entry:  # paused there: it runs again
+                del self.settled[key]
+                self.calls += 1
+                self._run(key, list(entry["call"]))
+        blob: bytes | None = None
+        try:
+            waiting = [self.tasks[k] for k in ids if k in self.tasks]
+            if waiting and not any(k in self.settled for k in ids):
+                done, _ = await asyncio.wait(
+                    waiting, timeout=HOLD_SECONDS, return_when=asyncio.FIRST_COMPLETED
                 )
-                await self.on_pause(paused)
-            raise
+                if not done:
+                    blob = await self.worker.release(snap)
+                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            stopped = self._collect()
+        except asyncio.CancelledError as exc:  # cancelled while it waited: kept as a pause
+            for task in self.tasks.values():
+                task.cancel()
+            stopped = [exc]
+        if stopped:
+            await self._pause(snap, blob, stopped[0])
+        if blob is not None:
+            snap = await self.worker.load(blob)
+        results = {int(k): self._take(k) for k in ids if k in self.settled or k not in self.tasks}
+        return await asyncio.to_thread(snap.resume, results)
+
+    def _collect(self) -> list[BaseException]:
+        """Keep the answers of the calls that ended; what stopped any of them (a framework's
+        pause), the call kept to run again."""
+        stopped: list[BaseException] = []
+        for key, task in list(self.tasks.items()):
+            if not task.done():
+                continue
+            del self.tasks[key]
+            call = self.running.pop(key)
+            exc = task.exception() if not task.cancelled() else asyncio.CancelledError()
+            if exc is None:
+                self.settled[key] = {"value": task.result()}
+            elif isinstance(exc, ProgramToolError):
+                self.settled[key] = {"error": [exc.exc_type, exc.message]}
+            else:
+                self.settled[key] = {"call": call}
+                self.calls -= 1
+                stopped.append(exc)
+        return stopped
+
+    async def _pause(self, snap: Any, blob: bytes | None, exc: BaseException) -> None:
+        """Keep the program where it waits (the calls still running let finish), then raise
+        ``exc``, what paused it."""
+        if self.tasks:
+            await asyncio.wait(list(self.tasks.values()))
+            self._collect()
+        dumped: bytes = blob if blob is not None else await asyncio.to_thread(snap.dump)
+        if len(dumped) <= MAX_SNAPSHOT_BYTES:
+            paused = PausedProgram(
+                base64.b64encode(dumped).decode("ascii"),
+                dict(self.settled),
+                self.output.parts(),
+                self.calls,
+            )
+            await self.on_pause(paused)
+        raise exc
+
+    def _take(self, key: str) -> Any:
+        answer = self.settled.pop(key, None)
+        if not isinstance(answer, dict) or "call" in answer:
+            return {"exc_type": "RuntimeError", "message": "this call was never answered"}
+        if "error" in answer:
+            exc_type, message = answer["error"]
+            return {"exc_type": exc_type, "message": message}
+        return {"return_value": answer.get("value")}
 
 
 async def run_program(
@@ -352,37 +330,25 @@ async def run_program(
     *,
     paused: PausedProgram | None = None,
     on_pause: Callable[[PausedProgram], Awaitable[None]],
+    client: str | None = None,
 ) -> ProgramOutcome:
-    """Run ``code`` (or resume it from ``paused``) to its end.
+    """Run ``code`` (or resume it from ``paused``) to its end, as a program of ``client`` (the
+    caller whose share of the sandbox's workers it uses; None: nobody's).
 
     Returns:
         The outcome: the program's output, or the error that ended it (syntax, an exception
         inside the program with its traceback, or a limit). A framework's signal raised while
         answering one of its calls passes on, after ``on_pause`` got the paused program.
     """
-    run = _Run(host, limits, on_pause, paused)
-    monty = run.monty
-    pool = _pool()
-    stub: dict[str, Any] = {"call_tool": _host_only, "search_tools": _host_only}
-    session = await asyncio.to_thread(
-        pool.checkout,
-        script_name="program.py",
-        limits=limits.to_monty(),
-        os_policy={"sleep": "zero"},
-    )
-    await asyncio.to_thread(session.__enter__)
+    run = _Run(host, limits, on_pause, paused, client)
+    sandbox = run.monty
     try:
         try:
             if paused is not None:
                 try:
                     blob = base64.b64decode(paused.snapshot.encode("ascii"), validate=True)
-                    snap = await asyncio.to_thread(
-                        session.load_snapshot,
-                        blob,
-                        print_callback=run.printer,
-                        external_lookup=stub,
-                    )
-                except (ValueError, RuntimeError, monty.MontyError):
+                    snap = await run.worker.load(blob)
+                except (ValueError, RuntimeError, sandbox.MontyError):
                     return ProgramOutcome(
                         "The paused program could not be restored (its snapshot is not one "
                         "this sandbox wrote); run it again.",
@@ -390,21 +356,30 @@ async def run_program(
                         run.calls,
                     )
             else:
-                snap = await asyncio.to_thread(
-                    session.feed_start, code, print_callback=run.printer, external_lookup=stub
-                )
-            while not isinstance(snap, monty.MontyComplete):
-                snap = await run.answer(snap)
-        except monty.MontyError as exc:
-            kind, text = _describe(exc, limits)
-            return ProgramOutcome(_joined(run.output, text), kind, run.calls)
-        return ProgramOutcome(_joined(run.output, _render(snap.output)), None, run.calls)
+                snap = await run.worker.start(code)
+            snap = await run.drive(snap)
+        except sandbox.MontyError as exc:
+            kind, text = describe_error(exc, limits)
+            return ProgramOutcome(_joined(run.output.text(), text), kind, run.calls)
+        return ProgramOutcome(_joined(run.output.text(), _render(snap.output)), None, run.calls)
     finally:
-        await asyncio.to_thread(session.__exit__, None, None, None)
+        for task in run.tasks.values():
+            task.cancel()
+        await run.worker.close()
 
 
-def _joined(output: Sequence[str], last: str) -> str:
-    printed = "".join(output)
+def _parsed(value: Any) -> Any:
+    """A tool's value as a program gets it: a text that is a JSON object or array parsed (an
+    MCP server without an ``outputSchema`` answers with its JSON as text)."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _joined(printed: str, last: str) -> str:
     if printed and last:
         return f"{printed.rstrip()}\n{last}"
     return printed.rstrip() if printed else last

@@ -4,20 +4,26 @@ A found tool is shown as the call a program makes, with one line of documentatio
 from its JSON schema; far fewer tokens than the JSON definition, and in the language the model
 writes::
 
-    # Search contacts by name or email. -> call_tool("crm_search", {...})
-    async def crm_search(query: str, limit: int = 10, *, owner: str | None = None) -> dict
+    # Search contacts by name or email.
+    async def crm_search(query: str, *, limit: int = 10) -> {"contacts": list, "total": int}: ...
 
-Parameters keep the schema's names; ``*`` marks where the optional ones start; an enum is a
-``Literal``; a nested object is ``dict``. Names that are not Python identifiers are quoted.
+``*`` marks where the optional parameters start; an enum is a ``Literal``; a nested object is
+``dict``. What a tool returns comes from its ``outputSchema`` (an object's keys and their types)
+or its Python function's return annotation. A tool or parameter whose name a program cannot
+write as it is shows the name a program calls it by (:mod:`~toolmgmt_core.calls.code.names`):
+every signature is a line of Python.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
-import keyword
+import typing
 from collections.abc import Mapping
 from typing import Any
 
+from toolmgmt_core.calls.code.names import code_parameters
 from toolmgmt_core.model.tool import Tool
 
 __all__ = ["python_signature", "python_type"]
@@ -33,6 +39,7 @@ _SIMPLE = {
 }
 _MAX_ENUM = 6
 _MAX_DOC = 160
+_MAX_KEYS = 8
 
 
 def python_type(schema: Any, depth: int = 0) -> str:
@@ -41,7 +48,7 @@ def python_type(schema: Any, depth: int = 0) -> str:
         return "Any"
     enum = schema.get("enum")
     if isinstance(enum, list) and enum and len(enum) <= _MAX_ENUM:
-        return "Literal[" + ", ".join(json.dumps(v) for v in enum) + "]"
+        return "Literal[" + ", ".join(_literal(v) for v in enum) + "]"
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
@@ -49,47 +56,102 @@ def python_type(schema: Any, depth: int = 0) -> str:
             return " | ".join(names)
     kind = schema.get("type")
     if isinstance(kind, list):
-        return " | ".join(dict.fromkeys(_SIMPLE.get(k, "Any") for k in kind if isinstance(k, str)))
+        kinds = dict.fromkeys(_SIMPLE.get(k, "Any") for k in kind if isinstance(k, str))
+        return " | ".join(kinds) or "Any"
     if kind == "array":
         items = python_type(schema.get("items"), depth + 1)
         return "list" if items == "Any" else f"list[{items}]"
     return _SIMPLE.get(kind, "Any") if isinstance(kind, str) else "Any"
 
 
+def _literal(value: Any) -> str:
+    """A JSON value as a short Python literal (``...`` when it is long or not JSON)."""
+    if value is None or isinstance(value, bool | int | float | str | list | dict):
+        text = repr(value)
+        if len(text) <= 40 and "\n" not in text:
+            try:
+                ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                return "..."
+            return text
+    return "..."
+
+
 def _default(schema: Mapping[str, Any]) -> str:
-    if "default" in schema:
-        try:
-            return (
-                json.dumps(schema["default"])[:40]
-                .replace("true", "True")
-                .replace("false", "False")
-                .replace("null", "None")
-            )
-        except (TypeError, ValueError):
-            return "..."
-    return "None"
+    return _literal(schema["default"]) if "default" in schema else "None"
 
 
-def python_signature(tool: Tool) -> str:
-    """``tool`` as a commented ``async def`` line a program calls through ``call_tool``."""
+def python_returns(tool: Tool) -> str | None:
+    """What ``tool`` returns as a Python annotation: its ``outputSchema``'s shape, else its
+    function's return annotation; None when neither says."""
+    if isinstance(tool.output_schema, Mapping) and tool.output_schema:
+        return _shape(tool.output_schema, 0)
+    handler = tool.handler
+    if handler is None:
+        return None
+    try:
+        annotation = typing.get_type_hints(handler).get("return", inspect.Signature.empty)
+    except Exception:  # a hint that does not resolve: say nothing rather than guess
+        return None
+    if annotation is inspect.Signature.empty:
+        return None
+    return _annotation(annotation)
+
+
+def _shape(schema: Any, depth: int) -> str:
+    """An object schema's keys and their types as a dict display (a TypedDict's shape)."""
+    if not isinstance(schema, Mapping) or depth > 2:
+        return python_type(schema)
+    properties = schema.get("properties")
+    if schema.get("type") == "array":
+        items = _shape(schema.get("items"), depth + 1)
+        return "list" if items == "Any" else f"list[{items}]"
+    if not isinstance(properties, Mapping) or not properties:
+        return python_type(schema)
+    keys = [f"{json.dumps(str(k))}: {_shape(v, depth + 1)}" for k, v in properties.items()]
+    if len(keys) > _MAX_KEYS:
+        keys = [*keys[:_MAX_KEYS], '"...": ...']
+    return "{" + ", ".join(keys) + "}"
+
+
+def _annotation(annotation: Any) -> str:
+    if annotation is None or annotation is type(None):
+        return "None"
+    hints = getattr(annotation, "__annotations__", None)
+    if isinstance(annotation, type) and typing.is_typeddict(annotation) and hints:
+        keys = [f"{json.dumps(k)}: {_annotation(v)}" for k, v in hints.items()]
+        return "{" + ", ".join(keys[:_MAX_KEYS]) + "}"
+    text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
+    text = text.replace("typing.", "").replace("collections.abc.", "")
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return "Any"
+    return text
+
+
+def python_signature(tool: Tool, name: str | None = None) -> str:
+    """``tool`` as a commented ``async def`` line a program calls (by ``name``, its alias in
+    programs, when given)."""
     parameters = tool.parameters if isinstance(tool.parameters, Mapping) else {}
     properties = parameters.get("properties")
     properties = properties if isinstance(properties, Mapping) else {}
     required = parameters.get("required")
     required = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+    shown = code_parameters([str(p) for p in properties])
     needed: list[str] = []
     optional: list[str] = []
-    for name, schema in properties.items():
-        shown = name if name.isidentifier() and not keyword.iskeyword(name) else repr(name)
+    for param, schema in properties.items():
         annotation = python_type(schema)
-        if name in required:
-            needed.append(f"{shown}: {annotation}")
+        if param in required:
+            needed.append(f"{shown[str(param)]}: {annotation}")
         else:
             spec = schema if isinstance(schema, Mapping) else {}
-            optional.append(f"{shown}: {annotation} = {_default(spec)}")
+            optional.append(f"{shown[str(param)]}: {annotation} = {_default(spec)}")
     params = ", ".join([*needed, *(["*", *optional] if optional else [])])
     doc = " ".join(tool.summary.split())
     if len(doc) > _MAX_DOC:
         doc = doc[: _MAX_DOC - 1] + "…"
-    returns = f" -> {python_type(tool.output_schema)}" if tool.output_schema else ""
-    return f"# {doc}\nasync def {tool.name}({params}){returns}"
+    returned = python_returns(tool)
+    returns = f" -> {returned}" if returned else ""
+    return f"# {doc}\nasync def {name or tool.name}({params}){returns}: ..."
