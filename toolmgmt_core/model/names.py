@@ -14,7 +14,9 @@ marks (``notes_délete``, precomposed or with a combining acute, an overlay such
 ``ł`` whose prototype is ``l`` and an overlay), a middle dot (``ŀ``); and a Latin letter
 the data leaves alone (a small capital ``ᴇ``, a letter with a hook) is its base letter, by its
 Unicode name. So ``notes_gét_note``, ``notes_gēt_note`` and ``notes_get_notė`` are all
-``notes_get_note``.
+``notes_get_note``. Marks are dropped in every script, so two names differing only in a
+Devanagari or Thai vowel sign are one name too: a price paid for names no provider accepts as
+written (they allow ASCII only), where a look-alike costs more than a refused registration.
 
 Before the skeleton, every character that reads as a Latin letter is that letter
 (:func:`_letter`), from the data and the characters' names, never a hand list: its own UTS #39
@@ -27,10 +29,10 @@ read ``de``), modifier letters and turned, reversed or open forms (``ɛ``, ``ǝ`
 prototype is read otherwise than its name: the data gives the epsilon family (Greek ``ε``,
 lunate ``ϵ``, Ukrainian ``є``, Latin ``ɛ`` and their capitals) a ``c`` with a bar (U+A793,
 U+A792), where a reader sees ``e``. UTS #39 gives ``I`` and ``l`` one prototype, ``l``; as
-ASCII ``I`` folds to ``i``, an uppercase character of that class does too. ``tests/core/test_letter_forms.py`` sweeps every character that the
-data or its name says reads as a Latin letter. Marks are dropped in every script, so two names differing only in a
-Devanagari or Thai vowel sign are one name too: a price paid for names no provider accepts as
-written (they allow ASCII only), where a look-alike costs more than a refused registration.
+ASCII ``I`` folds to ``i``, an uppercase character of that class does too. The choice is a
+complete fold rather than ASCII-only names, so a catalog keeps the names its sources give;
+``tests/core/test_letter_forms.py`` sweeps every character that the data or its name says
+reads as a Latin letter.
 
 Whatever lookup forgives, policy must forgive too, or a deny of
 ``files_delete`` would miss a tool registered as ``Files.Delete`` (or ``fıles_delete``) that
