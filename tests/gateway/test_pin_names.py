@@ -139,3 +139,19 @@ async def test_a_restarted_gateway_compares_against_the_pins_beside_its_config(
         error, value = await k.execute(client, "notes_delete_note", title="x")
         assert error and "quarantined" in value["message"]
     assert _runs(tmp_path) == []
+
+
+async def test_the_quarantine_reads_an_output_schema_on_first_sight(
+    mcp_kit: Any, tmp_path: Path
+) -> None:
+    k = mcp_kit
+    (tmp_path / "notes.flipped").touch()  # get_note's output schema speaks to the model
+    env = _env(tmp_path, "notes", RUGPULL_CHANGE="output")
+    text = k.stdio_upstream("notes", RUGPULL, env=env) + "[policy]\nquarantine = true\n"
+    async with Gateway(load_config(_config(tmp_path, text))) as gateway:
+        async with Client(gateway.server) as client:
+            assert "notes_get_note" in gateway.catalog  # pinned as first seen, and hidden
+            error, value = await k.call(client, "get_tool_schema", {"tool_name": "notes_get_note"})
+            assert error and "IMPORTANT NOTE" not in json.dumps(value)
+            error, value = await k.call(client, "get_tool_schema", {"tool_name": "notes_flip"})
+            assert not error
