@@ -195,9 +195,9 @@ def _joined(text: str) -> Iterator[str]:
 def _decoded(text: str) -> Iterator[str]:
     for pattern, decode in _UNESCAPES:
         for match in pattern.finditer(text):
-            shown = decode(match.group(0)[:_MAX_RUN])
-            if len(shown) >= 8 and " " in shown.strip():
-                yield shown
+            unescaped = decode(match.group(0)[:_MAX_RUN])
+            if len(unescaped) >= 8 and " " in unescaped.strip():
+                yield unescaped
     for match in _BASE64.finditer(text):
         run = match.group(0)[:_MAX_RUN]
         if run.isdigit() or run.isalpha() and run.islower():  # a number, a word: not base64

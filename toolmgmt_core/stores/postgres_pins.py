@@ -129,7 +129,8 @@ class PostgresPins:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", [_PINS_LOCK])
             _fold_old_rows(conn)
             stored = _read(conn, [fold_name(name) for name in definitions])
-            verdicts, writes = {}, {}
+            verdicts: dict[str, PinVerdict] = {}
+            writes: dict[str, Pin] = {}
             for name, definition in definitions.items():
                 key = fold_name(name)
                 pinned = writes.get(key, stored.get(key))
