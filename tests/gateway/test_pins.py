@@ -175,7 +175,7 @@ async def test_pins_file_keeps_pins_across_restarts_and_takes_a_trust(
 def test_trust_without_a_place_for_pins_says_what_to_set(
     mcp_kit: Any, tmp_path: Path, capsys: Any
 ) -> None:
-    config = _config(tmp_path, mcp_kit, '[gateway]\npins_file = false\n')
+    config = _config(tmp_path, mcp_kit, "[gateway]\npins_file = false\n")
     assert main(["catalog", "trust", "notes_delete_note", "--config", str(config)]) == 2
     assert "accept_changes = true" in capsys.readouterr().err
     assert sys.executable  # the upstream table names this interpreter
