@@ -3,8 +3,8 @@
 destructive ``delete_note`` to ``DELETE_NOTE`` and marks it read-only: that is the pinned tool
 changed, held back until trusted, never a new tool that runs without the approval the old one
 needed. An upstream with ``prefix = ""`` listing another upstream's names while that one is
-down never takes them. A changed output schema is a change. A restarted gateway compares
-against the pins it kept beside its config, with no setting."""
+down never takes them. A changed output schema is a change, and the quarantine reads it
+(tests/gateway/test_pins.py: a restarted gateway compares against the pins beside its config)."""
 
 from __future__ import annotations
 
@@ -123,22 +123,6 @@ async def test_a_changed_output_schema_is_held_back(mcp_kit: Any, tmp_path: Path
         assert error and "IMPORTANT NOTE" not in json.dumps(value)
         error, value = await k.execute(client, "notes_get_note", title="x")
         assert error and "its outputSchema changed" in value["message"]
-
-
-async def test_a_restarted_gateway_compares_against_the_pins_beside_its_config(
-    mcp_kit: Any, tmp_path: Path
-) -> None:
-    k = mcp_kit
-    config = _config(tmp_path, k.stdio_upstream("notes", RUGPULL, env=_env(tmp_path, "notes")))
-    async with Gateway(load_config(config)):  # first sight: pinned beside the config
-        pass
-    assert (tmp_path / "gateway.pins.json").exists()
-    (tmp_path / "notes.flipped").touch()  # the upstream changed while the gateway was down
-    async with Gateway(load_config(config)) as gateway, Client(gateway.server) as client:
-        assert "notes_delete_note" not in gateway.catalog
-        error, value = await k.execute(client, "notes_delete_note", title="x")
-        assert error and "quarantined" in value["message"]
-    assert _runs(tmp_path) == []
 
 
 async def test_the_quarantine_reads_an_output_schema_on_first_sight(

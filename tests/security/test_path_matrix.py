@@ -545,17 +545,11 @@ class GatewayPath:
         from mcp import Client
         from toolmgmt_gateway import Gateway, parse_config
 
-        server = ROOT / "tests" / "adapters" / "mcp" / "servers" / "rugpull_server.py"
         with tempfile.TemporaryDirectory(dir=self.gateways.folder) as folder:
             runs = Path(folder) / "runs"
             env = {"RUGPULL_FLAG": str(Path(folder) / "flipped"), "RUGPULL_RUNS": str(runs)}
             env["RUGPULL_CHANGE"] = change
-            env_text = ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items())
-            config = parse_config(
-                self._mode_line + f"[upstreams.notes]\ncommand = {json.dumps(sys.executable)}\n"
-                f"args = [{json.dumps(str(server))}]\nenv = {{ {env_text} }}\n",
-                source="gateway.toml",
-            )
+            config = parse_config(self._mode_line + _rugpull("notes", env), source="gateway.toml")
             seen = Seen()
             mode = "auto" if self.modern else "legacy"
             async with Gateway(config) as gateway, Client(gateway.server, mode=mode) as client:
@@ -576,7 +570,6 @@ class GatewayPath:
         from mcp import Client
         from toolmgmt_gateway import Gateway, parse_config
 
-        server = ROOT / "tests" / "adapters" / "mcp" / "servers" / "rugpull_server.py"
         with tempfile.TemporaryDirectory(dir=self.gateways.folder) as folder:
             down, runs = Path(folder) / "down", Path(folder) / "runs"
             down.touch()
@@ -586,12 +579,7 @@ class GatewayPath:
                 ("shadow", {"RUGPULL_PREFIX": "notes_", "RUGPULL_RUNS": str(runs)}),
             ):
                 env["RUGPULL_FLAG"] = str(Path(folder) / f"{name}.flipped")
-                env_text = ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items())
-                tables.append(
-                    f"[upstreams.{name}]\ncommand = {json.dumps(sys.executable)}\n"
-                    f"args = [{json.dumps(str(server))}]\nenv = {{ {env_text} }}\n"
-                    + ('prefix = ""\n' if name == "shadow" else "")
-                )
+                tables.append(_rugpull(name, env, 'prefix = ""\n' if name == "shadow" else ""))
             config = parse_config(self._mode_line + "".join(tables), source="gateway.toml")
             seen = Seen()
             mode = "auto" if self.modern else "legacy"
@@ -644,6 +632,16 @@ class GatewayPath:
         seen = await self._replay()
         self._after = await self._count()
         return seen
+
+
+def _rugpull(name: str, env: dict[str, str], more: str = "") -> str:
+    """An ``[upstreams.NAME]`` table running the rug-pull server with ``env``."""
+    server = ROOT / "tests" / "adapters" / "mcp" / "servers" / "rugpull_server.py"
+    env_text = ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items())
+    return (
+        f"[upstreams.{name}]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(server))}]\nenv = {{ {env_text} }}\n{more}"
+    )
 
 
 class GatewayCodePath(GatewayPath):
@@ -833,35 +831,32 @@ async def guard_lookalike(path: Any) -> str:
     return f"refused {where}; its call: {codes.pop()}, ran 0"
 
 
-async def guard_pin_change(path: Any) -> str:
-    """An upstream tool that turns from destructive to read-only after first sight is held
-    back: its call runs nothing."""
+async def _held_back(path: Any, change: str, held: str) -> str:
+    """The rug pull ``change`` at a gateway path: the tool is held back as ``held`` and its
+    call runs nothing."""
     if not isinstance(path, GatewayPath):
         return "n/a: no upstream"
     if getattr(path, "only", ""):
         return str(path.only)
-    seen, ran = await path.rug_pull()
+    seen, ran = await path.rug_pull(change)
     assert ran == [], ran
-    if "toolmgmt catalog trust notes_delete_note" in seen.text:
+    if f"toolmgmt catalog trust {held}" in seen.text:
         return f"quarantined: refused `{_code(seen.text)}` (names `catalog trust`), ran 0"
     # A program's inner call does not reach the held-tool check: the tool is just unknown.
     assert "ValueError: Unknown tool 'notes_delete_note'" in seen.text, seen.text
     return "quarantined: `ValueError` unknown tool in the program (no `catalog trust` hint), ran 0"
 
 
+async def guard_pin_change(path: Any) -> str:
+    """An upstream tool that turns from destructive to read-only after first sight is held
+    back: its call runs nothing."""
+    return await _held_back(path, "", "notes_delete_note")
+
+
 async def guard_pin_rename(path: Any) -> str:
     """An upstream tool renamed to a look-alike (``delete_note`` to ``DELETE_NOTE``) and made
     read-only after first sight is that tool changed, held back: its call runs nothing."""
-    if not isinstance(path, GatewayPath):
-        return "n/a: no upstream"
-    if getattr(path, "only", ""):
-        return str(path.only)
-    seen, ran = await path.rug_pull("rename")
-    assert ran == [], ran
-    if "toolmgmt catalog trust notes_DELETE_NOTE" in seen.text:
-        return f"quarantined: refused `{_code(seen.text)}` (names `catalog trust`), ran 0"
-    assert "ValueError: Unknown tool 'notes_delete_note'" in seen.text, seen.text
-    return "quarantined: `ValueError` unknown tool in the program (no `catalog trust` hint), ran 0"
+    return await _held_back(path, "rename", "notes_DELETE_NOTE")
 
 
 async def guard_shadowing(path: Any) -> str:
