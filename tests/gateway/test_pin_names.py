@@ -53,7 +53,7 @@ async def _until(check: Any, timeout: float = 30.0) -> None:
 
 
 async def test_a_rename_to_a_read_only_look_alike_is_the_pinned_tool_changed(
-    mcp_kit: Any, tmp_path: Path
+    mcp_kit: Any, tmp_path: Path, capsys: Any
 ) -> None:
     k = mcp_kit
     env = _env(tmp_path, "notes", RUGPULL_CHANGE="rename")
@@ -76,6 +76,9 @@ async def test_a_rename_to_a_read_only_look_alike_is_the_pinned_tool_changed(
             assert "readOnlyHint None -> True" in value["message"]
         assert _runs(tmp_path) == []  # never ran without the approval it needed
 
+        assert main(["catalog", "trust", "--config", str(config)]) == 0
+        listed = capsys.readouterr().out
+        assert "notes_DELETE_NOTE" in listed and "name (was notes_delete_note)" in listed
         assert main(["catalog", "trust", "notes_DELETE_NOTE", "--config", str(config)]) == 0
         await _until(lambda: "notes_DELETE_NOTE" in gateway.catalog)
         assert await k.execute(client, "notes_DELETE_NOTE", title="t3") == (False, "deleted t3")

@@ -102,8 +102,10 @@ def _run_trust(args: argparse.Namespace) -> int:
     for pin in held.values():
         assert pin.pending is not None
         changed = [k for k in sorted(pin.pending) if pin.pending[k] != pin.definition.get(k)]
+        if pin.pending_name:  # renamed: listed under its new spelling
+            changed.insert(0, f"name (was {pin.name})")
         lowered = lowered_guards(pin.definition.get("annotations"), pin.pending.get("annotations"))
-        rows.append((pin.name, pin.source, changed, lowered))
+        rows.append((pin.pending_name or pin.name, pin.source, changed, lowered))
     unknown = [n for n in args.names if n not in trusted]
     if args.json:
         emit_json(
