@@ -34,6 +34,7 @@ from toolmgmt_core.calls.validation import validate_arguments
 from toolmgmt_core.catalog.domain_sync import group_names, matches_any, sync_domain
 from toolmgmt_core.catalog.pins import (
     ACCEPTED,
+    CLAIMED,
     QUARANTINED,
     SAME,
     MemoryPins,
@@ -126,6 +127,7 @@ __all__ = [
     "ACCEPTED",
     "BREAKPOINT",
     "CALL_TOOL",
+    "CLAIMED",
     "DEFAULT_MAX_RESULT_TOKENS",
     "DEFAULT_PREFIX",
     "DEFAULT_SESSION_TTL",

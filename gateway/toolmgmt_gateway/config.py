@@ -179,7 +179,9 @@ class GatewaySettings:
     'notes': ...]``); the upstream is named in the result's ``_meta`` either way."""
     pins_file: str | None = None
     """Without ``[store] catalog``: a JSON file keeping the upstream tools' pins across
-    restarts, where ``toolmgmt catalog trust`` accepts a change; None: pins in this process."""
+    restarts, where ``toolmgmt catalog trust`` accepts a change. A config read from a file
+    (:func:`~toolmgmt_gateway.load_config`, ``toolmgmt serve``) has ``NAME.pins.json`` beside it
+    unless ``pins_file = false``; None: pins in this process."""
     shutdown_grace: float = 30.0
     """Seconds the requests in flight (a long call, a ``run_code`` program) have to finish
     after SIGTERM, while new ones get 503 and ``/readyz`` 503 (HTTP); then the server, its

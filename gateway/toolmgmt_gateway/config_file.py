@@ -25,6 +25,7 @@ TOML (``.toml``) or JSON (any other suffix)::
     # token_env = "METRICS_TOKEN"  # or token = "..."; other tokens get 403, none 401
     provenance = true              # upstream results end with "[from upstream 'notes': ...]"
     pins_file = "pins.json"        # without [store] catalog: upstream tools' pins kept here
+                                   # (default: gateway.pins.json beside this file; false: memory)
     shutdown_grace = 30            # seconds requests in flight have after SIGTERM (a drain)
     log_level = "info"             # debug, info, warning, error (--log-level)
     log_format = "text"            # or "json": one object per line (--log-format)
@@ -112,6 +113,7 @@ from toolmgmt_core.integration import (
     MIN_RESULT_TOKENS,
     ConfigDocument,
     ConfigTable,
+    PinFile,
     StoreTimeout,
     check_embedder_spec,
     get_profile,
@@ -197,7 +199,7 @@ def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
     """
     file = Path(path)
     fmt: Literal["toml", "json"] = "toml" if file.suffix == ".toml" else "json"
-    return _read(ConfigDocument.read(file, what="gateway config", fmt=fmt))
+    return _read(ConfigDocument.read(file, what="gateway config", fmt=fmt), file)
 
 
 def parse_config(
@@ -211,17 +213,19 @@ def parse_config(
     return _read(ConfigDocument.parse(text, source=source, fmt=fmt))
 
 
-def _read(document: ConfigDocument) -> GatewayConfig:
+def _read(document: ConfigDocument, file: Path | None = None) -> GatewayConfig:
+    """``file``: the config's own file (its pins are kept beside it by default)."""
     base = Path(document.source).parent if document.source != "<config>" else Path.cwd()
-    return _Reader(document, base.resolve()).read()
+    return _Reader(document, base.resolve(), file).read()
 
 
 class _Reader:
     """Builds the configuration's objects from the document's checked values."""
 
-    def __init__(self, document: ConfigDocument, base: Path) -> None:
+    def __init__(self, document: ConfigDocument, base: Path, file: Path | None = None) -> None:
         self.document = document
         self.base = base
+        self.file = file
 
     def read(self) -> GatewayConfig:
         # Every problem of the file in one error: each upstream and section is checked even
@@ -437,9 +441,12 @@ class _Reader:
         if not path.startswith("/"):
             raise table.fail("path", f"must start with '/', got {path!r}.")
         metrics, metrics_token = self._metrics(table)
-        pins_file = table.string("pins_file", None)
+        in_memory = table.body.get("pins_file") is False  # pins_file = false: this process
+        pins_file = None if in_memory else table.string("pins_file", None)
         if pins_file is not None:
             pins_file = str((self.base / pins_file).resolve())
+        elif self.file is not None and not in_memory:  # kept beside the config by default
+            pins_file = str(PinFile.beside(self.file).path)
         return GatewaySettings(
             name=table.string("name", "toolmgmt-gateway"),
             transport=table.choice("transport", _TRANSPORTS, "stdio"),

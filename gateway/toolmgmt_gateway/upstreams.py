@@ -92,7 +92,11 @@ class GatewayUpstreams(UpstreamManager):
         )
         """The gateway's policy views (one per client of a shared gateway: an upstream starts
         when any of them could show one of its tools), or None (every upstream may start)."""
-        self.pinning = UpstreamPins(pins if pins is not None else MemoryPins(), on_pin_change)
+        self.pinning = UpstreamPins(
+            pins if pins is not None else MemoryPins(),
+            on_pin_change,
+            {u.name: u.tool_prefix for u in config.upstreams},
+        )
         """The upstream tools' pins (the catalog store's, for replicas) and their changes."""
         self.pins: PinStore = self.pinning.store
         """Where the pins live (``pinning.store``; the gateway closes it when it stops)."""

@@ -150,13 +150,20 @@ async def test_accept_changes_takes_a_harmless_change_and_never_a_lowered_guard(
     assert _runs(tmp_path) == []
 
 
+@pytest.mark.parametrize(
+    ("extra", "kept"),
+    [('\n[gateway]\npins_file = "pins.json"\n', "pins.json"), ("", "gateway.pins.json")],
+    ids=["pins_file", "by-default"],
+)
 async def test_pins_file_keeps_pins_across_restarts_and_takes_a_trust(
-    mcp_kit: Any, tmp_path: Path
+    mcp_kit: Any, tmp_path: Path, extra: str, kept: str
 ) -> None:
+    """Issue 41, finding 2: with no setting, the pins are kept beside the config."""
     k = mcp_kit
-    config = _config(tmp_path, mcp_kit, '\n[gateway]\npins_file = "pins.json"\n')
+    config = _config(tmp_path, mcp_kit, extra)
     async with Gateway(load_config(config)) as gateway:  # first sight: pinned in the file
         assert "notes_delete_note" in gateway.catalog
+    assert (tmp_path / kept).exists()
     (tmp_path / "flipped").touch()  # the upstream changed while the gateway was down
     async with Gateway(load_config(config)) as gateway, Client(gateway.server) as client:
         assert "notes_delete_note" not in gateway.catalog
@@ -175,7 +182,7 @@ async def test_pins_file_keeps_pins_across_restarts_and_takes_a_trust(
 def test_trust_without_a_place_for_pins_says_what_to_set(
     mcp_kit: Any, tmp_path: Path, capsys: Any
 ) -> None:
-    config = _config(tmp_path, mcp_kit)
+    config = _config(tmp_path, mcp_kit, "[gateway]\npins_file = false\n")
     assert main(["catalog", "trust", "notes_delete_note", "--config", str(config)]) == 2
     assert "accept_changes = true" in capsys.readouterr().err
     assert sys.executable  # the upstream table names this interpreter

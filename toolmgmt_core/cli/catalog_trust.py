@@ -7,8 +7,9 @@ Usage::
     toolmgmt catalog trust notes_delete_note --config gateway.toml   # accept it
 
 The pins are the gateway's: ``--config`` reads its ``[store] catalog`` (or ``catalog_env``), else
-its ``[gateway] pins_file``; ``--store`` names the catalog store directly (default
-``$TOOLMGMT_CATALOG_DSN``). Every replica serves an accepted change within seconds.
+its ``[gateway] pins_file``, else the pins file beside it (``gateway.pins.json``); ``--store``
+names the catalog store directly (default ``$TOOLMGMT_CATALOG_DSN``). Every replica serves an
+accepted change within seconds.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ def register_trust(commands: Any, add_store_argument: Callable[[Any], None]) -> 
 
 
 def _pin_store(args: argparse.Namespace) -> Any:
-    """The gateway's pins: ``--store``, else ``--config``'s ``[store] catalog`` or ``[gateway]
-    pins_file``, else ``$TOOLMGMT_CATALOG_DSN``."""
+    """The gateway's pins: ``--store``, else ``--config``'s ``[store] catalog``, ``[gateway]
+    pins_file`` or the pins file beside it, else ``$TOOLMGMT_CATALOG_DSN``."""
     dsn = args.store
     if not dsn and args.config:
         from pathlib import Path
@@ -62,19 +63,21 @@ def _pin_store(args: argparse.Namespace) -> Any:
                 path, what="gateway config", fmt="toml" if path.suffix == ".toml" else "json"
             ).root()
             dsn = root.table("store").secret("catalog")
-            pins_file = root.table("gateway").string("pins_file", None)
+            gateway = root.table("gateway")
+            in_memory = gateway.body.get("pins_file") is False
+            pins_file = None if in_memory else gateway.string("pins_file", None)
         except ToolmgmtError as exc:
             raise CliError(str(exc)) from exc
-        if not dsn and pins_file:
-            from toolmgmt_core.catalog.pins import PinFile
-
-            return PinFile((path.parent / pins_file).resolve())
-        if not dsn:
+        if not dsn and in_memory:
             raise CliError(
-                f"{args.config} keeps its pins in the gateway's process (no [store] catalog, no "
-                "[gateway] pins_file), out of this command's reach: set one of them, or set "
+                f"{args.config} keeps its pins in the gateway's process (pins_file = false), out "
+                "of this command's reach: remove that line or set [store] catalog, or set "
                 "accept_changes = true in the upstream's table and restart the gateway."
             )
+        if not dsn:
+            from toolmgmt_core.catalog.pins import PinFile
+
+            return PinFile(path.parent / pins_file) if pins_file else PinFile.beside(path)
     dsn = dsn or os.environ.get(_STORE_ENV)
     if not dsn:
         raise CliError(f"no pins: pass --config gateway.toml, --store DSN or set {_STORE_ENV}.")
@@ -99,8 +102,10 @@ def _run_trust(args: argparse.Namespace) -> int:
     for pin in held.values():
         assert pin.pending is not None
         changed = [k for k in sorted(pin.pending) if pin.pending[k] != pin.definition.get(k)]
+        if pin.pending_name:  # renamed: listed under its new spelling
+            changed.insert(0, f"name (was {pin.name})")
         lowered = lowered_guards(pin.definition.get("annotations"), pin.pending.get("annotations"))
-        rows.append((pin.name, pin.source, changed, lowered))
+        rows.append((pin.pending_name or pin.name, pin.source, changed, lowered))
     unknown = [n for n in args.names if n not in trusted]
     if args.json:
         emit_json(
@@ -126,6 +131,8 @@ def _run_trust(args: argparse.Namespace) -> int:
     for name in trusted:
         print(f"trusted {name}: its new definition is served within seconds on every replica.")
     for name in unknown:
-        print(f"error: {name!r} has no change held back (see: toolmgmt catalog trust).",
-              file=sys.stderr)
+        print(
+            f"error: {name!r} has no change held back (see: toolmgmt catalog trust).",
+            file=sys.stderr,
+        )
     return 1 if unknown else 0

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from toolmgmt_core.model.injection_text import override_in_any_language, readings
+from toolmgmt_core.model.injection_text import hidden_text, override_in_any_language, readings
 from toolmgmt_core.model.names import fold_text
 from toolmgmt_core.model.tool import Tool
 
@@ -60,6 +60,28 @@ _RULES: tuple[tuple[str, str], ...] = (
             r"system|developer|safety",
             r"instructions?|prompts?|rules|directions|guidelines|guidance|directives|"
             r"messages|constraints|policies",
+        ),
+    ),
+    (
+        "tells the model to ignore its instructions",
+        "|".join(
+            (
+                _phrase(
+                    r"forget|ignore|disregard|erase|drop",
+                    r"everything|anything|all",
+                    r"~that",
+                    r"you'?ve|you",
+                    r"~were|have|had|are|been",
+                    r"~been|being",
+                    r"told|given|taught|instructed|said|asked",
+                ),
+                _phrase(
+                    r"forget|ignore|disregard|erase",
+                    r"everything|anything|all|whatever",
+                    r"~(?:that )?(?:was|is|you were|you have been) (?:said|written|stated|told)",
+                    r"before|above|earlier|previously|so far|until now|up to now",
+                ),
+            )
         ),
     ),
     (
@@ -145,7 +167,17 @@ _RULES: tuple[tuple[str, str], ...] = (
                     "the",
                     "user|users|human",
                 ),
-                _phrase("keep|hide", "this|it", "~secret|hidden", "from", "the", "user|users"),
+                _phrase(
+                    "keep|hide|conceal|withhold",
+                    "this|it|these|that",
+                    "~note|notes|message|instruction|instructions|information|text|part|step|"
+                    "request|call|detail|details",
+                    "~a",
+                    "~secret|hidden|private|confidential",
+                    "from",
+                    "~the",
+                    "user|users|human",
+                ),
                 _phrase("the", "user", "must|should", "not|never", "know|see|notice|be told"),
             )
         ),
@@ -215,6 +247,10 @@ def find_instruction(text: str) -> str | None:
     runs decoded (:func:`~toolmgmt_core.model.injection_text.readings`)."""
     if not text:
         return None
+    hidden = hidden_text(text)
+    if hidden is not None:  # what a screen shows as nothing and a model reads
+        shown = " ".join(hidden.split())[:120]
+        return f"hides text in invisible Unicode tag characters: {shown!r}"
     found = _find(fold_text(text), text)
     if found is not None:
         return found
@@ -257,8 +293,10 @@ def addresses_the_model(tool: Tool) -> str | None:
     """Where and how ``tool``'s text addresses the model (``"its description tells the model
     to call this tool first: 'always call this tool first'"``), or None.
 
-    Reads what reaches the model: the description, the usage notes, and every description and
-    title in the parameters' schema.
+    Reads what reaches the model: the description, the usage notes, the title, every string
+    of the input and output schemas (descriptions, titles, enum and const values, defaults,
+    examples, patterns, ``$comment``, ``x-*`` values, and the property names and other keys,
+    their ``_`` and ``-`` read as spaces) and of the input examples.
     """
     for where, text in _texts(tool):
         found = find_instruction(text)
@@ -271,21 +309,38 @@ def _texts(tool: Tool) -> Iterator[tuple[str, str]]:
     yield "its description", tool.description
     if tool.usage_notes:
         yield "its usage notes", tool.usage_notes
-    for path, text in _schema_texts(tool.parameters, ""):
-        yield f"the description of {path or 'its parameters'}", text
+    if tool.annotations.title:
+        yield "its title", tool.annotations.title
+    yield from _schema_texts(tool.parameters, "", "its parameters")
+    if tool.output_schema:
+        yield from _schema_texts(tool.output_schema, "", "its output schema")
+    for index, example in enumerate(tool.input_examples):
+        yield from _schema_texts(example, f"/{index}", "its input examples")
 
 
-def _schema_texts(schema: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]:
-    """Every ``description`` and ``title`` in a schema, with where it sits (bounded depth: the
-    schema guard already refused deeper ones)."""
+_SEPARATORS = str.maketrans("_-", "  ")
+
+
+def _schema_texts(schema: Any, path: str, root: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """Every string in a schema, keys included, with where it sits (bounded depth: the schema
+    guard already refused deeper ones)."""
     if depth > 100:
         return
     if isinstance(schema, Mapping):
         for key, value in schema.items():
-            if key in ("description", "title") and isinstance(value, str):
-                yield path, value
+            here = f"{path}/{key}"
+            if isinstance(key, str) and len(key) > 3:  # a property name, an x- key...
+                yield f"the key {here} of {root}", key.translate(_SEPARATORS)
+            if isinstance(value, str):
+                if key in ("description", "title") and root == "its parameters":
+                    yield f"the description of {path or root}", value
+                else:
+                    yield f"{here} of {root}", value
             elif isinstance(value, Mapping | list):
-                yield from _schema_texts(value, f"{path}/{key}", depth + 1)
+                yield from _schema_texts(value, here, root, depth + 1)
     elif isinstance(schema, list):
         for index, item in enumerate(schema):
-            yield from _schema_texts(item, f"{path}/{index}", depth + 1)
+            if isinstance(item, str):
+                yield f"{path}/{index} of {root}", item
+            else:
+                yield from _schema_texts(item, f"{path}/{index}", root, depth + 1)

@@ -18,6 +18,22 @@ Unicode name. So ``notes_gét_note``, ``notes_gēt_note`` and ``notes_get_notė`
 Devanagari or Thai vowel sign are one name too: a price paid for names no provider accepts as
 written (they allow ASCII only), where a look-alike costs more than a refused registration.
 
+Before the skeleton, every character that reads as a Latin letter is that letter
+(:func:`_letter`), from the data and the characters' names, never a hand list: its own UTS #39
+prototype when that is a Latin letter, taken before case is folded (Greek ``Η`` is ``h``, as
+its prototype ``H`` says, where its lowercase ``η``, whose prototype is an ``n`` with a long
+leg, is ``n``); else its case partner's (``κ`` is ``k``, as ``Κ`` is); else the letter its
+name says it is, for the enclosed, squared, negative squared and parenthesized letters
+(``🅳🅴🅻🅴🆃🅴``), regional indicators, combining letters (U+0364, a small ``e`` above: ``d`` and it
+read ``de``), modifier letters and turned, reversed or open forms (``ɛ``, ``ǝ``). One
+prototype is read otherwise than its name: the data gives the epsilon family (Greek ``ε``,
+lunate ``ϵ``, Ukrainian ``є``, Latin ``ɛ`` and their capitals) a ``c`` with a bar (U+A793,
+U+A792), where a reader sees ``e``. UTS #39 gives ``I`` and ``l`` one prototype, ``l``; as
+ASCII ``I`` folds to ``i``, an uppercase character of that class does too. The choice is a
+complete fold rather than ASCII-only names, so a catalog keeps the names its sources give;
+``tests/core/test_letter_forms.py`` sweeps every character that the data or its name says
+reads as a Latin letter.
+
 Whatever lookup forgives, policy must forgive too, or a deny of
 ``files_delete`` would miss a tool registered as ``Files.Delete`` (or ``fıles_delete``) that
 lookup then runs as ``files_delete``. So one function decides, and everything that compares
@@ -184,8 +200,8 @@ def _fold_text(text: str) -> str:
 
 
 def _fold_pass(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if not _ignorable(c))
+    text = unicodedata.normalize("NFKC", _letters(text))
+    text = _letters("".join(c for c in text if not _ignorable(c)))
     # NFKC(casefold(NFKC(x))): casefolding can leave a string that is not NFKC.
     text = unicodedata.normalize("NFKC", text.casefold())
     # Separators before the skeleton (a dash's prototype is no separator) and after it (a
@@ -211,10 +227,71 @@ def fold_text(text: str) -> str:
 
 
 def _text_pass(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if not _ignorable(c))
+    text = unicodedata.normalize("NFKC", _letters(text))
+    text = _letters("".join(c for c in text if not _ignorable(c)))
     text = unicodedata.normalize("NFKC", text.casefold())
     return _skeleton(text)
+
+
+def _letters(text: str) -> str:
+    """Each character of ``text`` that reads as a Latin letter made that letter (before NFKC,
+    which makes ``⒟`` ``(d)`` and the lunate sigma ``ϲ`` a final sigma, and after it)."""
+    if text.isascii():
+        return text
+    return "".join(_letter(c) for c in text)
+
+
+_LETTER_NAME = re.compile(
+    r"(?:[A-Z -]+ )?(?:LATIN (?:[A-Z]+ )*?LETTER|REGIONAL INDICATOR SYMBOL LETTER|MODIFIER LETTER)"
+    r" (?:(?:SMALL|CAPITAL) )?(?:(?!WITH )[A-Z-]+ )*?([A-Z])(?: WITH (?!.*LETTER).+)?"
+)
+
+
+@lru_cache(maxsize=8192)
+def _letter(char: str) -> str:
+    """The Latin letter (lowercase) ``char`` reads as, else ``char`` (see the module's
+    docstring for the order: its prototype, its case partner's, its name)."""
+    if char.isascii():
+        return char
+    return _ascii_prototype(char) or _partner_letter(char) or _named_letter(char) or char
+
+
+_EPSILON = frozenset("\ua793\ua792")  # ꞓ Ꞓ: UTS #39's prototypes of ε ϵ є ɛ, read as e
+
+
+def _ascii_prototype(char: str) -> str | None:
+    prototype = _prototypes().get(ord(char), "")
+    if prototype in _EPSILON:
+        return "e"
+    letter = "".join(map(_undecorated, prototype))  # η's is n̩: an n and a mark
+    if len(letter) != 1 or not (letter.isascii() and letter.isalpha()):
+        return None
+    return "i" if letter == "l" and char.isupper() else letter.lower()
+
+
+def _other_reading(char: str) -> str:
+    """``char``'s letter by its name when that differs from the one it folds to, else it."""
+    if char.isascii():
+        return char
+    named = _named_letter(char)
+    return named if named and named != _letter(char) else char
+
+
+def _partner_letter(char: str) -> str | None:
+    for partner in (char.upper(), char.lower()):
+        if len(partner) == 1 and partner != char:
+            found = _ascii_prototype(partner)
+            if found:
+                return found
+    return None
+
+
+def _named_letter(char: str) -> str | None:
+    name = unicodedata.name(char, "")
+    found = _LETTER_NAME.fullmatch(name)
+    if found is None or "SHARP S" in name:  # ß casefolds to ss
+        return None
+    return found.group(1).lower()
 
 
 PROVIDER_REFUSED = r"[^a-zA-Z0-9_-]"
@@ -239,9 +316,11 @@ def provider_safe(name: str, refused: str = PROVIDER_REFUSED) -> str:
 
 
 def name_forms(name: str) -> frozenset[str]:
-    """Every folded name by which lookup reaches the tool called ``name``: its own fold, and
-    the fold of each name a provider is sent for it (also with the ``_`` a provider that
-    wants a letter first puts before a digit)."""
+    """Every folded name by which lookup reaches the tool called ``name``: its own fold, the
+    fold of its letters read by their names where the data reads them otherwise (the long
+    ``ſ`` is ``f`` by the data and an ``s`` by its name), and the fold of each name a provider
+    is sent for it (also with the ``_`` a provider that wants a letter first puts before a
+    digit)."""
     if _PLAIN_NAME.fullmatch(name):
         return frozenset((_fold_text(name),))
     return _name_forms(name)
@@ -250,6 +329,9 @@ def name_forms(name: str) -> frozenset[str]:
 @lru_cache(maxsize=65536)
 def _name_forms(name: str) -> frozenset[str]:
     forms = {fold_name(name)}
+    other = "".join(_other_reading(c) for c in name)
+    if other != name:  # ``ſ`` reads as f and is an s
+        forms.add(fold_name(other))
     safe = provider_safe(name)
     if safe and safe != name:
         forms.add(fold_name(safe))

@@ -1,11 +1,13 @@
 """Pinned tool definitions in PostgreSQL, so that every gateway replica agrees on them
 (``toolmgmt[postgres]``; :mod:`toolmgmt_core.catalog.pins` says what a pin is).
 
-One row per tool name in ``toolmgmt_pins``: the pinned digest and definition, and the change
-held back for an operator (``pending``). A check takes the pins' transaction lock, reads the
-rows, decides with :func:`~toolmgmt_core.catalog.pins.decide` and writes, so two replicas
-listing the same changed upstream at once hold the same change back, and the first sight of a
-tool is pinned once.
+One row per tool in ``toolmgmt_pins``, found by its folded name (``folded``, unique): the
+name as served, its upstream, the pinned digest and definition, and the change held back for
+an operator (``pending``, listed as ``pending_name`` when it was renamed). A check takes the
+pins' transaction lock, reads the rows, decides with :func:`~toolmgmt_core.catalog.pins.decide`
+and writes, so two replicas listing the same changed upstream at once hold the same change
+back, and the first sight of a tool is pinned once. Rows written before names were folded get
+their ``folded`` on the first check or trust.
 
 Usage::
 
@@ -19,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from toolmgmt_core.catalog.pins import Pin, PinVerdict, decide, pin_digest
+from toolmgmt_core.catalog.pins import Pin, PinVerdict, decide
+from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.stores.base import StoreTimeout
 from toolmgmt_core.stores.postgres_db import Database, Jsonb, psycopg
 
@@ -38,36 +41,56 @@ CREATE TABLE IF NOT EXISTS {PINS_TABLE} (
     pending jsonb,
     updated_at timestamptz NOT NULL DEFAULT now()
 );
+ALTER TABLE {PINS_TABLE} ADD COLUMN IF NOT EXISTS folded text;
+ALTER TABLE {PINS_TABLE} ADD COLUMN IF NOT EXISTS pending_name text;
+CREATE UNIQUE INDEX IF NOT EXISTS {PINS_TABLE}_folded ON {PINS_TABLE} (folded);
 """
-_UPSERT = f"""
-INSERT INTO {PINS_TABLE} (name, source, digest, definition, pending)
-VALUES (%(name)s, %(source)s, %(digest)s, %(definition)s, %(pending)s)
-ON CONFLICT (name) DO UPDATE SET source = EXCLUDED.source, digest = EXCLUDED.digest,
-    definition = EXCLUDED.definition, pending = EXCLUDED.pending, updated_at = now()
+_INSERT = f"""
+INSERT INTO {PINS_TABLE} (name, folded, source, digest, definition, pending, pending_name)
+VALUES (%(name)s, %(folded)s, %(source)s, %(digest)s, %(definition)s, %(pending)s,
+    %(pending_name)s)
 """
+_COLUMNS = "name, source, digest, definition, pending, pending_name"
 
 
-def _read(conn: psycopg.Connection[Any], names: list[str] | None) -> dict[str, Pin]:
-    where, params = ("WHERE name = ANY(%s)", [names]) if names is not None else ("", [])
-    rows = conn.execute(
-        f"SELECT name, source, digest, definition, pending FROM {PINS_TABLE} {where}", params
-    )
-    return {row[0]: Pin(row[0], row[1], row[2], row[3], row[4]) for row in rows}
+def _read(conn: psycopg.Connection[Any], keys: list[str] | None) -> dict[str, Pin]:
+    """The pins of these folded names (all when None), by folded name."""
+    where, params = ("WHERE folded = ANY(%s)", [keys]) if keys is not None else ("", [])
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM {PINS_TABLE} {where}", params)
+    return {fold_name(row[0]): Pin(*row) for row in rows}
+
+
+def _fold_old_rows(conn: psycopg.Connection[Any]) -> None:
+    """Give rows written before names were folded their folded name (a look-alike of a row
+    already folded is dropped: the first pin of a name is the one kept)."""
+    old = conn.execute(f"SELECT name FROM {PINS_TABLE} WHERE folded IS NULL").fetchall()
+    taken = set(_read(conn, [fold_name(name) for (name,) in old]))
+    for (name,) in old:
+        key = fold_name(name)
+        if key in taken:
+            conn.execute(f"DELETE FROM {PINS_TABLE} WHERE name = %s", [name])
+            continue
+        conn.execute(f"UPDATE {PINS_TABLE} SET folded = %s WHERE name = %s", [key, name])
+        taken.add(key)
 
 
 def _write(conn: psycopg.Connection[Any], pins: list[Pin]) -> None:
+    """Each pin replaces the row of its folded name (a renamed tool's old spelling too)."""
     if not pins:
         return
+    conn.execute(f"DELETE FROM {PINS_TABLE} WHERE folded = ANY(%s)", [[p.key for p in pins]])
     with conn.cursor() as cursor:
         cursor.executemany(
-            _UPSERT,
+            _INSERT,
             [
                 {
                     "name": p.name,
+                    "folded": p.key,
                     "source": p.source,
                     "digest": p.digest,
                     "definition": Jsonb(p.definition),
                     "pending": Jsonb(p.pending) if p.pending is not None else None,
+                    "pending_name": p.pending_name,
                 }
                 for p in pins
             ],
@@ -104,15 +127,17 @@ class PostgresPins:
 
         def work(conn: psycopg.Connection[Any]) -> dict[str, PinVerdict]:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", [_PINS_LOCK])
-            stored = _read(conn, list(definitions))
-            verdicts, writes = {}, []
+            _fold_old_rows(conn)
+            stored = _read(conn, [fold_name(name) for name in definitions])
+            verdicts: dict[str, PinVerdict] = {}
+            writes: dict[str, Pin] = {}
             for name, definition in definitions.items():
-                write, verdicts[name] = decide(
-                    stored.get(name), name, source, definition, accept=accept
-                )
+                key = fold_name(name)
+                pinned = writes.get(key, stored.get(key))
+                write, verdicts[name] = decide(pinned, name, source, definition, accept=accept)
                 if write is not None:
-                    writes.append(write)
-            _write(conn, writes)
+                    writes[key] = write
+            _write(conn, list(writes.values()))
             return verdicts
 
         if not definitions:
@@ -120,29 +145,29 @@ class PostgresPins:
         return self._db.run(f"check the pins of {source!r}", work)
 
     def get(self, names: Iterable[str]) -> dict[str, Pin]:
-        wanted = list(dict.fromkeys(names))
-        return self._db.run("read pins", lambda conn: _read(conn, wanted)) if wanted else {}
+        wanted = {name: fold_name(name) for name in names}
+        if not wanted:
+            return {}
+        found = self._db.run("read pins", lambda conn: _read(conn, list(wanted.values())))
+        return {name: found[key] for name, key in wanted.items() if key in found}
 
     def trust(self, names: Iterable[str]) -> list[str]:
-        """Accept each name's pending change; the names that had one."""
-        wanted = list(dict.fromkeys(names))
+        """Accept each name's pending change; the names (as given) that had one."""
+        wanted = {name: fold_name(name) for name in names}
 
         def work(conn: psycopg.Connection[Any]) -> list[str]:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", [_PINS_LOCK])
-            stored = _read(conn, wanted)
-            accepted = [
-                Pin(p.name, p.source, pin_digest(p.pending), p.pending)
-                for p in stored.values()
-                if p.pending is not None
-            ]
-            _write(conn, accepted)
-            return sorted(p.name for p in accepted)
+            _fold_old_rows(conn)
+            stored = _read(conn, list(wanted.values()))
+            held = {key: pin for key, pin in stored.items() if pin.pending is not None}
+            _write(conn, [pin.trusted() for pin in held.values()])
+            return sorted(name for name, key in wanted.items() if key in held)
 
         return self._db.run("trust pinned changes", work) if wanted else []
 
     def pins(self) -> list[Pin]:
         found = self._db.run("list pins", lambda conn: _read(conn, None))
-        return [found[n] for n in sorted(found)]
+        return sorted(found.values(), key=lambda pin: pin.name)
 
     def close(self) -> None:
         """Close the connection (reopened if used again)."""
