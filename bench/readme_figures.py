@@ -869,6 +869,26 @@ def render_retrieval_latency(figures: dict[str, Any]) -> str:
     return _table(header, rows)
 
 
+def _install_line(extra: str) -> str:
+    return "`pip install -e .`" if extra == "core" else f'`pip install -e ".[{extra}]"`'
+
+
+@renders("first_loop", timed=True)
+def render_first_loop(figures: dict[str, Any]) -> str:
+    """From a fresh clone to the README's first agent loop (``bench/first_loop.py``)."""
+    rows = [
+        [
+            _install_line(run["extra"]),
+            *(f"{run['steps'][step]:.0f} s" for step in ("clone", "venv", "install", "first loop")),
+            f"**{run['total']:.0f} s**",
+        ]
+        for run in figures["runs"]
+    ]
+    header = ["install", "clone", "venv", "install", "first loop", "clone to first loop"]
+    cache = "warm" if figures["pip_cache_files"] else "empty"
+    return _table(header, rows) + f"\nPip's cache {cache} ({figures['pip_cache_files']:,} files).\n"
+
+
 @renders("companions", peers=("bm25s",))
 def render_companions(figures: dict[str, Any]) -> str:
     """Tools that go together (``bench/companions.py``): tool recall and tasks with every tool

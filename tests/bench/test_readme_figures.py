@@ -207,6 +207,17 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("latency_10k", "keyword", "p50"),
         ("latency_10k", "hybrid", "p50"),
     ],
+    "companions": [
+        ("rows", "replay: plain", "5", "recall"),
+        ("rows", "replay: 4 + 1 companion (floor 3)", "5", "all_found"),
+        ("rows", "steps: fastmcp BM25", "3", "recall"),
+        ("tasks",),
+    ],
+    "first_loop": [
+        ("runs", 0, "total"),
+        ("runs", 1, "steps", "install"),
+        ("pip_cache_files",),
+    ],
     "modes": [
         ("rows", 3, "vs_flat", "anthropic"),
         ("rows", 34, "vs_flat", "anthropic"),

@@ -48,7 +48,9 @@ def test_budget_and_timeout_reach_the_manager() -> None:
     manager = gateway.manager
     # The config file fills the core's own option objects, which the manager uses as they are.
     assert manager.result_budget.max_result_tokens == 123
-    assert manager.execution == gateway.config.gateway.execution == Execution(timeout=7)
+    assert gateway.config.gateway.execution == Execution(timeout=7)
+    # the same options, with the key and lifetime of code mode's paused runs added
+    assert manager.execution.timeout == 7 and manager.execution.run_key is not None
     assert manager.policy.approval == Approval()  # destructive tools need approval by default
 
 
