@@ -1,7 +1,7 @@
 """What is removed from a request before anything of it is learned: :func:`redact`.
 
 A request a user typed may hold secrets and personal data. Learning keeps only terms, and
-terms fewer principals than the threshold taught only as salted digests
+terms fewer principals than the threshold taught only as keyed digests
 (:mod:`toolmgmt_core.learning.requests`); before that, :func:`redact` replaces what must never be
 kept, even as a digest, by a placeholder that is never a learned term:
 
