@@ -89,8 +89,8 @@ class LearningOptions:
     """The key of the store's digests (terms not yet in clear, principals, conversations),
     kept outside the store so that a copy of it reveals nothing: an operator's secret, the same
     on every replica. None: a SQLite file's own, kept beside it (``<file>.key``), or a random
-    one when nothing is stored; a PostgreSQL store needs one (:func:`~toolmgmt_core.learning.
-    keys.learned_key`)."""
+    one when nothing is stored; a PostgreSQL store needs one
+    (:func:`~toolmgmt_core.learning.keys.learned_key`)."""
     weights: LearnedWeights = field(default_factory=LearnedWeights)
     """How much the learned field weighs in keyword and hybrid search."""
     min_principals: int = 3
