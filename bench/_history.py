@@ -3,7 +3,7 @@
 The shared live requests are split in two halves (seeded, the same every run). A catalog with
 learning on learns the pairs (request, the tool it wanted, one conversation per request: an
 import counts each as its own principal, so a term moves a tool once ``--min-principals``
-requests taught it to the tool or to one of its variants) of one half and is evaluated on the
+requests taught it to that tool) of one half and is evaluated on the
 other, in both directions; "before" is the same requests searched
 by a catalog that learned nothing (today's search). Then:
 

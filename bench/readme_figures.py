@@ -581,6 +581,7 @@ def render_admission(figures: dict[str, Any]) -> str:
         "flood, defaults": f"{default} a replica, {default // 2} a client, "
         f"{max(2, default // 32)} of its requests worked on at once (the defaults)",
         "flood, tight": f"{figures['max_requests']} a replica, {figures['share']} for `bulk`",
+        "flood elsewhere": "the defaults; the flood sent to another replica on the same host",
     }
     rows = []
     for name, row in figures["phases"].items():

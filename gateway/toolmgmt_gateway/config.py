@@ -252,6 +252,12 @@ class LearningConfig:
     """Clients that must have taught a term before it moves a tool."""
     destructive: bool = False
     """Whether destructive tools may learn."""
+    outbound: bool = False
+    """Whether tools that can send data out (open-world, share, send, export...) may learn."""
+    key: str | None = field(default=None, repr=False)
+    """The key of the learned store's digests (``key_env``), kept outside the store; None: the
+    first ``[gateway] state_key``, else a SQLite file's own key file (a PostgreSQL store needs
+    one of the two)."""
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,8 @@ TOML (``.toml``) or JSON (any other suffix)::
     [learning]                     # search learns from the clients' calls (off by default)
     enabled = true                 # a term moves a tool once min_principals clients taught it
     store = "learned.sqlite"       # or a PostgreSQL DSN (store_env); default: [store] catalog
+    key_env = "LEARNING_KEY"       # the key of its digests, never in the store (PostgreSQL needs
+                                   # it, or [gateway] state_key_env; a file keeps its own beside)
 
 Errors are :class:`~toolmgmt_core.ConfigError` in the one format of configuration files
 (:mod:`toolmgmt_core.config.document`): ``file:line: key.path: problem``.
@@ -287,19 +289,32 @@ class _Reader:
         )
         source = self.document.source
         learning = root.table(
-            "learning", ("destructive", "enabled", "min_principals", "store", "store_env")
+            "learning",
+            ("destructive", "enabled", "key", "key_env", "min_principals", "outbound", "store")
+            + ("store_env",),
         )
         learned = learning.secret("store")
         if learned is not None and not learned.startswith(_POSTGRES_SCHEMES):
             learned = str(self.base / Path(learned).expanduser())  # a file beside the config
+        if store is None or self.document.has_problems:
+            return None  # collecting() raises every problem noted
+        learned_key = learning.secret("key") or next(iter(gateway.state_keys), None)
+        shared = (learned or store.catalog or "").startswith(_POSTGRES_SCHEMES)
+        if learning.boolean("enabled", False) and shared and learned_key is None:
+            raise learning.fail(
+                "enabled",
+                "learning into PostgreSQL needs the key of its digests, kept outside the "
+                "database: set key_env (a variable holding a secret, the same on every "
+                "replica), or [gateway] state_key_env.",
+            )
         learning_config = LearningConfig(
             learning.boolean("enabled", False),
             learned,
             learning.integer("min_principals", 3, low=1, high=1000),
             learning.boolean("destructive", False),
+            learning.boolean("outbound", False),
+            learned_key,
         )
-        if store is None or self.document.has_problems:
-            return None  # collecting() raises every problem noted
         return GatewayConfig(
             upstreams, gateway, policy, source, store=store, search=search, learning=learning_config
         )

@@ -823,7 +823,11 @@ def _learning(config: GatewayConfig) -> Any:
             raise ConfigError(problem) from exc
         store = PostgresLearnedStore(store, timeout=config.store.timeout)
     return LearningOptions(
-        store=store, min_principals=settings.min_principals, destructive=settings.destructive
+        store=store,
+        key=settings.key,
+        min_principals=settings.min_principals,
+        destructive=settings.destructive,
+        outbound=settings.outbound,
     )
 
 

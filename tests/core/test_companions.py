@@ -20,9 +20,12 @@ from toolmgmt_core import (
     ToolManager,
 )
 from toolmgmt_core.catalog.equivalents import one_per_tool
+from toolmgmt_core.learning.keys import LearnedKey
+from toolmgmt_core.learning.requests import LearnedRequest
 from toolmgmt_core.learning.teaching import LearningOptions
 from toolmgmt_core.session.modes import Code
 
+KEY = "the learned store's key"
 ROUTE, GEOCODE, SHARE, WIPE = (
     "maps_get_route_directions",
     "maps_geocode_address",
@@ -115,7 +118,7 @@ def test_appending_search_loads_the_companion_into_the_list() -> None:
 
 
 def test_hidden_destructive_and_data_sending_tools_are_never_suggested() -> None:
-    catalog = ToolCatalog(_tools(), learning=LearningOptions(min_principals=3))
+    catalog = ToolCatalog(_tools(), learning=LearningOptions(key=KEY))
     _teach(catalog, 3, ROUTE, GEOCODE)
     # rows of tools that may not learn, as another replica (or an older version) kept them
     rows = [
@@ -140,17 +143,9 @@ def test_hidden_destructive_and_data_sending_tools_are_never_suggested() -> None
 
 
 def _row(tool: str, conversation: str, principal: str, row_id: int) -> Any:
-    from toolmgmt_core.learning.requests import LearnedRequest
-    from toolmgmt_core.learning.teaching import conversation_digest, principal_digest
-
+    key = LearnedKey(KEY)
     return LearnedRequest(
-        tool,
-        "route",
-        conversation_digest(conversation),
-        1.0,
-        row_id,
-        "use",
-        principal_digest(principal),
+        tool, "route", key.conversation(conversation), 1.0, row_id, "use", key.principal(principal)
     )
 
 

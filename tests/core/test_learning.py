@@ -13,7 +13,7 @@ from support.embedders import HashingEmbedder
 
 from toolmgmt_core import Tool, ToolCatalog
 from toolmgmt_core.learning.store import LearnedFile
-from toolmgmt_core.learning.teaching import LearningOptions, conversation_digest, redact
+from toolmgmt_core.learning.teaching import LearningOptions, redact
 from toolmgmt_core.model.errors import ConfigError
 from toolmgmt_demo import demo_tools
 
@@ -166,7 +166,8 @@ def test_what_is_kept_is_terms_redacted_cut_and_digested() -> None:
     assert "jo@example.com" not in kept.text and "99887766" not in kept.text
     assert "email" not in kept.text.split()  # one principal: digests only
     assert all(word.startswith("#") for word in kept.text.split())
-    assert kept.conversation == conversation_digest("conversation-1") != "conversation-1"
+    key = catalog._learning.key  # type: ignore[union-attr]
+    assert kept.conversation == key.conversation("conversation-1") != "conversation-1"
 
 
 def test_bounds_per_tool_and_per_principal() -> None:
@@ -299,3 +300,24 @@ def test_rows_kept_before_principals_are_rewritten_without_their_text(tmp_path: 
     assert not {"smith", "jones", "brown"} & set(" ".join(r.text for r in rows).split())
     assert catalog.learned_terms(TOOL)["parcel"] == 3
     assert _names(catalog, REQUEST)[0] == TOOL
+
+
+def test_a_file_keeps_the_key_of_its_digests_beside_it_never_in_it(tmp_path: Path) -> None:
+    import sqlite3
+    import stat
+
+    path = tmp_path / "learned.sqlite"
+    _teach(_catalog(store=path), ["ann", "bob"])
+    key_file = LearnedFile(path).key_path
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and len(key_file.read_bytes()) == 32
+    with sqlite3.connect(path) as conn:
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        blobs = [v for t in tables for row in conn.execute(f"SELECT * FROM {t}") for v in row]
+    assert "learned_salt" not in tables and not [v for v in blobs if isinstance(v, bytes)]
+    again = _catalog(store=path)  # the same key: what was taught still counts
+    _teach(again, ["cy"])
+    assert again.learned_terms(TOOL)["parcel"] == 3
+    given = _catalog(store=path, key="another key")  # rows of another key are ignored
+    assert given.learned() == []

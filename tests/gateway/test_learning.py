@@ -94,6 +94,23 @@ def test_the_gateway_learns_only_when_its_config_says_so_with_its_clients_as_pri
         parse_config(UPSTREAM + "[learning]\nenable = true\n")
 
 
+def test_learning_into_postgresql_needs_a_key_outside_the_database(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 41: the key of the learned store's digests is the operator's, never the store's."""
+    shared = '[learning]\nenabled = true\nstore = "postgresql://db/toolmgmt"\n'
+    with pytest.raises(ConfigError, match=r"learning\.enabled: .*key_env"):
+        parse_config(UPSTREAM + shared)
+    monkeypatch.setenv("LEARNING_KEY", "a learning key")
+    config = parse_config(UPSTREAM + shared + 'key_env = "LEARNING_KEY"\noutbound = true\n')
+    assert config.learning.key == "a learning key" and config.learning.outbound
+    assert "a learning key" not in repr(config)
+    state = '[gateway]\nstate_key = "' + "k" * 40 + '"\n'
+    assert parse_config(state + UPSTREAM + shared).learning.key == "k" * 40
+    local = '[learning]\nenabled = true\nstore = "learned.sqlite"\n'
+    assert parse_config(UPSTREAM + local).learning.key is None  # the file keeps its own
+
+
 @pytest.mark.anyio
 @pytest.mark.timeout(120)
 async def test_over_http_each_client_teaches_as_one_principal(mcp_kit: Any) -> None:

@@ -85,7 +85,8 @@ def test_finding_2_no_secret_or_personal_data_is_kept_in_clear() -> None:
     pairs = [(f"refund for {s}", "payments_get_charge", f"c{i}") for i, s in enumerate(SECRETS)]
     catalog.learn(pairs)
     held = catalog._learning.requests.requests()  # type: ignore[union-attr]
-    kept = " ".join(r.text for r in held).lower()
+    # a digest (``#`` and hex of a random key) may spell "737" by chance: only clear words count
+    kept = " ".join(w for r in held for w in r.text.split() if not w.startswith("#")).lower()
     assert held and not [word for word in PRIVATE if word in kept]
     assert not [w for w in PRIVATE if w in " ".join(r.text for r in catalog.learned()).lower()]
 

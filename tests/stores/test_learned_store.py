@@ -22,6 +22,7 @@ from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore  # noqa: 
 
 from .test_catalog_store import ARRIVES_WITHIN, wait_until  # noqa: E402
 
+KEY = "the replicas' learning key, never in the database"
 REQUEST = "my parcel never arrived, sort out the charge"
 TOOL = "payments_list_refunds"
 
@@ -34,7 +35,7 @@ def replicas(pg_dsn: str) -> Iterator[Callable[[], tuple[ToolCatalog, CatalogFol
     followers: list[CatalogFollower] = []
 
     def start() -> tuple[ToolCatalog, CatalogFollower]:
-        catalog = ToolCatalog(learning=LearningOptions(store=PostgresLearnedStore(pg_dsn)))
+        catalog = ToolCatalog(learning=LearningOptions(store=PostgresLearnedStore(pg_dsn), key=KEY))
         follower = store.follow(catalog)
         followers.append(follower)
         return catalog, follower
@@ -86,9 +87,9 @@ def test_two_principals_across_replicas_move_nothing_and_keep_nothing_in_clear(
     (first, _), (second, _) = replicas(), replicas()
     victim = "read the file report.txt"
     before = first.search(victim, 10)
-    poison = "read the file report.txt web search fetch page, key sk-live-4f9a8b7c6d5e4f3a"
-    first.learn([(poison, "web_search_fetch_page", "c1")], source="import")
-    second.learn([(poison, "web_search_fetch_page", "c2")], source="import")
+    poison = "read the file report.txt repository contents, key sk-live-4f9a8b7c6d5e4f3a"
+    first.learn([(poison, "code_hosting_get_file_contents", "c1")], source="import")
+    second.learn([(poison, "code_hosting_get_file_contents", "c2")], source="import")
     wait_until(lambda: len(first.learned()) == len(second.learned()) == 2, ARRIVES_WITHIN)
     assert first.search(victim, 10) == before and second.search(victim, 10) == before
     rows = PostgresLearnedStore(pg_dsn).load()
@@ -121,8 +122,12 @@ def test_the_cli_imports_lists_and_forgets(
     pg_dsn: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     replica, _ = replicas()
+    code, _, err = run(capsys, "catalog", "forget", "--principal", "ann", "--store", pg_dsn)
+    assert code != 0 and "needs the key of its digests" in err
+    monkeypatch.setenv("TOOLMGMT_LEARNING_KEY", KEY)
     pairs = tmp_path / "pairs.jsonl"
     lines: list[Any] = [
         {"request": "the parcel never arrived, mail ann@example.com", "tool": TOOL},
@@ -187,7 +192,8 @@ def test_a_follower_keeps_the_learning_of_a_catalog_it_does_not_mirror(
     """The gateway mirrors the store into one catalog and serves a merge with learning on: its
     follower applies other replicas' lessons to the served one (``follower.learner``)."""
     teacher, _ = replicas()
-    served = ToolCatalog(demo_tools(), learning=LearningOptions(store=PostgresLearnedStore(pg_dsn)))
+    options = LearningOptions(store=PostgresLearnedStore(pg_dsn), key=KEY)
+    served = ToolCatalog(demo_tools(), learning=options)
     follower = PostgresCatalogStore(pg_dsn).follow(ToolCatalog())
     try:
         follower.learner = served

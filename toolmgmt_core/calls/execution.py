@@ -47,6 +47,7 @@ from toolmgmt_core.model.errors import (
     ToolUnavailableError,
     exception_message,
 )
+from toolmgmt_core.model.redaction import redact_secrets
 from toolmgmt_core.model.tool import Tool, ToolAnnotations
 from toolmgmt_core.runtime.control import CallPaused, reraise_control_flow
 
@@ -260,11 +261,13 @@ async def _run_once(
     if isinstance(value, ContentResult):
         if value.is_error:
             raise ToolExecutionError(
-                f"Tool {tool.name!r} reported an error: {value.error_text()}", tool_name=tool.name
+                f"Tool {tool.name!r} reported an error: {redact_secrets(value.error_text())}",
+                tool_name=tool.name,
             )
     elif _reported_error(value):
         raise ToolExecutionError(
-            f"Tool {tool.name!r} reported an error: {_error_text(value)}", tool_name=tool.name
+            f"Tool {tool.name!r} reported an error: {redact_secrets(_error_text(value))}",
+            tool_name=tool.name,
         )
     return value
 

@@ -31,8 +31,7 @@ fourth list item) names who taught the pair instead.
 config's ``[store] catalog_env`` (``$TOOLMGMT_CATALOG_STORE``, its former name, is still read,
 with a warning). ``push`` reads what ``--catalog`` reads
 (:func:`toolmgmt_core.catalog.sources.load_catalog`: a JSON list of tool schemas in any accepted
-shape,
-``{"tools": [...]}``, a gateway config or a Python ``module:attribute``); definitions that
+shape, ``{"tools": [...]}``, a gateway config or a Python ``module:attribute``); definitions that
 cannot be read are skipped with a warning naming each and why (also in ``--json`` output, as
 ``warnings``), the others are pushed. A tool whose name is a look-alike of a stored tool's (same
 name once case, separators, invisible characters and unicode look-alikes are ignored) is
@@ -144,6 +143,13 @@ def register(subparsers: Any) -> None:
             dest="learned_file",
             metavar="PATH",
             help="a single process's SQLite file of what is learned, instead of --store",
+        )
+        command.add_argument(
+            "--key-env",
+            default="TOOLMGMT_LEARNING_KEY",
+            metavar="VAR",
+            help="the variable holding the key of the store's digests (as the gateway's "
+            "[learning] key_env; --file keeps its own beside it); default: %(default)s",
         )
         add_json_argument(command)
         command.set_defaults(run=run)
@@ -305,7 +311,8 @@ def _run_learn(args: argparse.Namespace) -> int:
         else:
             with _store(args) as tool_store:
                 tools = tool_store.tools()
-        catalog = ToolCatalog(tools, learning=LearningOptions(store=store))
+        key = os.environ.get(args.key_env)
+        catalog = ToolCatalog(tools, learning=LearningOptions(store=store, key=key))
         where = _gateway_policy(args.config)(catalog) if args.config else None
         report = catalog.learn(pairs, where=where)
     except ToolmgmtError as exc:
@@ -368,31 +375,23 @@ def _run_learned(args: argparse.Namespace) -> int:
         return 0
     import datetime
 
-    print_table(
-        ["id", "tool", "request", "conversation", "learned at", "source"],
-        [
-            (
-                r.id,
-                r.tool,
-                r.text,
-                r.conversation,
-                datetime.datetime.fromtimestamp(r.at).strftime("%Y-%m-%d %H:%M:%S"),
-                r.source,
-            )
-            for r in requests
-        ],
-    )
+    def when(at: float) -> str:
+        return datetime.datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S")
+
+    rows = [(r.id, r.tool, r.text, r.conversation, when(r.at), r.source) for r in requests]
+    print_table(["id", "tool", "request", "conversation", "learned at", "source"], rows)
     return 0
 
 
 def _run_forget(args: argparse.Namespace) -> int:
-    from toolmgmt_core.learning.teaching import conversation_digest, principal_digest
+    from toolmgmt_core.learning.keys import learned_key
 
     store = _learned_store(args)
-    digest = conversation_digest(args.conversation) if args.conversation else None
     try:
+        key = learned_key(os.environ.get(args.key_env), store)
+        digest = key.conversation(args.conversation) if args.conversation else None
         if args.principal:
-            count = store.forget(args.tool, principal=principal_digest(args.principal))
+            count = store.forget(args.tool, principal=key.principal(args.principal))
         else:
             count = store.forget(args.tool, conversation=digest)
     except ToolmgmtError as exc:

@@ -1,14 +1,15 @@
 """What is removed from a request before anything of it is learned: :func:`redact`.
 
 A request a user typed may hold secrets and personal data. Learning keeps only terms, and
-terms fewer principals than the threshold taught only as salted digests
+terms fewer principals than the threshold taught only as keyed digests
 (:mod:`toolmgmt_core.learning.requests`); before that, :func:`redact` replaces what must never be
 kept, even as a digest, by a placeholder that is never a learned term:
 
 - URLs and e-mail addresses (``<url>``, ``<email>``);
-- keys and tokens: known prefixes (``sk-``, ``ghp_``, ``github_pat_``, ``xox?-``, ``AKIA``,
-  ``AIza``, JWTs) and any long mixed token of letters and digits (``<secret>``), and the word
-  after ``password``, ``pin``, ``cvv``, ``token``... (``<secret>``);
+- the secrets error text loses too (:func:`~toolmgmt_core.model.redaction.redact_secrets`:
+  a connection string's password, keys and tokens of known prefixes, bearer tokens, the word
+  after ``password``, ``pin``, ``cvv``, ``token``..., card numbers), and any long mixed token
+  of letters and digits (``<secret>``);
 - IBANs (``<iban>``), card numbers that pass the Luhn check (``<card>``), and numbers of
   :data:`LONG_DIGITS` digits or more, phone numbers among them (``<number>``);
 - street addresses (a house number, words, a street word: ``<address>``) and names after a
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from toolmgmt_core.model.redaction import luhn_valid, redact_secrets
+
 __all__ = ["LONG_DIGITS", "luhn_valid", "redact"]
 
 LONG_DIGITS = 6
@@ -27,20 +30,6 @@ LONG_DIGITS = 6
 
 _URL = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io)/\S*", re.I)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_KEY = re.compile(
-    r"\b(?:sk|pk|rk)[-_](?:live|test|proj)?[-_]?[\w-]{8,}"
-    r"|\b(?:ghp|gho|ghu|ghs|ghr)_\w{8,}|\bgithub_pat_\w{8,}"
-    r"|\bxox[abposr]-[\w-]{6,}|\b(?:AKIA|ASIA)[0-9A-Z]{12,}|\bAIza[\w-]{20,}"
-    r"|\beyJ[\w-]{8,}\.[\w-]{8,}(?:\.[\w-]+)?",
-    re.I,
-)
-_SECRET_WORD = re.compile(
-    r"\b(?:password|passwd|pwd|passcode|passphrase|pin|cvv|cvc|cvv2|security code|token|"
-    r"api[ _-]?key|secret)\b(?:\s*(?:is|was|=|:)\s*[^\s,;]+|\s+(?=\S*\d)[^\s,;]+)",
-    re.I,
-)
-"""The word after ``password``, ``pin``... when it follows ``is``, ``=`` or ``:`` or holds a
-digit ("password hunter2", "cvv 123"); "reset my password for gmail" keeps its words."""
 _MIXED = re.compile(r"\b(?=(?:[A-Za-z+/=]*\d){2})(?=(?:[\d+/=]*[A-Za-z]){4})[A-Za-z0-9+/=]{16,}")
 """A token of 16 characters or more of letters and at least two digits: a key, a hash."""
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b", re.I)
@@ -77,17 +66,6 @@ _NAME = re.compile(
 )
 
 
-def luhn_valid(digits: str) -> bool:
-    """Whether a string of digits passes the Luhn check (card numbers do)."""
-    total = 0
-    for i, char in enumerate(reversed(digits)):
-        d = int(char)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
 def _number(match: re.Match[str]) -> str:
     digits = "".join(c for c in match.group() if c.isdigit())
     if len(digits) < LONG_DIGITS:
@@ -104,10 +82,9 @@ def redact(text: str) -> str:
     >>> redact("refund john smith at 221b baker street london, key sk-live-4f9a8b7c6d5e")
     'refund <name> at <address> london, key <secret>'
     """
+    text = redact_secrets(text)
     text = _URL.sub("<url>", text)
     text = _EMAIL.sub("<email>", text)
-    text = _KEY.sub("<secret>", text)
-    text = _SECRET_WORD.sub(lambda m: m.group().split()[0] + " <secret>", text)
     text = _IBAN.sub(
         lambda m: "<iban>" if any(c.isdigit() for c in m.group()[4:]) else m.group(), text
     )

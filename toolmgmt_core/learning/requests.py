@@ -16,7 +16,7 @@ deployment says is asking). What is kept is bounded and guarded (:class:`Learned
   ``billing_get_invoice``'s evidence): one client opening a thousand conversations teaches
   nothing;
 - a term is kept in clear only once that many principals taught it to the tool; until then it
-  is kept as a salted digest (:func:`term_digest`), which counts principals and says nothing,
+  is kept as a keyed digest (:func:`term_digest`), which counts principals and says nothing,
   and nothing shows it (:meth:`LearnedRequests.public`): no membership oracle;
 - per tool at most :attr:`LearnedRequests.max_per_tool` requests, and at most
   :attr:`LearnedRequests.max_per_principal` of one principal (its most recent); past the
@@ -71,12 +71,12 @@ _MAX_KEYS = 100_000
 @dataclass(frozen=True)
 class LearnedRequest:
     """One request a tool learned: its terms (each in clear once enough principals taught it
-    to the tool, else a salted digest), who taught it and when."""
+    to the tool, else a keyed digest), who taught it and when."""
 
     tool: str
     """The tool the request led to."""
     text: str
-    """The request's learned terms, space-separated: a word in clear, or ``#`` and its salted
+    """The request's learned terms, space-separated: a word in clear, or ``#`` and its keyed
     digest (:func:`term_digest`). Never the request as typed."""
     conversation: str
     """The conversation that taught it: a digest of its id."""
@@ -135,7 +135,7 @@ def learned_terms(text: str) -> list[str]:
 
 def term_digest(salt: bytes, term: str) -> str:
     """What is kept of a term fewer principals taught than the threshold: ``#`` and the first
-    16 hex digits of its HMAC-SHA256 under the store's salt."""
+    16 hex digits of its HMAC-SHA256 under the store's key."""
     return _DIGEST + hmac.new(salt, term.encode("utf-8"), hashlib.sha256).hexdigest()[:16]
 
 
@@ -173,7 +173,7 @@ class LearnedRequests:
         """A term moves a tool (and is kept in clear) only once this many principals taught
         it."""
         self.salt = salt
-        """The key of the terms' digests (the store's, so that replicas agree)."""
+        """The key of the terms' digests (kept outside the store; the same on every replica)."""
         self.generation = 0
         self._tools: dict[str, _Taught] = {}
         self._ids: set[int] = set()
@@ -221,7 +221,7 @@ class LearnedRequests:
         return request_id in self._ids
 
     def digest(self, term: str) -> str:
-        """``term``'s digest under this catalog's salt."""
+        """``term``'s digest under this catalog's key."""
         return term_digest(self.salt, term)
 
     def _key(self, word: str) -> str:

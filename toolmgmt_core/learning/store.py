@@ -4,10 +4,10 @@
 Replicas share what they learned through PostgreSQL instead
 (:class:`~toolmgmt_core.stores.postgres_learned.PostgresLearnedStore`). Either way the store is
 the audit trail: every learned request with the tool it taught (its terms: in clear once
-enough principals taught them, salted digests until then), digests of the principal and the
-conversation that taught it, when, and from where (``use`` or ``import``); ``forget`` reverts.
-A store may keep the salt of the terms' digests (``salt()``), so that every process reading it
-agrees on them.
+enough principals taught them, keyed digests until then), keyed digests of the principal and
+the conversation that taught it, when, and from where (``use`` or ``import``); ``forget``
+reverts. The key of those digests is never in the store (:mod:`toolmgmt_core.learning.keys`):
+a store may keep one beside it (``key()``: a SQLite file's ``<file>.key``).
 """
 
 from __future__ import annotations
@@ -97,17 +97,27 @@ class LearnedFile:
             columns = {row[1] for row in conn.execute("PRAGMA table_info(learned)")}
             if "principal" not in columns:  # a file kept before principals were counted
                 conn.execute("ALTER TABLE learned ADD COLUMN principal TEXT NOT NULL DEFAULT ''")
-            conn.execute("CREATE TABLE IF NOT EXISTS learned_salt (salt BLOB NOT NULL)")
-            if conn.execute("SELECT count(*) FROM learned_salt").fetchone()[0] == 0:
-                conn.execute("INSERT INTO learned_salt (salt) VALUES (?)", (os.urandom(16),))
+            conn.execute("DROP TABLE IF EXISTS learned_salt")  # a copy could be read with it
 
     def __repr__(self) -> str:
         return f"LearnedFile({str(self.path)!r})"
 
-    def salt(self) -> bytes:
-        """The key of the terms' digests, made once with the file."""
-        with self._lock, self._connect() as conn:
-            return bytes(conn.execute("SELECT salt FROM learned_salt").fetchone()[0])
+    @property
+    def key_path(self) -> Path:
+        """Where the key of its digests is kept: ``<file>.key``, beside the file, never in it."""
+        return self.path.with_name(self.path.name + ".key")
+
+    def key(self) -> bytes:
+        """The key of its digests (made on first use, readable by its owner only), used when
+        :class:`~toolmgmt_core.learning.teaching.LearningOptions` gives none."""
+        with self._lock:
+            try:
+                fd = os.open(self.key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                return self.key_path.read_bytes()
+            with os.fdopen(fd, "wb") as out:
+                out.write(os.urandom(32))
+            return self.key_path.read_bytes()
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=30)

@@ -17,8 +17,11 @@ Before anything is kept:
 - the request is read as a search reads it (the last user turn, scaffolding dropped), secrets
   and personal data are removed (:func:`~toolmgmt_core.learning.redaction.redact`), and only its
   learned terms are kept, each in clear once enough principals taught it to the tool and as a
-  salted digest until then (:meth:`~toolmgmt_core.learning.requests.LearnedRequests.seal`);
-- the principal and the conversation are kept as digests (counting needs no more). A pair
+  keyed digest until then (:meth:`~toolmgmt_core.learning.requests.LearnedRequests.seal`);
+- the principal and the conversation are kept as digests (counting needs no more), every
+  digest an HMAC under a key kept outside the store (:mod:`~toolmgmt_core.learning.keys`;
+  rows kept under another key are ignored, rows of the salt once kept in the store dropped,
+  logged). A pair
   without a principal counts for the one anonymous principal; an import (``source="import"``,
   an operator's act) counts each conversation id as a principal unless given principals.
 
@@ -28,8 +31,7 @@ How what is kept moves the ranking, within which bounds, is
 
 from __future__ import annotations
 
-import hashlib
-import os
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -38,11 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from toolmgmt_core.learning.companions import Companion, Companions
+from toolmgmt_core.learning.keys import LearnedKey, learned_key
 from toolmgmt_core.learning.outbound import sends_data_out
 from toolmgmt_core.learning.ranking import LearnedWeights
 from toolmgmt_core.learning.redaction import redact
 from toolmgmt_core.learning.requests import (
-    ANONYMOUS,
     MAX_REQUEST_CHARS,
     LearnedRequest,
     LearnedRequests,
@@ -58,25 +60,17 @@ __all__ = [
     "Learning",
     "LearningOptions",
     "Pair",
-    "conversation_digest",
-    "principal_digest",
     "redact",
 ]
 
-Pair = tuple[str, str] | tuple[str, str, str | None] | tuple[str, str, str | None, str | None]
+logger = logging.getLogger("toolmgmt_core.learning")
+
+Pair = (
+    tuple[str, str]
+    | tuple[str, str, str | None]
+    | tuple[str, str, str | None, str | None]
+)
 """``(request_text, tool_name[, conversation_id[, principal]])``."""
-
-
-def conversation_digest(conversation_id: str) -> str:
-    """What is kept of a conversation id: the first 16 hex digits of its SHA-256."""
-    return hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:16]
-
-
-def principal_digest(principal: str | None) -> str:
-    """What is kept of a principal: the first 16 hex digits of the SHA-256 of its name
-    (None: the one anonymous principal's)."""
-    name = ANONYMOUS if principal is None else f"principal:{principal}"
-    return hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -92,6 +86,12 @@ class LearningOptions:
     store: str | Path | LearnedStore | None = None
     """Where what is learned is kept: a SQLite file (a path), a :class:`LearnedStore` (such as
     ``PostgresLearnedStore``, shared by replicas), or None (this process's memory only)."""
+    key: str | bytes | None = field(default=None, repr=False)
+    """The key of the store's digests (terms not yet in clear, principals, conversations),
+    kept outside the store so that a copy of it reveals nothing: an operator's secret, the same
+    on every replica. None: a SQLite file's own, kept beside it (``<file>.key``), or a random
+    one when nothing is stored; a PostgreSQL store needs one
+    (:func:`~toolmgmt_core.learning.keys.learned_key`)."""
     weights: LearnedWeights = field(default_factory=LearnedWeights)
     """How much the learned field weighs in keyword and hybrid search."""
     min_principals: int = 3
@@ -182,24 +182,33 @@ class Learning:
         self.store: LearnedStore | None = (
             LearnedFile(store) if isinstance(store, str | Path) else store
         )
-        salt = getattr(self.store, "salt", None)
+        self.key: LearnedKey = learned_key(options.key, self.store)
+        """The key of the digests kept (outside the store)."""
         self.requests = LearnedRequests(
             max_per_tool=options.max_per_tool,
             max_per_principal=options.max_per_principal,
             min_principals=options.min_principals,
-            # the store's salt, so that replicas agree; this process's own without one
-            salt=salt() if callable(salt) else os.urandom(16),
+            salt=self.key.terms,
         )
         self.companions = Companions(
             self.requests,
             min_principals=options.companion_principals or options.min_principals,
-            unknown_conversation=conversation_digest(""),
+            unknown_conversation=self.key.conversation(""),
         )
         """Which tools conversations used together (:meth:`companions_of` asks it)."""
         self._lock = threading.Lock()
+        self._foreign = 0
         if self.store is not None:
             loaded = self.store.load()
-            self.absorb(r for r in loaded if r.principal)
+            salted = [r for r in loaded if r.principal and "." not in r.principal]
+            if salted:  # kept under the salt the store held: readable from a copy of it
+                self.store.discard(r.id for r in salted)
+                logger.warning(
+                    "learning: dropped %d learned requests kept under the salt the store held "
+                    "(a copy of the store could be read back); they are learned again from use",
+                    len(salted),
+                )
+            self.absorb(r for r in loaded if r.principal and "." in r.principal)
             self._reseal([r for r in loaded if not r.principal])
 
     def _reseal(self, legacy: list[LearnedRequest]) -> None:
@@ -207,16 +216,18 @@ class Learning:
         redacted terms, digests below the threshold, their conversation as their principal."""
         if not legacy or self.store is None:
             return
+        rekey = {r.conversation: self.key.conversation(f"legacy:{r.conversation}") for r in legacy}
+        who = {old: f"{self.key.id}.{new}" for old, new in rekey.items()}
         pending: dict[tuple[str, str], set[str]] = {}
         fresh = [
             LearnedRequest(
                 r.tool,
-                self.requests.seal(r.tool, r.conversation, words, pending),
-                r.conversation,
+                self.requests.seal(r.tool, who[r.conversation], words, pending),
+                rekey[r.conversation],
                 r.at,
                 0,
                 r.source,
-                r.conversation,
+                who[r.conversation],
             )
             for r in legacy
             if (words := learned_words(redact(r.text)))
@@ -227,11 +238,27 @@ class Learning:
 
     def absorb(self, requests: Iterable[LearnedRequest], *, replace: bool = False) -> int:
         """Hold requests already checked and kept (loaded, or learned by another replica);
-        ``replace`` forgets everything held first. Returns how many were new."""
+        ``replace`` forgets everything held first. Returns how many were new. Rows kept under
+        another key (an earlier one, a replica given another) are ignored, logged once."""
         with self._lock:
             if replace:
                 self.requests.remove()
-            return sum(self.requests.add(r) is None for r in requests)
+            new = foreign = 0
+            for r in requests:
+                if self.key.owns(r.principal):
+                    new += self.requests.add(r) is None
+                else:
+                    foreign += 1
+            if foreign and not self._foreign:
+                logger.warning(
+                    "learning: ignoring %d learned requests kept under another key than %r "
+                    "(an earlier key, or a replica given another one); forget them, or give "
+                    "every replica the same key",
+                    foreign,
+                    self.key,
+                )
+            self._foreign += foreign
+            return new
 
     def learn(
         self,
@@ -253,13 +280,13 @@ class Learning:
             text, tool, conversation, principal = found
             if principal is None and source == "import":
                 principal = conversation  # an operator's log: its conversations are its users
-            who = principal_digest(principal)
+            who = self.key.principal(principal)
             key = (tool.name, " ".join(sorted(t for t, _ in learned_words(text))), who)
             if key in seen:
                 report.ignored.append((position, tool.name, "a duplicate of a learned request"))
                 continue
             seen.add(key)
-            checked.append((position, text, tool, conversation_digest(conversation or ""), who))
+            checked.append((position, text, tool, self.key.conversation(conversation or ""), who))
         if not checked:
             return report
         with self._lock:
@@ -374,8 +401,8 @@ class Learning:
         """Forget a tool's requests, one conversation's (its id, not a digest), one
         principal's (its name), or all of them when all are None; kept in the store too.
         Returns how many were held here."""
-        digest = conversation_digest(conversation) if conversation is not None else None
-        who = principal_digest(principal) if principal is not None else None
+        digest = self.key.conversation(conversation) if conversation is not None else None
+        who = self.key.principal(principal) if principal is not None else None
         with self._lock:
             if self.store is not None:
                 if who is None:

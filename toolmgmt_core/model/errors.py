@@ -45,6 +45,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from toolmgmt_core.model.redaction import redact_secrets
+
 __all__ = [
     "ApprovalDeniedError",
     "BrowseError",
@@ -316,9 +318,12 @@ def describe_exception(exc: BaseException) -> str:
 
 
 def exception_message(exc: BaseException) -> str:
-    """``str(exc)`` stripped (maybe empty), or a stand-in when that itself fails (an exception
-    from a tool or an upstream is untrusted too)."""
+    """``str(exc)`` stripped (maybe empty) with its secrets replaced
+    (:func:`~toolmgmt_core.model.redaction.redact_secrets`: a tool's failure may quote a
+    connection string or a key), or a stand-in when that itself fails (an exception from a tool
+    or an upstream is untrusted too)."""
     try:
-        return str(exc).strip()
+        text = str(exc).strip()
     except Exception:
         return "(its message could not be read)"
+    return redact_secrets(text)

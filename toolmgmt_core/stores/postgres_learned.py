@@ -1,8 +1,9 @@
 """What replicas learned from use, shared through PostgreSQL (``toolmgmt[postgres]``).
 
 :class:`PostgresLearnedStore` keeps learned requests in ``toolmgmt_learned``, one row each (the
-audit trail: tool, the request's terms (clear or salted digests), principal and conversation
-digests, when, source; the salt in ``toolmgmt_learned_salt``, one row every replica reads).
+audit trail: tool, the request's terms (clear or keyed digests), principal and conversation
+digests, when, source; the key of the digests is never in the database: every replica is given
+it, :attr:`~toolmgmt_core.learning.teaching.LearningOptions.key`).
 Each addition sends a
 ``NOTIFY`` on the catalog's channel in the same transaction (``{"op": "learn", "ids": [...]}``),
 each ``forget`` one asking followers to reload what is learned (``{"op": "learned-sync"}``), so
@@ -12,7 +13,8 @@ replica's lessons within milliseconds, as it applies tool changes.
 Usage (every replica)::
 
     store = PostgresCatalogStore(dsn)
-    catalog = ToolCatalog(learning=LearningOptions(store=PostgresLearnedStore(dsn)))
+    catalog = ToolCatalog(learning=LearningOptions(
+        store=PostgresLearnedStore(dsn), key=os.environ["LEARNING_KEY"]))
     follower = store.follow(catalog)       # tools and what is learned
 """
 
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -42,16 +43,13 @@ larger batch asks followers to reload."""
 
 _COLUMNS = "id, tool, text, conversation, at, source, principal"
 
-_SALT_TABLE = f"{LEARNED_TABLE}_salt"
 LEARNED_SCHEMA = f"""
 ALTER TABLE {LEARNED_TABLE} ADD COLUMN IF NOT EXISTS principal text NOT NULL DEFAULT '';
-CREATE TABLE IF NOT EXISTS {_SALT_TABLE} (
-    one boolean PRIMARY KEY DEFAULT true CHECK (one),
-    salt bytea NOT NULL
-);
+DROP TABLE IF EXISTS {LEARNED_TABLE}_salt;
 """
 """What learning adds to the catalog's tables: the principal column (rows kept before it have
-none: their conversation counts) and the salt of the terms' digests."""
+none: their conversation counts); the salt once kept beside the digests is dropped (a copy of
+the database could be read with it)."""
 
 
 def read_learned(
@@ -88,24 +86,6 @@ class PostgresLearnedStore:
 
     def __repr__(self) -> str:
         return f"PostgresLearnedStore({self.where!r})"
-
-    def salt(self) -> bytes:
-        """The key of the terms' digests, shared by every replica (made by the first).
-
-        Raises:
-            StoreUnavailableError: the server cannot be reached.
-        """
-
-        def read(conn: psycopg.Connection[Any]) -> bytes:
-            conn.execute(
-                f"INSERT INTO {_SALT_TABLE} (salt) VALUES (%s) ON CONFLICT DO NOTHING",
-                [os.urandom(16)],
-            )
-            row = conn.execute(f"SELECT salt FROM {_SALT_TABLE}").fetchone()
-            assert row is not None
-            return bytes(row[0])
-
-        return self._db.run("read the learned terms' salt", read)
 
     def load(self) -> list[LearnedRequest]:
         """Every learned row, oldest first.
