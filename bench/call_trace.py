@@ -37,6 +37,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 from _reference import run_here, run_with  # noqa: E402
+from _results import write_results  # noqa: E402
 
 WAYS = ("langchain_flat", "langchain_search", "gateway_execute")
 _PACKAGES = (
@@ -204,7 +205,7 @@ def main() -> None:
         cells = " ".join(f"{r['calls']:>14,} {r['p50_ms']:>8.2f}" for r in rows.values())
         print(f"{way:<18} {cells}")
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        write_results(args.json, "call_trace", figures)
 
 
 if __name__ == "__main__":
