@@ -179,7 +179,7 @@ class _Stop(Exception):
 class _Host:
     """Pauses a program at its first call (to take a real snapshot for the forgery)."""
 
-    async def call(self, name: str, arguments: Any) -> Any:
+    async def call(self, name: str, arguments: Any, index: int) -> Any:
         raise _Stop
 
     async def search(self, query: Any) -> Any:
