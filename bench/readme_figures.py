@@ -447,6 +447,20 @@ BREAKPOINT_RULES = {"anthropic": "anthropic", "openai-responses": "openai"}
 automatic prefix caching."""
 
 
+@renders("code_mode", timed=True)
+def render_code_mode(figures: dict[str, Any]) -> str:
+    """A 10-call program's time beyond its tools' own, against the same calls made directly."""
+    goal = "met" if figures["meets_goal"] else "not met"
+    return (
+        f"A {figures['calls']}-call program adds a p50 of {_num(figures['overhead_ms']['p50'])} "
+        f"ms (p90 {_num(figures['overhead_ms']['p90'])} ms) beyond its tools' own time: "
+        f"`run_code` {_num(figures['program_ms']['p50'])} ms against the same calls made "
+        f"directly {_num(figures['direct_ms']['p50'])} ms, p50 of {figures['rounds']:,} rounds "
+        f"(goal <= {_num(figures['goal_p50_ms'])} ms: {goal}; pydantic-monty "
+        f"{figures['monty']}).\n"
+    )
+
+
 @renders("conversation_breakpoints", results="conversation")
 def render_conversation_breakpoints(figures: dict[str, Any]) -> str:
     """Per breakpoint placement: a conversation's billed input, and the next conversation's
