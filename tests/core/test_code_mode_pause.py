@@ -213,3 +213,42 @@ def test_gathered_calls_that_need_approval_are_each_asked_about_once() -> None:
     assert sorted(RAN) == sorted(
         [("lookup", "z"), ("lookup", "a"), ("lookup", "b")] + [("delete_record", k) for k in "XYWX"]
     )
+
+
+def test_an_approved_call_that_pauses_inside_resumes() -> None:
+    # A tool that asks its own question once it runs (LangGraph's interrupt() in a tool, an
+    # upstream's question at the gateway) after its call was approved: the kept program has one
+    # approval and no call settled, which its state's check refused ("cannot be read").
+    asked = []
+
+    def delete_record(key: str) -> str:
+        """Delete one record."""
+        RAN.append(("delete_record", key))
+        if not asked:
+            asked.append(key)
+            raise Paused("which backup first?")
+        return f"deleted {key}"
+
+    catalog = ToolCatalog()
+    catalog.add_function(delete_record)
+    access = Access(policies=[Policy("global", require_approval=["delete_*"])])
+    store = InMemorySessionStore()
+    framework = Framework()
+
+    def session() -> Any:
+        execution = Execution(run_key="the workers' shared key")
+        return ToolManager(
+            catalog, mode="code", access=access, session_store=store, execution=execution
+        ).session("conv")
+
+    code = "await delete_record(key='X')"
+    with pytest.raises(Paused):  # the approval
+        run(session(), framework, code)
+    framework.answers.append(True)
+    with pytest.raises(Paused, match="which backup"):  # the tool's own question
+        run(session(), framework, code)
+    framework.answers.append(True)
+    result = run(session(), framework, code)
+    assert result.outcome == "success", result.content
+    assert result.content == "deleted X"
+    assert RAN == [("delete_record", "X"), ("delete_record", "X")]

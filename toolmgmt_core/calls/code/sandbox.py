@@ -119,8 +119,10 @@ class PausedProgram:
             or not all(isinstance(o, str) for o in output)
             or not isinstance(calls, int)
             or not isinstance(approvals, int)
-            # At most one approval per call made: a replay never asks for more answers.
-            or not 0 <= approvals <= calls <= _MAX_CALLS_KEPT
+            # Not bound by ``calls``: an approved call that pauses inside (a tool's own
+            # question) is kept to run again, uncounted, and asked about again when it does.
+            or not 0 <= calls <= _MAX_CALLS_KEPT
+            or not 0 <= approvals <= _MAX_CALLS_KEPT
         ):
             raise ValueError("not a paused program")
         return cls(snapshot, dict(settled), list(output), calls, approvals)
