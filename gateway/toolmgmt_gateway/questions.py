@@ -166,11 +166,7 @@ class InputRequired(CallPaused):
     """
 
     def __init__(
-        self,
-        asked: mcp_types.InputRequiredResult,
-        upstream: str,
-        tool: str,
-        arguments: Any = None,
+        self, asked: mcp_types.InputRequiredResult, upstream: str, tool: str, arguments: Any = None
     ) -> None:
         super().__init__(f"upstream {upstream!r} asked for input during {tool!r}")
         self.asked = asked
@@ -187,12 +183,8 @@ class InputRequired(CallPaused):
         state of the program the question paused (``program``; code mode) and, when the user
         approved the call in an earlier round, that yes (:mod:`toolmgmt_gateway.approval`:
         bound to that one call), so the next round does not ask again."""
-        state: dict[str, Any] = {
-            "v": STATE_VERSION,
-            "u": self.upstream,
-            "t": self.tool,
-            "d": self.digest,
-        }
+        state: dict[str, Any] = {"v": STATE_VERSION, "u": self.upstream, "t": self.tool}
+        state["d"] = self.digest
         if self.asked.request_state is not None:
             state["s"] = self.asked.request_state
         if program is not None:
@@ -274,11 +266,7 @@ class Relay:
                 )
 
     async def answer(
-        self,
-        upstream: str,
-        tool: str,
-        asked: mcp_types.InputRequiredResult,
-        arguments: Any = None,
+        self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult, arguments: Any = None
     ) -> dict[str, Any]:
         """The client's answers to ``asked`` (the upstream's questions).
 
@@ -351,27 +339,15 @@ class ReturnToClient(Relay):
         call when the client sent answers without state)."""
         if self._used or (self.state is None and self.responses is None):
             return None, None
-        named = (upstream, tool, arguments_digest(arguments or {}))
-        if (
-            self.state is not None
-            and (
-                self.state.get("u"),
-                self.state.get("t"),
-                self.state.get("d"),
-            )
-            != named
-        ):
+        named = [upstream, tool, arguments_digest(arguments or {})]
+        if self.state is not None and [self.state.get(k) for k in "utd"] != named:
             return None, None
         self._used = True
         state = self.state.get("s") if self.state is not None else None
         return self.responses, state if isinstance(state, str) else None
 
     async def answer(
-        self,
-        upstream: str,
-        tool: str,
-        asked: mcp_types.InputRequiredResult,
-        arguments: Any = None,
+        self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult, arguments: Any = None
     ) -> dict[str, Any]:
         """See :meth:`Relay.answer`: always :class:`InputRequired` (or
         :class:`MissingCapability`)."""
@@ -390,11 +366,7 @@ class AskClient(Relay):
     """The call's JSON-RPC id (the questions go on its stream)."""
 
     async def answer(
-        self,
-        upstream: str,
-        tool: str,
-        asked: mcp_types.InputRequiredResult,
-        arguments: Any = None,
+        self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult, arguments: Any = None
     ) -> dict[str, Any]:
         """See :meth:`Relay.answer`: the client's answer to each question, asked in turn.
 
