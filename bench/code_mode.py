@@ -106,7 +106,7 @@ def _reference_driver(checkout: Path) -> Any:
 async def measure(rounds: int, against: Path | None = None) -> dict[str, Any]:
     import pydantic_monty
 
-    import toolmgmt_core.session.code_calls as code_calls
+    import toolmgmt_core.session.program_runs as code_calls
 
     drivers = {"this": code_calls.run_program}
     if against is not None:

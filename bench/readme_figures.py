@@ -447,6 +447,25 @@ BREAKPOINT_RULES = {"anthropic": "anthropic", "openai-responses": "openai"}
 automatic prefix caching."""
 
 
+@renders("code_mode", timed=True)
+def render_code_mode(figures: dict[str, Any]) -> str:
+    """A 10-call program's time beyond its tools' own, against the same calls made directly."""
+    rows = [
+        ("`run_code` (the program)", figures["program_ms"]),
+        ("the same calls made directly", figures["direct_ms"]),
+        ("**overhead**", figures["overhead_ms"]),
+    ]
+    goal = "met" if figures["meets_goal"] else "not met"
+    return (
+        _table(
+            [f"{figures['calls']}-call program, {figures['rounds']:,} rounds", "p50 ms", "p90 ms"],
+            [[label, _num(q["p50"]), _num(q["p90"])] for label, q in rows],
+        )
+        + f"\nGoal: overhead p50 <= {_num(figures['goal_p50_ms'])} ms ({goal}); "
+        f"pydantic-monty {figures['monty']}.\n"
+    )
+
+
 @renders("conversation_breakpoints", results="conversation")
 def render_conversation_breakpoints(figures: dict[str, Any]) -> str:
     """Per breakpoint placement: a conversation's billed input, and the next conversation's

@@ -57,7 +57,7 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmgmt_core import ToolExecutionError
-from toolmgmt_core.integration import CallPaused
+from toolmgmt_core.integration import CallPaused, arguments_digest
 from toolmgmt_gateway.admission import waiting_on_upstream
 
 __all__ = [
@@ -165,11 +165,15 @@ class InputRequired(CallPaused):
     and the gateway answers with :meth:`result`.
     """
 
-    def __init__(self, asked: mcp_types.InputRequiredResult, upstream: str, tool: str) -> None:
+    def __init__(
+        self, asked: mcp_types.InputRequiredResult, upstream: str, tool: str, arguments: Any = None
+    ) -> None:
         super().__init__(f"upstream {upstream!r} asked for input during {tool!r}")
         self.asked = asked
         self.upstream = upstream
         self.tool = tool
+        self.digest = arguments_digest(arguments or {})
+        """The digest of the call's arguments: the answers go to that call alone."""
 
     def result(
         self, approved: Mapping[str, Any] | None = None, program: str | None = None
@@ -180,6 +184,7 @@ class InputRequired(CallPaused):
         approved the call in an earlier round, that yes (:mod:`toolmgmt_gateway.approval`:
         bound to that one call), so the next round does not ask again."""
         state: dict[str, Any] = {"v": STATE_VERSION, "u": self.upstream, "t": self.tool}
+        state["d"] = self.digest
         if self.asked.request_state is not None:
             state["s"] = self.asked.request_state
         if program is not None:
@@ -234,9 +239,9 @@ class Relay:
         be asked."""
         return self._relayable() if self.can_ask else {}
 
-    def resume(self, upstream: str, tool: str) -> tuple[Any, str | None]:
+    def resume(self, upstream: str, tool: str, arguments: Any = None) -> tuple[Any, str | None]:
         """The answers and the upstream's request state to start ``tool`` of ``upstream``
-        with: (None, None) unless this call is a client's retry with answers."""
+        with ``arguments``: (None, None) unless this call is a client's retry with answers."""
         return None, None
 
     def resume_state(self) -> str | None:
@@ -261,7 +266,7 @@ class Relay:
                 )
 
     async def answer(
-        self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult
+        self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult, arguments: Any = None
     ) -> dict[str, Any]:
         """The client's answers to ``asked`` (the upstream's questions).
 
@@ -328,27 +333,26 @@ class ReturnToClient(Relay):
         program = (self.state or {}).get(PROGRAM_KEY)
         return program if isinstance(program, str) else None
 
-    def resume(self, upstream: str, tool: str) -> tuple[Any, str | None]:
-        """See :meth:`Relay.resume`: once, for the upstream call the state names (any call
-        when the client sent answers without state)."""
+    def resume(self, upstream: str, tool: str, arguments: Any = None) -> tuple[Any, str | None]:
+        """See :meth:`Relay.resume`: once, for the upstream call the state names, by its tool
+        and arguments (a program's gathered calls of one tool each get their own answers; any
+        call when the client sent answers without state)."""
         if self._used or (self.state is None and self.responses is None):
             return None, None
-        if self.state is not None and (self.state.get("u"), self.state.get("t")) != (
-            upstream,
-            tool,
-        ):
+        named = [upstream, tool, arguments_digest(arguments or {})]
+        if self.state is not None and [self.state.get(k) for k in "utd"] != named:
             return None, None
         self._used = True
         state = self.state.get("s") if self.state is not None else None
         return self.responses, state if isinstance(state, str) else None
 
     async def answer(
-        self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult
+        self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult, arguments: Any = None
     ) -> dict[str, Any]:
         """See :meth:`Relay.answer`: always :class:`InputRequired` (or
         :class:`MissingCapability`)."""
         self.check_declared(upstream, asked)
-        raise InputRequired(asked, upstream, tool)
+        raise InputRequired(asked, upstream, tool, arguments)
 
 
 @dataclass
@@ -362,7 +366,7 @@ class AskClient(Relay):
     """The call's JSON-RPC id (the questions go on its stream)."""
 
     async def answer(
-        self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult
+        self, upstream: str, tool: str, asked: mcp_types.InputRequiredResult, arguments: Any = None
     ) -> dict[str, Any]:
         """See :meth:`Relay.answer`: the client's answer to each question, asked in turn.
 

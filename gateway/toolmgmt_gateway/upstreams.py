@@ -144,7 +144,7 @@ class GatewayUpstreams(UpstreamManager):
         progress = _progress_relay(context.progress)
         turn = getattr(context.relay, "turn", None)
         name = upstream.config.name
-        responses, state = relay.resume(name, tool_name)
+        responses, state = relay.resume(name, tool_name, arguments)
         for _ in range(MAX_ROUNDS):
             try:
                 # Not this replica's work meanwhile: the request's place in its client's share
@@ -175,7 +175,7 @@ class GatewayUpstreams(UpstreamManager):
                 result,
                 allow_secrets=self._settings[name].allow_secret_questions,
             )
-            responses = await relay.answer(name, tool_name, result)
+            responses = await relay.answer(name, tool_name, result, arguments)
             state = result.request_state
         raise ToolExecutionError(
             f"Upstream {name!r} was still asking for input after {MAX_ROUNDS} rounds of "
@@ -275,6 +275,7 @@ class GatewayUpstreams(UpstreamManager):
                 if await self._trusted_since(upstream, name):
                     await upstream.refresh()
                     break
+
 
 def _status(upstream: Upstream) -> UpstreamStatus:
     return cast(UpstreamStatus, upstream.status)  # GatewayUpstreams.status_type

@@ -180,6 +180,13 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("rows", 3, "input_tokens"),
         ("rows", 16, "vs_flat", "openai-prefix"),
     ],
+    "code_mode": [
+        ("overhead_ms", "p50"),
+        ("program_ms", "p90"),
+        ("direct_ms", "p50"),
+        ("rounds",),
+    ],
+    "companions": [("tasks",), ("tools",)],
     "code_cost": [
         ("rows", 2, "dollars", "claude-sonnet-5-5"),
         ("rows", 2, "vs_flat", "claude-sonnet-5-5"),

@@ -182,3 +182,73 @@ def test_a_call_paused_among_gathered_ones_runs_alone_on_resuming() -> None:
     assert result.outcome == "success", result.content
     assert result.content == '["A","deleted X","B"]'
     assert sorted(RAN) == [("delete_record", "X"), ("lookup", "a"), ("lookup", "b")]
+
+
+def _until_done(store: InMemorySessionStore, framework: Framework, code: str) -> Any:
+    """Run ``code`` to its end, answering yes to each pause (at most 8)."""
+    for _ in range(8):
+        try:
+            return run(manager(store).session("conv"), framework, code)
+        except Paused:
+            framework.answers.append(True)
+    raise AssertionError(f"still paused after 8 answers: {framework.asked}")
+
+
+def test_gathered_calls_that_need_approval_are_each_asked_about_once() -> None:
+    # Each call keeps its index across resumes: the yes given for delete_record('X') is used
+    # by that call (it was asked about again, and 'W' and 'Y' twice, when the resumed calls were
+    # numbered anew in the order they ran again). The same call twice needs two yeses.
+    framework = Framework()
+    code = (
+        "import asyncio\n"
+        "z = await lookup('z')\n"
+        "got = await asyncio.gather(lookup('a'), delete_record(key='X'), lookup('b'),\n"
+        "    delete_record(key='Y'), delete_record(key='W'), delete_record(key='X'))\n"
+        "[z, got]"
+    )
+    result = _until_done(InMemorySessionStore(), framework, code)
+    assert result.outcome == "success", result.content
+    assert result.content == '["Z",["A","deleted X","B","deleted Y","deleted W","deleted X"]]'
+    assert sorted(a["key"] for _, a in framework.asked) == ["W", "X", "X", "Y"]
+    assert sorted(RAN) == sorted(
+        [("lookup", "z"), ("lookup", "a"), ("lookup", "b")] + [("delete_record", k) for k in "XYWX"]
+    )
+
+
+def test_an_approved_call_that_pauses_inside_resumes() -> None:
+    # A tool that asks its own question once it runs (LangGraph's interrupt() in a tool, an
+    # upstream's question at the gateway) after its call was approved: the kept program has one
+    # approval and no call settled, which its state's check refused ("cannot be read").
+    asked = []
+
+    def delete_record(key: str) -> str:
+        """Delete one record."""
+        RAN.append(("delete_record", key))
+        if not asked:
+            asked.append(key)
+            raise Paused("which backup first?")
+        return f"deleted {key}"
+
+    catalog = ToolCatalog()
+    catalog.add_function(delete_record)
+    access = Access(policies=[Policy("global", require_approval=["delete_*"])])
+    store = InMemorySessionStore()
+    framework = Framework()
+
+    def session() -> Any:
+        execution = Execution(run_key="the workers' shared key")
+        return ToolManager(
+            catalog, mode="code", access=access, session_store=store, execution=execution
+        ).session("conv")
+
+    code = "await delete_record(key='X')"
+    with pytest.raises(Paused):  # the approval
+        run(session(), framework, code)
+    framework.answers.append(True)
+    with pytest.raises(Paused, match="which backup"):  # the tool's own question
+        run(session(), framework, code)
+    framework.answers.append(True)
+    result = run(session(), framework, code)
+    assert result.outcome == "success", result.content
+    assert result.content == "deleted X"
+    assert RAN == [("delete_record", "X"), ("delete_record", "X")]

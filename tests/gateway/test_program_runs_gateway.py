@@ -179,7 +179,7 @@ class _Stop(Exception):
 class _Host:
     """Pauses a program at its first call (to take a real snapshot for the forgery)."""
 
-    async def call(self, name: str, arguments: Any) -> Any:
+    async def call(self, name: str, arguments: Any, index: int) -> Any:
         raise _Stop
 
     async def search(self, query: Any) -> Any:
@@ -238,3 +238,32 @@ def test_paused_programs_are_sealed_with_the_replicas_state_key() -> None:
     assert keys[0]() == keys[1]() == replicas[1].key()  # one key, made by the first
     assert replicas[0].unseal(replicas[1].seal(b"x")) == b"x"
     assert RunSeal(keys[0])._mac_key() == RunSeal(keys[1])._mac_key()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_an_answer_to_an_upstreams_question_reaches_the_call_that_asked() -> None:
+    # Two gathered calls of one tool each ask their user; the answer given to one question is
+    # handed to the call that asked it, not to whichever of the two asks again first.
+    code = (
+        "import asyncio\n"
+        'r = await asyncio.gather(confirm(question="staging"), confirm(question="prod"))\n'
+        'print(r[0], "|", r[1])'
+    )
+    async with gateway_url() as (_, url), client(url, "ada") as ada:
+        for _ in range(3):  # the calls run again in either order
+            step = await paused(ada.session, code)
+            asked = []
+            while isinstance(step, t.InputRequiredResult) and len(asked) < 4:
+                message = str(step.input_requests["go"].params.message)
+                asked.append(message)
+                ok = t.ElicitResult(action="accept", content={"ok": "staging" in message})
+                step = await ada.session.call_tool(
+                    "run_code",
+                    {"code": code},
+                    input_responses={"go": ok},
+                    request_state=step.request_state,
+                    allow_input_required=True,
+                )
+            assert sorted(m.split("] ")[-1] for m in asked) == ["Go on? (prod)", "Go on? (staging)"]
+            assert text(step) == "confirmed: True | confirmed: False", (text(step), asked)

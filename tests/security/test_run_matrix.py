@@ -15,6 +15,7 @@ driver of its own::
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
@@ -41,6 +42,13 @@ CARRY = 'await wipe(target="staging")\nprint(await confirm(question="go on?"))\n
     for call in ("wipe(target='prod-db')", "drop_all()", "purge(paths=['/'])")
 )
 """An approved wipe, an upstream's question, then three more destructive calls."""
+GATHERED = (
+    "import asyncio\n"
+    "r = await asyncio.gather(transfer(amount=5), balance(), transfer(amount=7),\n"
+    "    transfer(amount=5))\n"
+    "print(r[0], r[2], r[3], int(r[1]))"
+)
+"""Three gathered moves that need approval (two alike) around a read."""
 YES, NO, GO, SWAP = "yes", "no", "go", "swap"
 """Answers: approve, decline, answer an upstream's question, an edit naming another tool."""
 
@@ -462,6 +470,31 @@ async def guard_forged_state(path: Any) -> str:
     return "refused `program_state` (not sealed here), ran 0"
 
 
+async def guard_gathered(path: Any) -> str:
+    """Gathered calls that need approval: each is asked about once (the same call twice
+    twice), runs once, and the read settled before the pauses reaches the program; each
+    resume on the other worker."""
+    if _na(path, "gathered"):
+        return str(_na(path, "gathered"))
+    path.answers = [YES] * 3  # a path that asks mid-call answers from these
+    step = await path.start(GATHERED)
+    asked: list[str] = []
+    while step.pause and len(asked) < 6:
+        asked.append(step.asked)
+        step = await path.resume(step, YES, other=len(asked) % 2 == 1)
+    ran = await path.runs()
+    assert step.text == "moved 5 moved 7 moved 5 100", (step.text, asked)
+    assert sorted(ran["transfer"]) == [5, 5, 7] and len(ran["balance"]) == 1, ran
+    if asked == [""]:  # LiteLLM's approve= answers in place
+        return "each asked in place, ran once; the read once"
+    if not asked:  # a 2025 client answers mid-call
+        assert not path.answers, path.answers
+        return "each asked mid-call (3 yeses), ran once; the read once"
+    amounts = [re.search(r'"amount": ?(\d+)', question) for question in asked]
+    assert sorted(int(a.group(1)) for a in amounts if a) == [5, 5, 7], asked
+    return "3 yeses, one per call (two alike); each ran once, the read once, across workers"
+
+
 _NO_MARKER = "n/a: no approval marker of a framework's own"
 
 
@@ -497,6 +530,7 @@ GUARDS = [
     Guard("edit_swap", "an edit naming another tool", guard_edit_swap),
     Guard("forged_state", "tampered state", guard_forged_state),
     Guard("marker", "the framework's own marker", guard_marker),
+    Guard("gathered", "gathered calls that need approval", guard_gathered),
 ]
 
 
@@ -605,12 +639,19 @@ EXPECTED: dict[str, dict[str, str]] = {
         "forged_state": "refused: `-32602` (the request state is sealed), ran 0",
     },
 }
+_GATHERED = "3 yeses, one per call (two alike); each ran once, the read once, across workers"
+for _row in ("in_process", "mcp_2026"):
+    EXPECTED[_row]["gathered"] = _GATHERED
 EXPECTED["in_process_kept"] = {
     **EXPECTED["in_process"],
     "eviction": "failed closed: no longer kept, run it again; ran 0",
 }
 EXPECTED["mcp_2026_replicas"] = EXPECTED["mcp_2026"]
-EXPECTED["mcp_2025"] = {**LegacyRunPath.only, "carried_approval": _CARRIED}
+EXPECTED["mcp_2025"] = {
+    **LegacyRunPath.only,
+    "carried_approval": _CARRIED,
+    "gathered": "each asked mid-call (3 yeses), ran once; the read once",
+}
 for _row in ("in_process", "in_process_kept", "mcp_2025", "mcp_2026", "mcp_2026_replicas"):
     EXPECTED[_row]["marker"] = _NO_MARKER
 _ADAPTER = {
@@ -636,6 +677,7 @@ EXPECTED["litellm"] = {
     "carried_approval": "n/a: no upstream asks questions here",
     "edit_swap": EXPECTED["in_process"]["edit_swap"],
     "marker": "n/a: LiteLLM has no approval marker",
+    "gathered": "each asked in place, ran once; the read once",
 }
 
 

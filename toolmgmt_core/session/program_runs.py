@@ -169,12 +169,13 @@ class _Host:
         """The call being answered: (index, name, arguments)."""
         self.tokens = 0
 
-    async def call(self, name: Any, arguments: Any) -> Any:
+    async def call(self, name: Any, arguments: Any, index: int) -> Any:
         if not isinstance(name, str):
             raise ProgramToolError("TypeError", "call_tool(name, arguments): name must be a str")
         name = code_names(self.calls.session.manager.catalog).original(name)
-        self.count += 1
-        index = self.count
+        # The sandbox's number for the call, not a count here: a resumed program runs its
+        # paused calls again in another order, and each keeps the index its approval names.
+        self.count = max(self.count, index)
         self.current = (index, name, arguments)
         inner_id = f"{self.context.call_id or 'run_code'}.{index}"
         context = self.context

@@ -62,8 +62,10 @@ class ProgramToolError(Exception):
 class ProgramHost(Protocol):
     """What a program's calls reach: the session's tools, through its pipeline."""
 
-    async def call(self, name: str, arguments: Any) -> Any:
-        """The tool's value; raises :class:`ProgramToolError` when the call failed."""
+    async def call(self, name: str, arguments: Any, index: int) -> Any:
+        """The tool's value; raises :class:`ProgramToolError` when the call failed. ``index``
+        is the call's number in the program (1 for its first call or search), the same when a
+        resumed program runs it again: what an approval of it is bound to."""
 
     async def search(self, query: Any) -> Any:
         """What a search finds (signatures, as ``tool_search`` answers)."""
@@ -117,8 +119,10 @@ class PausedProgram:
             or not all(isinstance(o, str) for o in output)
             or not isinstance(calls, int)
             or not isinstance(approvals, int)
-            # At most one approval per call made: a replay never asks for more answers.
-            or not 0 <= approvals <= calls <= _MAX_CALLS_KEPT
+            # Not bound by ``calls``: an approved call that pauses inside (a tool's own
+            # question) is kept to run again, uncounted, and asked about again when it does.
+            or not 0 <= calls <= _MAX_CALLS_KEPT
+            or not 0 <= approvals <= _MAX_CALLS_KEPT
         ):
             raise ValueError("not a paused program")
         return cls(snapshot, dict(settled), list(output), calls, approvals)
@@ -235,14 +239,14 @@ class _Run:
 
     def _run(self, key: str, call: _Call) -> None:
         self.running[key] = call
-        self.tasks[key] = asyncio.ensure_future(self._answer(call))
+        self.tasks[key] = asyncio.ensure_future(self._answer(int(key) + 1, call))
 
-    async def _answer(self, call: _Call) -> Any:
+    async def _answer(self, index: int, call: _Call) -> Any:
         function, name, arguments = call
         async with self.slots:
             if function == "search_tools":
                 return await self.host.search(arguments)
-            return _parsed(await self.host.call(name, arguments))
+            return _parsed(await self.host.call(name, arguments, index))
 
     async def _settle(self, snap: Any) -> Any:
         """Answer the futures the program waits on, once one of them has its value; the

@@ -95,12 +95,14 @@ def export_all() -> str:
     return "exported"
 
 
-QUESTION = t.ElicitRequest(
-    params=t.ElicitRequestFormParams(
-        message="Go on?",
-        requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}},
+def _question(question: str) -> t.ElicitRequest:
+    """The question ``confirm`` asks, naming what it asks about."""
+    return t.ElicitRequest(
+        params=t.ElicitRequestFormParams(
+            message=f"Go on? ({question})",
+            requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}},
+        )
     )
-)
 
 
 @server.tool(annotations=READ_ONLY, structured_output=False)
@@ -109,12 +111,12 @@ async def confirm(question: str, ctx: Context) -> Any:
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         answer = (ctx.input_responses or {}).get("go")
         if answer is None:
-            return t.InputRequiredResult(input_requests={"go": QUESTION})
+            return t.InputRequiredResult(input_requests={"go": _question(question)})
         content = answer.content or {}  # type: ignore[union-attr]
     else:
         metadata = ServerMessageMetadata(related_request_id=ctx.request_context.request_id)
         asked = await ctx.request_context.session.send_request(
-            QUESTION, t.ElicitResult, metadata=metadata
+            _question(question), t.ElicitResult, metadata=metadata
         )
         content = asked.content or {}
     _ran("confirm", question)
