@@ -186,7 +186,6 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("direct_ms", "p50"),
         ("rounds",),
     ],
-    "companions": [("tasks",), ("tools",)],
     "code_cost": [
         ("rows", 2, "dollars", "claude-sonnet-5-5"),
         ("rows", 2, "vs_flat", "claude-sonnet-5-5"),

@@ -240,3 +240,52 @@ def test_an_edit_may_change_arguments_never_the_tool() -> None:
 
     refused = asyncio.run(swap())
     assert refused.outcome == "denied" and bank.runs == Counter({"balance": 1})
+
+
+def test_a_cancelled_program_is_not_kept_and_its_retry_is_a_fresh_run() -> None:
+    # A cancellation is no pause: resuming the program at the call that was running would
+    # start from a snapshot nobody answered (the same call id must not resume it).
+    import threading
+    import time
+
+    from toolmgmt_core import Execution, ToolCatalog, ToolManager
+
+    ran: list[str] = []
+    started = threading.Event()
+
+    def balance() -> int:
+        """The balance."""
+        ran.append("balance")
+        return 100
+
+    def transfer(amount: int) -> str:
+        """Move money."""
+        started.set()
+        time.sleep(0.3)
+        ran.append("transfer")
+        return f"moved {amount}"
+
+    catalog = ToolCatalog()
+    catalog.add_function(balance)
+    catalog.add_function(transfer)
+    manager = ToolManager(catalog, mode="code", execution=Execution(run_key="k"))
+    code = "b = await balance()\nprint(b, await transfer(amount=5))"
+    session = manager.session("conv")
+
+    async def go() -> Any:
+        call = session.call("run_code", {"code": code}, call_id="c1", context=CallContext())
+        task = asyncio.ensure_future(call)
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.5)  # the sync tool's thread finishes on its own
+        assert not session.to_json().get("programs")  # nothing kept to resume
+        return await session.call("run_code", {"code": code}, call_id="c1", context=CallContext())
+
+    result = asyncio.run(go())
+    assert result.outcome == "success", result.content
+    assert "100 moved 5" in result.content
+    # the retry ran from the start (balance twice): it did not resume the cancelled snapshot
+    assert ran == ["balance", "transfer", "balance", "transfer"]
