@@ -27,22 +27,21 @@ __all__ = ["alternate", "manager", "run_at", "run_here", "run_with"]
 
 def run_at(ref: str, module: str, function: str, *args: Any) -> Any:
     """``module.function(*args)`` (a bench module) with ``ref``'s core, its JSON answer."""
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", ref, "toolmgmt_core", "toolmgmt_demo"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    ).stdout
-    with tempfile.TemporaryDirectory() as folder:
-        with tarfile.open(fileobj=BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
-        return _run(folder, module, function, args)
+    return _run_archived(ref, ["toolmgmt_core", "toolmgmt_demo"], module, function, args)
 
 
 def run_with(ref: str, module: str, function: str, *args: Any) -> Any:
     """:func:`run_at` with ``ref``'s whole product: the core, the demo, the adapters and the
     gateway (for a bench that drives a framework or the gateway)."""
     folders = ["toolmgmt_core", "toolmgmt_demo", "adapters", "gateway"]
+    return _run_archived(ref, folders, module, function, args)
+
+
+def _run_archived(
+    ref: str, folders: list[str], module: str, function: str, args: tuple[Any, ...]
+) -> Any:
+    """``module.function(*args)`` with ``folders`` as they are at ``ref`` first on the path
+    (the adapters' and the gateway's packages live one folder down)."""
     archive = subprocess.run(
         ["git", "archive", "--format=tar", ref, *folders],
         cwd=ROOT,
@@ -52,7 +51,9 @@ def run_with(ref: str, module: str, function: str, *args: Any) -> Any:
     with tempfile.TemporaryDirectory() as folder:
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(folder, filter="data")
-        path = os.pathsep.join([folder, f"{folder}/adapters", f"{folder}/gateway"])
+        path = os.pathsep.join(
+            [folder, *(f"{folder}/{f}" for f in folders if f in ("adapters", "gateway"))]
+        )
         return _run(path, module, function, args)
 
 
