@@ -268,7 +268,12 @@ def test_a_cancelled_program_is_not_kept_and_its_retry_is_a_fresh_run() -> None:
     catalog = ToolCatalog()
     catalog.add_function(balance)
     catalog.add_function(transfer)
-    manager = ToolManager(catalog, mode="code", execution=Execution(run_key="k"))
+    from toolmgmt_core.events import ProgramFinished
+
+    events: list[Any] = []
+    manager = ToolManager(
+        catalog, mode="code", execution=Execution(run_key="k"), listeners=[events.append]
+    )
     code = "b = await balance()\nprint(b, await transfer(amount=5))"
     session = manager.session("conv")
 
@@ -289,3 +294,5 @@ def test_a_cancelled_program_is_not_kept_and_its_retry_is_a_fresh_run() -> None:
     assert "100 moved 5" in result.content
     # the retry ran from the start (balance twice): it did not resume the cancelled snapshot
     assert ran == ["balance", "transfer", "balance", "transfer"]
+    finished = [e.outcome for e in events if isinstance(e, ProgramFinished)]
+    assert finished == ["interrupted", "success"]  # the cancelled run is no pause

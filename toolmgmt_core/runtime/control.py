@@ -35,6 +35,7 @@ __all__ = [
     "CallPaused",
     "control_flow_types",
     "is_control_flow",
+    "is_pause",
     "passthrough",
     "reraise_control_flow",
 ]
@@ -89,6 +90,13 @@ def is_control_flow(exc: BaseException) -> bool:
         or isinstance(exc, CallPaused)
         or isinstance(exc, _PASSTHROUGH.get())
     )
+
+
+def is_pause(exc: BaseException) -> bool:
+    """Whether ``exc`` pauses a call that its answer resumes: the core's :class:`CallPaused`
+    or a framework's own signal (a LangGraph interrupt, a PydanticAI deferral). A cancellation
+    or an interpreter's exit is control flow but no pause: nothing is kept to resume."""
+    return isinstance(exc, Exception) and is_control_flow(exc)
 
 
 def reraise_control_flow(exc: BaseException) -> None:

@@ -30,7 +30,7 @@ from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.events import ProgramFinished, ProgramStarted
 from toolmgmt_core.model.errors import InvalidArgumentsError, ToolCallError, ToolExecutionError
 from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.runtime.control import is_control_flow
+from toolmgmt_core.runtime.control import is_pause
 from toolmgmt_core.session.program_runs import ProgramRun, WholeValues
 
 __all__ = ["CodeCalls", "code_digest"]
@@ -153,7 +153,7 @@ class CodeCalls:
                     ProgramFinished(
                         session.conversation,
                         started,
-                        "paused" if is_control_flow(exc) else "interrupted",
+                        "paused" if is_pause(exc) else "interrupted",
                         run.host.count if run.host else 0,
                         run.host.tokens if run.host else 0,
                         0,

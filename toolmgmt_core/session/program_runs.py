@@ -47,7 +47,7 @@ from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.policy.verdicts import ApprovalRequest, arguments_digest
 from toolmgmt_core.policy.view import PolicyView
-from toolmgmt_core.runtime.control import CallPaused, is_control_flow
+from toolmgmt_core.runtime.control import CallPaused, is_control_flow, is_pause
 
 __all__ = ["ProgramRun", "WholeValues"]
 
@@ -310,7 +310,7 @@ class ProgramRun:
                 )
                 prepared = await self._ask(self._state(program, pending))
             except BaseException as exc:
-                if kept and _pauses(exc):  # a pause at a call: its state goes along
+                if kept and is_pause(exc):  # a pause at a call: its state goes along
                     index, name, arguments = host.current or (host.count, "?", None)
                     args = dict(arguments) if isinstance(arguments, Mapping) else {}
                     sealed = self._seal(self._state(kept[-1], PendingCall(index, name, args)))
@@ -365,7 +365,7 @@ class ProgramRun:
             if inspect.isawaitable(verdict):
                 verdict = await verdict
         except BaseException as exc:
-            if _pauses(exc):  # the framework pauses: the door keeps the state
+            if is_pause(exc):  # the framework pauses: the door keeps the state
                 await self._kept(exc, sealed)
                 raise
             if is_control_flow(exc):
@@ -376,11 +376,3 @@ class ProgramRun:
         self.answered += 1
         await self.book.claim(state)
         return _Prepared(pending, verdict, error)
-
-
-def _pauses(exc: BaseException) -> bool:
-    """Whether ``exc`` pauses the program at a call (the core's pause or a framework's own
-    signal, such as a LangGraph interrupt), so that its answer resumes it. A cancellation or an
-    interpreter's exit is no pause: the program is not kept, and a retry is a fresh run (only
-    the answer to a run's own pause resumes it)."""
-    return isinstance(exc, Exception) and is_control_flow(exc)
