@@ -10,6 +10,7 @@ worker" is a new agent and manager over the same framework state, sealing with t
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -40,14 +41,17 @@ def _tampered(sealed: str) -> str:
     return sealed[:-4] + ("0000" if not sealed.endswith("0000") else "1111")
 
 
-class _DoorPath:
-    """What every adapter row shares: the ops tools, the matrix's ``Step``, the workers' key."""
+class _DoorPath(ABC):
+    """What every adapter row shares: the ops tools, the matrix's ``Step``, the workers' key;
+    each row starts a program its own way."""
 
     def __init__(self, ops: Any, step: type, key: str) -> None:
         self.ops, self.step, self.key = ops, step, key
 
+    @abstractmethod
     async def start(self, code: str, caller: str = "ada", *, marked: bool = False) -> Any:
-        raise NotImplementedError
+        """Run ``code`` through the framework as a model's ``run_code`` call: the step it ends
+        at (a pause, or the answer)."""
 
     async def start_marked(self) -> Any:
         return await self.start(MARKED, marked=True)
