@@ -108,10 +108,11 @@ class CatalogLearning:
                     learned_terms=terms,
                 )
             )
-        hits = [tool.name for tool, _ in found]
         learning = self._learning
-        suggested = learning.companions_of(hits, companions, self.find, where) if learning else []
-        for companion in suggested if companions else []:
+        if learning is None or not companions:
+            return out
+        hits = [tool.name for tool, _ in found]
+        for companion in learning.companions_of(hits, companions, self.find, where):
             suggested_tool = self.find(companion.name)
             if suggested_tool is None:
                 continue
