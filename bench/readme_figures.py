@@ -945,7 +945,24 @@ def render_companions(figures: dict[str, Any]) -> str:
             },
         )
         + f"\n{figures['tasks']} tasks, {figures['tools']} tools, {figures['folds']} folds; "
-        f"embedder {figures['embedder']}; {versions}.\n"
+        f"embedder {figures['embedder']}; {versions}.{_pair_support(figures)}\n"
+    )
+
+
+def _pair_support(figures: dict[str, Any]) -> str:
+    """What each fold learned: how many pairs of tools one, two, three or more principals used
+    together (the least and most over the folds)."""
+    folds = figures.get("pair_support")
+    if not folds:
+        return ""
+
+    def span(key: str) -> str:
+        low, high = min(f[key] for f in folds), max(f[key] for f in folds)
+        return f"{low}" if low == high else f"{low}-{high}"
+
+    return (
+        f" Pairs of tools used together per fold, by how many principals: one {span('1')}, "
+        f"two {span('2')}, three or more {span('3+')}."
     )
 
 

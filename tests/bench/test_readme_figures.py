@@ -216,6 +216,8 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
     "companions": [
         ("rows", "replay: plain", "5", "recall"),
         ("rows", "replay: 4 + 1 companion (floor 3)", "5", "all_found"),
+        ("rows", "replay: 4 + the needed companion, a bound (floor 1)", "5", "recall"),
+        ("pair_support", 0, "3+"),
         ("rows", "steps: fastmcp BM25", "3", "recall"),
         ("tasks",),
     ],
