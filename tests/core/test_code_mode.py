@@ -78,9 +78,9 @@ def test_tool_search_answers_with_python_signatures() -> None:
     tree = ast.parse(result.content)
     assert [f.name for f in tree.body if isinstance(f, ast.AsyncFunctionDef)][0] == "weather"
     assert result.content == result.value["found"]
-    # dict[str, Any] says no more than dict.
-    assert "async def weather(city: str, *, units: str = 'metric') -> dict: ..." in result.content
-    assert "# Current weather of a city, with a long forecast." in result.content
+    # dict[str, Any] says no more than dict; a comment needs no full stop.
+    assert "async def weather(city: str, *, units: str='metric') -> dict: ..." in result.content
+    assert "# Current weather of a city, with a long forecast\n" in result.content
     nothing = session.call_sync("tool_search", {"query": "zzzz qqqq"})
     assert nothing.content.startswith("# No tool matched 'zzzz qqqq'")
     ast.parse(nothing.content)
@@ -120,8 +120,8 @@ def test_run_code_says_how_to_call_tools_and_what_comes_back() -> None:
         },
     )
     assert python_signature(tool) == (
-        "# Pick one.\nasync def pick(kind: Literal['a', 'b'], *, ids: list[int] = None, "
-        "class_: str = None): ..."
+        "# Pick one\nasync def pick(kind: Literal['a', 'b'], *, ids: list[int]=None, "
+        "class_: str=None): ..."
     )
 
 

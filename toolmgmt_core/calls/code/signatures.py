@@ -4,8 +4,8 @@ A found tool is shown as the call a program makes, with one line of documentatio
 from its JSON schema; far fewer tokens than the JSON definition, and in the language the model
 writes::
 
-    # Search contacts by name or email.
-    async def crm_search(query: str, *, limit: int = 10) -> {"contacts": list, "total": int}: ...
+    # Search contacts by name or email
+    async def crm_search(query: str, *, limit: int=10) -> {"contacts": list, "total": int}: ...
 
 ``*`` marks where the optional parameters start; an enum is a ``Literal``; a nested object is
 ``dict``. What a tool returns comes from its ``outputSchema`` (an object's keys and their types)
@@ -154,9 +154,12 @@ def python_signature(tool: Tool, name: str | None = None) -> str:
             needed.append(f"{shown[str(param)]}: {annotation}")
         else:
             spec = schema if isinstance(schema, Mapping) else {}
-            optional.append(f"{shown[str(param)]}: {annotation} = {_default(spec)}")
+            # ``=`` without spaces: the same Python, a token less for each default.
+            optional.append(f"{shown[str(param)]}: {annotation}={_default(spec)}")
     params = ", ".join([*needed, *(["*", *optional] if optional else [])])
     doc = " ".join(tool.summary.split())
+    if doc.endswith(".") and not doc.endswith(".."):
+        doc = doc[:-1]  # a comment needs no full stop; it is a token on every tool shown
     if len(doc) > _MAX_DOC:
         doc = doc[: _MAX_DOC - 1] + "…"
     returned = python_returns(tool)
