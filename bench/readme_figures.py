@@ -439,6 +439,21 @@ def render_code_cost(figures: dict[str, Any]) -> str:
         if any(r["over_openai_limit"] for r in figures["rows"])
         else ""
     )
+    for model in models:
+        cold = [
+            CODE_COST_SIZES[r["size"]]
+            for r in figures["rows"]
+            if r["design"] == "code"
+            and r["provider"] == model["provider"]
+            and r["read"].get(model["model"]) == 0
+        ]
+        if cold:
+            lines.append(
+                f"- {model['model']} reads nothing from its cache in code mode's conversation at "
+                f"{' and '.join(cold)}: no request before the last reaches its minimum cacheable "
+                f"prefix ({_n(model.get('min_tokens') or 0)} tokens), so they are billed in "
+                "full and the last as a cache write."
+            )
     return table + "\n" + refused + "\n".join(lines) + "\n\n" + prices
 
 
