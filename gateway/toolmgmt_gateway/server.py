@@ -365,6 +365,9 @@ class Gateway:
                 close = getattr(store, "close", None)
                 if close is not None:
                     close()
+            steps.info("joining the threads")
+            for manager in (self.manager, *self.clients.values()):
+                manager.close()
             steps.info("stopped")
 
     # -- MCP handlers -----------------------------------------------------------------------
