@@ -93,7 +93,7 @@ from toolmgmt_core.providers.deferral import (
     tool_result_content,
 )
 from toolmgmt_core.runtime.control import CallPaused, passthrough
-from toolmgmt_core.runtime.threads import hung_threads, start_thread
+from toolmgmt_core.runtime.threads import Pool, hung_threads, start_thread
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.meta_tools import (
     META_TOOL_NAMES,
@@ -155,6 +155,7 @@ __all__ = [
     "PinFile",
     "PinStore",
     "PinVerdict",
+    "Pool",
     "PostgresCatalogStore",
     "PostgresEmbeddingCache",
     "PostgresLearnedStore",

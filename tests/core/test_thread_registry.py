@@ -10,7 +10,12 @@ from pathlib import Path
 
 from toolmgmt_core import ToolCatalog, ToolManager
 from toolmgmt_core.calls.truncation.summarize import summarize_result
-from toolmgmt_core.runtime.threads import hung_threads, join_threads, live_threads
+from toolmgmt_core.runtime.threads import (
+    call_after,
+    hung_threads,
+    join_threads,
+    live_threads,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 REGISTRY = ROOT / "toolmgmt_core" / "runtime" / "threads.py"
@@ -27,7 +32,8 @@ def _thread_starts(path: Path, root: Path = ROOT) -> list[str]:
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         first = node.args[0] if node.args else None
         if (
-            name in {"Thread", "ThreadPoolExecutor", "to_thread"}
+            name in {"Thread", "Timer", "ThreadPoolExecutor", "to_thread", "start_new_thread"}
+            or "to_thread" in ast.unparse(func)  # anyio.to_thread.run_sync
             or name == "run_in_executor"
             and isinstance(first, ast.Constant)
             and first.value is None
@@ -52,9 +58,22 @@ def test_the_scan_sees_each_way_to_start_a_thread(tmp_path: Path) -> None:
     sample.write_text(
         "threading.Thread(target=f)\nThread(target=f)\nThreadPoolExecutor(4)\n"
         "await asyncio.to_thread(f)\nloop.run_in_executor(None, f)\n"
+        "await anyio.to_thread.run_sync(f)\nthreading.Timer(1, f)\n"
         "loop.run_in_executor(pool, f)\n"
     )
-    assert len(_thread_starts(sample, tmp_path)) == 5
+    assert len(_thread_starts(sample, tmp_path)) == 7
+
+
+def test_one_thread_runs_every_timer_and_a_cancelled_one_never_fires() -> None:
+    fired: list[str] = []
+    done = threading.Event()
+    cancel = call_after(0.01, lambda: fired.append("cancelled"))
+    call_after(0.02, lambda: (fired.append("second"), done.set()))
+    call_after(0.01, lambda: fired.append("first"))
+    cancel()
+    assert done.wait(5)
+    assert fired == ["first", "second"]
+    assert [name for name in live_threads() if "timer" in name] == ["toolmgmt-timer"]
 
 
 def test_a_hung_summariser_is_counted_and_close_joins_the_threads() -> None:

@@ -10,6 +10,9 @@ Two kinds, and no other way to start one:
 - :func:`start_thread`: the one long-lived thread of a component that stops it itself (the usage
   log's writer, the catalog follower, the learner, a stdio upstream's stderr relay).
 
+And :func:`call_after`, for deadlines (a stalled database connection cut): one thread for every
+timer of the process, not a ``threading.Timer`` each.
+
 Nothing uses the event loop's default executor (``asyncio.to_thread``, ``run_in_executor(None,
 ...)``): ``asyncio.run`` waits for it on exit, so a hung job would turn a timeout into a hang, and
 its threads would be neither named nor counted here (``tests/core/test_thread_registry.py`` scans
@@ -24,6 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import heapq
+import itertools
+import logging
 import threading
 import time
 import weakref
@@ -34,6 +40,7 @@ from typing import Any, TypeVar
 
 __all__ = [
     "Pool",
+    "call_after",
     "hung_threads",
     "join_threads",
     "live_threads",
@@ -137,6 +144,64 @@ def start_thread(name: str, target: Callable[[], object]) -> threading.Thread:
         _THREADS.add(thread)
     thread.start()
     return thread
+
+
+class _Timer:
+    __slots__ = ("cancelled", "fn")
+
+    def __init__(self, fn: Callable[[], object]) -> None:
+        self.fn = fn
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+_TIMERS: list[tuple[float, int, _Timer]] = []
+_TIMERS_CHANGED = threading.Condition()
+_TIMER_ORDER = itertools.count()
+_TIMER_THREAD: threading.Thread | None = None
+_TIMER_IDLE = 30.0
+"""Seconds the timer thread waits with nothing to do before it ends (the next timer starts it)."""
+
+
+def call_after(seconds: float, fn: Callable[[], object]) -> Callable[[], None]:
+    """Call ``fn()`` in ``seconds`` on the timer thread, unless cancelled first; the cancel.
+
+    ``fn`` must be quick (it delays the timers after it): shut a socket, set an event."""
+    global _TIMER_THREAD
+    timer = _Timer(fn)
+    with _TIMERS_CHANGED:
+        heapq.heappush(_TIMERS, (time.monotonic() + seconds, next(_TIMER_ORDER), timer))
+        if _TIMER_THREAD is None:
+            _TIMER_THREAD = start_thread("timer", _run_timers)
+        _TIMERS_CHANGED.notify()
+    return timer.cancel
+
+
+def _run_timers() -> None:
+    global _TIMER_THREAD
+    while True:
+        with _TIMERS_CHANGED:
+            while True:
+                while _TIMERS and _TIMERS[0][2].cancelled:
+                    heapq.heappop(_TIMERS)
+                if not _TIMERS:
+                    if not _TIMERS_CHANGED.wait(_TIMER_IDLE) and not _TIMERS:
+                        _TIMER_THREAD = None
+                        return
+                    continue
+                delay = _TIMERS[0][0] - time.monotonic()
+                if delay <= 0:
+                    timer = heapq.heappop(_TIMERS)[2]
+                    break
+                _TIMERS_CHANGED.wait(delay)
+        if timer.cancelled:
+            continue
+        try:
+            timer.fn()
+        except Exception:  # one timer's failure never stops the others
+            logging.getLogger("toolmgmt").exception("toolmgmt: a timer failed")
 
 
 def live_threads() -> list[str]:
