@@ -10,12 +10,15 @@ call's arguments. The MCP adapter's own default passes the lines on as they are.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 from typing import TextIO
 
 from toolmgmt_mcp.transport import stderr_stream
+
+from toolmgmt_core.integration import start_thread
 
 __all__ = ["upstream_errlog"]
 
@@ -38,12 +41,7 @@ def upstream_errlog(name: str, stderr: str) -> TextIO:
         if pipe is None:
             read_end, write_end = os.pipe()
             pipe = _PIPES[name] = os.fdopen(write_end, "w")
-            threading.Thread(
-                target=_relay,
-                args=(read_end, name),
-                name=f"toolmgmt-stderr-{name}",
-                daemon=True,
-            ).start()
+            start_thread(f"stderr-{name}", functools.partial(_relay, read_end, name))
     return pipe
 
 
