@@ -16,6 +16,12 @@ What counts, in every module of every package (by the syntax tree):
 - ``getattr(x, "_name")`` and its siblings, by the same rule;
 - an import of a private module or name of another package (``from mcp.server._otel import``);
 - a method ``_name`` overriding one of another first-party package's classes.
+
+By name, not by type: a ``_name`` the package also defines for itself passes wherever it is
+read (the gateway's own ``_lock`` hid its read of an upstream's), so a review still looks.
+LangGraph's private config keys (``__pregel_checkpointer``, read in
+``toolmgmt_langchain/checkpoint.py``: LangGraph publishes no other way to the checkpoint a task
+resumes from) are strings, not names, and are not counted.
 """
 
 from __future__ import annotations
