@@ -50,7 +50,7 @@ from toolmgmt_langchain.loop import (
     session_tool_definitions,
     tool_message,
 )
-from toolmgmt_langchain.tools import NodeCall, in_tool_node
+from toolmgmt_langchain.tools import NodeCall
 
 __all__ = [
     "STATE_KEY",
@@ -240,22 +240,23 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
 
         return requires
 
-    def _context(self, request: Any, kept: Mapping[str, Any] | None) -> CallContext:
+    def _context(self, request: Any, node: NodeCall, kept: Mapping[str, Any] | None) -> CallContext:
         """What this call carries down: approval is asked for once, the LangGraph way, with
-        the middleware's own ``interrupt_on`` besides the policy; a ``run_code`` call keeps its
-        paused program in its interrupt (``kept``, read back from the checkpoint on resume)."""
+        the middleware's own ``interrupt_on`` besides the policy; the ToolNode call tools with
+        injected arguments run through; a ``run_code`` call keeps its paused program in its
+        interrupt (``kept``, read back from the checkpoint on resume)."""
         approver = self._approver(request)
-        context = CallContext(approver=approver, requires=self._marker(request))
+        context = CallContext(approver=approver, requires=self._marker(request), run=node)
         if request.tool_call["name"] != RUN_CODE or approver is None:
             return context
         state = kept.get("resume_state") if kept is not None else None
         return context.replace(keeps_state=True, resume_state=state)
 
     @contextlib.contextmanager
-    def _scope(self, request: Any, node: NodeCall) -> Iterator[None]:
-        """LangGraph's signals pass, injected tools find the ToolNode: for this one call. An
-        error meant for the caller leaves ``invoke``."""
-        with in_tool_node(node), passthrough(*SIGNALS, ToCaller):
+    def _scope(self) -> Iterator[None]:
+        """LangGraph's signals pass, for this one call. An error meant for the caller leaves
+        ``invoke``."""
+        with passthrough(*SIGNALS, ToCaller):
             try:
                 yield
             except ToCaller as exc:
@@ -323,9 +324,9 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         live = self._live_for(request.state, call["id"], _thread(_config(request)))
         node = NodeCall(request, handler)
         kept = paused_value(_graph_config(), call["id"]) if call["name"] == RUN_CODE else None
-        with self._scope(request, node):
+        with self._scope():
             result = _lost(live.session, kept) or run_tool_call_sync(
-                live.session, call, _config(request), self._context(request, kept)
+                live.session, call, _config(request), self._context(request, node, kept)
             )
         return self._answer(call, live, result, node)
 
@@ -338,9 +339,9 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         kept = (
             await apaused_value(_graph_config(), call["id"]) if call["name"] == RUN_CODE else None
         )
-        with self._scope(request, node):
+        with self._scope():
             result = _lost(live.session, kept) or await run_tool_call(
-                live.session, call, _config(request), self._context(request, kept)
+                live.session, call, _config(request), self._context(request, node, kept)
             )
         return self._answer(call, live, result, node)
 

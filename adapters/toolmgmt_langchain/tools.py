@@ -3,17 +3,15 @@
 :func:`add_langchain_tools` adds ``BaseTool`` objects (``@tool`` functions, ``StructuredTool``,
 MCP tools from ``langchain-mcp-adapters``). A tool taking ``ToolRuntime``, ``InjectedState``,
 ``InjectedStore`` or ``InjectedToolCallId`` arguments runs through the agent's own ``ToolNode``,
-which supplies those values, when the middleware answers its call (:func:`in_tool_node`);
-outside an agent it cannot run.
+which supplies those values, when the middleware answers its call (it hands the
+:class:`NodeCall` down with the call, as its context's ``run``); outside an agent it cannot run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import ToolMessage
@@ -32,11 +30,11 @@ from toolmgmt_core import (
     ToolExecutionError,
     ToolUnavailableError,
 )
+from toolmgmt_core.integration import NO_CONTEXT, CallContext
 
 __all__ = [
     "NodeCall",
     "add_langchain_tools",
-    "in_tool_node",
 ]
 
 _SUPPLIED = (InjectedState, InjectedStore, InjectedToolCallId, ToolRuntime)
@@ -44,7 +42,9 @@ _SUPPLIED = (InjectedState, InjectedStore, InjectedToolCallId, ToolRuntime)
 
 
 class NodeCall:
-    """The ToolNode call a middleware answers: where tools with injected arguments run."""
+    """The ToolNode call a middleware answers: where tools with injected arguments run. The
+    middleware hands it down with the call (``CallContext.run``), so a call answered inside
+    another (a meta-tool's, a program's) finds it too."""
 
     def __init__(self, request: Any, execute: Callable[[Any], Any]) -> None:
         self.request = request
@@ -53,25 +53,12 @@ class NodeCall:
         """Commands those tools returned, merged into the middleware's answer."""
 
 
-_NODE: ContextVar[NodeCall | None] = ContextVar("toolmgmt_langchain_node", default=None)
-
-
-@contextlib.contextmanager
-def in_tool_node(node: NodeCall) -> Iterator[None]:
-    """Within the block, tools with injected arguments run through ``node``'s ToolNode."""
-    token = _NODE.set(node)
-    try:
-        yield
-    finally:
-        _NODE.reset(token)
-
-
 def _node_handler(tool: BaseTool, injected: Sequence[str]) -> Any:
     """The handler of a tool with injected arguments: the agent's ToolNode runs it."""
 
-    async def run_in_tool_node(**arguments: Any) -> Any:
-        node = _NODE.get()
-        if node is None:
+    async def run_in_tool_node(toolmgmt_context: CallContext = NO_CONTEXT, **arguments: Any) -> Any:
+        node = toolmgmt_context.run
+        if not isinstance(node, NodeCall):
             raise ToolUnavailableError(
                 f"Tool {tool.name!r} takes arguments LangChain supplies at run time "
                 f"({', '.join(injected)}), so it runs only inside a create_agent agent with "

@@ -22,7 +22,6 @@ import hashlib
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from contextvars import ContextVar
 from typing import Any
 
 import litellm
@@ -56,9 +55,9 @@ SESSION_KEY = "toolmgmt_session"
 _CHAT_CALLS = ("acompletion", "completion")
 _RESPONSES_CALLS = ("aresponses", "responses")
 _PREPARED = "toolmgmt_prepared"
-"""Set in a request's metadata once its tools are set (the proxy hook, then the client path)."""
+"""Set in a request's metadata once its tools are set (the proxy hook, then the client path;
+:func:`completion_with_tools`, whose request the sync path's warning then leaves alone)."""
 _OWN_KEYS = (SESSION_KEY, _PREPARED)
-_WRAPPED: ContextVar[bool] = ContextVar("toolmgmt_litellm_wrapped", default=False)
 
 
 def _tool_name(tool: Mapping[str, Any]) -> str:
@@ -284,10 +283,11 @@ class ToolManagerCallback(CustomLogger):
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
         """Warn, once, when a plain sync ``litellm.completion`` names a session: no hook can
         change a sync request, so it went without the session's tools."""
-        if kwargs.get("call_type") != "completion" or _WRAPPED.get() or self._warned_sync:
+        if kwargs.get("call_type") != "completion" or self._warned_sync:
             return
         params = kwargs.get("litellm_params")
-        if _session_id(params if isinstance(params, Mapping) else kwargs) is None:
+        request = params if isinstance(params, Mapping) else kwargs
+        if _session_id(request) is None or _metadata(request).get(_PREPARED):
             return
         with self._lock:
             if self._warned_sync:
@@ -362,11 +362,11 @@ def _tool_results(request: Mapping[str, Any], api: str) -> Iterable[tuple[str, A
 
 def completion_with_tools(session: ToolSession, **kwargs: Any) -> Any:
     """``litellm.completion`` with the session's tools (the sync path, where hooks cannot)."""
-    token = _WRAPPED.set(True)
-    try:
-        with _prepare_span(session.manager, session.conversation, kwargs) as span:
-            request = prepare_request(session, kwargs)
-            _describe_request(span, kwargs, request)
-        return litellm.completion(**request)
-    finally:
-        _WRAPPED.reset(token)
+    with _prepare_span(session.manager, session.conversation, kwargs) as span:
+        request = prepare_request(session, kwargs)
+        _describe_request(span, kwargs, request)
+    for key in ("metadata", "litellm_metadata"):
+        value = request.get(key)
+        if isinstance(value, dict) and SESSION_KEY in value:  # a copy: the caller's stays
+            request[key] = {**value, _PREPARED: "true"}
+    return litellm.completion(**request)

@@ -157,7 +157,7 @@ def _shape(response: Any, model: str | None) -> str:
     sent the request to), else the response's own ``model``, which a proxy's alias or a mock
     may name differently from the request."""
     if not model:
-        sent = getattr(response, "_hidden_params", None)
+        sent = getattr(response, "hidden_params", None)  # LiteLLM's public name for them
         if isinstance(sent, Mapping) and isinstance(sent.get("litellm_model_name"), str):
             request = {
                 "model": sent["litellm_model_name"],

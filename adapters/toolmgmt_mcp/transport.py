@@ -7,8 +7,8 @@ alone, :class:`_OneRequestFails`).
 :func:`request_fault` names what an exception from one call means (the call timed out, the
 connection closed, one request's answer was lost, the upstream ended the session or rejected
 the call, or it is unreachable), so the upstream decides what to do about it in one place
-(:mod:`toolmgmt_mcp.upstreams`). :func:`list_page_raw` reads a tool listing the SDK's model
-refuses, tool by tool.
+(:mod:`toolmgmt_mcp.upstreams`). A tool listing the SDK's model refuses is read tool by tool
+(:func:`~toolmgmt_mcp.sdk_internals.list_page_raw`).
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from toolmgmt_core import (
     ToolUnavailableError,
 )
 from toolmgmt_core.integration import describe_exception
+from toolmgmt_mcp.sdk_internals import list_page_raw
 from toolmgmt_mcp.upstream_config import UpstreamConfig
 
 __all__ = [
     "Fault",
     "fault_error",
-    "list_page_raw",
     "list_tools",
     "open_client",
     "request_fault",
@@ -295,31 +295,3 @@ def stderr_stream() -> TextIO:
         except (AttributeError, OSError, ValueError):
             continue
     return open(os.devnull, "w")  # noqa: SIM115 - the subprocess's stderr; closed with the GC
-
-
-async def list_page_raw(
-    client: Client, cursor: str | None
-) -> tuple[list[mcp_types.Tool], list[tuple[str, str]], str | None]:
-    """One ``tools/list`` page read as plain JSON: (valid tools, (name, reason) skipped, cursor)."""
-    # The SDK validates every result against its model before any caller sees it, so this
-    # goes one level down (private API, hence the narrow use: only after a validation failure).
-    session: Any = client.session
-    request = mcp_types.ListToolsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    options: dict[str, Any] = {}
-    session._stamp(data, options)
-    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)
-    good: list[mcp_types.Tool] = []
-    bad: list[tuple[str, str]] = []
-    for position, item in enumerate(raw.get("tools") or []):
-        label = str(item.get("name", f"#{position}")) if isinstance(item, dict) else f"#{position}"
-        try:
-            good.append(mcp_types.Tool.model_validate(item))
-        except pydantic.ValidationError as exc:
-            where = ".".join(str(p) for p in exc.errors()[0]["loc"])
-            problem = exc.errors()[0]["msg"]
-            bad.append((label, f"malformed tool definition: {where}: {problem}"))
-    # Let the SDK know the valid tools (it checks structured results against their schemas).
-    session._absorb_tool_listing(mcp_types.ListToolsResult(tools=good), complete=False)
-    cursor = raw.get("nextCursor")
-    return good, bad, cursor if isinstance(cursor, str) and cursor else None

@@ -19,8 +19,9 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar, TextIO
 
 import anyio
@@ -91,9 +92,10 @@ class Upstream:
         """Own the connection: open it, report it started, keep it until ``stop`` or a fault."""
         started = False
         try:
-            async with open_client(self.config, self._on_message, self.manager._errlog) as client:
+            errlog = self.manager.stderr_for
+            async with open_client(self.config, self._on_message, errlog) as client:
                 started = True
-                self.manager._opened(client)
+                self.manager.prepare(client)
                 task_status.started(client)
                 async with anyio.create_task_group() as tasks:
                     if self._wants_listen(client):
@@ -129,7 +131,7 @@ class Upstream:
     async def _on_message(self, message: Any) -> None:
         """Handshake-era protocol: tool-list changes arrive as notifications."""
         if isinstance(message, mcp_types.ToolListChangedNotification):
-            self.manager._tasks_or_raise().start_soon(self.refresh)
+            self.manager.start_soon(self.refresh)
 
     async def connect(self) -> Client:
         """The live client, connecting (and listing tools) first when there is none.
@@ -188,6 +190,12 @@ class Upstream:
             self._stop.set()
         logger.warning("upstream %r is down: %s", self.config.name, error)
 
+    def reconnect_due(self, now: float) -> bool:
+        """Whether the upstream is down, its ``reconnect_delay`` over at ``now``
+        (``time.monotonic()``), and nobody is connecting it."""
+        due = self._failed_at + self.config.reconnect_delay <= now
+        return self.client is None and due and not self._lock.locked()
+
     async def close(self) -> None:
         if self._stop is not None:
             self._stop.set()
@@ -207,7 +215,7 @@ class Upstream:
 
     async def _list_and_install(self, client: Client) -> None:
         tools, invalid = await list_tools(client, self.config.connect_timeout)
-        tools = await self.manager._listed(self, tools)
+        tools = await self.manager.admit(self, tools)
         self.manager._install(self, tools, invalid)
 
     def _handler(self, tool_name: str, *, unwrap: bool = False) -> Callable[..., Any]:
@@ -242,7 +250,7 @@ class Upstream:
                 the call.
         """
         client = await self.connect()
-        result = await self.manager._call(self, client, tool_name, arguments, context)
+        result = await self.manager.run_call(self, client, tool_name, arguments, context)
         # The core shapes it (text, structured content, media described or passed on) and
         # reports an isError result as the tool's own failure, as for any tool.
         return ContentResult.from_mcp(result.model_dump(mode="json", by_alias=True))
@@ -337,8 +345,9 @@ class UpstreamManager:
             await catalog.get("notes_get_note").handler(title="x")
 
     Entering connects every upstream concurrently; one that fails to start is reported in
-    :meth:`status` and retried on its next use, the others are ready. The ``_``-prefixed no-op
-    methods below, and :attr:`status_type`, are the seams a service on top fills (the gateway's
+    :meth:`status` and retried on its next use, the others are ready. The no-op hooks below
+    (:meth:`not_started`, :meth:`stderr_for`, :meth:`prepare`, :meth:`admit`, :meth:`run_call`)
+    and :attr:`status_type` are what a service on top overrides (the gateway's
     ``toolmgmt_gateway.upstreams.GatewayUpstreams``: questions, pins, policy, stderr).
     """
 
@@ -359,6 +368,15 @@ class UpstreamManager:
         self._tasks: anyio.abc.TaskGroup | None = None
         self._exit: Any = None
 
+    @property
+    def by_name(self) -> Mapping[str, Upstream]:
+        """Every upstream by its name, in configuration order."""
+        return MappingProxyType(self._upstreams)
+
+    def start_soon(self, work: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run ``work(*args)`` in the manager's tasks, which end when it exits."""
+        self._tasks_or_raise().start_soon(work, *args)
+
     def _tasks_or_raise(self) -> anyio.abc.TaskGroup:
         if self._tasks is None:
             raise RuntimeError(
@@ -371,7 +389,7 @@ class UpstreamManager:
         self._tasks = await self._exit.__aenter__()
         async with anyio.create_task_group() as starting:
             for upstream in self._upstreams.values():
-                upstream.status.error = self._not_started(upstream)
+                upstream.status.error = self.not_started(upstream)
                 if upstream.status.error is None:
                     starting.start_soon(self._connect_quietly, upstream)
         return self
@@ -384,26 +402,24 @@ class UpstreamManager:
         tasks.cancel_scope.cancel()
         await self._exit.__aexit__(*exc_info)
 
-    # -- what a subclass (the gateway) adds: no-ops here ------------------------------------
+    # -- hooks a subclass (the gateway) overrides: no-ops here ----------------------------
 
-    def _not_started(self, upstream: Upstream) -> str | None:
+    def not_started(self, upstream: Upstream) -> str | None:
         """Why ``upstream`` is not started on entering, or None (it is, here)."""
         return None
 
-    def _errlog(self, config: UpstreamConfig) -> TextIO:
+    def stderr_for(self, config: UpstreamConfig) -> TextIO:
         """Where a stdio upstream's stderr goes (ours here)."""
         return stderr_stream()
 
-    def _opened(self, client: Client) -> None:
+    def prepare(self, client: Client) -> None:
         """Prepare a new connection before its first request (nothing here)."""
 
-    async def _listed(
-        self, upstream: Upstream, listed: list[mcp_types.Tool]
-    ) -> list[mcp_types.Tool]:
+    async def admit(self, upstream: Upstream, listed: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
         """The listed tools to install (all of them here)."""
         return listed
 
-    async def _call(
+    async def run_call(
         self,
         upstream: Upstream,
         client: Client,
@@ -433,6 +449,14 @@ class UpstreamManager:
             await upstream.connect()
         except ToolUnavailableError:
             pass  # recorded in its status; retried on the next use
+
+    def revive_soon(self) -> None:
+        """Start reconnecting every upstream that is down and due (one :meth:`not_started`
+        keeps stopped stays so), without waiting for it."""
+        now = time.monotonic()
+        for upstream in self._upstreams.values():
+            if upstream.reconnect_due(now) and self.not_started(upstream) is None:
+                self.start_soon(self._connect_quietly, upstream)
 
     def status(self) -> list[UpstreamStatus]:
         """The state of every upstream, in configuration order."""

@@ -48,6 +48,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
+from toolmgmt_mcp.sdk_internals import lifespan_state as http_lifespan
 
 from toolmgmt_core.integration import Pool
 from toolmgmt_gateway.clients import scope_client
@@ -217,10 +218,10 @@ async def answer_directly(
         questions: where the call's questions to the client are answered, or None (none can
             be asked).
     """
-    manager = getattr(server, "_session_manager", None)
-    lifespan_state = getattr(manager, "_lifespan_state", None)
-    if manager is None or lifespan_state is None:
+    running = http_lifespan(server)
+    if running is None:
         return False
+    manager, lifespan_state = running
     request = Request(scope, receive)
     has_json, has_sse = check_accept_headers(request)
     if not (has_json and has_sse):

@@ -55,6 +55,7 @@ from mcp_types import (
     RequestParamsMeta,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from toolmgmt_mcp.sdk_internals import keep_meta_key
 
 from toolmgmt_core import ToolExecutionError
 from toolmgmt_core.integration import CallPaused, arguments_digest
@@ -419,17 +420,5 @@ def forward_capabilities(client: Client) -> None:
 
     A handshake-era connection declared its capabilities once, at ``initialize``: unchanged.
     """
-    session: Any = client.session
-    stamp = getattr(session, "_stamp", None)  # private: the SDK stamps _meta per request
-    if stamp is None or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-        return
-
-    def stamp_keeping_callers_capabilities(data: dict[str, Any], options: Any) -> None:
-        given = (data.get("params") or {}).get("_meta")
-        callers = given.get(CLIENT_CAPABILITIES_META_KEY) if isinstance(given, dict) else None
-        stamp(data, options)
-        meta = (data.get("params") or {}).get("_meta")
-        if callers is not None and isinstance(meta, dict):
-            meta[CLIENT_CAPABILITIES_META_KEY] = callers
-
-    session._stamp = stamp_keeping_callers_capabilities
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        keep_meta_key(client, CLIENT_CAPABILITIES_META_KEY)

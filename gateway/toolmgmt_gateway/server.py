@@ -22,13 +22,13 @@ from typing import Any
 import anyio
 import mcp.types as mcp_types
 from mcp import MCPError
-from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
+from toolmgmt_mcp.sdk_internals import OpenTelemetryMiddleware, connection_state, open_sessions
 
 from toolmgmt_core import (
     Access,
@@ -289,8 +289,7 @@ class Gateway:
 
     def _open_sessions(self) -> int:
         """MCP sessions the SDK holds open here (stateful HTTP; none without [store])."""
-        manager = getattr(self.server, "_session_manager", None)
-        return len(getattr(manager, "_server_instances", None) or ())
+        return open_sessions(self.server)
 
     @staticmethod
     def _manager_options(config: GatewayConfig, shared: SharedKeyCodec | None) -> dict[str, Any]:
@@ -396,8 +395,7 @@ class Gateway:
         conversation = scope.get(CONVERSATION_SCOPE_KEY)
         if conversation is not None:
             return ToolSession.restore(manager, conversation.key, conversation.stored)
-        connection = getattr(ctx.session, "_connection", None)
-        state = getattr(connection, "state", None)
+        state = connection_state(ctx)
         if not isinstance(state, dict):
             return self._fresh(manager, ctx, scope, client)
         session = state.get(_SESSION_KEY)

@@ -29,14 +29,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import ServerRequestContext
-from mcp.shared._otel import extract_trace_context, otel_span
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import ValidationError
+from toolmgmt_mcp.sdk_internals import OpenTelemetryMiddleware, extract_trace_context, otel_span
 
 from toolmgmt_core import ConfigError
 from toolmgmt_core.integration import OtelListener, hung_threads

@@ -1,5 +1,5 @@
 """The gateway's upstreams: the MCP adapter's :class:`~toolmgmt_mcp.UpstreamManager` with its
-seams filled by what only a gateway does with them.
+hooks overridden by what only a gateway does with them.
 
 - **Questions and progress**: a call whose upstream asks its user something (an input-required
   result, 2026) goes round by round through the relay of the client that made it
@@ -19,7 +19,6 @@ seams filled by what only a gateway does with them.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TextIO, cast
 
@@ -105,29 +104,27 @@ class GatewayUpstreams(UpstreamManager):
 
     async def __aenter__(self) -> GatewayUpstreams:
         await super().__aenter__()
-        self._tasks_or_raise().start_soon(self._recheck_loop)
+        self.start_soon(self._recheck_loop)
         return self
 
-    # -- the adapter's seams ----------------------------------------------------------------
+    # -- the adapter's hooks ----------------------------------------------------------------
 
-    def _not_started(self, upstream: Upstream) -> str | None:
+    def not_started(self, upstream: Upstream) -> str | None:
         if self._may_show(upstream):
             return None
         return "not started: the gateway's policy hides every tool of this domain"
 
-    def _errlog(self, config: AdapterUpstreamConfig) -> TextIO:
+    def stderr_for(self, config: AdapterUpstreamConfig) -> TextIO:
         return upstream_errlog(config.name, self._settings[config.name].stderr)
 
-    def _opened(self, client: Client) -> None:
+    def prepare(self, client: Client) -> None:
         forward_capabilities(client)
 
-    async def _listed(
-        self, upstream: Upstream, listed: list[mcp_types.Tool]
-    ) -> list[mcp_types.Tool]:
+    async def admit(self, upstream: Upstream, listed: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
         settings = self._settings[upstream.config.name]
         return await self.pinning.judge(settings, listed, _status(upstream))
 
-    async def _call(
+    async def run_call(
         self,
         upstream: Upstream,
         client: Client,
@@ -202,15 +199,6 @@ class GatewayUpstreams(UpstreamManager):
             for view in views
         )
 
-    def revive_soon(self) -> None:
-        """Start reconnecting every upstream that is down and due, without waiting for it."""
-        now = time.monotonic()
-        for upstream in self._upstreams.values():
-            due = upstream._failed_at + upstream.config.reconnect_delay <= now
-            if upstream.client is None and due and not upstream._lock.locked():
-                if self._may_show(upstream):
-                    self._tasks_or_raise().start_soon(self._connect_quietly, upstream)
-
     async def ensure_for(self, tool_name: str, policy: PolicyView | None = None) -> None:
         """Before calling ``tool_name``: reconnect its upstream when it is down.
 
@@ -228,7 +216,7 @@ class GatewayUpstreams(UpstreamManager):
             return
         folded = fold_name(tool_name)
         await self._check_quarantine(tool_name, folded, policy)
-        by_prefix = sorted(self._upstreams.values(), key=lambda u: -len(u.config.tool_prefix))
+        by_prefix = sorted(self.by_name.values(), key=lambda u: -len(u.config.tool_prefix))
         for upstream in by_prefix:
             prefix = fold_name(upstream.config.tool_prefix)
             if prefix and folded.startswith(prefix) and upstream.client is None:
@@ -243,7 +231,7 @@ class GatewayUpstreams(UpstreamManager):
     ) -> None:
         """A held-back tool's call: listed again at once when an operator trusted it since,
         else refused naming the operator's command (only for a name the caller may see)."""
-        for upstream in self._upstreams.values():
+        for upstream in self.by_name.values():
             quarantined = _status(upstream).quarantined
             name = {fold_name(n): n for n in quarantined}.get(folded)
             if name is None or not self._may_show(upstream, name, policy):
@@ -268,7 +256,7 @@ class GatewayUpstreams(UpstreamManager):
 
     async def recheck_quarantined(self) -> None:
         """List again each upstream holding back a tool an operator trusted meanwhile."""
-        for upstream in self._upstreams.values():
+        for upstream in self.by_name.values():
             if upstream.client is None:
                 continue
             for name in list(_status(upstream).quarantined):

@@ -157,7 +157,10 @@ MAX_MCP_ADAPTER_LINES = 1_000
 """Lines of ``adapters/toolmgmt_mcp`` at most (every line of every module, as ``wc -l`` counts):
 MCP upstreams as core tools and MCP tools into a catalog. What only a service on top does
 (the gateway's pins, question and progress relay, admission, stderr relay) lives in that
-service and fills the adapter's seams (docs/architecture.md)."""
+service and overrides the adapter's hooks (docs/architecture.md). ``sdk_internals.py``, what
+the MCP SDK does not publish (for the gateway's server side too), is measured apart: it
+shrinks as the SDK publishes hooks, and stays small."""
+MAX_SDK_INTERNALS_LINES = 150
 
 
 def test_the_mcp_adapter_stays_an_adapter() -> None:
@@ -166,4 +169,5 @@ def test_the_mcp_adapter_stays_an_adapter() -> None:
         path.name: len(path.read_text(encoding="utf-8").splitlines())
         for path in sorted(folder.rglob("*.py"))
     }
+    assert lines.pop("sdk_internals.py") <= MAX_SDK_INTERNALS_LINES
     assert sum(lines.values()) <= MAX_MCP_ADAPTER_LINES, lines

@@ -1,8 +1,10 @@
-"""At most two context variables in the core and the gateway together (issue 33).
+"""At most two context variables in the whole tree: the core, the adapters, the gateway, the
+deploy tooling and the demo together (issues 33 and 42).
 
 What a call needs travels with it (``CallContext``, the request's scope, the SDK's request
-context); a context variable is state read far below where it was set. The two left carry what
-passes through code that never sees the call: a framework's control-flow signals
+context, a LangChain ToolNode call in ``CallContext.run``, a LiteLLM request's own marker in
+its metadata); a context variable is state read far below where it was set. The two left carry
+what passes through code that never sees the call: a framework's control-flow signals
 (``runtime/control.py``) and the validation deadline inside the JSON Schema validator
 (``model/schema_validator.py``).
 """
@@ -13,7 +15,13 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = (ROOT / "toolmgmt_core", ROOT / "gateway" / "toolmgmt_gateway")
+FOLDERS = (
+    ROOT / "toolmgmt_core",
+    ROOT / "adapters",
+    ROOT / "gateway",
+    ROOT / "deploy",
+    ROOT / "toolmgmt_demo",
+)
 LIMIT = 2
 
 
@@ -45,7 +53,7 @@ def _definitions(source: str) -> int:
     return found
 
 
-def test_the_core_and_the_gateway_define_at_most_two_context_variables() -> None:
+def test_the_whole_tree_defines_at_most_two_context_variables() -> None:
     found = {
         str(path.relative_to(ROOT)): count
         for folder in FOLDERS
@@ -56,6 +64,20 @@ def test_the_core_and_the_gateway_define_at_most_two_context_variables() -> None
         f"{sum(found.values())} ContextVar definitions (at most {LIMIT}): {found}; pass the "
         "value with the call instead (CallContext, the request's scope)"
     )
+
+
+def test_every_package_is_counted() -> None:
+    packages = {p.parent.name for f in FOLDERS for p in f.rglob("__init__.py")}
+    assert {
+        "toolmgmt_core",
+        "toolmgmt_langchain",
+        "toolmgmt_litellm",
+        "toolmgmt_mcp",
+        "toolmgmt_pydantic_ai",
+        "toolmgmt_gateway",
+        "toolmgmt_deploy",
+        "toolmgmt_demo",
+    } <= packages
 
 
 def test_the_count_sees_every_spelling() -> None:

@@ -45,7 +45,7 @@ class _FakeClient:
 
 def _upstream(outcome: Any) -> Any:
     config = parse_config('[upstreams.web]\nurl = "http://127.0.0.1:9/mcp"\n')
-    upstream = GatewayUpstreams(config, ToolCatalog())._upstreams["web"]
+    upstream = GatewayUpstreams(config, ToolCatalog()).by_name["web"]
     upstream.client = _FakeClient(outcome)
     upstream.status.connected = True
     return upstream

@@ -124,7 +124,7 @@ async def test_a_call_that_times_out_fails_alone(upstream_port: int) -> None:
     timeout, overlap = 10.0, 1.5
     async with _manager(upstream_port, timeout=timeout, reconnect_delay=0) as upstreams:
         slow = upstreams.catalog.get("notes_slow_echo").handler
-        client = upstreams._upstreams["notes"].client
+        client = upstreams.by_name["notes"].client
         outcome: list[BaseException] = []
         began = anyio.current_time()
         timed_out: list[float] = []
@@ -147,7 +147,7 @@ async def test_a_call_that_times_out_fails_alone(upstream_port: int) -> None:
         failed = [repr(a) for a in answers if not isinstance(a, str)]
         assert answers == [f"t{n}" for n in range(CONCURRENT)], failed[:3]
         # The upstream answered the others, so it is alive: same connection, still up.
-        assert upstreams._upstreams["notes"].client is client
+        assert upstreams.by_name["notes"].client is client
         assert upstreams.status()[0].connected
 
 
@@ -168,9 +168,9 @@ async def test_calls_beyond_the_connection_pool_wait_for_a_connection(
 async def test_a_cut_http_request_fails_alone(proxy_factory: Any) -> None:
     proxy, port = await proxy_factory('"token":"t7"')
     async with _manager(port, timeout=20) as upstreams:
-        client = upstreams._upstreams["notes"].client
+        client = upstreams.by_name["notes"].client
         answers = await _echo_many(upstreams, delay=0.5)
-        assert upstreams.status()[0].connected and upstreams._upstreams["notes"].client is client
+        assert upstreams.status()[0].connected and upstreams.by_name["notes"].client is client
     assert proxy.cut == 1
     assert isinstance(answers[7], ToolUnavailableError)
     assert "may or may not have run" in str(answers[7])

@@ -34,7 +34,6 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
-from opentelemetry.metrics import _internal as _metrics_state
 from opentelemetry.trace import Status, StatusCode
 
 from toolmgmt_core.compat import package_version
@@ -117,12 +116,16 @@ def _point_of(tool: str, error: str | None) -> dict[str, Any]:
 
 
 def _sdk_configured() -> bool:
-    """Whether a tracer or meter provider was set: the API's own globals, read directly (the
-    public getters read the environment on every call); should they go, every event counts."""
-    return (
-        getattr(trace, "_TRACER_PROVIDER", True) is not None
-        or getattr(_metrics_state, "_METER_PROVIDER", True) is not None
+    """Whether a tracer or meter provider was set: the global one is not the API's own (its
+    proxy, or a no-op), which is all the API has without an SDK."""
+    return not (
+        type(trace.get_tracer_provider()).__module__.startswith(_API_TRACE)
+        and type(metrics.get_meter_provider()).__module__.startswith(_API_METRICS)
     )
+
+
+_API_TRACE = trace.__name__
+_API_METRICS = metrics.__name__
 
 
 class OtelListener:

@@ -245,11 +245,9 @@ class _Walk:
             self.visit(item, resolver, where + ["dependencies", name])
 
     def _document(self, resolver: Any) -> int:
-        """The document a resolver's base URI names (referencing keeps that URI private;
-        without it every reference compares as in the root, and no base is compared)."""
-        base = getattr(resolver, "_base_uri", "")
+        """The document a resolver's base URI names (``#`` alone: that whole document)."""
         try:
-            return id(resolver.lookup(base).contents) if base else id(self.schema)
+            return id(resolver.lookup("#").contents)
         except referencing.exceptions.Unresolvable:
             return -1
 

@@ -329,6 +329,27 @@ def test_tools_with_injected_arguments_run_through_the_tool_node(use_async: bool
     assert result.is_error and "runtime" in result.content and "create_agent" in result.content
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
+@pytest.mark.parametrize("way", ["call_tool", "program"])
+def test_a_tool_with_injected_arguments_reached_inside_another_call(way: str) -> None:
+    # The ToolNode travels down with the call (its context), so a call made inside another
+    # (the call_tool meta-tool's, a run_code program's) runs through it too.
+    if way == "program":
+        pytest.importorskip("pydantic_monty")
+    catalog = ToolCatalog()
+    add_langchain_tools(catalog, [whoami], domain="me")
+    if way == "call_tool":
+        manager = ToolManager(catalog, mode="search", always_on=["whoami"])
+        call = ("call_tool", {"tool_name": "whoami", "arguments": {"greeting": "Hi"}})
+    else:
+        manager = ToolManager(catalog, mode="code")
+        call = ("run_code", {"code": "print(await whoami(greeting='Hi'))"})
+    model = ScriptedChatModel(script=[_call(*call, "k1"), AIMessage(content="ok")])
+    agent = create_agent(model, middleware=[ToolManagerMiddleware(manager)], context_schema=Context)
+    state = agent.invoke({"messages": [HumanMessage("hello")]}, context=Context("Ada"))
+    assert "Hi, Ada (call k1)" in str(_results(state)["k1"].content)
+
+
 # -- beside HumanInTheLoopMiddleware ------------------------------------------------------------
 
 

@@ -78,6 +78,24 @@ def test_plain_sync_completion_with_a_session_warns_exactly_once(callbacks: list
     assert issubclass(ours[0].category, UserWarning)
 
 
+def test_the_wrapper_marks_its_own_request_and_leaves_the_callers_metadata(
+    callbacks: list[Any],
+) -> None:
+    # completion_with_tools marks the request it sends (no context variable): the caller's
+    # metadata is not changed, so the same dict sent plainly afterwards is still warned about.
+    callback = ToolManagerCallback(_manager())
+    callbacks.append(callback)
+    plain = {"model": "openai/gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+    metadata = {"toolmgmt_session": "w"}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        completion_with_tools(callback.session("w"), **plain, mock_response="ok", metadata=metadata)
+        assert metadata == {"toolmgmt_session": "w"}
+        assert not [w for w in caught if "toolmgmt" in str(w.message)]
+        litellm.completion(**plain, mock_response="ok", metadata=metadata)
+    assert len([w for w in caught if "completion_with_tools" in str(w.message)]) == 1
+
+
 # -- the LiteLLM proxy ----------------------------------------------------------------------------
 
 

@@ -55,7 +55,7 @@ async def test_an_upstream_that_cannot_start_names_itself() -> None:
         down, up = upstreams.status()
         assert not down.connected and down.error and up.connected  # only that domain is down
         with pytest.raises(ToolUnavailableError, match="'broken'"):
-            await upstreams._upstreams["broken"].connect()
+            await upstreams.by_name["broken"].connect()
 
 
 async def test_an_upstreams_question_abandons_the_call_when_nothing_relays_it() -> None:
@@ -68,21 +68,21 @@ async def test_an_upstreams_question_abandons_the_call_when_nothing_relays_it() 
         assert upstreams.status()[0].connected  # the call failed, not the upstream
 
 
-class _Seams(UpstreamManager):
-    """A service on top of the adapter, through its seams only (as the gateway's
+class _Hooks(UpstreamManager):
+    """A service on top of the adapter, through its public hooks only (as the gateway's
     ``GatewayUpstreams``): one upstream left stopped, one tool held back."""
 
-    async def _listed(self, upstream: Upstream, listed: list[Any]) -> list[Any]:
+    async def admit(self, upstream: Upstream, listed: list[Any]) -> list[Any]:
         return [item for item in listed if item.name != "delete_note"]
 
-    def _not_started(self, upstream: Upstream) -> str | None:
+    def not_started(self, upstream: Upstream) -> str | None:
         return "left stopped" if upstream.config.name == "idle" else None
 
 
-async def test_a_service_fills_the_seams() -> None:
+async def test_a_service_overrides_the_hooks() -> None:
     catalog = ToolCatalog()
     idle = UpstreamConfig("idle", command=sys.executable, args=(str(NOTES),))
-    async with _Seams([_notes(), idle], catalog) as upstreams:
+    async with _Hooks([_notes(), idle], catalog) as upstreams:
         notes, stopped = upstreams.status()
         assert "notes_get_note" in notes.tools and "notes_delete_note" not in notes.tools
         assert catalog.find("notes_delete_note") is None
