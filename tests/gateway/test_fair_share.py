@@ -94,6 +94,47 @@ async def test_a_flood_is_held_to_its_share_of_the_work_and_upstream_waits_do_no
     assert replica.peak_working["interactive"] == 1
 
 
+async def test_a_flood_works_one_request_at_a_time_beside_another_clients() -> None:
+    # The flood's share of the work was 2 at all times: on a host short of CPU its next
+    # request started beside another client's and took the replica's time from it.
+    durations = {"bulk": 0.02, "interactive": 0.3}
+    events: list[tuple[str, str]] = []
+
+    async def replica(scope: Any, receive: Any, send: Any) -> None:
+        client = scope[CLIENT_SCOPE_KEY]
+        events.append(("start", client))
+        await anyio.sleep(durations[client])
+        events.append(("end", client))
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    app = Admission(replica, max_requests=0, retry_after=10, work={"bulk": 2, "interactive": 2})
+    statuses: list[int] = []
+
+    async def one(client: str) -> None:
+        statuses.append((await _request(app, client))[0])
+
+    async with anyio.create_task_group() as tasks:
+        for _ in range(40):
+            tasks.start_soon(one, "bulk")
+        await anyio.sleep(0.05)
+        tasks.start_soon(one, "interactive")
+    assert statuses == [200] * 41
+    running, peak_alone, peak_beside = 0, 0, 0  # bulk's requests worked on at once
+    beside = False  # while interactive's request is being worked on
+    for kind, client in events:
+        if client == "interactive":
+            beside = kind == "start"
+            continue
+        running += 1 if kind == "start" else -1
+        if kind == "start" and beside:
+            peak_beside = max(peak_beside, running)
+        elif kind == "start":
+            peak_alone = max(peak_alone, running)
+    assert peak_alone == 2  # alone, the flood had its whole share of the work
+    assert peak_beside == 1  # beside another client's request, one at a time
+
+
 async def test_a_request_that_waits_a_whole_retry_after_for_its_own_is_refused() -> None:
     replica = _Replica(work=3.0, upstream=0.0)
     app = Admission(replica, max_requests=0, retry_after=1, work={"bulk": 1, "other": 1})
