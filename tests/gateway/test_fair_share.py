@@ -75,19 +75,26 @@ async def _request(app: Any, client: str, method: str = "POST") -> tuple[int, di
     return start["status"], headers, body.decode()
 
 
-async def test_a_flood_is_held_to_its_share_of_the_work_and_upstream_waits_do_not_count() -> None:
-    replica = _Replica()
-    app = Admission(replica, max_requests=0, retry_after=10, work={"bulk": 2, "interactive": 2})
+async def _flood_then_one(app: Any, flood: int, after: float) -> list[int]:
+    """``flood`` requests of ``bulk`` at once, then, ``after`` seconds later, one of
+    ``interactive``: their statuses."""
     statuses: list[int] = []
 
     async def one(client: str) -> None:
         statuses.append((await _request(app, client))[0])
 
     async with anyio.create_task_group() as tasks:
-        for _ in range(30):
+        for _ in range(flood):
             tasks.start_soon(one, "bulk")
-        await anyio.sleep(0.02)
+        await anyio.sleep(after)
         tasks.start_soon(one, "interactive")
+    return statuses
+
+
+async def test_a_flood_is_held_to_its_share_of_the_work_and_upstream_waits_do_not_count() -> None:
+    replica = _Replica()
+    app = Admission(replica, max_requests=0, retry_after=10, work={"bulk": 2, "interactive": 2})
+    statuses = await _flood_then_one(app, 30, 0.02)
     assert statuses == [200] * 31  # the flood waited for its own turns; nothing was refused
     assert replica.peak_working["bulk"] == 2  # never more of its work at once than its share
     assert replica.peak_waiting["bulk"] > 2  # waiting on the upstream, its place was given back
@@ -109,17 +116,7 @@ async def test_a_flood_works_one_request_at_a_time_beside_another_clients() -> N
         await send({"type": "http.response.body", "body": b"ok"})
 
     app = Admission(replica, max_requests=0, retry_after=10, work={"bulk": 2, "interactive": 2})
-    statuses: list[int] = []
-
-    async def one(client: str) -> None:
-        statuses.append((await _request(app, client))[0])
-
-    async with anyio.create_task_group() as tasks:
-        for _ in range(40):
-            tasks.start_soon(one, "bulk")
-        await anyio.sleep(0.05)
-        tasks.start_soon(one, "interactive")
-    assert statuses == [200] * 41
+    assert await _flood_then_one(app, 40, 0.05) == [200] * 41
     running, peak_alone, peak_beside = 0, 0, 0  # bulk's requests worked on at once
     beside = False  # while interactive's request is being worked on
     for kind, client in events:
