@@ -639,7 +639,22 @@ def render_admission(figures: dict[str, Any]) -> str:
         "max ms",
         "`bulk` calls answered / refused (503)",
     ]
-    return _table(header, rows)
+    ratio, elsewhere = figures.get("p50_ratio_defaults"), figures.get("p50_ratio_elsewhere")
+    if ratio is None:
+        return _table(header, rows)
+    phases = figures["phases"]
+    host = phases.get("flood elsewhere", {}).get("p50_ms")
+    alone = phases["alone"]["p50_ms"]
+    line = (
+        f"`interactive`'s p50 under the flood with the defaults: {ratio:g}x its p50 alone "
+        "(the goal: within 2x)"
+    )
+    if elsewhere is not None and host and alone:
+        line += (
+            f"; with the flood on another replica of the same host, {host / alone:.2f}x "
+            "(what the host's shared cores cost it)"
+        )
+    return _table(header, rows) + "\n" + line + "."
 
 
 @renders("embed_speed", timed=True, peers=("sentence-transformers", "torch", "onnxruntime"))

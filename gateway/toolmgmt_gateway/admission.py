@@ -22,7 +22,10 @@ request of its past that waits for one of its own to finish (never for another c
 one still waiting after ``Retry-After`` seconds is refused with 503. A request waiting on its
 upstream (:func:`waiting_on_upstream`, around each upstream request) or on its client's answer
 gives its place back meanwhile, so slow tools do not hold a client's share of the work, only
-its share of requests in flight.
+its share of requests in flight. While another client's request is being worked on, a client
+that already has one being worked on starts no other (:class:`_Work`): its running ones go on,
+its next waits for the other client's to finish or wait on its upstream. On a host short of
+CPU, a flood's second request beside another client's took the replica's time from it.
 
 Every 503 of the gateway carries the same ``Retry-After`` (:func:`retry_after`): the
 admission limit's, a session store that does not answer (:mod:`toolmgmt_gateway.conversations`),
@@ -84,11 +87,7 @@ def session_shares(settings: GatewaySettings) -> dict[str, int]:
     else an equal share of the replica's when it serves two clients or more, else none."""
     many = len(settings.clients) > 1
     default = max(1, settings.max_sessions // max(1, len(settings.clients)))
-    return {
-        c.name: c.max_sessions or default
-        for c in settings.clients
-        if c.max_sessions or many
-    }
+    return {c.name: c.max_sessions or default for c in settings.clients if c.max_sessions or many}
 
 
 def work_shares(settings: GatewaySettings) -> dict[str, int]:
@@ -105,8 +104,12 @@ def work_shares(settings: GatewaySettings) -> dict[str, int]:
 class _Turn:
     """One request's place in its client's share of the work."""
 
-    def __init__(self, limiter: anyio.CapacityLimiter) -> None:
+    def __init__(
+        self, limiter: anyio.CapacityLimiter, work: _Work | None = None, client: str = ""
+    ) -> None:
         self.limiter = limiter
+        self.work = work
+        self.client = client
         self.held = False
         self.closed = False
         """The request is done: its place is not taken again (by a call that outlived it)."""
@@ -116,16 +119,50 @@ class _Turn:
             return
         await self.limiter.acquire_on_behalf_of(self)
         self.held = True
+        if self.work is not None:
+            self.work.held[self.client] += 1
 
     def give_back(self) -> None:
         if self.held:
             self.held = False
             self.limiter.release_on_behalf_of(self)
-
+            if self.work is not None:
+                self.work.given_back(self.client)
 
     def close(self) -> None:
         self.closed = True
         self.give_back()
+
+
+class _Work:
+    """The places held in every client's share of the work, so that a client's next request
+    lets another client's request being worked on go first (:meth:`first_turn`)."""
+
+    def __init__(self) -> None:
+        self.held: Counter[str] = Counter()
+        self._freed = anyio.Event()
+
+    def given_back(self, client: str) -> None:
+        self.held[client] -= 1
+        self._freed.set()
+        self._freed = anyio.Event()
+
+    async def first_turn(self, turn: _Turn) -> None:
+        """Take a new request's place in its client's share: while another client's request
+        is being worked on, only when its client holds no other place (its running requests
+        go on), so a flood works one request at a time beside another client's."""
+        while True:
+            others = any(n for name, n in self.held.items() if n and name != turn.client)
+            if not (others and self.held[turn.client]):
+                try:
+                    turn.limiter.acquire_on_behalf_of_nowait(turn)
+                except anyio.WouldBlock:
+                    pass
+                else:  # decided and taken in one step: no other waiter slips in between
+                    turn.held = True
+                    self.held[turn.client] += 1
+                    return
+            await self._freed.wait()
 
 
 @contextlib.asynccontextmanager
@@ -185,10 +222,9 @@ class Admission:
         """Each client's share of the standalone streams (:func:`session_shares`), by name."""
         self.streams: Counter[str] = Counter()
         """Standalone streams open now, by client (limited clients only)."""
-        self.work = {
-            name: anyio.CapacityLimiter(share) for name, share in (work or {}).items()
-        }
+        self.work = {name: anyio.CapacityLimiter(share) for name, share in (work or {}).items()}
         """Each client's share of the work (:func:`work_shares`), by name."""
+        self._working = _Work()
         self.max_requests = max_requests
         self.per_client = dict(per_client or {})
         self.retry_after = str(retry_after).encode()
@@ -224,9 +260,9 @@ class Admission:
             if limiter is None:
                 await self.app(scope, receive, send)
                 return
-            turn = _Turn(limiter)
+            turn = _Turn(limiter, self._working, client)
             with anyio.move_on_after(float(self.retry_after)):
-                await turn.take()
+                await self._working.first_turn(turn)
             if not turn.held:  # its own work filled its share for a whole Retry-After
                 await self._refuse(send, client, None, work=limiter.total_tokens)
                 return

@@ -95,8 +95,9 @@ class ClientConfig:
     max_active: int | None = None
     """This client's share of a replica's work: its requests worked on at once (not waiting
     on an upstream); beyond, a request waits for one of its own, at most ``Retry-After``
-    seconds, then 503. None: ``max_requests // 32`` (at least 2) when the gateway has two
-    clients or more (:func:`~toolmgmt_gateway.admission.work_shares`)."""
+    seconds, then 503; while another client's request is being worked on, one at a time.
+    None: ``max_requests // 32`` (at least 2) when the gateway has two clients or more
+    (:func:`~toolmgmt_gateway.admission.work_shares`)."""
 
 
 @dataclass(frozen=True)
