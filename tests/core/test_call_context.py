@@ -14,7 +14,7 @@ from toolmgmt_core import (
     ToolNotListedError,
 )
 from toolmgmt_core.calls.context import CallContext
-from toolmgmt_core.calls.pipeline import ToolRun
+from toolmgmt_core.calls.request import CallRequest
 from toolmgmt_core.policy.steps import ApprovalRequest
 
 
@@ -95,8 +95,12 @@ def test_the_approver_is_the_calls_own_on_every_path() -> None:
 def test_execute_tool_names_the_tool_for_the_pipeline_to_run() -> None:
     session, seen = _session()
     arguments = {"tool_name": "whoami", "arguments": {"note": "x"}}
-    answer = asyncio.run(session.answer("call_tool", arguments, CallContext()))
-    assert isinstance(answer, ToolRun) and answer.tool.name == "whoami"
+    request = session.request("call_tool", arguments, CallContext())
+    assert request.meta and request.tool is not None and request.tool.name == "call_tool"
+    assert request.view.meta is not None  # the session's meta-tools answer it
+    inner = asyncio.run(request.view.meta(request, session.pipeline))
+    assert isinstance(inner, CallRequest) and inner.tool is not None
+    assert inner.tool.name == "whoami" and not inner.meta
     assert seen == []  # nothing ran: the pipeline runs it, in the same call
     result = session.call_sync("call_tool", arguments, call_id="c9")
     assert result.content == "x c9 None" and seen[-1].call_id == "c9"
