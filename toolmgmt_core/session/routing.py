@@ -20,7 +20,7 @@ from toolmgmt_core.calls.request import CallRequest, CallView
 from toolmgmt_core.calls.resolution import cap_message, quoted, resolve_tool
 from toolmgmt_core.model.errors import ToolCallError, ToolNotListedError, ToolNotLoadedError
 from toolmgmt_core.model.names import fold_name
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.model.tool import META_TOOL_NAMES, Tool
 from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.session.layout import Layout
@@ -28,6 +28,8 @@ from toolmgmt_core.session.modes import Mode
 from toolmgmt_core.session.settings import SessionSettings
 
 __all__ = ["CallRouter"]
+
+_META_NAMES = frozenset(META_TOOL_NAMES)
 
 
 class RoutedSession(Protocol):
@@ -113,16 +115,14 @@ class CallRouter:
         """The meta-tool ``name`` stands for (exactly or folded), when one may be called now."""
         if not isinstance(name, str):
             return None
+        folded = fold_name(name)  # kept per name: no work on the common call
+        if name not in _META_NAMES and folded not in _META_NAMES:
+            return None  # no meta-tool is named so: the list need not be planned
         manager = self.session.manager
         plan = plan or _Plan(self.session)
         metas = manager.mode.callable_meta(plan, manager.discovery.max_results)
-        folded = None
         for tool in metas:
-            if tool.name == name:
-                return tool
-            if folded is None:
-                folded = fold_name(name)
-            if tool.name == folded:
+            if tool.name == name or tool.name == folded:
                 return tool
         return None
 
