@@ -49,6 +49,7 @@ from toolmgmt_core.events import (
 from toolmgmt_core.model.content import ContentResult
 from toolmgmt_core.model.errors import (
     ApprovalDeniedError,
+    InvalidArgumentsError,
     ToolCallError,
     ToolTimeoutError,
     ToolUnavailableError,
@@ -72,6 +73,19 @@ class MetaAnswers(Protocol):
     def __call__(
         self, request: CallRequest, pipeline: CallPipeline
     ) -> Awaitable[ToolResult | CallRequest]: ...
+
+
+async def _check(
+    request: CallRequest, tool: Tool, arguments: Any, time_limit: float | None
+) -> dict[str, Any]:
+    """``arguments`` checked against ``tool``'s schema; a refusal ends with where the model
+    finds the parameters (the request's hint, worked out only then)."""
+    try:
+        return await check_arguments(tool, arguments, time_limit=time_limit)
+    except InvalidArgumentsError as exc:
+        exc.message += request.hint()
+        exc.args = (exc.message,)
+        raise
 
 
 def _same_tool(edit: ApprovalEdit, tool: Tool) -> None:
@@ -177,10 +191,7 @@ class CallPipeline:
         clock = CallClock(timeout)
         edited: ApprovalEdit | None = None
         try:
-            hint = request.hint
-            checked = await check_arguments(
-                tool, request.arguments, hint=hint, time_limit=clock.left()
-            )
+            checked = await _check(request, tool, request.arguments, clock.left())
             reason = call_approval_reason(view.policy, tool, checked, context.requires)
             if reason is not None:
                 with clock.paused():
@@ -192,9 +203,7 @@ class CallPipeline:
                 if isinstance(verdict, ApprovalEdit):
                     _same_tool(verdict, tool)
                     edited = verdict
-                    checked = await check_arguments(
-                        tool, verdict.arguments, hint=hint, time_limit=clock.left()
-                    )
+                    checked = await _check(request, tool, verdict.arguments, clock.left())
             left = clock.left()
             if left is not None and left <= 0:
                 raise ToolTimeoutError(

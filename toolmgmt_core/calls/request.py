@@ -69,10 +69,11 @@ class CallRequest:
     """Why the call cannot run (the name resolves to nothing this caller may call)."""
     meta: bool = False
     """Whether :attr:`tool` is one of the session's meta-tools (answered by ``view.meta``)."""
-    hint: str = ""
-    """Where a model whose arguments fail validation finds the tool's parameters."""
+    hint: Callable[[], str] = str
+    """Where a model whose arguments fail validation finds the tool's parameters (asked only
+    then)."""
 
-    def inner(self, tool: Tool, arguments: Any, hint: str = "") -> CallRequest:
+    def inner(self, tool: Tool, arguments: Any, hint: Callable[[], str] = str) -> CallRequest:
         """The call of ``tool`` a meta-tool of this request runs (``execute_tool``'s)."""
         return dataclasses.replace(
             self, name=tool.name, tool=tool, arguments=arguments, meta=False, hint=hint

@@ -11,12 +11,26 @@ from typing import Any
 import toolmgmt_core.session.meta_tools as meta
 from toolmgmt_core.model.errors import InvalidArgumentsError
 
-__all__ = ["RUNNERS", "forgive_meta_arguments"]
+__all__ = ["RUNNERS", "forgive_meta_arguments", "well_formed_run"]
 
 RUNNERS = (meta.EXECUTE_TOOL, meta.CALL_TOOL)
 """The meta-tools that run another tool by name."""
 
 _RUNNERS = RUNNERS
+_RUN_KEYS = frozenset({"tool_name", "arguments"})
+
+
+def well_formed_run(arguments: Any) -> bool:
+    """Whether ``arguments`` of ``execute_tool`` or ``call_tool`` certainly satisfy its schema
+    (an object with a string ``tool_name`` and, if any, an object of ``arguments``; nothing
+    else), so the common call skips the validator: the tool's own arguments are validated when
+    it runs."""
+    return (
+        type(arguments) is dict
+        and isinstance(arguments.get("tool_name"), str)
+        and type(arguments.get("arguments", arguments)) is dict
+        and arguments.keys() <= _RUN_KEYS
+    )
 
 
 def forgive_meta_arguments(name: str, arguments: Any) -> Any:

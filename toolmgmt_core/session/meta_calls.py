@@ -10,6 +10,7 @@ slips models make with meta-tool arguments are forgiven first (:func:`forgive_me
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -36,7 +37,7 @@ from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.session.code_calls import CodeCalls
 from toolmgmt_core.session.meta_arguments import RUNNERS as _RUNNERS
-from toolmgmt_core.session.meta_arguments import forgive_meta_arguments
+from toolmgmt_core.session.meta_arguments import forgive_meta_arguments, well_formed_run
 from toolmgmt_core.session.modes import Mode
 from toolmgmt_core.session.settings import SessionSettings
 
@@ -67,7 +68,11 @@ class MetaToolCalls:
 
     def __init__(self, session: MetaSession) -> None:
         self.session = session
-        self._code = CodeCalls(session, self)
+
+    @functools.cached_property
+    def _code(self) -> CodeCalls:
+        """Code mode's meta-tools (made on a session's first ``run_code`` or code search)."""
+        return CodeCalls(self.session, self)
 
     async def answer(
         self, request: CallRequest, pipeline: CallPipeline
@@ -78,8 +83,10 @@ class MetaToolCalls:
         assert tool is not None, "a meta-tool's request names it"
         try:
             arguments = forgive_meta_arguments(tool.name, request.arguments)
-            args = await check_arguments(tool, arguments)
-            if tool.name in _RUNNERS:
+            runs = tool.name in _RUNNERS
+            fine = runs and well_formed_run(arguments)
+            args = dict(arguments) if fine else await check_arguments(tool, arguments)
+            if runs:
                 return await self.execute_tool(tool.name, args, request, pipeline)
             if tool.name == meta.RUN_CODE:
                 return await self._code.run_code(args, request, pipeline)
@@ -403,7 +410,7 @@ class MetaToolCalls:
         tool = session.resolve(name)
         from_program = request.context.from_program
         check_caller(tool, session.manager.planner.caller_choice(tool), from_program)
-        return request.inner(tool, arguments, session.schema_hint(tool))
+        return request.inner(tool, arguments, functools.partial(session.schema_hint, tool))
 
 
 def _quoted(value: Any) -> str:

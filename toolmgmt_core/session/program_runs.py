@@ -166,7 +166,7 @@ class _Host:
         except ToolCallError as refused:
             return CallRequest(name, arguments, context, self.view, refusal=refused)
         hint = f" search_tools({tool.name!r}) gives its parameters."
-        return CallRequest(name, arguments, context, self.view, tool, hint=hint)
+        return CallRequest(name, arguments, context, self.view, tool, hint=hint.__str__)
 
     async def search(self, query: Any) -> Any:
         if not isinstance(query, str) or not query.strip():

@@ -10,6 +10,7 @@ to nothing is a request carrying its refusal, so the pipeline reports it as ever
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -54,17 +55,16 @@ class RoutedSession(Protocol):
     def record_loads(self, names: Sequence[str]) -> tuple[list[str], list[str]]: ...
 
 
-class _Plan:
-    """The step's tool list, planned at most once for one call."""
+def _plan_once(session: RoutedSession) -> Callable[[], Layout]:
+    """The step's tool list, planned at most once for one call (and only when asked)."""
+    planned: list[Layout] = []
 
-    def __init__(self, session: RoutedSession) -> None:
-        self._session = session
-        self._layout: Layout | None = None
+    def plan() -> Layout:
+        if not planned:
+            planned.append(session.layout())
+        return planned[0]
 
-    def __call__(self) -> Layout:
-        if self._layout is None:
-            self._layout = self._session.layout()
-        return self._layout
+    return plan
 
 
 class CallRouter:
@@ -94,7 +94,7 @@ class CallRouter:
         Raises:
             ToolNotListedError: a ``listed_only`` door's name the list lacks (nothing runs).
         """
-        plan = _Plan(self.session)
+        plan = _plan_once(self.session)
         if context.listed_only:  # a name the list lacks is refused before anything else
             self._check_listed(name, plan())
         view = self.view()
@@ -109,7 +109,8 @@ class CallRouter:
             self._ensure_listed(tool, plan)
         except ToolCallError as refused:
             return CallRequest(label, arguments, context, view, refusal=refused)
-        return CallRequest(label, arguments, context, view, tool, hint=self.schema_hint(tool))
+        hint = functools.partial(self.schema_hint, tool)
+        return CallRequest(label, arguments, context, view, tool, hint=hint)
 
     def meta_tool(self, name: Any, plan: Callable[[], Layout] | None = None) -> Tool | None:
         """The meta-tool ``name`` stands for (exactly or folded), when one may be called now."""
@@ -119,7 +120,7 @@ class CallRouter:
         if name not in _META_NAMES and folded not in _META_NAMES:
             return None  # no meta-tool is named so: the list need not be planned
         manager = self.session.manager
-        plan = plan or _Plan(self.session)
+        plan = plan or _plan_once(self.session)
         metas = manager.mode.callable_meta(plan, manager.discovery.max_results)
         for tool in metas:
             if tool.name == name or tool.name == folded:

@@ -337,7 +337,7 @@ class ToolSession(StoredConversation):
             request = self._router.request(name, arguments, context)
         except ToolNotListedError as refused:  # no events, records or save: nothing ran
             return self.error_result(str(name), refused)
-        result = await self.pipeline.run(request)
+        result = await self.manager.pipeline.run(request)
         unsaved = await self.save()
         if unsaved is not None:  # the call ran: its result stands, and says so
             note = f"NotSaved: the call's record could not be saved ({unsaved})"
