@@ -83,9 +83,14 @@ async def _check(
     try:
         return await check_arguments(tool, arguments, time_limit=time_limit)
     except InvalidArgumentsError as exc:
-        exc.message += request.hint()
-        exc.args = (exc.message,)
-        raise
+        raise _hinted(exc, request) from None
+
+
+def _hinted(error: InvalidArgumentsError, request: CallRequest) -> InvalidArgumentsError:
+    """``error`` ending with where the model finds the parameters (the request's hint)."""
+    error.message += request.hint()
+    error.args = (error.message,)
+    return error
 
 
 def _same_tool(edit: ApprovalEdit, tool: Tool) -> None:
@@ -131,55 +136,55 @@ class CallPipeline:
         With listeners, :class:`~toolmgmt_core.events.CallStarted` and
         :class:`~toolmgmt_core.events.CallFinished` are emitted here, in this task, around the
         whole call (``interrupted`` when a signal or a cancellation ends it)."""
-        if not self.events:
-            return await self._answer(request)
-        context = request.context
-        started = CallStarted(
-            request.view.conversation,
-            request.name,
-            context.call_id,
-            request.arguments,
-            request.meta,
-        )
-        self.events.emit(started)
-        clock = time.monotonic()
-        try:
-            result = await self._answer(request)
+        report = bool(self.events)
+        name = request.name
+        if report:
+            started = CallStarted(
+                request.view.conversation,
+                name,
+                request.context.call_id,
+                request.arguments,
+                request.meta,
+            )
+            self.events.emit(started)
+            clock = time.monotonic()
+        try:  # one frame, not two: each await below a frame costs it a resume
+            try:
+                if request.refusal is not None:
+                    raise request.refusal
+                meta = request.view.meta
+                if request.meta and meta is not None:
+                    answer = await meta(request, self)
+                    if isinstance(answer, CallRequest):  # execute_tool's: the tool it names
+                        answer = await self.execute(answer, report=report)
+                    result = answer  # the tool's result, or a meta-tool's own answer
+                else:
+                    result = await self.execute(request, report=report)
+            except CallPaused as pause:  # the caller answers first: no result, nothing recorded
+                result = ToolResult(str(pause), tool_name=name, paused=pause)
+            except ToolCallError as exc:
+                result = self.error_result(exc.tool_name or name, exc, request.view)
+            except Exception as exc:  # a bug must not crash the agent's loop; log it loudly
+                reraise_control_flow(exc)
+                logger.exception("toolmgmt: internal error while calling %r", name)
+                error = ToolUnavailableError(
+                    f"Tool {clip(repr(name))} could not be run because of an internal error "
+                    f"({type(exc).__name__}); try another tool.",
+                    tool_name=name,
+                )
+                result = self.error_result(name, error, request.view)
         except BaseException as exc:  # a framework's signal, a cancellation: reported, passed on
-            self._finished(started, None, time.monotonic() - clock, type(exc).__name__)
+            if report:
+                self._finished(started, None, time.monotonic() - clock, type(exc).__name__)
             raise
-        self._finished(started, result, time.monotonic() - clock)
+        if report:
+            self._finished(started, result, time.monotonic() - clock)
         return result
 
-    async def _answer(self, request: CallRequest) -> ToolResult:
-        name = request.name
-        try:
-            if request.refusal is not None:
-                raise request.refusal
-            meta = request.view.meta
-            if request.meta and meta is not None:
-                answer = await meta(request, self)
-                if isinstance(answer, CallRequest):  # execute_tool's: the tool it names
-                    return await self.execute(answer)
-                return answer  # a meta-tool's own answer
-            return await self.execute(request)
-        except CallPaused as pause:  # the caller answers first: no result, nothing recorded
-            return ToolResult(str(pause), tool_name=name, paused=pause)
-        except ToolCallError as exc:
-            return self.error_result(exc.tool_name or name, exc, request.view)
-        except Exception as exc:  # a bug must not crash the agent's loop; log it loudly
-            reraise_control_flow(exc)
-            logger.exception("toolmgmt: internal error while calling %r", name)
-            error = ToolUnavailableError(
-                f"Tool {clip(repr(name))} could not be run because of an internal error "
-                f"({type(exc).__name__}); try another tool.",
-                tool_name=name,
-            )
-            return self.error_result(name, error, request.view)
-
-    async def execute(self, request: CallRequest) -> ToolResult:
+    async def execute(self, request: CallRequest, *, report: bool | None = None) -> ToolResult:
         """Policy, validation, approval, the handler and the result's shape for the request's
-        resolved tool (``execute_tool``'s inner request joins here).
+        resolved tool (``execute_tool``'s inner request joins here); ``report``: whether the
+        listeners want events (None: ask them).
 
         The tool's timeout covers validation, the handler and shaping the result (not the time
         an approver takes). Once the handler has run, nothing turns the call into a failure: a
@@ -191,7 +196,10 @@ class CallPipeline:
         clock = CallClock(timeout)
         edited: ApprovalEdit | None = None
         try:
-            checked = await _check(request, tool, request.arguments, clock.left())
+            try:
+                checked = await check_arguments(tool, request.arguments, time_limit=clock.left())
+            except InvalidArgumentsError as exc:
+                raise _hinted(exc, request) from None
             reason = call_approval_reason(view.policy, tool, checked, context.requires)
             if reason is not None:
                 with clock.paused():
@@ -199,7 +207,9 @@ class CallPipeline:
                 if not view.can_see(tool):  # the policy may have changed while a human looked
                     resolve_tool(self.catalog, tool.name, view.can_see, view.find_hint())
                 if isinstance(verdict, ApprovalResponse):  # answered in the tool's place
-                    return await self.shape(tool, verdict.message, clock.left(), request)
+                    return await self.shape(
+                        tool, verdict.message, clock.left(), request, report=report
+                    )
                 if isinstance(verdict, ApprovalEdit):
                     _same_tool(verdict, tool)
                     edited = verdict
@@ -214,7 +224,7 @@ class CallPipeline:
             value = await run_handler(tool, checked, left, stated=timeout, context=context)
         except ToolCallError as exc:
             return self.error_result(tool.name, exc, view)
-        result = await self.shape(tool, value, clock.left(), request)
+        result = await self.shape(tool, value, clock.left(), request, report=report)
         return result if edited is None else edited_result(result, checked, self.encoding)
 
     async def _approve(
@@ -243,10 +253,17 @@ class CallPipeline:
         return verdict
 
     async def shape(
-        self, tool: Tool, value: Any, seconds: float | None, request: CallRequest
+        self,
+        tool: Tool,
+        value: Any,
+        seconds: float | None,
+        request: CallRequest,
+        *,
+        report: bool | None = None,
     ) -> ToolResult:
         """The model-facing result of a call that ran, cut to its view's budget and recorded
-        (under the request's call id)."""
+        (under the request's call id); ``report``: whether the listeners want events (None:
+        ask them)."""
         view = request.view
         account = view.budget
         media: list[Any] = []
@@ -259,7 +276,7 @@ class CallPipeline:
         )
         if media:
             result.media = media
-        if self.events:
+        if self.events if report is None else report:
             self._shaped(tool, result, account, exhausted, view.conversation)
         return result
 

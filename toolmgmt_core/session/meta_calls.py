@@ -33,7 +33,7 @@ from toolmgmt_core.model.errors import (
     ToolNotPermittedError,
 )
 from toolmgmt_core.model.names import fold_name, names_hint
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.model.tool import META_TOOL_NAMES, Tool
 from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.session.code_calls import CodeCalls
 from toolmgmt_core.session.meta_arguments import RUNNERS as _RUNNERS
@@ -42,6 +42,9 @@ from toolmgmt_core.session.modes import Mode
 from toolmgmt_core.session.settings import SessionSettings
 
 __all__ = ["MetaSession", "MetaToolCalls", "forgive_meta_arguments"]
+
+
+_META = frozenset(META_TOOL_NAMES)
 
 
 class MetaSession(Protocol):
@@ -397,7 +400,9 @@ class MetaToolCalls:
             # A common slip: the tool's arguments beside tool_name instead of inside arguments.
             arguments = {k: v for k, v in args.items() if k != "tool_name"}
         session = self.session
-        inner = session.meta_tool(name)
+        # Most names are no meta-tool's (the folding is kept per name): asked only when one may be.
+        maybe = isinstance(name, str) and (name in _META or fold_name(name) in _META)
+        inner = session.meta_tool(name) if maybe else None
         if inner is not None:
             if inner.name in _RUNNERS:
                 finder = "discover_tools" if runner == meta.EXECUTE_TOOL else "tool_search"
