@@ -59,8 +59,10 @@ def _run_archived(
 
 def run_here(module: str, function: str, *args: Any) -> Any:
     """:func:`run_at` for this checkout as it is (uncommitted changes included): the same kind
-    of fresh process, so rounds of both can alternate on equal terms."""
-    return _run(str(ROOT), module, function, args)
+    of fresh process, so rounds of both can alternate on equal terms. This checkout's adapters
+    and gateway come first on the path too, as :func:`run_with`'s do (not the installed ones)."""
+    path = os.pathsep.join([str(ROOT), str(ROOT / "adapters"), str(ROOT / "gateway")])
+    return _run(path, module, function, args)
 
 
 def alternate(
@@ -86,6 +88,9 @@ def _run(path: str, module: str, function: str, args: tuple[Any, ...]) -> Any:
     done = subprocess.run(
         [sys.executable, "-c", script, str(BENCH), json.dumps(list(args))],
         env=env,
+        # In the version's own folder: ``python -c`` puts its working folder first on the path,
+        # so run from this checkout a reference would import this checkout's core.
+        cwd=path.split(os.pathsep)[0],
         check=True,
         capture_output=True,
         text=True,

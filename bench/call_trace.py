@@ -192,8 +192,12 @@ def main() -> None:
     figures: dict[str, Any] = {"python": sys.version.split()[0], "ways": {}}
     for way in WAYS:
         rows = {}
-        for side, measure_side in sides.items():
-            runs = [measure_side(way) for _ in range(args.rounds)]
+        # Rounds alternate between the sides, so a busy spell of the machine skews neither.
+        every: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+        for _ in range(args.rounds):
+            for side, measure_side in sides.items():
+                every[side].append(measure_side(way))
+        for side, runs in every.items():
             rows[side] = {
                 "calls": min(r["calls"] for r in runs),
                 "p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 3),

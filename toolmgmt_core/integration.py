@@ -25,7 +25,7 @@ from toolmgmt_core.calls.approval import (
 )
 from toolmgmt_core.calls.budget import DEFAULT_MAX_RESULT_TOKENS
 from toolmgmt_core.calls.code.runs import ProgramStateError
-from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
+from toolmgmt_core.calls.context import NO_CONTEXT, CallContext, Slot
 from toolmgmt_core.calls.execution import dumps_compact
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS
@@ -164,6 +164,7 @@ __all__ = [
     "RedisSessionStore",
     "SessionSettings",
     "SessionStore",
+    "Slot",
     "StoreListener",
     "StoreTimeout",
     "StoredSession",

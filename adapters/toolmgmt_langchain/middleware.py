@@ -10,6 +10,7 @@ scope where LangGraph's signals pass, approval asks ``interrupt()``
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
@@ -50,7 +51,7 @@ from toolmgmt_langchain.loop import (
     session_tool_definitions,
     tool_message,
 )
-from toolmgmt_langchain.tools import NodeCall
+from toolmgmt_langchain.tools import NODE, NodeCall
 
 __all__ = [
     "STATE_KEY",
@@ -101,17 +102,37 @@ class ToolManagerState(AgentState[Any]):
 
 
 class _Live:
-    """The session shared by the parallel tool calls of one model step."""
+    """The session shared by the parallel tool calls of one model step, kept for the thread's
+    next step while the state it resumes from is the one this session last wrote."""
 
     def __init__(self, session: ToolSession, rev: int) -> None:
         self.session = session
         self.rev = rev
         self.lock = threading.Lock()
+        self.running = 0
+        """Calls begun and not yet written back (one paused by an interrupt never is)."""
+        self.written: str | None = None
+        """The session state this session last wrote to the agent state, as JSON text (the
+        state's own dict may be edited in place)."""
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
             self.rev += 1
-            return {"rev": self.rev, "session": self.session.to_json()}
+            self.running -= 1
+            state = self.session.to_json()
+            self.written = json.dumps(state, sort_keys=True, default=str)
+            return {"rev": self.rev, "session": state}
+
+    def resumes(self, rev: int, saved: Mapping[str, Any] | None) -> bool:
+        """Whether a step whose state holds (``rev``, ``saved``) carries on from this session
+        exactly: nothing ran on it since it wrote that state, and no store holds it."""
+        with self.lock:
+            return (
+                not self.running
+                and self.rev == rev
+                and self.session.session_id is None
+                and self.written == json.dumps(saved, sort_keys=True, default=str)
+            )
 
 
 class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
@@ -163,6 +184,8 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         self.instructions = instructions
         self.approval = approval
         self._live: OrderedDict[tuple[Any, ...], _Live] = OrderedDict()
+        self._threads: OrderedDict[str, _Live] = OrderedDict()
+        """Each LangGraph thread's session of its last tool step (see :meth:`_kept`)."""
         self._lock = threading.Lock()
 
     # -- session state ----------------------------------------------------------------------
@@ -178,19 +201,34 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         _, session = _snapshot(state)
         return self.manager.session(session)
 
+    def _kept(self, thread: str | None, rev: int, saved: Any) -> ToolSession | None:
+        """The thread's session kept from its last tool step, when the state resumes exactly
+        from what it wrote (a checkpoint of another branch, an edited state or another
+        process restores instead). Call under the lock."""
+        kept = self._threads.get(thread) if thread is not None else None
+        return kept.session if kept is not None and kept.resumes(rev, saved) else None
+
     def _live_for(self, state: Mapping[str, Any], call_id: str, thread: str | None = None) -> _Live:
-        rev, _ = _snapshot(state)
+        rev, saved = _snapshot(state)
         key = (_step_id(state, call_id), rev)
         with self._lock:
             live = self._live.get(key)
             if live is None:
-                session = self.session_from_state(state)
+                kept = self._kept(thread, rev, saved) if thread is not None else None
+                session = kept or self.manager.session(saved)
                 if thread is not None and session.session_id is None:
                     session.conversation = thread  # its events name the graph's thread
-                live = _Live(session, rev)
+                    self._threads[thread] = live = _Live(session, rev)
+                    self._threads.move_to_end(thread)
+                    while len(self._threads) > _LIVE_STEPS:
+                        self._threads.popitem(last=False)
+                else:
+                    live = _Live(session, rev)
                 self._live[key] = live
                 while len(self._live) > _LIVE_STEPS:
                     self._live.popitem(last=False)
+            with live.lock:
+                live.running += 1
             return live
 
     def _manages(self, name: str, tool: BaseTool | None) -> bool:
@@ -246,7 +284,9 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         injected arguments run through; a ``run_code`` call keeps its paused program in its
         interrupt (``kept``, read back from the checkpoint on resume)."""
         approver = self._approver(request)
-        context = CallContext(approver=approver, requires=self._marker(request), run=node)
+        context = CallContext(
+            approver=approver, requires=self._marker(request), slots={NODE: node}
+        )
         if request.tool_call["name"] != RUN_CODE or approver is None:
             return context
         state = kept.get("resume_state") if kept is not None else None

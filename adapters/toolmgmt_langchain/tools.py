@@ -4,7 +4,7 @@
 MCP tools from ``langchain-mcp-adapters``). A tool taking ``ToolRuntime``, ``InjectedState``,
 ``InjectedStore`` or ``InjectedToolCallId`` arguments runs through the agent's own ``ToolNode``,
 which supplies those values, when the middleware answers its call (it hands the
-:class:`NodeCall` down with the call, as its context's ``run``); outside an agent it cannot run.
+:class:`NodeCall` down with the call, in its context's ``NODE`` slot); outside an agent it cannot run.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from toolmgmt_core import (
     ToolExecutionError,
     ToolUnavailableError,
 )
-from toolmgmt_core.integration import NO_CONTEXT, CallContext
+from toolmgmt_core.integration import NO_CONTEXT, CallContext, Slot
 
 __all__ = [
     "NodeCall",
@@ -43,8 +43,8 @@ _SUPPLIED = (InjectedState, InjectedStore, InjectedToolCallId, ToolRuntime)
 
 class NodeCall:
     """The ToolNode call a middleware answers: where tools with injected arguments run. The
-    middleware hands it down with the call (``CallContext.run``), so a call answered inside
-    another (a meta-tool's, a program's) finds it too."""
+    middleware hands it down with the call (in the context's :data:`NODE` slot), so a call
+    answered inside another (a meta-tool's, a program's) finds it too."""
 
     def __init__(self, request: Any, execute: Callable[[Any], Any]) -> None:
         self.request = request
@@ -53,12 +53,16 @@ class NodeCall:
         """Commands those tools returned, merged into the middleware's answer."""
 
 
+NODE: Slot[NodeCall] = Slot("langchain tool node")
+"""The slot a call's :class:`NodeCall` travels in, from the middleware to the handlers."""
+
+
 def _node_handler(tool: BaseTool, injected: Sequence[str]) -> Any:
     """The handler of a tool with injected arguments: the agent's ToolNode runs it."""
 
     async def run_in_tool_node(toolmgmt_context: CallContext = NO_CONTEXT, **arguments: Any) -> Any:
-        node = toolmgmt_context.run
-        if not isinstance(node, NodeCall):
+        node = toolmgmt_context.get(NODE)
+        if node is None:
             raise ToolUnavailableError(
                 f"Tool {tool.name!r} takes arguments LangChain supplies at run time "
                 f"({', '.join(injected)}), so it runs only inside a create_agent agent with "

@@ -177,7 +177,7 @@ def _cut(message: Any, session: ToolSession) -> Any:
     if not isinstance(text, str):
         return message
     name = message.get("name")
-    cut = session.pipeline.fit(name if isinstance(name, str) else None, text)
+    cut = session.pipeline.fit(name if isinstance(name, str) else None, text, session.result_budget)
     return {**message, key: cut} if cut != text else message
 
 

@@ -85,6 +85,7 @@ from toolmgmt_core.integration import (
     ApprovalAsker,
     CallContext,
     ProgramStateError,
+    Slot,
     UsedApprovals,
     approval_key,
     call_store,
@@ -138,6 +139,9 @@ _ANY_ARGS = SchemaValidator(core_schema.dict_schema())
 _KEPT_SESSIONS = 128
 _SEARCHES = ("toolmgmt", "pydantic_ai")
 _RUNNERS = (CALL_TOOL, EXECUTE_TOOL)
+_RUN: Slot[tuple[Any, Any]] = Slot("pydantic_ai run")
+"""A call's slot for the agent run it belongs to and its ``RunContext`` (a wrapped tool's
+handler forwards to the run's own toolset)."""
 _APPROVALS_KEPT = 24 * 3600.0
 """Seconds a used approval is remembered (a resumed run's approval has no expiry of its own)."""
 
@@ -175,10 +179,10 @@ class _Run:
 
 def _forward(name: str) -> Callable[..., Any]:
     """The catalog handler of a wrapped tool: calls the wrapped toolset of the run its call
-    carries (``CallContext.run``: the run and its ``RunContext``)."""
+    carries (under :data:`_RUN`: the run and its ``RunContext``)."""
 
     async def call_wrapped(toolmgmt_context: CallContext = NO_CONTEXT, **arguments: Any) -> Any:
-        current = toolmgmt_context.run
+        current = toolmgmt_context.get(_RUN)
         if not isinstance(current, tuple):
             raise ToolUnavailableError(
                 f"{name!r} comes from a PydanticAI toolset and runs only inside an agent run "
@@ -436,7 +440,7 @@ class ManagedToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         run = self._current()
-        context = CallContext(call_id=ctx.tool_call_id, run=(run, ctx))
+        context = CallContext(call_id=ctx.tool_call_id, slots={_RUN: (run, ctx)})
         if self.approval:
             asked = _model_arguments(ctx) if ctx.tool_call_approved else None
             if name in _RUNNERS and isinstance(asked, Mapping) and "tool_name" not in tool_args:

@@ -113,7 +113,7 @@ from toolmgmt_gateway.telemetry import (
     describe_outcome,
     describe_request,
 )
-from toolmgmt_gateway.upstreams import GatewayUpstreams
+from toolmgmt_gateway.upstreams import PROGRESS, RELAY, GatewayUpstreams
 
 __all__ = [
     "BearerTokenMiddleware",
@@ -486,8 +486,7 @@ class Gateway:
             listed_only=True,  # MCP: a tools/call names a listed tool, as listed
             approver=client_approver(relay),
             client=client,
-            relay=relay,
-            progress=ctx.session.report_progress,
+            slots={RELAY: relay, PROGRESS: ctx.session.report_progress},
             # Code mode: a paused program's sealed state rides in the 2026 request state (any
             # replica resumes it, for this caller only); over 2025 a program never pauses
             # across requests (its questions are asked mid-call).

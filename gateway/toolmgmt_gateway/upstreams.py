@@ -30,7 +30,7 @@ from toolmgmt_mcp import UpstreamConfig as AdapterUpstreamConfig
 from toolmgmt_mcp.upstreams import Upstream, UpstreamManager
 
 from toolmgmt_core import PolicyView, ToolCatalog, ToolExecutionError, ToolUnavailableError
-from toolmgmt_core.integration import CallContext, MemoryPins, PinStore, fold_name
+from toolmgmt_core.integration import CallContext, MemoryPins, PinStore, Slot, fold_name
 from toolmgmt_gateway.admission import waiting_on_upstream
 from toolmgmt_gateway.config import GatewayConfig
 from toolmgmt_gateway.pins import UpstreamPins, UpstreamStatus
@@ -44,9 +44,14 @@ from toolmgmt_gateway.questions import (
 )
 from toolmgmt_gateway.upstream_stderr import upstream_errlog
 
-__all__ = ["GatewayUpstreams", "PIN_RECHECK", "UpstreamStatus"]
+__all__ = ["GatewayUpstreams", "PIN_RECHECK", "PROGRESS", "RELAY", "UpstreamStatus"]
 
 logger = logging.getLogger("toolmgmt_mcp")
+
+RELAY: Slot[Relay] = Slot("gateway relay")
+"""A call's slot for how an upstream's questions reach its client (the request's ``Relay``)."""
+PROGRESS: Slot[Callable[..., Awaitable[None]]] = Slot("gateway progress")
+"""A call's slot for where an upstream's progress notifications go (the client's request)."""
 
 PIN_RECHECK = 5.0
 """Seconds between two listings of an upstream holding tools back (an operator's trust is
@@ -133,13 +138,14 @@ class GatewayUpstreams(UpstreamManager):
         context: CallContext,
     ) -> mcp_types.CallToolResult:
         gateway_name = f"{upstream.config.tool_prefix}{tool_name}"
-        callers = context.relay if isinstance(context.relay, Relay) else None
+        carried = context.get(RELAY)
+        callers = carried if isinstance(carried, Relay) else None
         relay = callers or Relay()
         # A 2026 upstream learns the capabilities of the client the call is made for; the
         # call's progress goes to the client's request.
         meta = callers_capabilities(client, callers)
-        progress = _progress_relay(context.progress)
-        turn = getattr(context.relay, "turn", None)
+        progress = _progress_relay(context.get(PROGRESS))
+        turn = getattr(carried, "turn", None)
         name = upstream.config.name
         responses, state = relay.resume(name, tool_name, arguments)
         for _ in range(MAX_ROUNDS):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from typing import Any
 
@@ -13,8 +14,8 @@ from toolmgmt_core import (
     ToolManager,
     ToolNotListedError,
 )
-from toolmgmt_core.calls.context import CallContext
-from toolmgmt_core.calls.pipeline import ToolRun
+from toolmgmt_core.calls.context import CallContext, Slot
+from toolmgmt_core.calls.request import CallRequest
 from toolmgmt_core.policy.steps import ApprovalRequest
 
 
@@ -95,8 +96,12 @@ def test_the_approver_is_the_calls_own_on_every_path() -> None:
 def test_execute_tool_names_the_tool_for_the_pipeline_to_run() -> None:
     session, seen = _session()
     arguments = {"tool_name": "whoami", "arguments": {"note": "x"}}
-    answer = asyncio.run(session.answer("call_tool", arguments, CallContext()))
-    assert isinstance(answer, ToolRun) and answer.tool.name == "whoami"
+    request = session.request("call_tool", arguments, CallContext())
+    assert request.meta and request.tool is not None and request.tool.name == "call_tool"
+    assert request.view.meta is not None  # the session's meta-tools answer it
+    inner = asyncio.run(request.view.meta(request, session.pipeline))
+    assert isinstance(inner, CallRequest) and inner.tool is not None
+    assert inner.tool.name == "whoami" and not inner.meta
     assert seen == []  # nothing ran: the pipeline runs it, in the same call
     result = session.call_sync("call_tool", arguments, call_id="c9")
     assert result.content == "x c9 None" and seen[-1].call_id == "c9"
@@ -131,3 +136,26 @@ def test_a_listed_only_door_may_call_exactly_the_listed_names_and_nothing_else()
     # Another door forgives the folded name, and runs the unlisted tool as call_unloaded says.
     assert session.call_sync("Discover-Tools", {}).outcome == "success"
     assert session.call_sync("lookup", {"order": "1"}).content == "order 1"
+
+
+def test_a_door_carries_its_own_things_in_a_typed_slot_the_core_never_names() -> None:
+    """Issue 42: the core's CallContext names no door (no relay, progress or run of a
+    particular framework); a door's handler reads what its door put under its own slot."""
+    assert not {"relay", "progress", "run"} & {f.name for f in dataclasses.fields(CallContext)}
+    run: Slot[tuple[str, int]] = Slot("a framework's run")
+    other: Slot[str] = Slot("a framework's run")  # the same name is another key
+    seen: list[object] = []
+
+    def forwards(toolmgmt_context: CallContext) -> str:
+        seen.append(toolmgmt_context.get(run))
+        seen.append(toolmgmt_context.get(other))
+        return "ok"
+
+    catalog = ToolCatalog()
+    catalog.add_function(forwards)
+    session = ToolManager(catalog, mode="flat").session()
+    context = CallContext(slots={run: ("run-1", 2)})
+    assert session.call_sync("forwards", {}, context=context).content == "ok"
+    assert seen == [("run-1", 2), None]
+    assert session.call_sync("forwards", {}).content == "ok" and seen[-2:] == [None, None]
+    assert repr(run) == 'Slot("a framework\'s run")'

@@ -71,6 +71,7 @@ ApprovalMarker = Callable[[Tool, Mapping[str, Any]], "str | None"]
 with these (validated) arguments needs approval under the framework's own configuration, or
 None."""
 
+
 def call_approval_reason(
     policy: PolicyView,
     tool: Tool,
@@ -90,9 +91,7 @@ def call_approval_reason(
 def approval_key(conversation: str, tool: str, arguments: Mapping[str, Any], grant: str) -> str:
     """What one approval covers, as a digest: the conversation, the tool, its arguments and
     the grant's own id (a call id, a request state's nonce), so two calls never share one."""
-    body = json.dumps(
-        [conversation, tool, dict(arguments), grant], sort_keys=True, default=str
-    )
+    body = json.dumps([conversation, tool, dict(arguments), grant], sort_keys=True, default=str)
     return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
 
 

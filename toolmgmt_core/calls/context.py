@@ -2,12 +2,12 @@
 
 A door (an adapter, the MCP gateway, a plain ``session.call``) knows things about the call it
 runs that the core cannot: the provider's call id, who asks a human for approval the
-framework's way, which client called, how an upstream's questions and progress reach that
-client, the framework's own run. It puts them in one small object and passes it down, like a
-request object: the pipeline reads what it needs (the call id, the approver) and hands the
-object to a tool handler that asks for it (a keyword parameter named
+framework's way, which client called. It puts them in one small object and passes it down,
+like a request object: the pipeline reads what it needs (the call id, the approver) and hands
+the object to a tool handler that asks for it (a keyword parameter named
 :data:`CONTEXT_PARAMETER`), so nothing is read back from module globals far below where it was
-set::
+set. What only a door's own handlers read (the gateway's relay to its client, PydanticAI's
+run) travels under a typed :class:`Slot` the door defines, so this type names no door::
 
     context = CallContext(call_id="call_1", approver=ask_the_human)
     result = await session.call("send_email", {"to": "a@b.c"}, context=context)
@@ -22,14 +22,40 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
 
 from toolmgmt_core.calls.approval import ApprovalAsker, ApprovalMarker
 from toolmgmt_core.model.signatures import CONTEXT_PARAMETER
 
-__all__ = ["CONTEXT_PARAMETER", "NO_CONTEXT", "CallContext", "takes_context"]
+__all__ = ["CONTEXT_PARAMETER", "NO_CONTEXT", "CallContext", "Slot", "takes_context"]
+
+
+T = TypeVar("T")
+
+
+class Slot(Generic[T]):
+    """A typed key for something one door carries with its calls, which the core never reads
+    (the gateway's relay to its client, PydanticAI's run). The door that defines a slot puts
+    the value in (``CallContext(slots={RUN: run})``) and its handlers read it back typed
+    (``context.get(RUN)``); two slots never collide, whatever their names.
+
+    Args:
+        name: what the slot holds, for ``repr``.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Slot({self.name!r})"
+
+
+_NO_SLOTS: Mapping[Slot[Any], Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -51,14 +77,8 @@ class CallContext:
     :class:`~toolmgmt_core.ToolNotListedError` before anything else (nothing folded, nothing
     loaded on the way), which the door answers with its protocol's error."""
     client: str | None = None
-    """The calling client's name, where the door knows one (the MCP gateway)."""
-    relay: Any = None
-    """How an upstream's questions reach the client (the gateway's ``Relay``)."""
-    progress: Callable[..., Awaitable[None]] | None = None
-    """Where an upstream's progress notifications go (the gateway's reporter; the gateway
-    relays them, the MCP adapter alone does not)."""
-    run: Any = None
-    """The framework's own run, for a handler that forwards to it (PydanticAI's)."""
+    """The calling client's name, where the door knows one (the MCP gateway): its log lines
+    and its share of code mode's workers are named after it."""
     principal: str | None = None
     """Who calls, as the door knows them (the gateway: a digest of the caller's credentials or
     its client's name; None: nobody in particular). Set by the door; a code-mode program's
@@ -81,6 +101,17 @@ class CallContext:
     """Whether a program made the call (code mode's ``run_code``; a ``tool_use`` block whose
     ``caller`` is Anthropic's code execution): a tool only the model calls directly is then
     refused, and a tool only programs call may run (:class:`~toolmgmt_core.Callers`)."""
+
+    slots: Mapping[Slot[Any], Any] = dataclasses.field(
+        default_factory=lambda: _NO_SLOTS, hash=False
+    )
+    """What a door carries for its own handlers, each under a typed key of its own
+    (:class:`Slot`): the core passes it down unread. Read with :meth:`get`."""
+
+    def get(self, slot: Slot[T]) -> T | None:
+        """What this call carries under ``slot`` (None: nothing)."""
+        value: T | None = self.slots.get(slot)
+        return value
 
     def replace(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (field names as keywords)."""

@@ -1,7 +1,7 @@
 """Code mode's meta-tools for one session: ``run_code`` and ``tool_search``'s signatures.
 
 ``run_code`` runs the model's program in the sandbox (:mod:`toolmgmt_core.calls.code`); each
-call it makes goes through a call pipeline of its own over this session
+call it makes is a request to the same call pipeline, under a view of its own
 (:mod:`toolmgmt_core.session.program_runs`), so it is resolved, checked against the policy,
 validated, approved, run and reported as any call is, except that its whole value goes to the
 program rather than to the model: nothing is cut or recorded in the session's result account.
@@ -17,6 +17,7 @@ calls before it never run again (:mod:`toolmgmt_core.session.program_runs`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from typing import Any
@@ -25,8 +26,9 @@ import toolmgmt_core.session.meta_tools as meta
 from toolmgmt_core.calls.budget import ResultBudget
 from toolmgmt_core.calls.code import CodeLimits, code_names, python_signature
 from toolmgmt_core.calls.code.runs import ProgramStateError, code_digest
-from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.execution import ToolResult
+from toolmgmt_core.calls.pipeline import CallPipeline
+from toolmgmt_core.calls.request import CallRequest
 from toolmgmt_core.calls.results import meta_result
 from toolmgmt_core.events import ProgramFinished, ProgramStarted
 from toolmgmt_core.model.errors import InvalidArgumentsError, ToolCallError, ToolExecutionError
@@ -97,8 +99,12 @@ class CodeCalls:
         text = "\n".join(p for p in parts if p)
         return meta_result(meta.TOOL_SEARCH, answer, self.session.manager.encoding, content=text)
 
-    async def run_code(self, args: dict[str, Any], context: CallContext) -> ToolResult:
-        session = self.session
+    async def run_code(
+        self, args: dict[str, Any], request: CallRequest, pipeline: CallPipeline
+    ) -> ToolResult:
+        """The ``run_code`` call ``request``: its program run (fresh or resumed), each call
+        it makes a request to ``pipeline``, and what it hands back shaped as a result."""
+        session, context, view = self.session, request.context, request.view
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             raise InvalidArgumentsError(
@@ -135,13 +141,18 @@ class CodeCalls:
                 if context.resume_state is None and kept_as is not None:
                     session.take_program(kept_as)
         except ProgramStateError as exc:
-            return session.pipeline.error_result(meta.RUN_CODE, exc)
+            return pipeline.error_result(meta.RUN_CODE, exc, view)
 
         async def keep(sealed: str) -> None:
             await session.keep_program(kept_as, sealed)
 
+        budget = WholeValues(ResultBudget(encoding=session.manager.encoding))
+        # The program's calls: judged as this call is, their whole values to the program.
+        inner = dataclasses.replace(view, budget=budget, meta=None)
         run = ProgramRun(
             self,
+            pipeline,
+            inner,
             code,
             code_digest(code),
             conversation,
@@ -149,17 +160,16 @@ class CodeCalls:
             state,
             keep if kept_as is not None else None,
         )
-        budget = WholeValues(ResultBudget(encoding=session.manager.encoding))
         events = session.manager.events
         started = ProgramStarted(session.conversation, call_id, state is not None)
         clock = time.monotonic()
         if events:
             events.emit(started)
         try:
-            outcome = await run.go(budget)
+            outcome = await run.go()
         except ProgramStateError as exc:
             outcome = None
-            refused = session.pipeline.error_result(meta.RUN_CODE, exc)
+            refused = pipeline.error_result(meta.RUN_CODE, exc, view)
         except BaseException as exc:
             if events:
                 events.emit(
@@ -179,7 +189,7 @@ class CodeCalls:
         if outcome is None:
             result = refused
         elif outcome.error is None:
-            result = await session.pipeline.shape(self._tool(), outcome.text, None, call_id)
+            result = await pipeline.shape(self._tool(), outcome.text, None, request)
         else:
             error: ToolCallError = (
                 InvalidArgumentsError(outcome.text, tool_name=meta.RUN_CODE)
@@ -189,7 +199,7 @@ class CodeCalls:
                     tool_name=meta.RUN_CODE,
                 )
             )
-            result = session.pipeline.error_result(meta.RUN_CODE, error)
+            result = pipeline.error_result(meta.RUN_CODE, error, view)
         if events:
             events.emit(
                 ProgramFinished(

@@ -17,6 +17,7 @@ from typing import Any
 
 from toolmgmt_core.calls.budget import ResultBudget
 from toolmgmt_core.calls.code.runs import RunBook
+from toolmgmt_core.calls.pipeline import CallPipeline
 from toolmgmt_core.catalog.tool_catalog import ToolCatalog
 from toolmgmt_core.events import EventHub, Listener, OtelListener, default_listeners
 from toolmgmt_core.learning.from_use import UseLearner
@@ -157,6 +158,14 @@ class ToolManager:
             encoding=self.encoding,
         )
         """Plans each step's tool list for this manager's sessions (its mode lays it out)."""
+        self.pipeline = CallPipeline(
+            catalog,
+            timeout=self.execution.timeout,
+            encoding=self.encoding,
+            events=self.events,
+        )
+        """The one call pipeline every call of this manager's sessions goes through (a
+        request in, a result out: it keeps nothing of a session)."""
         # Load the tokenizer now, once: sessions starting together on many threads would
         # otherwise each load it on their first call.
         get_encoding(self.encoding)

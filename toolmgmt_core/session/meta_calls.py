@@ -9,15 +9,16 @@ slips models make with meta-tool arguments are forgiven first (:func:`forgive_me
 
 from __future__ import annotations
 
-import json
+import dataclasses
+import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import toolmgmt_core.session.meta_tools as meta
-from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import ToolResult
-from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
+from toolmgmt_core.calls.pipeline import CallPipeline
+from toolmgmt_core.calls.request import CallRequest
 from toolmgmt_core.calls.resolution import cap_message
 from toolmgmt_core.calls.results import meta_result
 from toolmgmt_core.calls.validation import MAX_REPORTED_ERRORS, check_arguments, clip
@@ -32,32 +33,35 @@ from toolmgmt_core.model.errors import (
     ToolNotPermittedError,
 )
 from toolmgmt_core.model.names import fold_name, names_hint
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.model.tool import META_TOOL_NAMES, Tool
 from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.session.code_calls import CodeCalls
+from toolmgmt_core.session.meta_arguments import RUNNERS as _RUNNERS
+from toolmgmt_core.session.meta_arguments import forgive_meta_arguments, well_formed_run
 from toolmgmt_core.session.modes import Mode
 from toolmgmt_core.session.settings import SessionSettings
 
 __all__ = ["MetaSession", "MetaToolCalls", "forgive_meta_arguments"]
 
 
+_META = frozenset(META_TOOL_NAMES)
+
+
 class MetaSession(Protocol):
     """What the meta-tools ask of their session (a ``ToolSession``): its settings, what it may
-    see and how it shows a tool, name resolution, loading, and its pipeline (a refusal shaped
-    as every door shapes one)."""
+    see and how it shows a tool, name resolution and loading."""
 
     @property
     def manager(self) -> SessionSettings: ...
     @property
     def conversation(self) -> str: ...
     @property
-    def pipeline(self) -> CallPipeline: ...
-    @property
     def effective_mode(self) -> Mode: ...
     def can_see(self, tool: Tool) -> bool: ...
     def present(self, tool: Tool) -> Tool: ...
     def resolve(self, name: str) -> Tool: ...
     def meta_tool(self, name: Any) -> Tool | None: ...
+    def schema_hint(self, tool: Tool) -> str: ...
     def record_loads(self, names: Sequence[str]) -> tuple[list[str], list[str]]: ...
 
 
@@ -67,20 +71,28 @@ class MetaToolCalls:
 
     def __init__(self, session: MetaSession) -> None:
         self.session = session
-        self._code = CodeCalls(session, self)
 
-    async def call(
-        self, tool: Tool, arguments: Any, context: CallContext = NO_CONTEXT
-    ) -> ToolResult | ToolRun:
-        """The meta-tool's answer, or (``execute_tool``, ``call_tool``) the tool it runs,
-        which the pipeline runs in the same call."""
+    @functools.cached_property
+    def _code(self) -> CodeCalls:
+        """Code mode's meta-tools (made on a session's first ``run_code`` or code search)."""
+        return CodeCalls(self.session, self)
+
+    async def answer(
+        self, request: CallRequest, pipeline: CallPipeline
+    ) -> ToolResult | CallRequest:
+        """The answer of the request's meta-tool, or (``execute_tool``, ``call_tool``) the
+        request of the tool it runs, which ``pipeline`` runs in the same call."""
+        tool = request.tool
+        assert tool is not None, "a meta-tool's request names it"
         try:
-            arguments = forgive_meta_arguments(tool.name, arguments)
-            args = await check_arguments(tool, arguments)
-            if tool.name in _RUNNERS:
-                return await self.execute_tool(tool.name, args, context)
+            arguments = forgive_meta_arguments(tool.name, request.arguments)
+            runs = tool.name in _RUNNERS
+            fine = runs and well_formed_run(arguments)
+            args = dict(arguments) if fine else await check_arguments(tool, arguments)
+            if runs:
+                return await self.execute_tool(tool.name, args, request, pipeline)
             if tool.name == meta.RUN_CODE:
-                return await self._code.run_code(args, context)
+                return await self._code.run_code(args, request, pipeline)
             if tool.name == meta.TOOL_SEARCH and self.session.effective_mode.runs_code:
                 return self._code.search(args)
             handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
@@ -94,7 +106,7 @@ class MetaToolCalls:
             # Named after the tool it asked for, when it names one (a refused or unknown
             # name given to execute_tool): the operator's spans and denials say which; the
             # model's text is the error's message alone.
-            return self.session.pipeline.error_result(exc.tool_name or tool.name, exc)
+            return pipeline.error_result(exc.tool_name or tool.name, exc, request.view)
 
     def _cap_message(self, refused: Sequence[str]) -> str:
         return cap_message(self.session.manager.discovery.max_active, refused)
@@ -373,10 +385,10 @@ class MetaToolCalls:
         return self._schemas(args["tool_names"], meta.LOAD_TOOL_SCHEMA)
 
     async def execute_tool(
-        self, runner: str, args: dict[str, Any], context: CallContext
-    ) -> ToolResult | ToolRun:
-        """``execute_tool`` (gateway) or ``call_tool`` (search): the named tool, for the
-        pipeline to run (a meta-tool it names answers here).
+        self, runner: str, args: dict[str, Any], request: CallRequest, pipeline: CallPipeline
+    ) -> ToolResult | CallRequest:
+        """``execute_tool`` (gateway) or ``call_tool`` (search): the named tool's request, for
+        the pipeline to run (a meta-tool it names answers here).
 
         Raises:
             InvalidArgumentsError: it names a meta-tool that runs tools.
@@ -387,7 +399,10 @@ class MetaToolCalls:
         if arguments is None:
             # A common slip: the tool's arguments beside tool_name instead of inside arguments.
             arguments = {k: v for k, v in args.items() if k != "tool_name"}
-        inner = self.session.meta_tool(name)
+        session = self.session
+        # Most names are no meta-tool's (the folding is kept per name): asked only when one may be.
+        maybe = isinstance(name, str) and (name in _META or fold_name(name) in _META)
+        inner = session.meta_tool(name) if maybe else None
         if inner is not None:
             if inner.name in _RUNNERS:
                 finder = "discover_tools" if runner == meta.EXECUTE_TOOL else "tool_search"
@@ -395,56 +410,14 @@ class MetaToolCalls:
                     f"{runner} runs a tool found with {finder}; give that tool's name.",
                     tool_name=runner,
                 )
-            return await self.call(inner, arguments, context)
-        tool = self.session.resolve(name)
-        check_caller(tool, self.session.manager.planner.caller_choice(tool), context.from_program)
-        return ToolRun(tool, arguments)
-
-
-_RUNNERS = (meta.EXECUTE_TOOL, meta.CALL_TOOL)
-"""The meta-tools that run another tool by name."""
+            named = dataclasses.replace(request, tool=inner, arguments=arguments)
+            return await self.answer(named, pipeline)
+        tool = session.resolve(name)
+        from_program = request.context.from_program
+        check_caller(tool, session.manager.planner.caller_choice(tool), from_program)
+        return request.inner(tool, arguments, functools.partial(session.schema_hint, tool))
 
 
 def _quoted(value: Any) -> str:
     """``repr(value)`` for an error message, clipped: a model's input is echoed, not resent."""
     return clip(repr(value))
-
-
-def forgive_meta_arguments(name: str, arguments: Any) -> Any:
-    """Fix the slips models make with meta-tool arguments before validating them."""
-    if isinstance(arguments, str):
-        text = arguments.strip()
-        try:
-            arguments = json.loads(text) if text else {}
-        except ValueError:
-            return arguments  # validation reports it
-    if not isinstance(arguments, Mapping):
-        return arguments
-    arguments = dict(arguments)
-    for key in ("tool_names", "queries"):
-        value = arguments.get(key)
-        if isinstance(value, str):
-            try:
-                parsed = json.loads(value)
-            except ValueError:
-                parsed = None
-            if not isinstance(parsed, list):
-                arguments[key] = [value]  # a single name where a list is wanted
-    if name == meta.LOAD_TOOL_SCHEMA and arguments.get("tool_names") == []:
-        raise InvalidArgumentsError(
-            'load_tool_schema got an empty "tool_names": name the tools whose parameters you '
-            'need, for example {"tool_names": ["first_tool", "second_tool"]}.',
-            tool_name=name,
-        )
-    if name == meta.GET_TOOL_SCHEMA and isinstance(arguments.get("tool_name"), list):
-        names = arguments.pop("tool_name")  # several names under the singular key
-        arguments["tool_names"] = [*names, *(arguments.get("tool_names") or [])]
-    if name in (*_RUNNERS, meta.GET_TOOL_SCHEMA) and "tool_name" not in arguments:
-        if isinstance(arguments.get("name"), str) and "tool_names" not in arguments:
-            arguments["tool_name"] = arguments.pop("name")
-    if name == meta.LOAD_TOOL_SCHEMA and "tool_names" not in arguments:
-        for alias in ("tool_name", "names", "name"):
-            if isinstance(arguments.get(alias), str):
-                arguments["tool_names"] = [arguments.pop(alias)]
-                break
-    return arguments

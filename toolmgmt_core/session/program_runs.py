@@ -1,11 +1,11 @@
 """One ``run_code`` call's program run: its identity, its pauses and their answers.
 
 A run is (conversation, principal, run id); the id is minted when the run starts, never taken
-from the code (:mod:`toolmgmt_core.calls.code.runs`). Each call the program makes goes through a
-call pipeline of its own over the session (:class:`_InnerSite`). A call that needs the
-framework's approval keeps the program at that call (the driver dumps its snapshot), and the
-framework's approver is asked from here, with the run's sealed state in the request
-(``ApprovalRequest.resume_state``):
+from the code (:mod:`toolmgmt_core.calls.code.runs`). Each call the program makes is a request
+to the session's call pipeline, under ``run_code``'s view with the program's own account (whole
+values). A call that needs the framework's approval keeps the program at that call (the driver
+dumps its snapshot), and the framework's approver is asked from here, with the run's sealed state
+in the request (``ApprovalRequest.resume_state``):
 
 - an approver that answers at once (a callback, a 2025 MCP client asked mid-call): the program
   carries on from its snapshot, the answer bound to that one call (run id, call index, tool,
@@ -41,12 +41,12 @@ from toolmgmt_core.calls.code import (
 )
 from toolmgmt_core.calls.code.runs import PendingCall, ProgramStateError, RunState, new_run_id
 from toolmgmt_core.calls.context import CallContext
-from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
+from toolmgmt_core.calls.pipeline import CallPipeline
+from toolmgmt_core.calls.request import CallRequest, CallView
 from toolmgmt_core.model.errors import ToolCallError
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.policy.verdicts import ApprovalRequest, arguments_digest
-from toolmgmt_core.policy.view import PolicyView
 from toolmgmt_core.runtime.control import CallPaused, is_control_flow, is_pause
 
 __all__ = ["ProgramRun", "WholeValues"]
@@ -61,39 +61,6 @@ class WholeValues(SessionBudget):
 
     def budget_for(self, tool: Tool | None = None) -> int:
         return _HUGE
-
-
-class _InnerSite:
-    """The session as the pipeline of a program's calls sees it."""
-
-    def __init__(self, session: Any, budget: SessionBudget) -> None:
-        self.session = session
-        self.result_budget = budget
-
-    @property
-    def conversation(self) -> str:
-        return str(self.session.conversation)
-
-    @property
-    def policy(self) -> PolicyView:
-        return self.session.policy  # type: ignore[no-any-return]
-
-    @property
-    def goal(self) -> str | None:
-        return self.session.goal  # type: ignore[no-any-return]
-
-    async def answer(self, name: Any, arguments: Any, context: CallContext) -> ToolRun:
-        # A program calls tools (it searches with search_tools): any the session may see,
-        # listed or not, that a program may call.
-        tool = self.resolve(name)
-        check_caller(tool, self.session.manager.planner.caller_choice(tool), True)
-        return ToolRun(tool, arguments)
-
-    def resolve(self, name: Any) -> Tool:
-        return self.session.resolve(name)  # type: ignore[no-any-return]
-
-    def schema_hint(self, tool: Tool) -> str:
-        return f" search_tools({tool.name!r}) gives its parameters."
 
 
 class _AskOutside(CallPaused):
@@ -150,16 +117,12 @@ class _Host:
     """A program's calls, answered through the session's pipeline (see the module docstring)."""
 
     def __init__(
-        self, calls: Any, budget: SessionBudget, context: CallContext, run_id: str
+        self, calls: Any, pipeline: CallPipeline, view: CallView, context: CallContext, run_id: str
     ) -> None:
-        session = calls.session
         self.calls = calls
-        self.pipeline = CallPipeline(
-            _InnerSite(session, budget),
-            timeout=session.manager.execution.timeout,
-            encoding=session.manager.encoding,
-            events=session.manager.events,
-        )
+        self.pipeline = pipeline
+        self.view = view
+        """What the program's calls are judged against: ``run_code``'s view, whole values."""
         self.context = context
         """run_code's own context, with the approver its program's calls ask."""
         self.run_id = run_id
@@ -181,9 +144,9 @@ class _Host:
         context = self.context
         if isinstance(context.approver, _ProgramApprover):  # asked with this call's own index
             context = context.replace(approver=functools.partial(context.approver.ask, index))
+        request = self._request(name, arguments, context.replace(call_id=inner_id))
         # In a task of its own (as a tool's call is), so what it sets stays its own.
-        call = self.pipeline.call(name, arguments, inner_id, context=context)
-        result = await asyncio.ensure_future(call)
+        result = await asyncio.ensure_future(self.pipeline.run(request))
         if result.paused is not None:  # the program waits at this call for the caller's answer
             self.current = (index, name, arguments)  # the call that paused, not a later one
             raise result.paused
@@ -192,6 +155,18 @@ class _Host:
             message = result.error.message if result.error is not None else result.content
             raise ProgramToolError(_ERROR_TYPES.get(result.outcome, "RuntimeError"), message)
         return result.value
+
+    def _request(self, name: str, arguments: Any, context: CallContext) -> CallRequest:
+        """The request of a program's call of ``name``: any tool the session may see, listed
+        or not, that a program may call (it searches with ``search_tools``)."""
+        session = self.calls.session
+        try:
+            tool = session.resolve(name)
+            check_caller(tool, session.manager.planner.caller_choice(tool), True)
+        except ToolCallError as refused:
+            return CallRequest(name, arguments, context, self.view, refusal=refused)
+        hint = f" search_tools({tool.name!r}) gives its parameters."
+        return CallRequest(name, arguments, context, self.view, tool, hint=hint.__str__)
 
     async def search(self, query: Any) -> Any:
         if not isinstance(query, str) or not query.strip():
@@ -221,6 +196,8 @@ class ProgramRun:
 
     Args:
         calls: the session's code calls.
+        pipeline: the pipeline the program's calls go to.
+        view: what the program's calls are judged and measured against.
         code: the program; ``digest`` its digest.
         conversation: the conversation the run is bound to (None: this session only).
         context: the ``run_code`` call's context.
@@ -232,6 +209,8 @@ class ProgramRun:
     def __init__(
         self,
         calls: Any,
+        pipeline: CallPipeline,
+        view: CallView,
         code: str,
         digest: str,
         conversation: str | None,
@@ -240,6 +219,8 @@ class ProgramRun:
         keep: Any,
     ) -> None:
         self.calls = calls
+        self.pipeline = pipeline
+        self.view = view
         self.session = calls.session
         self.book = self.session.manager.runs
         self.code = code
@@ -254,7 +235,7 @@ class ProgramRun:
         """The framework's answers in this ``run_code`` call (LangGraph answers by order)."""
         self.host: _Host | None = None
 
-    async def go(self, budget: SessionBudget) -> ProgramOutcome:
+    async def go(self) -> ProgramOutcome:
         """Run the program to its end (or until a pause passes on).
 
         Raises:
@@ -273,7 +254,7 @@ class ProgramRun:
         # call by name.
         base = self.context.replace(resume_state=None, from_program=True)
         while True:
-            host = self.host = _Host(self.calls, budget, base, self.run_id)
+            host = self.host = _Host(self.calls, self.pipeline, self.view, base, self.run_id)
             host.count = pending.index - 1 if pending is not None else 0
             approver = _ProgramApprover(host, prepared) if self.outer is not None else None
             host.context = base.replace(approver=approver)

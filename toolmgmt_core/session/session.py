@@ -2,13 +2,11 @@
 
 What the model sees now is planned by the manager's mode (:mod:`toolmgmt_core.session.modes`),
 through its :class:`~toolmgmt_core.session.layout.LayoutPlanner`, from this session's policy
-view and loads. Every call goes through the call pipeline
-(:class:`~toolmgmt_core.calls.pipeline.CallPipeline`), which asks this session what a call of a
-name comes to (:meth:`ToolSession.answer`: a meta-tool's answer, or the tool to run, as the
-model may call it now) and whether a tool may still run (:meth:`ToolSession.resolve`); the
-meta-tools' answers are
-:mod:`toolmgmt_core.session.meta_calls`', and the state (JSON, a session store)
-:mod:`toolmgmt_core.session.conversation`'s.
+view and loads. A call is resolved once, with the list planned once, into one immutable
+request (:mod:`toolmgmt_core.session.routing`) that the manager's call pipeline
+(:class:`~toolmgmt_core.calls.pipeline.CallPipeline`) runs without asking this session for more;
+the meta-tools' answers are :mod:`toolmgmt_core.session.meta_calls`', and the state (JSON, a
+session store) :mod:`toolmgmt_core.session.conversation`'s.
 """
 
 from __future__ import annotations
@@ -22,15 +20,13 @@ from typing import Any
 from toolmgmt_core.calls.budget import ResultRecord, SessionBudget
 from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import ToolResult
-from toolmgmt_core.calls.pipeline import CallPipeline, ToolRun
-from toolmgmt_core.calls.resolution import cap_message, quoted, resolve_tool
+from toolmgmt_core.calls.pipeline import CallPipeline
+from toolmgmt_core.calls.request import CallRequest
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.events import ToolsListed, ToolsLoaded
-from toolmgmt_core.model.errors import ConfigError, ToolNotListedError, ToolNotLoadedError
-from toolmgmt_core.model.names import fold_name
+from toolmgmt_core.model.errors import ConfigError, ToolNotListedError
 from toolmgmt_core.model.tokens import definition_tokens
 from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.policy.callers import check_caller
 from toolmgmt_core.policy.profiles import Profile
 from toolmgmt_core.policy.steps import Explanation
 from toolmgmt_core.policy.view import PolicyView
@@ -38,6 +34,7 @@ from toolmgmt_core.session.conversation import StoredConversation
 from toolmgmt_core.session.layout import Layout, Usage
 from toolmgmt_core.session.meta_calls import MetaToolCalls
 from toolmgmt_core.session.modes import Mode
+from toolmgmt_core.session.routing import CallRouter
 from toolmgmt_core.session.settings import SessionSettings
 from toolmgmt_core.session.state import SessionState
 from toolmgmt_core.stores.base import StoredSession
@@ -80,15 +77,14 @@ class ToolSession(StoredConversation):
         self._programs: dict[str, Any] = {}
         self._programs_taken: set[str] = set()
         self._meta_calls = MetaToolCalls(self)
-        self.pipeline = CallPipeline(
-            self,
-            timeout=manager.execution.timeout,
-            encoding=manager.encoding,
-            events=manager.events,
-        )
-        """The call pipeline every call of this session goes through."""
+        self._router = CallRouter(self, self._meta_calls.answer)
         self.goal: str | None = None
         """The user's goal when known; passed to the manager's summariser."""
+
+    @property
+    def pipeline(self) -> CallPipeline:
+        """The call pipeline every call of this session goes through (its manager's)."""
+        return self.manager.pipeline
 
     @property
     def conversation(self) -> str:
@@ -215,6 +211,11 @@ class ToolSession(StoredConversation):
         with self._lock:
             self._native_deferred.update(names)
 
+    def is_native_deferred(self, name: str) -> bool:
+        """Whether the provider's own deferred loading sent ``name`` (see
+        :meth:`note_native_deferred`)."""
+        return name in self._native_deferred
+
     def is_deferred(self, name: str) -> bool:
         """Whether ``name`` is a visible tool that is not in :meth:`tools` now."""
         return self._lookup(name) is not None and name not in self.layout().names
@@ -328,12 +329,15 @@ class ToolSession(StoredConversation):
             still returns its result, with ``saved`` False and a ``NotSaved`` note (the record
             is saved with the next change).
         """
-        if context.listed_only:  # a name the list lacks is the door's protocol error, not a call
-            try:
-                self._check_listed(name)
-            except ToolNotListedError as refused:  # no events, records or save: nothing ran
-                return self.pipeline.error_result(str(name), refused)
-        result = await self.pipeline.call(name, arguments, call_id, context=context)
+        if call_id is not None and call_id != context.call_id:
+            # Most calls carry nothing else: a new context is cheaper than a changed copy.
+            is_bare = context is NO_CONTEXT
+            context = CallContext(call_id=call_id) if is_bare else context.replace(call_id=call_id)
+        try:
+            request = self._router.request(name, arguments, context)
+        except ToolNotListedError as refused:  # no events, records or save: nothing ran
+            return self.error_result(str(name), refused)
+        result = await self.manager.pipeline.run(request)
         unsaved = await self.save()
         if unsaved is not None:  # the call ran: its result stands, and says so
             note = f"NotSaved: the call's record could not be saved ({unsaved})"
@@ -355,39 +359,13 @@ class ToolSession(StoredConversation):
     def error_result(self, name: str, error: Any) -> ToolResult:
         """``error`` (a :class:`~toolmgmt_core.ToolCallError` raised outside a call, such as
         an upstream that cannot be reached) as a call would have answered it."""
-        return self.pipeline.error_result(name, error)
+        return self.pipeline.error_result(name, error, self._router.view())
 
-    # -- what the pipeline asks ---------------------------------------------------------------
+    # -- what a call of a name comes to (session/routing.py) ----------------------------------
 
     def meta_tool(self, name: Any) -> Tool | None:
         """The meta-tool ``name`` stands for (exactly or folded), when one may be called now."""
-        if not isinstance(name, str):
-            return None
-        folded = fold_name(name)
-        metas = self.manager.mode.callable_meta(self.layout, self.manager.discovery.max_results)
-        for tool in metas:
-            if tool.name == name or tool.name == folded:
-                return tool
-        return None
-
-    async def answer(
-        self, name: Any, arguments: Any, context: CallContext = NO_CONTEXT
-    ) -> ToolResult | ToolRun:
-        """What a call of ``name`` comes to: the answer of the meta-tool it stands for
-        (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is the
-        tool it runs), else the tool it names as this caller may call it now (``Callers``, the
-        mode's list, ``call_unloaded``); a ``listed_only`` door's name was checked by ``call``.
-        Raises:
-            ToolCallError: ``ToolNotPermittedError``, ``ToolNotFoundError`` (the closest
-                visible names) or ``ToolNotLoadedError``.
-        """
-        meta_tool = self.meta_tool(name)
-        if meta_tool is not None:
-            return await self._meta_calls.call(meta_tool, arguments, context)
-        tool = self.resolve(name)
-        check_caller(tool, self.manager.planner.caller_choice(tool), context.from_program)
-        self._ensure_listed(tool)
-        return ToolRun(tool, arguments)
+        return self._router.meta_tool(name)
 
     def resolve(self, name: Any) -> Tool:
         """The visible tool ``name`` stands for (exact, folded, provider-shortened: see
@@ -397,54 +375,15 @@ class ToolSession(StoredConversation):
             ToolNotPermittedError: a catalog tool the policy hides here.
             ToolNotFoundError: with the closest visible names.
         """
-        found = self.manager.catalog.find(name) if isinstance(name, str) else None
-        if found is not None and self.can_see(found):  # the common case: no hint needed
-            return found
-        hint = self.effective_mode.find_hint
-        return resolve_tool(self.manager.catalog, name, self.can_see, hint)
+        return self._router.resolve(name)
 
-    def _check_listed(self, name: Any) -> None:
-        """Refuse ``name`` unless the list holds it exactly (``CallContext.listed_only``)."""
-        listed = self.layout().names
-        if isinstance(name, str) and name in listed:
-            return
-        names = sorted(listed)
-        raise ToolNotListedError(
-            f"Unknown tool {quoted(name)}: call one of the tools listed ({', '.join(names)}).",
-            tool_name=str(name),
-            listed=names,
-        )
-
-    def _ensure_listed(self, tool: Tool) -> None:
-        """Apply ``call_unloaded`` to a direct call of a tool not in the list now.
-
-        Raises:
-            ToolNotLoadedError: saying how to load it (or that the active tool cap is reached).
-        """
-        mode = self.manager.mode
-        if mode.lists_without_loading(tool):
-            return
-        layout = self.layout()
-        if tool.name in layout.names or tool.name in self._native_deferred:
-            return  # listed, or the provider's tool search loaded it on its side
-        if layout.mode.stable_search and tool.name in self.loaded():
-            return  # a search gave it: its definition is in the conversation, not the list
-        name = tool.name
-        cap = self.manager.discovery.max_active
-        appends = layout.mode.appends_loads
-        if self.manager.discovery.call_unloaded == "load":
-            if not appends and not layout.mode.stable_search:
-                return  # runs as through execute_tool; the list stays as it is
-            _, refused = self.record_loads([name])
-            if refused:
-                raise ToolNotLoadedError(cap_message(cap, refused), tool_name=name)
-            return
-        if appends and cap is not None and len(layout.appended) >= cap:
-            message = cap_message(cap, [name])  # searching again would not help
-        else:
-            message = layout.mode.unloaded_message(name)
-        raise ToolNotLoadedError(message, tool_name=name)
+    def request(
+        self, name: Any, arguments: Any = None, context: CallContext = NO_CONTEXT
+    ) -> CallRequest:
+        """The request a call of ``name`` comes to now, as :meth:`call` hands it to the
+        pipeline (see :class:`~toolmgmt_core.session.routing.CallRouter`)."""
+        return self._router.request(name, arguments, context)
 
     def schema_hint(self, tool: Tool) -> str:
         """Where a model whose arguments failed validation finds ``tool``'s parameters."""
-        return self.manager.mode.schema_hint(tool, self.manager.planner.pinned_names())
+        return self._router.schema_hint(tool)

@@ -333,3 +333,57 @@ def test_public_surface() -> None:
     assert "Usage::" in (toolmgmt_langchain.__doc__ or "")
     with pytest.raises(TypeError, match="ToolManager"):
         ToolManagerMiddleware(ToolCatalog())  # type: ignore[arg-type]
+
+
+def test_a_thread_keeps_its_session_across_tool_steps_and_restores_from_any_other_state() -> None:
+    """Issue 42: the middleware keeps a thread's session from one tool step to the next while
+    the checkpointed state is the one it wrote; another thread, an edited state or a state
+    it did not write (a new middleware: another process) is restored from the state."""
+    manager = _manager()
+    made: list[Any] = []
+    session = manager.session
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(args)
+        return session(*args, **kwargs)
+
+    manager.session = counted  # type: ignore[method-assign]
+    steps = [SCRIPT[0], SCRIPT[1], SCRIPT[2], AIMessage(content="ok")]
+    middleware = ToolManagerMiddleware(manager)
+    saver = InMemorySaver()
+    config = {"configurable": {"thread_id": "k1"}}
+    agent = create_agent(
+        ScriptedChatModel(script=steps), middleware=[middleware], checkpointer=saver
+    )
+    made.clear()
+    state = _run(agent, False, config)
+    tool_steps = len(made) - 4  # each of the 4 model steps lists from the state
+    assert tool_steps == 1, made  # 3 tool steps, one session
+    messages = _tool_messages(state)
+    assert messages["call_2"].status == "success" and "patel" in messages["call_2"].content.lower()
+    assert "crm_export_contacts" in json.dumps(state[STATE_KEY])  # the third step's load kept
+
+    # The same thread resumed by another middleware (another process): restored, same state.
+    made.clear()
+    other = ScriptedChatModel(
+        script=[_call("crm_export_contacts", {"format": "csv"}, 7), AIMessage(content="bye")]
+    )
+    again = create_agent(other, middleware=[ToolManagerMiddleware(manager)], checkpointer=saver)
+    resumed = again.invoke({"messages": [HumanMessage("export")]}, config)
+    assert _tool_messages(resumed)["call_7"].status == "success"
+    assert len(made) == 3  # two model steps and one tool step, each from the state
+
+    # A state the kept session did not write (edited: the loads dropped) is restored.
+    fresh = {"configurable": {"thread_id": "k2"}}
+    two = [SCRIPT[0], AIMessage(content="ok"), SCRIPT[1], AIMessage(content="ok")]
+    agent3 = create_agent(
+        ScriptedChatModel(script=two), middleware=[middleware], checkpointer=saver
+    )
+    agent3.invoke({"messages": [HumanMessage("find")]}, fresh)
+    kept = agent3.get_state(fresh).values[STATE_KEY]
+    edited = {"rev": kept["rev"] + 100, "session": {**kept["session"], "loaded": []}}
+    agent3.update_state(fresh, {STATE_KEY: edited})
+    made.clear()
+    after = agent3.invoke({"messages": [HumanMessage("again")]}, fresh)
+    assert len(made) == 3  # the tool step restored the edited state: nothing loaded in it
+    assert after[STATE_KEY]["session"]["loaded"] != kept["session"]["loaded"]
