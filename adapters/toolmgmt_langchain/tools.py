@@ -4,7 +4,8 @@
 MCP tools from ``langchain-mcp-adapters``). A tool taking ``ToolRuntime``, ``InjectedState``,
 ``InjectedStore`` or ``InjectedToolCallId`` arguments runs through the agent's own ``ToolNode``,
 which supplies those values, when the middleware answers its call (it hands the
-:class:`NodeCall` down with the call, in its context's ``NODE`` slot); outside an agent it cannot run.
+:class:`NodeCall` down with the call, in its context's ``NODE`` slot); outside an agent it
+cannot run.
 """
 
 from __future__ import annotations
