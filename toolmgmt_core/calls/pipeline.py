@@ -1,6 +1,6 @@
 """One call, from the name a model used to the result it gets: the call pipeline.
 
-Every door (LangChain, PydanticAI, LiteLLM, the MCP gateway, a plain ``session.call``) runs a
+Every integration (LangChain, PydanticAI, LiteLLM, the MCP gateway, a plain ``session.call``) runs a
 call through :class:`CallPipeline`, so a call is approved, validated, run, shaped and reported
 the same way wherever it came from::
 
@@ -9,13 +9,13 @@ the same way wherever it came from::
        └── meta-tools answer here instead (their inner ``execute_tool`` joins at policy) ┘
 
 The result is a :class:`~toolmgmt_core.ToolResult` whose :attr:`~toolmgmt_core.ToolResult.outcome`
-(``success``, ``retry``, ``denied``, ``failed``) each door maps to its framework's own form; an
-error is shaped once, here, to the tool's budget. A call that paused for its caller to answer
-first (:class:`~toolmgmt_core.runtime.control.CallPaused`, raised by what the door handed down)
-ends here too, as the outcome ``paused``, with no result. What the pipeline needs of its session
-is the :class:`CallSite` protocol; what the door knows about the call travels down with it as a
-:class:`~toolmgmt_core.calls.context.CallContext` (the call id, the framework's approver, what
-a handler that asks for it gets); what it did goes to the manager's listeners
+(``success``, ``retry``, ``denied``, ``failed``) each integration maps to its framework's own form;
+an error is shaped once, here, to the tool's budget. A call that paused for its caller to answer
+first (:class:`~toolmgmt_core.runtime.control.CallPaused`, raised by what the integration handed
+down) ends here too, as the outcome ``paused``, with no result. What the pipeline needs of its
+session is the :class:`CallSite` protocol; what the integration knows about the call travels down
+with it as a :class:`~toolmgmt_core.calls.context.CallContext` (the call id, the framework's
+approver, what a handler that asks for it gets); what it did goes to the manager's listeners
 (:mod:`toolmgmt_core.events`). A meta-tool that runs another tool (``execute_tool``,
 ``call_tool``) answers with a :class:`ToolRun`, which the pipeline runs here, in the same call.
 """
@@ -102,7 +102,7 @@ class CallSite(Protocol):
 
 def _same_tool(edit: ApprovalEdit, tool: Tool) -> None:
     """Refuse an edit naming another tool than the one asked about: an edit changes arguments
-    only (a door hands the framework's edited tool name down as ``ApprovalEdit.tool_name``).
+    only (an integration hands the framework's edited tool name down as ``ApprovalEdit.tool_name``).
 
     Raises:
         ApprovalDeniedError: the edit swaps the tool; nothing runs.
@@ -285,7 +285,8 @@ class CallPipeline:
         return truncate_result(text, budget.per_result(tool), strategy, encoding=self.encoding).text
 
     def error_result(self, name: str, error: ToolCallError) -> ToolResult:
-        """``error`` as the model gets it: one shape at every door, cut to the tool's budget."""
+        """``error`` as the model gets it: one shape through every integration, cut to the tool's
+        budget."""
         tool = self.site.policy.catalog.find(name) if isinstance(name, str) else None
         limit = self.site.result_budget.budget.per_result(tool)
         if self.events and error.code in _DENIALS:

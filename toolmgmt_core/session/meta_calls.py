@@ -44,7 +44,7 @@ __all__ = ["MetaSession", "MetaToolCalls", "forgive_meta_arguments"]
 class MetaSession(Protocol):
     """What the meta-tools ask of their session (a ``ToolSession``): its settings, what it may
     see and how it shows a tool, name resolution, loading, and its pipeline (a refusal shaped
-    as every door shapes one)."""
+    as every integration shapes one)."""
 
     @property
     def manager(self) -> SessionSettings: ...

@@ -318,7 +318,7 @@ class ToolSession(StoredConversation):
             call_id: the provider's tool-call id, used to name the result in
                 :meth:`clearable_results` (default ``call_<a unique id>``); replaces
                 ``context.call_id``.
-            context: what the door knows about this call (the framework's approver, the
+            context: what the integration knows about this call (the framework's approver, the
                 client, a handler's run: :class:`~toolmgmt_core.calls.context.CallContext`).
 
         Returns:
@@ -328,7 +328,7 @@ class ToolSession(StoredConversation):
             still returns its result, with ``saved`` False and a ``NotSaved`` note (the record
             is saved with the next change).
         """
-        if context.listed_only:  # a name the list lacks is the door's protocol error, not a call
+        if context.listed_only:  # a name the list lacks is the protocol's error, not a call
             try:
                 self._check_listed(name)
             except ToolNotListedError as refused:  # no events, records or save: nothing ran
@@ -376,7 +376,8 @@ class ToolSession(StoredConversation):
         """What a call of ``name`` comes to: the answer of the meta-tool it stands for
         (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is the
         tool it runs), else the tool it names as this caller may call it now (``Callers``, the
-        mode's list, ``call_unloaded``); a ``listed_only`` door's name was checked by ``call``.
+        mode's list, ``call_unloaded``); a ``listed_only`` integration's name was checked by
+        ``call``.
         Raises:
             ToolCallError: ``ToolNotPermittedError``, ``ToolNotFoundError`` (the closest
                 visible names) or ``ToolNotLoadedError``.
