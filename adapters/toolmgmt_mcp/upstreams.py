@@ -338,7 +338,7 @@ class UpstreamManager:
 
     Entering connects every upstream concurrently; one that fails to start is reported in
     :meth:`status` and retried on its next use, the others are ready. The ``_``-prefixed no-op
-    methods below, and :attr:`status_type`, are the seams a service on top fills (the gateway's
+    methods below, and :attr:`status_type`, are the hooks a service on top fills (the gateway's
     ``toolmgmt_gateway.upstreams.GatewayUpstreams``: questions, pins, policy, stderr).
     """
 

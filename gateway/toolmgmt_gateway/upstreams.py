@@ -1,5 +1,5 @@
 """The gateway's upstreams: the MCP adapter's :class:`~toolmgmt_mcp.UpstreamManager` with its
-seams filled by what only a gateway does with them.
+hooks filled by what only a gateway does with them.
 
 - **Questions and progress**: a call whose upstream asks its user something (an input-required
   result, 2026) goes round by round through the relay of the client that made it
@@ -108,7 +108,7 @@ class GatewayUpstreams(UpstreamManager):
         self._tasks_or_raise().start_soon(self._recheck_loop)
         return self
 
-    # -- the adapter's seams ----------------------------------------------------------------
+    # -- the adapter's hooks ----------------------------------------------------------------
 
     def _not_started(self, upstream: Upstream) -> str | None:
         if self._may_show(upstream):

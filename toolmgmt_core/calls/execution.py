@@ -13,7 +13,7 @@ exception); the arguments were checked before (:mod:`toolmgmt_core.calls.validat
   that does not (it swallows the cancellation) is left running, never waited for. Either way
   the model is told the call may still complete, so a side effect is not repeated blindly.
 
-Sync handlers run on their tool's own lane of threads (:mod:`toolmgmt_core.calls.threads`:
+Sync handlers run on their tool's own pool of threads (:mod:`toolmgmt_core.calls.threads`:
 bounded per tool and for the process, the hung ones counted).
 
 A handler that raises :class:`ToolAnswerLostError` (its request or answer was lost: the call may

@@ -4,7 +4,7 @@ Every integration (LangChain, PydanticAI, LiteLLM, the MCP gateway, a plain ``se
 call through :class:`CallPipeline`, so a call is approved, validated, run, shaped and reported
 the same way wherever it came from::
 
-    resolve ─> policy ─> validate and repair ─> approval ─> run (timeout, lane) ─> shape ─> record
+    resolve ─> policy ─> validate and repair ─> approval ─> run (timeout, pool) ─> shape ─> record
        │                                                                              │
        └── meta-tools answer here instead (their inner ``execute_tool`` joins at policy) ┘
 

@@ -376,8 +376,7 @@ class ToolSession(StoredConversation):
         """What a call of ``name`` comes to: the answer of the meta-tool it stands for
         (:class:`~toolmgmt_core.session.meta_calls.MetaToolCalls`; ``execute_tool``'s is the
         tool it runs), else the tool it names as this caller may call it now (``Callers``, the
-        mode's list, ``call_unloaded``); a ``listed_only`` integration's name was checked by
-        ``call``.
+        mode's list, ``call_unloaded``); ``call`` checked a name where only listed ones count.
         Raises:
             ToolCallError: ``ToolNotPermittedError``, ``ToolNotFoundError`` (the closest
                 visible names) or ``ToolNotLoadedError``.
