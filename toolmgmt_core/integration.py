@@ -3,8 +3,8 @@
 The framework adapters (``toolmgmt_langchain``, ``toolmgmt_pydantic_ai``, ``toolmgmt_litellm``,
 ``toolmgmt_mcp``) and the gateway (``toolmgmt_gateway``) import the core only from
 :mod:`toolmgmt_core` (the application API) and from here (a test holds them to it), never from
-the core's rooms, so the core can move its modules without breaking an integration. A name here
-is a seam an integration needs: the call pipeline's entry points (running a call from a
+the core's internal modules, so the core can move them without breaking an integration. A name
+here is a hook an integration needs: the call pipeline's entry points (running a call from a
 framework's thread, an approval the framework already gave), provider wire formats, session
 state, the gateway's stores and configuration reading. It is as stable as the top level.
 

@@ -6,8 +6,8 @@ back in the same API's shape. Where the callback sent the session with the provi
 (Anthropic models, OpenAI's Responses API), ``tool_search`` is answered natively: Anthropic
 ``tool_reference`` blocks, a Responses ``tool_search_output`` carrying the definitions. With
 ``all_tools=True`` every call gets an answer except those of the app's own tools
-(``app_tools``), as at every door: a name nobody holds is answered with the closest names, so
-the model can correct it and the next request is not refused for a call without an answer.
+(``app_tools``), as through every integration: a name nobody holds is answered with the closest
+names, so the model can correct it and the next request is not refused for a call without an answer.
 """
 
 from __future__ import annotations
@@ -205,7 +205,8 @@ def run_meta_tool_calls_sync(
     A call that needs approval (a destructive tool, or a policy step's ``require_approval``)
     asks the manager's approval callback, else ``approve`` (the app's own way of asking its
     user, sync or async, given an :class:`~toolmgmt_core.ApprovalRequest`); with neither it is
-    refused, as at every door (opt out with ``ToolManager(approval=Approval(destructive=False))``).
+    refused, as through every integration (opt out with
+    ``ToolManager(approval=Approval(destructive=False))``).
 
     Args:
         session: the conversation's session.

@@ -514,8 +514,8 @@ def _approver(
     resumed with ``DeferredToolResults(approvals={id: True})`` runs once (a denied one never
     reaches the toolset); resumed with ``ToolApproved(override_args=...)``, PydanticAI hands
     the toolset the reviewer's ``arguments``, which is the core's edit (its result says what
-    ran, as at every door). Through ``call_tool`` (``runner``) the pause names the inner tool
-    and its arguments, and an edit changes the inner tool's arguments, never the tool."""
+    ran, as through every integration). Through ``call_tool`` (``runner``) the pause names the inner
+    tool and its arguments, and an edit changes the inner tool's arguments, never the tool."""
 
     answered = False
 

@@ -1,5 +1,5 @@
 """Answers the gateway's ASGI middleware writes itself, before a request reaches the MCP SDK
-(the front door, admission, conversations): a body with its length, and a JSON-RPC error."""
+(the HTTP front end, admission, conversations): a body with its length, and a JSON-RPC error."""
 
 from __future__ import annotations
 

@@ -535,7 +535,7 @@ class Gateway:
     def http_app(
         self, *, path: str | None = None, host: str | None = None, token: str | None = None
     ) -> Any:
-        """The streamable HTTP ASGI app, behind the front door: the clients' tokens
+        """The streamable HTTP ASGI app, behind the HTTP front end: the clients' tokens
         (:class:`~toolmgmt_gateway.clients.ClientAuth`, ``[gateway.clients]``) or ``token``
         (:class:`BearerTokenMiddleware`), then the admission limit
         (:class:`~toolmgmt_gateway.admission.Admission`).

@@ -26,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "adapters.md"
-BEGIN, END = "<!-- doors:begin -->", "<!-- doors:end -->"
+BEGIN, END = "<!-- outcomes:begin -->", "<!-- outcomes:end -->"
 
 
 @dataclass(frozen=True)

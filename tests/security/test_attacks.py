@@ -1186,7 +1186,7 @@ def null_repair() -> str:
     "four calls of a tool whose arguments take seconds to check (300,000 items), then a call of "
     "another tool whose schema has a `pattern` (checked off the loop too)",
 )
-def validation_lanes() -> str:
+def validation_pools() -> str:
     from toolmgmt_core import ToolCatalog, ToolManager
 
     heavy = _properties(items={"type": "array", "items": {"type": "string", "minLength": 1}})
@@ -1197,7 +1197,7 @@ def validation_lanes() -> str:
     session = ToolManager(catalog, discovery=Discovery(call_unloaded="load")).session()
     slow = ("heavy", {"items": ["s"] * 300_000})
     _, waited = _other_client_wait(session, slow, ("lookup", {"id": "42"}), copies=4)
-    return f"the other tool's call waited {_seconds(waited)}; each tool's checks have a lane"
+    return f"the other tool's call waited {_seconds(waited)}; each tool's checks have a pool"
 
 
 @attack(

@@ -2,7 +2,7 @@
 
 Which calls need approval is the policy's decision (:meth:`PolicyView.approval_reason
 <toolmgmt_core.PolicyView.approval_reason>`: a step's ``require_approval``, or a destructive
-tool). Who is asked is decided here, once, for every door:
+tool). Who is asked is decided here, once, for every integration:
 
 1. the manager's :class:`~toolmgmt_core.Approval` callback, when it has one;
 2. else the framework's approver, which the adapter hands down with the call

@@ -1,13 +1,13 @@
-"""What travels with one call: the :class:`CallContext` each door hands to the pipeline.
+"""What travels with one call: the :class:`CallContext` each integration hands to the pipeline.
 
-A door (an adapter, the MCP gateway, a plain ``session.call``) knows things about the call it
-runs that the core cannot: the provider's call id, who asks a human for approval the
-framework's way, which client called. It puts them in one small object and passes it down,
-like a request object: the pipeline reads what it needs (the call id, the approver) and hands
-the object to a tool handler that asks for it (a keyword parameter named
-:data:`CONTEXT_PARAMETER`), so nothing is read back from module globals far below where it was
-set. What only a door's own handlers read (the gateway's relay to its client, PydanticAI's
-run) travels under a typed :class:`Slot` the door defines, so this type names no door::
+An integration (an adapter, the MCP gateway, a plain ``session.call``) knows things about the call
+it runs that the core cannot: the provider's call id, who asks a human for approval the framework's
+way, which client called. It puts them in one small object and passes it down, like a request
+object: the pipeline reads what it needs (the call id, the approver) and hands the object to a tool
+handler that asks for it (a keyword parameter named :data:`CONTEXT_PARAMETER`), so nothing is read
+back from module globals far below where it was set. What only an integration's own handlers read
+(the gateway's relay to its client, PydanticAI's run) travels under a typed :class:`Slot` the
+integration defines, so this type names no integration::
 
     context = CallContext(call_id="call_1", approver=ask_the_human)
     result = await session.call("send_email", {"to": "a@b.c"}, context=context)
@@ -37,8 +37,8 @@ T = TypeVar("T")
 
 
 class Slot(Generic[T]):
-    """A typed key for something one door carries with its calls, which the core never reads
-    (the gateway's relay to its client, PydanticAI's run). The door that defines a slot puts
+    """A typed key for something one integration carries with its calls, which the core never reads
+    (the gateway's relay to its client, PydanticAI's run). The integration that defines a slot puts
     the value in (``CallContext(slots={RUN: run})``) and its handlers read it back typed
     (``context.get(RUN)``); two slots never collide, whatever their names.
 
@@ -60,7 +60,7 @@ _NO_SLOTS: Mapping[Slot[Any], Any] = MappingProxyType({})
 
 @dataclass(frozen=True)
 class CallContext:
-    """What one call carries from its door down to the tool that runs (see the module
+    """What one call carries from its integration down to the tool that runs (see the module
     docstring). Every field is optional; :meth:`replace` derives a changed copy."""
 
     call_id: str | None = None
@@ -72,19 +72,19 @@ class CallContext:
     """The framework's own approval configuration, held apart from its tools (LangChain's
     ``interrupt_on``), asked about the resolved tool besides the policy."""
     listed_only: bool = False
-    """Whether the door's protocol lets a model call only the names it was listed, exactly
+    """Whether the integration's protocol lets a model call only the names it was listed, exactly
     (an MCP ``tools/call``): any other name is refused with
     :class:`~toolmgmt_core.ToolNotListedError` before anything else (nothing folded, nothing
-    loaded on the way), which the door answers with its protocol's error."""
+    loaded on the way), which the integration answers with its protocol's error."""
     client: str | None = None
-    """The calling client's name, where the door knows one (the MCP gateway): its log lines
+    """The calling client's name, where the integration knows one (the MCP gateway): its log lines
     and its share of code mode's workers are named after it."""
     principal: str | None = None
-    """Who calls, as the door knows them (the gateway: a digest of the caller's credentials or
-    its client's name; None: nobody in particular). Set by the door; a code-mode program's
+    """Who calls, as the integration knows them (the gateway: a digest of the caller's credentials
+    or its client's name; None: nobody in particular). Set by the integration; a code-mode program's
     paused run is bound to it and resumes only for the same principal."""
     resume_state: str | None = None
-    """Set by the door when it resumes a ``run_code`` call whose program paused: the sealed
+    """Set by the integration when it resumes a ``run_code`` call whose program paused: the sealed
     run state the core handed out with the pause (:attr:`ApprovalRequest.resume_state
     <toolmgmt_core.ApprovalRequest.resume_state>`, or ``CallPaused.resume_state`` for the
     gateway), kept meanwhile in the framework's state. The core reads it: it checks the seal,
@@ -92,11 +92,11 @@ class CallContext:
     program carries on from its paused call (the calls before it never run again). None:
     ``run_code`` starts a fresh run."""
     keeps_state: bool = False
-    """Whether the door keeps a paused program's sealed state in its own state and hands it
+    """Whether the integration keeps a paused program's sealed state in its own state and hands it
     back as :attr:`resume_state` (the gateway does). False: the core keeps the sealed state
-    for the door in this process, by the call's :attr:`call_id` within the conversation, so a
+    for the integration in this process, by the call's :attr:`call_id` within the conversation, so a
     framework that resumes the same tool call in this process finds it (a fresh worker or
-    process does not: a door that can keeps the state itself)."""
+    process does not: an integration that can keeps the state itself)."""
     from_program: bool = False
     """Whether a program made the call (code mode's ``run_code``; a ``tool_use`` block whose
     ``caller`` is Anthropic's code execution): a tool only the model calls directly is then
@@ -105,7 +105,7 @@ class CallContext:
     slots: Mapping[Slot[Any], Any] = dataclasses.field(
         default_factory=lambda: _NO_SLOTS, hash=False
     )
-    """What a door carries for its own handlers, each under a typed key of its own
+    """What an integration carries for its own handlers, each under a typed key of its own
     (:class:`Slot`): the core passes it down unread. Read with :meth:`get`."""
 
     def get(self, slot: Slot[T]) -> T | None:
@@ -119,7 +119,7 @@ class CallContext:
 
 
 NO_CONTEXT = CallContext()
-"""The context of a call whose door carries nothing."""
+"""The context of a call whose integration carries nothing."""
 
 
 def takes_context(handler: Callable[..., Any]) -> bool:

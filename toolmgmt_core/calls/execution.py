@@ -13,12 +13,12 @@ exception); the arguments were checked before (:mod:`toolmgmt_core.calls.validat
   that does not (it swallows the cancellation) is left running, never waited for. Either way
   the model is told the call may still complete, so a side effect is not repeated blindly.
 
-Sync handlers run on their tool's own lane of threads (:mod:`toolmgmt_core.calls.threads`:
+Sync handlers run on their tool's own pool of threads (:mod:`toolmgmt_core.calls.threads`:
 bounded per tool and for the process, the hung ones counted).
 
 A handler that raises :class:`ToolAnswerLostError` (its request or answer was lost: the call may
 or may not have run) is run once more, within what is left of its timeout, when the tool is
-annotated read-only, or idempotent and not destructive; never otherwise. Every door gets that
+annotated read-only, or idempotent and not destructive; never otherwise. Every integration gets that
 rule here, once, whatever raised it (an MCP upstream, a LangChain or a PydanticAI tool).
 """
 
@@ -65,7 +65,7 @@ STOP_SECONDS = 1.0
 """Seconds an async handler cancelled at its timeout is given to stop before it is left."""
 
 OUTCOMES: tuple[str, ...] = ("success", "retry", "denied", "failed", "paused")
-"""What a call can come to (:attr:`ToolResult.outcome`); ``paused`` only where the door hands
+"""What a call can come to (:attr:`ToolResult.outcome`); ``paused`` only where the integration hands
 down what may pause a call (the MCP gateway's relay and approver)."""
 
 logger = logging.getLogger("toolmgmt")
@@ -104,17 +104,17 @@ class ToolResult:
     was not."""
     media: list[Mapping[str, Any]] = field(default_factory=list)
     """Blocks a :class:`~toolmgmt_core.ContentResult` carried that are not text (images,
-    audio, resources), for a door that passes them on beside :attr:`content`."""
+    audio, resources), for an integration that passes them on beside :attr:`content`."""
     paused: CallPaused | None = None
     """Why the call paused, when it did (:class:`~toolmgmt_core.runtime.control.CallPaused`:
-    its caller must answer a question first; the door asks it in its protocol's form). A
+    its caller must answer a question first; the integration asks it in its protocol's form). A
     paused call has no result: nothing was shaped, counted or recorded."""
 
     @property
     def outcome(self) -> str:
         """``"success"``, or the error's outcome: ``"retry"`` (the model can fix its call),
         ``"denied"`` (refused) or ``"failed"``; ``"paused"`` (:attr:`paused`) when the caller
-        must answer first. Each door maps it to its framework's form."""
+        must answer first. Each integration maps it to its framework's form."""
         if not self.is_error:
             return "success" if self.paused is None else "paused"
         return self.error.outcome if self.error is not None else "failed"

@@ -1,21 +1,21 @@
 """One call, from the request a session built to the result it gets: the call pipeline.
 
-Every door (LangChain, PydanticAI, LiteLLM, the MCP gateway, a plain ``session.call``) runs a
+Every integration (LangChain, PydanticAI, LiteLLM, the MCP gateway, a plain ``session.call``) runs a
 call through :class:`CallPipeline`, so a call is approved, validated, run, shaped and reported
 the same way wherever it came from. The session resolves the name and plans its list once and
 hands down one immutable :class:`~toolmgmt_core.calls.request.CallRequest`; the pipeline never
 asks the session for more::
 
-    CallRequest ─> policy ─> validate, repair ─> approval ─> run (timeout, lane) ─> shape, record
+    CallRequest ─> policy ─> validate, repair ─> approval ─> run (timeout, pool) ─> shape, record
         │
         └─> a meta-tool's answer (``view.meta``); execute_tool's inner request joins at policy
 
 The result is a :class:`~toolmgmt_core.ToolResult` whose :attr:`~toolmgmt_core.ToolResult.outcome`
-(``success``, ``retry``, ``denied``, ``failed``) each door maps to its framework's own form; an
-error is shaped once, here, to the tool's budget. A call that paused for its caller to answer
-first (:class:`~toolmgmt_core.runtime.control.CallPaused`, raised by what the door handed down)
-ends here too, as the outcome ``paused``, with no result. What the door knows about the call
-travels in the request's :class:`~toolmgmt_core.calls.context.CallContext`; what it did goes to
+(``success``, ``retry``, ``denied``, ``failed``) each integration maps to its framework's own form;
+an error is shaped once, here, to the tool's budget. A call that paused for its caller to answer
+first (:class:`~toolmgmt_core.runtime.control.CallPaused`, raised by what the integration handed
+down) ends here too, as the outcome ``paused``, with no result. What the integration knows about the
+call travels in the request's :class:`~toolmgmt_core.calls.context.CallContext`; what it did goes to
 the manager's listeners (:mod:`toolmgmt_core.events`). One pipeline serves every session of a
 manager: what differs per call is in the request.
 """
@@ -95,7 +95,7 @@ def _hinted(error: InvalidArgumentsError, request: CallRequest) -> InvalidArgume
 
 def _same_tool(edit: ApprovalEdit, tool: Tool) -> None:
     """Refuse an edit naming another tool than the one asked about: an edit changes arguments
-    only (a door hands the framework's edited tool name down as ``ApprovalEdit.tool_name``).
+    only (an integration hands the framework's edited tool name down as ``ApprovalEdit.tool_name``).
 
     Raises:
         ApprovalDeniedError: the edit swaps the tool; nothing runs.
@@ -289,7 +289,7 @@ class CallPipeline:
         return truncate_result(text, budget.per_result(tool), strategy, encoding=self.encoding).text
 
     def error_result(self, name: str, error: ToolCallError, view: CallView) -> ToolResult:
-        """``error`` as the model gets it: one shape at every door, cut to the tool's budget."""
+        """``error`` as the model gets it: one shape everywhere, cut to the tool's budget."""
         tool = self.catalog.find(name) if isinstance(name, str) else None
         limit = view.budget.budget.per_result(tool)
         if self.events and error.code in _DENIALS:

@@ -1,7 +1,7 @@
 """One call as data: the :class:`CallRequest` a session hands down to the call pipeline.
 
 The session resolves the name a model used once and plans its tool list once, then builds one
-immutable request: the tool, its arguments, what the door knows about the call (its
+immutable request: the tool, its arguments, what the integration knows about the call (its
 :class:`~toolmgmt_core.calls.context.CallContext`) and what the call is judged and measured
 against (its :class:`CallView`). The pipeline runs it and returns a result; it never asks the
 session for more. A meta-tool that runs another tool (``execute_tool``, ``call_tool``) answers
@@ -60,7 +60,7 @@ class CallRequest:
     arguments: Any
     """The arguments as the model gave them (validated by the pipeline)."""
     context: CallContext
-    """What the door knows about the call."""
+    """What the integration knows about the call."""
     view: CallView
     """What the call is judged and measured against."""
     tool: Tool | None = None

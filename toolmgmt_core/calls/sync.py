@@ -4,12 +4,12 @@
   the CLI's and the MCP adapter's blocking entry points, ``serve_sync`` on uvloop through its
   ``loop_factory``), even when a loop is already running;
 - :func:`off_loop` runs bounded sync work (validation, result shaping) from async code on a
-  thread, so the event loop keeps serving other calls; each tool's work goes to a work lane of
+  thread, so the event loop keeps serving other calls; each tool's work goes to a work pool of
   its own (:mod:`toolmgmt_core.calls.threads`, the one registry of threads), so one tool's slow
   inputs never keep another tool's work waiting; and :func:`is_small` tells when a value is
   cheap enough to handle on the loop itself.
 
-Tool handlers are not bridged here: each sync tool runs on a handler lane of its own
+Tool handlers are not bridged here: each sync tool runs on a handler pool of its own
 (:mod:`toolmgmt_core.calls.execution`), so a hung handler never holds another tool's threads.
 """
 
@@ -129,8 +129,8 @@ async def off_loop(fn: Callable[[], _T], *, lane: str | None = None) -> _T:
     """``fn()`` on a worker thread (with this context), so the event loop keeps serving others.
 
     For bounded CPU work only (validation, result shaping). ``lane`` (a tool's name) gives the
-    work lane of its own (:func:`~toolmgmt_core.calls.threads.run_work`): at most four jobs of
-    one lane run at once, so a tool whose inputs are slow to check holds only its own lane while
+    work pool of its own (:func:`~toolmgmt_core.calls.threads.run_work`): at most four jobs of
+    one pool run at once, so a tool whose inputs are slow to check holds only its own pool while
     every other tool's work runs on. Cancelling the await drops a job that has not started (one
     that has runs to its own deadline).
     """

@@ -1,25 +1,25 @@
-"""The threads tool calls run on: lanes of the thread registry, within one limit for the process.
+"""The threads tool calls run on: pools of the thread registry, within one limit for the process.
 
-A *lane* is a small pool of threads of one tool, of one of two kinds:
+Each tool has small pools of threads of its own, of two kinds:
 
-- a **handler lane** runs a sync tool's handler, at most ``Tool.max_concurrency`` calls at once
+- a **handler pool** runs a sync tool's handler, at most ``Tool.max_concurrency`` calls at once
   (default :data:`DEFAULT_TOOL_CONCURRENCY`) (:func:`run_on_lane`, from
   :mod:`toolmgmt_core.calls.execution`);
-- a **work lane** runs a tool's bounded sync work off the event loop (validation, result
+- a **work pool** runs a tool's bounded sync work off the event loop (validation, result
   shaping), at most :data:`WORK_LANE_THREADS` jobs at once, more queueing for them
   (:func:`run_work`, behind :func:`~toolmgmt_core.calls.sync.off_loop`); work given no tool
-  shares one lane.
+  shares one pool.
 
-**The limit**: every lane of both kinds together holds at most :data:`MAX_SYNC_THREADS` (64)
-threads with a call or job on them (running, or left running by a call that timed out). A lane
-holding none always gets one, so every tool's handler and work runs on; past the limit a lane
+**The limit**: every pool of both kinds together holds at most :data:`MAX_SYNC_THREADS` (64)
+threads with a call or job on them (running, or left running by a call that timed out). A pool
+holding none always gets one, so every tool's handler and work runs on; past the limit a pool
 that holds threads waits for one of its own to finish, never for another tool's. A tool whose
 calls hang holds only its own threads, and once every one of them is held by a call that timed
 out (or its hung calls fill the process's share) it answers ``tool_unavailable`` at once, while
-every other tool runs on. Each lane's threads are a :class:`~toolmgmt_core.runtime.threads.Pool`
-of the one registry of threads, so :func:`~toolmgmt_core.runtime.threads.hung_threads` counts
-those left running, by tool, and closing joins them. At most :data:`MAX_LANES` idle lanes (256,
-both kinds) are kept, least recently used let go first; a lane with a call in flight or hung is
+every other tool runs on. Each is a :class:`~toolmgmt_core.runtime.threads.Pool` of the
+one registry of threads, so :func:`~toolmgmt_core.runtime.threads.hung_threads` counts
+those left running, by tool, and closing joins them. At most :data:`MAX_LANES` idle pools (256,
+both kinds) are kept, least recently used let go first; a pool with a call in flight or hung is
 kept. (:func:`~toolmgmt_core.calls.sync.run_sync`'s bridge threads run coroutines for sync
 callers, not tool calls, and are not counted against :data:`MAX_SYNC_THREADS`.)
 """
@@ -55,15 +55,15 @@ DEFAULT_TOOL_CONCURRENCY = 8
 """Calls of one sync tool that run at once when the tool sets no ``max_concurrency``."""
 
 WORK_LANE_THREADS = 4
-"""Jobs of one tool's work lane that run at once."""
+"""Jobs of one tool's work pool that run at once."""
 
 MAX_LANES = 256
-"""Idle lanes kept, handler and work lanes together (a lane in use is always kept)."""
+"""Idle pools kept, handler and work pools together (a pool in use is always kept)."""
 
 MAX_SYNC_THREADS = 64
-"""Threads that tool calls may hold in this process, every lane of both kinds together: sync
-handlers (running, or left running by calls that timed out) and work off the loop. A lane
-holding no thread always gets one, so every tool runs on; past this count a lane that holds
+"""Threads that tool calls may hold in this process, every pool of both kinds together: sync
+handlers (running, or left running by calls that timed out) and work off the loop. A pool
+holding no thread always gets one, so every tool runs on; past this count a pool that holds
 threads waits for one of its own to finish (or a tool answers ``tool_unavailable`` at once while
 its calls that timed out fill the process's share). Set it before the first call to change it."""
 
@@ -76,7 +76,7 @@ class _Lane:
     A call that times out keeps its thread (Python cannot stop a thread) and counts as hung
     until it returns; when every thread is held by a hung call the tool is reported
     unavailable at once rather than queueing calls that would only time out too. Threads are
-    also counted across lanes (:data:`MAX_SYNC_THREADS`, see :func:`_admit`).
+    also counted across pools (:data:`MAX_SYNC_THREADS`, see :func:`_admit`).
     """
 
     def __init__(self, name: str, limit: int, prefix: str, *, queues: bool) -> None:
@@ -91,11 +91,11 @@ class _Lane:
         self.hung: set[concurrent.futures.Future[Any]] = set()
         """Calls that timed out and still run."""
         self.waiters: deque[asyncio.Future[None]] = deque()
-        """Work jobs waiting for a thread of this lane, first come first woken: one each time
+        """Work jobs waiting for a thread of this pool, first come first woken: one each time
         one of its calls finishes."""
 
     def submit(self, call: Callable[[], _T]) -> concurrent.futures.Future[_T]:
-        """Run an admitted call (see :func:`_admit`) on one of the lane's threads."""
+        """Run an admitted call (see :func:`_admit`) on one of the pool's threads."""
         future = self.pool.submit(call)
         future.add_done_callback(self._finished)
         return future
@@ -134,24 +134,24 @@ class _Lane:
         )
 
 
-_THREADS = 0  # threads held by calls, every lane together
+_THREADS = 0  # threads held by calls, every pool together
 _HUNG = 0  # of them, held by calls that timed out
 _THREADS_LOCK = threading.Lock()
-# The registry: (kind, tool name, id of the handler) -> (the handler, its lane). The handler is
-# kept in the entry so its id stays its own; work lanes key on the name alone (id 0).
+# The registry: (kind, tool name, id of the handler) -> (the handler, its pool). The handler is
+# kept in the entry so its id stays its own; work pools key on the name alone (id 0).
 _LANES: OrderedDict[tuple[str, str, int], tuple[Any, _Lane]] = OrderedDict()
 _LANES_LOCK = threading.Lock()
 _ADMIT_POLL = 0.01  # seconds between tries of a call waiting for a thread
 
 
 def threads_in_use() -> int:
-    """Threads held by calls now, every lane together (what :data:`MAX_SYNC_THREADS` bounds)."""
+    """Threads held by calls now, every pool together (what :data:`MAX_SYNC_THREADS` bounds)."""
     with _THREADS_LOCK:
         return _THREADS
 
 
 def _lane(kind: str, name: str, handler: Any, limit: int, *, queues: bool) -> _Lane:
-    """The lane of ``kind`` for ``name`` (and ``handler``), made on first use; at most
+    """The pool of ``kind`` for ``name`` (and ``handler``), made on first use; at most
     :data:`MAX_LANES` idle ones are kept, least recently used let go first."""
     key = (kind, name, 0 if handler is None else id(handler))
     with _LANES_LOCK:
@@ -164,7 +164,7 @@ def _lane(kind: str, name: str, handler: Any, limit: int, *, queues: bool) -> _L
         _LANES[key] = (handler, lane)
         if len(_LANES) > MAX_LANES:
             for old_key, (_, old) in list(_LANES.items())[: len(_LANES) - MAX_LANES]:
-                if old.active == 0:  # a lane with calls in flight (or hung) stays
+                if old.active == 0:  # a pool with calls in flight (or hung) stays
                     del _LANES[old_key]
                     old.pool.release()
         return lane
@@ -193,7 +193,7 @@ def _wake(lane: _Lane, waiter: asyncio.Future[None]) -> None:
 
 def _admit(lane: _Lane, waiter: asyncio.Future[None] | None = None) -> bool:
     """Give the call a thread of ``lane`` now if it may have one; whether it got one. If not,
-    ``waiter`` (when given) is woken the next time one of the lane's calls finishes.
+    ``waiter`` (when given) is woken the next time one of the pool's calls finishes.
 
     Raises:
         ToolUnavailableError: the tool's calls that timed out hold all its threads, or (with
@@ -230,7 +230,7 @@ def _admit(lane: _Lane, waiter: asyncio.Future[None] | None = None) -> bool:
 async def run_on_lane(
     tool: Tool, handler: Callable[..., Any], call: Callable[[], Any], timeout: float | None
 ) -> Any:
-    """``call()`` (``tool``'s sync ``handler``) on the tool's handler lane, within ``timeout``.
+    """``call()`` (``tool``'s sync ``handler``) on the tool's handler pool, within ``timeout``.
 
     Raises:
         ToolUnavailableError: the tool's threads are held by calls that timed out, or none came
@@ -260,16 +260,16 @@ async def run_on_lane(
 
 
 async def run_work(name: str | None, job: Callable[[], _T]) -> _T:
-    """``job()`` on the work lane of tool ``name`` (None: the shared one), once it has a thread.
+    """``job()`` on the work pool of tool ``name`` (None: the shared one), once it has a thread.
 
     The work is bounded (deadlines, regex time limits), so a job never hangs and waiting for a
-    thread of its own lane ends: past the lane's threads a job queues for them; one that would
-    take a thread past :data:`MAX_SYNC_THREADS` waits until one of the lane's jobs finishes.
+    thread of its own pool ends: past the pool's threads a job queues for them; one that would
+    take a thread past :data:`MAX_SYNC_THREADS` waits until one of the pool's jobs finishes.
     Cancelling the await drops a job that has not started (one that has runs to its own
     deadline).
     """
     lane = _lane("work", name or "", None, WORK_LANE_THREADS, queues=True)
-    if not _admit(lane):  # the lane's or the process's threads are all busy
+    if not _admit(lane):  # the pool's or the process's threads are all busy
         loop = asyncio.get_running_loop()
         while True:
             waiter = loop.create_future()

@@ -340,7 +340,7 @@ async def check_arguments(
     """:func:`validate_arguments` from async code, within ``time_limit`` seconds.
 
     A check that is certainly quick runs on the event loop for at most :data:`ON_LOOP_SECONDS`;
-    any other check (or one that ran past that) runs on a thread of the tool's own work lane
+    any other check (or one that ran past that) runs on a thread of the tool's own work pool
     (:func:`~toolmgmt_core.calls.sync.off_loop`), so one call's slow validation stalls neither the
     other calls nor the other tools' checks, and is not waited for past its deadline.
     """

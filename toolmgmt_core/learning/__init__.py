@@ -1,5 +1,5 @@
 """Learning from use, off by default: what a catalog learns and within which bounds
-(``requests``), how the learned field moves a search (``ranking``, through the search room's
+(``requests``), how the learned field moves a search (``ranking``, through the search package's
 :class:`~toolmgmt_core.search.boost.LearnedBoost`), turning it on and checking what is taught
 (``teaching``), secrets and personal data removed first (``redaction``), where it is kept
 (``store``; PostgreSQL's is :mod:`toolmgmt_core.stores.postgres_learned`), and the pairs a

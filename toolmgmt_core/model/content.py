@@ -5,8 +5,8 @@ to plain JSON) returns a :class:`ContentResult`; the call pipeline shapes it lik
 the model gets :meth:`ContentResult.value` (the structured content when there is some, else the
 text: several blocks that are each JSON, one record a block, as one JSON array; else the blocks
 with binary data described), cut to the tool's budget, and the binary
-blocks travel beside it (:attr:`~toolmgmt_core.ToolResult.media`) for a door that passes them
-on. A result marked ``is_error`` is the tool's own failure (``tool_error``, the text its
+blocks travel beside it (:attr:`~toolmgmt_core.ToolResult.media`) for an integration that passes
+them on. A result marked ``is_error`` is the tool's own failure (``tool_error``, the text its
 message). The blocks are untrusted: anything that is not a mapping is described, never run.
 """
 

@@ -24,9 +24,9 @@ toolmgmt's own; "tool" errors come from the tool itself)::
         ├── ToolNotFoundError (KeyError)   gateway, retry: unknown name (closest names given);
         │                                  also what ``catalog.get`` raises
         │   ├── ToolNotPermittedError      gateway, denied: a real tool the policy hides here
-        │   └── ToolNotListedError         gateway, retry: a name a listed-only door's list
-        │                                  lacks (an MCP ``tools/call``); the door's
-        │                                  protocol error
+        │   └── ToolNotListedError         gateway, retry: a name missing from the list where
+        │                                  only listed names may be called (an MCP
+        │                                  ``tools/call``); the protocol's error
         ├── ToolNotLoadedError             gateway, retry: deferred tool called before loading
         ├── InvalidArgumentsError          gateway, retry: arguments do not match the schema
         ├── ToolDeniedError                gateway, denied: policy refuses the tool
@@ -38,7 +38,7 @@ toolmgmt's own; "tool" errors come from the tool itself)::
 
 A call error's ``kind`` says who failed (toolmgmt or the tool), its ``outcome`` what the model
 can do about it: ``retry`` (fix the call), ``denied`` (not allowed: do not repeat it) or
-``failed``; each door maps the outcome to its framework's own form (docs/adapters.md).
+``failed``; each integration maps the outcome to its framework's own form (docs/adapters.md).
 """
 
 from __future__ import annotations
@@ -163,8 +163,8 @@ class ToolCallError(ToolmgmtError):
     kind = "call"
     code = "error"
     outcome = "failed"
-    """What the call came to, for a door to map to its framework's form: ``"retry"`` (the model
-    can fix its call: another name, other arguments, a search first), ``"denied"`` (policy or
+    """What the call came to, for an integration to map to its framework's form: ``"retry"`` (the
+    model can fix its call: another name, other arguments, a search first), ``"denied"`` (policy or
     an approver refused it) or ``"failed"`` (the tool could not run or failed)."""
 
     def __init__(self, message: str, *, tool_name: str | None = None) -> None:
@@ -214,7 +214,7 @@ class ToolNotPermittedError(ToolNotFoundError):
 
     It is a :class:`ToolNotFoundError` (there is no such tool *here*), with its own ``code`` so
     the model stops looking for it; ``suggestions`` only ever hold visible tools. Its outcome
-    is ``denied``: no change to the call makes it run, so no door counts it as a retry.
+    is ``denied``: no change to the call makes it run, so no integration counts it as a retry.
     """
 
     code = "not_permitted"
@@ -222,10 +222,10 @@ class ToolNotPermittedError(ToolNotFoundError):
 
 
 class ToolNotListedError(ToolNotFoundError):
-    """A name called directly that the tool list does not hold, exactly, where the door's
+    """A name called directly that the tool list does not hold, exactly, where the integration's
     protocol allows only listed names (``CallContext.listed_only``: an MCP ``tools/call``).
 
-    No folding, no provider form and no loading applies: the door answers it with its
+    No folding, no provider form and no loading applies: the integration answers it with its
     protocol's own error (MCP's ``-32602``), naming :attr:`listed`.
     """
 

@@ -5,7 +5,7 @@ string with its password, an API key, a bearer token, a card number. The core re
 exception message of a tool or an upstream through
 :func:`~toolmgmt_core.model.errors.exception_message`, and a tool's reported error through the
 call's execution, and both pass it here before it reaches the model, a log or a span, at every
-door and in programs. What learning keeps goes through the same rules and more
+integration and in programs. What learning keeps goes through the same rules and more
 (:func:`~toolmgmt_core.learning.redaction.redact` adds personal data).
 
 Replaced by ``<secret>`` (``<card>`` for a card number):

@@ -174,7 +174,7 @@ class Approval:
     the tool is annotated destructive (and not read-only) while :attr:`destructive` is True.
     The :attr:`callback` decides it; without one, a framework's own approval does (LangGraph's
     ``interrupt()``, PydanticAI's deferred tools, an approver the LiteLLM runner is given); with
-    neither, the call is refused (fail closed), at every door alike.
+    neither, the call is refused (fail closed), through every integration alike.
 
     Usage::
 

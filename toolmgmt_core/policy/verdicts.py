@@ -5,7 +5,7 @@
 run and the place in it the answer is bound to. :class:`ApprovalEdit` and
 :class:`ApprovalResponse` are the answers besides yes and no. An answer is bound to the call it
 was asked about: an edit may change the call's arguments, never its tool
-(:attr:`ApprovalEdit.tool_name`, checked by the call pipeline at every door).
+(:attr:`ApprovalEdit.tool_name`, checked by the call pipeline through every integration).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class ApprovalRequest:
     """What an approver is asked about: one call of one tool.
 
     The core builds it (the call pipeline); the approver reads it. A call made from a code-mode
-    program also carries its run's identity and the run's sealed state, which a door whose
+    program also carries its run's identity and the run's sealed state, which an integration whose
     framework pauses must keep in that framework's own state and hand back on resume.
     """
 
@@ -60,15 +60,15 @@ class ApprovalRequest:
     """Set by the core with :attr:`run_id`: which of the run's calls this is (1 for its first)."""
     resume_state: str | None = None
     """Set by the core with :attr:`run_id`: the run's sealed state, paused at this call (its
-    snapshot, the calls already settled, the run's identity and expiry; tamper-evident). A door
-    whose approval pauses the framework (a LangGraph interrupt, PydanticAI's deferred call, the
-    gateway's input-required result) keeps it in the framework's state and hands it back with
-    the resumed ``run_code`` call as :attr:`CallContext.resume_state
+    snapshot, the calls already settled, the run's identity and expiry; tamper-evident). An
+    integration whose approval pauses the framework (a LangGraph interrupt, PydanticAI's deferred
+    call, the gateway's input-required result) keeps it in the framework's state and hands it back
+    with the resumed ``run_code`` call as :attr:`CallContext.resume_state
     <toolmgmt_core.integration.CallContext.resume_state>`; nobody reads inside it."""
 
     @property
     def arguments_digest(self) -> str:
-        """:func:`arguments_digest` of :attr:`arguments`: what a door binds an approval to."""
+        """:func:`arguments_digest` of :attr:`arguments`: what an approval is bound to."""
         return arguments_digest(dict(self.arguments))
 
 
@@ -82,9 +82,9 @@ class ApprovalEdit:
     """The arguments to run the call with (validated like the model's)."""
     tool_name: str | None = None
     """The tool the reviewer's edit names, when the framework's edit names one (LangChain's
-    ``edited_action.name``, a ``tool_name`` in PydanticAI's ``override_args``); set by the door.
-    The core refuses the call, and nothing runs, when it is not the tool asked about: an edit
-    changes arguments only, never the tool."""
+    ``edited_action.name``, a ``tool_name`` in PydanticAI's ``override_args``); set by the
+    integration. The core refuses the call, and nothing runs, when it is not the tool asked about:
+    an edit changes arguments only, never the tool."""
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ leaves the model able to search; the view narrows what the meta-tools reveal, ne
 meta-tools themselves. Patterns are described in :mod:`toolmgmt_core.policy.profiles`.
 
 The session asks the view about every listing, search hit, browse entry, schema and call, so a
-removed tool is invisible and uncallable through every door. :meth:`PolicyView.allows` is cached
-per catalog version.
+removed tool is invisible and uncallable through every integration. :meth:`PolicyView.allows` is
+cached per catalog version.
 
 Steps are :class:`~toolmgmt_core.Policy` objects; policy files (TOML or JSON) that
 hold profiles and steps are read by :mod:`toolmgmt_core.policy.files`.

@@ -190,7 +190,7 @@ def is_search_call(item: Any) -> bool:
 
 
 def tool_result_content(session: Any, result: Any, provider: str) -> str | list[dict[str, Any]]:
-    """What a door puts in the tool result answering ``result`` for ``provider``: a search's
+    """What an integration puts in the tool result answering ``result`` for ``provider``: a search's
     ``tool_reference`` blocks when ``format_tools`` sent the session with Anthropic's deferral
     (its default for a cache-stable session), else the session's text."""
     if (

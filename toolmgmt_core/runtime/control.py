@@ -21,8 +21,8 @@ The core has one signal of its own, :class:`CallPaused`: a call whose caller mus
 question first (the MCP gateway's 2026 clients, asked an upstream's question or an approval,
 answer on their next request). It passes every broad ``except`` as a declared signal does,
 wherever it is raised (a tool's handler, an approver, a program's call), and the call pipeline
-ends the call with it: the call's outcome is ``paused``, which the door maps to its
-protocol's form. It never reaches the door as an exception.
+ends the call with it: the call's outcome is ``paused``, which the integration maps to its
+protocol's form. It never reaches the integration as an exception.
 """
 
 from __future__ import annotations
@@ -50,13 +50,14 @@ class CallPaused(Exception):  # noqa: N818 - an outcome, not an error
 
     Raised where the question arises; the call pipeline turns it into the call's outcome,
     ``paused`` (:attr:`~toolmgmt_core.ToolResult.paused` holds it): no result is shaped,
-    counted or learned from. A door's subclass carries what the door asks its caller with.
+    counted or learned from. An integration's subclass carries what the integration asks its caller
+    with.
     """
 
     resume_state: str | None = None
     """Set by the core when the pause came from a call a code-mode program made: the run's
-    sealed state, paused at that call. The door (the MCP gateway) keeps it with the question it
-    asks (its request state) and hands it back as ``CallContext.resume_state`` with the
+    sealed state, paused at that call. The integration (the MCP gateway) keeps it with the question
+    it asks (its request state) and hands it back as ``CallContext.resume_state`` with the
     answer; None for any other call."""
 
 

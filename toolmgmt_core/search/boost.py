@@ -1,8 +1,8 @@
-"""The seam through which what a catalog learned from use reaches a search:
+"""The hook through which what a catalog learned from use reaches a search:
 :class:`LearnedBoost`, the few methods a :class:`~toolmgmt_core.search.engine.SearchEngine`
 calls on it.
 
-Search knows nothing of learning: the learning room
+Search knows nothing of learning: the learning package
 (:class:`toolmgmt_core.learning.ranking.LearnedSearch`) implements this protocol, and a catalog
 that learns hands the engine one. Without one (the default) a search adds nothing learned.
 """

@@ -8,9 +8,9 @@ program rather than to the model: nothing is cut or recorded in the session's re
 Only what the program hands back (its output and last value) reaches the model, cut to the
 result budget like any result.
 
-Each ``run_code`` call is a fresh run with an id of its own, unless the door hands back the
-sealed state of a run paused at a call (``CallContext.resume_state``; for a door that keeps no
-state, the state kept in the conversation under the call's id): that run, once its seal,
+Each ``run_code`` call is a fresh run with an id of its own, unless the integration hands back the
+sealed state of a run paused at a call (``CallContext.resume_state``; for an integration that keeps
+no state, the state kept in the conversation under the call's id): that run, once its seal,
 expiry, conversation, caller and code are checked, carries on from the paused call, and the
 calls before it never run again (:mod:`toolmgmt_core.session.program_runs`).
 """
@@ -118,7 +118,7 @@ class CodeCalls:
                 tool_name=meta.RUN_CODE,
             )
         call_id = context.call_id
-        # A door that keeps no state has a paused run kept here, by its call's id.
+        # An integration that keeps no state has a paused run kept here, by its call's id.
         kept_as = None if context.keeps_state or not call_id else _call_key(call_id)
         sealed = context.resume_state
         conversation = (

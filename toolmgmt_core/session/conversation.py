@@ -65,7 +65,7 @@ class StoredConversation(abc.ABC):
     _lock: threading.RLock
     _loaded: list[str]
     _programs: dict[str, Any]
-    """Code mode's paused programs, sealed, by call key, for doors that keep none themselves
+    """Code mode's paused programs, sealed, by call key, for integrations that keep none themselves
     (kept with the conversation)."""
     _programs_taken: set[str]
     """Keys of paused programs resumed since the last save."""

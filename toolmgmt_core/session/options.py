@@ -105,7 +105,7 @@ class Access:
     policies: Iterable[Policy | Mapping[str, Any]] | str | Path | PolicyFile | None = None
     """Policy steps applied after the profile, in order (:class:`~toolmgmt_core.Policy` objects
     or mappings), or the path of a TOML/JSON policy file. A removed tool is invisible and
-    uncallable through every door; meta-tools are never removed."""
+    uncallable through every integration; meta-tools are never removed."""
     profiles: Mapping[str, Profile] | Iterable[Profile] | None = None
     """Custom profiles known by name (for ``profile`` and ``session.set_profile``)."""
 

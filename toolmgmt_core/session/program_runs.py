@@ -11,15 +11,16 @@ in the request (``ApprovalRequest.resume_state``):
   carries on from its snapshot, the answer bound to that one call (run id, call index, tool,
   digest of its arguments) and used once;
 - an approver that pauses the framework (a LangGraph interrupt, PydanticAI's deferred call, the
-  gateway's input-required result): the pause passes on, and the door keeps the sealed state in
-  its framework's state; resumed with it (``CallContext.resume_state``), the run is checked
+  gateway's input-required result): the pause passes on, and the integration keeps the sealed state
+  in its framework's state; resumed with it (``CallContext.resume_state``), the run is checked
   (seal, expiry, conversation, principal, code), recorded as resumed (once), the approver asked
   again about the same call, and the program carries on from its snapshot: the calls before it
   never run again.
 
 Any other pause at a call (an upstream's question at the gateway: the core's ``CallPaused``)
-carries the sealed state too (``CallPaused.resume_state``). A door that keeps no state of its own
-(``CallContext.keeps_state`` False) has it kept for it in the conversation, by the call's id.
+carries the sealed state too (``CallPaused.resume_state``). An integration that keeps no state of
+its own (``CallContext.keeps_state`` False) has it kept for it in the conversation, by the call's
+id.
 """
 
 from __future__ import annotations
@@ -202,7 +203,7 @@ class ProgramRun:
         conversation: the conversation the run is bound to (None: this session only).
         context: the ``run_code`` call's context.
         state: the run to resume, or None for a fresh one.
-        keep: where a door without state of its own has the sealed state kept (a coroutine
+        keep: where an integration without state of its own has the sealed state kept (a coroutine
             taking it), or None.
     """
 
@@ -313,7 +314,7 @@ class ProgramRun:
         return self.book.seal.seal(state)  # type: ignore[no-any-return]
 
     async def _kept(self, pause: BaseException, sealed: str) -> None:
-        """The sealed state handed to the door with ``pause`` (and kept for it when it keeps
+        """The sealed state handed to the integration with ``pause`` (and kept for it when it keeps
         no state of its own)."""
         if isinstance(pause, CallPaused):
             pause.resume_state = sealed
@@ -346,7 +347,7 @@ class ProgramRun:
             if inspect.isawaitable(verdict):
                 verdict = await verdict
         except BaseException as exc:
-            if is_pause(exc):  # the framework pauses: the door keeps the state
+            if is_pause(exc):  # the framework pauses: the integration keeps the state
                 await self._kept(exc, sealed)
                 raise
             if is_control_flow(exc):

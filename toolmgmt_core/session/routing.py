@@ -1,11 +1,11 @@
 """What a call of a name comes to, decided once per call: :class:`CallRouter`.
 
 A session's call is resolved here, with the step's tool list planned once, into one immutable
-:class:`~toolmgmt_core.calls.request.CallRequest` (the tool, its arguments, the door's context,
-the session's view) that the session hands to the manager's pipeline. A meta-tool's name
-resolves to the meta-tool, which ``view.meta`` answers; any other to the tool it names as the
-caller may call it now (``Callers``, the mode's list, ``call_unloaded``); a name that resolves
-to nothing is a request carrying its refusal, so the pipeline reports it as every call is.
+:class:`~toolmgmt_core.calls.request.CallRequest` (the tool, its arguments, the integration's
+context, the session's view) that the session hands to the manager's pipeline. A meta-tool's name
+resolves to the meta-tool, which ``view.meta`` answers; any other to the tool it names as the caller
+may call it now (``Callers``, the mode's list, ``call_unloaded``); a name that resolves to nothing
+is a request carrying its refusal, so the pipeline reports it as every call is.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class CallRouter:
         """The request a call of ``name`` comes to (a refused one carries its refusal).
 
         Raises:
-            ToolNotListedError: a ``listed_only`` door's name the list lacks (nothing runs).
+            ToolNotListedError: a ``listed_only`` integration's name the list lacks (nothing runs).
         """
         plan = _plan_once(self.session)
         if context.listed_only:  # a name the list lacks is refused before anything else

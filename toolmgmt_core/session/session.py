@@ -319,7 +319,7 @@ class ToolSession(StoredConversation):
             call_id: the provider's tool-call id, used to name the result in
                 :meth:`clearable_results` (default ``call_<a unique id>``); replaces
                 ``context.call_id``.
-            context: what the door knows about this call (the framework's approver, the
+            context: what the integration knows about this call (the framework's approver, the
                 client, a handler's run: :class:`~toolmgmt_core.calls.context.CallContext`).
 
         Returns:

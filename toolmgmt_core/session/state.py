@@ -54,8 +54,8 @@ MAX_STATE_PROGRAMS = 64
 :data:`MAX_LIVE_PROGRAMS`) and the marks of those resumed or dropped (the oldest go first)."""
 
 MAX_LIVE_PROGRAMS = 8
-"""Most paused programs a session state keeps for doors that keep none themselves; an older one
-is dropped, and its resume fails ("run it again") rather than starting it over."""
+"""Most paused programs a session state keeps for integrations that keep none themselves; an older
+one is dropped, and its resume fails ("run it again") rather than starting it over."""
 
 STATE_KEYS = ("version", "mode", "loaded", "profile", "results", "programs")
 """The keys a session state may have."""
@@ -80,7 +80,7 @@ class SessionState:
     mode: str | None = None
     """The mode of the manager that wrote it (informational)."""
     programs: Mapping[str, Any] | None = None
-    """Code mode's paused programs kept for doors that keep none, by call key (sealed text;
+    """Code mode's paused programs kept for integrations that keep none, by call key (sealed text;
     ``-`` marks one resumed or dropped), or None."""
 
     def to_json(self) -> dict[str, Any]:

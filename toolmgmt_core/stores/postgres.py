@@ -21,7 +21,7 @@ that loses its connection keeps its catalog as it is (the replica goes on servin
 catalog it had), reconnects with backoff and then resynchronises fully. The embedding cache,
 unreachable, is skipped with a warning: vectors are computed locally meanwhile.
 
-Rooms: this module holds the store (what a push writes); the follower and the reading of rows
+Modules: this one holds the store (what a push writes); the follower and the reading of rows
 into a catalog are :mod:`~toolmgmt_core.stores.postgres_follower`'s, the embedding cache
 :mod:`~toolmgmt_core.stores.postgres_embeddings`' (importable from here too), the driver, the
 tables and the shared connection :mod:`~toolmgmt_core.stores.postgres_db`'s.

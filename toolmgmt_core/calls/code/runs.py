@@ -5,8 +5,8 @@ A run is (conversation, principal, run id): the run id is minted when ``run_code
 always a fresh run. When a call of the program pauses (an approval the framework asks a human
 for, an upstream's question), the run's state is sealed (:class:`RunSeal`): the worker's
 snapshot, the calls already settled, the output so far, the run's identity, the code's digest,
-the call it waits at and an expiry, as compact JSON under an HMAC-SHA256 tag. The door keeps the
-sealed text in its framework's state and hands it back with the answer; :meth:`RunSeal.open`
+the call it waits at and an expiry, as compact JSON under an HMAC-SHA256 tag. The integration keeps
+the sealed text in its framework's state and hands it back with the answer; :meth:`RunSeal.open`
 checks the tag before reading anything, then the expiry and the run's identity, so a forged,
 tampered, expired or foreign state is refused before anything runs (:class:`ProgramStateError`).
 """

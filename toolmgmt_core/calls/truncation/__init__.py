@@ -35,7 +35,7 @@ described), through the call pipeline like any other. Summarisation (:func:`summ
 asks a pluggable summariser and falls back to truncation, reporting why, when it fails or times
 out.
 
-The package, by seam: :mod:`.render` (measuring and the result object), :mod:`.shrink`
+The package, by part: :mod:`.render` (measuring and the result object), :mod:`.shrink`
 (building a candidate within a character limit), :mod:`.fit` (the search over that limit) and
 :mod:`.summarize` (summaries, with truncation as the fallback).
 """
