@@ -51,9 +51,8 @@ sys.path.insert(0, str(BENCH))
 
 from _results import write_results  # noqa: E402
 
-from toolmgmt_core import ToolCatalog, count_tokens  # noqa: E402
+from toolmgmt_core import LearningOptions, ToolCatalog, count_tokens  # noqa: E402
 from toolmgmt_core.catalog.equivalents import SIMILAR, one_per_tool  # noqa: E402
-from toolmgmt_core.integration import LearningOptions  # noqa: E402
 from toolmgmt_core.learning.companions import Companions  # noqa: E402
 from toolmgmt_core.learning.outbound import sends_data_out  # noqa: E402
 

@@ -1,12 +1,21 @@
 """toolmgmt: let an LLM agent work with hundreds of tools without drowning in them.
 
-The framework-free core. Adapters for LangChain, PydanticAI, LiteLLM and MCP live in their own
-packages (``toolmgmt_langchain``, ...) and are never imported from here.
+The framework-free core, and its one public face: everything an application needs is imported
+from here (the catalog, the manager and its session, their options, modes and policies, results
+and errors, code mode's options, events and listeners, stores and embedders). Every other module
+of the package is private and may move; docs/reference.md lists these names. Adapters for
+LangChain, PydanticAI, LiteLLM and MCP live in their own packages (``toolmgmt_langchain``, ...)
+and are never imported from here; what they and the MCP gateway need beyond this face is
+:mod:`toolmgmt_core.integration`.
+
+The stores that need a driver (``RedisSessionStore``: ``toolmgmt[redis]``; the PostgreSQL ones:
+``toolmgmt[postgres]``) are imported on first use, so importing this package needs neither.
 """
 
 from __future__ import annotations
 
 from importlib import metadata as _metadata
+from typing import TYPE_CHECKING
 
 from toolmgmt_core.calls.budget import (
     DefinitionPlan,
@@ -15,6 +24,8 @@ from toolmgmt_core.calls.budget import (
     SessionBudget,
     plan_definitions,
 )
+from toolmgmt_core.calls.code import CodeLimits
+from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.execution import ToolResult
 from toolmgmt_core.calls.truncation import (
     TruncationResult,
@@ -30,6 +41,34 @@ from toolmgmt_core.catalog.tool_catalog import (
     ToolEntry,
     ToolLimits,
 )
+from toolmgmt_core.embeddings import (
+    Embedder,
+    EmbeddingCache,
+    OnnxEmbedder,
+    SentenceTransformerEmbedder,
+    StaticEmbedder,
+    export_onnx,
+)
+from toolmgmt_core.events import (
+    ApprovalAnswered,
+    ApprovalAsked,
+    BudgetExhausted,
+    CallFinished,
+    CallStarted,
+    Event,
+    JsonlListener,
+    Listener,
+    OtelListener,
+    PolicyDenied,
+    ProgramFinished,
+    ProgramStarted,
+    ResultTruncated,
+    SearchDone,
+    ToolsListed,
+    ToolsLoaded,
+    read_jsonl,
+)
+from toolmgmt_core.events.usage import usage_report
 from toolmgmt_core.learning.teaching import LearningOptions
 from toolmgmt_core.lint import Finding, lint
 from toolmgmt_core.lint.diff import Change, diff_catalogs
@@ -76,11 +115,27 @@ from toolmgmt_core.policy.steps import (
     Policy,
 )
 from toolmgmt_core.policy.view import PolicyView
-from toolmgmt_core.providers import FormatReport, format_tools
+from toolmgmt_core.providers import (
+    FormatReport,
+    format_tools,
+    search_output_item,
+    search_result_content,
+)
 from toolmgmt_core.session.manager import ToolManager
-from toolmgmt_core.session.modes import Auto, Flat, Gateway, Lazy, Mode, Search
+from toolmgmt_core.session.modes import Auto, Code, Flat, Gateway, Lazy, Mode, Search
 from toolmgmt_core.session.options import Access, Discovery, Execution
 from toolmgmt_core.session.session import ToolSession, Usage
+from toolmgmt_core.stores import (
+    InMemorySessionStore,
+    SessionStore,
+    lazy_attributes,
+    update_session,
+)
+
+if TYPE_CHECKING:  # imported on first use (``__getattr__``): their modules need a driver
+    from toolmgmt_core.stores.postgres import PostgresCatalogStore, PostgresEmbeddingCache
+    from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore
+    from toolmgmt_core.stores.redis import RedisSessionStore
 
 try:
     __version__ = _metadata.version("toolmgmt")
@@ -90,46 +145,74 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a chec
 __all__ = [
     "Access",
     "Approval",
+    "ApprovalAnswered",
+    "ApprovalAsked",
     "ApprovalDeniedError",
     "ApprovalEdit",
     "ApprovalRequest",
     "ApprovalResponse",
     "Auto",
     "BrowseError",
+    "BudgetExhausted",
+    "CallContext",
+    "CallFinished",
+    "CallStarted",
     "Callers",
     "CatalogError",
     "Change",
+    "Code",
+    "CodeLimits",
     "ConfigError",
     "ContentResult",
     "DefinitionPlan",
     "Discovery",
     "DomainSummary",
     "DuplicateToolError",
+    "Embedder",
+    "EmbeddingCache",
     "EmbeddingError",
+    "Event",
     "Execution",
     "Explanation",
     "Finding",
     "Flat",
     "FormatReport",
     "Gateway",
+    "InMemorySessionStore",
     "IngestReport",
     "InvalidArgumentsError",
     "InvalidSessionError",
     "InvalidToolError",
+    "JsonlListener",
     "Lazy",
     "LearningOptions",
+    "Listener",
     "Mode",
+    "OnnxEmbedder",
+    "OtelListener",
     "Policy",
+    "PolicyDenied",
     "PolicyView",
+    "PostgresCatalogStore",
+    "PostgresEmbeddingCache",
+    "PostgresLearnedStore",
     "Profile",
+    "ProgramFinished",
+    "ProgramStarted",
     "ProviderError",
+    "RedisSessionStore",
     "ResultBudget",
     "ResultRecord",
+    "ResultTruncated",
     "Search",
+    "SearchDone",
     "SearchError",
     "SearchHit",
+    "SentenceTransformerEmbedder",
     "SessionBudget",
     "SessionConflictError",
+    "SessionStore",
+    "StaticEmbedder",
     "StoreError",
     "StoreUnavailableError",
     "TokenizerUnavailableError",
@@ -152,19 +235,38 @@ __all__ = [
     "ToolTimeoutError",
     "ToolUnavailableError",
     "ToolmgmtError",
+    "ToolsListed",
+    "ToolsLoaded",
     "TruncationResult",
     "Usage",
     "count_tokens",
     "diff_catalogs",
+    "export_onnx",
     "format_tools",
     "get_encoding",
     "lint",
     "load_policy_file",
     "plan_definitions",
+    "read_jsonl",
     "render_result",
+    "search_output_item",
+    "search_result_content",
     "summarize_result",
     "truncate_result",
+    "update_session",
+    "usage_report",
 ]
+
+
+_LAZY = {
+    "PostgresCatalogStore": "toolmgmt_core.stores.postgres",
+    "PostgresEmbeddingCache": "toolmgmt_core.stores.postgres",
+    "PostgresLearnedStore": "toolmgmt_core.stores.postgres_learned",
+    "RedisSessionStore": "toolmgmt_core.stores.redis",
+}
+"""Name -> the module holding it, for the names whose module imports an optional driver."""
+
+_lazy = lazy_attributes(__name__, _LAZY)
 
 
 def __getattr__(name: str) -> object:
@@ -172,4 +274,4 @@ def __getattr__(name: str) -> object:
         from toolmgmt_core.model import errors
 
         return errors.__getattr__(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _lazy(name)

@@ -1,15 +1,41 @@
-"""The core's published API for integrations: what the adapters and the MCP gateway build on.
+"""The interface the core publishes for integrations: what adapters and the MCP gateway build on.
 
-The framework adapters (``toolmgmt_langchain``, ``toolmgmt_pydantic_ai``, ``toolmgmt_litellm``,
-``toolmgmt_mcp``) and the gateway (``toolmgmt_gateway``) import the core only from
-:mod:`toolmgmt_core` (the application API) and from here (a test holds them to it), never from
-the core's internal modules, so the core can move them without breaking an integration. A name
-here is a hook an integration needs: the call pipeline's entry points (running a call from a
-framework's thread, an approval the framework already gave), provider wire formats, session
-state, the gateway's stores and configuration reading. It is as stable as the top level.
+An application imports everything it needs from :mod:`toolmgmt_core`. A framework adapter
+(``toolmgmt_langchain``, ``toolmgmt_pydantic_ai``, ``toolmgmt_litellm``, ``toolmgmt_mcp``) or the
+gateway (``toolmgmt_gateway``) imports from there too, and from here only what an integration
+needs beyond it; never from the core's private modules (a test holds them to it), so the
+core can move its modules without breaking an integration. This module is as stable as the top
+level. Its names, by purpose (:data:`_GROUPS`; docs/reference.md lists them with their
+docstrings):
+
+- **version floors**: :func:`require_version` checks a framework's version once, at import, and
+  names the extra to install;
+- **running a framework's call**: an integration builds a :class:`~toolmgmt_core.CallContext` per
+  call (:data:`NO_CONTEXT` when it carries nothing; what only its handlers read under a typed
+  :class:`Slot`), declares its framework's control-flow signals
+  with :func:`passthrough`, runs the session from a framework's thread with :func:`run_sync`, and
+  maps :class:`CallPaused` (the call waits for its caller) and :class:`ProgramStateError` (a
+  program's sealed state refused) to its framework's form;
+- **approvals**: the framework's own approver (:class:`ApprovalAsker`), the marker of an approval
+  it already gave (:class:`ApprovalMarker`), and an approval replayed once for the call it names
+  (:func:`approval_key`, :func:`arguments_digest`, :func:`replayed_approval`,
+  :class:`UsedApprovals`);
+- **meta-tool names** a framework's tool list holds in search and code mode;
+- **provider wire formats** an adapter passes on unchanged: cache breakpoints, deferred-search
+  calls and their answers;
+- **conversation state** kept where the framework keeps its own (:class:`StoredSession`,
+  :func:`call_store`, :func:`restore_loaded`: loads rebuilt from a transcript);
+- **tools from MCP servers**: definitions read (:func:`tool_from_dict`), a server's domain kept in
+  step (:func:`sync_domain`), tools pinned on first sight (:class:`PinStore` and its stores, the
+  verdicts :data:`SAME`, :data:`ACCEPTED`, :data:`QUARANTINED`, :data:`CLAIMED`);
+- **the gateway's configuration**: the one reader of configuration files
+  (:class:`ConfigDocument`) and the checks ``toolmgmt check`` runs;
+- **embedders** an adapter adds, and **observing a server** (the usage log in a store, the
+  threads an integration starts through the one registry (:class:`Pool`, :func:`start_thread`) and
+  those stuck calls left running).
 
 The stores that need a driver (``toolmgmt[redis]``, ``toolmgmt[postgres]``) are imported on first
-use, as from :mod:`toolmgmt_core.stores`, so importing this module never needs either driver.
+use, so importing this module never needs either driver.
 """
 
 from __future__ import annotations
@@ -25,7 +51,7 @@ from toolmgmt_core.calls.approval import (
 )
 from toolmgmt_core.calls.budget import DEFAULT_MAX_RESULT_TOKENS
 from toolmgmt_core.calls.code.runs import ProgramStateError
-from toolmgmt_core.calls.context import NO_CONTEXT, CallContext, Slot
+from toolmgmt_core.calls.context import NO_CONTEXT, Slot
 from toolmgmt_core.calls.execution import dumps_compact
 from toolmgmt_core.calls.sync import run_sync
 from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS
@@ -43,50 +69,18 @@ from toolmgmt_core.catalog.pins import (
     pin_definition,
     pin_digest,
 )
-from toolmgmt_core.compat import (
-    package_version,
-    require_version,
-)
-from toolmgmt_core.config.document import (
-    ConfigDocument,
-    ConfigTable,
-    config_problem,
-)
+from toolmgmt_core.compat import package_version, require_version
+from toolmgmt_core.config.document import ConfigDocument, ConfigTable, config_problem
 from toolmgmt_core.embeddings import matrix_from_vectors
-from toolmgmt_core.embeddings.named import (
-    check_embedder_spec,
-    embedder_from_spec,
-)
-from toolmgmt_core.events import OtelListener
-from toolmgmt_core.learning.teaching import LearningOptions
-from toolmgmt_core.model.errors import (
-    CatalogSourceError,
-    ToolAnswerLostError,
-    describe_exception,
-)
+from toolmgmt_core.embeddings.named import check_embedder_spec, embedder_from_spec
+from toolmgmt_core.model.errors import CatalogSourceError, describe_exception
 from toolmgmt_core.model.names import fold_name
 from toolmgmt_core.model.schema import tool_from_dict
-from toolmgmt_core.model.tool import (
-    CALL_TOOL,
-    EXECUTE_TOOL,
-)
-from toolmgmt_core.policy.check import (
-    ConfigFinding,
-    pattern_findings,
-    reader_findings,
-)
-from toolmgmt_core.policy.profiles import (
-    get_profile,
-    may_match,
-    parse_pattern,
-)
+from toolmgmt_core.model.tool import CALL_TOOL, EXECUTE_TOOL
+from toolmgmt_core.policy.check import ConfigFinding, pattern_findings, reader_findings
+from toolmgmt_core.policy.profiles import get_profile, may_match, parse_pattern
 from toolmgmt_core.policy.verdicts import arguments_digest
-from toolmgmt_core.providers import search_output_item
-from toolmgmt_core.providers.breakpoints import (
-    BREAKPOINT,
-    chat_breakpoints,
-    has_breakpoints,
-)
+from toolmgmt_core.providers.breakpoints import BREAKPOINT, chat_breakpoints, has_breakpoints
 from toolmgmt_core.providers.deferral import (
     is_search_call,
     search_arguments,
@@ -95,33 +89,21 @@ from toolmgmt_core.providers.deferral import (
 from toolmgmt_core.runtime.control import CallPaused, passthrough
 from toolmgmt_core.runtime.threads import Pool, hung_threads, start_thread
 from toolmgmt_core.session.history import restore_loaded
-from toolmgmt_core.session.meta_tools import (
-    META_TOOL_NAMES,
-    RUN_CODE,
-    TOOL_SEARCH,
-)
-from toolmgmt_core.session.modes import Code
+from toolmgmt_core.session.meta_tools import META_TOOL_NAMES, RUN_CODE, TOOL_SEARCH
 from toolmgmt_core.session.settings import SessionSettings
 from toolmgmt_core.stores import (
     DEFAULT_SESSION_TTL,
-    InMemorySessionStore,
-    SessionStore,
     StoredSession,
     StoreTimeout,
     call_store,
     check_session_id,
     lazy_attributes,
 )
-from toolmgmt_core.stores.event_log import (
-    StoreListener,
-    open_event_log,
-)
+from toolmgmt_core.stores.event_log import StoreListener, open_event_log
 
 if TYPE_CHECKING:  # imported on first use (``__getattr__``): their modules need a driver
-    from toolmgmt_core.stores.postgres import PostgresCatalogStore, PostgresEmbeddingCache
-    from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore
     from toolmgmt_core.stores.postgres_pins import PostgresPins
-    from toolmgmt_core.stores.redis import DEFAULT_PREFIX, RedisSessionStore
+    from toolmgmt_core.stores.redis import DEFAULT_PREFIX
 
 __all__ = [
     "ACCEPTED",
@@ -141,34 +123,23 @@ __all__ = [
     "TOOL_SEARCH",
     "ApprovalAsker",
     "ApprovalMarker",
-    "CallContext",
     "CallPaused",
     "CatalogSourceError",
-    "Code",
     "ConfigDocument",
     "ConfigFinding",
     "ConfigTable",
-    "InMemorySessionStore",
-    "LearningOptions",
     "MemoryPins",
-    "OtelListener",
     "PinFile",
     "PinStore",
     "PinVerdict",
     "Pool",
-    "PostgresCatalogStore",
-    "PostgresEmbeddingCache",
-    "PostgresLearnedStore",
     "PostgresPins",
     "ProgramStateError",
-    "RedisSessionStore",
     "SessionSettings",
-    "SessionStore",
     "Slot",
     "StoreListener",
     "StoreTimeout",
     "StoredSession",
-    "ToolAnswerLostError",
     "UsedApprovals",
     "approval_key",
     "arguments_digest",
@@ -202,7 +173,6 @@ __all__ = [
     "restore_loaded",
     "run_sync",
     "search_arguments",
-    "search_output_item",
     "start_thread",
     "sync_domain",
     "tool_from_dict",
@@ -210,13 +180,103 @@ __all__ = [
     "validate_arguments",
 ]
 
+_GROUPS: dict[str, tuple[str, ...]] = {
+    "Version floors: an adapter checks its framework once, at import": (
+        "package_version",
+        "require_version",
+    ),
+    "Running a framework's call through the session": (
+        "NO_CONTEXT",
+        "CallPaused",
+        "ProgramStateError",
+        "Slot",
+        "describe_exception",
+        "dumps_compact",
+        "passthrough",
+        "run_sync",
+        "validate_arguments",
+    ),
+    "Approvals a framework gives or replays": (
+        "ApprovalAsker",
+        "ApprovalMarker",
+        "UsedApprovals",
+        "approval_key",
+        "arguments_digest",
+        "replayed_approval",
+    ),
+    "The meta-tools' names a framework's tool list holds": (
+        "CALL_TOOL",
+        "EXECUTE_TOOL",
+        "META_TOOL_NAMES",
+        "RUN_CODE",
+        "TOOL_SEARCH",
+    ),
+    "Provider wire formats an adapter passes on": (
+        "BREAKPOINT",
+        "chat_breakpoints",
+        "has_breakpoints",
+        "is_search_call",
+        "search_arguments",
+        "tool_result_content",
+    ),
+    "A conversation's state kept where the framework keeps its own": (
+        "DEFAULT_PREFIX",
+        "DEFAULT_SESSION_TTL",
+        "SessionSettings",
+        "StoreTimeout",
+        "StoredSession",
+        "call_store",
+        "check_session_id",
+        "restore_loaded",
+    ),
+    "Tools from MCP servers: listing, syncing and pinning them": (
+        "ACCEPTED",
+        "CLAIMED",
+        "QUARANTINED",
+        "SAME",
+        "CatalogSourceError",
+        "MemoryPins",
+        "PinFile",
+        "PinStore",
+        "PinVerdict",
+        "PostgresPins",
+        "fold_name",
+        "group_names",
+        "matches_any",
+        "pin_definition",
+        "pin_digest",
+        "sync_domain",
+        "tool_from_dict",
+    ),
+    "Reading and checking the gateway's configuration": (
+        "DEFAULT_MAX_RESULT_TOKENS",
+        "MIN_RESULT_TOKENS",
+        "ConfigDocument",
+        "ConfigFinding",
+        "ConfigTable",
+        "check_embedder_spec",
+        "config_problem",
+        "embedder_from_spec",
+        "get_profile",
+        "may_match",
+        "parse_pattern",
+        "pattern_findings",
+        "reader_findings",
+    ),
+    "Embedders an adapter adds (a framework's embedding model)": ("matrix_from_vectors",),
+    "Observing a server: usage log, threads, stuck calls": (
+        "Pool",
+        "StoreListener",
+        "hung_threads",
+        "open_event_log",
+        "start_thread",
+    ),
+}
+"""Each name of :data:`__all__` under the purpose it serves (the reference page's sections)."""
+
 _LAZY = {
     "DEFAULT_PREFIX": "toolmgmt_core.stores.redis",
-    "PostgresCatalogStore": "toolmgmt_core.stores.postgres",
-    "PostgresEmbeddingCache": "toolmgmt_core.stores.postgres",
-    "PostgresLearnedStore": "toolmgmt_core.stores.postgres_learned",
     "PostgresPins": "toolmgmt_core.stores.postgres_pins",
-    "RedisSessionStore": "toolmgmt_core.stores.redis",
 }
 """Name -> the module holding it, for the names whose module imports an optional driver."""
 

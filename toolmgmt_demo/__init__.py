@@ -27,8 +27,7 @@ import json
 import sys
 from typing import Any
 
-from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core import Tool, ToolCatalog
 from toolmgmt_core.session.report import example_arguments
 from toolmgmt_demo import (
     analytics,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from toolmgmt_core.model.tool import ToolAnnotations
+from toolmgmt_core import ToolAnnotations
 
 __all__ = [
     "COMPANY_WORDS",

@@ -9,7 +9,7 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import Any
 
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core import Tool
 from toolmgmt_demo._common import (
     CREATE,
     DELETE,

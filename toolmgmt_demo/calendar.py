@@ -6,7 +6,7 @@ import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core import Tool
 from toolmgmt_demo._common import (
     CREATE,
     DELETE,

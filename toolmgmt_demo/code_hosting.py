@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from toolmgmt_core.model.tool import Tool, ToolAnnotations
+from toolmgmt_core import Tool, ToolAnnotations
 from toolmgmt_demo._common import (
     CREATE,
     DELETE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core import Tool
 from toolmgmt_demo._common import (
     COMPANY_WORDS,
     CREATE,

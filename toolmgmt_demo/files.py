@@ -6,7 +6,7 @@ import fnmatch
 import posixpath
 from typing import Any
 
-from toolmgmt_core.model.tool import Tool, ToolAnnotations
+from toolmgmt_core import Tool, ToolAnnotations
 from toolmgmt_demo._common import (
     CREATE,
     DELETE,

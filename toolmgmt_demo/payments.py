@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolmgmt_core.model.tool import Tool, ToolAnnotations
+from toolmgmt_core import Tool, ToolAnnotations
 from toolmgmt_demo._common import (
     CREATE,
     DELETE,

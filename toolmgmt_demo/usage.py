@@ -19,12 +19,15 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from toolmgmt_core.calls.budget import ResultBudget
-from toolmgmt_core.events.hub import Listener
-from toolmgmt_core.events.jsonl import JsonlListener
-from toolmgmt_core.policy.steps import Approval, ApprovalRequest
-from toolmgmt_core.providers import format_tools
-from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core import (
+    Approval,
+    ApprovalRequest,
+    JsonlListener,
+    Listener,
+    ResultBudget,
+    ToolManager,
+    format_tools,
+)
 from toolmgmt_demo import demo_catalog
 from toolmgmt_demo.models import ToolCall, called_name, next_move, openai_tools
 

@@ -11,7 +11,7 @@ import re
 from typing import Any
 from urllib.parse import quote_plus, urlparse
 
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core import Tool
 from toolmgmt_demo._common import (
     READ_OPEN,
     array,

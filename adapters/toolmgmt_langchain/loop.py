@@ -19,8 +19,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphBubbleUp
 
-from toolmgmt_core import ConfigError, Tool, ToolResult, ToolSession, format_tools
-from toolmgmt_core.integration import NO_CONTEXT, CallContext, passthrough, tool_result_content
+from toolmgmt_core import CallContext, ConfigError, Tool, ToolResult, ToolSession, format_tools
+from toolmgmt_core.integration import NO_CONTEXT, passthrough, tool_result_content
 
 __all__ = [
     "PROVIDERS",

@@ -25,6 +25,7 @@ from typing_extensions import NotRequired
 
 from toolmgmt_core import (
     ApprovalRequest,
+    CallContext,
     ConfigError,
     Tool,
     ToolManager,
@@ -37,7 +38,6 @@ from toolmgmt_core.integration import (
     RUN_CODE,
     ApprovalAsker,
     ApprovalMarker,
-    CallContext,
     ProgramStateError,
     passthrough,
 )

@@ -28,10 +28,9 @@ import litellm
 from litellm.integrations.custom_logger import CustomLogger
 from opentelemetry import trace
 
-from toolmgmt_core import ToolManager, ToolSession, format_tools
+from toolmgmt_core import OtelListener, ToolManager, ToolSession, format_tools
 from toolmgmt_core.integration import (
     META_TOOL_NAMES,
-    OtelListener,
     SessionSettings,
     StoredSession,
     call_store,

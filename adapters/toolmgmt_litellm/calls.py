@@ -17,15 +17,13 @@ from typing import Any
 
 import litellm
 
-from toolmgmt_core import ToolSession
+from toolmgmt_core import CallContext, ToolSession, search_output_item
 from toolmgmt_core.integration import (
     META_TOOL_NAMES,
     TOOL_SEARCH,
     ApprovalAsker,
-    CallContext,
     is_search_call,
     search_arguments,
-    search_output_item,
     tool_result_content,
 )
 

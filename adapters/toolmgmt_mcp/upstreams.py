@@ -31,8 +31,14 @@ from mcp import Client, MCPError
 from mcp_types import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolmgmt_core import ContentResult, ToolCatalog, ToolExecutionError, ToolUnavailableError
-from toolmgmt_core.integration import NO_CONTEXT, CallContext, describe_exception, sync_domain
+from toolmgmt_core import (
+    CallContext,
+    ContentResult,
+    ToolCatalog,
+    ToolExecutionError,
+    ToolUnavailableError,
+)
+from toolmgmt_core.integration import NO_CONTEXT, describe_exception, sync_domain
 from toolmgmt_mcp.convert import tools_from_listing
 from toolmgmt_mcp.transport import (
     fault_error,
@@ -223,9 +229,8 @@ class Upstream:
             toolmgmt_context: CallContext = NO_CONTEXT, **arguments: Any
         ) -> Any:
             value = await self.call(tool_name, arguments, toolmgmt_context)
-            structured = value.structured
-            if unwrap and isinstance(structured, dict) and set(structured) == {"result"}:
-                return dataclasses.replace(value, structured=structured["result"])
+            if unwrap and isinstance(shape := value.structured, dict) and set(shape) == {"result"}:
+                return dataclasses.replace(value, structured=shape["result"])
             return value
 
         call_upstream.__name__ = f"{self.config.tool_prefix}{tool_name}"

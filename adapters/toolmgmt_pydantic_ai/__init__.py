@@ -67,6 +67,7 @@ from typing import Any, Literal
 from toolmgmt_core import (
     ApprovalEdit,
     ApprovalRequest,
+    CallContext,
     ConfigError,
     DuplicateToolError,
     Tool,
@@ -83,7 +84,6 @@ from toolmgmt_core.integration import (
     NO_CONTEXT,
     RUN_CODE,
     ApprovalAsker,
-    CallContext,
     ProgramStateError,
     Slot,
     UsedApprovals,

@@ -11,7 +11,7 @@ import socket
 from collections.abc import Sequence
 from pathlib import Path
 
-from toolmgmt_core.model.errors import StoreUnavailableError
+from toolmgmt_core import StoreUnavailableError
 from toolmgmt_deploy.process import LocalServer
 
 __all__ = ["HAPROXY_TEMPLATE", "LocalHAProxy", "find_haproxy", "render_haproxy_config"]

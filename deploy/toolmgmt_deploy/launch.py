@@ -24,9 +24,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from toolmgmt_core.config.document import ConfigDocument
-from toolmgmt_core.embeddings.named import check_embedder_spec
-from toolmgmt_core.model.errors import ToolmgmtError
+from toolmgmt_core import ToolmgmtError
+from toolmgmt_core.integration import ConfigDocument, check_embedder_spec
 from toolmgmt_deploy.haproxy import HAPROXY_TEMPLATE, LocalHAProxy, render_haproxy_config
 from toolmgmt_deploy.postgres_server import LocalPostgres
 from toolmgmt_deploy.redis_server import LocalRedis

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolmgmt_core.model.errors import StoreUnavailableError
+from toolmgmt_core import StoreUnavailableError
 
 __all__ = ["LocalServer", "die_with_parent", "free_port", "stop_process"]
 

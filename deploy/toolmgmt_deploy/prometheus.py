@@ -21,7 +21,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from toolmgmt_core.model.errors import StoreUnavailableError
+from toolmgmt_core import StoreUnavailableError
 from toolmgmt_deploy.process import LocalServer
 
 __all__ = ["LocalPrometheus", "find_prometheus", "render_prometheus_config"]

@@ -6,7 +6,7 @@ import os
 import shutil
 import socket
 
-from toolmgmt_core.model.errors import StoreUnavailableError
+from toolmgmt_core import StoreUnavailableError
 from toolmgmt_deploy.process import LocalServer
 
 __all__ = ["LocalRedis", "find_redis_server"]

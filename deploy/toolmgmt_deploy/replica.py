@@ -121,7 +121,7 @@ class LocalGateway:
         """The credential of its ``/metrics`` (``[gateway.metrics] token``, or the variable
         ``token_env`` names in its environment), for a scraper
         (:class:`~toolmgmt_deploy.LocalPrometheus`'s ``token``); None when it has none."""
-        from toolmgmt_core.config.document import ConfigDocument
+        from toolmgmt_core.integration import ConfigDocument
 
         fmt: Literal["toml", "json"] = "toml" if self.config.suffix == ".toml" else "json"
         gateway = ConfigDocument.read(self.config, what="gateway config", fmt=fmt).root()

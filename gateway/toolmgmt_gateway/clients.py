@@ -12,7 +12,7 @@ every HTTP request without a known token with 401, and names the client of every
   with that session id gets the SDK's 404, as an unknown id does;
 - nowhere else: the gateway reads it from the scope (:func:`scope_client`) and passes it on
   where it is used, to the request's metrics and span, to the call's
-  :class:`~toolmgmt_core.integration.CallContext`, and to the log lines of the request
+  :class:`~toolmgmt_core.CallContext`, and to the log lines of the request
   (``extra={"client": name}``, which :class:`ClientLogFilter` renders).
 
 Tokens are compared in constant time: the SHA-256 of the presented token against every client's,

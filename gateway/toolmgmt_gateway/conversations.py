@@ -49,8 +49,8 @@ from typing import Any
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from toolmgmt_core import SessionConflictError, StoreError, StoreUnavailableError
-from toolmgmt_core.integration import SessionStore, StoredSession, call_store
+from toolmgmt_core import SessionConflictError, SessionStore, StoreError, StoreUnavailableError
+from toolmgmt_core.integration import StoredSession, call_store
 from toolmgmt_gateway.clients import request_principal, scope_client
 from toolmgmt_gateway.exchange import QUESTION_PREFIX, Questions, answer_directly, direct_request
 from toolmgmt_gateway.replies import ANSWER_WAIT

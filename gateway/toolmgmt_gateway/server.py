@@ -32,9 +32,13 @@ from toolmgmt_mcp.sdk_internals import OpenTelemetryMiddleware, connection_state
 
 from toolmgmt_core import (
     Access,
+    CallContext,
     Callers,
+    Code,
     ConfigError,
+    InMemorySessionStore,
     Policy,
+    SessionStore,
     StoreError,
     Tool,
     ToolCallError,
@@ -46,11 +50,7 @@ from toolmgmt_core import (
     ToolSession,
 )
 from toolmgmt_core.integration import (
-    CallContext,
     CallPaused,
-    Code,
-    InMemorySessionStore,
-    SessionStore,
     StoreListener,
     call_store,
     config_problem,
@@ -768,7 +768,7 @@ def _session_store(config: GatewayConfig, *, forever: bool = False) -> SessionSt
     if not store.sessions:
         return None
     try:
-        from toolmgmt_core.integration import RedisSessionStore
+        from toolmgmt_core import RedisSessionStore
     except ImportError as exc:
         raise ConfigError(config_problem(config.source, str(exc), ("store", "sessions"))) from exc
     options: dict[str, Any] = {
@@ -804,7 +804,7 @@ def _catalog_store(config: GatewayConfig) -> Any:
     if not config.store.catalog:
         return None
     try:
-        from toolmgmt_core.integration import PostgresCatalogStore
+        from toolmgmt_core import PostgresCatalogStore
     except ImportError as exc:
         raise ConfigError(config_problem(config.source, str(exc), ("store", "catalog"))) from exc
     return PostgresCatalogStore(config.store.catalog)
@@ -815,12 +815,12 @@ def _learning(config: GatewayConfig) -> Any:
     settings = config.learning
     if not settings.enabled:
         return None
-    from toolmgmt_core.integration import LearningOptions
+    from toolmgmt_core import LearningOptions
 
     store: Any = settings.store or config.store.catalog
     if store is not None and store.startswith(("postgresql://", "postgres://")):
         try:
-            from toolmgmt_core.integration import PostgresLearnedStore
+            from toolmgmt_core import PostgresLearnedStore
         except ImportError as exc:
             problem = config_problem(config.source, str(exc), ("learning", "store"))
             raise ConfigError(problem) from exc
@@ -867,7 +867,7 @@ def _configured_embedder(config: GatewayConfig) -> Any:
 
 
 def _embedding_cache(config: GatewayConfig) -> Any:
-    from toolmgmt_core.integration import PostgresEmbeddingCache
+    from toolmgmt_core import PostgresEmbeddingCache
 
     assert config.store.catalog is not None
     return PostgresEmbeddingCache(config.store.catalog, timeout=config.store.timeout)

@@ -37,8 +37,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import ValidationError
 from toolmgmt_mcp.sdk_internals import OpenTelemetryMiddleware, extract_trace_context, otel_span
 
-from toolmgmt_core import ConfigError
-from toolmgmt_core.integration import OtelListener, hung_threads
+from toolmgmt_core import ConfigError, OtelListener
+from toolmgmt_core.integration import hung_threads
 from toolmgmt_gateway.lifecycle import build_info
 
 __all__ = [

@@ -29,8 +29,14 @@ from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY
 from toolmgmt_mcp import UpstreamConfig as AdapterUpstreamConfig
 from toolmgmt_mcp.upstreams import Upstream, UpstreamManager
 
-from toolmgmt_core import PolicyView, ToolCatalog, ToolExecutionError, ToolUnavailableError
-from toolmgmt_core.integration import CallContext, MemoryPins, PinStore, Slot, fold_name
+from toolmgmt_core import (
+    CallContext,
+    PolicyView,
+    ToolCatalog,
+    ToolExecutionError,
+    ToolUnavailableError,
+)
+from toolmgmt_core.integration import MemoryPins, PinStore, Slot, fold_name
 from toolmgmt_gateway.admission import waiting_on_upstream
 from toolmgmt_gateway.config import GatewayConfig
 from toolmgmt_gateway.pins import UpstreamPins, UpstreamStatus

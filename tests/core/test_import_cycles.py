@@ -121,8 +121,13 @@ def test_rooms_import_only_downward() -> None:
 
 
 def _room(module: str) -> str:
+    """The room a module lives in, by its folder's name without the ``_`` that makes it private
+    (``toolmgmt_core._calls.pipeline`` -> ``calls``); the package's ``__init__`` and
+    ``__main__`` (``python -m toolmgmt_core``) sit above every room."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+    if len(parts) == 1 or parts[1] == "__main__":
+        return "__init__"
+    return parts[1].removeprefix("_")
 
 
 MAX_MODULE_LINES = 450

@@ -199,7 +199,8 @@ async def test_a_call_names_its_client_to_its_tool_and_its_request_span(
     served by the gateway's own token names nobody."""
     from support.otel import OtelKit, global_providers
 
-    from toolmgmt_core.integration import NO_CONTEXT, CallContext
+    from toolmgmt_core import CallContext
+    from toolmgmt_core.integration import NO_CONTEXT
 
     def whoami(toolmgmt_context: CallContext = NO_CONTEXT) -> str:
         """Say which client called."""

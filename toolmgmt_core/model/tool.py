@@ -46,12 +46,16 @@ EMPTY_PARAMETERS: Mapping[str, Any] = {"type": "object", "properties": {}}
 _SUMMARY_CHARS = 160
 
 TOOL_SEARCH = "tool_search"
+"""The search mode's meta-tool: finds tools by a request and answers with their definitions."""
 DISCOVER_TOOLS = "discover_tools"
 GET_TOOL_SCHEMA = "get_tool_schema"
 EXECUTE_TOOL = "execute_tool"
+"""The gateway mode's meta-tool that runs a tool by name, with its arguments."""
 LOAD_TOOL_SCHEMA = "load_tool_schema"
 CALL_TOOL = "call_tool"
+"""The search mode's meta-tool that runs a tool the search found, by name."""
 RUN_CODE = "run_code"
+"""Code mode's meta-tool: runs a Python program that calls tools as functions."""
 
 META_TOOL_NAMES: tuple[str, ...] = (
     TOOL_SEARCH,

@@ -32,9 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.providers import format_tools
-from toolmgmt_core.session.meta_tools import CALL_TOOL, META_TOOL_NAMES, TOOL_SEARCH
+from toolmgmt_core import Tool, format_tools
+from toolmgmt_core.integration import CALL_TOOL, META_TOOL_NAMES, TOOL_SEARCH
 from toolmgmt_core.session.report import example_arguments
 
 __all__ = ["Offered", "ToolCall", "called_name", "next_move", "openai_reply", "openai_tools"]
