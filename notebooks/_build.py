@@ -1117,7 +1117,7 @@ OBSERVABILITY = [
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
         from toolmgmt_core import Discovery, ResultBudget, ToolManager
-        from toolmgmt_core.events import OtelListener
+        from toolmgmt_core import OtelListener
         from toolmgmt_demo import demo_catalog
 
         exporter = InMemorySpanExporter()
@@ -1203,7 +1203,7 @@ OBSERVABILITY = [
         from IPython.display import Image
 
         plot = folder / "usage.png"
-        command = [sys.executable, "-m", "toolmgmt_core.cli", "usage", str(log), "--plot", str(plot)]
+        command = [sys.executable, "-m", "toolmgmt_core", "usage", str(log), "--plot", str(plot)]
         print(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
         Image(str(plot))
         """
@@ -1228,7 +1228,7 @@ CODE_MODE = [
     code(
         """
         from toolmgmt_core import ToolManager
-        from toolmgmt_core.events import ProgramFinished
+        from toolmgmt_core import ProgramFinished
         from toolmgmt_demo import demo_catalog
 
         programs = []
