@@ -22,6 +22,7 @@ from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
 from langgraph.types import Command
 
 from toolmgmt_core import (
+    CallContext,
     CatalogError,
     IngestReport,
     InvalidToolError,
@@ -31,7 +32,7 @@ from toolmgmt_core import (
     ToolExecutionError,
     ToolUnavailableError,
 )
-from toolmgmt_core.integration import NO_CONTEXT, CallContext, Slot
+from toolmgmt_core.integration import NO_CONTEXT, Slot
 
 __all__ = [
     "NodeCall",
