@@ -66,6 +66,7 @@ from toolmgmt_core.model.errors import (
     describe_exception,
 )
 from toolmgmt_core.model.names import fold_name
+from toolmgmt_core.model.redaction import redact_line
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tool import (
     CALL_TOOL,
@@ -195,6 +196,7 @@ __all__ = [
     "pin_definition",
     "pin_digest",
     "reader_findings",
+    "redact_line",
     "replayed_approval",
     "require_version",
     "restore_loaded",
