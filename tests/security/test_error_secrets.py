@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import ToolCatalog, ToolExecutionError, ToolManager
-from toolmgmt_core.model.redaction import redact_secrets
+from toolmgmt_core.model.redaction import redact_line, redact_secrets
 
 LEAK = (
     "could not connect to postgresql://admin:S3cr3t@db/x with key sk-live-4f9a8b7c6d5e4f3a2b1c "
@@ -99,3 +99,15 @@ def test_what_redaction_replaces() -> None:
     )
     kept = "order 1234567 not found at /srv/data/2024/orders.db: reset the password for gmail"
     assert redact_secrets(kept) == kept
+
+
+def test_a_line_of_a_stream_loses_a_credential_wrapped_after_its_keyword() -> None:
+    """What the gateway relays of an upstream's stderr: a log wrapped at its width may put the
+    keyword on one line and the credential on the next."""
+    assert redact_line("   tok3n-9f8e7d6c5b4a)", "  (Authorization: Bearer") == "   <secret>"
+    assert redact_line("  hunter2 now", "the password is") == "  <secret> now"
+    assert redact_line("  postgresql://admin:S3cr3t@db/x", "connect to") == (
+        "  postgresql://admin:<secret>@db/x"
+    )
+    for innocent, before in (("  reset link", "the password"), ("  the order", "Bearer of")):
+        assert redact_line(innocent, before) == innocent
