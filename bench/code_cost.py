@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         prices = [
             {"model": p.model, "provider": p.provider, "input": p.input,
              "cache_write": p.cache_write, "cache_read": p.cache_read, "output": p.output,
-             "source": p.source}
+             "min_tokens": p.rules.min_tokens, "source": p.source}
             for p in conv.PRICES
         ]  # fmt: skip
         write_results(

@@ -14,6 +14,10 @@ Rows, at equal numbers of tools returned per query (k = 3 and 5):
 - ``plain``: the search of the catalog that learned from the other folds;
 - ``k-1 + 1 companion``: k-1 results and the one tool ``ToolCatalog.companions`` suggests
   beside them (at each principals floor), or the k-th result when it suggests none;
+- ``k-1 + the needed companion, a bound``: the most one companion could add at that floor: of
+  all the tools the learned pairs put beside the k-1 results (past the floor, whatever their
+  strength, never a hidden, destructive or data-sending one), one the task needs when there is
+  one (it reads the task's answer: a ceiling for any scoring, not a method);
 - ``plain, one per tool``: k results after same-named near-identical tools from several servers
   are kept once (the best; what a search answer does); ``one per bare name``: the same with
   any description (for reference: it would hide different tools that share a name);
@@ -35,6 +39,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from itertools import combinations
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -49,6 +54,8 @@ from _results import write_results  # noqa: E402
 from toolmgmt_core import ToolCatalog, count_tokens  # noqa: E402
 from toolmgmt_core.catalog.equivalents import SIMILAR, one_per_tool  # noqa: E402
 from toolmgmt_core.integration import LearningOptions  # noqa: E402
+from toolmgmt_core.learning.companions import Companions  # noqa: E402
+from toolmgmt_core.learning.outbound import sends_data_out  # noqa: E402
 
 Ranker = Callable[[str, int], list[str]]
 _SAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -159,6 +166,7 @@ def measure(
         for style in ("replay", "steps"):
             add(f"{style}: {label}", k, replay(test, bare_of, results, style), len(test))
 
+    support: list[dict[str, int]] = []
     plain = catalog_of(pool, embedder, None, cache)
     peers = {"fastmcp BM25": fastmcp_ranker(pool), "bm25s": bm25s_ranker(pool)}
     for _, test in folds(tasks, n_folds):
@@ -172,16 +180,24 @@ def measure(
         catalog = catalog_of(pool, embedder, floor, cache)
         for train, test in folds(tasks, n_folds):
             catalog.forget()
-            teach(catalog, train, by_bare)
+            learned = teach(catalog, train, by_bare).learned
+            pairs = _every_pair(catalog, learned, floor)
+            if floor == floors[0]:
+                support.append(_support(learned))
             for k in (3, 5):
                 if floor == floors[0]:
                     both("plain", k, test, _plain(catalog, k))
                 both(f"{k - 1} + 1 companion (floor {floor})", k, test, _companion(catalog, k))
+                for task in test:  # the bound reads each task's needs: one task at a time
+                    bound = _bound(catalog, pairs, k, set(task["tools"]), bare_of)
+                    label = f"{k - 1} + the needed companion, a bound (floor {floor})"
+                    both(label, k, [task], bound)
     return {
         "rows": {
             label: {k: _weighted(parts) for k, parts in by_k.items()}
             for label, by_k in rows.items()
         },
+        "pair_support": support,
         "tasks": len(tasks),
         "tools": len(pool),
         "folds": n_folds,
@@ -211,10 +227,51 @@ def _companion(catalog: ToolCatalog, k: int) -> Callable[[str], tuple[list[str],
         companions = catalog.companions(names[: k - 1], 1)
         if not companions:  # nothing to suggest: the k-th result keeps its slot
             return names, 0
-        names = names[: k - 1]
-        summary = catalog.get(companions[0].name).summary
-        entry = json.dumps({"often_used_with": {companions[0].name: summary}}, ensure_ascii=False)
-        return [*names, companions[0].name], count_tokens(entry[1:-1])
+        return [*names[: k - 1], companions[0].name], _entry_tokens(catalog, companions[0].name)
+
+    return results
+
+
+def _entry_tokens(catalog: ToolCatalog, name: str) -> int:
+    """The tokens a search answer's "often used with" entry for ``name`` costs."""
+    summary = catalog.get(name).summary
+    entry = json.dumps({"often_used_with": {name: summary}}, ensure_ascii=False)
+    return count_tokens(entry[1:-1])
+
+
+def _support(learned: Sequence[Any]) -> dict[str, int]:
+    """How many pairs of tools one, two, or three or more principals used together."""
+    used: dict[str, tuple[str, set[str]]] = {}
+    for request in learned:
+        used.setdefault(request.conversation, (request.teacher, set()))[1].add(request.tool)
+    together: dict[tuple[str, str], set[str]] = {}
+    for teacher, tools in used.values():
+        for pair in combinations(sorted(tools), 2):
+            together.setdefault(pair, set()).add(teacher)
+    counts = [min(3, len(who)) for who in together.values()]
+    return {"1": counts.count(1), "2": counts.count(2), "3+": counts.count(3)}
+
+
+def _every_pair(catalog: ToolCatalog, learned: Sequence[Any], floor: int) -> Companions:
+    """The pairs ``learned`` holds past ``floor``, whatever their strength (for the bound)."""
+    requests = SimpleNamespace(generation=0, requests=lambda: learned)
+    return Companions(requests, min_principals=floor, unknown_conversation="", min_strength=0.0)  # type: ignore[arg-type]
+
+
+def _bound(
+    catalog: ToolCatalog, pairs: Companions, k: int, needed: set[str], bare_of: dict[str, str]
+) -> Callable[[str], tuple[list[str], int]]:
+    def allowed(name: str) -> bool:
+        tool = catalog.get(name)
+        return tool.annotations.destructive is not True and not sends_data_out(tool)
+
+    def results(query: str) -> tuple[list[str], int]:
+        names = [h.name for h in catalog.search(query, k)]
+        shown = names[: k - 1]
+        for companion in pairs.suggest(shown, len(catalog), allowed=allowed):
+            if bare_of[companion.name] in needed:
+                return [*shown, companion.name], _entry_tokens(catalog, companion.name)
+        return names, 0
 
     return results
 

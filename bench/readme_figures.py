@@ -439,6 +439,21 @@ def render_code_cost(figures: dict[str, Any]) -> str:
         if any(r["over_openai_limit"] for r in figures["rows"])
         else ""
     )
+    for model in models:
+        cold = [
+            CODE_COST_SIZES[r["size"]]
+            for r in figures["rows"]
+            if r["design"] == "code"
+            and r["provider"] == model["provider"]
+            and r["read"].get(model["model"]) == 0
+        ]
+        if cold:
+            lines.append(
+                f"- {model['model']} reads nothing from its cache in code mode's conversation at "
+                f"{' and '.join(cold)}: no request before the last reaches its minimum cacheable "
+                f"prefix ({_n(model.get('min_tokens') or 0)} tokens), so they are billed in "
+                "full and the last as a cache write."
+            )
     return table + "\n" + refused + "\n".join(lines) + "\n\n" + prices
 
 
@@ -945,7 +960,24 @@ def render_companions(figures: dict[str, Any]) -> str:
             },
         )
         + f"\n{figures['tasks']} tasks, {figures['tools']} tools, {figures['folds']} folds; "
-        f"embedder {figures['embedder']}; {versions}.\n"
+        f"embedder {figures['embedder']}; {versions}.{_pair_support(figures)}\n"
+    )
+
+
+def _pair_support(figures: dict[str, Any]) -> str:
+    """What each fold learned: how many pairs of tools one, two, three or more principals used
+    together (the least and most over the folds)."""
+    folds = figures.get("pair_support")
+    if not folds:
+        return ""
+
+    def span(key: str) -> str:
+        low, high = min(f[key] for f in folds), max(f[key] for f in folds)
+        return f"{low}" if low == high else f"{low}-{high}"
+
+    return (
+        f" Pairs of tools used together per fold, by how many principals: one {span('1')}, "
+        f"two {span('2')}, three or more {span('3+')}."
     )
 
 

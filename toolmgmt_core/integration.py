@@ -28,7 +28,6 @@ from toolmgmt_core.calls.code.runs import ProgramStateError
 from toolmgmt_core.calls.context import NO_CONTEXT, CallContext
 from toolmgmt_core.calls.execution import dumps_compact
 from toolmgmt_core.calls.sync import run_sync
-from toolmgmt_core.calls.threads import hung_threads
 from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS
 from toolmgmt_core.calls.validation import validate_arguments
 from toolmgmt_core.catalog.domain_sync import group_names, matches_any, sync_domain
@@ -95,6 +94,7 @@ from toolmgmt_core.providers.deferral import (
     tool_result_content,
 )
 from toolmgmt_core.runtime.control import CallPaused, passthrough
+from toolmgmt_core.runtime.threads import Pool, hung_threads, start_thread
 from toolmgmt_core.session.history import restore_loaded
 from toolmgmt_core.session.meta_tools import (
     META_TOOL_NAMES,
@@ -156,6 +156,7 @@ __all__ = [
     "PinFile",
     "PinStore",
     "PinVerdict",
+    "Pool",
     "PostgresCatalogStore",
     "PostgresEmbeddingCache",
     "PostgresLearnedStore",
@@ -203,6 +204,7 @@ __all__ = [
     "run_sync",
     "search_arguments",
     "search_output_item",
+    "start_thread",
     "sync_domain",
     "tool_from_dict",
     "tool_result_content",

@@ -36,7 +36,6 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import anyio
 import mcp.types as mcp_types
 from mcp.shared.message import ServerMessageMetadata
 
@@ -46,6 +45,7 @@ from toolmgmt_core.integration import (
     CallPaused,
     UsedApprovals,
     approval_key,
+    call_store,
     dumps_compact,
     replayed_approval,
 )
@@ -277,7 +277,7 @@ def approval_claimer(store: Any) -> Callable[[str], Awaitable[bool]]:
     if claim_once is not None:
 
         async def claim_in_store(key: str) -> bool:
-            return bool(await anyio.to_thread.run_sync(claim_once, key, STATE_TTL))
+            return bool(await call_store(store, lambda: claim_once(key, STATE_TTL)))
 
         return claim_in_store
     used = UsedApprovals(STATE_TTL)

@@ -33,9 +33,9 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from toolmgmt_core import CatalogError, StoreError, Tool, ToolCatalog, ToolUnavailableError
+from toolmgmt_core.integration import call_store
 from toolmgmt_gateway.config import GatewayConfig
 
 __all__ = ["SharedCatalog"]
@@ -88,7 +88,7 @@ class SharedCatalog:
         """Follow the store; when it is unreachable, serve the upstreams' tools alone and keep
         trying in ``tasks`` (a task group) until it answers."""
         try:
-            await anyio.to_thread.run_sync(self._follow)
+            await call_store(self.store, self._follow)
         except StoreError as exc:
             logger.error(
                 "catalog store not available at start (%s); serving the upstreams' own tools and "
@@ -116,7 +116,7 @@ class SharedCatalog:
         while not self._closed:
             await anyio.sleep(delay)
             try:
-                await anyio.to_thread.run_sync(self._follow)
+                await call_store(self.store, self._follow)
             except Exception:  # unreachable still (said at start), or failing: retry, slower
                 delay = min(delay * 2, _RETRY_MAX)
                 continue

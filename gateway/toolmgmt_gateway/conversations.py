@@ -46,12 +46,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import anyio.to_thread
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from toolmgmt_core import SessionConflictError, StoreError, StoreUnavailableError
-from toolmgmt_core.integration import SessionStore, StoredSession
+from toolmgmt_core.integration import SessionStore, StoredSession, call_store
 from toolmgmt_gateway.clients import request_principal, scope_client
 from toolmgmt_gateway.exchange import QUESTION_PREFIX, Questions, answer_directly, direct_request
 from toolmgmt_gateway.replies import ANSWER_WAIT
@@ -332,7 +331,7 @@ class ConversationMiddleware:
 
     async def _run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
         """A store call on a worker thread (the stores are synchronous); notes recoveries."""
-        result = await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
+        result = await call_store(self.store, lambda: function(*args, **kwargs))
         if self._down:
             self._down = False
             logger.warning("session store %s answers again: conversations open", self._where)

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_one
 from mcp.server.streamable_http import check_accept_headers
@@ -50,6 +49,7 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
+from toolmgmt_core.integration import Pool
 from toolmgmt_gateway.clients import scope_client
 
 __all__ = ["QUESTION_PREFIX", "Questions", "answer_directly", "direct_request"]
@@ -62,6 +62,9 @@ _SSE_HEADERS = [  # the SDK's stateless transport's
     (b"connection", b"keep-alive"),
     (b"x-accel-buffering", b"no"),
 ]
+_WAITS = Pool("client-answers", 64)
+"""Threads waiting for a 2025 client's answer through the replies store (each at most the
+question's timeout); questions past them queue."""
 _TRANSPORT = TransportContext(kind="streamable-http", can_send_request=False)
 QUESTION_PREFIX = "tmq_"
 """What the ids of the gateway's requests to a 2025 client start with (its answers' ids)."""
@@ -85,10 +88,7 @@ class Questions:
         Raises:
             MCPError: no answer in time, or the answer could not be read.
         """
-        raw = await anyio.to_thread.run_sync(
-            lambda: self.replies.take(self.conversation, question, self.timeout),
-            abandon_on_cancel=True,
-        )
+        raw = await _WAITS.run(self.replies.take, self.conversation, question, self.timeout)
         if raw is None:
             raise MCPError(-32001, f"The client did not answer within {self.timeout:g}s.")
         try:

@@ -26,10 +26,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from mcp_types import INTERNAL_ERROR
 
-from toolmgmt_core.integration import package_version
+from toolmgmt_core.integration import call_store, package_version
 from toolmgmt_gateway.responses import jsonrpc_error
 
 __all__ = [
@@ -310,7 +309,7 @@ class Readiness:
         ready = not statuses or "up" in upstreams.values()
         if self.sessions is not None:
             try:
-                await anyio.to_thread.run_sync(self.sessions.ping)
+                await call_store(self.sessions, self.sessions.ping)
                 checks["sessions"] = "up"
             except Exception:  # noqa: BLE001 - any failure of the ping is "down"
                 checks["sessions"] = "down"

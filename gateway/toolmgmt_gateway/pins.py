@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio.to_thread
 import mcp.types as mcp_types
 from toolmgmt_mcp import UpstreamStatus as AdapterUpstreamStatus
 
@@ -33,6 +32,7 @@ from toolmgmt_core.integration import (
     SAME,
     PinStore,
     PinVerdict,
+    call_store,
     fold_name,
     pin_definition,
     pin_digest,
@@ -161,8 +161,9 @@ class UpstreamPins:
         self, config: UpstreamConfig, definitions: dict[str, dict[str, Any]]
     ) -> dict[str, PinVerdict]:
         try:
-            verdicts = await anyio.to_thread.run_sync(
-                lambda: self.store.check(config.name, definitions, accept=config.accept_changes)
+            verdicts = await call_store(
+                self.store,
+                lambda: self.store.check(config.name, definitions, accept=config.accept_changes),
             )
         except StoreError as exc:  # judged against what this process had in effect
             logger.error(
@@ -188,7 +189,7 @@ class UpstreamPins:
     async def trusted_since(self, upstream: str, name: str) -> bool:
         """Whether the pin of ``name`` is now the definition held back (one row read)."""
         try:
-            pins = await anyio.to_thread.run_sync(lambda: self.store.get([name]))
+            pins = await call_store(self.store, lambda: self.store.get([name]))
         except StoreError:
             return False
         pin = pins.get(name)

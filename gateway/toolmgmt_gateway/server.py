@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio
-import anyio.to_thread
 import mcp.types as mcp_types
 from mcp import MCPError
 from mcp.server._otel import OpenTelemetryMiddleware
@@ -53,6 +52,7 @@ from toolmgmt_core.integration import (
     InMemorySessionStore,
     SessionStore,
     StoreListener,
+    call_store,
     config_problem,
     embedder_from_spec,
     package_version,
@@ -127,6 +127,8 @@ logger = logging.getLogger("toolmgmt_mcp")
 steps = logging.getLogger("toolmgmt_gateway.lifecycle")
 
 _SESSION_KEY = "toolmgmt.session"
+_JOIN_SECONDS = 5.0
+"""How long the shutdown waits for the managers' threads (a hung call's is left running)."""
 _EXECUTE = "execute_tool"
 _DISCOVER = "discover_tools"
 HEALTH_PATH = "/healthz"
@@ -365,6 +367,10 @@ class Gateway:
                 close = getattr(store, "close", None)
                 if close is not None:
                     close()
+            steps.info("joining the threads")
+            deadline = time.monotonic() + _JOIN_SECONDS  # one wait for every manager's
+            for manager in (self.manager, *self.clients.values()):
+                manager.close(max(0.0, deadline - time.monotonic()))
             steps.info("stopped")
 
     # -- MCP handlers -----------------------------------------------------------------------
@@ -878,7 +884,7 @@ async def _check_session_store(store: SessionStore) -> None:
     if ping is None:
         return
     try:
-        await anyio.to_thread.run_sync(ping)
+        await call_store(store, ping)
     except StoreError as exc:
         logger.error(
             "%s; until it answers, opening or continuing a conversation gets HTTP 503", exc
@@ -889,7 +895,7 @@ async def _read_shared_key(codec: SharedKeyCodec) -> None:
     """Read (or make) the replicas' request-state key at start, off the event loop; a store
     that does not answer is said once here, and the key is read on first use instead."""
     try:
-        await anyio.to_thread.run_sync(codec.load)
+        await call_store(codec.store, codec.load)
     except StoreError as exc:
         logger.error("the request-state key could not be read from the session store: %s", exc)
 

@@ -12,6 +12,7 @@ they are.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -19,7 +20,7 @@ from typing import TextIO
 
 from toolmgmt_mcp.transport import stderr_stream
 
-from toolmgmt_core.integration import redact_line
+from toolmgmt_core.integration import redact_line, start_thread
 
 __all__ = ["upstream_errlog"]
 
@@ -42,12 +43,7 @@ def upstream_errlog(name: str, stderr: str) -> TextIO:
         if pipe is None:
             read_end, write_end = os.pipe()
             pipe = _PIPES[name] = os.fdopen(write_end, "w")
-            threading.Thread(
-                target=_relay,
-                args=(read_end, name),
-                name=f"toolmgmt-stderr-{name}",
-                daemon=True,
-            ).start()
+            start_thread(f"stderr-{name}", functools.partial(_relay, read_end, name))
     return pipe
 
 

@@ -216,6 +216,8 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
     "companions": [
         ("rows", "replay: plain", "5", "recall"),
         ("rows", "replay: 4 + 1 companion (floor 3)", "5", "all_found"),
+        ("rows", "replay: 4 + the needed companion, a bound (floor 1)", "5", "recall"),
+        ("pair_support", 0, "3+"),
         ("rows", "steps: fastmcp BM25", "3", "recall"),
         ("tasks",),
     ],
@@ -333,6 +335,32 @@ def test_the_search_speed_block_names_the_bm25s_version_it_was_measured_against(
     (folder / "search_speed.json").write_text(json.dumps(data), encoding="utf-8")
     out = figures.RENDERERS["search_speed"](folder)
     assert "bm25s 9.8.7 (numpy 6.5.4)" in out, out
+
+
+def test_the_code_cost_block_says_when_a_model_caches_nothing(tmp_path: Path) -> None:
+    """A conversation whose requests stay under a model's minimum cacheable prefix costs more
+    than a longer one that is cached: the block says why rather than leave a ratio unexplained."""
+    figures = _bench("readme_figures")
+    folder = _results_copy(tmp_path)
+    data = json.loads((folder / "code_cost.json").read_text(encoding="utf-8"))
+    models = data["figures"]["prices"]["models"]
+    for row in data["figures"]["rows"]:
+        if row["design"] == "code":
+            for model in models:
+                if model["provider"] == row["provider"]:
+                    row["read"][model["model"]] = 1000
+    (folder / "code_cost.json").write_text(json.dumps(data), encoding="utf-8")
+    assert "reads nothing from its cache" not in figures.RENDERERS["code_cost"](folder)
+    cold = next(r for r in data["figures"]["rows"] if r["design"] == "code")
+    model = next(m for m in models if m["provider"] == cold["provider"])
+    model["min_tokens"] = 4096
+    cold["read"][model["model"]] = 0
+    (folder / "code_cost.json").write_text(json.dumps(data), encoding="utf-8")
+    out = figures.RENDERERS["code_cost"](folder)
+    assert (
+        f"- {model['model']} reads nothing from its cache in code mode's conversation at "
+        "151 tools: no request before the last reaches its minimum cacheable prefix (4,096 tokens)"
+    ) in out, out
 
 
 def test_a_shown_block_is_up_to_date_once_placed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,7 @@ sandbox, and every call the program makes goes through the session's pipeline.""
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from typing import Any
@@ -72,9 +73,39 @@ def test_code_mode_lists_its_two_meta_tools_and_direct_ones() -> None:
 def test_tool_search_answers_with_python_signatures() -> None:
     session = ToolManager(make_catalog(), mode="code").session()
     result = session.call_sync("tool_search", {"query": "weather of a city"})
-    found = json.loads(result.content)["found"]
-    assert "async def weather(city: str, *, units: str = 'metric') -> dict[str, Any]: ..." in found
-    assert "# Current weather of a city" in found
+    # The answer is the Python itself, not JSON around it (whose escaped quotes and line
+    # breaks the model would pay for): it parses as a module, each tool a commented stub.
+    tree = ast.parse(result.content)
+    assert [f.name for f in tree.body if isinstance(f, ast.AsyncFunctionDef)][0] == "weather"
+    assert result.content == result.value["found"]
+    # dict[str, Any] says no more than dict; a comment needs no full stop.
+    assert "async def weather(city: str, *, units: str='metric') -> dict: ..." in result.content
+    assert "# Current weather of a city, with a long forecast\n" in result.content
+    nothing = session.call_sync("tool_search", {"query": "zzzz qqqq"})
+    assert nothing.content.startswith("# No tool matched 'zzzz qqqq'")
+    ast.parse(nothing.content)
+
+
+def test_run_code_says_how_to_call_tools_and_what_comes_back() -> None:
+    """Its description is paid for on every request: short, but every fact a program's author
+    needs is there."""
+    tools = ToolManager(make_catalog(), mode="code").session().tools()
+    text = next(t for t in tools if t.name == "run_code").description
+    for fact in (
+        "`await name(arg=...)`",  # how a tool is called
+        "tool_search",  # by the name its signature shows
+        "JSON parsed",  # what a call returns
+        "raises",  # what a failed call does
+        "`import asyncio`",  # gather needs the import
+        "asyncio.gather(",
+        "no files or network",  # the sandbox's limits
+        "json, re, math, datetime, asyncio",
+        "print",  # what comes back...
+        "last expression",
+        "output cut",  # ...and that long output is cut
+    ):
+        assert fact in text, fact
+    assert len(text) <= 450  # it was 508 characters before every word was weighed
     tool = Tool(
         name="pick",
         description="Pick one.",
@@ -89,8 +120,8 @@ def test_tool_search_answers_with_python_signatures() -> None:
         },
     )
     assert python_signature(tool) == (
-        "# Pick one.\nasync def pick(kind: Literal['a', 'b'], *, ids: list[int] = None, "
-        "class_: str = None): ..."
+        "# Pick one\nasync def pick(kind: Literal['a', 'b'], *, ids: list[int]=None, "
+        "class_: str=None): ..."
     )
 
 

@@ -279,7 +279,7 @@ def test_a_tool_named_unlike_python_is_called_by_its_alias_and_by_call_tool() ->
             )
         )
     session = ToolManager(catalog, mode="code").session()
-    found = json.loads(session.call_sync("tool_search", {"query": "tool"}).content)["found"]
+    found = session.call_sync("tool_search", {"query": "tool"}).content
     defs = {f.name for f in (_shown_function(s) for s in _signatures(found))}
     assert {"get_weather", "math_factorial", "print_tool", "json_tool"} <= defs
     assert "print_tool_" in " ".join(defs)  # print's, beside the real print_tool

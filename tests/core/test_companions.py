@@ -177,8 +177,10 @@ def test_code_mode_shows_companions_as_signatures() -> None:
     catalog = ToolCatalog(_tools(), learning=LearningOptions())
     _teach(catalog, 3, ROUTE, GEOCODE)
     manager = ToolManager(catalog, mode=Code(), discovery=Discovery(max_results=1))
-    answer = json.loads(manager.session().call_sync("tool_search", {"query": "bike route"}).content)
-    assert "def maps_geocode_address(" in answer["often_used_with"]
+    result = manager.session().call_sync("tool_search", {"query": "bike route"})
+    assert "def maps_geocode_address(" in result.value["often_used_with"]
+    found, companions = result.content.split("# Often used with them:\n")
+    assert "def maps_geocode_address(" in companions and "def maps_geocode_address(" not in found
 
 
 def test_one_result_per_tool_across_servers() -> None:

@@ -18,10 +18,10 @@ from toolmgmt_core.calls.threads import (
     DEFAULT_TOOL_CONCURRENCY,
     MAX_SYNC_THREADS,
     WORK_LANE_THREADS,
-    hung_threads,
     threads_in_use,
 )
 from toolmgmt_core.calls.validation import check_arguments
+from toolmgmt_core.runtime.threads import hung_threads
 
 
 def _session(*tools: Tool, **options: Any) -> Any:

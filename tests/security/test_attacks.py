@@ -1541,7 +1541,8 @@ def ref_to_a_string() -> str:
 )
 def hung_threads_across_tools() -> str:
     from toolmgmt_core import Tool, ToolCatalog, ToolManager
-    from toolmgmt_core.calls.threads import MAX_SYNC_THREADS, hung_threads
+    from toolmgmt_core.calls.threads import MAX_SYNC_THREADS
+    from toolmgmt_core.runtime.threads import hung_threads
 
     release = threading.Event()
     tools = [Tool(f"hang_{i}", handler=lambda: release.wait(60), timeout=0.3) for i in range(40)]

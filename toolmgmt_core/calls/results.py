@@ -141,9 +141,9 @@ def unshown_result(
     )
 
 
-def meta_result(name: str, value: Any, encoding: str) -> ToolResult:
-    """A meta-tool's answer as compact JSON."""
-    content = dumps_compact(value)
+def meta_result(name: str, value: Any, encoding: str, *, content: str | None = None) -> ToolResult:
+    """A meta-tool's answer: ``content`` when given, else ``value`` as compact JSON."""
+    content = dumps_compact(value) if content is None else content
     tokens = count_tokens(content, encoding)
     return ToolResult(
         content=content, value=value, tool_name=name, tokens=tokens, original_tokens=tokens

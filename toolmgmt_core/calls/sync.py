@@ -16,13 +16,13 @@ Tool handlers are not bridged here: each sync tool runs on a handler lane of its
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import functools
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 from toolmgmt_core.calls.threads import run_work
+from toolmgmt_core.runtime.threads import Pool
 
 __all__ = [
     "is_small",
@@ -35,9 +35,7 @@ _T = TypeVar("_T")
 _SMALL_NODES = 2_000
 _SMALL_CHARS = 64_000
 
-_SYNC_BRIDGE_POOL = concurrent.futures.ThreadPoolExecutor(
-    max_workers=16, thread_name_prefix="toolmgmt-sync"
-)
+_SYNC_BRIDGE_POOL = Pool("sync", 16)
 
 
 def run_sync(

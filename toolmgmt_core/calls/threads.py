@@ -1,4 +1,4 @@
-"""The threads tool calls run on: one registry of lanes, within one limit for the process.
+"""The threads tool calls run on: lanes of the thread registry, within one limit for the process.
 
 A *lane* is a small pool of threads of one tool, of one of two kinds:
 
@@ -16,10 +16,12 @@ holding none always gets one, so every tool's handler and work runs on; past the
 that holds threads waits for one of its own to finish, never for another tool's. A tool whose
 calls hang holds only its own threads, and once every one of them is held by a call that timed
 out (or its hung calls fill the process's share) it answers ``tool_unavailable`` at once, while
-every other tool runs on. :func:`hung_threads` counts the threads left running by tool. At most
-:data:`MAX_LANES` idle lanes (256, both kinds) are kept, least recently used let go first; a
-lane with a call in flight or hung is kept. (:func:`~toolmgmt_core.calls.sync.run_sync`'s bridge
-threads run coroutines for sync callers, not tool calls, and are not counted here.)
+every other tool runs on. Each lane's threads are a :class:`~toolmgmt_core.runtime.threads.Pool`
+of the one registry of threads, so :func:`~toolmgmt_core.runtime.threads.hung_threads` counts
+those left running, by tool, and closing joins them. At most :data:`MAX_LANES` idle lanes (256,
+both kinds) are kept, least recently used let go first; a lane with a call in flight or hung is
+kept. (:func:`~toolmgmt_core.calls.sync.run_sync`'s bridge threads run coroutines for sync
+callers, not tool calls, and are not counted against :data:`MAX_SYNC_THREADS`.)
 """
 
 from __future__ import annotations
@@ -35,13 +37,13 @@ from typing import Any, TypeVar
 
 from toolmgmt_core.model.errors import ToolUnavailableError
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.runtime.threads import Pool
 
 __all__ = [
     "DEFAULT_TOOL_CONCURRENCY",
     "MAX_LANES",
     "MAX_SYNC_THREADS",
     "WORK_LANE_THREADS",
-    "hung_threads",
     "run_on_lane",
     "run_work",
     "threads_in_use",
@@ -68,8 +70,6 @@ its calls that timed out fill the process's share). Set it before the first call
 logger = logging.getLogger("toolmgmt")
 
 
-# Never the loop's default executor: ``asyncio.run`` waits for its default executor on exit, so
-# a hung handler would turn a timeout into a hang.
 class _Lane:
     """The threads of one tool, of one kind: at most ``limit`` of its calls hold one at once.
 
@@ -85,9 +85,7 @@ class _Lane:
         self.queues = queues
         """Whether calls past ``limit`` queue for its threads (work, bounded) rather than wait
         to be admitted (handlers, which may hang: a call that never started must say so)."""
-        self.executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=limit, thread_name_prefix=prefix
-        )
+        self.pool = Pool(prefix, limit)
         self.active = 0
         """Calls admitted and not finished: the first ``limit`` of them hold a thread each."""
         self.hung: set[concurrent.futures.Future[Any]] = set()
@@ -98,7 +96,7 @@ class _Lane:
 
     def submit(self, call: Callable[[], _T]) -> concurrent.futures.Future[_T]:
         """Run an admitted call (see :func:`_admit`) on one of the lane's threads."""
-        future = self.executor.submit(call)
+        future = self.pool.submit(call)
         future.add_done_callback(self._finished)
         return future
 
@@ -118,7 +116,7 @@ class _Lane:
     def abandon(self, future: concurrent.futures.Future[Any]) -> None:
         """``future`` timed out: cancel it if it has not started, else count it as hung."""
         global _HUNG
-        if future.cancel():
+        if not self.pool.abandon(future, self.name):  # not started (cancelled), or returned
             return
         with _THREADS_LOCK:
             if future.done() or future in self.hung:
@@ -146,18 +144,6 @@ _LANES_LOCK = threading.Lock()
 _ADMIT_POLL = 0.01  # seconds between tries of a call waiting for a thread
 
 
-def hung_threads() -> dict[str, int]:
-    """Threads left running by sync calls that timed out, by tool name (only tools that have
-    some): what a health or metrics endpoint reports. Each counts against its tool's
-    ``max_concurrency`` and :data:`MAX_SYNC_THREADS` until its handler returns."""
-    counts: dict[str, int] = {}
-    with _LANES_LOCK, _THREADS_LOCK:
-        for _, lane in _LANES.values():
-            if lane.hung:
-                counts[lane.name] = counts.get(lane.name, 0) + len(lane.hung)
-    return counts
-
-
 def threads_in_use() -> int:
     """Threads held by calls now, every lane together (what :data:`MAX_SYNC_THREADS` bounds)."""
     with _THREADS_LOCK:
@@ -173,14 +159,14 @@ def _lane(kind: str, name: str, handler: Any, limit: int, *, queues: bool) -> _L
         if entry is not None and entry[0] is handler:
             _LANES.move_to_end(key)
             return entry[1]
-        prefix = f"toolmgmt-{kind}-{name[:24]}" if name else f"toolmgmt-{kind}"
+        prefix = f"{kind}-{name[:24]}" if name else kind
         lane = _Lane(name, limit, prefix, queues=queues)
         _LANES[key] = (handler, lane)
         if len(_LANES) > MAX_LANES:
             for old_key, (_, old) in list(_LANES.items())[: len(_LANES) - MAX_LANES]:
                 if old.active == 0:  # a lane with calls in flight (or hung) stays
                     del _LANES[old_key]
-                    old.executor.shutdown(wait=False)
+                    old.pool.release()
         return lane
 
 

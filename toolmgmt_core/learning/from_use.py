@@ -26,12 +26,14 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections import OrderedDict
 from typing import Any
 
 from toolmgmt_core.events import CallFinished, Event, SearchDone
 from toolmgmt_core.learning.feedback import SearchFeedback
 from toolmgmt_core.runtime.control import reraise_control_flow
+from toolmgmt_core.runtime.threads import start_thread
 
 __all__ = ["MAX_CONVERSATIONS", "UseLearner"]
 
@@ -71,7 +73,7 @@ class UseLearner:
         """Pairs the catalog could not learn (its store failed; logged)."""
         self._feedback: OrderedDict[str, SearchFeedback] = OrderedDict()
         self._lock = threading.Lock()
-        self._queue: queue.Queue[tuple[str, str, str, str | None]] = queue.Queue(maxsize=_QUEUE)
+        self._queue: queue.Queue[tuple[str, str, str, str | None] | None] = queue.Queue(_QUEUE)
         self._worker: threading.Thread | None = None
 
     def __call__(self, event: Event) -> None:
@@ -122,14 +124,14 @@ class UseLearner:
         if self._worker is None:
             with self._lock:
                 if self._worker is None:
-                    self._worker = threading.Thread(
-                        target=self._run, name="toolmgmt-learner", daemon=True
-                    )
-                    self._worker.start()
+                    self._worker = start_thread("learner", self._run)
 
     def _run(self) -> None:
         while True:
             pair = self._queue.get()
+            if pair is None:  # close
+                self._queue.task_done()
+                return
             try:
                 self.catalog.learn([pair], source="use")
             except Exception as exc:  # a store that failed: the next pairs may still land
@@ -142,3 +144,17 @@ class UseLearner:
     def flush(self) -> None:
         """Wait until every pair taught so far has been learned (or failed)."""
         self._queue.join()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Learn the pairs queued, then stop the thread, waiting at most ``timeout`` seconds
+        (``ToolManager.close``); a pair taught later starts it again."""
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is None:
+            return
+        deadline = time.monotonic() + timeout
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:  # its store is stuck: the daemon thread is left to end
+            return
+        worker.join(max(0.0, deadline - time.monotonic()))

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Protocol
 import regex
 
 from toolmgmt_core.model.errors import TokenizerUnavailableError
+from toolmgmt_core.runtime.threads import Pool
 
 if TYPE_CHECKING:
     from toolmgmt_core.model.tool import Tool
@@ -67,6 +68,9 @@ DOWNLOAD_TIMEOUT = 20.0
 logger = logging.getLogger("toolmgmt")
 
 _LOCK = threading.Lock()
+_DOWNLOADS = Pool("tiktoken-download", 2)
+"""tiktoken's own loading of an encoding file (its cache, then a download that sets no
+timeout): a download past ``DOWNLOAD_TIMEOUT`` runs on, counted as hung."""
 _LOAD_LOCK = threading.Lock()  # one thread loads an encoding; the others wait for it
 
 
@@ -210,12 +214,11 @@ def _load_tiktoken(name: str) -> Encoding:
         searched = ", ".join(str(d) for d in dirs)
         if download:
             # tiktoken's own loading: its cache, then the download (bounded: it sets no timeout).
-            pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="toolmgmt-bpe")
-            future = pool.submit(real_loader, blobpath, expected_hash)
-            pool.shutdown(wait=False)
+            future = _DOWNLOADS.submit(real_loader, blobpath, expected_hash)
             try:
                 return future.result(timeout=DOWNLOAD_TIMEOUT)
             except Exception as exc:
+                _DOWNLOADS.abandon(future, f"{name} encoding download")
                 reason = (
                     f"downloading it failed ({type(exc).__name__}: {exc})"
                     if not isinstance(exc, concurrent.futures.TimeoutError)
@@ -230,7 +233,7 @@ def _load_tiktoken(name: str) -> Encoding:
             f"The {name} encoding file ({key}) is in none of these folders: {searched}; and "
             "downloading is off (TOOLMGMT_TIKTOKEN_OFFLINE). Set TOOLMGMT_TIKTOKEN_DIR to a "
             'folder holding it, or install the litellm extra (pip install -e ".[litellm]"), which '
-            'bundles it.'
+            "bundles it."
         )
 
     with _LOCK:

@@ -27,6 +27,7 @@ from toolmgmt_core.calls.code import CodeLimits, code_names, python_signature
 from toolmgmt_core.calls.code.runs import ProgramStateError, code_digest
 from toolmgmt_core.calls.context import CallContext
 from toolmgmt_core.calls.execution import ToolResult
+from toolmgmt_core.calls.results import meta_result
 from toolmgmt_core.events import ProgramFinished, ProgramStarted
 from toolmgmt_core.model.errors import InvalidArgumentsError, ToolCallError, ToolExecutionError
 from toolmgmt_core.model.tool import Tool
@@ -57,7 +58,9 @@ class CodeCalls:
         return limits if isinstance(limits, CodeLimits) else CodeLimits()
 
     def search_answer(self, args: dict[str, Any]) -> dict[str, Any]:
-        """``tool_search`` in code mode: the found tools as Python signatures."""
+        """``tool_search`` in code mode: the found tools as Python signatures (``found``, and
+        ``often_used_with`` when the catalog has learned companions), or a ``note`` saying why
+        there are none."""
         found = self.meta_calls.find(args)
         if isinstance(found, dict):
             return found  # nothing matched: the note says what to try
@@ -69,10 +72,7 @@ class CodeCalls:
         tools = [t for t in tools if planner.caller_choice(t) != "direct"]
         if not tools:
             return {"found": "", "note": "The tools found are called directly, not from code."}
-        answer = {
-            "found": "\n".join(python_signature(t, names.alias(t.name)) for t in tools),
-            "note": "Call them in run_code: `await name(arg=...)`.",
-        }
+        answer = {"found": "\n".join(python_signature(t, names.alias(t.name)) for t in tools)}
         companions = [
             tool
             for n in self.meta_calls.companions(found)
@@ -83,6 +83,19 @@ class CodeCalls:
                 python_signature(t, names.alias(t.name)) for t in companions
             )
         return answer
+
+    def search(self, args: dict[str, Any]) -> ToolResult:
+        """``tool_search``'s result in code mode: :meth:`search_answer` as the Python text it
+        is (signatures, then companions and notes as comments), not JSON around it, whose
+        escaped quotes and line breaks the model would pay for."""
+        answer = self.search_answer(args)
+        parts = [answer["found"]] if isinstance(answer.get("found"), str) else []
+        if answer.get("often_used_with"):
+            parts.append("# Often used with them:\n" + answer["often_used_with"])
+        if answer.get("note"):
+            parts.append("# " + answer["note"])
+        text = "\n".join(p for p in parts if p)
+        return meta_result(meta.TOOL_SEARCH, answer, self.session.manager.encoding, content=text)
 
     async def run_code(self, args: dict[str, Any], context: CallContext) -> ToolResult:
         session = self.session

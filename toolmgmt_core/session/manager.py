@@ -9,6 +9,8 @@ concern (:mod:`toolmgmt_core.session.options`), which the gateway's configuratio
 from __future__ import annotations
 
 import dataclasses
+import logging
+import time
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -23,6 +25,7 @@ from toolmgmt_core.model.tokens import DEFAULT_ENCODING, definition_tokens, get_
 from toolmgmt_core.model.tool import Tool
 from toolmgmt_core.policy.steps import Approval, ApprovalCallback
 from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_core.runtime.threads import join_threads
 from toolmgmt_core.session.layout import LayoutPlanner
 from toolmgmt_core.session.modes import Mode, mode_of
 from toolmgmt_core.session.options import Access, Discovery, Execution
@@ -30,6 +33,8 @@ from toolmgmt_core.session.session import ToolSession
 from toolmgmt_core.stores.base import InMemorySessionStore, SessionStore
 
 __all__ = ["ToolManager"]
+
+logger = logging.getLogger("toolmgmt")
 
 
 class ToolManager:
@@ -240,6 +245,23 @@ class ToolManager:
     def definition_tokens(self, tools: Iterable[Tool]) -> int:
         """Tokens of ``tools``' definitions sent flat (cached per distinct definition)."""
         return definition_tokens(tools, self.encoding)
+
+    def close(self, timeout: float = 5.0) -> list[str]:
+        """Stop this manager's threads on shutdown, waiting at most ``timeout`` seconds in all:
+        the learner's (what it was taught is learned first), and the idle threads of tool calls,
+        summarisers and the sandbox, joined (a later call starts fresh ones). Returns the names
+        of the threads still running then, held by calls that timed out (a warning says so)."""
+        deadline = time.monotonic() + timeout
+        if self.learner is not None:
+            self.learner.close(timeout)
+        running = join_threads(max(0.0, deadline - time.monotonic()))
+        if running:
+            logger.warning(
+                "toolmgmt: %d threads still run calls that timed out: %s",
+                len(running),
+                ", ".join(running),
+            )
+        return running
 
 
 def _option(label: str, value: Any, kind: type[Any]) -> Any:

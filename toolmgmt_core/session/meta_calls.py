@@ -81,6 +81,8 @@ class MetaToolCalls:
                 return await self.execute_tool(tool.name, args, context)
             if tool.name == meta.RUN_CODE:
                 return await self._code.run_code(args, context)
+            if tool.name == meta.TOOL_SEARCH and self.session.effective_mode.runs_code:
+                return self._code.search(args)
             handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
                 meta.TOOL_SEARCH: self.tool_search,
                 meta.DISCOVER_TOOLS: self.discover_tools,
@@ -190,8 +192,6 @@ class MetaToolCalls:
         return hits
 
     def tool_search(self, args: dict[str, Any]) -> dict[str, Any]:
-        if self.session.effective_mode.runs_code:
-            return self._code.search_answer(args)
         hits = self.find(args)
         if isinstance(hits, dict):
             return hits

@@ -29,7 +29,8 @@ name-to-summary maps rather than lists of objects) because the model pays for ev
     load_tool_schema  {"tools": [definitions], "errors": {name: message}}
     execute_tool      the tool's own result
     call_tool         the tool's own result
-    tool_search       (code mode) {"found": "signatures, one per tool", "note"}
+    tool_search       (code mode) Python text, not JSON: a signature per found tool, then
+                      "# Often used with them:" and its signatures, or a "# note"
     run_code          what the program printed, then its last expression
 
 Errors are ``{"error": code, "kind": "call" | "tool", "message"}``
@@ -266,8 +267,8 @@ def load_tool_schema_tool() -> Tool:
 def code_search_tool(max_results: int) -> Tool:
     """``tool_search`` of code mode: it answers with Python signatures to call from run_code."""
     return _search_tool(
-        f"Find tools by describing what you need: gives the best matches (up to {max_results} "
-        "per query) as Python signatures to call in run_code. Put every need in `queries`."
+        f"Find tools by need: the best matches (up to {max_results} per query) as Python "
+        "signatures to call in run_code. Put every need in `queries`."
     )
 
 
@@ -277,13 +278,12 @@ def run_code_tool() -> Tool:
     return Tool(
         name=RUN_CODE,
         description=(
-            "Run a short async Python program in a sandbox (no files, network or imports beyond "
-            "json, re, math, datetime, asyncio). Call tools with `await tool_name(arg=...)` by "
-            "the name tool_search shows, or `await call_tool(name, {...})`: each returns the "
-            "tool's whole value (parsed JSON); a failed call raises. To run calls at once, "
-            "`import asyncio` and `await asyncio.gather(...)`. `await search_tools(query)` "
-            "finds more. Only what you print and the last expression come back: filter and "
-            "summarize inside the program."
+            "Run an async Python program in a sandbox (no files or network; imports: json, re, "
+            "math, datetime, asyncio). `await name(arg=...)` calls a tool by its tool_search "
+            "name and returns its whole value, JSON parsed; a failed call raises. `import "
+            "asyncio` to `await asyncio.gather(...)` calls at once; `await search_tools(query)` "
+            "finds more. Only what you print and the last expression come back, long output "
+            "cut: filter and summarize in the program."
         ),
         parameters={
             "type": "object",

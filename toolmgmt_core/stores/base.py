@@ -24,7 +24,6 @@ what is wrong and what is valid.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import re
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from toolmgmt_core.model.errors import ConfigError, InvalidSessionError, SessionConflictError
+from toolmgmt_core.runtime.threads import Pool
 
 __all__ = [
     "DEFAULT_SESSION_TTL",
@@ -67,6 +67,8 @@ UPDATE_RETRIES = 10
 """How many times :func:`update_session` re-applies a change after a conflict by default."""
 
 _T = TypeVar("_T")
+_STORE_CALLS = Pool("store", 32)
+"""Where a store's I/O runs for async callers (each operation within its timeouts)."""
 
 
 @dataclass(frozen=True)
@@ -433,9 +435,10 @@ def update_session(
         return StoredSession(state if isinstance(state, dict) else dict(state), version)
 
 
-async def call_store(store: SessionStore, work: Callable[[], _T]) -> _T:
-    """``work()`` from async code: at once for a store in this process's memory, on a worker
-    thread for one that does I/O (Redis), so the event loop keeps serving meanwhile."""
+async def call_store(store: object, work: Callable[[], _T]) -> _T:
+    """``work()``, a call of ``store`` (a session, pin or catalog store), from async code: at
+    once for a session store in this process's memory, else on the store pool's threads
+    (Redis, PostgreSQL), so the event loop keeps serving meanwhile."""
     if isinstance(store, InMemorySessionStore):
         return work()
-    return await asyncio.to_thread(work)
+    return await _STORE_CALLS.run(work)

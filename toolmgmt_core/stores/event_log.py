@@ -33,6 +33,7 @@ from toolmgmt_core.events.content import ContentCapture
 from toolmgmt_core.events.records import event_record, parse_records, record_line
 from toolmgmt_core.events.types import Event
 from toolmgmt_core.model.errors import ConfigError, StoreError
+from toolmgmt_core.runtime.threads import start_thread
 from toolmgmt_core.stores.base import StoreTimeout
 
 __all__ = [
@@ -236,8 +237,7 @@ class StoreListener:
         """Batches the store refused or did not take in time."""
         self._queue: queue.Queue[str | None] = queue.Queue(max_pending)
         self._idle = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="toolmgmt-event-log", daemon=True)
-        self._thread.start()
+        self._thread = start_thread("event-log", self._run)
         meter = metrics.get_meter("toolmgmt", meter_provider=meter_provider)
         this = weakref.ref(self)  # the meter keeps its callbacks: it must not keep the listener
 

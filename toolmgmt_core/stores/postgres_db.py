@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from toolmgmt_core.model.errors import ConfigError, StoreError, StoreUnavailableError
+from toolmgmt_core.runtime.threads import call_after
 from toolmgmt_core.stores.base import StoreTimeout
 
 __all__ = [
@@ -141,13 +142,11 @@ def cut_after(conn: psycopg.Connection[Any], seconds: float) -> Iterator[threadi
         except (OSError, psycopg.Error):  # closed meanwhile: nothing left to cut
             pass
 
-    timer = threading.Timer(seconds, shut)
-    timer.daemon = True
-    timer.start()
+    cancel = call_after(seconds, shut)
     try:
         yield cut
     finally:
-        timer.cancel()
+        cancel()
 
 
 class Database:

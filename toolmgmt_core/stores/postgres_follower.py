@@ -30,6 +30,7 @@ from toolmgmt_core.catalog.tool_catalog import IngestReport, ToolCatalog
 from toolmgmt_core.model.errors import CatalogError, StoreError
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tool import Tool
+from toolmgmt_core.runtime.threads import start_thread
 from toolmgmt_core.stores.base import StoreTimeout
 from toolmgmt_core.stores.postgres_db import (
     CHANNEL,
@@ -252,10 +253,7 @@ class CatalogFollower:
                 f"Cannot follow the catalog: PostgreSQL at {self._db.where} refused: "
                 f"{first_line(exc)}"
             ) from exc
-        self._thread = threading.Thread(
-            target=self._run, name="toolmgmt-catalog-follower", daemon=True
-        )
-        self._thread.start()
+        self._thread = start_thread("catalog-follower", self._run)
         return self
 
     def wait_connected(self, timeout: float | None = None) -> bool:

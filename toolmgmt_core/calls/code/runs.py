@@ -13,7 +13,6 @@ tampered, expired or foreign state is refused before anything runs (:class:`Prog
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import hmac
@@ -28,6 +27,7 @@ from typing import Any
 from toolmgmt_core.calls.approval import UsedApprovals
 from toolmgmt_core.calls.code.sandbox import MAX_SNAPSHOT_BYTES, PausedProgram
 from toolmgmt_core.model.errors import ToolUnavailableError
+from toolmgmt_core.runtime.threads import Pool
 
 __all__ = [
     "DEFAULT_RUN_TTL",
@@ -43,6 +43,8 @@ __all__ = [
 
 DEFAULT_RUN_TTL = 86_400.0
 """Seconds a paused run can be resumed, by default (a human has a day to answer)."""
+_CLAIMS = Pool("run-claims", 4)
+"""Where a store's ``claim_once`` (I/O, within the store's own timeouts) runs."""
 _VERSION = "r1"
 _MAX_SEALED = MAX_SNAPSHOT_BYTES * 3
 """Longest sealed state opened (bounded before any decoding)."""
@@ -245,7 +247,7 @@ class RunBook:
         key = f"run:{state.run_id}:{state.nonce}"
         try:
             if self._claim_once is not None:
-                first = await asyncio.to_thread(self._claim_once, key, self.seal.ttl)
+                first = await _CLAIMS.run(self._claim_once, key, self.seal.ttl)
             else:
                 first = self._used.claim(key)
         except Exception as exc:  # the store is down: fail closed, nothing ran

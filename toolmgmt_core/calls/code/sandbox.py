@@ -33,7 +33,7 @@ from toolmgmt_core.calls.code.errors import describe_error, refusal
 from toolmgmt_core.calls.code.limits import CodeLimits
 from toolmgmt_core.calls.code.names import original_arguments
 from toolmgmt_core.calls.code.output import ProgramOutput
-from toolmgmt_core.calls.code.workers import HOLD_SECONDS, WorkerHold, monty
+from toolmgmt_core.calls.code.workers import HOLD_SECONDS, WorkerHold, monty, step
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
@@ -198,14 +198,14 @@ class _Run:
         sandbox = self.monty
         while not isinstance(snap, sandbox.MontyComplete):
             if isinstance(snap, sandbox.NameLookupSnapshot):
-                snap = await asyncio.to_thread(snap.resume_auto)
+                snap = await step(snap.resume_auto)
             elif isinstance(snap, sandbox.FutureSnapshot):
                 snap = await self._settle(snap)
             elif snap.is_os_function:
-                snap = await asyncio.to_thread(snap.resume, refusal(snap))
+                snap = await step(snap.resume, refusal(snap))
             else:
                 self._start(snap)
-                snap = await asyncio.to_thread(snap.resume, {"future": ...})
+                snap = await step(snap.resume, {"future": ...})
         return snap
 
     def _start(self, snap: Any) -> None:
@@ -278,7 +278,7 @@ class _Run:
         if blob is not None:
             snap = await self.worker.load(blob)
         results = {int(k): self._take(k) for k in ids if k in self.settled or k not in self.tasks}
-        return await asyncio.to_thread(snap.resume, results)
+        return await step(snap.resume, results)
 
     def _collect(self) -> list[BaseException]:
         """Keep the answers of the calls that ended; what stopped any of them (a framework's
@@ -306,7 +306,7 @@ class _Run:
         if self.tasks:
             await asyncio.wait(list(self.tasks.values()))
             self._collect()
-        dumped: bytes = blob if blob is not None else await asyncio.to_thread(snap.dump)
+        dumped: bytes = blob if blob is not None else await step(snap.dump)
         if len(dumped) <= MAX_SNAPSHOT_BYTES:
             paused = PausedProgram(
                 base64.b64encode(dumped).decode("ascii"),

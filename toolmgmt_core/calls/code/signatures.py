@@ -4,12 +4,14 @@ A found tool is shown as the call a program makes, with one line of documentatio
 from its JSON schema; far fewer tokens than the JSON definition, and in the language the model
 writes::
 
-    # Search contacts by name or email.
-    async def crm_search(query: str, *, limit: int = 10) -> {"contacts": list, "total": int}: ...
+    # Search contacts by name or email
+    async def crm_search(query: str, *, limit: int=10) -> {"contacts": list, "total": int}: ...
 
 ``*`` marks where the optional parameters start; an enum is a ``Literal``; a nested object is
 ``dict``. What a tool returns comes from its ``outputSchema`` (an object's keys and their types)
-or its Python function's return annotation. A tool or parameter whose name a program cannot
+or its Python function's return annotation, whose arguments that say nothing are left out
+(``dict[str, Any]`` is shown as ``dict``: every token of a signature stays in the
+conversation). A tool or parameter whose name a program cannot
 write as it is shows the name a program calls it by (:mod:`~toolmgmt_core.calls.code.names`):
 every signature is a line of Python.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import re
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -40,6 +43,9 @@ _SIMPLE = {
 _MAX_ENUM = 6
 _MAX_DOC = 160
 _MAX_KEYS = 8
+_SAYS_NOTHING = re.compile(r"\b(dict|Dict|Mapping|list|List|Sequence|set|Set)\[(?:str, )?Any\]")
+"""A generic whose arguments are all ``Any`` (``dict[str, Any]``, ``list[Any]``): the bare
+name says the same."""
 
 
 def python_type(schema: Any, depth: int = 0) -> str:
@@ -123,6 +129,7 @@ def _annotation(annotation: Any) -> str:
         return "{" + ", ".join(keys[:_MAX_KEYS]) + "}"
     text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
     text = text.replace("typing.", "").replace("collections.abc.", "")
+    text = _SAYS_NOTHING.sub(r"\1", text)
     try:
         ast.parse(text, mode="eval")
     except SyntaxError:
@@ -147,9 +154,12 @@ def python_signature(tool: Tool, name: str | None = None) -> str:
             needed.append(f"{shown[str(param)]}: {annotation}")
         else:
             spec = schema if isinstance(schema, Mapping) else {}
-            optional.append(f"{shown[str(param)]}: {annotation} = {_default(spec)}")
+            # ``=`` without spaces: the same Python, a token less for each default.
+            optional.append(f"{shown[str(param)]}: {annotation}={_default(spec)}")
     params = ", ".join([*needed, *(["*", *optional] if optional else [])])
     doc = " ".join(tool.summary.split())
+    if doc.endswith(".") and not doc.endswith(".."):
+        doc = doc[:-1]  # a comment needs no full stop; it is a token on every tool shown
     if len(doc) > _MAX_DOC:
         doc = doc[: _MAX_DOC - 1] + "…"
     returned = python_returns(tool)

@@ -16,9 +16,11 @@ import asyncio
 import atexit
 import threading
 from collections import Counter, deque
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from toolmgmt_core.compat import require_version
+from toolmgmt_core.runtime.threads import Pool
 
 __all__ = [
     "CLIENT_WORKERS",
@@ -28,7 +30,10 @@ __all__ = [
     "WorkerHold",
     "monty",
     "require_sandbox",
+    "step",
 ]
+
+_T = TypeVar("_T")
 
 MIN_MONTY_VERSION = "1.4"
 """The oldest pydantic-monty code mode runs on (the worker pool, snapshots, ``load_snapshot``)."""
@@ -42,6 +47,13 @@ answer at once never cost a dump and a load)."""
 
 CLIENT_WORKERS = MAX_WORKERS - 1
 """Workers one caller's programs hold at once (others wait for one of its own to be free)."""
+
+_STEPS = Pool("sandbox", 2 * MAX_WORKERS)
+"""Steps of programs holding a worker (at most :data:`MAX_WORKERS` of them): each waits for its
+worker's answer. Apart from :data:`_CHECKOUTS`, so programs waiting for a worker never hold the
+threads the programs holding one need to hand it back."""
+_CHECKOUTS = Pool("sandbox-checkout", 4 * MAX_WORKERS)
+"""Programs waiting for a worker (each at most the pool's ``checkout_timeout``); more queue."""
 
 _CHECKED = False
 _POOL: Any = None
@@ -141,6 +153,12 @@ class _Shares:
         loop.call_soon_threadsafe(_set, woken)
 
 
+async def step(fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)``, a step of a program on the worker it holds (a snapshot's resume or dump),
+    on the sandbox's threads: it blocks until the worker answers."""
+    return await _STEPS.run(fn, *args)
+
+
 def _set(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
@@ -168,17 +186,17 @@ class WorkerHold:
     async def start(self, code: str) -> Any:
         """The program's first snapshot, on a worker taken from the pool."""
         await self._take()
-        return await asyncio.to_thread(self.session.feed_start, code, **self.hooks)
+        return await _STEPS.run(self.session.feed_start, code, **self.hooks)
 
     async def load(self, blob: bytes) -> Any:
         """The snapshot ``blob`` (from :meth:`release` or a paused program), on a worker taken
         from the pool: it announces again the step it was dumped at."""
         await self._take()
-        return await asyncio.to_thread(self.session.load_snapshot, blob, **self.hooks)
+        return await _STEPS.run(self.session.load_snapshot, blob, **self.hooks)
 
     async def release(self, snap: Any) -> bytes:
         """Hand the worker back to the pool, keeping ``snap``'s state to :meth:`load` later."""
-        blob: bytes = await asyncio.to_thread(snap.dump)
+        blob: bytes = await _STEPS.run(snap.dump)
         await self.close()
         return blob
 
@@ -188,7 +206,7 @@ class WorkerHold:
         if session is None:
             return
         try:
-            await asyncio.to_thread(session.__exit__, None, None, None)
+            await _STEPS.run(session.__exit__, None, None, None)
         finally:
             if self.client is not None:
                 _SHARES.give(self.client)
@@ -201,7 +219,7 @@ class WorkerHold:
             session = _pool().checkout(
                 script_name="program.py", limits=self.limits, os_policy={"sleep": "zero"}
             )
-            await asyncio.to_thread(session.__enter__)
+            await _CHECKOUTS.run(session.__enter__)
         except BaseException:
             if self.client is not None:
                 _SHARES.give(self.client)

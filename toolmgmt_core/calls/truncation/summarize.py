@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from toolmgmt_core.calls.sync import run_sync
@@ -24,6 +23,7 @@ from toolmgmt_core.calls.truncation.render import (
 )
 from toolmgmt_core.model.tokens import DEFAULT_ENCODING, Encoding, counter, get_encoding
 from toolmgmt_core.runtime.control import reraise_control_flow
+from toolmgmt_core.runtime.threads import Pool
 
 __all__ = [
     "Summarizer",
@@ -42,10 +42,9 @@ class Summarizer(Protocol):
     def __call__(self, text: str, *, tool_name: str, goal: str | None) -> str | Awaitable[str]: ...
 
 
-# Sync summarisers run here, not in the loop's default executor: ``asyncio.run`` (the sync
-# paths) waits for its default executor on exit, so a timed-out summariser would still hold
-# the call for as long as it runs.
-_SUMMARIZER_POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="toolmgmt-summarizer")
+_SUMMARIZERS = Pool("summarizer", 8)
+"""Where sync summarisers run: one that timed out and still runs is counted as hung under
+``"<tool> summariser"`` until it returns (the registry's ``hung_threads``)."""
 
 
 async def _call_summarizer(
@@ -58,7 +57,12 @@ async def _call_summarizer(
         run = functools.partial(
             contextvars.copy_context().run, summarizer, text, tool_name=tool_name, goal=goal
         )
-        result = await asyncio.get_running_loop().run_in_executor(_SUMMARIZER_POOL, run)
+        future = _SUMMARIZERS.submit(run)
+        try:
+            result = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:  # timed out (or the call was): it may run on, counted
+            _SUMMARIZERS.abandon(future, f"{tool_name} summariser")
+            raise
     if inspect.isawaitable(result):
         result = await result
     return result
