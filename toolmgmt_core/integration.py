@@ -75,6 +75,7 @@ from toolmgmt_core.embeddings import matrix_from_vectors
 from toolmgmt_core.embeddings.named import check_embedder_spec, embedder_from_spec
 from toolmgmt_core.model.errors import CatalogSourceError, describe_exception
 from toolmgmt_core.model.names import fold_name
+from toolmgmt_core.model.redaction import redact_line
 from toolmgmt_core.model.schema import tool_from_dict
 from toolmgmt_core.model.tool import CALL_TOOL, EXECUTE_TOOL
 from toolmgmt_core.policy.check import ConfigFinding, pattern_findings, reader_findings
@@ -168,6 +169,7 @@ __all__ = [
     "pin_definition",
     "pin_digest",
     "reader_findings",
+    "redact_line",
     "replayed_approval",
     "require_version",
     "restore_loaded",

@@ -259,6 +259,9 @@ class LearningConfig:
     """The key of the learned store's digests (``key_env``), kept outside the store; None: the
     first ``[gateway] state_key``, else a SQLite file's own key file (a PostgreSQL store needs
     one of the two)."""
+    companion_principals: int | None = None
+    """Clients that must have used two tools in one conversation before one is suggested
+    beside the other in a search's answer ("often used with"); None: :attr:`min_principals`."""
 
 
 @dataclass(frozen=True)

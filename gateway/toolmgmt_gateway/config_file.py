@@ -90,6 +90,8 @@ TOML (``.toml``) or JSON (any other suffix)::
 
     [learning]                     # search learns from the clients' calls (off by default)
     enabled = true                 # a term moves a tool once min_principals clients taught it
+    companion_principals = 3       # clients that used two tools together before one is
+                                   # suggested beside the other (default: min_principals)
     store = "learned.sqlite"       # or a PostgreSQL DSN (store_env); default: [store] catalog
     key_env = "LEARNING_KEY"       # the key of its digests, never in the store (PostgreSQL needs
                                    # it, or [gateway] state_key_env; a file keeps its own beside)
@@ -290,8 +292,8 @@ class _Reader:
         source = self.document.source
         learning = root.table(
             "learning",
-            ("destructive", "enabled", "key", "key_env", "min_principals", "outbound", "store")
-            + ("store_env",),
+            ("companion_principals", "destructive", "enabled", "key", "key_env", "min_principals")
+            + ("outbound", "store", "store_env"),
         )
         learned = learning.secret("store")
         if learned is not None and not learned.startswith(_POSTGRES_SCHEMES):
@@ -314,6 +316,9 @@ class _Reader:
             learning.boolean("destructive", False),
             learning.boolean("outbound", False),
             learned_key,
+            companion_principals=learning.integer("companion_principals", 3, low=1, high=1000)
+            if "companion_principals" in learning
+            else None,
         )
         return GatewayConfig(
             upstreams, gateway, policy, source, store=store, search=search, learning=learning_config

@@ -829,6 +829,7 @@ def _learning(config: GatewayConfig) -> Any:
         store=store,
         key=settings.key,
         min_principals=settings.min_principals,
+        companion_principals=settings.companion_principals,
         destructive=settings.destructive,
         outbound=settings.outbound,
     )

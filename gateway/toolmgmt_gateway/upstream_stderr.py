@@ -3,9 +3,11 @@
 An operator reading the gateway's stderr can tell whose a line is (``upstream notes: ...``): a
 log record of the ``toolmgmt_gateway.upstream`` logger at INFO, with its ``upstream`` field, once
 the gateway's logging is configured (``toolmgmt serve``: :mod:`toolmgmt_gateway.logs`), else the
-line itself on stderr;
-``stderr = "drop"`` in the upstream's table discards its stderr instead, as it may echo a
-call's arguments. The MCP adapter's own default passes the lines on as they are.
+line itself on stderr; with its secrets replaced as in a tool's error text (a connection string's
+password, keys, bearer tokens, card numbers; a credential wrapped onto the line after its keyword
+too: the core's ``redact_line``). ``stderr = "drop"`` in the upstream's table discards its stderr
+instead, as it may echo a call's arguments. The MCP adapter's own default passes the lines on as
+they are.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TextIO
 
 from toolmgmt_mcp.transport import stderr_stream
 
-from toolmgmt_core.integration import start_thread
+from toolmgmt_core.integration import redact_line, start_thread
 
 __all__ = ["upstream_errlog"]
 
@@ -46,8 +48,9 @@ def upstream_errlog(name: str, stderr: str) -> TextIO:
 
 
 def _relay(read_end: int, name: str) -> None:
-    """Pass the upstream ``name``'s stderr on, line by line after its name, each bounded."""
-    prefix = f"upstream {name}: "
+    """Pass the upstream ``name``'s stderr on, line by line after its name, each bounded and
+    with its secrets replaced."""
+    prefix, previous = f"upstream {name}: ", ""
     with os.fdopen(read_end, encoding="utf-8", errors="replace") as lines:
         while True:
             line = lines.readline(_LINE)
@@ -57,6 +60,7 @@ def _relay(read_end: int, name: str) -> None:
                 line += "…\n"
                 while (rest := lines.readline(_LINE)) and not rest.endswith("\n"):
                     pass
+            line = previous = redact_line(line, previous)
             if _LOG.isEnabledFor(logging.INFO) and _LOG.hasHandlers():
                 _LOG.info("%s%s", prefix, line.rstrip("\n"), extra={"upstream": name})
                 continue

@@ -160,3 +160,20 @@ def test_the_reader_says_the_sections_after_a_problem_too() -> None:
         ["gateway.toml:3", "gateway.tokn"],
         ["gateway.toml:5", "gateway.metrics"],
     ]
+
+
+def test_check_says_a_bad_companion_floor_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44: ``[learning] companion_principals`` is read like ``min_principals``: a floor
+    under 1, and a misspelled key, are said at their line."""
+    config = tmp_path / "gateway.toml"
+    learning = '[upstreams.weather]\ncommand = "python"\n[learning]\nenabled = true\n'
+    for line, said in (
+        ("companion_principals = 0", "must be a whole number from 1 to 1000, got 0."),
+        ("companion_principal = 2", "unknown key; valid keys: companion_principals, destructive"),
+    ):
+        config.write_text(f"{learning}{line}\n", encoding="utf-8")
+        code, out = run(capsys, "check", "--config", str(config), "--offline")
+        assert code == 1
+        assert f"error: {config}:5: learning.{line.split()[0]}: {said}" in out, out

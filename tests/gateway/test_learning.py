@@ -94,6 +94,21 @@ def test_the_gateway_learns_only_when_its_config_says_so_with_its_clients_as_pri
         parse_config(UPSTREAM + "[learning]\nenable = true\n")
 
 
+def test_the_companion_floor_is_the_configs(tmp_path: Path) -> None:
+    """Issue 44: ``[learning] companion_principals`` is the catalog's
+    ``LearningOptions.companion_principals``: the clients that must have used two tools in one
+    conversation before one is suggested beside the other (absent: ``min_principals``)."""
+    base = UPSTREAM + f'[learning]\nenabled = true\nstore = "{tmp_path / "learned.sqlite"}"\n'
+    options = Gateway(parse_config(base + "companion_principals = 5\n")).catalog.learning
+    assert options is not None and options.companion_principals == 5
+    assert parse_config(base + "min_principals = 4\n").learning.companion_principals is None
+    options = Gateway(parse_config(base + "min_principals = 4\n")).catalog.learning
+    assert options is not None and options.companion_principals is None
+    for bad in ("0", "true", '"3"', "1001"):
+        with pytest.raises(ConfigError, match="learning.companion_principals: must be a whole"):
+            parse_config(base + f"companion_principals = {bad}\n")
+
+
 def test_learning_into_postgresql_needs_a_key_outside_the_database(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -1,6 +1,8 @@
 """A stdio upstream's stderr reaches the gateway's after the upstream's name, line by line (an
-operator can tell whose it is), or nowhere with ``stderr = "drop"`` (it may echo a call's
-arguments). The gateway runs in a fresh interpreter so its stderr is read whole."""
+operator can tell whose it is), with its secrets replaced (a tool's failure the upstream logs,
+a token wrapped onto the line after its keyword included), or nowhere with ``stderr = "drop"``
+(it may echo a call's arguments). The gateway runs in a fresh interpreter so its stderr is read
+whole."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from toolmgmt_gateway import parse_config  # noqa: E402
 from toolmgmt_core.model.errors import ConfigError  # noqa: E402
 
 SECRET = "arg-4471-secret"
+LEAKS = ["S3cr3t", "tok3n-9f8e7d6c5b4a"]
+"""What the upstream's own log of a failure quotes, over two lines."""
 
 SCRIPT = textwrap.dedent(
     """
@@ -39,12 +43,15 @@ SCRIPT = textwrap.dedent(
 
 
 def _loud_upstream(tmp_path: Path, notes: Path) -> Path:
-    """The notes server, saying two lines on stderr first (a long one among them)."""
+    """The notes server, saying four lines on stderr first (a long one, and a failure quoting
+    a password and a bearer token wrapped onto the next line)."""
     script = tmp_path / "loud_server.py"
     script.write_text(
         "import runpy, sys\n"
         f"print('starting with {SECRET}', file=sys.stderr)\n"
         "print('x' * 10000, file=sys.stderr)\n"
+        "print('postgresql://admin:S3cr3t@db/x down (Authorization: Bearer', file=sys.stderr)\n"
+        "print('    tok3n-9f8e7d6c5b4a)', file=sys.stderr)\n"
         "sys.stderr.flush()\n"
         f"runpy.run_path({str(notes)!r}, run_name='__main__')\n"
     )
@@ -71,6 +78,9 @@ def test_an_upstreams_stderr_is_named_or_dropped(
     assert theirs[0] == f"upstream loud: starting with {SECRET}"
     assert theirs[1].startswith("upstream loud: xxx") and theirs[1].endswith("…")
     assert len(theirs[1]) < 4200  # a line is bounded
+    assert not [leak for leak in LEAKS if leak in done.stderr]
+    assert "upstream loud: postgresql://admin:<secret>@db/x down" in done.stderr
+    assert "upstream loud:     <secret>" in done.stderr
 
 
 def test_the_option_is_checked() -> None:

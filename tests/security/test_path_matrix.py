@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -420,6 +421,7 @@ class Gateways:
 
     def config(self, profile: str | None, *, code: bool = False) -> Any:
         from support.doors.gateway import SHOP_SERVER, STATE_KEY
+        from support.doors.shop import LEAK
         from toolmgmt_gateway import parse_config
 
         hostile = ROOT / "tests" / "security" / "servers" / "hostile_server.py"
@@ -427,6 +429,7 @@ class Gateways:
             "HOSTILE_INJECT": "1",
             "HOSTILE_RUNS": str(self.hostile_runs),
             "HOSTILE_EXTRA": ",".join(GATEWAY_LOOKALIKES),
+            "HOSTILE_LEAK": LEAK,
         }
         env_text = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in env.items())
         # The main gateway also denies the hostile upstream's deletes, whose look-alikes that
@@ -476,9 +479,14 @@ class GatewayPath:
     """An MCP client calling the gateway's ``execute_tool``; approval through the client's
     user (elicitation: mid-call for 2025, an input-required result and its retry for 2026)."""
 
-    _TOOLS = {"send_note": "hostile_send_note", "ship_order": "hostile_delete_note"}
-    """The hostile upstream serves the quarantined tool, and the tool ``readonly`` hides (its
-    runs are counted in a file: the readonly gateway cannot call ``runs``)."""
+    _TOOLS = {
+        "send_note": "hostile_send_note",
+        "ship_order": "hostile_delete_note",
+        "bill_note": "hostile_bill_note",
+    }
+    """The hostile upstream serves the quarantined tool, the tool ``readonly`` hides (its runs
+    are counted in a file: the readonly gateway cannot call ``runs``) and the one that fails
+    with a JSON-RPC error."""
 
     def __init__(self, *, modern: bool) -> None:
         self.modern = modern
@@ -523,7 +531,7 @@ class GatewayPath:
         async with Client(self._gateway(None).server, mode="legacy") as client:
             counts = json.loads(await self._invoke(client, "runs", {}))
         lines = self.gateways.hostile_runs.read_text().split()
-        for name in ("send_note", "delete_note", *GATEWAY_LOOKALIKES):
+        for name in ("send_note", "delete_note", "bill_note", *GATEWAY_LOOKALIKES):
             counts[f"hostile_{name}"] = lines.count(name)
         return dict(counts)
 
@@ -887,6 +895,62 @@ async def guard_budget(path: Any) -> str:
     return "ran once, result cut to its budget"
 
 
+_LOGGERS = ("toolmgmt", "toolmgmt_core", "toolmgmt_mcp", "toolmgmt_gateway")
+_LOGGERS += ("toolmgmt_langchain", "toolmgmt_litellm", "toolmgmt_pydantic_ai")
+"""toolmgmt's loggers (their children log through them)."""
+
+
+class _LogLines(logging.Handler):
+    """The lines toolmgmt's loggers write."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.split(".")[0] in _LOGGERS:
+            self.lines.append(self.format(record))
+
+
+@contextmanager
+def _logged() -> Iterator[list[str]]:
+    """The lines toolmgmt logs meanwhile, at every level."""
+    handler, loggers = _LogLines(), [logging.getLogger(name) for name in _LOGGERS]
+    levels = [logger.level for logger in loggers]
+    logging.getLogger().addHandler(handler)
+    for logger in loggers:
+        logger.setLevel(logging.DEBUG)
+    try:
+        yield handler.lines
+    finally:
+        logging.getLogger().removeHandler(handler)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+async def guard_error_secrets(path: Any) -> str:
+    """A tool failing with a password, an API key and a bearer token in its message (at the
+    gateway, an upstream tool's reported error and another's JSON-RPC error): the model reads
+    the message with each replaced by ``<secret>``, and no log line of toolmgmt holds one."""
+    if getattr(path, "only", ""):
+        return str(path.only)
+    from support.doors.shop import SECRETS
+
+    tools = ["bill_order", "bill_note"] if isinstance(path, GatewayPath) else ["bill_order"]
+    with _logged() as lines:
+        for tool in tools:
+            seen = await path.call(tool)
+            assert path.runs(tool) == 1, seen.text
+            assert "postgresql://admin:<secret>" in seen.text, seen.text
+            assert not [s for s in SECRETS if s in seen.text], seen.text
+    assert not [line for line in lines for s in SECRETS if s in line], lines
+    program = "The program stopped: RuntimeError" in seen.text
+    how = "`RuntimeError` in the program" if program else f"`{_code(seen.text)}`"
+    if len(tools) > 1:
+        return f"{how}, reported and JSON-RPC errors alike: secrets `<secret>`, each ran once"
+    return f"{how}: secrets `<secret>`, ran once"
+
+
 _CALLERS_NA = "n/a: the core's caller check, driven in process (the rows above)"
 
 
@@ -934,6 +998,7 @@ GUARDS = [
     Guard("pin_change", "pin change (rug pull)", guard_pin_change),
     Guard("pin_rename", "rename to a look-alike (rug pull)", guard_pin_rename),
     Guard("shadowing", "another upstream's name", guard_shadowing),
+    Guard("error_secrets", "secrets in error text", guard_error_secrets),
     Guard("budget", "result budget", guard_budget),
     Guard("callers", "caller choice", guard_callers),
 ]
@@ -1081,6 +1146,7 @@ _SESSION = {
     "pin_change": "n/a: no upstream",
     "pin_rename": "n/a: no upstream",
     "shadowing": "n/a: no upstream",
+    "error_secrets": "`tool_error`: secrets `<secret>`, ran once",
     "budget": "ran once, result cut to its budget",
     "callers": _CALLERS_NA,
 }
@@ -1094,6 +1160,7 @@ _CODE = {
     "quarantine": f"hidden: {_RAISED_HERE}, ran 0",
     "lookalike": f"refused at add; its call: {_RAISED_HERE}, ran 0",
     "callers": "direct-only tool from a program: `PermissionError` in the program, ran 0",
+    "error_secrets": "`RuntimeError` in the program: secrets `<secret>`, ran once",
 }
 """Code mode: the inner call raises inside the program, with the direct path's message."""
 _LISTED = "refused in the upstream's listing; its call: `not_permitted`, ran 0"
@@ -1106,6 +1173,8 @@ _SHADOWED = (
 )
 _UPSTREAM_NAMES = {"lookalike": _LISTED, "pin_change": _PINNED, "pin_rename": _PINNED}
 _UPSTREAM_NAMES["shadowing"] = _SHADOWED
+_BOTH = ", reported and JSON-RPC errors alike: secrets `<secret>`, each ran once"
+_UPSTREAM_NAMES["error_secrets"] = f"`tool_error`{_BOTH}"
 EXPECTED: dict[str, dict[str, str]] = {
     "call_tool": {**_SESSION, **_DIRECTLY},
     "by_name": {**_SESSION, **_DIRECTLY},
@@ -1131,6 +1200,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "pin_rename": "quarantined: `ValueError` unknown tool in the program (no `catalog trust` "
         "hint), ran 0",
         "shadowing": "refused in the shadow's listing; its call: `ValueError` unknown tool, ran 0",
+        "error_secrets": f"`RuntimeError` in the program{_BOTH}",
         "callers": _CALLERS_NA,
     },
     "mcp_2026_relayed": {
@@ -1144,6 +1214,7 @@ EXPECTED: dict[str, dict[str, str]] = {
                 "pin_change",
                 "pin_rename",
                 "shadowing",
+                "error_secrets",
                 "budget",
             )
         },

@@ -176,7 +176,8 @@ async def run_handler(
             answer of the second run was lost too.
         ToolTimeoutError: it took longer than ``timeout`` seconds.
         ToolExecutionError: it raised, or returned ``{"isError": true, ...}``.
-        ToolCallError: whatever the handler raised of that family, unchanged.
+        ToolCallError: whatever the handler raised of that family, its message's secrets
+            replaced (the MCP adapter's errors quote the upstream's).
     """
     started = time.monotonic()
     try:
@@ -247,7 +248,8 @@ async def _run_once(
             "narrower arguments, or another tool.",
             tool_name=tool.name,
         ) from exc
-    except ToolCallError:
+    except ToolCallError as exc:
+        _redact(exc)  # it may quote an upstream's own error text
         raise
     except asyncio.CancelledError:
         raise
@@ -270,6 +272,15 @@ async def _run_once(
             tool_name=tool.name,
         )
     return value
+
+
+def _redact(error: ToolCallError) -> None:
+    """Replace the secrets in the message of ``error``, raised by a handler (an adapter's error
+    may quote what an upstream answered: :func:`redact_secrets`)."""
+    message = redact_secrets(error.message)
+    if message != error.message:
+        error.message = message
+        error.args = (message, *error.args[1:])
 
 
 def _reported_error(value: Any) -> bool:

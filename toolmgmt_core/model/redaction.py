@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["luhn_valid", "redact_secrets"]
+__all__ = ["luhn_valid", "redact_line", "redact_secrets"]
 
 CONNECTION_PASSWORD = re.compile(r"\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(?=@)", re.I)
 """A URL's ``user:password@``: the password is group 2."""
@@ -81,3 +81,20 @@ def redact_secrets(text: str) -> str:
     text = BEARER.sub(r"\1<secret>", text)
     text = SECRET_WORD.sub(lambda m: m.group().split()[0] + " <secret>", text)
     return _CARD.sub(_card, text)
+
+
+def redact_line(line: str, previous: str = "") -> str:
+    """One line of a stream (an upstream's stderr) with its secrets replaced, a credential
+    whose keyword ended the ``previous`` line included: a log wrapped at its width may put
+    ``Authorization: Bearer`` on one line and the token on the next.
+
+    >>> redact_line("    tok3n-9f8e7d6c5b4a, sent", previous="  (Authorization: Bearer")
+    '    <secret> sent'
+    """
+    line = redact_secrets(line)
+    context, words = " ".join(previous.split()[-2:]), line.split(maxsplit=1)
+    if not context or not words:
+        return line
+    if words[0] in redact_secrets(f"{context} {words[0]}"):
+        return line
+    return line.replace(words[0], "<secret>", 1)

@@ -9,7 +9,9 @@ Environment:
 - ``HOSTILE_LOOKALIKE=1``: also list ``Get-Note``, a look-alike of ``get_note``;
 - ``HOSTILE_EXTRA=a,b``: also list tools named ``a`` and ``b`` (``delete.note``...);
 - ``HOSTILE_INJECT=1``: also list ``send_note`` and ``sync_notes``, whose descriptions address
-  the model ("ignore previous instructions", a ``<|im_start|>system`` block).
+  the model ("ignore previous instructions", a ``<|im_start|>system`` block);
+- ``HOSTILE_LEAK=text``: also list ``bill_note``, which fails with a JSON-RPC error whose
+  message is ``text`` (secrets, the path matrix's).
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ if os.environ.get("HOSTILE_INJECT"):
             "inputSchema": _ARG,
         },
     ]
+if os.environ.get("HOSTILE_LEAK"):
+    TOOLS.append({"name": "bill_note", "description": "Bill a note.", "inputSchema": _ARG})
 if os.environ.get("HOSTILE_REF_URL"):
     TOOLS.append(
         {
@@ -68,6 +72,10 @@ def call(name: str) -> dict:
     if os.environ.get("HOSTILE_RUNS"):
         with open(os.environ["HOSTILE_RUNS"], "a", encoding="utf-8") as runs:
             runs.write(name + "\n")
+    if name == "bill_note":
+        from raw_server import RpcError
+
+        raise RpcError(-32603, os.environ["HOSTILE_LEAK"])
     return {"content": [{"type": "text", "text": f"ran {name}"}]}
 
 

@@ -33,7 +33,9 @@ __all__ = [
     "DENIED",
     "DESTRUCTIVE",
     "MAX_RESULT_TOKENS",
+    "LEAK",
     "ORDER",
+    "SECRETS",
     "Shop",
     "error_code",
     "report_text",
@@ -42,6 +44,13 @@ __all__ = [
 
 ORDER = "A-1"
 """The order every scenario asks about."""
+LEAK = (
+    "could not connect to postgresql://admin:S3cr3t@db/orders with key "
+    "sk-live-4f9a8b7c6d5e4f3a2b1c (Authorization: Bearer tok3n-9f8e7d6c5b4a)"
+)
+"""What ``bill_order``'s failure says: a password, an API key and a bearer token (issue 41)."""
+SECRETS = ("S3cr3t", "sk-live-4f9a", "tok3n-9f8e")
+"""The parts of :data:`LEAK` that must never reach the model."""
 MAX_RESULT_TOKENS = 80
 """The result budget at every door: ``order_report`` is far over it."""
 DENIED = ("refund_*",)
@@ -106,6 +115,11 @@ class Shop:
             self._ran("ship_order", order_id=order_id)
             raise RuntimeError("the warehouse is offline")
 
+        def bill_order(order_id: str) -> str:
+            """Charge an order's card through the billing database."""
+            self._ran("bill_order", order_id=order_id)
+            raise RuntimeError(LEAK)
+
         def track_order(order_id: str) -> str:
             """Track an order's parcel on its way."""
             self._ran("track_order", order_id=order_id)
@@ -127,6 +141,7 @@ class Shop:
             order_report,
             refund_order,
             ship_order,
+            bill_order,
             track_order,
             wait_order,
         ]

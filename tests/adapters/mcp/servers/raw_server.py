@@ -31,6 +31,14 @@ TOOLS = [
 ]
 
 
+class RpcError(Exception):
+    """A request answered with a JSON-RPC error of this ``code`` and ``message``."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
 def call(name: str) -> dict:
     """The result of calling tool ``name``."""
     if name == "ping":
@@ -66,6 +74,9 @@ def main(answer: Callable[[dict], dict] = answer) -> None:
             reply = {"jsonrpc": "2.0", "id": request["id"], "result": answer(request)}
         except LookupError as exc:
             error = {"code": -32601, "message": f"Method not found: {exc}"}
+            reply = {"jsonrpc": "2.0", "id": request["id"], "error": error}
+        except RpcError as exc:
+            error = {"code": exc.code, "message": exc.message}
             reply = {"jsonrpc": "2.0", "id": request["id"], "error": error}
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()

@@ -1,14 +1,18 @@
 """The cross-door suite's tools as an upstream MCP server (``tests/support/doors/shop.py``), for
-the gateway's door; plus ``ask_human`` (asks its user the protocol's way), ``close_account``
-(destructive, and asks its user why) and ``runs`` (how often each tool ran in this process).
+the gateway's door (``bill_order``'s failure reported with its message, secrets and all, as a
+tool's deliberate error: the SDK keeps a crash's text on the server); plus ``ask_human`` (asks
+its user the protocol's way), ``close_account`` (destructive, and asks its user why) and
+``runs`` (how often each tool ran in this process).
 
 Run as ``python shop_server.py`` (stdio) or ``python shop_server.py --http PORT``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # tests/, for supp
 
 import mcp.types as t  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.shared.message import ServerMessageMetadata  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
@@ -24,7 +29,23 @@ from support.doors.shop import DESTRUCTIVE, Shop  # noqa: E402
 server = MCPServer("shop")
 SHOP = Shop()
 
+
+def _reported(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` whose failure the SDK passes on with its message (a ``ToolError``)."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except RuntimeError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return run
+
+
 for function in SHOP.functions():
+    if function.__name__ == "bill_order":
+        function = _reported(function)
     hints = ToolAnnotations(destructive_hint=True) if function.__name__ in DESTRUCTIVE else None
     server.tool(annotations=hints, structured_output=False)(function)
 
