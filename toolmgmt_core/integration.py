@@ -32,7 +32,7 @@ docstrings):
   (:class:`ConfigDocument`) and the checks ``toolmgmt check`` runs;
 - **embedders** an adapter adds, and **observing a server** (the usage log in a store, the
   threads an integration starts through the one registry (:class:`Pool`, :func:`start_thread`) and
-  those stuck calls left running).
+  those stuck calls left running, a log line's secrets taken out: :func:`redact_line`).
 
 The stores that need a driver (``toolmgmt[redis]``, ``toolmgmt[postgres]``) are imported on first
 use, so importing this module never needs either driver.
@@ -271,6 +271,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
         "StoreListener",
         "hung_threads",
         "open_event_log",
+        "redact_line",
         "start_thread",
     ),
 }
