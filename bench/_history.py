@@ -28,7 +28,7 @@ import numpy as np
 from _data import BfclData, BfclQuery
 
 from toolmgmt_core import ToolCatalog
-from toolmgmt_core.learning.teaching import LearningOptions
+from toolmgmt_core._learning.teaching import LearningOptions
 
 __all__ = [
     "HALVES_SEED",

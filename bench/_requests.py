@@ -4,7 +4,7 @@ A conversation is kept as neutral items (:data:`Item`: the user's text, the mode
 results, searches and tool additions). :class:`AnthropicRequests` and :class:`ResponsesRequests`
 turn the items and the tool list of one step into the request a client would send (Anthropic
 Messages, OpenAI Responses), checked with the providers' own SDK types, and into the blocks the
-provider renders (:class:`~toolmgmt_core.providers.caching.Segment`), each with its tokens
+provider renders (:class:`~toolmgmt_core._providers.caching.Segment`), each with its tokens
 (o200k over the block's compact JSON) and its cache breakpoint.
 
 What a provider renders is not always what is sent:
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolmgmt_core import count_tokens
-from toolmgmt_core.calls.execution import dumps_compact
-from toolmgmt_core.providers.caching import Segment
+from toolmgmt_core._calls.execution import dumps_compact
+from toolmgmt_core._providers.caching import Segment
 
 __all__ = [
     "ANTHROPIC_SEARCH",

@@ -43,7 +43,7 @@ from _results import write_results  # noqa: E402
 from support.demo import demo_manager, demo_tools  # noqa: E402
 
 from toolmgmt_core import ToolManager, count_tokens  # noqa: E402
-from toolmgmt_core.calls.execution import dumps_compact  # noqa: E402
+from toolmgmt_core._calls.execution import dumps_compact  # noqa: E402
 
 STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     [("tool_search", {"query": "search crm contacts by name"})],

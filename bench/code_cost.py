@@ -47,8 +47,8 @@ from _requests import Call, Item, Result, TokenCounter  # noqa: E402
 from _results import write_results  # noqa: E402
 
 from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.session.meta_tools import MAX_QUERIES, RUN_CODE, TOOL_SEARCH  # noqa: E402
-from toolmgmt_core.session.modes import MODES  # noqa: E402
+from toolmgmt_core._session.meta_tools import MAX_QUERIES, RUN_CODE, TOOL_SEARCH  # noqa: E402
+from toolmgmt_core._session.modes import MODES  # noqa: E402
 
 TaskCall = conv.TaskCall
 

@@ -114,8 +114,8 @@ async def _run(
 def measure(slow: int, tool_seconds: float, rounds: int) -> dict[str, Any]:
     import pydantic_monty
 
-    import toolmgmt_core.calls.code.sandbox as sandbox
-    import toolmgmt_core.calls.code.workers as workers
+    import toolmgmt_core._calls.code.sandbox as sandbox
+    import toolmgmt_core._calls.code.workers as workers
 
     runs = {"hands back": asyncio.run(_run(slow, tool_seconds, rounds // 4 or 1, slow, 4))}
     # The reference, as before: a waiting program keeps its worker, and one caller may hold

@@ -13,7 +13,7 @@ per round. The tools are instant, so what is measured is toolmgmt's and the sand
      "monty": version}
 
 ``--against CHECKOUT`` also times, in the same run and alternating, the program driver of another
-checkout of toolmgmt (its ``toolmgmt_core/calls/code/sandbox.py``, over this checkout's
+checkout of toolmgmt (its ``toolmgmt_core/_calls/code/sandbox.py``, over this checkout's
 pipeline), adding ``"reference_overhead_ms"`` and ``"against"``.
 
 Run: ``python bench/code_mode.py [--rounds 200] [--against ../main] [--json OUT]``.
@@ -106,7 +106,7 @@ def _reference_driver(checkout: Path) -> Any:
 async def measure(rounds: int, against: Path | None = None) -> dict[str, Any]:
     import pydantic_monty
 
-    import toolmgmt_core.session.program_runs as code_calls
+    import toolmgmt_core._session.program_runs as code_calls
 
     drivers = {"this": code_calls.run_program}
     if against is not None:

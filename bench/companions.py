@@ -52,9 +52,9 @@ sys.path.insert(0, str(BENCH))
 from _results import write_results  # noqa: E402
 
 from toolmgmt_core import LearningOptions, ToolCatalog, count_tokens  # noqa: E402
-from toolmgmt_core.catalog.equivalents import SIMILAR, one_per_tool  # noqa: E402
-from toolmgmt_core.learning.companions import Companions  # noqa: E402
-from toolmgmt_core.learning.outbound import sends_data_out  # noqa: E402
+from toolmgmt_core._catalog.equivalents import SIMILAR, one_per_tool  # noqa: E402
+from toolmgmt_core._learning.companions import Companions  # noqa: E402
+from toolmgmt_core._learning.outbound import sends_data_out  # noqa: E402
 
 Ranker = Callable[[str, int], list[str]]
 _SAFE = re.compile(r"[^A-Za-z0-9_-]")

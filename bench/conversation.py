@@ -7,7 +7,7 @@ through a real session (``ToolManager(mode=...)``, ``session.call``) and sends, 
 the request a client would send: the session's tools formatted with ``format_tools`` (or a
 prototype's own list) and the conversation so far, as Anthropic Messages and OpenAI Responses
 requests checked with the SDKs' types (``_requests.py``). Each request is billed under the
-providers' prompt caching (``toolmgmt_core.providers.caching``):
+providers' prompt caching (``toolmgmt_core._providers.caching``):
 
 - ``anthropic``: explicit breakpoints (automatic caching: the top-level ``cache_control``),
   writes 1.25x, reads 0.1x, 5-minute entries;
@@ -90,20 +90,20 @@ from toolmgmt_core import (  # noqa: E402
     ToolManager,
     format_tools,
 )
-from toolmgmt_core.providers.caching import (  # noqa: E402
+from toolmgmt_core._providers.caching import (  # noqa: E402
     ANTHROPIC,
     OPENAI_BREAKPOINTS,
     OPENAI_PREFIX,
     CacheLedger,
     CacheRules,
 )
-from toolmgmt_core.session.meta_tools import (  # noqa: E402
+from toolmgmt_core._session.meta_tools import (  # noqa: E402
     TOOL_SEARCH,
     call_tool_tool,
     run_code_tool,
 )
-from toolmgmt_core.session.modes import MODES, Mode  # noqa: E402
-from toolmgmt_core.session.report import example_arguments  # noqa: E402
+from toolmgmt_core._session.modes import MODES, Mode  # noqa: E402
+from toolmgmt_core._session.report import example_arguments  # noqa: E402
 from toolmgmt_demo import LARGE_RESULT_CALLS  # noqa: E402
 
 ENCODING = "o200k_base"

@@ -43,7 +43,7 @@ from _results import write_results  # noqa: E402
 from retrieval import load_embedder  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.search.hybrid import embedding_text  # noqa: E402
+from toolmgmt_core._search.hybrid import embedding_text  # noqa: E402
 
 RUNTIMES = {
     "sentence-transformers (torch), fp32": "minilm",

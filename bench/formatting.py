@@ -44,9 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._data import load_bfcl  # noqa: E402
 from bench._results import write_results  # noqa: E402
 from toolmgmt_core import Tool, ToolCatalog  # noqa: E402
-from toolmgmt_core.model.schema import tool_from_dict  # noqa: E402
-from toolmgmt_core.providers import clear_format_cache, format_tools  # noqa: E402
-from toolmgmt_core.session.manager import ToolManager  # noqa: E402
+from toolmgmt_core._model.schema import tool_from_dict  # noqa: E402
+from toolmgmt_core._providers import clear_format_cache, format_tools  # noqa: E402
+from toolmgmt_core._session.manager import ToolManager  # noqa: E402
 
 CONFIGS: list[tuple[str, str, dict[str, Any]]] = [
     ("anthropic", "anthropic", {}),

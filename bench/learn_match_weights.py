@@ -1,11 +1,11 @@
-"""Learn :data:`toolmgmt_core.search.match.MATCH_WEIGHTS` on the BFCL dev split (only).
+"""Learn :data:`toolmgmt_core._search.match.MATCH_WEIGHTS` on the BFCL dev split (only).
 
 Run: ``python bench/learn_match_weights.py [--l2 0.001]``; it prints the mapping to
-paste into ``toolmgmt_core/search/match.py``, and the dev figures of ranking by it (in-sample,
+paste into ``toolmgmt_core/_search/match.py``, and the dev figures of ranking by it (in-sample,
 and 2-fold by request, which estimates how it does on requests it did not see).
 
 For each dev request, the tools with the best BM25 scores (``MATCH_DEPTH``) are candidates, each
-described by :meth:`BM25Index.match_features <toolmgmt_core.search.index.BM25Index.
+described by :meth:`BM25Index.match_features <toolmgmt_core._search.index.BM25Index.
 match_features>`; a linear scorer is fitted by a listwise softmax loss (the ground-truth tools
 share the target probability), on standardised features with a little L2, by full-batch
 gradient descent from BM25's own order. The weights are then given per raw feature, scaled so
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import load_split  # noqa: E402
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.search.match import MATCH_DEPTH, MATCH_FEATURES  # noqa: E402
+from toolmgmt_core._search.match import MATCH_DEPTH, MATCH_FEATURES  # noqa: E402
 
 Example = tuple[np.ndarray, np.ndarray]
 """One request: its candidates' features (candidates x features) and which are wanted (0/1)."""

@@ -5,7 +5,7 @@ Three managers over the same tools, in one process with no global OpenTelemetry 
 
 - ``reference``: no listener (``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=toolmgmt`` when it is
   built);
-- ``default``: what every manager gets, the :class:`~toolmgmt_core.events.OtelListener`, with
+- ``default``: what every manager gets, the :class:`~toolmgmt_core._events.OtelListener`, with
   no SDK configured (its check is the whole cost);
 - ``sdk``: an ``OtelListener`` on the SDK's ``TracerProvider`` (a ``SimpleSpanProcessor`` into
   an ``InMemorySpanExporter``, emptied each round) and ``MeterProvider`` (an
@@ -57,8 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import write_results  # noqa: E402
 
 from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.events import OtelListener  # noqa: E402
-from toolmgmt_core.events.otel import DISABLE_ENV  # noqa: E402
+from toolmgmt_core._events import OtelListener  # noqa: E402
+from toolmgmt_core._events.otel import DISABLE_ENV  # noqa: E402
 
 GOALS = {"default": 1.02, "sdk": 1.15}
 

@@ -1189,14 +1189,14 @@ MODE_GUIDE: dict[str, tuple[str, str]] = {
         "search's beyond",
     ),
 }
-"""The mode table's words for each mode the code accepts (``toolmgmt_core.session.modes.MODES``):
+"""The mode table's words for each mode the code accepts (``toolmgmt_core._session.modes.MODES``):
 when to use it and what the model sees. A mode missing here stops the generator."""
 
 
 def _modes_block(folder: Path) -> str:
     """The six modes: when to use each, what the model sees, what a conversation costs in it
     against sending every tool (flat + truncation) with Anthropic's prompt caching."""
-    from toolmgmt_core.session.modes import MODES, Auto
+    from toolmgmt_core._session.modes import MODES, Auto
 
     missing = set(MODES) ^ set(MODE_GUIDE)
     if missing:

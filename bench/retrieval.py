@@ -203,7 +203,7 @@ ONNX_DIR = Path("~/.cache/toolmgmt/bench-onnx").expanduser()
 
 def minilm_onnx_dir() -> Path:
     """The packaged all-MiniLM-L6-v2 in ONNX (fp32 and int8), exported on first use."""
-    from toolmgmt_core.embeddings import export_onnx
+    from toolmgmt_core._embeddings import export_onnx
 
     folder = Path(os.environ.get("TOOLMGMT_BENCH_ONNX_DIR") or ONNX_DIR)
     if not (folder / "model.onnx").is_file() or not (folder / "model_qint8.onnx").is_file():
@@ -218,7 +218,7 @@ def load_embedder(spec: str) -> Any:
     """``minilm`` (the packaged all-MiniLM-L6-v2, offline), ``minilm-onnx`` /
     ``minilm-onnx-int8`` (the same in ONNX Runtime, fp32 / dynamic int8), or a
     sentence-transformers model."""
-    from toolmgmt_core.embeddings import OnnxEmbedder, SentenceTransformerEmbedder
+    from toolmgmt_core._embeddings import OnnxEmbedder, SentenceTransformerEmbedder
 
     if spec in ("minilm-onnx", "minilm-onnx-int8"):
         model_file = "model_qint8.onnx" if spec.endswith("int8") else "model.onnx"
@@ -232,8 +232,8 @@ def load_embedder(spec: str) -> Any:
 
 def dense_ranker(pool: list[dict[str, Any]], embedder: Any, cache: str | None = None) -> Ranker:
     """Embedding similarity alone (the dense half of the hybrid), for reference."""
-    from toolmgmt_core.embeddings import EmbeddingCache
-    from toolmgmt_core.search.hybrid import VectorIndex
+    from toolmgmt_core._embeddings import EmbeddingCache
+    from toolmgmt_core._search.hybrid import VectorIndex
 
     tools = list(toolmgmt_catalog(pool))
     vectors = VectorIndex.build(
@@ -280,7 +280,7 @@ def hybrid_latency_10k(embedder: Any, n_queries: int = 200) -> dict[str, float]:
     """
     from search_speed import make_queries, make_tools
 
-    from toolmgmt_core.search import split_query
+    from toolmgmt_core._search import split_query
 
     tools = make_tools(10_000)
     start = time.perf_counter()
@@ -418,8 +418,8 @@ def classify_misses(
       ``todo_add``, ``Weather_1_GetWeather`` for ``get_current_weather``);
     - ``outranked``: the rest: words overlap, yet unrelated tools rank higher.
     """
-    from toolmgmt_core.search import tokenize
-    from toolmgmt_core.search.index import tool_terms
+    from toolmgmt_core._search import tokenize
+    from toolmgmt_core._search.index import tool_terms
 
     counts = dict.fromkeys(MISS_CLASSES, 0)
     for q, top in evaluation.top5:

@@ -52,7 +52,7 @@ from _results import write_results  # noqa: E402
 from toolmgmt_deploy import LocalPostgres, LocalRedis  # noqa: E402
 
 from toolmgmt_core import ResultBudget, Tool, ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.stores import (  # noqa: E402
+from toolmgmt_core._stores import (  # noqa: E402
     InMemorySessionStore,
     SessionStore,
     update_session,
@@ -146,7 +146,7 @@ def wait_for(condition: Callable[[], bool], limit: float = 10.0) -> float:
 
 
 def follow_latency(dsn: str, rounds: int) -> dict[str, Any]:
-    from toolmgmt_core.stores.postgres import PostgresCatalogStore
+    from toolmgmt_core._stores.postgres import PostgresCatalogStore
 
     store = PostgresCatalogStore(dsn)
     store.remove([r.name for r in store.records()])
@@ -215,7 +215,7 @@ def main() -> int:
     parser.add_argument("--postgres", metavar="DSN", help="an existing PostgreSQL (default: local)")
     parser.add_argument("--json", metavar="OUT", help="write the figures to this file")
     args = parser.parse_args()
-    from toolmgmt_core.stores.redis import RedisSessionStore
+    from toolmgmt_core._stores.redis import RedisSessionStore
 
     results: dict[str, Any] = {
         "rounds": args.rounds,

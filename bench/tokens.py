@@ -13,7 +13,7 @@ whole BFCL pool, this prints:
 
 Goals (issue 3): initial list <= 2% of flat at 200 tools; cold start <= 1,500 tokens.
 
-Every figure comes from :mod:`toolmgmt_core.session.report` (the same code as ``toolmgmt report``).
+Every figure comes from :mod:`toolmgmt_core._session.report` (the same code as ``toolmgmt report``).
 
 Run: ``python bench/tokens.py [--encoding o200k_base] [--json bench/results/tokens.json]``.
 """
@@ -33,8 +33,8 @@ from _data import load_bfcl  # noqa: E402
 from _results import write_results  # noqa: E402
 
 from toolmgmt_core import ToolCatalog, ToolManager, count_tokens  # noqa: E402
-from toolmgmt_core.model.tokens import definition_text  # noqa: E402
-from toolmgmt_core.session.report import cold_start, median_tool  # noqa: E402
+from toolmgmt_core._model.tokens import definition_text  # noqa: E402
+from toolmgmt_core._session.report import cold_start, median_tool  # noqa: E402
 
 MODES = ("search", "gateway", "lazy", "auto")
 INITIAL_SHARE_GOAL = 0.02

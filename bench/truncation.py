@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import write_results  # noqa: E402
 
-from toolmgmt_core.calls.truncation import render_result, truncate_result  # noqa: E402
-from toolmgmt_core.model.tokens import get_encoding  # noqa: E402
+from toolmgmt_core._calls.truncation import render_result, truncate_result  # noqa: E402
+from toolmgmt_core._model.tokens import get_encoding  # noqa: E402
 
 SIZES = {"10 KB": 10_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
 RUNS = {"10 KB": 21, "1 MB": 7, "10 MB": 3}

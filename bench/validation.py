@@ -71,7 +71,7 @@ def measure(calls: int) -> dict[str, tuple[float, float]]:
     from toolmgmt_core import Tool, ToolCatalog
 
     try:
-        from toolmgmt_core.calls.validation import validate_arguments
+        from toolmgmt_core._calls.validation import validate_arguments
     except ImportError:  # a reference before the core's folders
         from toolmgmt_core.validation import validate_arguments  # type: ignore[no-redef]
 

@@ -60,7 +60,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 def _local_engine(kind: str) -> Iterator[Any]:
     import toolmgmt_deploy as local
 
-    from toolmgmt_core.model.errors import StoreUnavailableError
+    from toolmgmt_core._model.errors import StoreUnavailableError
 
     finder = local.find_redis_server if kind == "redis" else local.find_postgres_bindir
     if finder() is None:

@@ -17,23 +17,23 @@ from __future__ import annotations
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING
 
-from toolmgmt_core.calls.budget import (
+from toolmgmt_core._calls.budget import (
     DefinitionPlan,
     ResultBudget,
     ResultRecord,
     SessionBudget,
     plan_definitions,
 )
-from toolmgmt_core.calls.code import CodeLimits
-from toolmgmt_core.calls.context import CallContext
-from toolmgmt_core.calls.execution import ToolResult
-from toolmgmt_core.calls.truncation import (
+from toolmgmt_core._calls.code import CodeLimits
+from toolmgmt_core._calls.context import CallContext
+from toolmgmt_core._calls.execution import ToolResult
+from toolmgmt_core._calls.truncation import (
     TruncationResult,
     render_result,
     summarize_result,
     truncate_result,
 )
-from toolmgmt_core.catalog.tool_catalog import (
+from toolmgmt_core._catalog.tool_catalog import (
     DomainSummary,
     IngestReport,
     SearchHit,
@@ -41,7 +41,7 @@ from toolmgmt_core.catalog.tool_catalog import (
     ToolEntry,
     ToolLimits,
 )
-from toolmgmt_core.embeddings import (
+from toolmgmt_core._embeddings import (
     Embedder,
     EmbeddingCache,
     OnnxEmbedder,
@@ -49,7 +49,7 @@ from toolmgmt_core.embeddings import (
     StaticEmbedder,
     export_onnx,
 )
-from toolmgmt_core.events import (
+from toolmgmt_core._events import (
     ApprovalAnswered,
     ApprovalAsked,
     BudgetExhausted,
@@ -68,12 +68,12 @@ from toolmgmt_core.events import (
     ToolsLoaded,
     read_jsonl,
 )
-from toolmgmt_core.events.usage import usage_report
-from toolmgmt_core.learning.teaching import LearningOptions
-from toolmgmt_core.lint import Finding, lint
-from toolmgmt_core.lint.diff import Change, diff_catalogs
-from toolmgmt_core.model.content import ContentResult
-from toolmgmt_core.model.errors import (
+from toolmgmt_core._events.usage import usage_report
+from toolmgmt_core._learning.teaching import LearningOptions
+from toolmgmt_core._lint import Finding, lint
+from toolmgmt_core._lint.diff import Change, diff_catalogs
+from toolmgmt_core._model.content import ContentResult
+from toolmgmt_core._model.errors import (
     ApprovalDeniedError,
     BrowseError,
     CatalogError,
@@ -101,12 +101,12 @@ from toolmgmt_core.model.errors import (
     ToolTimeoutError,
     ToolUnavailableError,
 )
-from toolmgmt_core.model.tokens import count_tokens, get_encoding
-from toolmgmt_core.model.tool import Tool, ToolAnnotations
-from toolmgmt_core.policy.callers import Callers
-from toolmgmt_core.policy.files import load_policy_file
-from toolmgmt_core.policy.profiles import Profile
-from toolmgmt_core.policy.steps import (
+from toolmgmt_core._model.tokens import count_tokens, get_encoding
+from toolmgmt_core._model.tool import Tool, ToolAnnotations
+from toolmgmt_core._policy.callers import Callers
+from toolmgmt_core._policy.files import load_policy_file
+from toolmgmt_core._policy.profiles import Profile
+from toolmgmt_core._policy.steps import (
     Approval,
     ApprovalEdit,
     ApprovalRequest,
@@ -114,18 +114,18 @@ from toolmgmt_core.policy.steps import (
     Explanation,
     Policy,
 )
-from toolmgmt_core.policy.view import PolicyView
-from toolmgmt_core.providers import (
+from toolmgmt_core._policy.view import PolicyView
+from toolmgmt_core._providers import (
     FormatReport,
     format_tools,
     search_output_item,
     search_result_content,
 )
-from toolmgmt_core.session.manager import ToolManager
-from toolmgmt_core.session.modes import Auto, Code, Flat, Gateway, Lazy, Mode, Search
-from toolmgmt_core.session.options import Access, Discovery, Execution
-from toolmgmt_core.session.session import ToolSession, Usage
-from toolmgmt_core.stores import (
+from toolmgmt_core._session.manager import ToolManager
+from toolmgmt_core._session.modes import Auto, Code, Flat, Gateway, Lazy, Mode, Search
+from toolmgmt_core._session.options import Access, Discovery, Execution
+from toolmgmt_core._session.session import ToolSession, Usage
+from toolmgmt_core._stores import (
     InMemorySessionStore,
     SessionStore,
     lazy_attributes,
@@ -133,9 +133,9 @@ from toolmgmt_core.stores import (
 )
 
 if TYPE_CHECKING:  # imported on first use (``__getattr__``): their modules need a driver
-    from toolmgmt_core.stores.postgres import PostgresCatalogStore, PostgresEmbeddingCache
-    from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore
-    from toolmgmt_core.stores.redis import RedisSessionStore
+    from toolmgmt_core._stores.postgres import PostgresCatalogStore, PostgresEmbeddingCache
+    from toolmgmt_core._stores.postgres_learned import PostgresLearnedStore
+    from toolmgmt_core._stores.redis import RedisSessionStore
 
 try:
     __version__ = _metadata.version("toolmgmt")
@@ -259,10 +259,10 @@ __all__ = [
 
 
 _LAZY = {
-    "PostgresCatalogStore": "toolmgmt_core.stores.postgres",
-    "PostgresEmbeddingCache": "toolmgmt_core.stores.postgres",
-    "PostgresLearnedStore": "toolmgmt_core.stores.postgres_learned",
-    "RedisSessionStore": "toolmgmt_core.stores.redis",
+    "PostgresCatalogStore": "toolmgmt_core._stores.postgres",
+    "PostgresEmbeddingCache": "toolmgmt_core._stores.postgres",
+    "PostgresLearnedStore": "toolmgmt_core._stores.postgres_learned",
+    "RedisSessionStore": "toolmgmt_core._stores.redis",
 }
 """Name -> the module holding it, for the names whose module imports an optional driver."""
 
@@ -271,7 +271,7 @@ _lazy = lazy_attributes(__name__, _LAZY)
 
 def __getattr__(name: str) -> object:
     if name == "UnknownToolError":  # deprecated: ToolNotFoundError is the one lookup error
-        from toolmgmt_core.model import errors
+        from toolmgmt_core._model import errors
 
         return errors.__getattr__(name)
     return _lazy(name)

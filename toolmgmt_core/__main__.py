@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from toolmgmt_core.cli import main
+from toolmgmt_core._cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -42,22 +42,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolmgmt_core.calls.approval import (
+from toolmgmt_core._calls.approval import (
     ApprovalAsker,
     ApprovalMarker,
     UsedApprovals,
     approval_key,
     replayed_approval,
 )
-from toolmgmt_core.calls.budget import DEFAULT_MAX_RESULT_TOKENS
-from toolmgmt_core.calls.code.runs import ProgramStateError
-from toolmgmt_core.calls.context import NO_CONTEXT, Slot
-from toolmgmt_core.calls.execution import dumps_compact
-from toolmgmt_core.calls.sync import run_sync
-from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS
-from toolmgmt_core.calls.validation import validate_arguments
-from toolmgmt_core.catalog.domain_sync import group_names, matches_any, sync_domain
-from toolmgmt_core.catalog.pins import (
+from toolmgmt_core._calls.budget import DEFAULT_MAX_RESULT_TOKENS
+from toolmgmt_core._calls.code.runs import ProgramStateError
+from toolmgmt_core._calls.context import NO_CONTEXT, Slot
+from toolmgmt_core._calls.execution import dumps_compact
+from toolmgmt_core._calls.sync import run_sync
+from toolmgmt_core._calls.truncation import MIN_RESULT_TOKENS
+from toolmgmt_core._calls.validation import validate_arguments
+from toolmgmt_core._catalog.domain_sync import group_names, matches_any, sync_domain
+from toolmgmt_core._catalog.pins import (
     ACCEPTED,
     CLAIMED,
     QUARANTINED,
@@ -69,30 +69,30 @@ from toolmgmt_core.catalog.pins import (
     pin_definition,
     pin_digest,
 )
-from toolmgmt_core.compat import package_version, require_version
-from toolmgmt_core.config.document import ConfigDocument, ConfigTable, config_problem
-from toolmgmt_core.embeddings import matrix_from_vectors
-from toolmgmt_core.embeddings.named import check_embedder_spec, embedder_from_spec
-from toolmgmt_core.model.errors import CatalogSourceError, describe_exception
-from toolmgmt_core.model.names import fold_name
-from toolmgmt_core.model.redaction import redact_line
-from toolmgmt_core.model.schema import tool_from_dict
-from toolmgmt_core.model.tool import CALL_TOOL, EXECUTE_TOOL
-from toolmgmt_core.policy.check import ConfigFinding, pattern_findings, reader_findings
-from toolmgmt_core.policy.profiles import get_profile, may_match, parse_pattern
-from toolmgmt_core.policy.verdicts import arguments_digest
-from toolmgmt_core.providers.breakpoints import BREAKPOINT, chat_breakpoints, has_breakpoints
-from toolmgmt_core.providers.deferral import (
+from toolmgmt_core._compat import package_version, require_version
+from toolmgmt_core._config.document import ConfigDocument, ConfigTable, config_problem
+from toolmgmt_core._embeddings import matrix_from_vectors
+from toolmgmt_core._embeddings.named import check_embedder_spec, embedder_from_spec
+from toolmgmt_core._model.errors import CatalogSourceError, describe_exception
+from toolmgmt_core._model.names import fold_name
+from toolmgmt_core._model.redaction import redact_line
+from toolmgmt_core._model.schema import tool_from_dict
+from toolmgmt_core._model.tool import CALL_TOOL, EXECUTE_TOOL
+from toolmgmt_core._policy.check import ConfigFinding, pattern_findings, reader_findings
+from toolmgmt_core._policy.profiles import get_profile, may_match, parse_pattern
+from toolmgmt_core._policy.verdicts import arguments_digest
+from toolmgmt_core._providers.breakpoints import BREAKPOINT, chat_breakpoints, has_breakpoints
+from toolmgmt_core._providers.deferral import (
     is_search_call,
     search_arguments,
     tool_result_content,
 )
-from toolmgmt_core.runtime.control import CallPaused, passthrough
-from toolmgmt_core.runtime.threads import Pool, hung_threads, start_thread
-from toolmgmt_core.session.history import restore_loaded
-from toolmgmt_core.session.meta_tools import META_TOOL_NAMES, RUN_CODE, TOOL_SEARCH
-from toolmgmt_core.session.settings import SessionSettings
-from toolmgmt_core.stores import (
+from toolmgmt_core._runtime.control import CallPaused, passthrough
+from toolmgmt_core._runtime.threads import Pool, hung_threads, start_thread
+from toolmgmt_core._session.history import restore_loaded
+from toolmgmt_core._session.meta_tools import META_TOOL_NAMES, RUN_CODE, TOOL_SEARCH
+from toolmgmt_core._session.settings import SessionSettings
+from toolmgmt_core._stores import (
     DEFAULT_SESSION_TTL,
     StoredSession,
     StoreTimeout,
@@ -100,11 +100,11 @@ from toolmgmt_core.stores import (
     check_session_id,
     lazy_attributes,
 )
-from toolmgmt_core.stores.event_log import StoreListener, open_event_log
+from toolmgmt_core._stores.event_log import StoreListener, open_event_log
 
 if TYPE_CHECKING:  # imported on first use (``__getattr__``): their modules need a driver
-    from toolmgmt_core.stores.postgres_pins import PostgresPins
-    from toolmgmt_core.stores.redis import DEFAULT_PREFIX
+    from toolmgmt_core._stores.postgres_pins import PostgresPins
+    from toolmgmt_core._stores.redis import DEFAULT_PREFIX
 
 __all__ = [
     "ACCEPTED",
@@ -278,8 +278,8 @@ _GROUPS: dict[str, tuple[str, ...]] = {
 """Each name of :data:`__all__` under the purpose it serves (the reference page's sections)."""
 
 _LAZY = {
-    "DEFAULT_PREFIX": "toolmgmt_core.stores.redis",
-    "PostgresPins": "toolmgmt_core.stores.postgres_pins",
+    "DEFAULT_PREFIX": "toolmgmt_core._stores.redis",
+    "PostgresPins": "toolmgmt_core._stores.postgres_pins",
 }
 """Name -> the module holding it, for the names whose module imports an optional driver."""
 

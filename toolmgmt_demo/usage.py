@@ -56,7 +56,7 @@ def run_demo_session(
     ``listeners`` on the manager; the agent's answers, in order.
 
     Args:
-        listeners: the manager's listeners (a :class:`~toolmgmt_core.events.JsonlListener`...).
+        listeners: the manager's listeners (a :class:`~toolmgmt_core._events.JsonlListener`...).
         requests: one per conversation.
         max_steps: model requests per conversation at most.
         manager_options: more :class:`~toolmgmt_core.ToolManager` options (default: search
@@ -90,7 +90,7 @@ def _approve(request: ApprovalRequest) -> bool:
 def record_demo_usage(
     path: str | os.PathLike[str], requests: Sequence[str] = DEMO_REQUESTS, **options: Any
 ) -> list[str]:
-    """Run the demo session with a :class:`~toolmgmt_core.events.JsonlListener` writing to
+    """Run the demo session with a :class:`~toolmgmt_core._events.JsonlListener` writing to
     ``path`` (appended); the agent's answers. ``options`` go to :func:`run_demo_session`."""
     with JsonlListener(path) as log:
         return run_demo_session([log], requests, **options)

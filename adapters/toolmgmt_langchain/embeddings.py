@@ -4,7 +4,7 @@ Usage::
 
     from langchain_openai import OpenAIEmbeddings
     from toolmgmt_core import ToolCatalog
-    from toolmgmt_core.embeddings import EmbeddingCache
+    from toolmgmt_core._embeddings import EmbeddingCache
     from toolmgmt_langchain import LangChainEmbedder
 
     catalog = ToolCatalog(

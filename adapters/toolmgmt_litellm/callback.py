@@ -12,7 +12,7 @@ store's TTL).
 Its own work shows in the completion's trace: a ``toolmgmt prepare_request`` span (the tools
 listed, the tool messages cut) under the proxy's request span, or the parent LiteLLM's own span
 takes (``metadata["litellm_parent_otel_span"]``, else the current span), when the manager's
-OpenTelemetry listener records (:mod:`toolmgmt_core.events.otel`).
+OpenTelemetry listener records (:mod:`toolmgmt_core._events.otel`).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def prepare_request(
     deferral where LiteLLM reaches its API (Anthropic models; OpenAI's Responses API): run its
     calls with :func:`~toolmgmt_litellm.run_meta_tool_calls`, which answers ``tool_search``
     natively. For Anthropic models, cache breakpoints are placed after the tools, at the end of
-    the system prompt and on the last message (:mod:`toolmgmt_core.providers.breakpoints`),
+    the system prompt and on the last message (:mod:`toolmgmt_core._providers.breakpoints`),
     unless the request carries breakpoints of its own.
     """
     manager = session.manager

@@ -3,7 +3,7 @@
 Usage::
 
     from toolmgmt_core import ToolCatalog
-    from toolmgmt_core.embeddings import EmbeddingCache
+    from toolmgmt_core._embeddings import EmbeddingCache
     from toolmgmt_litellm import LiteLLMEmbedder
 
     catalog = ToolCatalog(

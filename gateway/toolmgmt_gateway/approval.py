@@ -2,7 +2,7 @@
 elicitation.
 
 Which calls need approval, and what a yes, an edit or a no does, is the core's
-(:mod:`toolmgmt_core.calls.approval`); this module only asks the MCP way and reads the answer.
+(:mod:`toolmgmt_core._calls.approval`); this module only asks the MCP way and reads the answer.
 The question is a form-mode elicitation whose fields are the call's arguments, filled in with
 the model's values (those the elicitation schema can carry: strings, numbers, booleans, enums):
 

@@ -18,7 +18,7 @@ A stored tool whose domain is not an upstream of this gateway, or whose name lac
 upstream's prefix, has nothing to run it: it is skipped with a warning, as is a stored tool whose
 name an upstream of *another* domain already uses, and a stored row that is a look-alike of
 another (the follower keeps the older one, names the row it skips and keeps following; see
-:class:`~toolmgmt_core.stores.postgres_follower.CatalogFollower`). No row stops a replica from
+:class:`~toolmgmt_core._stores.postgres_follower.CatalogFollower`). No row stops a replica from
 starting. The store's follower mirrors the store into a
 catalog of its own, and the sources are merged into the served catalog when either changed
 (checked on every request, which costs two integer comparisons), so neither source removes
@@ -61,7 +61,7 @@ class SharedCatalog:
     Args:
         catalog: the catalog the gateway's manager serves (the merge of both sources).
         config: the gateway configuration (its upstreams' domains and prefixes).
-        store: a :class:`~toolmgmt_core.stores.postgres.PostgresCatalogStore`.
+        store: a :class:`~toolmgmt_core._stores.postgres.PostgresCatalogStore`.
     """
 
     def __init__(self, catalog: ToolCatalog, config: GatewayConfig, store: Any) -> None:
@@ -72,7 +72,7 @@ class SharedCatalog:
         """The store's tools, bound to their upstreams (the follower mirrors the store here)."""
         self.store = store
         self.follower: Any = None
-        """The store's :class:`~toolmgmt_core.stores.postgres.CatalogFollower` once following."""
+        """The store's :class:`~toolmgmt_core._stores.postgres.CatalogFollower` once following."""
         self.ensure_upstream: Callable[[str], Any] | None = None
         """``GatewayUpstreams.ensure_for``: reconnects the upstream of a tool about to run."""
         self._prefixes = {u.name: u.tool_prefix for u in config.upstreams}

@@ -233,7 +233,7 @@ class SearchConfig:
 
     embedder: str | None = None
     """An embedder making search hybrid (BM25 and vectors), named as
-    :func:`~toolmgmt_core.embeddings.embedder_from_spec` takes it (``onnx:<folder>``,
+    :func:`~toolmgmt_core._embeddings.embedder_from_spec` takes it (``onnx:<folder>``,
     ``module:attribute``...); its vectors are cached in the catalog store when there is one.
     None: BM25 alone."""
 

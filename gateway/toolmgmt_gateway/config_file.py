@@ -97,7 +97,7 @@ TOML (``.toml``) or JSON (any other suffix)::
                                    # it, or [gateway] state_key_env; a file keeps its own beside)
 
 Errors are :class:`~toolmgmt_core.ConfigError` in the one format of configuration files
-(:mod:`toolmgmt_core.config.document`): ``file:line: key.path: problem``.
+(:mod:`toolmgmt_core._config.document`): ``file:line: key.path: problem``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ gateway to the client that made the call, and the answers back.
 An upstream that speaks the 2026 protocol asks by answering a call with an input-required
 result (SEP-2322): its questions, and its own request state. What the gateway does with them
 depends on the client that made the call, whose relay the gateway hands down with the call (in
-its :class:`~toolmgmt_core.calls.context.CallContext`):
+its :class:`~toolmgmt_core._calls.context.CallContext`):
 
 - :class:`ReturnToClient`, a 2026 client: the call pauses with :class:`InputRequired` (the
   core's ``paused`` outcome), which the gateway answers as its own input-required result. The

@@ -7,7 +7,7 @@ span for each upstream request, carrying the trace on in the upstream's ``_meta`
 knows to the request's span (``mcp.session.id``: the conversation, hashed in the store).
 
 Metrics (``[gateway] metrics = true``, ``toolmgmt[metrics]``): :class:`GatewayMetrics` gives
-the manager an :class:`~toolmgmt_core.events.OtelListener` on a meter provider of its own,
+the manager an :class:`~toolmgmt_core._events.OtelListener` on a meter provider of its own,
 read by OpenTelemetry's Prometheus reader, and adds what an SRE watches beside the core's
 counters: each upstream's health and tools, the sessions this replica holds, the conversations
 it served lately, hung tool threads, store errors and MCP request durations. ``/metrics``

@@ -43,7 +43,7 @@ def test_the_core_imports_no_framework() -> None:
     )
     code = (
         f"import importlib, sys\nfor m in {core_modules!r}:\n    importlib.import_module(m)\n"
-        "from toolmgmt_core.cli import build_parser\nbuild_parser('search')\n"
+        "from toolmgmt_core._cli import build_parser\nbuild_parser('search')\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & "
         f"set({FRAMEWORKS + ADAPTERS + ('toolmgmt_mcp', 'toolmgmt_gateway', 'toolmgmt_demo')!r})))"
     )
@@ -134,8 +134,8 @@ def test_integrations_import_only_the_cores_published_api(path: Path) -> None:
 
 def test_the_check_finds_a_deep_import(tmp_path: Path) -> None:
     source = tmp_path / "lazy.py"
-    source.write_text("def f():\n    from toolmgmt_core.calls.sync import run_sync\n")
-    assert _core_modules_imported(source) == {"toolmgmt_core.calls.sync"}
+    source.write_text("def f():\n    from toolmgmt_core._calls.sync import run_sync\n")
+    assert _core_modules_imported(source) == {"toolmgmt_core._calls.sync"}
 
 
 @pytest.mark.parametrize("path", sorted(GATEWAY.rglob("*.py")), ids=lambda p: p.name)

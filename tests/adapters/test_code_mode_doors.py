@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("pydantic_monty")
 
 from toolmgmt_core import Access, Execution, Policy, ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
+from toolmgmt_core._stores.base import InMemorySessionStore  # noqa: E402
 
 PROGRAM = (
     "a = await lookup('a')\n"

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import ApprovalDeniedError, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.calls.approval import (
+from toolmgmt_core._calls.approval import (
     UsedApprovals,
     approval_key,
     replayed_approval,
 )
-from toolmgmt_core.calls.context import CallContext
+from toolmgmt_core._calls.context import CallContext
 
 
 def test_a_key_is_claimed_once_until_it_expires() -> None:
@@ -52,7 +52,7 @@ def test_an_approval_key_covers_the_tool_its_arguments_and_the_grant() -> None:
 
 
 def test_twenty_threads_claiming_one_key_in_redis_get_one_yes(redis_url: str) -> None:
-    from toolmgmt_core.stores.redis import RedisSessionStore
+    from toolmgmt_core._stores.redis import RedisSessionStore
 
     stores = [RedisSessionStore(redis_url) for _ in range(2)]  # two replicas
     with ThreadPoolExecutor(20) as pool:

@@ -14,8 +14,8 @@ from toolmgmt_core import (
     Tool,
     plan_definitions,
 )
-from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS, TruncationResult
-from toolmgmt_core.model.tokens import count_tokens
+from toolmgmt_core._calls.truncation import MIN_RESULT_TOKENS, TruncationResult
+from toolmgmt_core._model.tokens import count_tokens
 
 
 def test_tool_budget_wins_over_the_default() -> None:

@@ -14,9 +14,9 @@ from toolmgmt_core import (
     ToolManager,
     ToolNotListedError,
 )
-from toolmgmt_core.calls.context import CallContext, Slot
-from toolmgmt_core.calls.request import CallRequest
-from toolmgmt_core.policy.steps import ApprovalRequest
+from toolmgmt_core._calls.context import CallContext, Slot
+from toolmgmt_core._calls.request import CallRequest
+from toolmgmt_core._policy.steps import ApprovalRequest
 
 
 def _session(mode: str = "search") -> tuple[Any, list[Any]]:

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import ToolCatalog, ToolManager
-from toolmgmt_core.calls.context import CallContext
-from toolmgmt_core.calls.pipeline import CallPipeline
-from toolmgmt_core.calls.request import CallRequest
+from toolmgmt_core._calls.context import CallContext
+from toolmgmt_core._calls.pipeline import CallPipeline
+from toolmgmt_core._calls.request import CallRequest
 
 
 def _catalog() -> ToolCatalog:

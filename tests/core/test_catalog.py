@@ -165,7 +165,7 @@ def test_browse_tree(catalog: ToolCatalog) -> None:
 
 
 def test_adding_many_tools_builds_index_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolmgmt_core.search import index as index_module
+    from toolmgmt_core._search import index as index_module
 
     builds = []
     real = index_module.BM25Index.build.__func__  # type: ignore[attr-defined]

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 import toolmgmt_demo
-from toolmgmt_core import ToolCatalog, cli
-from toolmgmt_core.cli import console, main
-from toolmgmt_core.session.report import report_tables as report_rows
+from toolmgmt_core import ToolCatalog
+from toolmgmt_core import _cli as cli
+from toolmgmt_core._cli import console, main
+from toolmgmt_core._session.report import report_tables as report_rows
 from toolmgmt_demo import demo_catalog
 
 MIXED_SHAPES: list[dict[str, Any]] = [
@@ -204,8 +205,8 @@ def test_report_counts_tools_domains_and_tokens(
 def test_report_compares_modes_and_providers_against_flat(
     capsys: pytest.CaptureFixture[str], shared_demo: ToolCatalog
 ) -> None:
-    from toolmgmt_core.providers import PROVIDERS
-    from toolmgmt_core.session.manager import ToolManager
+    from toolmgmt_core._providers import PROVIDERS
+    from toolmgmt_core._session.manager import ToolManager
 
     code, out, _ = run(capsys, "report", "--json")
     assert code == 0
@@ -396,8 +397,8 @@ def test_command_modules_add_subcommands_and_a_broken_one_is_contained(
     (tmp_path / "hello_cmd.py").write_text(
         textwrap.dedent(
             """
-            from toolmgmt_core.cli.commands import load_catalog
-            from toolmgmt_core.cli.console import add_catalog_argument
+            from toolmgmt_core._cli.commands import load_catalog
+            from toolmgmt_core._cli.console import add_catalog_argument
 
             def register(subparsers):
                 parser = subparsers.add_parser("hello", help="count tools")
@@ -506,7 +507,7 @@ def test_gateway_config_without_the_mcp_extra_names_it(
 def test_report_counts_with_the_chosen_encoding(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from toolmgmt_core.model.tokens import definition_tokens
+    from toolmgmt_core._model.tokens import definition_tokens
 
     path = write_json(tmp_path, MIXED_SHAPES)
     catalog = ToolCatalog()
@@ -525,8 +526,8 @@ def test_report_counts_with_the_chosen_encoding(
 def test_lint_wraps_its_findings_to_the_terminal_and_cuts_nothing(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolmgmt_core.cli.commands import load_catalog
-    from toolmgmt_core.lint import lint_catalog
+    from toolmgmt_core._cli.commands import load_catalog
+    from toolmgmt_core._lint import lint_catalog
 
     tool = {"name": "do_thing", "description": "x", "parameters": {"type": "object"}}
     path = write_json(tmp_path, [tool])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from toolmgmt_core import lint
-from toolmgmt_core.cli import main
+from toolmgmt_core._cli import main
 from toolmgmt_core.integration import tool_from_dict
 
 WEATHER = [
@@ -143,7 +143,7 @@ def test_a_gateway_config_without_the_gateways_check_says_what_to_install(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Not read as a policy file (which would call each of its sections an unknown key)."""
-    from toolmgmt_core.cli import check
+    from toolmgmt_core._cli import check
 
     monkeypatch.setattr(check, "entry_points", lambda group: [])
     config = tmp_path / "gateway.toml"

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("mcp")
 pytest.importorskip("toolmgmt_gateway")
 
-from toolmgmt_core.cli import main  # noqa: E402
+from toolmgmt_core._cli import main  # noqa: E402
 
 SERVER = textwrap.dedent(
     '''

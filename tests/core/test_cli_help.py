@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from toolmgmt_core.cli import build_parser
+from toolmgmt_core._cli import build_parser
 
 
 def _commands(

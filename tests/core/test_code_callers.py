@@ -19,9 +19,9 @@ from toolmgmt_core import (  # noqa: E402
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.calls.context import CallContext  # noqa: E402
-from toolmgmt_core.model.errors import ConfigError  # noqa: E402
-from toolmgmt_core.session.modes import Code  # noqa: E402
+from toolmgmt_core._calls.context import CallContext  # noqa: E402
+from toolmgmt_core._model.errors import ConfigError  # noqa: E402
+from toolmgmt_core._session.modes import Code  # noqa: E402
 
 RUNS: Counter[str] = Counter()
 

@@ -19,11 +19,11 @@ from toolmgmt_core import (  # noqa: E402
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.calls.code import CodeLimits, python_signature  # noqa: E402
-from toolmgmt_core.events import CallFinished, ProgramFinished, ProgramStarted  # noqa: E402
-from toolmgmt_core.model.errors import ConfigError  # noqa: E402
-from toolmgmt_core.model.tool import Tool  # noqa: E402
-from toolmgmt_core.session.modes import Code, mode_of  # noqa: E402
+from toolmgmt_core._calls.code import CodeLimits, python_signature  # noqa: E402
+from toolmgmt_core._events import CallFinished, ProgramFinished, ProgramStarted  # noqa: E402
+from toolmgmt_core._model.errors import ConfigError  # noqa: E402
+from toolmgmt_core._model.tool import Tool  # noqa: E402
+from toolmgmt_core._session.modes import Code, mode_of  # noqa: E402
 
 RAN: list[tuple[str, Any]] = []
 
@@ -254,8 +254,8 @@ def test_the_program_is_a_span_with_its_calls_under_it() -> None:
 
 
 def test_the_usage_report_counts_programs_calls_and_tokens_kept_out(tmp_path: Any) -> None:
-    from toolmgmt_core.events import JsonlListener, read_jsonl
-    from toolmgmt_core.events.usage import usage_report
+    from toolmgmt_core._events import JsonlListener, read_jsonl
+    from toolmgmt_core._events.usage import usage_report
 
     log = tmp_path / "usage.jsonl"
     listener = JsonlListener(log)
@@ -277,8 +277,8 @@ def test_code_mode_without_the_sandbox_names_the_extra(monkeypatch: pytest.Monke
 
 
 def test_too_old_a_sandbox_is_refused_naming_the_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolmgmt_core.calls.code.workers as sandbox
-    import toolmgmt_core.compat as compat
+    import toolmgmt_core._calls.code.workers as sandbox
+    import toolmgmt_core._compat as compat
 
     monkeypatch.setattr(sandbox, "_CHECKED", False)
     monkeypatch.setattr(compat.metadata, "version", lambda name: "1.0.0")
@@ -289,8 +289,8 @@ def test_too_old_a_sandbox_is_refused_naming_the_floor(monkeypatch: pytest.Monke
 def test_toolmgmt_usage_shows_the_tokens_code_mode_kept_out(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from toolmgmt_core.cli import main
-    from toolmgmt_core.events import JsonlListener
+    from toolmgmt_core._cli import main
+    from toolmgmt_core._events import JsonlListener
 
     log = tmp_path / "usage.jsonl"
     listener = JsonlListener(log)

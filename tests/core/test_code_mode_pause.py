@@ -11,10 +11,10 @@ import pytest
 pytest.importorskip("pydantic_monty")
 
 from toolmgmt_core import Access, Execution, Policy, ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.calls.context import CallContext  # noqa: E402
-from toolmgmt_core.policy.steps import ApprovalEdit, ApprovalRequest  # noqa: E402
-from toolmgmt_core.runtime.control import passthrough  # noqa: E402
-from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
+from toolmgmt_core._calls.context import CallContext  # noqa: E402
+from toolmgmt_core._policy.steps import ApprovalEdit, ApprovalRequest  # noqa: E402
+from toolmgmt_core._runtime.control import passthrough  # noqa: E402
+from toolmgmt_core._stores.base import InMemorySessionStore  # noqa: E402
 
 
 class Paused(Exception):

@@ -23,18 +23,18 @@ pytest.importorskip("pydantic_monty")
 from support.bfcl import SPLITS, bfcl_dir, bfcl_missing  # noqa: E402
 
 from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.calls.code import (  # noqa: E402
+from toolmgmt_core._calls.code import (  # noqa: E402
     CodeLimits,
     CodeNames,
     code_names,
     python_signature,
 )
-from toolmgmt_core.calls.code.names import SANDBOX_MODULES  # noqa: E402
-from toolmgmt_core.calls.code.workers import CLIENT_WORKERS, MAX_WORKERS  # noqa: E402
-from toolmgmt_core.model.content import ContentResult  # noqa: E402
-from toolmgmt_core.model.errors import CatalogError  # noqa: E402
-from toolmgmt_core.model.tool import META_TOOL_NAMES, Tool, one_line  # noqa: E402
-from toolmgmt_core.session.modes import Code  # noqa: E402
+from toolmgmt_core._calls.code.names import SANDBOX_MODULES  # noqa: E402
+from toolmgmt_core._calls.code.workers import CLIENT_WORKERS, MAX_WORKERS  # noqa: E402
+from toolmgmt_core._model.content import ContentResult  # noqa: E402
+from toolmgmt_core._model.errors import CatalogError  # noqa: E402
+from toolmgmt_core._model.tool import META_TOOL_NAMES, Tool, one_line  # noqa: E402
+from toolmgmt_core._session.modes import Code  # noqa: E402
 
 GATHER_FOUR = (
     "import asyncio\n"

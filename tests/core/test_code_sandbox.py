@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("pydantic_monty")
 
 from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
-from toolmgmt_core.calls.code import CodeLimits  # noqa: E402
-from toolmgmt_core.session.modes import Code  # noqa: E402
+from toolmgmt_core._calls.code import CodeLimits  # noqa: E402
+from toolmgmt_core._session.modes import Code  # noqa: E402
 
 LIMITS = CodeLimits(seconds=0.5, memory_bytes=16 * 2**20, recursion_depth=50)
 SECRET = "toolmgmt-sandbox-secret-7f3a"

@@ -19,11 +19,11 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.catalog.equivalents import one_per_tool
-from toolmgmt_core.learning.keys import LearnedKey
-from toolmgmt_core.learning.requests import LearnedRequest
-from toolmgmt_core.learning.teaching import LearningOptions
-from toolmgmt_core.session.modes import Code
+from toolmgmt_core._catalog.equivalents import one_per_tool
+from toolmgmt_core._learning.keys import LearnedKey
+from toolmgmt_core._learning.requests import LearnedRequest
+from toolmgmt_core._learning.teaching import LearningOptions
+from toolmgmt_core._session.modes import Code
 
 KEY = "the learned store's key"
 ROUTE, GEOCODE, SHARE, WIPE = (

@@ -6,7 +6,7 @@ from importlib import metadata
 
 import pytest
 
-from toolmgmt_core.compat import parse_version, require_version
+from toolmgmt_core._compat import parse_version, require_version
 
 
 @pytest.mark.parametrize(

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolmgmt_core.catalog.sources import load_catalog
-from toolmgmt_core.config.document import ConfigDocument, config_problem, key_path
-from toolmgmt_core.config.lines import key_lines
-from toolmgmt_core.model.errors import CatalogSourceError, ConfigError
-from toolmgmt_core.policy.files import load_policy_file
+from toolmgmt_core._catalog.sources import load_catalog
+from toolmgmt_core._config.document import ConfigDocument, config_problem, key_path
+from toolmgmt_core._config.lines import key_lines
+from toolmgmt_core._model.errors import CatalogSourceError, ConfigError
+from toolmgmt_core._policy.files import load_policy_file
 
 
 def _message(call: Any, *args: Any) -> str:

@@ -5,8 +5,8 @@ What a call needs travels with it (``CallContext``, the request's scope, the SDK
 context, a LangChain ToolNode call in ``CallContext.run``, a LiteLLM request's own marker in
 its metadata); a context variable is state read far below where it was set. The two left carry
 what passes through code that never sees the call: a framework's control-flow signals
-(``runtime/control.py``) and the validation deadline inside the JSON Schema validator
-(``model/schema_validator.py``).
+(``_runtime/control.py``) and the validation deadline inside the JSON Schema validator
+(``_model/schema_validator.py``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from support.embedders import HashingEmbedder
 
-import toolmgmt_core.runtime.control as control
+import toolmgmt_core._runtime.control as control
 from toolmgmt_core import (
     Access,
     ApprovalEdit,
@@ -24,8 +24,8 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.calls.context import CallContext
-from toolmgmt_core.runtime.control import passthrough
+from toolmgmt_core._calls.context import CallContext
+from toolmgmt_core._runtime.control import passthrough
 
 
 class Pause(Exception):
@@ -296,11 +296,11 @@ def test_public_surface() -> None:
     assert all(hasattr(control, name) for name in control.__all__)
 
 
-# -- loaded tools rebuilt from a transcript (toolmgmt_core.session.history) ------------------------
+# -- loaded tools rebuilt from a transcript (toolmgmt_core._session.history) -----------------------
 
 
 def test_loaded_names_read_every_meta_tool_answer() -> None:
-    from toolmgmt_core.session.history import loaded_names, restore_loaded
+    from toolmgmt_core._session.history import loaded_names, restore_loaded
     from toolmgmt_demo import demo_catalog
 
     manager = ToolManager(demo_catalog(), mode="search", discovery=Discovery(max_results=2))
@@ -337,7 +337,7 @@ def test_loaded_names_read_every_meta_tool_answer() -> None:
 
 def test_loaded_names_read_content_lists_within_bounds() -> None:
     """Results passed on as lists of parts (OpenAI chat and Responses, Anthropic blocks)."""
-    from toolmgmt_core.session.history import loaded_names
+    from toolmgmt_core._session.history import loaded_names
 
     answer = json.dumps({"found": 2, "added": ["a", "b"]})
     error = json.dumps({"error": "timeout", "kind": "tool", "message": "slow"})

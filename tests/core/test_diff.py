@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from toolmgmt_core import Tool
-from toolmgmt_core.cli import main
-from toolmgmt_core.lint.diff import Change, diff_catalogs, summarize
+from toolmgmt_core._cli import main
+from toolmgmt_core._lint.diff import Change, diff_catalogs, summarize
 
 BASE = {
     "type": "object",

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from toolmgmt_core.embeddings import (
+from toolmgmt_core._embeddings import (
     OnnxEmbedder,
     SentenceTransformerEmbedder,
     StaticEmbedder,
     embedder_from_spec,
 )
-from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core._model.errors import ConfigError
 
 
 def make_embedder() -> object:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from support.embedders import HashingEmbedder
 
-from toolmgmt_core.embeddings import (
+from toolmgmt_core._embeddings import (
     Embedder,
     EmbeddingCache,
     embed_with_cache,

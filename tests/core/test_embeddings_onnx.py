@@ -20,13 +20,13 @@ pytest.importorskip("tokenizers")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from toolmgmt_core import Tool, ToolCatalog  # noqa: E402
-from toolmgmt_core.embeddings import (  # noqa: E402
+from toolmgmt_core._embeddings import (  # noqa: E402
     Embedder,
     EmbeddingCache,
     OnnxEmbedder,
     embed_with_cache,
 )
-from toolmgmt_core.model.errors import EmbeddingError  # noqa: E402
+from toolmgmt_core._model.errors import EmbeddingError  # noqa: E402
 
 WORDS = [
     "[PAD]", "[UNK]", "send", "email", "mail", "message", "charge", "payment", "card",

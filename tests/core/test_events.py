@@ -19,7 +19,7 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.events import (
+from toolmgmt_core._events import (
     ApprovalAnswered,
     ApprovalAsked,
     CallFinished,
@@ -33,7 +33,7 @@ from toolmgmt_core.events import (
     ToolsLoaded,
     read_jsonl,
 )
-from toolmgmt_core.runtime.control import passthrough
+from toolmgmt_core._runtime.control import passthrough
 
 SECRET = "hunter2-8c41"
 
@@ -267,7 +267,7 @@ def test_events_are_built_as_their_dataclass_would_and_stay_frozen() -> None:
     ``default_factory`` is refused, since that ``__init__`` does not run factories."""
     import dataclasses
 
-    from toolmgmt_core.events.types import _filled_at_once
+    from toolmgmt_core._events.types import _filled_at_once
 
     first = CallStarted("c", "lookup", "call_1", '{"id": 1}', True)
     again = CallStarted(

@@ -23,9 +23,9 @@ from toolmgmt_core import (
     ToolUnavailableError,
     count_tokens,
 )
-from toolmgmt_core.calls.execution import run_handler
-from toolmgmt_core.calls.sync import run_sync
-from toolmgmt_core.calls.validation import validate_arguments
+from toolmgmt_core._calls.execution import run_handler
+from toolmgmt_core._calls.sync import run_sync
+from toolmgmt_core._calls.validation import validate_arguments
 
 SCHEMA = {
     "type": "object",

@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import Discovery, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.calls import threads
-from toolmgmt_core.calls.sync import is_small, off_loop
-from toolmgmt_core.calls.threads import (
+from toolmgmt_core._calls import threads
+from toolmgmt_core._calls.sync import is_small, off_loop
+from toolmgmt_core._calls.threads import (
     DEFAULT_TOOL_CONCURRENCY,
     MAX_SYNC_THREADS,
     WORK_LANE_THREADS,
     threads_in_use,
 )
-from toolmgmt_core.calls.validation import check_arguments
-from toolmgmt_core.runtime.threads import hung_threads
+from toolmgmt_core._calls.validation import check_arguments
+from toolmgmt_core._runtime.threads import hung_threads
 
 
 def _session(*tools: Tool, **options: Any) -> Any:
@@ -205,7 +205,7 @@ def test_check_arguments_leaves_the_loop_only_when_it_could_take_a_while() -> No
         parameters={"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}},
     )
     threads: dict[str, str] = {}
-    import toolmgmt_core.calls.validation as validation
+    import toolmgmt_core._calls.validation as validation
 
     real = validation.validate_arguments
 

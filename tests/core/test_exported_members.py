@@ -40,7 +40,7 @@ def test_all_is_sorted_and_complete(name: str) -> None:
 
 def test_what_a_user_configures_is_exported_from_the_core() -> None:
     """The options a catalog or a manager is built with come from ``toolmgmt_core`` itself."""
-    from toolmgmt_core.learning.teaching import LearningOptions
+    from toolmgmt_core._learning.teaching import LearningOptions
 
     assert toolmgmt_core.LearningOptions is LearningOptions
     assert "LearningOptions" in toolmgmt_core.__all__

@@ -77,11 +77,11 @@ def test_no_core_module_takes_part_in_an_import_circle() -> None:
 def test_the_check_sees_lazy_and_type_checking_imports() -> None:
     graph = _graph()
     # history.py names ToolSession only under TYPE_CHECKING.
-    assert "toolmgmt_core.session.session" in graph["toolmgmt_core.session.history"]
+    assert "toolmgmt_core._session.session" in graph["toolmgmt_core._session.history"]
     # A function's own import (the CLI loads its commands' modules lazily).
-    assert "toolmgmt_core.lint" in graph["toolmgmt_core.cli.commands"]
-    # ``import toolmgmt_core.session.meta_tools as meta`` is the submodule, not the package.
-    assert "toolmgmt_core.session.meta_tools" in graph["toolmgmt_core.session.meta_calls"]
+    assert "toolmgmt_core._lint" in graph["toolmgmt_core._cli.commands"]
+    # ``import toolmgmt_core._session.meta_tools as meta`` is the submodule, not the package.
+    assert "toolmgmt_core._session.meta_tools" in graph["toolmgmt_core._session.meta_calls"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
 

@@ -10,9 +10,9 @@ import pytest
 from support.bfcl import bfcl_dir, bfcl_missing
 
 from toolmgmt_core import Access, Discovery, Policy, Tool, ToolCatalog, ToolManager, lint
-from toolmgmt_core.lint.findings import CODES
-from toolmgmt_core.model.injection import addresses_the_model, find_instruction
-from toolmgmt_core.model.schema import tool_from_dict
+from toolmgmt_core._lint.findings import CODES
+from toolmgmt_core._model.injection import addresses_the_model, find_instruction
+from toolmgmt_core._model.schema import tool_from_dict
 
 
 @pytest.mark.parametrize(

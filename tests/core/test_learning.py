@@ -12,9 +12,9 @@ from support.bfcl import bfcl_dir, bfcl_missing
 from support.embedders import HashingEmbedder
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.learning.store import LearnedFile
-from toolmgmt_core.learning.teaching import LearningOptions, redact
-from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core._learning.store import LearnedFile
+from toolmgmt_core._learning.teaching import LearningOptions, redact
+from toolmgmt_core._model.errors import ConfigError
 from toolmgmt_demo import demo_tools
 
 VICTIM = "I need to get my money back for a broken order"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolmgmt_core import Access, Discovery, Policy, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.learning.teaching import LearningOptions
+from toolmgmt_core._learning.teaching import LearningOptions
 
 
 def _catalog(learning: LearningOptions | None = LearningOptions()) -> ToolCatalog:

@@ -11,9 +11,9 @@ from support import teaching
 from support.embedders import HashingEmbedder
 
 from toolmgmt_core import ToolCatalog
-from toolmgmt_core.learning.ranking import LearnedWeights
-from toolmgmt_core.learning.teaching import LearningOptions
-from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core._learning.ranking import LearnedWeights
+from toolmgmt_core._learning.teaching import LearningOptions
+from toolmgmt_core._model.errors import ConfigError
 from toolmgmt_demo import demo_tools
 
 TOOLS = demo_tools()

@@ -21,7 +21,7 @@ import pytest
 from homoglyph.data import load_prototypes
 
 from toolmgmt_core import DuplicateToolError, Policy, PolicyView, Tool, ToolCatalog
-from toolmgmt_core.model.names import fold_name
+from toolmgmt_core._model.names import fold_name
 
 _NAMED = re.compile(
     r"(?:.* )?(?:LATIN|REGIONAL INDICATOR SYMBOL|MODIFIER) (?:.* )?LETTER (?:[A-Z-]+ )*?([A-Z])"

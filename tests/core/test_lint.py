@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import Tool
-from toolmgmt_core.cli import main
-from toolmgmt_core.lint import CODES, Finding, lint, lint_catalog
+from toolmgmt_core._cli import main
+from toolmgmt_core._lint import CODES, Finding, lint, lint_catalog
 
-# toolmgmt_core.lint is also the name of the exported function, so fetch the module itself
-lint_module = importlib.import_module("toolmgmt_core.lint")
+# toolmgmt_core._lint is also the name of the exported function, so fetch the module itself
+lint_module = importlib.import_module("toolmgmt_core._lint")
 
 GOOD = Tool(
     name="search_contacts",

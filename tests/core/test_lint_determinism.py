@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from toolmgmt_core import Tool
-from toolmgmt_core.lint import lint_catalog
+from toolmgmt_core._lint import lint_catalog
 
 _WORDS = [f"word{chr(97 + k)}x" for k in range(26)]
 # Tool i uses words i..i+9, so each reads alike its neighbours up to three places away, and the
@@ -25,7 +25,7 @@ _TOOLS = [
 _SCRIPT = """
 import json
 from tests.core.test_lint_determinism import _TOOLS
-from toolmgmt_core.lint import lint_catalog
+from toolmgmt_core._lint import lint_catalog
 print(json.dumps([f.to_dict() for f in lint_catalog(_TOOLS)]))
 """
 

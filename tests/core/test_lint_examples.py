@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolmgmt_core import Tool
-from toolmgmt_core.lint import lint, lint_catalog
+from toolmgmt_core._lint import lint, lint_catalog
 from toolmgmt_demo import demo_catalog
 
 

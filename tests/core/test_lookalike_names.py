@@ -19,7 +19,7 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.model.names import fold_name, fold_pattern, fold_text
+from toolmgmt_core._model.names import fold_name, fold_pattern, fold_text
 
 LOOKALIKES = {
     "e acute, precomposed": "notes_d\u00e9lete_w",

@@ -16,8 +16,8 @@ from toolmgmt_core import (
     ToolManager,
     count_tokens,
 )
-from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
-from toolmgmt_core.session.modes import MODES
+from toolmgmt_core._session.meta_tools import META_TOOL_NAMES
+from toolmgmt_core._session.modes import MODES
 
 
 def orders_handler(customer: dict, items: list, note: str = "") -> dict:

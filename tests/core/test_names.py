@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import toolmgmt_core.model.names as names_module
+import toolmgmt_core._model.names as names_module
 from toolmgmt_core import (
     Access,
     Discovery,
@@ -20,10 +20,10 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.catalog.tool_catalog import normalize_name
-from toolmgmt_core.model.names import fold_name, fold_pattern, name_forms
-from toolmgmt_core.policy.profiles import parse_pattern
-from toolmgmt_core.search.fuzzy import fold_name as fuzzy_fold_name
+from toolmgmt_core._catalog.tool_catalog import normalize_name
+from toolmgmt_core._model.names import fold_name, fold_pattern, name_forms
+from toolmgmt_core._policy.profiles import parse_pattern
+from toolmgmt_core._search.fuzzy import fold_name as fuzzy_fold_name
 
 
 @pytest.mark.parametrize(
@@ -132,7 +132,7 @@ def test_a_set_in_a_pattern_matches_what_its_members_fold_to() -> None:
 def test_every_name_a_provider_sends_is_one_of_the_forms(text: str) -> None:
     """Lookup reaches a tool by its provider names too (resolve_provider_name), so policy
     patterns and registration compare those: name_forms must hold each one, folded."""
-    from toolmgmt_core.model.provider_names import NAME_RULES, provider_name
+    from toolmgmt_core._model.provider_names import NAME_RULES, provider_name
 
     for rules in NAME_RULES.values():
         sent = provider_name(text, rules)
@@ -236,7 +236,7 @@ def test_description_overrides_are_found_by_folded_name() -> None:
 def test_the_cli_skips_a_look_alike_with_a_warning(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from toolmgmt_core.cli import main
+    from toolmgmt_core._cli import main
 
     path = tmp_path / "tools.json"
     path.write_text(json.dumps([{"name": "calculate_bmi"}, {"name": "calculate_BMI"}]))

@@ -34,7 +34,7 @@ from toolmgmt_core import (  # noqa: E402
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.events import OtelListener  # noqa: E402
+from toolmgmt_core._events import OtelListener  # noqa: E402
 
 SECRET = "s3cr3t-7d1f0c9a"
 
@@ -339,7 +339,7 @@ def test_without_an_sdk_the_default_listener_is_a_check_and_records_nothing() ->
         """
         import asyncio
         from toolmgmt_core import ToolCatalog, ToolManager
-        from toolmgmt_core.events import OtelListener
+        from toolmgmt_core._events import OtelListener
 
         def ping(text: str) -> str:
             '''Echo the text.'''

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import ToolAnnotations, ToolCatalog, ToolManager
-from toolmgmt_core.calls.context import CallContext
-from toolmgmt_core.events import ApprovalAnswered, ApprovalAsked, CallFinished, Event
-from toolmgmt_core.policy.steps import ApprovalRequest
-from toolmgmt_core.runtime.control import CallPaused
+from toolmgmt_core._calls.context import CallContext
+from toolmgmt_core._events import ApprovalAnswered, ApprovalAsked, CallFinished, Event
+from toolmgmt_core._policy.steps import ApprovalRequest
+from toolmgmt_core._runtime.control import CallPaused
 
 
 class Asked(CallPaused):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.catalog.pins import (
+from toolmgmt_core._catalog.pins import (
     CLAIMED,
     NEW,
     QUARANTINED,
@@ -33,7 +33,7 @@ def pins(request: Any, tmp_path: Path) -> Iterator[Any]:
         yield PinFile(tmp_path / "gateway.pins.json")
     else:
         pytest.importorskip("psycopg")
-        from toolmgmt_core.stores.postgres_pins import PostgresPins
+        from toolmgmt_core._stores.postgres_pins import PostgresPins
 
         dsn = request.getfixturevalue("pg_dsn")
         store = PostgresPins(dsn)
@@ -98,7 +98,7 @@ def test_postgres_rows_pinned_before_names_were_folded_are_found_by_their_fold(
     psycopg = pytest.importorskip("psycopg")
     from psycopg.types.json import Jsonb
 
-    from toolmgmt_core.stores.postgres_pins import PostgresPins
+    from toolmgmt_core._stores.postgres_pins import PostgresPins
 
     store = PostgresPins(pg_dsn)
     store._db.run("empty", lambda conn: conn.execute("TRUNCATE toolmgmt_pins"))

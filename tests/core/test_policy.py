@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import Approval, ApprovalDeniedError, ConfigError, Tool, ToolCatalog
-from toolmgmt_core.calls.approval import ask_approval
-from toolmgmt_core.policy.files import PolicyFile, load_policy_file
-from toolmgmt_core.policy.profiles import Profile
-from toolmgmt_core.policy.steps import ApprovalRequest, Policy
-from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_core._calls.approval import ask_approval
+from toolmgmt_core._policy.files import PolicyFile, load_policy_file
+from toolmgmt_core._policy.profiles import Profile
+from toolmgmt_core._policy.steps import ApprovalRequest, Policy
+from toolmgmt_core._policy.view import PolicyView
 
 TOOLS = [
     Tool("read_file", "Read a file.", domain="fs", annotations={"read_only": True}),

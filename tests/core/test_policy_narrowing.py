@@ -16,8 +16,8 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.policy.profiles import may_match, parse_pattern
-from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_core._policy.profiles import may_match, parse_pattern
+from toolmgmt_core._policy.view import PolicyView
 
 
 def _catalog() -> ToolCatalog:

@@ -26,8 +26,8 @@ from toolmgmt_core import (
     ToolManager,
     ToolSession,
 )
-from toolmgmt_core.model.names import fold_name
-from toolmgmt_core.policy.profiles import get_profile
+from toolmgmt_core._model.names import fold_name
+from toolmgmt_core._policy.profiles import get_profile
 
 NAMES = [
     "read_a",

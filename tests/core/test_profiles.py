@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from toolmgmt_core import ConfigError, Tool, ToolCatalog
-from toolmgmt_core.policy.files import load_profile
-from toolmgmt_core.policy.profiles import BUILTIN_PROFILES, Profile, get_profile, parse_pattern
-from toolmgmt_core.policy.view import PolicyView
+from toolmgmt_core._policy.files import load_profile
+from toolmgmt_core._policy.profiles import BUILTIN_PROFILES, Profile, get_profile, parse_pattern
+from toolmgmt_core._policy.view import PolicyView
 
 
 def _tool(name: str, **fields) -> Tool:

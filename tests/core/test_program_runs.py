@@ -22,9 +22,9 @@ from toolmgmt_core import (  # noqa: E402
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.calls.context import CallContext  # noqa: E402
-from toolmgmt_core.runtime.control import passthrough  # noqa: E402
-from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
+from toolmgmt_core._calls.context import CallContext  # noqa: E402
+from toolmgmt_core._runtime.control import passthrough  # noqa: E402
+from toolmgmt_core._stores.base import InMemorySessionStore  # noqa: E402
 
 KEY = "the workers' shared key"
 
@@ -184,7 +184,7 @@ def test_a_foreign_forged_or_tampered_state_is_refused_before_anything_runs(
 
 
 def test_an_expired_state_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolmgmt_core.calls.code.runs as runs
+    import toolmgmt_core._calls.code.runs as runs
 
     bank = Bank()
     session, sealed = paused_state(bank, keeps_state=True)
@@ -268,7 +268,7 @@ def test_a_cancelled_program_is_not_kept_and_its_retry_is_a_fresh_run() -> None:
     catalog = ToolCatalog()
     catalog.add_function(balance)
     catalog.add_function(transfer)
-    from toolmgmt_core.events import ProgramFinished
+    from toolmgmt_core._events import ProgramFinished
 
     events: list[Any] = []
     manager = ToolManager(

@@ -75,7 +75,6 @@ def _exposed_modules() -> list[str]:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="until the rooms are renamed")  # face-rename: this line goes
 def test_every_other_core_module_is_private_by_its_path() -> None:
     exposed = _exposed_modules()
     assert not exposed, f"public by accident (move under a `_` package): {exposed}"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import ConfigError, ResultBudget
-from toolmgmt_core.calls.records import (
+from toolmgmt_core._calls.records import (
     FOLD_AT,
     KEPT_RECORDS,
     MAX_RECORD_ID_CHARS,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import InvalidToolError, Tool, ToolCatalog, ToolManager, lint
-from toolmgmt_core.model.schema_drafts import NORMALIZED_KEY
+from toolmgmt_core._model.schema_drafts import NORMALIZED_KEY
 
 # pdf-reader-mcp's read_pdf, as its zod schema is written out for draft 4 (abridged).
 READ_PDF: dict[str, Any] = {

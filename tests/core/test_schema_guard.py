@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolmgmt_core import InvalidArgumentsError, InvalidToolError, Tool
-from toolmgmt_core.calls.validation import validate_arguments
-from toolmgmt_core.model.schema_guard import MAX_SCHEMA_DEPTH, check_tool_schema, json_depth
-from toolmgmt_core.model.schema_validator import argument_validator
+from toolmgmt_core._calls.validation import validate_arguments
+from toolmgmt_core._model.schema_guard import MAX_SCHEMA_DEPTH, check_tool_schema, json_depth
+from toolmgmt_core._model.schema_validator import argument_validator
 
 D4 = "http://json-schema.org/draft-04/schema#"
 D7 = "http://json-schema.org/draft-07/schema#"

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.model.schema import tool_from_dict
+from toolmgmt_core._model.schema import tool_from_dict
 
 names = st.from_regex(r"[A-Za-z][A-Za-z0-9_.\-]{0,40}", fullmatch=True)
 words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=80)

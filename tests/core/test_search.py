@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolmgmt_core import BrowseError, SearchError, Tool, ToolCatalog
-from toolmgmt_core.search import cover_rankings, fuse_rankings, split_query
+from toolmgmt_core._search import cover_rankings, fuse_rankings, split_query
 
 
 def _tool(name: str, description: str, domain: str = "general", **kw: object) -> Tool:
@@ -285,9 +285,9 @@ def test_search_modules_export_what_they_define() -> None:
     import importlib
 
     for name in ("bm25", "engine", "fusion", "fuzzy", "hybrid", "index", "query", "tokenize"):
-        module = importlib.import_module(f"toolmgmt_core.search.{name}")
+        module = importlib.import_module(f"toolmgmt_core._search.{name}")
         assert module.__all__ and all(hasattr(module, n) for n in module.__all__), name
-    package = importlib.import_module("toolmgmt_core.search")
+    package = importlib.import_module("toolmgmt_core._search")
     assert all(hasattr(package, n) for n in package.__all__)
     assert {"split_query", "fuse_rankings", "BM25Index", "NameMatcher", "SearchEngine"} <= set(
         package.__all__

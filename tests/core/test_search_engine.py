@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.model.errors import BrowseError, SearchError
-from toolmgmt_core.search import SearchEngine
-from toolmgmt_core.search.engine import check_scope
-from toolmgmt_core.search.hybrid import FusionWeights
-from toolmgmt_core.search.index import BM25Index
-from toolmgmt_core.search.params import SearchRequest
+from toolmgmt_core._model.errors import BrowseError, SearchError
+from toolmgmt_core._search import SearchEngine
+from toolmgmt_core._search.engine import check_scope
+from toolmgmt_core._search.hybrid import FusionWeights
+from toolmgmt_core._search.index import BM25Index
+from toolmgmt_core._search.params import SearchRequest
 
 
 def _tools() -> list[Tool]:
@@ -80,7 +80,7 @@ def test_scope_and_query_errors_name_what_is_valid() -> None:
 
 
 def test_names_stay_importable_from_the_catalog_module() -> None:
-    from toolmgmt_core.catalog.tool_catalog import (
+    from toolmgmt_core._catalog.tool_catalog import (
         MAX_REGEX_LENGTH,
         REGEX_TIME_LIMIT,
         normalize_name,

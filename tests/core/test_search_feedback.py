@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from toolmgmt_core import ToolCatalog
-from toolmgmt_core.learning.feedback import SearchFeedback
-from toolmgmt_core.learning.teaching import LearningOptions
+from toolmgmt_core._learning.feedback import SearchFeedback
+from toolmgmt_core._learning.teaching import LearningOptions
 from toolmgmt_demo import demo_tools
 
 

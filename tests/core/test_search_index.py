@@ -11,9 +11,9 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from toolmgmt_core import Tool
-from toolmgmt_core.search import BM25Index, tokenize, tool_terms
-from toolmgmt_core.search.bm25 import BM25Matrix
-from toolmgmt_core.search.index import FIELD_BITS, _schema_texts
+from toolmgmt_core._search import BM25Index, tokenize, tool_terms
+from toolmgmt_core._search.bm25 import BM25Matrix
+from toolmgmt_core._search.index import FIELD_BITS, _schema_texts
 
 WORDS = (
     "send email invoice customer ticket flight hotel weather forecast stock price calendar "

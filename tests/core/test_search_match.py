@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.search import MATCH_FEATURES, MATCH_WEIGHTS, BM25Index, split_query
-from toolmgmt_core.search import match as match_module
-from toolmgmt_core.search.bm25 import BM25Matrix
-from toolmgmt_core.search.index import FIELD_BITS
-from toolmgmt_core.search.match import MATCH_DEPTH, MATCH_FLOOR, request_kinds
+from toolmgmt_core._search import MATCH_FEATURES, MATCH_WEIGHTS, BM25Index, split_query
+from toolmgmt_core._search import match as match_module
+from toolmgmt_core._search.bm25 import BM25Matrix
+from toolmgmt_core._search.index import FIELD_BITS
+from toolmgmt_core._search.match import MATCH_DEPTH, MATCH_FLOOR, request_kinds
 
 
 def _tool(name: str, description: str, **params: str) -> Tool:

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from toolmgmt_core import SearchError, Tool, ToolCatalog
-from toolmgmt_core.catalog.tool_catalog import MAX_REGEX_LENGTH, REGEX_TIME_LIMIT
-from toolmgmt_core.search.fuzzy import NameMatcher
+from toolmgmt_core._catalog.tool_catalog import MAX_REGEX_LENGTH, REGEX_TIME_LIMIT
+from toolmgmt_core._search.fuzzy import NameMatcher
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.search import BM25Matrix, tokenize
-from toolmgmt_core.search.request import (
+from toolmgmt_core._search import BM25Matrix, tokenize
+from toolmgmt_core._search.request import (
     CONTEXT_WEIGHT,
     PAYLOAD_WEIGHT,
     Request,

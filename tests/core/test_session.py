@@ -380,7 +380,7 @@ def test_call_tool_forgives_arguments_beside_the_name_and_refuses_itself(catalog
 
 
 def test_stable_search_loads_come_back_from_a_transcript(catalog) -> None:
-    from toolmgmt_core.session.history import loaded_names
+    from toolmgmt_core._session.history import loaded_names
 
     session = ToolManager(catalog).session()
     found = session.call_sync("tool_search", {"query": "send email"})

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from support.races import ConflictCounter, race_problems, race_replicas
 
-import toolmgmt_core.session.conversation
+import toolmgmt_core._session.conversation
 from toolmgmt_core import (
     Access,
     ConfigError,
@@ -20,10 +20,10 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.model.errors import StoreUnavailableError
-from toolmgmt_core.session.session import ToolSession
-from toolmgmt_core.session.state import merge_states, parse_state
-from toolmgmt_core.stores import InMemorySessionStore, StoredSession
+from toolmgmt_core._model.errors import StoreUnavailableError
+from toolmgmt_core._session.session import ToolSession
+from toolmgmt_core._session.state import merge_states, parse_state
+from toolmgmt_core._stores import InMemorySessionStore, StoredSession
 
 NAMES = ["send_email", "list_emails", "create_event", "list_events", "read_file", "write_file"]
 
@@ -90,7 +90,7 @@ def test_two_replicas_changing_one_conversation_at_once_lose_nothing(
     merge: str, monkeypatch: Any
 ) -> None:
     if merge == "last_writer_wins":  # the control: the same race must catch a lost update
-        monkeypatch.setattr(toolmgmt_core.session.conversation, "merge_states", _last_writer_wins)
+        monkeypatch.setattr(toolmgmt_core._session.conversation, "merge_states", _last_writer_wins)
     store = InMemorySessionStore()
     conflicts = ConflictCounter(store)
     a, b = _pair(store, results=ResultBudget(session_tokens=10_000))

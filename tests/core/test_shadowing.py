@@ -15,8 +15,8 @@ from toolmgmt_core import (
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.lint import lint_catalog
-from toolmgmt_core.model.shadowing import find_shadows
+from toolmgmt_core._lint import lint_catalog
+from toolmgmt_core._model.shadowing import find_shadows
 
 READ = "Read one note by its id from the notes store; returns its title and body."
 DESTRUCTIVE = ToolAnnotations(destructive=True)

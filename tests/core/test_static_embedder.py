@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toolmgmt_core.embeddings import (
+from toolmgmt_core._embeddings import (
     Embedder,
     EmbeddingCache,
     StaticEmbedder,
     embed_with_cache,
     matrix_from_vectors,
 )
-from toolmgmt_core.model.errors import EmbeddingError
+from toolmgmt_core._model.errors import EmbeddingError
 
 # Each word's vector points along its topic: 0 = mail, 1 = payment, 2 = filler.
 WORDS = {

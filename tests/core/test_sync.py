@@ -7,7 +7,7 @@ import contextvars
 
 import pytest
 
-from toolmgmt_core.calls.sync import run_sync
+from toolmgmt_core._calls.sync import run_sync
 
 WHO = contextvars.ContextVar("who", default="nobody")
 

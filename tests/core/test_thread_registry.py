@@ -1,4 +1,4 @@
-"""Every thread the project starts comes from the one registry (``runtime/threads.py``): named,
+"""Every thread the project starts comes from the one registry (``_runtime/threads.py``): named,
 bounded, counted by the hung-thread gauge and joined when the manager closes."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 
 from toolmgmt_core import ToolCatalog, ToolManager
-from toolmgmt_core.calls.truncation.summarize import summarize_result
-from toolmgmt_core.runtime.threads import (
+from toolmgmt_core._calls.truncation.summarize import summarize_result
+from toolmgmt_core._runtime.threads import (
     call_after,
     hung_threads,
     join_threads,

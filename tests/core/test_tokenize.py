@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolmgmt_core.search import split_identifier, stem, tokenize
-from toolmgmt_core.search.tokenize import tokenize_batch, tokenize_document
+from toolmgmt_core._search import split_identifier, stem, tokenize
+from toolmgmt_core._search.tokenize import tokenize_batch, tokenize_document
 
 identifiers = st.text(
     alphabet=st.sampled_from("abcxyzABCXYZ0129_.-/ :"), min_size=0, max_size=40

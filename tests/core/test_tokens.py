@@ -16,19 +16,19 @@ from pathlib import Path
 import pytest
 from support.bfcl import bfcl_dir, bfcl_missing
 
-import toolmgmt_core.model.tokens as tokens_module
+import toolmgmt_core._model.tokens as tokens_module
 import toolmgmt_demo
 from toolmgmt_core import ToolCatalog, ToolManager
-from toolmgmt_core.model.errors import TokenizerUnavailableError
-from toolmgmt_core.model.tokens import (
+from toolmgmt_core._model.errors import TokenizerUnavailableError
+from toolmgmt_core._model.tokens import (
     ApproxEncoding,
     count_tokens,
     definition_text,
     definition_tokens,
     get_encoding,
 )
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.session.report import report_tables
+from toolmgmt_core._model.tool import Tool
+from toolmgmt_core._session.report import report_tables
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
@@ -218,7 +218,7 @@ def test_offline_without_any_file_warns_in_one_short_line_once(tmp_path: Path) -
     once per encoding or per count (issue 34)."""
     script = (
         "import sys; sys.modules['litellm'] = None\n"
-        "from toolmgmt_core.model.tokens import count_tokens\n"
+        "from toolmgmt_core._model.tokens import count_tokens\n"
         "print(count_tokens('hello world'), count_tokens('again', 'cl100k_base'))\n"
     )
     env = {

@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolmgmt_core.model.names import fold_name
-from toolmgmt_core.model.schema import tool_from_dict, tool_to_definition
-from toolmgmt_core.model.tool import Tool, ToolAnnotations
+from toolmgmt_core._model.names import fold_name
+from toolmgmt_core._model.schema import tool_from_dict, tool_to_definition
+from toolmgmt_core._model.tool import Tool, ToolAnnotations
 from toolmgmt_demo import demo_catalog
 
 text = st.text(max_size=30)

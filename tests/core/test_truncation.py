@@ -12,19 +12,19 @@ import time
 
 import pytest
 
-import toolmgmt_core.calls.truncation.fit as truncation_fit
+import toolmgmt_core._calls.truncation.fit as truncation_fit
 from toolmgmt_core import (
     ConfigError,
     TruncationResult,
     summarize_result,
     truncate_result,
 )
-from toolmgmt_core.calls.truncation import (
+from toolmgmt_core._calls.truncation import (
     MIN_RESULT_TOKENS,
     render_result,
     summarize_result_sync,
 )
-from toolmgmt_core.model.tokens import count_tokens
+from toolmgmt_core._model.tokens import count_tokens
 
 
 def _records(n: int) -> list[dict]:

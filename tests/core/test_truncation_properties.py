@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolmgmt_core import ContentResult, Discovery, Tool, ToolCatalog, ToolManager, truncate_result
-from toolmgmt_core.calls.truncation import MIN_RESULT_TOKENS, render_result
-from toolmgmt_core.model.tokens import ApproxEncoding, count_tokens, get_encoding
+from toolmgmt_core._calls.truncation import MIN_RESULT_TOKENS, render_result
+from toolmgmt_core._model.tokens import ApproxEncoding, count_tokens, get_encoding
 
 ENCODING = get_encoding("o200k_base")
 SETTINGS = settings(

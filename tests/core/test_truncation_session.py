@@ -9,7 +9,7 @@ import json
 import pytest
 
 from toolmgmt_core import ConfigError, ResultBudget, ToolManager, count_tokens
-from toolmgmt_core.calls.truncation import render_result
+from toolmgmt_core._calls.truncation import render_result
 from toolmgmt_demo import LARGE_RESULT_CALLS, demo_catalog
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from toolmgmt_core.cli import main
-from toolmgmt_core.events.usage import usage_report
+from toolmgmt_core._cli import main
+from toolmgmt_core._events.usage import usage_report
 from toolmgmt_demo.usage import DEMO_REQUESTS, record_demo_usage
 
 
@@ -150,8 +150,8 @@ def test_the_plot_shows_each_outcome_its_number_and_latency() -> None:
     panel shows each tool's mean latency."""
     import matplotlib.pyplot as plt
 
-    from toolmgmt_core.cli.usage import draw_report
-    from toolmgmt_core.events.usage import ToolUsage, UsageReport
+    from toolmgmt_core._cli.usage import draw_report
+    from toolmgmt_core._events.usage import ToolUsage, UsageReport
 
     report = UsageReport(
         searches=3,

@@ -483,7 +483,7 @@ def _synopsis(argv: list[str]) -> bool:
 def test_each_toolmgmt_command_parses(
     where: str, argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from toolmgmt_core.cli import build_parser
+    from toolmgmt_core._cli import build_parser
 
     parser = build_parser()
     if _synopsis(argv):  # "toolmgmt report [--catalog FILE] [--json]": each option exists

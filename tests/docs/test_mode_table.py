@@ -12,8 +12,8 @@ from types import ModuleType
 
 import pytest
 
-from toolmgmt_core.cli import main
-from toolmgmt_core.session.modes import MODES
+from toolmgmt_core._cli import main
+from toolmgmt_core._session.modes import MODES
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

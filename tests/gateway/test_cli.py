@@ -13,7 +13,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from toolmgmt_core.cli import main  # noqa: E402
+from toolmgmt_core._cli import main  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,7 +24,7 @@ async def test_toolmgmt_serve_over_stdio(mcp_kit: Any, tmp_path: Path) -> None:
     config = tmp_path / "gateway.toml"
     config.write_text(k.stdio_upstream("notes") + '\n[policy]\ndeny = ["notes_delete_*"]\n')
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "toolmgmt_core.cli", "serve", "--config", str(config)]
+        command=sys.executable, args=["-m", "toolmgmt_core._cli", "serve", "--config", str(config)]
     )
     async with Client(params) as client:
         assert [t.name for t in (await client.list_tools()).tools] == [

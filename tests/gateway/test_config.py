@@ -11,7 +11,7 @@ pytest.importorskip("mcp")
 
 from toolmgmt_gateway import load_config, parse_config  # noqa: E402
 
-from toolmgmt_core.model.errors import ConfigError  # noqa: E402
+from toolmgmt_core._model.errors import ConfigError  # noqa: E402
 
 ISSUE_SHAPE = """\
 [upstreams.notes]            # the table name is the domain

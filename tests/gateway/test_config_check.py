@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from toolmgmt_core.cli import main
-from toolmgmt_core.cli.check import CHECK_GROUP
+from toolmgmt_core._cli import main
+from toolmgmt_core._cli.check import CHECK_GROUP
 
 SERVERS = Path(__file__).resolve().parents[1] / "adapters" / "mcp" / "servers"
 

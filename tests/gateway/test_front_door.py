@@ -24,7 +24,7 @@ from toolmgmt_gateway import Gateway, parse_config  # noqa: E402
 from toolmgmt_gateway.clients import ClientAuth  # noqa: E402
 from toolmgmt_gateway.conversations import principal_key  # noqa: E402
 
-from toolmgmt_core.model.errors import ConfigError  # noqa: E402
+from toolmgmt_core._model.errors import ConfigError  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.cli import main
-from toolmgmt_core.learning.teaching import LearningOptions
-from toolmgmt_core.model.errors import ConfigError
+from toolmgmt_core._catalog.tool_catalog import ToolCatalog
+from toolmgmt_core._cli import main
+from toolmgmt_core._learning.teaching import LearningOptions
+from toolmgmt_core._model.errors import ConfigError
 
 pytest.importorskip("mcp")
 from toolmgmt_gateway import Gateway  # noqa: E402

@@ -19,7 +19,7 @@ import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 from toolmgmt_gateway import Gateway, load_config  # noqa: E402
 
-from toolmgmt_core.cli import main  # noqa: E402
+from toolmgmt_core._cli import main  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

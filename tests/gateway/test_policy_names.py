@@ -17,8 +17,8 @@ from toolmgmt_gateway import parse_config  # noqa: E402
 from toolmgmt_gateway.server import _policy_steps  # noqa: E402
 
 from toolmgmt_core import Tool, ToolCatalog  # noqa: E402
-from toolmgmt_core.model.errors import ConfigError  # noqa: E402
-from toolmgmt_core.policy.view import PolicyView  # noqa: E402
+from toolmgmt_core._model.errors import ConfigError  # noqa: E402
+from toolmgmt_core._policy.view import PolicyView  # noqa: E402
 
 UPSTREAMS = """\
 [upstreams.notes]

@@ -27,8 +27,8 @@ from support.upstreams import SERVERS  # noqa: E402
 from toolmgmt_gateway import Gateway, parse_config  # noqa: E402
 from toolmgmt_gateway.conversations import principal_key  # noqa: E402
 
-from toolmgmt_core.calls.code import PausedProgram, ProgramToolError, run_program  # noqa: E402
-from toolmgmt_core.calls.code.limits import CodeLimits  # noqa: E402
+from toolmgmt_core._calls.code import PausedProgram, ProgramToolError, run_program  # noqa: E402
+from toolmgmt_core._calls.code.limits import CodeLimits  # noqa: E402
 
 YES = {"toolmgmt_approval": t.ElicitResult(action="accept", content={})}
 
@@ -225,8 +225,8 @@ async def test_a_forged_program_with_the_right_code_digest_never_runs() -> None:
 def test_paused_programs_are_sealed_with_the_replicas_state_key() -> None:
     from toolmgmt_gateway.state_keys import SharedKeyCodec, run_state_key
 
-    from toolmgmt_core.calls.code.runs import RunSeal
-    from toolmgmt_core.stores.base import InMemorySessionStore
+    from toolmgmt_core._calls.code.runs import RunSeal
+    from toolmgmt_core._stores.base import InMemorySessionStore
 
     assert run_state_key(ops_config()) == "k" * 40  # the configured key, first of them
     store = InMemorySessionStore()

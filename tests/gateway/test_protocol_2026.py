@@ -25,7 +25,7 @@ from toolmgmt_gateway import Gateway, parse_config  # noqa: E402
 from toolmgmt_gateway.conversations import principal_key  # noqa: E402
 from toolmgmt_mcp.convert import tools_from_listing  # noqa: E402
 
-from toolmgmt_core.stores import InMemorySessionStore  # noqa: E402
+from toolmgmt_core._stores import InMemorySessionStore  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 

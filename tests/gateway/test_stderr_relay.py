@@ -19,7 +19,7 @@ pytest.importorskip("mcp")
 
 from toolmgmt_gateway import parse_config  # noqa: E402
 
-from toolmgmt_core.model.errors import ConfigError  # noqa: E402
+from toolmgmt_core._model.errors import ConfigError  # noqa: E402
 
 SECRET = "arg-4471-secret"
 LEAKS = ["S3cr3t", "tok3n-9f8e7d6c5b4a"]

@@ -275,7 +275,7 @@ async def test_every_replica_writes_its_usage_log_to_the_store(
     async with gateway, serving(gateway) as url:
         await _call(url)
         assert gateway._event_log is not None and gateway._event_log.flush(20)
-    from toolmgmt_core.cli import main
+    from toolmgmt_core._cli import main
 
     assert (
         main(["usage", "--store", redis_url, "--json", "--catalog", "toolmgmt_demo:demo_catalog"])

@@ -18,7 +18,7 @@ from toolmgmt_core import (
     ContentResult,  # noqa: E402
     ToolCatalog,  # noqa: E402
 )
-from toolmgmt_core.model.errors import (  # noqa: E402
+from toolmgmt_core._model.errors import (  # noqa: E402
     ToolExecutionError,
     ToolTimeoutError,
     ToolUnavailableError,

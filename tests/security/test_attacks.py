@@ -751,8 +751,8 @@ def _engine(kind: str) -> Iterator[Any]:
 def catalog_lookalike_push() -> str:
     pytest.importorskip("psycopg")
     from toolmgmt_core import Tool
-    from toolmgmt_core.cli import main
-    from toolmgmt_core.stores.postgres import PostgresCatalogStore
+    from toolmgmt_core._cli import main
+    from toolmgmt_core._stores.postgres import PostgresCatalogStore
 
     with _engine("postgres") as server, tempfile.TemporaryDirectory() as folder:
         codes = []
@@ -801,8 +801,8 @@ def catalog_lookalike_rows() -> str:
     from psycopg.types.json import Jsonb
 
     from toolmgmt_core import Tool, ToolCatalog
-    from toolmgmt_core.model.schema import tool_to_definition
-    from toolmgmt_core.stores.postgres import PostgresCatalogStore
+    from toolmgmt_core._model.schema import tool_to_definition
+    from toolmgmt_core._stores.postgres import PostgresCatalogStore
 
     with _engine("postgres") as server:
         import psycopg
@@ -914,8 +914,8 @@ def gateway_redis_paused() -> str:
 def call_while_redis_paused() -> str:
     pytest.importorskip("redis")
     from toolmgmt_core import ToolCatalog, ToolManager
-    from toolmgmt_core.stores import StoreTimeout
-    from toolmgmt_core.stores.redis import RedisSessionStore
+    from toolmgmt_core._stores import StoreTimeout
+    from toolmgmt_core._stores.redis import RedisSessionStore
 
     started = threading.Event()
 
@@ -1208,8 +1208,8 @@ def validation_pools() -> str:
 )
 def examples_checked() -> str:
     from toolmgmt_core import ToolCatalog
-    from toolmgmt_core.lint.rules import _lint_examples
-    from toolmgmt_core.providers import format_tools
+    from toolmgmt_core._lint.rules import _lint_examples
+    from toolmgmt_core._providers import format_tools
 
     catalog = ToolCatalog()
     catalog.add_schemas(
@@ -1458,7 +1458,7 @@ def stalled_listen_backend() -> str:
     import psycopg
 
     from toolmgmt_core import Tool, ToolCatalog
-    from toolmgmt_core.stores.postgres import PostgresCatalogStore
+    from toolmgmt_core._stores.postgres import PostgresCatalogStore
 
     with _engine("postgres") as server:
         store = PostgresCatalogStore(server.dsn)
@@ -1541,8 +1541,8 @@ def ref_to_a_string() -> str:
 )
 def hung_threads_across_tools() -> str:
     from toolmgmt_core import Tool, ToolCatalog, ToolManager
-    from toolmgmt_core.calls.threads import MAX_SYNC_THREADS
-    from toolmgmt_core.runtime.threads import hung_threads
+    from toolmgmt_core._calls.threads import MAX_SYNC_THREADS
+    from toolmgmt_core._runtime.threads import hung_threads
 
     release = threading.Event()
     tools = [Tool(f"hang_{i}", handler=lambda: release.wait(60), timeout=0.3) for i in range(40)]

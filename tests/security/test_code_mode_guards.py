@@ -29,11 +29,11 @@ from toolmgmt_core import (  # noqa: E402
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.calls.context import CallContext  # noqa: E402
-from toolmgmt_core.model.tokens import count_tokens  # noqa: E402
-from toolmgmt_core.runtime.control import passthrough  # noqa: E402
-from toolmgmt_core.session.modes import Code  # noqa: E402
-from toolmgmt_core.stores.base import InMemorySessionStore  # noqa: E402
+from toolmgmt_core._calls.context import CallContext  # noqa: E402
+from toolmgmt_core._model.tokens import count_tokens  # noqa: E402
+from toolmgmt_core._runtime.control import passthrough  # noqa: E402
+from toolmgmt_core._session.modes import Code  # noqa: E402
+from toolmgmt_core._stores.base import InMemorySessionStore  # noqa: E402
 
 SECRET = "secret-sauce"
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import ToolCatalog, ToolExecutionError, ToolManager
-from toolmgmt_core.model.redaction import redact_line, redact_secrets
+from toolmgmt_core._model.redaction import redact_line, redact_secrets
 
 LEAK = (
     "could not connect to postgresql://admin:S3cr3t@db/x with key sk-live-4f9a8b7c6d5e4f3a2b1c "

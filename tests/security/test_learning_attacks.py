@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from support import teaching
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core.learning.teaching import LearningOptions
+from toolmgmt_core._learning.teaching import LearningOptions
 from toolmgmt_demo import demo_tools
 
 TOOLS = demo_tools()

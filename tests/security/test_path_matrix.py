@@ -138,7 +138,7 @@ class SessionPath(_ShopPath):
         self.how = how
 
     def _session(self, profile: str | None) -> Any:
-        from toolmgmt_core.providers import format_tools
+        from toolmgmt_core._providers import format_tools
 
         mode = {"by-name": "flat", "execute_tool": "gateway", "code": "code"}.get(
             self.how, "search"
@@ -166,8 +166,8 @@ class SessionPath(_ShopPath):
     async def call(
         self, tool: str, *, profile: str | None = None, answer: str | None = None
     ) -> Seen:
-        from toolmgmt_core.calls.context import CallContext
-        from toolmgmt_core.runtime.control import passthrough
+        from toolmgmt_core._calls.context import CallContext
+        from toolmgmt_core._runtime.control import passthrough
 
         session = self._session(profile)
         seen = Seen()
@@ -204,7 +204,7 @@ class LiteLLMPath(SessionPath):
         import litellm
         from toolmgmt_litellm.calls import run_meta_tool_calls
 
-        from toolmgmt_core.runtime.control import passthrough
+        from toolmgmt_core._runtime.control import passthrough
 
         session = self._session(profile)
         arguments = {"tool_name": tool, "arguments": {"order_id": ORDER}}

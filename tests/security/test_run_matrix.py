@@ -128,7 +128,7 @@ class InProcessPath:
 
     def __init__(self, *, keeps: bool) -> None:
         from toolmgmt_core import Execution, ToolManager
-        from toolmgmt_core.stores.base import InMemorySessionStore
+        from toolmgmt_core._stores.base import InMemorySessionStore
 
         self.keeps = keeps
         self.ops = Ops()
@@ -151,8 +151,8 @@ class InProcessPath:
         worker: int = 0,
     ) -> Step:
         from toolmgmt_core import ApprovalEdit
-        from toolmgmt_core.calls.context import CallContext
-        from toolmgmt_core.runtime.control import passthrough
+        from toolmgmt_core._calls.context import CallContext
+        from toolmgmt_core._runtime.control import passthrough
 
         asked: list[Any] = []
 

@@ -14,7 +14,7 @@ import pytest
 def store(pg_dsn: str) -> Iterator[Any]:
     """A ``PostgresCatalogStore`` on the session's PostgreSQL, emptied."""
     pytest.importorskip("psycopg")
-    from toolmgmt_core.stores.postgres import PostgresCatalogStore
+    from toolmgmt_core._stores.postgres import PostgresCatalogStore
 
     with PostgresCatalogStore(pg_dsn) as made:
         yield made

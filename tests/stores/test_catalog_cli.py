@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from toolmgmt_core.cli import main
+from toolmgmt_core._cli import main
 
 pytest.importorskip("psycopg")
-from toolmgmt_core.stores.postgres import PostgresCatalogStore  # noqa: E402
+from toolmgmt_core._stores.postgres import PostgresCatalogStore  # noqa: E402
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -14,17 +14,17 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.cli import main
-from toolmgmt_core.model.schema import tool_to_definition
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core._catalog.tool_catalog import ToolCatalog
+from toolmgmt_core._cli import main
+from toolmgmt_core._model.schema import tool_to_definition
+from toolmgmt_core._model.tool import Tool
 
 psycopg = pytest.importorskip("psycopg")
 from psycopg.types.json import Jsonb  # noqa: E402
 
-from toolmgmt_core.stores.postgres import PostgresCatalogStore  # noqa: E402
-from toolmgmt_core.stores.postgres_db import CHANNEL  # noqa: E402
-from toolmgmt_core.stores.postgres_follower import CatalogFollower  # noqa: E402
+from toolmgmt_core._stores.postgres import PostgresCatalogStore  # noqa: E402
+from toolmgmt_core._stores.postgres_db import CHANNEL  # noqa: E402
+from toolmgmt_core._stores.postgres_follower import CatalogFollower  # noqa: E402
 
 ARRIVES_WITHIN = 15.0
 """Seconds a change may take to reach a follower ("does not hang")."""

@@ -12,19 +12,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.embedders import HashingEmbedder
 
-from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.embeddings import VectorCache
-from toolmgmt_core.model.errors import ConfigError, StoreUnavailableError
-from toolmgmt_core.model.schema import tool_to_definition
-from toolmgmt_core.model.tool import Tool, ToolAnnotations
+from toolmgmt_core._catalog.tool_catalog import ToolCatalog
+from toolmgmt_core._embeddings import VectorCache
+from toolmgmt_core._model.errors import ConfigError, StoreUnavailableError
+from toolmgmt_core._model.schema import tool_to_definition
+from toolmgmt_core._model.tool import Tool, ToolAnnotations
 
 psycopg = pytest.importorskip("psycopg")
-from toolmgmt_core.stores.postgres import (  # noqa: E402
+from toolmgmt_core._stores.postgres import (  # noqa: E402
     PostgresCatalogStore,
     PostgresEmbeddingCache,
 )
-from toolmgmt_core.stores.postgres_db import CHANNEL  # noqa: E402
-from toolmgmt_core.stores.postgres_follower import CatalogFollower  # noqa: E402
+from toolmgmt_core._stores.postgres_db import CHANNEL  # noqa: E402
+from toolmgmt_core._stores.postgres_follower import CatalogFollower  # noqa: E402
 
 ARRIVES_WITHIN = 15.0
 """Seconds a change may take to reach a follower: "does not hang" (a follower does not poll,

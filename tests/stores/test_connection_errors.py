@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.cli import main
-from toolmgmt_core.model.errors import StoreUnavailableError
-from toolmgmt_core.model.tool import Tool
+from toolmgmt_core._catalog.tool_catalog import ToolCatalog
+from toolmgmt_core._cli import main
+from toolmgmt_core._model.errors import StoreUnavailableError
+from toolmgmt_core._model.tool import Tool
 
 psycopg = pytest.importorskip("psycopg")
 redis = pytest.importorskip("redis")
-from toolmgmt_core.stores.postgres import PostgresCatalogStore  # noqa: E402
-from toolmgmt_core.stores.redis import RedisSessionStore  # noqa: E402
+from toolmgmt_core._stores.postgres import PostgresCatalogStore  # noqa: E402
+from toolmgmt_core._stores.redis import RedisSessionStore  # noqa: E402
 
 PASSWORD = "right-s3cret"
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import ToolCatalog, ToolManager
-from toolmgmt_core.cli import main
-from toolmgmt_core.stores.event_log import StoreListener, open_event_log
+from toolmgmt_core._cli import main
+from toolmgmt_core._stores.event_log import StoreListener, open_event_log
 
 SECRET = "ssn-078-05-1120"
 

@@ -14,9 +14,9 @@ import pytest
 def test_the_package_imports_no_driver_until_asked() -> None:
     pytest.importorskip("redis")
     code = (
-        "import sys, toolmgmt_core, toolmgmt_core.stores\n"
+        "import sys, toolmgmt_core, toolmgmt_core._stores\n"
         "assert 'redis' not in sys.modules and 'psycopg' not in sys.modules, sys.modules.keys()\n"
-        "from toolmgmt_core.stores import RedisSessionStore\n"
+        "from toolmgmt_core._stores import RedisSessionStore\n"
         "assert 'redis' in sys.modules and 'psycopg' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

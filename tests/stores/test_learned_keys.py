@@ -10,12 +10,12 @@ import logging
 
 import pytest
 
-from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.learning.teaching import LearningOptions
+from toolmgmt_core._catalog.tool_catalog import ToolCatalog
+from toolmgmt_core._learning.teaching import LearningOptions
 from toolmgmt_demo import demo_tools
 
 psycopg = pytest.importorskip("psycopg")
-from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore  # noqa: E402
+from toolmgmt_core._stores.postgres_learned import PostgresLearnedStore  # noqa: E402
 
 KEY = "the replicas' learning key, never in the database"
 TOOL = "payments_list_refunds"
@@ -103,7 +103,7 @@ def test_a_replica_with_another_key_ignores_the_rows_and_says_so(
 
 
 def test_a_shared_store_without_a_key_is_refused(pg_dsn: str) -> None:
-    from toolmgmt_core.model.errors import ConfigError
+    from toolmgmt_core._model.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"LearningOptions\(key="):
         ToolCatalog(learning=LearningOptions(store=PostgresLearnedStore(pg_dsn)))

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.catalog.tool_catalog import ToolCatalog
-from toolmgmt_core.cli import main
-from toolmgmt_core.learning.teaching import LearningOptions
+from toolmgmt_core._catalog.tool_catalog import ToolCatalog
+from toolmgmt_core._cli import main
+from toolmgmt_core._learning.teaching import LearningOptions
 from toolmgmt_demo import demo_tools
 
 pytest.importorskip("psycopg")
-from toolmgmt_core.stores.postgres import PostgresCatalogStore  # noqa: E402
-from toolmgmt_core.stores.postgres_follower import CatalogFollower  # noqa: E402
-from toolmgmt_core.stores.postgres_learned import PostgresLearnedStore  # noqa: E402
+from toolmgmt_core._stores.postgres import PostgresCatalogStore  # noqa: E402
+from toolmgmt_core._stores.postgres_follower import CatalogFollower  # noqa: E402
+from toolmgmt_core._stores.postgres_learned import PostgresLearnedStore  # noqa: E402
 
 from .test_catalog_store import ARRIVES_WITHIN, wait_until  # noqa: E402
 

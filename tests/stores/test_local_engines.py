@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import toolmgmt_deploy as local
 
-from toolmgmt_core.model.errors import StoreUnavailableError
+from toolmgmt_core._model.errors import StoreUnavailableError
 
 REPO = Path(__file__).resolve().parents[2]
 

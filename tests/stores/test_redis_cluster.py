@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.model.errors import SessionConflictError
-from toolmgmt_core.stores import StoredSession, update_session
+from toolmgmt_core._model.errors import SessionConflictError
+from toolmgmt_core._stores import StoredSession, update_session
 
 redis = pytest.importorskip("redis")
 from redis.cluster import RedisCluster  # noqa: E402
 from toolmgmt_deploy import LocalRedis, free_port  # noqa: E402
 
-from toolmgmt_core.stores.redis import RedisSessionStore, hash_tag  # noqa: E402
+from toolmgmt_core._stores.redis import RedisSessionStore, hash_tag  # noqa: E402
 
 # Ids whose braces would end a hash tag early (or leave it empty), and look-alikes of their
 # escaped forms: each must still be one session of its own, its keys in one slot.

@@ -12,7 +12,7 @@ from toolmgmt_core import ResultBudget, Tool, ToolCatalog, ToolManager
 
 pytest.importorskip("redis")
 
-from toolmgmt_core.stores.redis import RedisSessionStore  # noqa: E402
+from toolmgmt_core._stores.redis import RedisSessionStore  # noqa: E402
 
 NAMES = ["send_email", "list_emails", "create_event", "list_events", "read_file", "write_file"]
 

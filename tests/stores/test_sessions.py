@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core.model.errors import (
+from toolmgmt_core._model.errors import (
     ConfigError,
     InvalidSessionError,
     SessionConflictError,
     StoreError,
     StoreUnavailableError,
 )
-from toolmgmt_core.stores import (
+from toolmgmt_core._stores import (
     MAX_SESSION_ID_LENGTH,
     InMemorySessionStore,
     SessionStore,
@@ -31,7 +31,7 @@ from toolmgmt_core.stores import (
 )
 
 redis = pytest.importorskip("redis")
-from toolmgmt_core.stores.redis import RedisSessionStore  # noqa: E402
+from toolmgmt_core._stores.redis import RedisSessionStore  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -244,8 +244,8 @@ def test_two_threads_adding_different_tools_lose_nothing(
 
 _WORKER = """
 import sys, time
-from toolmgmt_core.stores import update_session
-from toolmgmt_core.stores.redis import RedisSessionStore
+from toolmgmt_core._stores import update_session
+from toolmgmt_core._stores.redis import RedisSessionStore
 
 url, session, prefix, rounds, start_at = sys.argv[1:6]
 store = RedisSessionStore(url)

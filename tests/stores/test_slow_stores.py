@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import Discovery, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.model.errors import StoreUnavailableError
-from toolmgmt_core.stores import StoreTimeout
+from toolmgmt_core._model.errors import StoreUnavailableError
+from toolmgmt_core._stores import StoreTimeout
 
 redis = pytest.importorskip("redis")
 psycopg = pytest.importorskip("psycopg")
-from toolmgmt_core.stores.postgres import PostgresCatalogStore, PostgresEmbeddingCache  # noqa: E402
-from toolmgmt_core.stores.redis import RedisSessionStore  # noqa: E402
+from toolmgmt_core._stores.postgres import PostgresCatalogStore, PostgresEmbeddingCache  # noqa: E402
+from toolmgmt_core._stores.redis import RedisSessionStore  # noqa: E402
 
 PAUSE_MS = 5000
 """How long Redis is paused: well past every deadline here, so an operation that waits for the

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from toolmgmt_core.embeddings import normalize_rows
+from toolmgmt_core._embeddings import normalize_rows
 
 __all__ = ["HashingEmbedder"]
 

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from toolmgmt_core.events import OtelListener
+from toolmgmt_core._events import OtelListener
 
 __all__ = ["OtelKit", "global_providers", "span_text"]
 

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from toolmgmt_core.model.errors import SessionConflictError
+from toolmgmt_core._model.errors import SessionConflictError
 
 __all__ = ["ConflictCounter", "at_once", "load_at_once", "race_problems", "race_replicas"]
 
@@ -45,7 +45,7 @@ def load_at_once(sessions: list[Any], queries: list[str]) -> None:
 
 class ConflictCounter:
     """Counts the saves a store refused because another writer saved first (each one a
-    compare-and-set retry of :func:`~toolmgmt_core.stores.update_session`).
+    compare-and-set retry of :func:`~toolmgmt_core._stores.update_session`).
 
     Usage::
 

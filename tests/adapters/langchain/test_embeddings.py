@@ -12,8 +12,8 @@ pytest.importorskip("langchain_core")
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings  # noqa: E402
 from toolmgmt_langchain import LangChainEmbedder  # noqa: E402
 
-from toolmgmt_core.embeddings import Embedder, EmbeddingCache, embed_with_cache  # noqa: E402
-from toolmgmt_core.model.errors import EmbeddingError  # noqa: E402
+from toolmgmt_core._embeddings import Embedder, EmbeddingCache, embed_with_cache  # noqa: E402
+from toolmgmt_core._model.errors import EmbeddingError  # noqa: E402
 
 
 class AsymmetricFake(DeterministicFakeEmbedding):

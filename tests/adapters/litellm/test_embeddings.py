@@ -20,8 +20,8 @@ from litellm import CustomLLM  # noqa: E402
 from litellm.types.utils import Embedding, EmbeddingResponse  # noqa: E402
 from toolmgmt_litellm import LiteLLMEmbedder  # noqa: E402
 
-from toolmgmt_core.embeddings import Embedder, EmbeddingCache, embed_with_cache  # noqa: E402
-from toolmgmt_core.model.errors import ConfigError, EmbeddingError  # noqa: E402
+from toolmgmt_core._embeddings import Embedder, EmbeddingCache, embed_with_cache  # noqa: E402
+from toolmgmt_core._model.errors import ConfigError, EmbeddingError  # noqa: E402
 
 MODEL = "openai/text-embedding-3-small"
 

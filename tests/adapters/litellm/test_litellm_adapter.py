@@ -34,7 +34,7 @@ from toolmgmt_core import (  # noqa: E402
     ToolManager,
     count_tokens,
 )
-from toolmgmt_core.calls.truncation import summarize_result  # noqa: E402
+from toolmgmt_core._calls.truncation import summarize_result  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
 

@@ -85,7 +85,7 @@ def test_a_conversation_is_not_evicted_by_many_others(callbacks: list[Any]) -> N
 def test_workers_over_one_redis_serve_each_others_conversations(
     callbacks: list[Any], redis_url: str
 ) -> None:
-    redis_store = pytest.importorskip("toolmgmt_core.stores.redis")
+    redis_store = pytest.importorskip("toolmgmt_core._stores.redis")
     stores = [redis_store.RedisSessionStore(redis_url), redis_store.RedisSessionStore(redis_url)]
     first, second = (ToolManagerCallback(_manager(store)) for store in stores)
     # The app's loop runs on the first worker: its meta-tool calls load a tool.

@@ -37,7 +37,7 @@ from toolmgmt_core import (  # noqa: E402
     ToolManager,
     count_tokens,
 )
-from toolmgmt_core.stores import InMemorySessionStore  # noqa: E402
+from toolmgmt_core._stores import InMemorySessionStore  # noqa: E402
 
 MAX_RESULT_TOKENS = 300
 

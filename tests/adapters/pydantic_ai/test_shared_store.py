@@ -32,7 +32,7 @@ from toolmgmt_core import (  # noqa: E402
     ToolCatalog,
     ToolManager,
 )
-from toolmgmt_core.stores.redis import RedisSessionStore  # noqa: E402
+from toolmgmt_core._stores.redis import RedisSessionStore  # noqa: E402
 
 
 def _toolset() -> FunctionToolset[Any]:

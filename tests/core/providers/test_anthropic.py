@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import ProviderError, Tool
-from toolmgmt_core.providers import format_tools
-from toolmgmt_core.providers.anthropic import to_anthropic_schema
+from toolmgmt_core._providers import format_tools
+from toolmgmt_core._providers.anthropic import to_anthropic_schema
 
 
 def _tool(name: str, defer: bool | None = None) -> Tool:

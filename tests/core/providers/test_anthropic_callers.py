@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import Callers, ProviderError, ToolAnnotations, ToolCatalog, ToolManager
-from toolmgmt_core.calls.context import CallContext
-from toolmgmt_core.providers import format_tools
+from toolmgmt_core._calls.context import CallContext
+from toolmgmt_core._providers import format_tools
 
 RAN: list[str] = []
 
@@ -54,7 +54,7 @@ def test_anthropic_allowed_callers_follow_the_choice(check_provider: Check) -> N
     assert by_name["send_email"] == ["direct"]
     assert by_name["lookup_code"] == ["code_execution_20260120"]
     pytest.importorskip("pydantic_monty")
-    from toolmgmt_core.session.modes import Code
+    from toolmgmt_core._session.modes import Code
 
     chosen = Callers(direct=["send_*", "destructive"], both=["lookup"])
     code = ToolManager(_catalog(), mode=Code(callers=chosen)).session()

@@ -10,7 +10,7 @@ import pytest
 from anthropic.types import ToolParam
 
 from toolmgmt_core import Tool
-from toolmgmt_core.providers import format_tools
+from toolmgmt_core._providers import format_tools
 from toolmgmt_demo import demo_catalog
 
 PARAMETERS = {

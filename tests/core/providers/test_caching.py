@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolmgmt_core.providers.caching import (
+from toolmgmt_core._providers.caching import (
     ANTHROPIC,
     OPENAI_BREAKPOINTS,
     OPENAI_PREFIX,

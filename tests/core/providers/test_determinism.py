@@ -12,7 +12,7 @@ _ROOT = Path(__file__).resolve().parents[3]
 _SCRIPT = """
 import json
 from toolmgmt_demo import demo_catalog
-from toolmgmt_core.providers import PROVIDERS, format_tools
+from toolmgmt_core._providers import PROVIDERS, format_tools
 
 tools = list(demo_catalog())
 out = {}
@@ -51,7 +51,7 @@ def test_demo_catalog_formats_identically_under_different_hash_seeds() -> None:
 
 
 def test_gemini_keeps_the_schema_key_order() -> None:
-    from toolmgmt_core.providers.gemini import to_gemini_schema
+    from toolmgmt_core._providers.gemini import to_gemini_schema
 
     prop = {"type": "string", "pattern": "^a", "maxLength": 9, "minLength": 1, "description": "d"}
     schema, _ = to_gemini_schema({"type": "object", "properties": {"p": prop}})

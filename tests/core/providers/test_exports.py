@@ -5,14 +5,14 @@ import importlib
 import pytest
 
 MODULES = [
-    "toolmgmt_core.providers",
-    "toolmgmt_core.providers.anthropic",
-    "toolmgmt_core.providers.caching",
-    "toolmgmt_core.providers.gemini",
-    "toolmgmt_core.model.provider_names",
-    "toolmgmt_core.providers.openai",
-    "toolmgmt_core.providers.report",
-    "toolmgmt_core.providers.schema_utils",
+    "toolmgmt_core._providers",
+    "toolmgmt_core._providers.anthropic",
+    "toolmgmt_core._providers.caching",
+    "toolmgmt_core._providers.gemini",
+    "toolmgmt_core._model.provider_names",
+    "toolmgmt_core._providers.openai",
+    "toolmgmt_core._providers.report",
+    "toolmgmt_core._providers.schema_utils",
 ]
 
 

@@ -6,13 +6,13 @@ from typing import Any
 import pytest
 
 from toolmgmt_core import ProviderError, Tool, ToolCatalog
-from toolmgmt_core.providers import (
+from toolmgmt_core._providers import (
     PROVIDERS,
     clear_format_cache,
     format_tools,
     strip_strict_nulls,
 )
-from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core._session.manager import ToolManager
 
 ALL = ["anthropic", "openai", "openai-responses", "gemini"]
 

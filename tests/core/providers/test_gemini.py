@@ -5,8 +5,8 @@ from typing import Any
 from google.genai import types as gtypes
 
 from toolmgmt_core import Tool
-from toolmgmt_core.providers import format_tools
-from toolmgmt_core.providers.gemini import to_gemini_schema
+from toolmgmt_core._providers import format_tools
+from toolmgmt_core._providers.gemini import to_gemini_schema
 
 
 def test_json_schema_becomes_openapi_subset() -> None:

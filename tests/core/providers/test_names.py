@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolmgmt_core.model.provider_names import (
+from toolmgmt_core._model.provider_names import (
     build_name_map,
     provider_name,
     resolve_provider_name,

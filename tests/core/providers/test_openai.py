@@ -6,8 +6,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from toolmgmt_core import Tool
-from toolmgmt_core.providers import format_tools, strip_strict_nulls
-from toolmgmt_core.providers.openai import StrictModeUnsupported, to_strict_schema
+from toolmgmt_core._providers import format_tools, strip_strict_nulls
+from toolmgmt_core._providers.openai import StrictModeUnsupported, to_strict_schema
 
 SCHEMA = {
     "type": "object",

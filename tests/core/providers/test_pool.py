@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from support.bfcl import bfcl_dir, bfcl_missing
 
-from toolmgmt_core.model.schema import tool_from_dict
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.providers import format_tools
+from toolmgmt_core._model.schema import tool_from_dict
+from toolmgmt_core._model.tool import Tool
+from toolmgmt_core._providers import format_tools
 
 pytestmark = pytest.mark.skipif(bfcl_missing("dev") is not None, reason=str(bfcl_missing("dev")))
 

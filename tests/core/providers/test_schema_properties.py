@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolmgmt_core.model.tool import Tool
-from toolmgmt_core.providers import clear_format_cache, format_tools
-from toolmgmt_core.providers.openai import StrictModeUnsupported, to_strict_schema
+from toolmgmt_core._model.tool import Tool
+from toolmgmt_core._providers import clear_format_cache, format_tools
+from toolmgmt_core._providers.openai import StrictModeUnsupported, to_strict_schema
 
 _names = st.sampled_from(["a", "b", "city", "limit", "tags", "user id", "x.y", "when"])
 

@@ -15,8 +15,8 @@ import pytest
 from support.anthropic_edge import message_body
 
 from toolmgmt_core import Discovery, Tool, ToolCatalog
-from toolmgmt_core.providers import format_tools, strip_strict_nulls
-from toolmgmt_core.session.manager import ToolManager
+from toolmgmt_core._providers import format_tools, strip_strict_nulls
+from toolmgmt_core._session.manager import ToolManager
 
 
 def _lookup(city: str, days: int = 1) -> dict[str, Any]:
@@ -227,7 +227,7 @@ def test_anthropic_client_deferral_with_toolmgmts_search() -> None:
     anthropic = pytest.importorskip("anthropic")
     from anthropic.types import MessageParam, ToolParam
 
-    from toolmgmt_core.providers import search_result_content
+    from toolmgmt_core._providers import search_result_content
 
     session = _stable_session()
     out = format_tools(session, "anthropic")  # native by default for a cache-stable session
@@ -284,7 +284,7 @@ def test_openai_responses_client_tool_search_with_toolmgmts_search() -> None:
     openai = pytest.importorskip("openai")
     from openai.types.responses import ResponseInputItemParam, ToolParam
 
-    from toolmgmt_core.providers import search_output_item
+    from toolmgmt_core._providers import search_output_item
 
     session = _stable_session()
     out = format_tools(session, "openai-responses")

@@ -8,8 +8,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from toolmgmt_core import InvalidArgumentsError, Tool, ToolCatalog, ToolManager
-from toolmgmt_core.calls.validation import validate_arguments
-from toolmgmt_core.providers import format_tools, strip_strict_nulls
+from toolmgmt_core._calls.validation import validate_arguments
+from toolmgmt_core._providers import format_tools, strip_strict_nulls
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from support.doors.shop import ORDER, Shop, error_code, report_text, shop_manager
-from toolmgmt_core.events import CallFinished, Event
-from toolmgmt_core.session.meta_tools import META_TOOL_NAMES
+from toolmgmt_core._events import CallFinished, Event
+from toolmgmt_core._session.meta_tools import META_TOOL_NAMES
 
 __all__ = ["EDIT_NOTE", "Outcomes", "answered", "cut_reference", "error_code", "ran"]
 

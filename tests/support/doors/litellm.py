@@ -16,7 +16,7 @@ from toolmgmt_litellm import ToolManagerCallback, run_meta_tool_calls
 from support.doors import EDIT_NOTE, Outcomes, answered, cut_reference, ran
 from support.doors.shop import CODE_CANCEL, CODE_LOOKUP, CODE_REFUND, ORDER, Shop, shop_manager
 from toolmgmt_core import ApprovalEdit, ApprovalRequest, Search
-from toolmgmt_core.stores import InMemorySessionStore
+from toolmgmt_core._stores import InMemorySessionStore
 
 __all__ = ["LiteLLMDoor"]
 
