@@ -88,7 +88,9 @@ def _reference_driver(checkout: Path) -> Any:
     """``run_program`` of another checkout's sandbox module, taking this one's arguments."""
     import importlib.util
 
-    path = checkout / "toolmgmt_core" / "calls" / "code" / "sandbox.py"
+    core = checkout / "toolmgmt_core"
+    private = core / "_calls" / "code" / "sandbox.py"  # the packages' names since 42's rename
+    path = private if private.exists() else core / "calls" / "code" / "sandbox.py"
     spec = importlib.util.spec_from_file_location("reference_sandbox", path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"--against: no sandbox module at {path}")

@@ -30,6 +30,8 @@ docstrings):
   verdicts :data:`SAME`, :data:`ACCEPTED`, :data:`QUARANTINED`, :data:`CLAIMED`);
 - **the gateway's configuration**: the one reader of configuration files
   (:class:`ConfigDocument`) and the checks ``toolmgmt check`` runs;
+- **a scripted model's calls**: arguments a tool can be called with (:func:`example_arguments`,
+  for the demo's and a test's fake model);
 - **embedders** an adapter adds, and **observing a server** (the usage log in a store, the
   threads an integration starts through the one registry (:class:`Pool`, :func:`start_thread`) and
   those stuck calls left running, a log line's secrets taken out: :func:`redact_line`).
@@ -91,6 +93,7 @@ from toolmgmt_core._runtime.control import CallPaused, passthrough
 from toolmgmt_core._runtime.threads import Pool, hung_threads, start_thread
 from toolmgmt_core._session.history import restore_loaded
 from toolmgmt_core._session.meta_tools import META_TOOL_NAMES, RUN_CODE, TOOL_SEARCH
+from toolmgmt_core._session.report import example_arguments
 from toolmgmt_core._session.settings import SessionSettings
 from toolmgmt_core._stores import (
     DEFAULT_SESSION_TTL,
@@ -152,6 +155,7 @@ __all__ = [
     "describe_exception",
     "dumps_compact",
     "embedder_from_spec",
+    "example_arguments",
     "fold_name",
     "get_profile",
     "group_names",
@@ -264,6 +268,9 @@ _GROUPS: dict[str, tuple[str, ...]] = {
         "parse_pattern",
         "pattern_findings",
         "reader_findings",
+    ),
+    "A scripted model's calls (the demo's, a test's): arguments a tool can be called with": (
+        "example_arguments",
     ),
     "Embedders an adapter adds (a framework's embedding model)": ("matrix_from_vectors",),
     "Observing a server: usage log, threads, stuck calls": (

@@ -28,7 +28,7 @@ import sys
 from typing import Any
 
 from toolmgmt_core import Tool, ToolCatalog
-from toolmgmt_core._session.report import example_arguments
+from toolmgmt_core.integration import example_arguments
 from toolmgmt_demo import (
     analytics,
     calendar,

@@ -18,7 +18,7 @@ from toolmgmt_core._runtime.threads import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-REGISTRY = ROOT / "toolmgmt_core" / "runtime" / "threads.py"
+REGISTRY = ROOT / "toolmgmt_core" / "_runtime" / "threads.py"
 TREES = [ROOT / "toolmgmt_core", ROOT / "adapters", ROOT / "gateway"]
 
 
@@ -50,7 +50,7 @@ def test_no_thread_is_started_outside_the_registry() -> None:
         if path != REGISTRY
         for place in _thread_starts(path)
     ]
-    assert not starts, "threads started outside runtime/threads.py: " + ", ".join(starts)
+    assert not starts, "threads started outside _runtime/threads.py: " + ", ".join(starts)
 
 
 def test_the_scan_sees_each_way_to_start_a_thread(tmp_path: Path) -> None:

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolmgmt_core import Tool, format_tools
-from toolmgmt_core._session.report import example_arguments
-from toolmgmt_core.integration import CALL_TOOL, META_TOOL_NAMES, TOOL_SEARCH
+from toolmgmt_core.integration import CALL_TOOL, META_TOOL_NAMES, TOOL_SEARCH, example_arguments
 
 __all__ = ["Offered", "ToolCall", "called_name", "next_move", "openai_reply", "openai_tools"]
 
