@@ -35,6 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _results import write_results  # noqa: E402
 
+from toolmgmt_core._calls.request import CallRequest  # noqa: E402
+from toolmgmt_core.integration import NO_CONTEXT  # noqa: E402
+
 CALLS = 10
 GOAL_P50_MS = 20.0
 PROGRAM = (
@@ -66,12 +69,14 @@ async def _program(session: Any) -> float:
 
 
 async def _direct(session: Any) -> float:
+    view, tool = session._router.view(meta=False), session.resolve("get_order")
     started = time.perf_counter()
     total = 0.0
     for i in range(CALLS):
-        result = await session.pipeline.execute(
-            session.resolve("get_order"), {"order_id": f"A-{i}"}
-        )
+        # the tool's own pipeline run, as a program's call makes it (code mode lists no tool)
+        arguments = {"order_id": f"A-{i}"}
+        request = CallRequest("get_order", arguments, NO_CONTEXT, view, tool)
+        result = await session.manager.pipeline.execute(request)
         total += result.value["amount"]
     return (time.perf_counter() - started) * 1000
 
