@@ -16,6 +16,7 @@ here. Connecting an upstream and naming a failed request's fault are
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import math
 import time
@@ -273,10 +274,28 @@ class Upstream:
             **options: more of the SDK's ``call_tool`` keywords (``progress_callback``,
                 ``input_responses``, ``request_state``, ``meta``).
         """
+        # The SDK's coroutine itself, not one of ours around it (a frame is resumed per wake-up).
+        send = functools.partial(
+            client.session.call_tool,
+            tool_name,
+            arguments,
+            read_timeout_seconds=self.config.timeout,
+            allow_input_required=True,
+            **options,
+        )
         started = time.monotonic()
         try:
             with anyio.fail_after(self.config.timeout):
-                result = await self._send(client, tool_name, arguments, options)
+                try:
+                    result = await send()
+                except MCPError as exc:
+                    modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+                    if exc.code != HEADER_MISMATCH or not modern:
+                        raise
+                    # 2026: the upstream says our listing of the tool is stale (its Mcp-Param
+                    # headers no longer match its schema): list again, then send once more.
+                    await self._list_and_install(client)
+                    result = await send()
         except Exception as exc:
             fault = request_fault(exc)
             if fault is None:
@@ -292,31 +311,6 @@ class Upstream:
             raise error from exc
         self._answered_at = time.monotonic()
         return result
-
-    async def _send(
-        self, client: Client, tool_name: str, arguments: dict[str, Any], options: dict[str, Any]
-    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
-        async def send() -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
-            return await client.session.call_tool(
-                tool_name,
-                arguments,
-                read_timeout_seconds=self.config.timeout,
-                allow_input_required=True,
-                **options,
-            )
-
-        try:
-            return await send()
-        except MCPError as exc:
-            if (
-                exc.code != HEADER_MISMATCH
-                or client.protocol_version not in MODERN_PROTOCOL_VERSIONS
-            ):
-                raise
-            # 2026: the upstream says our listing of the tool is stale (its Mcp-Param headers
-            # no longer match its schema): list again, then send once more (the spec's way).
-            await self._list_and_install(client)
-            return await send()
 
     async def _alive_since(self, client: Client, started: float) -> bool:
         """Whether the upstream answered anything since ``started``, else whether it answers a

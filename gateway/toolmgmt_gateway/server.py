@@ -374,8 +374,9 @@ class Gateway:
 
     # -- MCP handlers -----------------------------------------------------------------------
 
-    def session_for(self, ctx: Any) -> ToolSession:
-        """The :class:`ToolSession` of the conversation ``ctx`` belongs to.
+    def session_for(self, ctx: Any, scope: dict[str, Any] | None = None) -> ToolSession:
+        """The :class:`ToolSession` of the conversation ``ctx`` belongs to (``scope``: its
+        request's ASGI scope, when the caller has it already).
 
         Over HTTP, the conversation the
         :class:`~toolmgmt_gateway.conversations.ConversationMiddleware` found for this request,
@@ -387,7 +388,7 @@ class Gateway:
         """
         if self.shared is not None:
             self.shared.sync()  # the catalog store's latest changes, before anything is read
-        scope = _request_scope(ctx)
+        scope = _request_scope(ctx) if scope is None else scope
         client = scope.get(CLIENT_SCOPE_KEY)
         manager = (
             self.clients.get(client, self.manager) if isinstance(client, str) else self.manager
@@ -419,8 +420,9 @@ class Gateway:
     ) -> mcp_types.ListToolsResult:
         # The three meta-tools, then any always-on tools (policy-filtered by the session).
         started = time.monotonic()
-        session = self.session_for(ctx)
-        client = scope_client(_request_scope(ctx))
+        scope = _request_scope(ctx)
+        session = self.session_for(ctx, scope)
+        client = scope_client(scope)
         describe_request(session.conversation, client)
         listed = session.tools()
         self._done("tools/list", session, started, client=client)
@@ -461,8 +463,9 @@ class Gateway:
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         name = params.name
         started = time.monotonic()
-        session = self.session_for(ctx)
-        client = scope_client(_request_scope(ctx))
+        scope = _request_scope(ctx)
+        session = self.session_for(ctx, scope)
+        client = scope_client(scope)
         describe_request(session.conversation, client)  # on the SDK's span of this request
         arguments = params.arguments or {}
         # Only for a meta-tool this call reaches (the core refuses a name the list lacks).
@@ -478,7 +481,7 @@ class Gateway:
             if self.shared is not None:
                 self.shared.sync()  # what the upstream just listed (reconnected, trusted)
         relay = _relay(ctx, params, self._claim_approval)
-        relay.turn = _request_scope(ctx).get(TURN_SCOPE_KEY)
+        relay.turn = scope.get(TURN_SCOPE_KEY)
         request_id = getattr(ctx, "request_id", None)
         context = CallContext(
             # The JSON-RPC request's id: what names this call (gen_ai.tool.call.id).
@@ -507,17 +510,19 @@ class Gateway:
         self._done("tools/call", session, started, name, result, client)
         code = result.error.code if result.error is not None else None
         # The tool it ran, for the access log: a catalog's name, never a made-up one's text.
-        ran = result.tool_name if self.catalog.find(result.tool_name) is not None else None
-        describe_outcome(ctx, code, outcome=result.outcome, tool=ran)
+        tool = self.catalog.find(result.tool_name) if result.tool_name else None
+        describe_outcome(
+            ctx, code, outcome=result.outcome, tool=result.tool_name if tool is not None else None
+        )
         media = result.media if self.config.gateway.media == "pass" else []
-        return _mcp_result(result, media, self._origin(result))
+        return _mcp_result(result, media, self._origin(result, tool))
 
-    def _origin(self, result: ToolResult) -> tuple[str, bool] | None:
+    def _origin(self, result: ToolResult, tool: Tool | None) -> tuple[str, bool] | None:
         """(the upstream, whether to say so in the text) when ``result`` is an upstream's
-        content: its tool's answer or its own error, not the gateway's refusal."""
+        content (``tool``: the catalog's tool it names): its tool's answer or its own error,
+        not the gateway's refusal."""
         if result.is_error and not isinstance(result.error, ToolExecutionError):
             return None
-        tool = self.catalog.find(result.tool_name) if result.tool_name else None
         upstream = tool.metadata.get("upstream") if tool is not None else None
         if not isinstance(upstream, str):
             return None

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolmgmt_core import ToolCatalog, ToolManager
+from toolmgmt_core import Search, ToolCatalog, ToolManager
 from toolmgmt_core._calls.context import CallContext
 from toolmgmt_core._calls.pipeline import CallPipeline
 from toolmgmt_core._calls.request import CallRequest
@@ -74,3 +74,17 @@ def test_every_call_of_a_manager_goes_to_its_one_pipeline() -> None:
     assert names == [("run_code", "r1", False), ("add", "r1.1", True), ("add", "r1.2", True)]
     budgets = {id(r.view.budget) for r in seen[1:]}
     assert len(budgets) == 1 and seen[0].view.budget not in [r.view.budget for r in seen[1:]]
+
+
+def test_a_planned_list_names_its_tools_once() -> None:
+    """Every call checks its name against the step's list: the plan's set of names is made
+    once per plan (a flat list of 151 tools is not walked again per call), and a load that
+    changes the list makes a new plan with its own names."""
+    catalog = _catalog()
+    catalog.add_function(lambda: "pong", name="ping", description="Answer pong.")
+    session = ToolManager(catalog, mode=Search(appends=True)).session()
+    listed = session.layout()
+    assert session.layout().names is listed.names
+    assert "ping" not in listed.names
+    session.call_sync("tool_search", {"query": "ping pong"})
+    assert "ping" in session.layout().names and "ping" not in listed.names

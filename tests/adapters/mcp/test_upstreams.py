@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 NOTES = Path(__file__).parent / "servers" / "notes_server.py"
 SHOP = Path(__file__).parent / "servers" / "shop_server.py"
+STALE = Path(__file__).parent / "servers" / "stale_server.py"
 
 
 @pytest.fixture
@@ -66,6 +67,15 @@ async def test_an_upstreams_question_abandons_the_call_when_nothing_relays_it() 
         with pytest.raises(ToolExecutionError, match="asked its user for input during"):
             await catalog.get("shop_ask_human").handler(question="which order?")
         assert upstreams.status()[0].connected  # the call failed, not the upstream
+
+
+async def test_a_call_the_upstream_calls_stale_is_listed_again_and_sent_once_more() -> None:
+    stale = UpstreamConfig("stale", command=sys.executable, args=(str(STALE),))
+    catalog = ToolCatalog()
+    async with UpstreamManager([stale], catalog) as upstreams:
+        assert upstreams.status()[0].protocol_version == "2026-07-28"  # the retry is 2026's
+        result = await catalog.get("stale_lookup").handler()
+        assert not result.is_error and result.structured == "found on call 2"
 
 
 class _Hooks(UpstreamManager):

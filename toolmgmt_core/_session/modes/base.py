@@ -8,6 +8,7 @@ has; it asks the mode.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -63,10 +64,11 @@ class Layout:
         """The list sent to the model."""
         return [*self.meta, *self.pinned, *self.listed, *self.appended]
 
-    @property
-    def names(self) -> set[str]:
-        """The names of :attr:`tools`."""
-        return {t.name for t in self.tools}
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        """The names of :attr:`tools` (a planned layout is not changed: read once, kept; the
+        manager's planner hands one layout to every call under the same plan)."""
+        return frozenset(t.name for t in self.tools)
 
 
 class Mode(ABC):
