@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Protocol
 from toolmgmt_core._model.tool import Tool
 from toolmgmt_core._policy.callers import CallerChoice, annotated
 
-__all__ = ["CanSee", "Layout", "Mode", "Planner", "Present", "visible_named"]
+__all__ = ["CanSee", "LaidOutMode", "Layout", "Mode", "Planner", "Present", "visible_named"]
 
 CanSee = Callable[[Tool], bool]
 """Whether the session may see a catalog tool (its policy view, meta-tool names left out)."""
@@ -169,6 +169,18 @@ class Mode(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+class LaidOutMode(Mode):
+    """A mode whose plan may put the session in another mode (``auto`` plans as flat or
+    search, ``flat`` lists ``tool_search`` when a tool is deferred): the session is in the
+    layout's mode, and a call may name the layout's meta-tools."""
+
+    def effective(self, layout: Callable[[], Layout]) -> Mode:
+        return layout().mode
+
+    def callable_meta(self, layout: Callable[[], Layout], max_results: int) -> list[Tool]:
+        return layout().meta
 
 
 def visible_named(planner: Planner, can_see: CanSee, names: Sequence[str]) -> dict[str, Tool]:

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from toolmgmt_core._model.errors import ConfigError
 from toolmgmt_core._model.tool import Tool
-from toolmgmt_core._session.modes.base import CanSee, Layout, Mode, Planner, Present
+from toolmgmt_core._session.modes.base import CanSee, LaidOutMode, Layout, Planner, Present
 from toolmgmt_core._session.modes.search import Search
 
 __all__ = ["Flat"]
 
 
 @dataclass(frozen=True, repr=False)
-class Flat(Mode):
+class Flat(LaidOutMode):
     """Every visible tool, fully defined. Tools marked ``defer_loading=True`` stay out, behind
     a ``tool_search`` listed only for them.
 
@@ -66,12 +66,6 @@ class Flat(Mode):
         if tool.defer_loading is True:
             return self.search.steps_to_call(tool, arguments, query)
         return [(tool.name, arguments)]
-
-    def effective(self, layout: Callable[[], Layout]) -> Mode:
-        return layout().mode
-
-    def callable_meta(self, layout: Callable[[], Layout], max_results: int) -> list[Tool]:
-        return layout().meta
 
     def plan(
         self, planner: Planner, can_see: CanSee, present: Present, loaded: Sequence[str]
