@@ -16,7 +16,17 @@ from typing import Any, ClassVar, Protocol
 from toolmgmt_core._model.tool import Tool
 from toolmgmt_core._policy.callers import CallerChoice, annotated
 
-__all__ = ["CanSee", "LaidOutMode", "Layout", "Mode", "Planner", "Present", "visible_named"]
+__all__ = [
+    "CanSee",
+    "LaidOutMode",
+    "Layout",
+    "Mode",
+    "Planner",
+    "Present",
+    "loaded_unlisted",
+    "pinned_and_listable",
+    "visible_named",
+]
 
 CanSee = Callable[[Tool], bool]
 """Whether the session may see a catalog tool (its policy view, meta-tool names left out)."""
@@ -190,3 +200,22 @@ def visible_named(planner: Planner, can_see: CanSee, names: Sequence[str]) -> di
         if name not in visible and (tool := planner.lookup(name, can_see)) is not None:
             visible[name] = tool
     return visible
+
+
+def pinned_and_listable(planner: Planner, visible: dict[str, Tool]) -> tuple[list[str], list[Tool]]:
+    """The always-listed names among ``visible``, and the other tools a flat list holds."""
+    pinned = planner.pinned_of(visible)
+    return pinned, planner.listable(visible, pinned)
+
+
+def loaded_unlisted(
+    visible: dict[str, Tool],
+    present: Present,
+    loaded: Sequence[str],
+    pinned: Sequence[str],
+    listed: Sequence[Tool],
+) -> list[Tool]:
+    """The loaded tools (visible ones, in load order) that ``pinned`` and ``listed`` do not
+    already hold, as the session shows them: what a list appends."""
+    taken = {*pinned, *(t.name for t in listed)}
+    return [present(visible[n]) for n in loaded if n in visible and n not in taken]
