@@ -8,14 +8,7 @@ from typing import ClassVar
 
 from toolmgmt_core._model.errors import ConfigError
 from toolmgmt_core._model.tool import Tool
-from toolmgmt_core._session.modes.base import (
-    CanSee,
-    LaidOutMode,
-    Layout,
-    Planner,
-    Present,
-    pinned_and_listable,
-)
+from toolmgmt_core._session.modes.base import CanSee, LaidOutMode, Layout, Planner, Present
 from toolmgmt_core._session.modes.flat import Flat
 from toolmgmt_core._session.modes.search import Search
 
@@ -97,7 +90,7 @@ class Auto(LaidOutMode):
         self, planner: Planner, can_see: CanSee, present: Present, loaded: Sequence[str]
     ) -> Layout:
         visible = planner.visible(can_see)
-        pinned, rest = pinned_and_listable(planner, visible)
+        pinned, rest = planner.listing(visible)
         candidates = [visible[n] for n in pinned] + rest
         if self.definitions_budget is not None:
             fits = set(planner.fitting(candidates, pinned, self.definitions_budget))

@@ -23,8 +23,6 @@ __all__ = [
     "Mode",
     "Planner",
     "Present",
-    "loaded_unlisted",
-    "pinned_and_listable",
     "visible_named",
 ]
 
@@ -45,7 +43,7 @@ class Planner(Protocol):
     def pinned_names(self) -> list[str]: ...
     def named_by(self, callers: Any) -> list[str]: ...
     def pinned_of(self, visible: dict[str, Tool]) -> list[str]: ...
-    def listable(self, visible: dict[str, Tool], pinned: Sequence[str]) -> list[Tool]: ...
+    def listing(self, visible: dict[str, Tool]) -> tuple[list[str], list[Tool]]: ...
     def exceeds(self, tools: Sequence[Tool], threshold: int) -> bool: ...
     def fitting(self, tools: Sequence[Tool], pinned: Sequence[str], budget: int) -> list[str]: ...
     def stub(self, tool: Tool, descriptions: str = "summary") -> Tool: ...
@@ -77,6 +75,19 @@ class Layout:
     def names(self) -> set[str]:
         """The names of :attr:`tools`."""
         return {t.name for t in self.tools}
+
+    def append_loaded(
+        self,
+        visible: dict[str, Tool],
+        present: Present,
+        loaded: Sequence[str],
+        pinned: Sequence[str],
+        listed: Sequence[Tool],
+    ) -> None:
+        """Append the loaded tools (visible ones, in load order) that the ``pinned`` names and
+        ``listed`` tools do not already hold, as the session shows them."""
+        taken = {*pinned, *(t.name for t in listed)}
+        self.appended = [present(visible[n]) for n in loaded if n in visible and n not in taken]
 
 
 class Mode(ABC):
@@ -200,22 +211,3 @@ def visible_named(planner: Planner, can_see: CanSee, names: Sequence[str]) -> di
         if name not in visible and (tool := planner.lookup(name, can_see)) is not None:
             visible[name] = tool
     return visible
-
-
-def pinned_and_listable(planner: Planner, visible: dict[str, Tool]) -> tuple[list[str], list[Tool]]:
-    """The always-listed names among ``visible``, and the other tools a flat list holds."""
-    pinned = planner.pinned_of(visible)
-    return pinned, planner.listable(visible, pinned)
-
-
-def loaded_unlisted(
-    visible: dict[str, Tool],
-    present: Present,
-    loaded: Sequence[str],
-    pinned: Sequence[str],
-    listed: Sequence[Tool],
-) -> list[Tool]:
-    """The loaded tools (visible ones, in load order) that ``pinned`` and ``listed`` do not
-    already hold, as the session shows them: what a list appends."""
-    taken = {*pinned, *(t.name for t in listed)}
-    return [present(visible[n]) for n in loaded if n in visible and n not in taken]

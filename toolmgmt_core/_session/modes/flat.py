@@ -8,15 +8,7 @@ from typing import Any, ClassVar
 
 from toolmgmt_core._model.errors import ConfigError
 from toolmgmt_core._model.tool import Tool
-from toolmgmt_core._session.modes.base import (
-    CanSee,
-    LaidOutMode,
-    Layout,
-    Planner,
-    Present,
-    loaded_unlisted,
-    pinned_and_listable,
-)
+from toolmgmt_core._session.modes.base import CanSee, LaidOutMode, Layout, Planner, Present
 from toolmgmt_core._session.modes.search import Search
 
 __all__ = ["Flat"]
@@ -89,14 +81,14 @@ class Flat(LaidOutMode):
         loaded: Sequence[str],
     ) -> Layout:
         """Flat's list over ``visible``: pinned, every listable tool, then loaded deferred ones."""
-        pinned, rest = pinned_and_listable(planner, visible)
+        pinned, rest = planner.listing(visible)
         searchable = any(t.defer_loading is True for t in visible.values())
         mode = replace(self, searchable=True) if searchable else self
         layout = Layout(mode=mode, meta=planner.meta_tools(self.search) if searchable else [])
         layout.pinned = [present(visible[n]) for n in pinned]
         layout.listed = [present(t) for t in rest]
         if self.search.appends:
-            layout.appended = loaded_unlisted(visible, present, loaded, pinned, rest)
+            layout.append_loaded(visible, present, loaded, pinned, rest)
         return layout
 
     def __repr__(self) -> str:

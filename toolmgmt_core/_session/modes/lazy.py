@@ -9,15 +9,7 @@ from typing import Any, ClassVar, Literal
 from toolmgmt_core._model.errors import ConfigError
 from toolmgmt_core._model.tool import LOAD_TOOL_SCHEMA, Tool
 from toolmgmt_core._session.meta_tools import load_tool_schema_tool
-from toolmgmt_core._session.modes.base import (
-    CanSee,
-    Layout,
-    Mode,
-    Planner,
-    Present,
-    loaded_unlisted,
-    pinned_and_listable,
-)
+from toolmgmt_core._session.modes.base import CanSee, Layout, Mode, Planner, Present
 
 __all__ = ["Lazy"]
 
@@ -59,11 +51,11 @@ class Lazy(Mode):
         self, planner: Planner, can_see: CanSee, present: Present, loaded: Sequence[str]
     ) -> Layout:
         visible = planner.visible(can_see)
-        pinned, rest = pinned_and_listable(planner, visible)
+        pinned, rest = planner.listing(visible)
         layout = Layout(mode=self, meta=planner.meta_tools(self))
         layout.pinned = [present(visible[n]) for n in pinned]
         layout.listed = [planner.stub(present(t), self.descriptions) for t in rest]
-        layout.appended = loaded_unlisted(visible, present, loaded, pinned, rest)
+        layout.append_loaded(visible, present, loaded, pinned, rest)
         return layout
 
     def lists_without_loading(self, tool: Tool) -> bool:

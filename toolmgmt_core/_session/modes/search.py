@@ -22,15 +22,7 @@ from typing import Any, ClassVar
 from toolmgmt_core._model.errors import ConfigError
 from toolmgmt_core._model.tool import CALL_TOOL, TOOL_SEARCH, Tool
 from toolmgmt_core._session.meta_tools import call_tool_tool, stable_search_tool, tool_search_tool
-from toolmgmt_core._session.modes.base import (
-    CanSee,
-    Layout,
-    Mode,
-    Planner,
-    Present,
-    loaded_unlisted,
-    visible_named,
-)
+from toolmgmt_core._session.modes.base import CanSee, Layout, Mode, Planner, Present, visible_named
 
 __all__ = ["Search"]
 
@@ -112,7 +104,7 @@ class Search(Mode):
         layout.pinned = [present(visible[n]) for n in pinned]
         layout.listed = [present(t) for t in listed]
         if self.appends:
-            layout.appended = loaded_unlisted(visible, present, loaded, pinned, listed)
+            layout.append_loaded(visible, present, loaded, pinned, listed)
         return layout
 
     def unloaded_message(self, name: str) -> str:
