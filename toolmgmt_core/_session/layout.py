@@ -181,11 +181,13 @@ class LayoutPlanner:
         pinned += [n for n, t in visible.items() if t.defer_loading is False and n not in pinned]
         return pinned
 
-    @staticmethod
-    def listable(visible: dict[str, Tool], pinned: Sequence[str]) -> list[Tool]:
-        """The visible tools a full listing holds besides the pinned ones (not deferred)."""
+    def listing(self, visible: dict[str, Tool]) -> tuple[list[str], list[Tool]]:
+        """The pinned names among ``visible`` (:meth:`pinned_of`), and the visible tools a full
+        listing holds besides them (not deferred)."""
+        pinned = self.pinned_of(visible)
         taken = set(pinned)
-        return [t for n, t in visible.items() if n not in taken and t.defer_loading is not True]
+        rest = [t for n, t in visible.items() if n not in taken and t.defer_loading is not True]
+        return pinned, rest
 
     def exceeds(self, tools: Sequence[Tool], threshold: int) -> bool:
         """Whether ``tools``' definitions exceed ``threshold`` tokens; cached per catalog

@@ -85,6 +85,41 @@ MAX_QUERIES = 8
 _META = {"meta": True}
 
 _READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True, open_world=False)
+_RUNS_ANYTHING = ToolAnnotations(
+    read_only=False, destructive=True, idempotent=False, open_world=True
+)
+"""A meta-tool that may run anything claims nothing reassuring."""
+
+
+def _meta_tool(
+    name: str,
+    description: str,
+    parameters: dict[str, Any],
+    annotations: ToolAnnotations = _READ_ONLY,
+) -> Tool:
+    """A meta-tool: in the ``toolmgmt`` domain's ``meta`` group, marked ``{"meta": True}``."""
+    return Tool(
+        name=name,
+        description=description,
+        parameters=parameters,
+        domain="toolmgmt",
+        group="meta",
+        annotations=annotations,
+        metadata=_META,
+    )
+
+
+def _runner_tool(name: str, description: str) -> Tool:
+    """``call_tool`` or ``execute_tool``: runs a catalog tool by name with its arguments."""
+    parameters = {
+        "type": "object",
+        "properties": {
+            "tool_name": {"type": "string"},
+            "arguments": {"type": "object", "description": "The tool's arguments."},
+        },
+        "required": ["tool_name"],
+    }
+    return _meta_tool(name, description, parameters, _RUNS_ANYTHING)
 
 
 def _search_parameters() -> dict[str, Any]:
@@ -122,15 +157,7 @@ def tool_search_tool(max_results: int) -> Tool:
 
 def _search_tool(description: str) -> Tool:
     """A ``tool_search`` taking ``queries``, as every mode that searches lists it."""
-    return Tool(
-        name=TOOL_SEARCH,
-        description=description,
-        parameters=_search_parameters(),
-        domain="toolmgmt",
-        group="meta",
-        annotations=_SEARCH_ANNOTATIONS,
-        metadata=_META,
-    )
+    return _meta_tool(TOOL_SEARCH, description, _search_parameters(), _SEARCH_ANNOTATIONS)
 
 
 @lru_cache(maxsize=32)
@@ -147,38 +174,19 @@ def stable_search_tool(max_results: int) -> Tool:
 @lru_cache(maxsize=32)
 def call_tool_tool() -> Tool:
     """``call_tool``: runs a tool ``tool_search`` found, which stays out of the tool list."""
-    return Tool(
-        name=CALL_TOOL,
-        description=(
-            "Run a tool that tool_search found, with arguments matching the parameters it gave."
-        ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "tool_name": {"type": "string"},
-                "arguments": {"type": "object", "description": "The tool's arguments."},
-            },
-            "required": ["tool_name"],
-        },
-        domain="toolmgmt",
-        group="meta",
-        # It may run anything, so it claims nothing reassuring.
-        annotations=ToolAnnotations(
-            read_only=False, destructive=True, idempotent=False, open_world=True
-        ),
-        metadata=_META,
+    return _runner_tool(
+        CALL_TOOL,
+        "Run a tool that tool_search found, with arguments matching the parameters it gave.",
     )
 
 
 @lru_cache(maxsize=32)
 def discover_tools_tool() -> Tool:
-    return Tool(
-        name=DISCOVER_TOOLS,
-        description=(
-            "Step 1 of 3: find a tool. No arguments: list domains. `domain` (and `group`): list "
-            "their tools. `query`: search by need. Then get_tool_schema, then execute_tool."
-        ),
-        parameters={
+    return _meta_tool(
+        DISCOVER_TOOLS,
+        "Step 1 of 3: find a tool. No arguments: list domains. `domain` (and `group`): list "
+        "their tools. `query`: search by need. Then get_tool_schema, then execute_tool.",
+        {
             "type": "object",
             "properties": {
                 "domain": {"type": "string"},
@@ -186,80 +194,47 @@ def discover_tools_tool() -> Tool:
                 "query": {"type": "string", "description": "Words describing the need."},
             },
         },
-        domain="toolmgmt",
-        group="meta",
-        annotations=_READ_ONLY,
-        metadata=_META,
     )
 
 
 @lru_cache(maxsize=32)
 def get_tool_schema_tool() -> Tool:
-    return Tool(
-        name=GET_TOOL_SCHEMA,
-        description=(
-            "Step 2 of 3: get a tool's parameters, examples and notes before execute_tool. "
-            "Pass tool_name, or tool_names for several."
-        ),
-        parameters={
+    return _meta_tool(
+        GET_TOOL_SCHEMA,
+        "Step 2 of 3: get a tool's parameters, examples and notes before execute_tool. "
+        "Pass tool_name, or tool_names for several.",
+        {
             "type": "object",
             "properties": {
                 "tool_name": {"type": "string"},
                 "tool_names": {"type": "array", "items": {"type": "string"}},
             },
         },
-        domain="toolmgmt",
-        group="meta",
-        annotations=_READ_ONLY,
-        metadata=_META,
     )
 
 
 @lru_cache(maxsize=32)
 def execute_tool_tool() -> Tool:
-    return Tool(
-        name=EXECUTE_TOOL,
-        description=(
-            "Step 3 of 3: run a tool found with discover_tools, with arguments matching its "
-            "schema from get_tool_schema."
-        ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "tool_name": {"type": "string"},
-                "arguments": {"type": "object", "description": "The tool's arguments."},
-            },
-            "required": ["tool_name"],
-        },
-        domain="toolmgmt",
-        group="meta",
-        # It may run anything, so it claims nothing reassuring.
-        annotations=ToolAnnotations(
-            read_only=False, destructive=True, idempotent=False, open_world=True
-        ),
-        metadata=_META,
+    return _runner_tool(
+        EXECUTE_TOOL,
+        "Step 3 of 3: run a tool found with discover_tools, with arguments matching its "
+        "schema from get_tool_schema.",
     )
 
 
 @lru_cache(maxsize=32)
 def load_tool_schema_tool() -> Tool:
-    return Tool(
-        name=LOAD_TOOL_SCHEMA,
-        description=(
-            "Get the parameters of listed tools before calling them for the first time. Pass "
-            "every name you need at once."
-        ),
-        parameters={
+    return _meta_tool(
+        LOAD_TOOL_SCHEMA,
+        "Get the parameters of listed tools before calling them for the first time. Pass "
+        "every name you need at once.",
+        {
             "type": "object",
             "properties": {
                 "tool_names": {"type": "array", "items": {"type": "string"}, "minItems": 1}
             },
             "required": ["tool_names"],
         },
-        domain="toolmgmt",
-        group="meta",
-        annotations=_READ_ONLY,
-        metadata=_META,
     )
 
 
@@ -275,28 +250,20 @@ def code_search_tool(max_results: int) -> Tool:
 @lru_cache(maxsize=32)
 def run_code_tool() -> Tool:
     """``run_code``: a Python program calling tools in a sandbox; only its output comes back."""
-    return Tool(
-        name=RUN_CODE,
-        description=(
-            "Run an async Python program in a sandbox (no files or network; imports: json, re, "
-            "math, datetime, asyncio). `await name(arg=...)` calls a tool by its tool_search "
-            "name and returns its whole value, JSON parsed; a failed call raises. `import "
-            "asyncio` to `await asyncio.gather(...)` calls at once; `await search_tools(query)` "
-            "finds more. Only what you print and the last expression come back, long output "
-            "cut: filter and summarize in the program."
-        ),
-        parameters={
+    return _meta_tool(
+        RUN_CODE,
+        "Run an async Python program in a sandbox (no files or network; imports: json, re, "
+        "math, datetime, asyncio). `await name(arg=...)` calls a tool by its tool_search "
+        "name and returns its whole value, JSON parsed; a failed call raises. `import "
+        "asyncio` to `await asyncio.gather(...)` calls at once; `await search_tools(query)` "
+        "finds more. Only what you print and the last expression come back, long output "
+        "cut: filter and summarize in the program.",
+        {
             "type": "object",
             "properties": {"code": {"type": "string", "description": "The program."}},
             "required": ["code"],
         },
-        domain="toolmgmt",
-        group="meta",
-        # It may run anything, so it claims nothing reassuring.
-        annotations=ToolAnnotations(
-            read_only=False, destructive=True, idempotent=False, open_world=True
-        ),
-        metadata=_META,
+        _RUNS_ANYTHING,
     )
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from toolmgmt_core._model.errors import ConfigError
 from toolmgmt_core._model.tool import Tool
-from toolmgmt_core._session.modes.base import CanSee, Layout, Mode, Planner, Present
+from toolmgmt_core._session.modes.base import CanSee, LaidOutMode, Layout, Planner, Present
 from toolmgmt_core._session.modes.flat import Flat
 from toolmgmt_core._session.modes.search import Search
 
@@ -19,7 +19,7 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 
 
 @dataclass(frozen=True, repr=False)
-class Auto(Mode):
+class Auto(LaidOutMode):
     """Flat while the listable definitions fit, search beyond (decided per session view, cached
     per catalog version).
 
@@ -86,18 +86,11 @@ class Auto(Mode):
     def meta_tools(self, max_results: int) -> list[Tool]:
         return self.search.meta_tools(max_results)
 
-    def effective(self, layout: Callable[[], Layout]) -> Mode:
-        return layout().mode
-
-    def callable_meta(self, layout: Callable[[], Layout], max_results: int) -> list[Tool]:
-        return layout().meta
-
     def plan(
         self, planner: Planner, can_see: CanSee, present: Present, loaded: Sequence[str]
     ) -> Layout:
         visible = planner.visible(can_see)
-        pinned = planner.pinned_of(visible)
-        rest = planner.listable(visible, pinned)
+        pinned, rest = planner.listing(visible)
         candidates = [visible[n] for n in pinned] + rest
         if self.definitions_budget is not None:
             fits = set(planner.fitting(candidates, pinned, self.definitions_budget))

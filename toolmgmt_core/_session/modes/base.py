@@ -17,7 +17,15 @@ from typing import Any, ClassVar, Protocol
 from toolmgmt_core._model.tool import Tool
 from toolmgmt_core._policy.callers import CallerChoice, annotated
 
-__all__ = ["CanSee", "Layout", "Mode", "Planner", "Present", "visible_named"]
+__all__ = [
+    "CanSee",
+    "LaidOutMode",
+    "Layout",
+    "Mode",
+    "Planner",
+    "Present",
+    "visible_named",
+]
 
 CanSee = Callable[[Tool], bool]
 """Whether the session may see a catalog tool (its policy view, meta-tool names left out)."""
@@ -36,7 +44,7 @@ class Planner(Protocol):
     def pinned_names(self) -> list[str]: ...
     def named_by(self, callers: Any) -> list[str]: ...
     def pinned_of(self, visible: dict[str, Tool]) -> list[str]: ...
-    def listable(self, visible: dict[str, Tool], pinned: Sequence[str]) -> list[Tool]: ...
+    def listing(self, visible: dict[str, Tool]) -> tuple[list[str], list[Tool]]: ...
     def exceeds(self, tools: Sequence[Tool], threshold: int) -> bool: ...
     def fitting(self, tools: Sequence[Tool], pinned: Sequence[str], budget: int) -> list[str]: ...
     def stub(self, tool: Tool, descriptions: str = "summary") -> Tool: ...
@@ -69,6 +77,19 @@ class Layout:
         """The names of :attr:`tools` (a planned layout is not changed: read once, kept; the
         manager's planner hands one layout to every call under the same plan)."""
         return frozenset(t.name for t in self.tools)
+
+    def append_loaded(
+        self,
+        visible: dict[str, Tool],
+        present: Present,
+        loaded: Sequence[str],
+        pinned: Sequence[str],
+        listed: Sequence[Tool],
+    ) -> None:
+        """Append the loaded tools (visible ones, in load order) that the ``pinned`` names and
+        ``listed`` tools do not already hold, as the session shows them."""
+        taken = {*pinned, *(t.name for t in listed)}
+        self.appended = [present(visible[n]) for n in loaded if n in visible and n not in taken]
 
 
 class Mode(ABC):
@@ -171,6 +192,18 @@ class Mode(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+class LaidOutMode(Mode):
+    """A mode whose plan may put the session in another mode (``auto`` plans as flat or
+    search, ``flat`` lists ``tool_search`` when a tool is deferred): the session is in the
+    layout's mode, and a call may name the layout's meta-tools."""
+
+    def effective(self, layout: Callable[[], Layout]) -> Mode:
+        return layout().mode
+
+    def callable_meta(self, layout: Callable[[], Layout], max_results: int) -> list[Tool]:
+        return layout().meta
 
 
 def visible_named(planner: Planner, can_see: CanSee, names: Sequence[str]) -> dict[str, Tool]:

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from toolmgmt_core._model.errors import ConfigError
 from toolmgmt_core._model.tool import Tool
-from toolmgmt_core._session.modes.base import CanSee, Layout, Mode, Planner, Present
+from toolmgmt_core._session.modes.base import CanSee, LaidOutMode, Layout, Planner, Present
 from toolmgmt_core._session.modes.search import Search
 
 __all__ = ["Flat"]
 
 
 @dataclass(frozen=True, repr=False)
-class Flat(Mode):
+class Flat(LaidOutMode):
     """Every visible tool, fully defined. Tools marked ``defer_loading=True`` stay out, behind
     a ``tool_search`` listed only for them.
 
@@ -67,12 +67,6 @@ class Flat(Mode):
             return self.search.steps_to_call(tool, arguments, query)
         return [(tool.name, arguments)]
 
-    def effective(self, layout: Callable[[], Layout]) -> Mode:
-        return layout().mode
-
-    def callable_meta(self, layout: Callable[[], Layout], max_results: int) -> list[Tool]:
-        return layout().meta
-
     def plan(
         self, planner: Planner, can_see: CanSee, present: Present, loaded: Sequence[str]
     ) -> Layout:
@@ -87,18 +81,14 @@ class Flat(Mode):
         loaded: Sequence[str],
     ) -> Layout:
         """Flat's list over ``visible``: pinned, every listable tool, then loaded deferred ones."""
-        pinned = planner.pinned_of(visible)
-        rest = planner.listable(visible, pinned)
+        pinned, rest = planner.listing(visible)
         searchable = any(t.defer_loading is True for t in visible.values())
         mode = replace(self, searchable=True) if searchable else self
         layout = Layout(mode=mode, meta=planner.meta_tools(self.search) if searchable else [])
         layout.pinned = [present(visible[n]) for n in pinned]
         layout.listed = [present(t) for t in rest]
         if self.search.appends:
-            taken = {*pinned, *(t.name for t in rest)}
-            layout.appended = [
-                present(visible[n]) for n in loaded if n in visible and n not in taken
-            ]
+            layout.append_loaded(visible, present, loaded, pinned, rest)
         return layout
 
     def __repr__(self) -> str:

@@ -51,13 +51,11 @@ class Lazy(Mode):
         self, planner: Planner, can_see: CanSee, present: Present, loaded: Sequence[str]
     ) -> Layout:
         visible = planner.visible(can_see)
-        pinned = planner.pinned_of(visible)
-        rest = planner.listable(visible, pinned)
+        pinned, rest = planner.listing(visible)
         layout = Layout(mode=self, meta=planner.meta_tools(self))
         layout.pinned = [present(visible[n]) for n in pinned]
         layout.listed = [planner.stub(present(t), self.descriptions) for t in rest]
-        taken = {*pinned, *(t.name for t in rest)}
-        layout.appended = [present(visible[n]) for n in loaded if n in visible and n not in taken]
+        layout.append_loaded(visible, present, loaded, pinned, rest)
         return layout
 
     def lists_without_loading(self, tool: Tool) -> bool:

@@ -104,10 +104,7 @@ class Search(Mode):
         layout.pinned = [present(visible[n]) for n in pinned]
         layout.listed = [present(t) for t in listed]
         if self.appends:
-            taken = {*pinned, *(t.name for t in listed)}
-            layout.appended = [
-                present(visible[n]) for n in loaded if n in visible and n not in taken
-            ]
+            layout.append_loaded(visible, present, loaded, pinned, listed)
         return layout
 
     def unloaded_message(self, name: str) -> str:
