@@ -1,4 +1,5 @@
-"""Every public module of the core and the demo has a sorted ``__all__`` of names that exist."""
+"""Every module of the core and the demo has a sorted ``__all__`` of names that exist: the
+public ones and those of the core's private packages (``toolmgmt_core._calls`` ...) alike."""
 
 from __future__ import annotations
 
@@ -16,7 +17,11 @@ def _public_modules() -> list[str]:
     for package in (toolmgmt_core, toolmgmt_demo):
         names.append(package.__name__)
         for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-            if not any(part.startswith("_") for part in info.name.split(".")):
+            # the core's packages are private by their name (toolmgmt_core._calls); a module
+            # private within its package (_helpers.py, __main__.py) is not held to an __all__
+            parts = info.name.split(".")
+            inner = parts[2:] if parts[1].startswith("_") and parts[1] != "__main__" else parts[1:]
+            if parts[1] != "__main__" and not any(part.startswith("_") for part in inner):
                 names.append(info.name)
     return sorted(names)
 
