@@ -104,9 +104,7 @@ def work_shares(settings: GatewaySettings) -> dict[str, int]:
 class _Turn:
     """One request's place in its client's share of the work."""
 
-    def __init__(
-        self, limiter: anyio.CapacityLimiter, work: _Work | None = None, client: str = ""
-    ) -> None:
+    def __init__(self, limiter: anyio.CapacityLimiter, work: _Work, client: str) -> None:
         self.limiter = limiter
         self.work = work
         self.client = client
@@ -118,16 +116,18 @@ class _Turn:
         if self.closed:
             return
         await self.limiter.acquire_on_behalf_of(self)
+        self.taken()
+
+    def taken(self) -> None:
+        """The place is held: counted in its client's share of the work."""
         self.held = True
-        if self.work is not None:
-            self.work.held[self.client] += 1
+        self.work.held[self.client] += 1
 
     def give_back(self) -> None:
         if self.held:
             self.held = False
             self.limiter.release_on_behalf_of(self)
-            if self.work is not None:
-                self.work.given_back(self.client)
+            self.work.given_back(self.client)
 
     def close(self) -> None:
         self.closed = True
@@ -159,8 +159,7 @@ class _Work:
                 except anyio.WouldBlock:
                     pass
                 else:  # decided and taken in one step: no other waiter slips in between
-                    turn.held = True
-                    self.held[turn.client] += 1
+                    turn.taken()
                     return
             await self._freed.wait()
 
