@@ -17,7 +17,8 @@ tokens the model writes (tool calls, the program, the answer) at the output pric
 - ``flat``: every tool sent, results cut to 2,000 tokens, one call per turn (the reference);
 - ``flat-batched``: the same, the eight reads made in one turn (parallel tool calls), then the
   two writes in one turn;
-- ``code``: ``mode="code"``: one ``tool_search`` with every need, one ``run_code`` program.
+- ``code``: ``mode="code"``: one ``tool_search`` with every need its list does not already
+  show (the always-on tools are listed, callable from a program too), one ``run_code`` program.
 
 At 151 tools (the demo catalog) and 1,124 (with the shared BFCL pool). OpenAI refuses more than
 128 tools in a request: its flat rows are of a request it would refuse (marked so), sent in
@@ -36,6 +37,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,7 @@ from _requests import Call, Item, Result, TokenCounter  # noqa: E402
 from _results import write_results  # noqa: E402
 
 from toolmgmt_core import ToolCatalog, ToolManager  # noqa: E402
+from toolmgmt_core._providers.caching import CacheLedger  # noqa: E402
 from toolmgmt_core._session.meta_tools import MAX_QUERIES, RUN_CODE, TOOL_SEARCH  # noqa: E402
 from toolmgmt_core._session.modes import MODES  # noqa: E402
 
@@ -223,7 +226,8 @@ class FlatBatched(conv.Flat):
 
 
 class CodeProgram(conv.Design):
-    """Code mode: one ``tool_search`` with every need, then :data:`PROGRAM`."""
+    """Code mode: one ``tool_search`` with every need the list does not show, then
+    :data:`PROGRAM`."""
 
     key, label, mode = "code", '**code** (`mode="code"`: `tool_search` + one program)', "code"
 
@@ -231,7 +235,9 @@ class CodeProgram(conv.Design):
         return run.format(run.session.tools())
 
     def phase(self, run: conv.Run, calls: Sequence[TaskCall]) -> Iterator[conv.Turn] | None:
-        needs = [c.need for c in calls]
+        # The model searches for what its list does not show (the always-on tools are there).
+        listed = {t.name for t in run.session.tools()}
+        needs = [c.need for c in calls if c.tool not in listed]
         searches: list[Item] = []
         answers: list[Item] = []
         for start in range(0, len(needs), MAX_QUERIES):
@@ -240,7 +246,7 @@ class CodeProgram(conv.Design):
             searches.append(Call(cid, TOOL_SEARCH, arguments))
             answers.append(Result(cid, run.run_tool(TOOL_SEARCH, arguments)))
         found = " ".join(str(a.text) for a in answers if isinstance(a, Result))
-        missing = [c.tool for c in calls if f"def {c.tool}(" not in found]
+        missing = [c.tool for c in calls if c.tool not in listed and f"def {c.tool}(" not in found]
         assert not missing, f"the search did not find {missing}"
         cid = run.new_id()
         program = {"code": PROGRAM}
@@ -252,6 +258,38 @@ class CodeProgram(conv.Design):
                 conv.Turn([Call(cid, RUN_CODE, program)], [Result(cid, text)]),
             ]
         )
+
+
+FLOOR = 4096
+"""The highest minimum cacheable prefix Anthropic has documented (Opus 4.5-4.7, Haiku 4.5).
+Code mode's requests are small, so where a model's minimum is assumed, each Anthropic model is
+also billed under this one (``at_floor``): what the figure would be were the assumption low."""
+
+
+def _ledgers(provider: str) -> dict[str, CacheLedger]:
+    """The ledgers a run of ``provider`` keeps (the standard ones and each model's), and for
+    each Anthropic model one more under :data:`FLOOR` (``<model>@<FLOOR>``)."""
+    out = {label: CacheLedger(rules) for label, rules in conv.RULES[provider].items()}
+    for price in conv.PRICES:
+        if price.provider == provider:
+            out[price.model] = CacheLedger(price.ledger_rules())
+            if provider == "anthropic":
+                floored = replace(price, rules=replace(price.rules, min_tokens=FLOOR))
+                out[f"{price.model}@{FLOOR}"] = CacheLedger(floored.ledger_rules())
+    return out
+
+
+def _at_floor(row: dict[str, Any]) -> dict[str, float]:
+    """A row's dollars per Anthropic model under :data:`FLOOR`, from its ``@FLOOR`` ledgers."""
+    out = {}
+    for price in conv.PRICES:
+        label = f"{price.model}@{FLOOR}"
+        if label not in row["billed"]:
+            continue
+        # billed is in tokens at the input price (writes and reads at their multiples)
+        dollars = row["billed"][label] * price.input + row["output_tokens"] * price.output
+        out[price.model] = round(dollars / 1e6, 5)
+    return out
 
 
 DESIGNS: tuple[conv.Design, ...] = (conv.Flat(), FlatBatched(), CodeProgram())
@@ -281,15 +319,29 @@ def measure(
             definitions = conv._definitions(catalog, provider, metas)
             for design in designs:
                 run = conv.converse(
-                    design, catalog, provider, scenario, definitions, tokens, check=check
+                    design,
+                    catalog,
+                    provider,
+                    scenario,
+                    definitions,
+                    tokens,
+                    check=check,
+                    ledgers=_ledgers(provider),
                 )
-                rows.append({**conv.row_of(run, size), "printed_tokens": tokens.text(printed)})
+                row = {**conv.row_of(run, size), "printed_tokens": tokens.text(printed)}
+                if provider == "anthropic":
+                    row["at_floor"] = _at_floor(row)
+                rows.append(row)
     flat = {(r["size"], r["provider"]): r for r in rows if r["design"] == "flat"}
     for row in rows:
         ref = flat.get((row["size"], row["provider"]))
         if ref is None:
             continue
         row["vs_flat"] = {m: round(v / ref["dollars"][m], 4) for m, v in row["dollars"].items()}
+        if "at_floor" in row:
+            row["vs_flat_at_floor"] = {
+                m: round(v / ref["at_floor"][m], 4) for m, v in row["at_floor"].items()
+            }
         row["vs_flat"]["tokens"] = round(
             (row["input_tokens"] + row["output_tokens"])
             / (ref["input_tokens"] + ref["output_tokens"]),
@@ -349,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "encoding": conv.ENCODING,
                 "prices": {"date": conv.PRICES_DATE, "models": prices},
+                "floor": FLOOR,
                 "rows": rows,
                 "goals": met,
             },

@@ -262,9 +262,11 @@ PRICES: tuple[ModelPrice, ...] = (
         5.00,
         0.20,
         20.00,
-        ANTHROPIC.priced(write=1.25, read=0.05, min_tokens=4096),
+        ANTHROPIC.priced(write=1.25, read=0.05, min_tokens=1024),
         "platform.claude.com/docs/en/models/opus-5-5/overview ($4 in, $5 5m write, $0.20 read, "
-        "$20 out); minimum cacheable prefix assumed 4,096 (Opus 4.5-4.6's documented figure)",
+        "$20 out); minimum cacheable prefix assumed 1,024 (Opus 4.8's documented figure, down "
+        "from Opus 4.5-4.7's 4,096 in May 2026, as quoted from the prompt-caching docs by "
+        "clawdemy.org and clauder-navi.com; none found for 5.5)",
     ),
     ModelPrice(
         "gpt-6.1-sol",

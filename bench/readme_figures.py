@@ -454,6 +454,22 @@ def render_code_cost(figures: dict[str, Any]) -> str:
                 f"prefix ({_n(model.get('min_tokens') or 0)} tokens), so they are billed in "
                 "full and the last as a cache write."
             )
+    floored = {
+        r["size"]: r["vs_flat_at_floor"]
+        for r in figures["rows"]
+        if r["design"] == "code" and r.get("vs_flat_at_floor")
+    }
+    if floored:
+        spans = [
+            f"{min(f.values()):.3f}-{max(f.values()):.3f}x at {CODE_COST_SIZES[size]}"
+            for size, f in floored.items()
+        ]
+        lines.append(
+            f"- Were every Anthropic model's minimum cacheable prefix "
+            f"{_n(figures['floor'])} tokens (the highest documented: Opus 4.5-4.7, Haiku 4.5; "
+            f"5.5's are assumed), code mode would cost {' and '.join(spans)} on Anthropic: "
+            "its requests are small, so a higher minimum leaves more of them uncached."
+        )
     return table + "\n" + refused + "\n".join(lines) + "\n\n" + prices
 
 

@@ -93,7 +93,7 @@ def test_run_code_says_how_to_call_tools_and_what_comes_back() -> None:
     text = next(t for t in tools if t.name == "run_code").description
     for fact in (
         "`await name(arg=...)`",  # how a tool is called
-        "tool_search",  # by the name its signature shows
+        "listed here or shown by tool_search",  # which tools a program calls
         "JSON parsed",  # what a call returns
         "raises",  # what a failed call does
         "`import asyncio`",  # gather needs the import

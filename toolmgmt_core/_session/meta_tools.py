@@ -253,11 +253,11 @@ def run_code_tool() -> Tool:
     return _meta_tool(
         RUN_CODE,
         "Run an async Python program in a sandbox (no files or network; imports: json, re, "
-        "math, datetime, asyncio). `await name(arg=...)` calls a tool by its tool_search "
-        "name and returns its whole value, JSON parsed; a failed call raises. `import "
-        "asyncio` to `await asyncio.gather(...)` calls at once; `await search_tools(query)` "
-        "finds more. Only what you print and the last expression come back, long output "
-        "cut: filter and summarize in the program.",
+        "math, datetime, asyncio). `await name(arg=...)` calls a tool listed here or shown "
+        "by tool_search and returns its whole value, JSON parsed; a failed call raises. "
+        "`import asyncio` to `await asyncio.gather(...)` calls at once; `await "
+        "search_tools(query)` finds more. Only what you print and the last expression come "
+        "back, long output cut: summarize in the program.",
         {
             "type": "object",
             "properties": {"code": {"type": "string", "description": "The program."}},
