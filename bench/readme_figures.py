@@ -460,10 +460,10 @@ def render_code_cost(figures: dict[str, Any]) -> str:
         if r["design"] == "code" and r.get("vs_flat_at_floor")
     }
     if floored:
-        spans = [
-            f"{min(f.values()):.3f}-{max(f.values()):.3f}x at {CODE_COST_SIZES[size]}"
-            for size, f in floored.items()
-        ]
+        spans = []
+        for size, f in floored.items():
+            low, high = f"{min(f.values()):.3f}", f"{max(f.values()):.3f}"
+            spans.append(f"{low if low == high else low + '-' + high}x at {CODE_COST_SIZES[size]}")
         lines.append(
             f"- Were every Anthropic model's minimum cacheable prefix "
             f"{_n(figures['floor'])} tokens (the highest documented: Opus 4.5-4.7, Haiku 4.5; "

@@ -191,6 +191,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
         ("rows", 2, "vs_flat", "claude-sonnet-5-5"),
         ("rows", 8, "output_tokens"),
         ("rows", 11, "dollars", "gpt-6.1-sol"),
+        ("rows", 2, "vs_flat_at_floor", "claude-opus-5-5"),
     ],
     "conversation_batched": [
         ("batched", 9, "vs_flat", "anthropic"),
@@ -198,7 +199,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
     ],
     "conversation_pause": [
         ("pause", 8, "vs_flat", "anthropic"),
-        ("pause", 14, "billed", "openai-prefix"),
+        ("pause", 13, "billed", "openai-prefix"),
     ],
     "conversation_breakpoints": [
         ("breakpoints", 1, "next", "anthropic"),
@@ -228,7 +229,7 @@ RENDERED_FIGURES: dict[str, list[tuple[str | int, ...]]] = {
     ],
     "modes": [
         ("rows", 3, "vs_flat", "anthropic"),
-        ("rows", 34, "vs_flat", "anthropic"),
+        ("rows", 33, "vs_flat", "anthropic"),
         ("rows", 8, "vs_flat", "anthropic"),
     ],
     "observability": [
