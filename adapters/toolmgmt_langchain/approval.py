@@ -81,9 +81,10 @@ class _Respond(TypedDict):
     message: str
 
 
-def _response_schema(tool: Tool) -> Any:
-    """The answers a request for ``tool`` takes: a decision (an edit pinned to this tool, its
-    arguments checked against its schema), ``{"decisions": [one]}``, or a plain bool."""
+def _response_schema(tool: Tool, allowed: tuple[str, ...] = DECISIONS) -> Any:
+    """The answers a request for ``tool`` takes: one of the ``allowed`` decisions (an edit pinned
+    to this tool, its arguments checked against its schema), ``{"decisions": [one]}``, or a
+    plain bool (when approve and reject are both allowed)."""
 
     def checked(arguments: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -98,19 +99,34 @@ def _response_schema(tool: Tool) -> Any:
     typed_dict: Any = TypedDict  # built at run time: not a type mypy can check
     action = typed_dict("EditedAction", {"name": Literal[tool.name], "args": arguments})
     edit = typed_dict("EditDecision", {"type": Literal["edit"], "edited_action": action})
-    choices: Any = Union[_Approve, edit, _Reject, _Respond]  # noqa: UP007
+    kinds = {"approve": _Approve, "edit": edit, "reject": _Reject, "respond": _Respond}
+    choices: Any = Union[tuple(kinds[k] for k in allowed)]  # noqa: UP007
     decision = Annotated[choices, Discriminator("type")]
     one = Annotated[list[decision], Field(min_length=1, max_length=1)]
     batch = typed_dict("Decisions", {"decisions": one})
-    return Union[StrictBool, decision, batch]  # noqa: UP007
+    if "approve" in allowed and "reject" in allowed:
+        return Union[StrictBool, decision, batch]  # noqa: UP007
+    return Union[decision, batch]  # noqa: UP007
 
 
-def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> ApprovalAsker:
+def _allowed(config: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The decisions HITL's ``interrupt_on`` entry allows (all four when it names none)."""
+    named = (config or {}).get("allowed_decisions") or DECISIONS
+    return tuple(d for d in DECISIONS if d in named)
+
+
+def interrupt_approver(
+    call: Mapping[str, Any],
+    *,
+    reviewed: bool = False,
+    interrupt_on: Mapping[str, Any] | None = None,
+) -> ApprovalAsker:
     """Approval through ``interrupt()``, in HumanInTheLoopMiddleware's per-call shape.
 
     ``reviewed``: a HumanInTheLoopMiddleware the middleware was not told about has reviewed
     calls in this agent; rather than ask a human a second time, the run stops with a
-    ``ConfigError`` naming the fix.
+    ``ConfigError`` naming the fix. ``interrupt_on``: the HITL's, whose ``allowed_decisions``
+    for a tool are the only answers its request takes, as HITL's own for the call by name.
 
     A code-mode program's pause keeps its run's sealed state in the interrupt's value
     (``value["toolmgmt"]["resume_state"]``), so in the checkpoint
@@ -129,6 +145,7 @@ def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> Ap
                     "are; or approval=False to leave approval to the manager."
                 )
             )
+        allowed = _allowed((interrupt_on or {}).get(name))
         value = {
             "type": "tool_approval",
             "tool_call_id": call["id"],
@@ -136,12 +153,12 @@ def interrupt_approver(call: Mapping[str, Any], *, reviewed: bool = False) -> Ap
             "args": request.arguments,
             "description": f"Tool execution requires approval ({request.reason})\n\n"
             f"Tool: {name}\nArgs: {request.arguments}",
-            "allowed_decisions": list(DECISIONS),
+            "allowed_decisions": list(allowed),
         }
         if request.resume_state is not None:
             value["toolmgmt"] = {"resume_state": request.resume_state}
         try:
-            answer = interrupt(value, response_schema=_response_schema(request.tool))
+            answer = interrupt(value, response_schema=_response_schema(request.tool, allowed))
         except ValidationError as exc:
             raise ToCaller(exc) from exc
         return _verdict(answer, name)

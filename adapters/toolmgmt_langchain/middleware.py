@@ -248,9 +248,11 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
             return interrupt_approver(call, reviewed=_HITL_STATE_KEY in request.state)
         config = hitl.interrupt_on.get(call["name"])
         when = config.get("when") if config is not None else None
-        if config is not None and (when is None or when(request)):
+        # HITL's review of run_code saw the program's text, not the calls it makes: each of
+        # those that needs approval is asked about on its own.
+        if config is not None and call["name"] != RUN_CODE and (when is None or when(request)):
             return _reviewed  # HITL asked; a rejected call never reaches this middleware
-        return interrupt_approver(call)
+        return interrupt_approver(call, interrupt_on=hitl.interrupt_on)
 
     def _marker(self, request: Any) -> ApprovalMarker | None:
         """HITL's ``interrupt_on`` asked about the tool a call resolves to: a tool it names,
@@ -259,7 +261,8 @@ class ToolManagerMiddleware(AgentMiddleware[ToolManagerState, Any, Any]):
         hitl = self.approval
         if not isinstance(hitl, HumanInTheLoopMiddleware):
             return None
-        if request.tool_call["name"] in hitl.interrupt_on:
+        name = request.tool_call["name"]
+        if name in hitl.interrupt_on and name != RUN_CODE:
             return None  # HITL itself reviewed this call (or its ``when`` let it pass)
 
         def requires(tool: Tool, arguments: Mapping[str, Any]) -> str | None:

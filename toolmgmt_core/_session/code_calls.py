@@ -137,7 +137,11 @@ class CodeCalls:
                     principal=context.principal,
                     code=code_digest(code),
                 )
-                await session.manager.runs.claim(state)
+                pending = state.pending
+                if pending is None or pending.reason is None:
+                    # Waiting at an approval, it is claimed once answered (ProgramRun): an
+                    # answer the framework refused before saving it leaves the pause to answer.
+                    await session.manager.runs.claim(state)
                 if context.resume_state is None and kept_as is not None:
                     session.take_program(kept_as)
         except ProgramStateError as exc:
