@@ -213,6 +213,27 @@ def test_an_evicted_program_fails_closed_instead_of_starting_over() -> None:
     )
 
 
+def test_a_program_pushed_out_of_the_conversations_marks_never_starts_over() -> None:
+    # The marks of dropped programs were bounded too (64): past them the first call's retry
+    # found nothing and started over, reading the balance again under its old yes.
+    from toolmgmt_core._session.state import MAX_STATE_PROGRAMS
+
+    bank = Bank()
+    session = manager(bank).session("conv")
+    assert call(session, Human(), call_id="c0") is None
+    refused = None
+    for n in range(1, MAX_STATE_PROGRAMS + 1):
+        result = call(session, Human(), call_id=f"c{n}")
+        if result is not None:
+            refused = result
+            break
+    assert refused is not None and refused.outcome == "failed", "the marks were dropped"
+    assert "paused or resumed" in refused.content and bank.runs["balance"] == MAX_STATE_PROGRAMS
+    result = call(session, Human(True), call_id="c0")
+    assert result.outcome == "failed" and "no longer kept" in result.content
+    assert bank.runs["balance"] == MAX_STATE_PROGRAMS and bank.moved == []
+
+
 def test_an_approval_runs_one_call_and_a_later_call_of_the_tool_asks_again() -> None:
     bank = Bank()
     code = "await transfer(amount=1)\nawait transfer(amount=1)\nawait transfer(amount=2)"

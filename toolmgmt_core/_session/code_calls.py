@@ -35,6 +35,7 @@ from toolmgmt_core._model.errors import InvalidArgumentsError, ToolCallError, To
 from toolmgmt_core._model.tool import Tool
 from toolmgmt_core._runtime.control import is_pause
 from toolmgmt_core._session.program_runs import ProgramRun, WholeValues
+from toolmgmt_core._session.state import MAX_STATE_PROGRAMS
 
 __all__ = ["CodeCalls", "code_digest"]
 
@@ -143,12 +144,20 @@ class CodeCalls:
                     # answer the framework refused before saving it leaves the pause to answer.
                     await session.manager.runs.claim(state)
                 if context.resume_state is None and kept_as is not None:
-                    session.take_program(kept_as)
+                    session.take_program(kept_as, session.manager.runs.seal.ttl)
+            elif kept_as is not None and not session.room_for_program():
+                raise ProgramStateError(
+                    f"This conversation holds {MAX_STATE_PROGRAMS} programs paused or resumed "
+                    "whose runs have not expired, so another cannot wait here for an approval. "
+                    "Nothing ran. Start a new conversation, or keep paused programs in the "
+                    "framework's own state (CallContext.keeps_state).",
+                    tool_name=meta.RUN_CODE,
+                )
         except ProgramStateError as exc:
             return pipeline.error_result(meta.RUN_CODE, exc, view)
 
         async def keep(sealed: str) -> None:
-            await session.keep_program(kept_as, sealed)
+            await session.keep_program(kept_as, sealed, session.manager.runs.seal.ttl)
 
         budget = WholeValues(ResultBudget(encoding=session.manager.encoding))
         # The program's calls: judged as this call is, their whole values to the program.

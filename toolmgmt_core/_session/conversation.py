@@ -17,6 +17,7 @@ from __future__ import annotations
 import abc
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -46,7 +47,22 @@ __all__ = ["StoredConversation"]
 logger = logging.getLogger("toolmgmt")
 
 _GONE = "-"
-"""What stays of a paused program resumed or dropped: its call cannot start it over."""
+"""What stays of a paused program resumed or dropped (``-`` and when its run would have expired,
+in seconds since the epoch): its call cannot start it over."""
+
+
+def _live(value: Any) -> bool:
+    return isinstance(value, str) and not value.startswith(_GONE)
+
+
+def _marked(value: Any, now: float) -> bool:
+    """Whether ``value`` is a mark that still holds (an older state's bare ``-`` does not)."""
+    if _live(value) or not isinstance(value, str):
+        return False
+    try:
+        return float(value[len(_GONE) :]) >= now
+    except ValueError:
+        return False
 
 
 _S = TypeVar("_S", bound="StoredConversation")
@@ -281,7 +297,7 @@ class StoredConversation(abc.ABC):
             data = self._programs.get(key)
         if data is None:
             return None
-        if not isinstance(data, str) or data == _GONE:
+        if not _live(data):
             raise ProgramStateError(
                 "The paused program of this call is no longer kept: it was resumed already, or "
                 "dropped for newer paused programs. Nothing ran; run the program again.",
@@ -289,27 +305,41 @@ class StoredConversation(abc.ABC):
             )
         return data
 
-    def take_program(self, key: str) -> None:
-        """Mark the run paused under ``key`` resumed (a mark stays: a second resume of the same
-        call is refused, never started over)."""
+    def take_program(self, key: str, ttl: float) -> None:
+        """Mark the run paused under ``key`` resumed (the mark stays as long as the run would
+        have, ``ttl`` seconds: a second resume of the same call is refused, never started
+        over)."""
         with self._lock:
             if key in self._programs:
-                self._programs[key] = _GONE
+                self._programs[key] = f"{_GONE}{int(time.time() + ttl) + 1}"
                 self._programs_taken.add(key)
 
-    async def keep_program(self, key: str, sealed: str) -> None:
+    def room_for_program(self) -> bool:
+        """Whether a program may pause here: the conversation's entries (paused programs and
+        the marks that still hold) leave room for one more (see :data:`MAX_STATE_PROGRAMS`)."""
+        now = time.time()
+        with self._lock:
+            held = sum(1 for v in self._programs.values() if _live(v) or _marked(v, now))
+        return held < MAX_STATE_PROGRAMS
+
+    async def keep_program(self, key: str, sealed: str, ttl: float) -> None:
         """Keep ``sealed`` (a run paused at a call) with the conversation under ``key``, saved
         to the store at once: the resumed call may reach another worker. The oldest of more
-        than :data:`MAX_LIVE_PROGRAMS` is dropped (its resume then fails, never starts over)."""
+        than :data:`MAX_LIVE_PROGRAMS` is dropped (its resume then fails, never starts over;
+        its mark held ``ttl`` seconds)."""
+        now = time.time()
+        gone = f"{_GONE}{int(now + ttl) + 1}"
         with self._lock:
             self._programs.pop(key, None)
             self._programs[key] = sealed
             self._programs_taken.discard(key)
-            live = [k for k, v in self._programs.items() if v != _GONE]
+            live = [k for k, v in self._programs.items() if _live(v)]
             for old in live[: max(0, len(live) - MAX_LIVE_PROGRAMS)]:
-                self._programs[old] = _GONE
-            while len(self._programs) > MAX_STATE_PROGRAMS:
-                self._programs.pop(next(iter(self._programs)))
+                self._programs[old] = gone
+            for old in [k for k, v in self._programs.items() if not _live(v)]:
+                full = len(self._programs) > MAX_STATE_PROGRAMS  # two runs raced for room
+                if full or not _marked(self._programs[old], now):
+                    del self._programs[old]  # past its run's life
         await self.save()
 
     async def refresh(self) -> None:

@@ -51,7 +51,9 @@ MAX_STATE_NAME_CHARS = 1_000
 
 MAX_STATE_PROGRAMS = 64
 """Most entries of paused programs a session state holds: live ones (at most
-:data:`MAX_LIVE_PROGRAMS`) and the marks of those resumed or dropped (the oldest go first)."""
+:data:`MAX_LIVE_PROGRAMS`) and the marks of those resumed or dropped, each kept until its run
+would have expired; while they fill it, a ``run_code`` call whose program may pause there is
+refused before it starts (a dropped mark would let its call start over)."""
 
 MAX_LIVE_PROGRAMS = 8
 """Most paused programs a session state keeps for integrations that keep none themselves; an older
