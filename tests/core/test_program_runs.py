@@ -150,6 +150,21 @@ def test_a_fresh_worker_resumes_from_the_sealed_state_without_running_settled_ca
     assert bank.runs == Counter({"balance": 1, "transfer": 1})
 
 
+def test_a_replayed_state_asked_about_again_never_runs_its_call_twice() -> None:
+    # A replayed state whose approver pauses anew must not get a fresh sealing of a used run.
+    bank = Bank()
+    session, sealed = paused_state(bank, keeps_state=True)
+    done = call(session, Human(True), resume_state=sealed, keeps_state=True)
+    assert done.outcome == "success" and bank.moved == [50]
+    asker = Human()
+    again = call(session, asker, resume_state=sealed, keeps_state=True)
+    fresh = [r.resume_state for r in asker.asked]
+    if again is None:  # paused anew: its new state must be refused too
+        again = call(session, Human(True), resume_state=fresh[-1], keeps_state=True)
+    assert again.outcome == "failed" and "resumed already" in again.content
+    assert bank.runs == Counter({"balance": 1, "transfer": 1}) and bank.moved == [50]
+
+
 @pytest.mark.parametrize(
     ("change", "why"),
     [

@@ -250,7 +250,7 @@ class ProgramRun:
         pending = state.pending if state is not None else None
         prepared: _Prepared | None = None
         if state is not None and pending is not None and pending.reason is not None:
-            prepared = await self._ask(state, resumed=state.nonce)
+            prepared = await self._ask(state, resumed=True)
         # The framework's own marker (``interrupt_on``) holds for the program's calls as for a
         # call by name.
         base = self.context.replace(resume_state=None, from_program=True)
@@ -321,13 +321,14 @@ class ProgramRun:
         if self.keep is not None:
             await self.keep(sealed)
 
-    async def _ask(self, state: RunState, resumed: str | None = None) -> _Prepared:
+    async def _ask(self, state: RunState, resumed: bool = False) -> _Prepared:
         """The framework's answer about the call ``state`` waits at, asked with the state
-        sealed anew (used once: a pause passes on with it, an answer records it used, and the
-        sealing ``resumed`` the run was resumed from)."""
+        sealed (used once: a pause passes on with it, an answer records it used). A ``resumed``
+        state keeps its nonce and expiry: asked again, it is the same once-used state, so a
+        replay of a used one is never sealed anew."""
         pending = state.pending
         assert pending is not None and pending.reason is not None
-        sealed = self._seal(state)
+        sealed = self.book.seal.seal(state, renew=not resumed)
         session = self.session
         tool = session.manager.catalog.find(pending.tool)
         if tool is None or not session.can_see(tool):
@@ -357,7 +358,5 @@ class ProgramRun:
                 raise
             error = exc  # a no, or a failing approver: the call's own pipeline says which
         self.answered += 1
-        if resumed is not None:  # a replay of the state this answer resumed runs nothing
-            await self.book.claim(dataclasses.replace(state, nonce=resumed))
         await self.book.claim(state)
         return _Prepared(pending, verdict, error)

@@ -169,10 +169,12 @@ class RunSeal:
             self._key = hmac.new(raw, b"toolmgmt paused run v1", hashlib.sha256).digest()
         return self._key
 
-    def seal(self, state: RunState) -> str:
-        """``state`` as sealed text, its expiry set ``ttl`` from now."""
-        state.expires = time.time() + self.ttl
-        state.nonce = secrets.token_hex(8)
+    def seal(self, state: RunState, *, renew: bool = True) -> str:
+        """``state`` as sealed text, its expiry set ``ttl`` from now and a nonce of its own
+        (``renew`` False: the state's own kept, so the text is the same once-used state)."""
+        if renew:
+            state.expires = time.time() + self.ttl
+            state.nonce = secrets.token_hex(8)
         body = json.dumps(state.to_json(), separators=(",", ":"), ensure_ascii=False)
         packed = base64.urlsafe_b64encode(zlib.compress(body.encode("utf-8", "surrogatepass")))
         payload = f"{_VERSION}.{packed.decode('ascii')}"
