@@ -511,7 +511,7 @@ async def guard_marker(path: Any) -> str:
     assert "export_all" not in await path.runs()
     done = await path.resume(paused, YES)
     assert done.text == "exported" and (await path.runs())["export_all"] == [None], done.text
-    return "the program's call paused, ran 0; approved: ran once"
+    return f"the program's call paused{getattr(path, 'reviewed', '')}, ran 0; approved: ran once"
 
 
 @dataclass(frozen=True)
@@ -663,6 +663,8 @@ _ADAPTER = {
 }
 EXPECTED["langchain"] = {
     **_ADAPTER,
+    "marker": "the program's call paused (HITL's review of `run_code` approves none of its "
+    "calls), ran 0; approved: ran once",
     "edit_swap": "refused by the interrupt's `response_schema` (not saved), ran 0",
 }
 EXPECTED["pydantic_ai"] = {

@@ -68,6 +68,7 @@ class LangChainRunPath(_DoorPath):
     the state lives in the interrupt's value."""
 
     only = {"cross_caller": NO_CALLER, "carried_approval": NO_UPSTREAM}
+    reviewed = " (HITL's review of `run_code` approves none of its calls)"
 
     def __init__(self, ops: Any, step: type, key: str) -> None:
         from langgraph.checkpoint.memory import InMemorySaver
@@ -86,16 +87,20 @@ class LangChainRunPath(_DoorPath):
         manager = _manager(self.ops, self.key)
         if not marked:
             middleware = [ToolManagerMiddleware(manager)]
-        else:
-            hitl = HumanInTheLoopMiddleware(interrupt_on={"export_all": True})
+        else:  # HITL reviews the program's text too: no approval of the calls it makes
+            hitl = HumanInTheLoopMiddleware(interrupt_on={"export_all": True, "run_code": True})
             middleware = [hitl, ToolManagerMiddleware(manager, approval=hitl)]
         return create_agent(model, middleware=middleware, checkpointer=self.saver)
 
     async def _invoke(self, thread: str, given: Any) -> Any:
         from langchain_core.messages import ToolMessage
+        from langgraph.types import Command
 
         config = {"configurable": {"thread_id": thread}}
         state = await self._agent(thread).ainvoke(given, config)
+        while state.get("__interrupt__") and "action_requests" in state["__interrupt__"][0].value:
+            approve = Command(resume={"decisions": [{"type": "approve"}]})  # HITL's, of run_code
+            state = await self._agent(thread).ainvoke(approve, config)
         if state.get("__interrupt__"):
             value = state["__interrupt__"][0].value
             return self.step(pause=thread, asked=_asked(value["name"], value["args"]))
