@@ -559,7 +559,9 @@ def _lost(name: str, ctx: RunContext[Any], kept: Mapping[str, Any] | None) -> To
     return ProgramStateError(
         "The paused program could not be resumed: its state is not in the message history "
         "(pass the history the paused run returned, all_messages(), unchanged). Nothing ran. "
-        "Run the program again.",
+        "Run the program again. If PydanticAI itself asked to approve run_code "
+        "(requires_approval, approval_required), leave run_code unmarked: toolmgmt asks about "
+        "each call of the program that needs approval.",
         tool_name=RUN_CODE,
     )
 

@@ -106,3 +106,36 @@ def test_a_history_without_the_state_runs_nothing() -> None:
     resumed = _resume(runs, history)
     assert runs == Counter({"send_sms": 1})
     assert "not in the message history" in _result(resumed)
+
+
+def test_run_code_deferred_by_pydantic_ai_itself_says_so_when_refused() -> None:
+    # A run_code PydanticAI defers for approval (approval_required) carries no program state:
+    # refused as a lost one, and the message named only a history changed in between.
+    runs: Counter[str] = Counter()
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("run_code", {"code": PROGRAM}, "c1")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    def agent() -> Agent[Any, Any]:
+        toolset = ManagedToolset(program_manager(runs)).approval_required(
+            lambda ctx, tool, args: tool.name == "run_code"
+        )
+        return Agent(
+            FunctionModel(model), toolsets=[toolset], output_type=[str, DeferredToolRequests]
+        )
+
+    paused = agent().run_sync("go")
+    assert isinstance(paused.output, DeferredToolRequests) and runs == Counter()
+    run = agent().run_sync(
+        message_history=paused.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={"c1": True}),
+    )
+    [answer] = [
+        str(p.content)
+        for m in run.all_messages()
+        for p in getattr(m, "parts", ())
+        if getattr(p, "part_kind", "") == "tool-return"
+    ]
+    assert "program_state" in answer and "approval_required" in answer and runs == Counter()
