@@ -165,6 +165,24 @@ def test_a_replayed_state_asked_about_again_never_runs_its_call_twice() -> None:
     assert bank.runs == Counter({"balance": 1, "transfer": 1}) and bank.moved == [50]
 
 
+def test_the_managers_callback_is_asked_through_the_run_and_its_pause_keeps_the_program() -> None:
+    # A manager's approval callback that pauses the framework (LangGraph's interrupt() in it)
+    # was asked with no run state: the resume started over and read the balance again.
+    from toolmgmt_core import Approval
+
+    bank = Bank()
+    human = Human()
+    session = manager(bank, approval=Approval(callback=human)).session("conv")
+    assert call(session, Human(), keeps_state=True) is None
+    [request] = human.asked
+    assert request.run_id is not None and request.call_index == 2
+    assert isinstance(request.resume_state, str) and bank.runs == Counter({"balance": 1})
+    human.answers.append(True)
+    done = call(session, Human(), resume_state=request.resume_state, keeps_state=True)
+    assert done.outcome == "success" and "read 100" in done.content
+    assert bank.runs == Counter({"balance": 1, "transfer": 1}) and bank.moved == [50]
+
+
 @pytest.mark.parametrize(
     ("change", "why"),
     [

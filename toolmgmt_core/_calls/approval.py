@@ -12,6 +12,10 @@ tool). Who is asked is decided here, once, for every integration:
    when the run resumes;
 3. else nobody can say yes, and the call is refused (fail closed).
 
+A code-mode program's calls are asked through their run (a :class:`RunApprover`), which asks
+the manager's callback or the framework's approver itself, with the run's identity and sealed
+state in the request, and binds the answer to that one call.
+
 An approver that raises refuses the call, unless what it raised is the framework's own pause
 (declared with :func:`~toolmgmt_core._runtime.control.passthrough`), which reaches the caller.
 
@@ -47,6 +51,7 @@ from toolmgmt_core._runtime.control import reraise_control_flow
 __all__ = [
     "ApprovalAsker",
     "ApprovalMarker",
+    "RunApprover",
     "UsedApprovals",
     "Verdict",
     "approval_key",
@@ -65,6 +70,12 @@ ApprovalAsker = Callable[
 """An approver: True to run the call; False (or ``ApprovalDeniedError``) to refuse it; an
 ``ApprovalEdit`` or ``ApprovalResponse`` (the human changed the call, or answered it); or a
 framework's pause (an exception declared with ``passthrough``) to ask a human first."""
+
+
+class RunApprover:
+    """The approver of a code-mode program's call (:mod:`toolmgmt_core._session.program_runs`):
+    asked in place of the manager's callback, which it asks itself (see the module docstring)."""
+
 
 ApprovalMarker = Callable[[Tool, Mapping[str, Any]], "str | None"]
 """A framework's approval marker held apart from its tools: why a call of a (resolved) tool
@@ -170,7 +181,8 @@ async def ask_approval(
             the model not to retry unchanged.
     """
     name = tool.name
-    approver = policy.approval.callback or approver
+    if not isinstance(approver, RunApprover):  # a program's run asks the callback itself
+        approver = policy.approval.callback or approver
     if approver is None:
         raise ApprovalDeniedError(
             f"Calling {name!r} needs approval ({reason}) and nobody here can give it, so it did "

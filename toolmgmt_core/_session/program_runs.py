@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolmgmt_core._calls.approval import RunApprover
 from toolmgmt_core._calls.budget import SessionBudget
 from toolmgmt_core._calls.code import (
     PausedProgram,
@@ -90,7 +90,18 @@ class _Prepared:
         )
 
 
-class _ProgramApprover:
+class _AskedAt(RunApprover):
+    """The approver of the program's call ``index``."""
+
+    def __init__(self, approver: _ProgramApprover, index: int) -> None:
+        self.approver = approver
+        self.index = index
+
+    async def __call__(self, request: ApprovalRequest) -> Any:
+        return await self.approver.ask(self.index, request)
+
+
+class _ProgramApprover(RunApprover):
     """The approver a program's calls ask (see the module docstring): the answer prepared for
     the call the program waits at, else the program is kept at the call (:class:`_AskOutside`)."""
 
@@ -144,7 +155,7 @@ class _Host:
         inner_id = f"{self.context.call_id or 'run_code'}.{index}"
         context = self.context
         if isinstance(context.approver, _ProgramApprover):  # asked with this call's own index
-            context = context.replace(approver=functools.partial(context.approver.ask, index))
+            context = context.replace(approver=_AskedAt(context.approver, index))
         request = self._request(name, arguments, context.replace(call_id=inner_id))
         # In a task of its own (as a tool's call is), so what it sets stays its own.
         result = await asyncio.ensure_future(self.pipeline.run(request))
@@ -231,7 +242,9 @@ class ProgramRun:
         self.state = state
         self.keep = keep
         self.run_id = state.run_id if state is not None else new_run_id()
-        self.outer = context.approver
+        # Who answers: the manager's callback, else the framework's approver; asked from here,
+        # so the answer is bound to one call of this run and a pause keeps the run's state.
+        self.outer = view.policy.approval.callback or context.approver
         self.answered = state.program.approvals if state is not None else 0
         """The framework's answers in this ``run_code`` call (LangGraph answers by order)."""
         self.host: _Host | None = None
