@@ -358,6 +358,7 @@ class LegacyRunPath(GatewayRunPath):
         "rerun_across_workers": _MID_CALL,
         "eviction": _MID_CALL,
         "forged_state": _MID_CALL,
+        "replayed": _MID_CALL,
         **GatewayRunPath.only,
     }
 
@@ -470,6 +471,28 @@ async def guard_forged_state(path: Any) -> str:
     return "refused `program_state` (not sealed here), ran 0"
 
 
+async def guard_replayed(path: Any) -> str:
+    """The state a run was resumed from, resumed again with the same yes (on the other worker;
+    LangChain: its paused checkpoint, once the run is done)."""
+    if _na(path, "replayed"):
+        return str(_na(path, "replayed"))
+    paused = await path.start(TWO_STEPS)
+    done = await path.resume(paused, YES)
+    again = await path.resume(paused, YES, other=True)
+    ran = await path.runs()
+    assert done.text == "moved 1" and ran["transfer"] == [1], (done.text, again.text, ran)
+    assert len(ran["balance"]) == 1, ran
+    for said, cell in (
+        ("resumed already", "refused `program_state` (resumed already), ran once in all"),
+        ("no longer kept", "refused `program_state` (no longer kept), ran once in all"),
+        ("-32602", "refused: `-32602` (the request state is used), ran once in all"),
+        ("already used", "refused `approval_denied` (already used), ran once in all"),
+    ):
+        if said in again.text:
+            return cell
+    raise AssertionError(again.text)
+
+
 async def guard_gathered(path: Any) -> str:
     """Gathered calls that need approval: each is asked about once (the same call twice
     twice), runs once, and the read settled before the pauses reaches the program; each
@@ -529,6 +552,7 @@ GUARDS = [
     Guard("eviction", "8 newer pauses", guard_eviction),
     Guard("edit_swap", "an edit naming another tool", guard_edit_swap),
     Guard("forged_state", "tampered state", guard_forged_state),
+    Guard("replayed", "a used state resumed again", guard_replayed),
     Guard("marker", "the framework's own marker", guard_marker),
     Guard("gathered", "gathered calls that need approval", guard_gathered),
 ]
@@ -640,8 +664,11 @@ EXPECTED: dict[str, dict[str, str]] = {
     },
 }
 _GATHERED = "3 yeses, one per call (two alike); each ran once, the read once, across workers"
+_REPLAYED = "refused `program_state` (resumed already), ran once in all"
 for _row in ("in_process", "mcp_2026"):
     EXPECTED[_row]["gathered"] = _GATHERED
+EXPECTED["in_process"]["replayed"] = _REPLAYED
+EXPECTED["mcp_2026"]["replayed"] = _REPLAYED
 EXPECTED["in_process_kept"] = {
     **EXPECTED["in_process"],
     "eviction": "failed closed: no longer kept, run it again; ran 0",
@@ -675,6 +702,7 @@ EXPECTED["litellm"] = {
     **{
         guard: "n/a: `approve=` answers in place; a program never waits across calls"
         for guard in EXPECTED["in_process"]
+        if guard != "gathered"
     },
     "carried_approval": "n/a: no upstream asks questions here",
     "edit_swap": EXPECTED["in_process"]["edit_swap"],

@@ -92,18 +92,22 @@ class LangChainRunPath(_DoorPath):
             middleware = [hitl, ToolManagerMiddleware(manager, approval=hitl)]
         return create_agent(model, middleware=middleware, checkpointer=self.saver)
 
-    async def _invoke(self, thread: str, given: Any) -> Any:
+    async def _invoke(self, thread: str, given: Any, at: Any = None) -> Any:
+        """Run the thread's agent from its latest checkpoint, or from ``at`` (time travel)."""
         from langchain_core.messages import ToolMessage
         from langgraph.types import Command
 
         config = {"configurable": {"thread_id": thread}}
-        state = await self._agent(thread).ainvoke(given, config)
+        state = await self._agent(thread).ainvoke(given, at or config)
         while state.get("__interrupt__") and "action_requests" in state["__interrupt__"][0].value:
             approve = Command(resume={"decisions": [{"type": "approve"}]})  # HITL's, of run_code
             state = await self._agent(thread).ainvoke(approve, config)
         if state.get("__interrupt__"):
             value = state["__interrupt__"][0].value
-            return self.step(pause=thread, asked=_asked(value["name"], value["args"]))
+            saved = self.saver.get_tuple(config)
+            assert saved is not None  # the checkpoint it paused at, to resume from
+            pause = (thread, saved.config)
+            return self.step(pause=pause, asked=_asked(value["name"], value["args"]))
         answers = [m for m in state["messages"] if isinstance(m, ToolMessage)]
         return self.step(text=str(answers[-1].content) if answers else "")
 
@@ -114,8 +118,12 @@ class LangChainRunPath(_DoorPath):
 
         thread = f"t{len(self.threads) + 1}"
         call = {"name": "run_code", "args": {"code": code}, "id": "c1"}
-        turns = [AIMessage(content="", tool_calls=[call]), AIMessage(content="done")]
-        self.threads[thread] = (ScriptedChatModel(script=turns), marked)
+
+        def turn(messages: list[Any], tools: list[Any]) -> Any:  # done once the call answered
+            done = any(getattr(m, "tool_call_id", None) == "c1" for m in messages)
+            return AIMessage(content="done") if done else AIMessage(content="", tool_calls=[call])
+
+        self.threads[thread] = (ScriptedChatModel(script=turn), marked)
         return await self._invoke(thread, {"messages": [HumanMessage("go")]})
 
     async def resume(
@@ -130,7 +138,7 @@ class LangChainRunPath(_DoorPath):
         from langgraph.types import Command
         from pydantic import ValidationError
 
-        thread = step.pause
+        thread, at = step.pause
         if tamper:
             self._change(thread, _tampered)
         decision: Any = {"type": "approve"} if answer == YES else {"type": "reject"}
@@ -138,7 +146,7 @@ class LangChainRunPath(_DoorPath):
             action = {"name": "export_all", "args": {}}
             decision = {"type": "edit", "edited_action": action}
         try:  # each resume is a new agent and manager: any worker resumes from the checkpoint
-            return await self._invoke(thread, Command(resume=decision))
+            return await self._invoke(thread, Command(resume=decision), at)
         except ValidationError as exc:
             return self.step(text=f"ValidationError: {exc}")
 
@@ -259,6 +267,7 @@ class LiteLLMRunPath(_DoorPath):
             "rerun_across_workers",
             "eviction",
             "forged_state",
+            "replayed",
         )
     } | {"carried_approval": NO_UPSTREAM, "marker": "n/a: LiteLLM has no approval marker"}
 

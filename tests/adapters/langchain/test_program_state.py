@@ -27,6 +27,7 @@ PROGRAM = (
     "y = await delete_record(key='k2')\n"
     "print(x, y)"
 )
+ONE_DELETE = "await send_sms(to='+100')\nprint(await delete_record(key='k1'))"
 CONFIG = {"configurable": {"thread_id": "t"}}
 
 
@@ -78,3 +79,29 @@ def test_a_resume_whose_interrupt_kept_no_state_runs_nothing() -> None:
     [answer] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert "program_state" in str(answer.content) and "not in the checkpoint" in str(answer.content)
     assert runs == Counter({"send_sms": 1})
+
+
+def test_resuming_the_paused_checkpoint_again_runs_nothing_twice() -> None:
+    # LangGraph's time travel: once the run is done, its paused checkpoint resumed again (by a
+    # fresh agent and manager in the same process) ran the approved delete a second time.
+    runs: Counter[str] = Counter()
+    saver = InMemorySaver()
+    call = {"name": "run_code", "args": {"code": ONE_DELETE}, "id": "c1"}
+
+    def turn(messages: list[Any], tools: list[Any]) -> AIMessage:
+        done = any(isinstance(m, ToolMessage) for m in messages)
+        return AIMessage(content="done") if done else AIMessage(content="", tool_calls=[call])
+
+    def agent() -> Any:
+        return _agent(runs, saver, ScriptedChatModel(script=turn))
+
+    agent().invoke({"messages": [HumanMessage("go")]}, CONFIG)
+    paused = saver.get_tuple(CONFIG)
+    assert paused is not None
+    approve = Command(resume={"type": "approve"})
+    agent().invoke(approve, CONFIG)
+    assert runs == Counter({"send_sms": 1, "delete_record": 1})
+    again = agent().invoke(approve, paused.config)
+    assert runs == Counter({"send_sms": 1, "delete_record": 1})
+    answer = [m for m in again["messages"] if isinstance(m, ToolMessage)][-1]
+    assert "resumed already" in str(answer.content)

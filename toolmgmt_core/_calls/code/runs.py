@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import json
 import secrets
+import threading
 import time
 import zlib
 from collections.abc import Callable, Mapping
@@ -45,6 +46,10 @@ DEFAULT_RUN_TTL = 86_400.0
 """Seconds a paused run can be resumed, by default (a human has a day to answer)."""
 _CLAIMS = Pool("run-claims", 4)
 """Where a store's ``claim_once`` (I/O, within the store's own timeouts) runs."""
+_RESUMED: dict[float, UsedApprovals] = {}
+"""The sealings resumed in this process, by the life of their runs: shared by every manager (a
+fresh agent and manager per request is still this process; keys hold a random run id)."""
+_RESUMED_LOCK = threading.Lock()
 _VERSION = "r1"
 _MAX_SEALED = MAX_SNAPSHOT_BYTES * 3
 """Longest sealed state opened (bounded before any decoding)."""
@@ -227,7 +232,7 @@ def _refused(why: str, *, expired: bool = False) -> ProgramStateError:
 class RunBook:
     """A manager's paused runs: the :class:`RunSeal` they are sealed with, and which sealed
     states were resumed already (each is resumed once: in the session store shared by workers
-    or replicas when it can record that, else in this process).
+    or replicas when it can record that, else in this process, whichever manager resumes it).
 
     Args:
         key: the sealing key (None: a random one of this book).
@@ -238,7 +243,8 @@ class RunBook:
     def __init__(self, key: RunKey | None, ttl: float, store: Any = None) -> None:
         self.seal = RunSeal(key, ttl)
         self._claim_once = getattr(store, "claim_once", None)
-        self._used = UsedApprovals(ttl)
+        with _RESUMED_LOCK:
+            self._used = _RESUMED.setdefault(ttl, UsedApprovals(ttl))
 
     async def claim(self, state: RunState) -> None:
         """Record ``state`` (this sealing of it) as resumed.
