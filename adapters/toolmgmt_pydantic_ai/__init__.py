@@ -144,6 +144,9 @@ _RUN: Slot[tuple[Any, Any]] = Slot("pydantic_ai run")
 handler forwards to the run's own toolset)."""
 _APPROVALS_KEPT = 24 * 3600.0
 """Seconds a used approval is remembered (a resumed run's approval has no expiry of its own)."""
+_USED = UsedApprovals(_APPROVALS_KEPT)
+"""Approvals used in this process, by every toolset (a fresh agent and toolset per request
+replays a history in the same process)."""
 
 
 class _Run:
@@ -282,7 +285,6 @@ class ManagedToolset(AbstractToolset[Any]):
         self._run: _Run | None = None
         self._origin = self
         self._stack: AsyncExitStack | None = None
-        self._used = UsedApprovals(_APPROVALS_KEPT)
 
     @property
     def id(self) -> str | None:
@@ -450,7 +452,7 @@ class ManagedToolset(AbstractToolset[Any]):
             refused = _lost(name, ctx, kept)
             if refused is not None:  # before anything runs
                 return _native(run.session.error_result(name, refused))
-            once = _Once(self._origin._used, ctx.tool_call_id)
+            once = _Once(_USED, _grant(ctx))
             edit, runner = tool_args, name in _RUNNERS
             if runner and asked is not None:  # the model's call runs; the override edits it
                 tool_args = dict(asked)
@@ -486,9 +488,9 @@ class _Once:
     call_id: str | None
 
     def claim(self, request: ApprovalRequest, arguments: Mapping[str, Any] | None = None) -> None:
-        # Bound to the model's call (its id, unique to the call) and the tool, whatever the
-        # reviewer's edit: resuming the same history again, edited or not, runs nothing. A
-        # program's calls (run_code) share the model's call id, so theirs name the arguments.
+        # Bound to the model's call (its id and response) and the tool, whatever the reviewer's
+        # edit: resuming the same history again, edited or not, runs nothing. A program's calls
+        # (run_code) share the model's call id, so theirs name their run, place and arguments.
         if self.call_id is None:
             return
         if not self.used.claim(approval_key("", request.tool.name, arguments or {}, self.call_id)):
@@ -536,8 +538,11 @@ def _approver(
                 }
             )
         answered = True
-        if ctx.tool_name == RUN_CODE:  # a program's call: bound to its own arguments too
-            once.claim(request, request.arguments)
+        if ctx.tool_name == RUN_CODE:  # a program's call: bound to its place in its run too
+            once.claim(
+                request,
+                {"run": request.run_id, "call": request.call_index, "args": request.arguments},
+            )
             edit = arguments.get("edited_arguments") if asked != arguments else None
             return ApprovalEdit(dict(edit)) if isinstance(edit, Mapping) else True
         given, expected = (_inner(arguments), _inner(asked or {})) if runner else (arguments, asked)
@@ -568,6 +573,21 @@ def _lost(name: str, ctx: RunContext[Any], kept: Mapping[str, Any] | None) -> To
 
 def _without_edit(arguments: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in arguments.items() if k != "edited_arguments"}
+
+
+def _grant(ctx: RunContext[Any]) -> str | None:
+    """What an approval of the call being run is bound to: its id and when the model response
+    that made it was made (a model may reuse ids across conversations; a replayed history keeps
+    both)."""
+    if ctx.tool_call_id is None:
+        return None
+    for message in reversed(ctx.messages):
+        if isinstance(message, ModelResponse) and any(
+            isinstance(p, ToolCallPart) and p.tool_call_id == ctx.tool_call_id
+            for p in message.parts
+        ):
+            return f"{ctx.tool_call_id}@{message.timestamp.isoformat()}"
+    return ctx.tool_call_id
 
 
 def _model_arguments(ctx: RunContext[Any]) -> dict[str, Any] | None:

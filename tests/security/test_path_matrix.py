@@ -346,10 +346,8 @@ class PydanticAIPath(_ShopPath):
 
         from toolmgmt_core import ToolCatalog
 
-        steps = iter(range(1000))
-
         def model(messages: Any, info: Any) -> Any:
-            if next(steps) == 0:
+            if len(messages) == 1:  # the user's request alone: the model's call
                 args = {"tool_name": tool, "arguments": {"order_id": ORDER}}
                 return ModelResponse(parts=[ToolCallPart("call_tool", args, tool_call_id="c1")])
             return ModelResponse(parts=[TextPart("done")])
@@ -386,7 +384,10 @@ class PydanticAIPath(_ShopPath):
             history = result.all_messages()
             results = DeferredToolResults(approvals={"c1": verdict})
             result = await agent.run(message_history=history, deferred_tool_results=results)
-            self._replay = lambda: agent.run(message_history=history, deferred_tool_results=results)
+            # Replayed by a fresh agent and toolset (a server builds one per request).
+            self._replay = lambda: self._agent(tool, profile).run(
+                message_history=history, deferred_tool_results=results
+            )
         seen.text = _tool_text(result.all_messages())
         return seen
 

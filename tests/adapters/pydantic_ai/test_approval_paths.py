@@ -163,3 +163,37 @@ def test_a_resumed_approval_replayed_runs_nothing() -> None:
         if getattr(p, "tool_call_id", None) == "c1" and hasattr(p, "content")
     ]
     assert any("already used" in str(c) for c in returns), returns
+
+
+def test_an_approval_replayed_through_a_fresh_agent_runs_nothing() -> None:
+    # A fresh agent and toolset per request (same process): the same history and approval
+    # replayed ran drop_table a second time (the used approvals lived in the toolset).
+    db = Db()
+    call = ToolCallPart("call_tool", {"tool_name": "drop_table", "arguments": {"table": "t1"}})
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[call])
+        return ModelResponse(parts=[TextPart("done")])
+
+    def agent() -> Agent[Any, Any]:
+        managed = ManagedToolset(ToolManager(ToolCatalog()), toolsets={"db": db.toolset})
+        return Agent(FunctionModel(model), toolsets=[managed], output_type=OUTPUT)
+
+    paused = agent().run_sync("drop t1")
+    approvals = DeferredToolResults(approvals={call.tool_call_id: True})
+    history = paused.all_messages()
+    agent().run_sync(message_history=history, deferred_tool_results=approvals)
+    again = agent().run_sync(message_history=history, deferred_tool_results=approvals)
+    assert db.dropped == ["t1"]
+    returns = [
+        p.content
+        for m in again.all_messages()
+        for p in getattr(m, "parts", ())
+        if getattr(p, "tool_call_id", None) == call.tool_call_id and hasattr(p, "content")
+    ]
+    assert any("already used" in str(c) for c in returns), returns
+    # Another conversation whose model reuses the call id is its own call, approved once.
+    other = agent().run_sync("drop t1")
+    agent().run_sync(message_history=other.all_messages(), deferred_tool_results=approvals)
+    assert db.dropped == ["t1", "t1"]
