@@ -84,7 +84,6 @@ from toolmgmt_core.integration import (
     NO_CONTEXT,
     RUN_CODE,
     ApprovalAsker,
-    ApprovalMarker,
     ProgramStateError,
     Slot,
     UsedApprovals,
@@ -122,6 +121,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 require_version("pydantic-ai-slim", MIN_PYDANTIC_AI_VERSION, "pydantic-ai")
 
+from toolmgmt_pydantic_ai.markers import approval_marker, approval_required  # noqa: E402
 from toolmgmt_pydantic_ai.programs import asked_about, keep_run, kept_run  # noqa: E402
 
 __all__ = ["MIN_PYDANTIC_AI_VERSION", "ManagedToolset"]
@@ -181,32 +181,6 @@ class _Run:
             return self.tools
 
 
-def _approval_required(
-    toolset: Any, ctx: RunContext[Any], tool: ToolsetTool[Any], arguments: Mapping[str, Any]
-) -> bool:
-    """Whether an ``approval_required`` wrapper around ``toolset`` asks about this call."""
-    while toolset is not None:
-        asks = getattr(toolset, "approval_required_func", None)
-        if callable(asks) and asks(ctx, tool.tool_def, dict(arguments)):
-            return True
-        toolset = getattr(toolset, "wrapped", None)
-    return False
-
-
-def _marker(run: _Run, ctx: RunContext[Any]) -> ApprovalMarker:
-    """PydanticAI's ``approval_required`` (a wrapper's predicate over a call's arguments) in the
-    core's terms: asked on every path to a wrapped tool (``call_tool``, a program), as its
-    ``requires_approval`` is through the tool's metadata."""
-
-    def requires(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
-        entry = (run.tools or {}).get(tool.name) if tool.metadata.get("pydantic_ai") else None
-        if entry is None or not _approval_required(entry[0], ctx, entry[1], arguments):
-            return None
-        return "PydanticAI approval_required"
-
-    return requires
-
-
 def _forward(name: str) -> Callable[..., Any]:
     """The catalog handler of a wrapped tool: calls the wrapped toolset of the run its call
     carries (under :data:`_RUN`: the run and its ``RunContext``)."""
@@ -227,7 +201,7 @@ def _forward(name: str) -> Callable[..., Any]:
             )
         toolset, tool = entry
         arguments = tool.args_validator.validate_python(arguments)
-        if toolmgmt_context.requires is not None and _approval_required(
+        if toolmgmt_context.requires is not None and approval_required(
             toolset, ctx, tool, arguments
         ):
             # The session asked for this approval before the call ran (the marker below).
@@ -476,7 +450,7 @@ class ManagedToolset(AbstractToolset[Any]):
         run = self._current()
         context = CallContext(call_id=ctx.tool_call_id, slots={_RUN: (run, ctx)})
         if self.approval:
-            context = context.replace(requires=_marker(run, ctx))
+            context = context.replace(requires=approval_marker(lambda: run.tools, ctx))
             asked = _model_arguments(ctx) if ctx.tool_call_approved else None
             if name in _RUNNERS and isinstance(asked, Mapping) and "tool_name" not in tool_args:
                 # ``override_args`` in the inner tool's terms: the call_tool they edit.
