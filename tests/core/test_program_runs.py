@@ -183,6 +183,32 @@ def test_the_managers_callback_is_asked_through_the_run_and_its_pause_keeps_the_
     assert bank.runs == Counter({"balance": 1, "transfer": 1}) and bank.moved == [50]
 
 
+def test_a_sealed_state_shows_nothing_of_what_the_program_read() -> None:
+    # The sealed state goes where the framework keeps its state and to whoever it shows it (an
+    # interrupt's value, a message history, an MCP client's request state); it was only signed:
+    # base64, zlib and JSON gave the program's variables back to anyone without the key.
+    import base64
+    import binascii
+    import zlib
+
+    bank = Bank()
+    code = "b = await balance()\nnote = 'secret-' + str(b * 7)\nawait transfer(amount=1)"
+    session, request = paused(bank, keeps_state=True, code=code)
+    assert isinstance(request.resume_state, str)
+    for part in request.resume_state.split("."):
+        try:
+            raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+        except (binascii.Error, ValueError):
+            continue
+        assert b"secret-700" not in raw
+        with pytest.raises(zlib.error):
+            zlib.decompress(raw)
+    done = call(
+        session, Human(True), code=code, resume_state=request.resume_state, keeps_state=True
+    )
+    assert done.outcome == "success" and bank.moved == [1]
+
+
 @pytest.mark.parametrize(
     ("change", "why"),
     [

@@ -5,10 +5,11 @@ A run is (conversation, principal, run id): the run id is minted when ``run_code
 always a fresh run. When a call of the program pauses (an approval the framework asks a human
 for, an upstream's question), the run's state is sealed (:class:`RunSeal`): the worker's
 snapshot, the calls already settled, the output so far, the run's identity, the code's digest,
-the call it waits at and an expiry, as compact JSON under an HMAC-SHA256 tag. The integration keeps
-the sealed text in its framework's state and hands it back with the answer; :meth:`RunSeal.open`
-checks the tag before reading anything, then the expiry and the run's identity, so a forged,
-tampered, expired or foreign state is refused before anything runs (:class:`ProgramStateError`).
+the call it waits at and an expiry, as compact JSON, encrypted, under an HMAC-SHA256 tag. The
+integration keeps the sealed text in its framework's state and hands it back with the answer;
+:meth:`RunSeal.open` checks the tag before reading anything, then the expiry and the run's
+identity, so a forged, tampered, expired or foreign state is refused before anything runs
+(:class:`ProgramStateError`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,11 @@ _RESUMED: dict[float, UsedApprovals] = {}
 """The sealings resumed in this process, by the life of their runs: shared by every manager (a
 fresh agent and manager per request is still this process; keys hold a random run id)."""
 _RESUMED_LOCK = threading.Lock()
-_VERSION = "r1"
+_VERSION = "r2"
+"""The sealing's format: compressed JSON encrypted (a SHAKE-256 keystream), then the HMAC tag;
+``r1`` (signed only) is still opened, so a run paused before an upgrade resumes."""
+_SIGNED_ONLY = "r1"
+_IV_BYTES = 16
 _MAX_SEALED = MAX_SNAPSHOT_BYTES * 3
 """Longest sealed state opened (bounded before any decoding)."""
 _MAX_JSON = MAX_SNAPSHOT_BYTES * 4
@@ -152,8 +157,16 @@ class RunState:
         return cls(run, conversation, who, code, program, call, float(expires), nonce)  # type: ignore[arg-type]
 
 
+def _xor(data: bytes, key: bytes, iv: bytes) -> bytes:
+    """``data`` enciphered (or deciphered) with the keystream of ``key`` and ``iv``."""
+    stream = hashlib.shake_256(key + iv).digest(len(data))
+    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
+
+
 class RunSeal:
-    """Seals and opens paused runs under one key (HMAC-SHA256 over compact, compressed JSON).
+    """Seals and opens paused runs under one key: compact, compressed JSON, encrypted (the state
+    holds what the program read, and it goes where the framework shows its state: an interrupt's
+    value, a message history, a client's request state), then tagged (HMAC-SHA256).
 
     Args:
         key: the key (a :data:`RunKey`); None: a random key of this object, so runs resume
@@ -164,15 +177,21 @@ class RunSeal:
     def __init__(self, key: RunKey | None = None, ttl: float = DEFAULT_RUN_TTL) -> None:
         self._given = key if key is not None else secrets.token_bytes(32)
         self._key: bytes | None = None
+        self._cipher = b""
         self.ttl = ttl
 
     def _mac_key(self) -> bytes:
         if self._key is None:
             given = self._given() if callable(self._given) else self._given
             raw = given.encode("utf-8") if isinstance(given, str) else bytes(given)
-            # A key of its own, derived: the same secret may seal other things elsewhere.
+            # Keys of their own, derived: the same secret may seal other things elsewhere.
             self._key = hmac.new(raw, b"toolmgmt paused run v1", hashlib.sha256).digest()
+            self._cipher = hmac.new(raw, b"toolmgmt paused run cipher", hashlib.sha256).digest()
         return self._key
+
+    def _cipher_key(self) -> bytes:
+        self._mac_key()
+        return self._cipher
 
     def seal(self, state: RunState, *, renew: bool = True) -> str:
         """``state`` as sealed text, its expiry set ``ttl`` from now and a nonce of its own
@@ -181,7 +200,9 @@ class RunSeal:
             state.expires = time.time() + self.ttl
             state.nonce = secrets.token_hex(8)
         body = json.dumps(state.to_json(), separators=(",", ":"), ensure_ascii=False)
-        packed = base64.urlsafe_b64encode(zlib.compress(body.encode("utf-8", "surrogatepass")))
+        iv = secrets.token_bytes(_IV_BYTES)
+        secret = _xor(zlib.compress(body.encode("utf-8", "surrogatepass")), self._cipher_key(), iv)
+        packed = base64.urlsafe_b64encode(iv + secret)
         payload = f"{_VERSION}.{packed.decode('ascii')}"
         tag = hmac.new(self._mac_key(), payload.encode("ascii"), hashlib.sha256).hexdigest()
         return f"{payload}.{tag}"
@@ -197,7 +218,8 @@ class RunSeal:
             raise _refused("it is not a paused program's state")
         payload, _, tag = sealed.rpartition(".")
         expected = hmac.new(self._mac_key(), payload.encode("ascii", "replace"), hashlib.sha256)
-        if not payload.startswith(f"{_VERSION}.") or not hmac.compare_digest(
+        version, _, packed = payload.partition(".")
+        if version not in (_VERSION, _SIGNED_ONLY) or not hmac.compare_digest(
             expected.hexdigest(), tag
         ):
             raise _refused(
@@ -205,8 +227,11 @@ class RunSeal:
                 "under another key)"
             )
         try:
+            raw = base64.urlsafe_b64decode(packed)
+            if version == _VERSION:
+                raw = _xor(raw[_IV_BYTES:], self._cipher_key(), raw[:_IV_BYTES])
             inflater = zlib.decompressobj()
-            body = inflater.decompress(base64.urlsafe_b64decode(payload[3:]), _MAX_JSON)
+            body = inflater.decompress(raw, _MAX_JSON)
             if inflater.unconsumed_tail:
                 raise ValueError("too large")
             state = RunState.from_json(json.loads(body))
