@@ -291,6 +291,7 @@ class ManagedToolset(AbstractToolset[Any]):
         self._run: _Run | None = None
         self._origin = self
         self._stack: AsyncExitStack | None = None
+        self._used = UsedApprovals(_APPROVALS_KEPT)
 
     @property
     def id(self) -> str | None:
@@ -459,7 +460,7 @@ class ManagedToolset(AbstractToolset[Any]):
             refused = _lost(name, ctx, kept)
             if refused is not None:  # before anything runs
                 return _native(run.session.error_result(name, refused))
-            once = _Once(_USED, _grant(ctx))
+            once = _Once([(_USED, _grant(ctx)), (self._origin._used, ctx.tool_call_id)])
             edit, runner = tool_args, name in _RUNNERS
             if runner and asked is not None:  # the model's call runs; the override edits it
                 tool_args = dict(asked)
@@ -491,17 +492,19 @@ def _native(result: ToolResult) -> Any:
 class _Once:
     """Where a resumed call's approval is recorded as used: one approval, one run."""
 
-    used: UsedApprovals
-    call_id: str | None
+    grants: list[tuple[UsedApprovals, str | None]]
+    """Each record and the call's grant in it: the process's (the call's id and response time,
+    whichever toolset resumes it) and the toolset's (its id alone, however the history was
+    rebuilt)."""
 
     def claim(self, request: ApprovalRequest, arguments: Mapping[str, Any] | None = None) -> None:
-        # Bound to the model's call (its id and response) and the tool, whatever the reviewer's
-        # edit: resuming the same history again, edited or not, runs nothing. A program's calls
-        # (run_code) share the model's call id, so theirs name their run, place and arguments.
-        if self.call_id is None:
-            return
-        if not self.used.claim(approval_key("", request.tool.name, arguments or {}, self.call_id)):
-            raise replayed_approval(request.tool.name)
+        # Bound to the model's call and the tool, whatever the reviewer's edit: resuming the
+        # same history again, edited or not, runs nothing. A program's calls (run_code) share
+        # the model's call id, so theirs name their run, place and arguments.
+        for used, grant in self.grants:
+            key = approval_key("", request.tool.name, arguments or {}, grant or "")
+            if grant is not None and not used.claim(key):
+                raise replayed_approval(request.tool.name)
 
 
 def _inner(arguments: Mapping[str, Any]) -> Any:
