@@ -52,10 +52,10 @@ _RESUMED: dict[float, UsedApprovals] = {}
 fresh agent and manager per request is still this process; keys hold a random run id)."""
 _RESUMED_LOCK = threading.Lock()
 _VERSION = "r2"
-"""The sealing's format: compressed JSON encrypted (a SHAKE-256 keystream), then the HMAC tag;
+"""The sealing's format: compressed JSON encrypted (AES-256-GCM), then the HMAC tag;
 ``r1`` (signed only) is still opened, so a run paused before an upgrade resumes."""
 _SIGNED_ONLY = "r1"
-_IV_BYTES = 16
+_IV_BYTES = 12
 _MAX_SEALED = MAX_SNAPSHOT_BYTES * 3
 """Longest sealed state opened (bounded before any decoding)."""
 _MAX_JSON = MAX_SNAPSHOT_BYTES * 4
@@ -157,10 +157,23 @@ class RunState:
         return cls(run, conversation, who, code, program, call, float(expires), nonce)  # type: ignore[arg-type]
 
 
-def _xor(data: bytes, key: bytes, iv: bytes) -> bytes:
-    """``data`` enciphered (or deciphered) with the keystream of ``key`` and ``iv``."""
-    stream = hashlib.shake_256(key + iv).digest(len(data))
-    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
+def _encrypt(key: bytes, iv: bytes, data: bytes) -> bytes:
+    """``data`` encrypted under ``key`` with nonce ``iv`` (AES-256-GCM, the ``cryptography``
+    package's; the ``code`` extra installs it)."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    return AESGCM(key).encrypt(iv, data, None)
+
+
+def _decrypt(key: bytes, iv: bytes, data: bytes) -> bytes:
+    """What :func:`_encrypt` encrypted (ValueError: not under this key and nonce)."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    try:
+        return AESGCM(key).decrypt(iv, data, None)
+    except InvalidTag as exc:
+        raise ValueError("not encrypted under this key") from exc
 
 
 class RunSeal:
@@ -201,7 +214,9 @@ class RunSeal:
             state.nonce = secrets.token_hex(8)
         body = json.dumps(state.to_json(), separators=(",", ":"), ensure_ascii=False)
         iv = secrets.token_bytes(_IV_BYTES)
-        secret = _xor(zlib.compress(body.encode("utf-8", "surrogatepass")), self._cipher_key(), iv)
+        secret = _encrypt(
+            self._cipher_key(), iv, zlib.compress(body.encode("utf-8", "surrogatepass"))
+        )
         packed = base64.urlsafe_b64encode(iv + secret)
         payload = f"{_VERSION}.{packed.decode('ascii')}"
         tag = hmac.new(self._mac_key(), payload.encode("ascii"), hashlib.sha256).hexdigest()
@@ -229,7 +244,7 @@ class RunSeal:
         try:
             raw = base64.urlsafe_b64decode(packed)
             if version == _VERSION:
-                raw = _xor(raw[_IV_BYTES:], self._cipher_key(), raw[:_IV_BYTES])
+                raw = _decrypt(self._cipher_key(), raw[:_IV_BYTES], raw[_IV_BYTES:])
             inflater = zlib.decompressobj()
             body = inflater.decompress(raw, _MAX_JSON)
             if inflater.unconsumed_tail:
