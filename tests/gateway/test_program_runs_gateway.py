@@ -267,3 +267,18 @@ async def test_an_answer_to_an_upstreams_question_reaches_the_call_that_asked() 
                 )
             assert sorted(m.split("] ")[-1] for m in asked) == ["Go on? (prod)", "Go on? (staging)"]
             assert text(step) == "confirmed: True | confirmed: False", (text(step), asked)
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_question_to_a_program_too_large_to_keep_never_restarts_it() -> None:
+    # The program's state is over the sealed snapshot's limit when the upstream asks: nothing
+    # can carry it to the retry, so the call ends there rather than the retry starting the
+    # program over (its calls before the question running a second time).
+    code = 'print(await stamp())\nx = "a" * 2_500_000\nprint(await confirm(question="go"))'
+    async with gateway_url() as (_, url), client(url, "ada") as ada:
+        first = await ada.session.call_tool("run_code", {"code": code}, allow_input_required=True)
+        ran = await runs(ada.session)
+    assert isinstance(first, t.CallToolResult) and first.is_error, first
+    assert "too large to keep" in text(first) and "run it again" not in text(first), text(first)
+    assert ran["stamp"] == [None] and "confirm" not in ran
