@@ -282,3 +282,36 @@ async def test_a_question_to_a_program_too_large_to_keep_never_restarts_it() -> 
     assert isinstance(first, t.CallToolResult) and first.is_error, first
     assert "too large to keep" in text(first) and "run it again" not in text(first), text(first)
     assert ran["stamp"] == [None] and "confirm" not in ran
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_used_approval_is_never_forgotten_for_newer_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without a store the used approvals and resumed states are kept in the process, bounded:
+    # newer ones filling the bound must not push out one still replayable (its request state
+    # lives 10 minutes), or replaying it after a flood runs the approved wipe again.
+    import toolmgmt_core._calls.approval as approval
+
+    monkeypatch.setattr(approval, "USED_KEPT", 3)
+    code = 'print(await wipe(target="a-db"))'
+    async with gateway_url() as (_, url), client(url, "ada") as ada:
+        first = await paused(ada.session, code)
+        again = {"code": code}
+        done = await ada.session.call_tool(
+            "run_code", again, input_responses=YES, request_state=first.request_state
+        )
+        assert text(done) == "wiped a-db", text(done)
+        for n in range(3):  # newer approvals, each used: the bound is full
+            flood = f'print(await wipe(target="t{n}"))'
+            step = await paused(ada.session, flood)
+            await ada.session.call_tool(
+                "run_code", {"code": flood}, input_responses=YES, request_state=step.request_state
+            )
+        replay = await ada.session.call_tool(
+            "run_code", again, input_responses=YES, request_state=first.request_state
+        )
+        ran = await runs(ada.session)
+    assert replay.is_error and "resumed already" in text(replay), text(replay)
+    assert ran["wipe"].count("a-db") == 1, ran
