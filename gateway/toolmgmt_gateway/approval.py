@@ -79,7 +79,12 @@ _KEPT = {
     "boolean": ("title", "description"),
 }
 _SHOWN = 400
-"""Characters of the arguments shown in the question."""
+"""Characters of the arguments shown in the question's text when its form's fields carry what
+is cut."""
+_SHOWN_IN_FULL = 4_000
+"""Characters of the arguments no field carries (a list of paths, an object) the question's text
+shows at most: always in full, as nothing else shows them; a call whose are longer is refused
+without asking."""
 
 
 class ApprovalAsked(CallPaused):
@@ -147,14 +152,40 @@ def _fields(request: ApprovalRequest) -> dict[str, dict[str, Any]]:
     return fields
 
 
+def _shown(request: ApprovalRequest, fields: Mapping[str, Any]) -> str:
+    """The call's arguments as the question's text shows them: all of them when short, else
+    every one no field carries, in full (the fields show the rest).
+
+    Raises:
+        ApprovalDeniedError: those are too long to show in full; nothing is asked.
+    """
+    shown = dumps_compact(dict(request.arguments))
+    if len(shown) <= _SHOWN:
+        return shown
+    unseen = {k: v for k, v in request.arguments.items() if k not in fields}
+    text = dumps_compact(unseen)
+    if len(text) > _SHOWN_IN_FULL:
+        raise _refused(
+            request,
+            f"its arguments that no field of the question can show are {len(text):,} "
+            f"characters long, more than the {_SHOWN_IN_FULL:,} a question shows in full (a "
+            "user approves only what they see): do less in one call",
+        )
+    return (
+        f"{text} (the rest are the form's fields)" if len(unseen) < len(request.arguments) else text
+    )
+
+
 def approval_form(request: ApprovalRequest) -> mcp_types.ElicitRequest:
     """The question about ``request``: a form of the call's arguments the user can accept as
-    they are, change, or decline."""
+    they are, change, or decline; the arguments no field carries shown in full in its text.
+
+    Raises:
+        ApprovalDeniedError: those arguments are too long to show in full.
+    """
     fields = _fields(request)
     required = [n for n in request.tool.parameters.get("required") or [] if n in fields]
-    shown = dumps_compact(dict(request.arguments))
-    if len(shown) > _SHOWN:
-        shown = shown[: _SHOWN - 1] + "…"
+    shown = _shown(request, fields)
     message = (
         f"Allow the call to {request.tool.name!r}? It needs approval ({request.reason}). "
         f"Arguments: {shown}. Accept to run it (change a field to run it with your value); "
@@ -308,10 +339,11 @@ def client_approver(relay: Relay) -> ApprovalAsker:
                 request, "this client cannot ask its user (it declared no elicitation capability)"
             )
         assert isinstance(relay, AskClient)
+        question = approval_form(request)
         try:
             async with waiting_on_upstream(relay.turn):  # the user's think time: not our work
                 answer = await relay.session.send_request(
-                    approval_form(request),
+                    question,
                     mcp_types.ElicitResult,
                     metadata=ServerMessageMetadata(related_request_id=relay.request_id),
                 )

@@ -315,3 +315,26 @@ async def test_a_used_approval_is_never_forgotten_for_newer_ones(
         ran = await runs(ada.session)
     assert replay.is_error and "resumed already" in text(replay), text(replay)
     assert ran["wipe"].count("a-db") == 1, ran
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_an_approval_shows_every_argument_its_form_cannot_carry() -> None:
+    # A list of paths is no form field: the question's text is all the user sees of it, so
+    # it is never cut where the model put what matters last; past what a question shows in
+    # full, nothing is asked and nothing runs.
+    asked: list[str] = []
+
+    async def accept(params: t.ElicitRequestParams) -> t.ElicitResult:
+        asked.append(params.message)
+        return t.ElicitResult(action="accept", content={})
+
+    hidden = [f"./cache/{n:04}" for n in range(40)] + ["/prod"]
+    flood = [f"./cache/{n:05}" for n in range(300)] + ["/backups"]
+    async with gateway_url() as (_, url), client(url, "ada", accept) as ada:
+        shown = await ada.call_tool("run_code", {"code": f"print(await purge(paths={hidden}))"})
+        refused = await ada.call_tool("run_code", {"code": f"await purge(paths={flood})"})
+        ran = await runs(ada)
+    assert text(shown) == "purged 41" and len(asked) == 1 and '"/prod"' in asked[0], asked
+    assert "PermissionError" in text(refused) and "shows in full" in text(refused)
+    assert ran["purge"] == [hidden] and len(asked) == 1
