@@ -10,7 +10,7 @@ import hashlib
 import json
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import pytest
@@ -338,3 +338,34 @@ async def test_an_approval_shows_every_argument_its_form_cannot_carry() -> None:
     assert text(shown) == "purged 41" and len(asked) == 1 and '"/prod"' in asked[0], asked
     assert "PermissionError" in text(refused) and "shows in full" in text(refused)
     assert ran["purge"] == [hidden] and len(asked) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_replica_without_a_shared_store_never_resumes_another_replicas_program() -> None:
+    # Two replicas with one state_key but no [store]: each records the programs it resumed in
+    # its own memory, so neither can tell whether the other resumed one already; a retry replayed
+    # on the other (a client retrying after a 502 behind a load balancer) must not run the
+    # approved wipe again.
+    code = 'print(await wipe(target="prod"))'
+    async with AsyncExitStack() as stack:
+        urls = []
+        for _ in range(2):
+            gateway = await stack.enter_async_context(Gateway(ops_config()))
+            urls.append(await stack.enter_async_context(serving(gateway)))
+        async with client(urls[0], "ada") as ada:
+            first = await paused(ada.session, code)
+            again = {"code": code}
+            done = await ada.session.call_tool(
+                "run_code", again, input_responses=YES, request_state=first.request_state
+            )
+        async with client(urls[1], "ada") as other:
+            replay = await other.session.call_tool(
+                "run_code", again, input_responses=YES, request_state=first.request_state
+            )
+            ran = [await runs(other.session)]
+        async with client(urls[0], "ada") as ada:
+            ran.append(await runs(ada.session))
+    assert text(done) == "wiped prod"
+    assert replay.is_error and "another process" in text(replay), text(replay)
+    assert [r.get("wipe") for r in ran] == [None, ["prod"]]
