@@ -18,7 +18,9 @@ import hashlib
 import hmac
 import json
 import secrets
+import threading
 import time
+import weakref
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -230,10 +232,31 @@ def _refused(why: str, *, expired: bool = False) -> ProgramStateError:
     )
 
 
+_RECORDS: weakref.WeakKeyDictionary[Any, UsedApprovals] = weakref.WeakKeyDictionary()
+_RECORDS_LOCK = threading.Lock()
+
+
+def _record_of(store: Any, ttl: float) -> UsedApprovals:
+    """Where the runs resumed through ``store`` (one without ``claim_once``: kept in this
+    process's memory) are recorded: one record per store, so the managers (workers) sharing it
+    share it; a manager without a store has its own."""
+    if store is None:
+        return UsedApprovals(ttl)
+    with _RECORDS_LOCK:
+        try:
+            record = _RECORDS.get(store)
+            if record is None:
+                record = _RECORDS[store] = UsedApprovals(ttl)
+        except TypeError:  # a store that cannot be a weak key (unhashable): a record of its own
+            return UsedApprovals(ttl)
+        return record
+
+
 class RunBook:
     """A manager's paused runs: the :class:`RunSeal` they are sealed with, and which sealed
     states were resumed already (each is resumed once: in the session store shared by workers
-    or replicas when it can record that, else in this process).
+    or replicas when it can record that, else in this process, one record for the managers
+    sharing a store).
 
     A record in this process cannot tell whether another process resumed a state: with
     ``elsewhere`` False (the states come back from a client that may send one again, to any
@@ -252,7 +275,7 @@ class RunBook:
     ) -> None:
         self.seal = RunSeal(key, ttl)
         self._claim_once = getattr(store, "claim_once", None)
-        self._used = UsedApprovals(ttl)
+        self._used = _record_of(store, ttl) if self._claim_once is None else UsedApprovals(ttl)
         if self._claim_once is None and not elsewhere:
             self.seal.issuer = secrets.token_hex(8)
 
