@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import mcp.types as mcp_types
@@ -62,6 +62,7 @@ from toolmgmt_gateway.state_keys import STATE_TTL
 __all__ = [
     "APPROVAL_KEY",
     "ApprovalAsked",
+    "ApprovalClaims",
     "approval_claimer",
     "approval_form",
     "client_approver",
@@ -79,7 +80,12 @@ _KEPT = {
     "boolean": ("title", "description"),
 }
 _SHOWN = 400
-"""Characters of the arguments shown in the question."""
+"""Characters of the arguments shown in the question's text when its form's fields carry what
+is cut."""
+_SHOWN_IN_FULL = 4_000
+"""Characters of the arguments no field carries (a list of paths, an object) the question's text
+shows at most: always in full, as nothing else shows them; a call whose are longer is refused
+without asking."""
 
 
 class ApprovalAsked(CallPaused):
@@ -90,11 +96,16 @@ class ApprovalAsked(CallPaused):
     answers with :meth:`result`.
     """
 
-    def __init__(self, question: mcp_types.ElicitRequest, request: ApprovalRequest) -> None:
+    def __init__(
+        self, question: mcp_types.ElicitRequest, request: ApprovalRequest, issuer: str | None = None
+    ) -> None:
         super().__init__(f"approval asked for {request.tool.name!r}")
         self.question = question
         self.tool = request.tool.name
         self.binding = _binding(request)
+        self.issuer = issuer
+        """The process whose record alone can tell whether the yes was used (:class:`
+        ApprovalClaims`), or None."""
 
     def result(self, program: str | None = None) -> mcp_types.InputRequiredResult:
         """The input-required result: the question, and a request state naming the call it
@@ -102,6 +113,8 @@ class ApprovalAsked(CallPaused):
         and place in it), this question's own id and, in code mode, the paused program's sealed
         state (all sealed by the SDK's boundary on the way out)."""
         state = {"v": STATE_VERSION, **self.binding, "n": secrets.token_hex(16)}
+        if self.issuer is not None:
+            state["h"] = self.issuer
         if program is not None:
             state[PROGRAM_KEY] = program
         return mcp_types.InputRequiredResult(
@@ -147,14 +160,40 @@ def _fields(request: ApprovalRequest) -> dict[str, dict[str, Any]]:
     return fields
 
 
+def _shown(request: ApprovalRequest, fields: Mapping[str, Any]) -> str:
+    """The call's arguments as the question's text shows them: all of them when short, else
+    every one no field carries, in full (the fields show the rest).
+
+    Raises:
+        ApprovalDeniedError: those are too long to show in full; nothing is asked.
+    """
+    shown = dumps_compact(dict(request.arguments))
+    if len(shown) <= _SHOWN:
+        return shown
+    unseen = {k: v for k, v in request.arguments.items() if k not in fields}
+    text = dumps_compact(unseen)
+    if len(text) > _SHOWN_IN_FULL:
+        raise _refused(
+            request,
+            f"its arguments that no field of the question can show are {len(text):,} "
+            f"characters long, more than the {_SHOWN_IN_FULL:,} a question shows in full (a "
+            "user approves only what they see): do less in one call",
+        )
+    return (
+        f"{text} (the rest are the form's fields)" if len(unseen) < len(request.arguments) else text
+    )
+
+
 def approval_form(request: ApprovalRequest) -> mcp_types.ElicitRequest:
     """The question about ``request``: a form of the call's arguments the user can accept as
-    they are, change, or decline."""
+    they are, change, or decline; the arguments no field carries shown in full in its text.
+
+    Raises:
+        ApprovalDeniedError: those arguments are too long to show in full.
+    """
     fields = _fields(request)
     required = [n for n in request.tool.parameters.get("required") or [] if n in fields]
-    shown = dumps_compact(dict(request.arguments))
-    if len(shown) > _SHOWN:
-        shown = shown[: _SHOWN - 1] + "…"
+    shown = _shown(request, fields)
     message = (
         f"Allow the call to {request.tool.name!r}? It needs approval ({request.reason}). "
         f"Arguments: {shown}. Accept to run it (change a field to run it with your value); "
@@ -234,11 +273,15 @@ def _binds(state: Any, request: ApprovalRequest) -> bool:
     return all(state.get(key) == value for key, value in _binding(request).items())
 
 
-def _granted(verdict: bool | ApprovalEdit, request: ApprovalRequest) -> dict[str, Any]:
-    """A yes as it travels in a 2026 request state (sealed; bound to the call)."""
-    if isinstance(verdict, ApprovalEdit):
-        return {"args": dict(verdict.arguments), **_binding(request)}
-    return {"ok": True, **_binding(request)}
+def _granted(
+    verdict: bool | ApprovalEdit, request: ApprovalRequest, issuer: str | None
+) -> dict[str, Any]:
+    """A yes as it travels in a 2026 request state (sealed; bound to the call and, without a
+    shared store, to the process that records its use)."""
+    granted = (
+        {"args": dict(verdict.arguments)} if isinstance(verdict, ApprovalEdit) else {"ok": True}
+    )
+    return {**granted, **_binding(request), **({"h": issuer} if issuer is not None else {})}
 
 
 def _from_granted(granted: Any) -> bool | ApprovalEdit | None:
@@ -249,10 +292,13 @@ def _from_granted(granted: Any) -> bool | ApprovalEdit | None:
     return True if granted.get("ok") is True else None
 
 
-async def _use_once(relay: ReturnToClient, request: ApprovalRequest, nonce: Any) -> None:
+async def _use_once(
+    relay: ReturnToClient, request: ApprovalRequest, nonce: Any, issuer: Any
+) -> None:
     """Record the approval a retry brings as used (its question's id, bound by the sealed
     state to this caller, tool and arguments): the first retry runs the call, a replay of it
     (a client retrying after a 502, an attacker re-sending it, on any replica) runs nothing.
+    Without a shared store, only the process that asked (``issuer``) can record it.
 
     Raises:
         ApprovalDeniedError: the approval was used already, or its use cannot be recorded.
@@ -260,6 +306,14 @@ async def _use_once(relay: ReturnToClient, request: ApprovalRequest, nonce: Any)
     name = request.tool.name
     if not isinstance(nonce, str) or relay.claim is None:
         raise _refused(request, "the approval this retry brings cannot be bound to one call")
+    own = getattr(relay.claim, "issuer", None)
+    if own is not None and issuer != own:
+        raise _refused(
+            request,
+            "the approval was given through another gateway process (another replica, or "
+            "this one before a restart), which alone knows whether it was used; replicas "
+            "honour each other's approvals with a shared [store] sessions",
+        )
     key = approval_key("", name, _binding(request), nonce)
     try:
         first = await relay.claim(key)
@@ -269,23 +323,32 @@ async def _use_once(relay: ReturnToClient, request: ApprovalRequest, nonce: Any)
         raise replayed_approval(name)
 
 
-def approval_claimer(store: Any) -> Callable[[str], Awaitable[bool]]:
-    """How this gateway records an approval as used: in the session store shared by the
-    replicas (its atomic ``claim_once``, off the event loop), else in this process (bounded,
-    each key kept as long as a request state lives)."""
-    claim_once = getattr(store, "claim_once", None)
-    if claim_once is not None:
+class ApprovalClaims:
+    """How this gateway records an approval as used (``await claims(key)``: True the first
+    time): in the session store shared by the replicas (its atomic ``claim_once``, off the
+    event loop), else in this process (bounded, each key kept as long as a request state
+    lives). A record in this process cannot tell whether another process used an approval:
+    then each approval it asks names this process (:attr:`issuer`), and one another process
+    asked is refused."""
 
-        async def claim_in_store(key: str) -> bool:
-            return bool(await call_store(store, lambda: claim_once(key, STATE_TTL)))
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._claim_once = getattr(store, "claim_once", None)
+        self._used = UsedApprovals(STATE_TTL) if self._claim_once is None else None
+        self.issuer = secrets.token_hex(8) if self._claim_once is None else None
+        """This process's id in the approvals it asks; None with a shared store."""
 
-        return claim_in_store
-    used = UsedApprovals(STATE_TTL)
+    async def __call__(self, key: str) -> bool:
+        claim_once = self._claim_once
+        if claim_once is not None:
+            return bool(await call_store(self._store, lambda: claim_once(key, STATE_TTL)))
+        assert self._used is not None
+        return self._used.claim(key)
 
-    async def claim_here(key: str) -> bool:
-        return used.claim(key)
 
-    return claim_here
+def approval_claimer(store: Any) -> ApprovalClaims:
+    """How this gateway records an approval as used (:class:`ApprovalClaims`)."""
+    return ApprovalClaims(store)
 
 
 def client_approver(relay: Relay) -> ApprovalAsker:
@@ -308,10 +371,11 @@ def client_approver(relay: Relay) -> ApprovalAsker:
                 request, "this client cannot ask its user (it declared no elicitation capability)"
             )
         assert isinstance(relay, AskClient)
+        question = approval_form(request)
         try:
             async with waiting_on_upstream(relay.turn):  # the user's think time: not our work
                 answer = await relay.session.send_request(
-                    approval_form(request),
+                    question,
                     mcp_types.ElicitResult,
                     metadata=ServerMessageMetadata(related_request_id=relay.request_id),
                 )
@@ -332,17 +396,18 @@ async def _answered_by_retry(
     # question answered for an upstream carries no approval of any other call).
     carried = state.get("a")
     granted = _from_granted(carried) if _binds(carried, request) else None
-    nonce = carried.get("n") if isinstance(carried, Mapping) else None
+    given = carried if isinstance(carried, Mapping) else {}
     if granted is None and _binds(state, request) and APPROVAL_KEY in (relay.responses or {}):
         answer = mcp_types.ElicitResult.model_validate(relay.responses[APPROVAL_KEY])
         granted = verdict_of(answer, request)
-        nonce = state.get("n")
+        given = state
+    issuer = getattr(relay.claim, "issuer", None)
     if granted is not None:
-        await _use_once(relay, request, nonce)
-        relay.approved = _granted(granted, request)
+        await _use_once(relay, request, given.get("n"), given.get("h"))
+        relay.approved = _granted(granted, request, issuer)
         return granted
     if not _can_elicit(relay):
         raise _refused(
             request, "this client cannot ask its user (it declared no elicitation capability)"
         )
-    raise ApprovalAsked(approval_form(request), request)
+    raise ApprovalAsked(approval_form(request), request, issuer)

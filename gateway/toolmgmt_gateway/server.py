@@ -300,8 +300,10 @@ class Gateway:
         run_key = run_state_key(config, shared)
         return {
             "results": settings.results,
+            # The client holds a paused program's state and may send it again, to any replica:
+            # without a store recording resumed runs, only the process that paused it resumes it.
             "execution": dataclasses.replace(
-                settings.execution, run_key=run_key, run_ttl=STATE_TTL
+                settings.execution, run_key=run_key, run_ttl=STATE_TTL, run_elsewhere=False
             ),
             "approval": settings.approval,
             "access": Gateway.manager_access(config),

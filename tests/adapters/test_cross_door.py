@@ -264,7 +264,7 @@ EXPECTED: dict[str, dict[str, str]] = {
             "(`Mcp-Session-Id`) with what it loaded"
         ),
         "mcp-2026": (
-            "a fresh gateway with the same `state_key` takes the paused call's sealed "
+            "a fresh gateway over the same `[store] sessions` takes the paused call's sealed "
             "`requestState`: ran once"
         ),
     },

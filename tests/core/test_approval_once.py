@@ -25,11 +25,15 @@ def test_a_key_is_claimed_once_until_it_expires() -> None:
     assert used.claim("a")  # expired: remembered no longer
 
 
-def test_the_used_set_is_bounded() -> None:
-    used = UsedApprovals(ttl=60, limit=3)
-    for key in "abcdef":
+def test_the_used_set_is_bounded_and_never_forgets_a_key_before_it_expires() -> None:
+    used = UsedApprovals(ttl=0.2, limit=3)
+    for key in "abc":
         assert used.claim(key)
-    assert len(used) == 3 and not used.claim("f")
+    with pytest.raises(RuntimeError, match="no more can be recorded"):
+        used.claim("d")  # full: refused, rather than forgetting "a" (used again after)
+    assert len(used) == 3 and not used.claim("a")
+    time.sleep(0.3)
+    assert used.claim("d") and len(used) == 1  # the expired ones made room
 
 
 def test_bad_settings_are_refused() -> None:

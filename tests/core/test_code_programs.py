@@ -409,3 +409,39 @@ def test_aliases_are_callable_unique_and_lead_back_to_their_tool(names: list[str
         assert alias not in dir(builtins) and alias not in SANDBOX_MODULES
         assert names_of.original(alias) == name
         assert CodeNames(reversed(names)).alias(name) == alias  # stable: order does not matter
+
+
+def test_signatures_follow_the_local_refs_a_servers_schemas_use() -> None:
+    # What pydantic (and so MCP servers built on it) generates: nested models under $defs.
+    from pydantic import BaseModel, TypeAdapter
+
+    class Contact(BaseModel):
+        id: int
+        name: str
+
+    class Found(BaseModel):
+        contacts: list[Contact]
+        total: int
+
+    class Where(BaseModel):
+        city: str
+
+    parameters = {
+        "type": "object",
+        "properties": {"where": {"$ref": "#/$defs/Where"}, "best": {"$ref": "#/$defs/Contact"}},
+        "required": ["where"],
+        "$defs": {
+            "Where": TypeAdapter(Where).json_schema(),
+            "Contact": TypeAdapter(Contact).json_schema(),
+        },
+    }
+    found = Tool(
+        name="crm_search",
+        description="Search contacts.",
+        parameters=parameters,
+        output_schema=TypeAdapter(Found).json_schema(),
+    )
+    assert python_signature(found).endswith(
+        'crm_search(where: dict, *, best: dict=None) -> {"contacts": list[{"id": int, '
+        '"name": str}], "total": int}: ...'
+    ), python_signature(found)

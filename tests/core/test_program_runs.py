@@ -209,6 +209,21 @@ def test_a_sealed_state_shows_nothing_of_what_the_program_read() -> None:
     assert done.outcome == "success" and bank.moved == [1]
 
 
+def test_workers_over_one_store_resume_a_state_once_between_them() -> None:
+    # Two managers (workers of one process) over one session store: a state one resumed is
+    # resumed already for the other too, so replaying it there moves no money twice.
+    bank = Bank()
+    store = InMemorySessionStore()
+    first, second = (manager(bank, session_store=store) for _ in range(2))
+    human = Human()
+    assert call(first.session("conv"), human, keeps_state=True) is None
+    sealed = human.asked[0].resume_state
+    done = call(second.session("conv"), Human(True), resume_state=sealed, keeps_state=True)
+    again = call(first.session("conv"), Human(True), resume_state=sealed, keeps_state=True)
+    assert done.outcome == "success" and "resumed already" in again.content
+    assert bank.runs == Counter({"balance": 1, "transfer": 1})
+
+
 @pytest.mark.parametrize(
     ("change", "why"),
     [

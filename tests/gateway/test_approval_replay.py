@@ -171,3 +171,26 @@ async def test_twenty_concurrent_replays_across_two_replicas_run_the_tool_once(
     assert ran == 1, f"the tool ran {ran} times from one approval"
     assert outcomes.count(True) == 1 and len(outcomes) == 20
     print(f"20 concurrent replays across 2 replicas: the tool ran {ran} time", file=sys.stderr)
+
+
+async def test_a_replica_without_a_shared_store_never_honours_another_replicas_approval() -> None:
+    # One state_key, no [store]: each replica records the approvals used in its own memory, so
+    # none can tell whether another used one; a retry sent again to another replica (after a 502
+    # behind a load balancer, or once a restarted gateway is back) must not run the call twice.
+    async with Gateway(shop_config()) as first, Gateway(shop_config()) as second:
+        async with _client(first.server) as client, _client(second.server) as other:
+            paused = await client.session.call_tool(
+                "execute_tool", CANCEL, allow_input_required=True
+            )
+            state = paused.request_state  # type: ignore[union-attr]
+            done = await client.session.call_tool(
+                "execute_tool", CANCEL, input_responses=YES, request_state=state
+            )
+            again = await other.session.call_tool(
+                "execute_tool", CANCEL, input_responses=YES, request_state=state
+            )
+            ran = [await _runs(client), await _runs(other)]
+    assert not done.is_error and again.is_error, _text(again)
+    error = json.loads(_text(again))
+    assert error["error"] == "approval_denied" and "another gateway process" in error["message"]
+    assert ran == [1, 0]

@@ -10,7 +10,7 @@ import hashlib
 import json
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import pytest
@@ -267,3 +267,105 @@ async def test_an_answer_to_an_upstreams_question_reaches_the_call_that_asked() 
                 )
             assert sorted(m.split("] ")[-1] for m in asked) == ["Go on? (prod)", "Go on? (staging)"]
             assert text(step) == "confirmed: True | confirmed: False", (text(step), asked)
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_question_to_a_program_too_large_to_keep_never_restarts_it() -> None:
+    # The program's state is over the sealed snapshot's limit when the upstream asks: nothing
+    # can carry it to the retry, so the call ends there rather than the retry starting the
+    # program over (its calls before the question running a second time).
+    code = 'print(await stamp())\nx = "a" * 2_500_000\nprint(await confirm(question="go"))'
+    async with gateway_url() as (_, url), client(url, "ada") as ada:
+        first = await ada.session.call_tool("run_code", {"code": code}, allow_input_required=True)
+        ran = await runs(ada.session)
+    assert isinstance(first, t.CallToolResult) and first.is_error, first
+    assert "too large to keep" in text(first) and "run it again" not in text(first), text(first)
+    assert ran["stamp"] == [None] and "confirm" not in ran
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_used_approval_is_never_forgotten_for_newer_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without a store the used approvals and resumed states are kept in the process, bounded:
+    # newer ones filling the bound must not push out one still replayable (its request state
+    # lives 10 minutes), or replaying it after a flood runs the approved wipe again.
+    import toolmgmt_core._calls.approval as approval
+
+    monkeypatch.setattr(approval, "USED_KEPT", 3)
+    code = 'print(await wipe(target="a-db"))'
+    async with gateway_url() as (_, url), client(url, "ada") as ada:
+        first = await paused(ada.session, code)
+        again = {"code": code}
+        done = await ada.session.call_tool(
+            "run_code", again, input_responses=YES, request_state=first.request_state
+        )
+        assert text(done) == "wiped a-db", text(done)
+        for n in range(3):  # newer approvals, each used: the bound is full
+            flood = f'print(await wipe(target="t{n}"))'
+            step = await paused(ada.session, flood)
+            await ada.session.call_tool(
+                "run_code", {"code": flood}, input_responses=YES, request_state=step.request_state
+            )
+        replay = await ada.session.call_tool(
+            "run_code", again, input_responses=YES, request_state=first.request_state
+        )
+        ran = await runs(ada.session)
+    assert replay.is_error and "resumed already" in text(replay), text(replay)
+    assert ran["wipe"].count("a-db") == 1, ran
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_an_approval_shows_every_argument_its_form_cannot_carry() -> None:
+    # A list of paths is no form field: the question's text is all the user sees of it, so
+    # it is never cut where the model put what matters last; past what a question shows in
+    # full, nothing is asked and nothing runs.
+    asked: list[str] = []
+
+    async def accept(params: t.ElicitRequestParams) -> t.ElicitResult:
+        asked.append(params.message)
+        return t.ElicitResult(action="accept", content={})
+
+    hidden = [f"./cache/{n:04}" for n in range(40)] + ["/prod"]
+    flood = [f"./cache/{n:05}" for n in range(300)] + ["/backups"]
+    async with gateway_url() as (_, url), client(url, "ada", accept) as ada:
+        shown = await ada.call_tool("run_code", {"code": f"print(await purge(paths={hidden}))"})
+        refused = await ada.call_tool("run_code", {"code": f"await purge(paths={flood})"})
+        ran = await runs(ada)
+    assert text(shown) == "purged 41" and len(asked) == 1 and '"/prod"' in asked[0], asked
+    assert "PermissionError" in text(refused) and "shows in full" in text(refused)
+    assert ran["purge"] == [hidden] and len(asked) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_replica_without_a_shared_store_never_resumes_another_replicas_program() -> None:
+    # Two replicas with one state_key but no [store]: each records the programs it resumed in
+    # its own memory, so neither can tell whether the other resumed one already; a retry replayed
+    # on the other (a client retrying after a 502 behind a load balancer) must not run the
+    # approved wipe again.
+    code = 'print(await wipe(target="prod"))'
+    async with AsyncExitStack() as stack:
+        urls = []
+        for _ in range(2):
+            gateway = await stack.enter_async_context(Gateway(ops_config()))
+            urls.append(await stack.enter_async_context(serving(gateway)))
+        async with client(urls[0], "ada") as ada:
+            first = await paused(ada.session, code)
+            again = {"code": code}
+            done = await ada.session.call_tool(
+                "run_code", again, input_responses=YES, request_state=first.request_state
+            )
+        async with client(urls[1], "ada") as other:
+            replay = await other.session.call_tool(
+                "run_code", again, input_responses=YES, request_state=first.request_state
+            )
+            ran = [await runs(other.session)]
+        async with client(urls[0], "ada") as ada:
+            ran.append(await runs(ada.session))
+    assert text(done) == "wiped prod"
+    assert replay.is_error and "another process" in text(replay), text(replay)
+    assert [r.get("wipe") for r in ran] == [None, ["prod"]]

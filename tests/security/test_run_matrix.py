@@ -49,6 +49,8 @@ GATHERED = (
     "print(r[0], r[2], r[3], int(r[1]))"
 )
 """Three gathered moves that need approval (two alike) around a read."""
+LARGE = 'print(await balance())\nx = "a" * 2_500_000\nprint(await {})'
+"""A read, then a call that pauses while the program holds more than a sealed state keeps."""
 YES, NO, GO, SWAP = "yes", "no", "go", "swap"
 """Answers: approve, decline, answer an upstream's question, an edit naming another tool."""
 
@@ -518,6 +520,29 @@ async def guard_gathered(path: Any) -> str:
     return "3 yeses, one per call (two alike); each ran once, the read once, across workers"
 
 
+async def guard_too_large(path: Any) -> str:
+    """A program paused at a call while its state is over what a sealed state holds: the
+    call ends there (nothing could carry the program to the answer), never a pause whose
+    answer starts the program over; at an approval, and (where an upstream asks across
+    requests) at an upstream's question."""
+    calls = ["transfer(amount=1)"]
+    if not _na(path, "carried_approval") and not isinstance(path, LegacyRunPath):
+        calls.append('confirm(question="go")')  # an upstream's question, asked across requests
+    for n, call in enumerate(calls, 1):
+        step = await path.start(LARGE.format(call))
+        if step.pause and not step.asked:  # LiteLLM: its approve= answers when the call runs
+            step = await path.resume(step, YES)
+        assert not step.pause and "too large to keep" in step.text, step
+        ran = await path.runs()
+        assert len(ran["balance"]) == n and "transfer" not in ran and "confirm" not in ran, ran
+    if len(calls) == 1:
+        return "ended at its approval: `program_state` (too large to keep); the read ran once"
+    return (
+        "ended at its approval and at an upstream's question: `program_state` (too large to "
+        "keep); the read ran once each"
+    )
+
+
 _NO_MARKER = "n/a: no approval marker of a framework's own"
 
 
@@ -555,6 +580,7 @@ GUARDS = [
     Guard("replayed", "a used state resumed again", guard_replayed),
     Guard("marker", "the framework's own marker", guard_marker),
     Guard("gathered", "gathered calls that need approval", guard_gathered),
+    Guard("too_large", "paused holding over 2 MB", guard_too_large),
 ]
 
 
@@ -709,6 +735,16 @@ EXPECTED["litellm"] = {
     "marker": "n/a: LiteLLM has no approval marker",
     "gathered": "each asked in place, ran once; the read once",
 }
+
+
+_LARGE = "ended at its approval: `program_state` (too large to keep); the read ran once"
+for _row in EXPECTED:
+    EXPECTED[_row]["too_large"] = _LARGE
+for _row in ("mcp_2026", "mcp_2026_replicas"):
+    EXPECTED[_row]["too_large"] = (
+        "ended at its approval and at an upstream's question: `program_state` (too large to "
+        "keep); the read ran once each"
+    )
 
 
 # -- the test ------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from toolmgmt_core._policy.view import PolicyView
 from toolmgmt_core._runtime.control import reraise_control_flow
 
 __all__ = [
+    "USED_KEPT",
     "ApprovalAsker",
     "ApprovalMarker",
     "RunApprover",
@@ -115,18 +116,25 @@ def replayed_approval(name: str) -> ApprovalDeniedError:
     )
 
 
+USED_KEPT = 100_000
+"""Used approvals a process remembers at most (each until it expires), by default."""
+
+
 class UsedApprovals:
     """Approvals already used in this process: each key is claimed once until it expires.
 
-    Bounded: at most ``limit`` keys are kept (the oldest go first; a key kept past its expiry
-    is dropped when met). Across processes a store's ``claim_once`` does the same.
+    Bounded: at most ``limit`` keys are kept (a key past its expiry is dropped when met). A
+    key is never dropped before it expires, as what it names could then be used again: when
+    ``limit`` keys are all in use, a new claim is refused (fails closed) until one expires.
+    Across processes a store's ``claim_once`` does the same, unbounded.
 
     Args:
         ttl: seconds a used key is remembered (at least the approval's own life).
-        limit: keys kept at most.
+        limit: keys kept at most (None: :data:`USED_KEPT`).
     """
 
-    def __init__(self, ttl: float, limit: int = 10_000) -> None:
+    def __init__(self, ttl: float, limit: int | None = None) -> None:
+        limit = USED_KEPT if limit is None else limit
         if ttl <= 0 or limit < 1:
             raise ValueError(f"ttl must be > 0 and limit >= 1, got ttl={ttl!r}, limit={limit!r}")
         self.ttl = ttl
@@ -135,19 +143,25 @@ class UsedApprovals:
         self._lock = threading.Lock()
 
     def claim(self, key: str) -> bool:
-        """True the first time ``key`` is claimed within ``ttl``; False after that."""
+        """True the first time ``key`` is claimed within ``ttl``; False after that.
+
+        Raises:
+            RuntimeError: ``limit`` keys are in use; nothing can be recorded until one expires.
+        """
         now = time.monotonic()
         with self._lock:
             expires = self._used.get(key)
             if expires is not None and expires > now:
                 return False
             self._used.pop(key, None)
+            while self._used and next(iter(self._used.values())) <= now:
+                self._used.popitem(last=False)  # the oldest first: each lives ``ttl``
+            if len(self._used) >= self.limit:
+                raise RuntimeError(
+                    f"{self.limit:,} approvals used in the last {self.ttl:.0f} s are remembered "
+                    "already; no more can be recorded until the oldest expires"
+                )
             self._used[key] = now + self.ttl
-            while self._used:
-                oldest, until = next(iter(self._used.items()))
-                if len(self._used) <= self.limit and until > now:
-                    break
-                del self._used[oldest]
             return True
 
     def __len__(self) -> int:

@@ -137,7 +137,12 @@ class ToolManager:
             InMemorySessionStore() if session_store is None else session_store
         )
         """Where conversations opened by id live between calls."""
-        self.runs = RunBook(self.execution.run_key, self.execution.run_ttl, self.session_store)
+        self.runs = RunBook(
+            self.execution.run_key,
+            self.execution.run_ttl,
+            self.session_store,
+            elsewhere=self.execution.run_elsewhere,
+        )
         """Code mode's paused runs: the key sealing them, and which were resumed already."""
         learning = catalog.learning
         self.learner: UseLearner | None = (

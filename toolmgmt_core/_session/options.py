@@ -144,6 +144,12 @@ class Execution:
     run_ttl: float = DEFAULT_RUN_TTL
     """Seconds a paused program can be resumed; after that its resume fails ("the program
     expired; run it again") and nothing runs."""
+    run_elsewhere: bool = True
+    """Whether another process (a fresh worker, a replica) may resume a paused program when no
+    session store shared by them (Redis) records which were resumed: True where the
+    framework's own state is resumed once (a LangGraph checkpoint, PydanticAI's history);
+    False where a client holds the state and may send it again (the MCP gateway): such a state
+    is refused ("paused by another process") rather than risk running it twice."""
 
     def __post_init__(self) -> None:
         if (

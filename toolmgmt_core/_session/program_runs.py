@@ -202,6 +202,16 @@ class _Host:
         return list(properties) if isinstance(properties, Mapping) else []
 
 
+def _too_large(waits_for: str) -> ProgramStateError:
+    """A program paused at a call whose state is too large to keep: it cannot wait for
+    ``waits_for``, and ends there (nothing after its earlier calls ran)."""
+    return ProgramStateError(
+        f"The program cannot wait for {waits_for}: its state is too large to keep. Nothing "
+        "after the earlier calls ran; hold less in the program's variables before that call.",
+        tool_name="run_code",
+    )
+
+
 class ProgramRun:
     """One ``run_code`` call's run of ``code``: fresh, or resumed from ``state`` (opened and
     recorded as resumed by the caller). See the module docstring.
@@ -289,13 +299,7 @@ class ProgramRun:
             except _AskOutside as ask:
                 request = ask.request
                 if not kept:
-                    raise ProgramStateError(
-                        f"The program cannot wait for approval of its call to "
-                        f"{request.tool.name!r}: its state is too large to keep. Nothing "
-                        "after the earlier calls ran; do less before a call that needs "
-                        "approval.",
-                        tool_name="run_code",
-                    ) from None
+                    raise _too_large(f"approval of its call to {request.tool.name!r}") from None
                 program = kept[-1]
                 pending = PendingCall(
                     request.call_index or host.count,
@@ -305,7 +309,12 @@ class ProgramRun:
                 )
                 prepared = await self._ask(self._state(program, pending))
             except BaseException as exc:
-                if kept and is_pause(exc):  # a pause at a call: its state goes along
+                if is_pause(exc) and not kept:
+                    # Nothing could carry the program to the answer: the call ends here, as a
+                    # resume without its state would start the program over.
+                    _, name, _ = host.current or (host.count, "?", None)
+                    raise _too_large(f"the answer to its call to {name!r}") from None
+                if is_pause(exc):  # a pause at a call: its state goes along
                     index, name, arguments = host.current or (host.count, "?", None)
                     args = dict(arguments) if isinstance(arguments, Mapping) else {}
                     sealed = self._seal(self._state(kept[-1], PendingCall(index, name, args)))

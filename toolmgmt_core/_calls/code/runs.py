@@ -112,6 +112,9 @@ class RunState:
     """When it can no longer be resumed (seconds since the epoch)."""
     nonce: str = field(default_factory=lambda: secrets.token_hex(8))
     """This sealing's own id: a resume uses it once (a replay of the same state runs nothing)."""
+    issuer: str | None = None
+    """The process whose record alone tells whether it was resumed (:class:`RunBook`), or None
+    (a store shared by every process records it, or any process may resume it)."""
 
     def to_json(self) -> dict[str, Any]:
         pending = self.pending
@@ -122,6 +125,7 @@ class RunState:
             "code": self.code,
             "exp": self.expires,
             "n": self.nonce,
+            "by": self.issuer,
             "program": self.program.to_json(),
             "pending": None
             if pending is None
@@ -150,11 +154,12 @@ class RunState:
         expires = data.get("exp")
         if not all(isinstance(t, str) for t in texts) or not isinstance(expires, int | float):
             raise ValueError("not a run state")
-        if who is not None and not isinstance(who, str):
+        issuer = data.get("by")
+        if (who is not None and not isinstance(who, str)) or not isinstance(issuer, str | None):
             raise ValueError("not a run state")
         run, conversation, code, nonce = texts
         program = PausedProgram.from_json(data.get("program") or {})
-        return cls(run, conversation, who, code, program, call, float(expires), nonce)  # type: ignore[arg-type]
+        return cls(run, conversation, who, code, program, call, float(expires), nonce, issuer)  # type: ignore[arg-type]
 
 
 def _encrypt(key: bytes, iv: bytes, data: bytes) -> bytes:
@@ -192,6 +197,8 @@ class RunSeal:
         self._key: bytes | None = None
         self._cipher = b""
         self.ttl = ttl
+        self.issuer: str | None = None
+        """Written into each sealed state (:attr:`RunState.issuer`)."""
 
     def _mac_key(self) -> bytes:
         if self._key is None:
@@ -207,11 +214,13 @@ class RunSeal:
         return self._cipher
 
     def seal(self, state: RunState, *, renew: bool = True) -> str:
-        """``state`` as sealed text, its expiry set ``ttl`` from now and a nonce of its own
-        (``renew`` False: the state's own kept, so the text is the same once-used state)."""
+        """``state`` as sealed text, its expiry set ``ttl`` from now, a nonce and the issuer of
+        its own (``renew`` False: the state's own kept, so the text is the same once-used
+        state)."""
         if renew:
             state.expires = time.time() + self.ttl
             state.nonce = secrets.token_hex(8)
+            state.issuer = self.issuer
         body = json.dumps(state.to_json(), separators=(",", ":"), ensure_ascii=False)
         iv = secrets.token_bytes(_IV_BYTES)
         secret = _encrypt(
@@ -274,17 +283,27 @@ class RunBook:
     states were resumed already (each is resumed once: in the session store shared by workers
     or replicas when it can record that, else in this process, whichever manager resumes it).
 
+    A record in this process cannot tell whether another process resumed a state: with
+    ``elsewhere`` False (the states come back from a client that may send one again, to any
+    replica or after a restart), a state sealed by another process is refused unless a store
+    shared by them records resumed runs.
+
     Args:
         key: the sealing key (None: a random one of this book).
         ttl: seconds a paused run stays resumable.
         store: a session store with ``claim_once`` (Redis), or None.
+        elsewhere: whether another process may resume a state without such a store.
     """
 
-    def __init__(self, key: RunKey | None, ttl: float, store: Any = None) -> None:
+    def __init__(
+        self, key: RunKey | None, ttl: float, store: Any = None, *, elsewhere: bool = True
+    ) -> None:
         self.seal = RunSeal(key, ttl)
         self._claim_once = getattr(store, "claim_once", None)
         with _RESUMED_LOCK:
             self._used = _RESUMED.setdefault(ttl, UsedApprovals(ttl))
+        if self._claim_once is None and not elsewhere:
+            self.seal.issuer = secrets.token_hex(8)
 
     async def claim(self, state: RunState) -> None:
         """Record ``state`` (this sealing of it) as resumed.
@@ -292,6 +311,13 @@ class RunBook:
         Raises:
             ProgramStateError: it was resumed already, or that cannot be recorded now.
         """
+        if self.seal.issuer is not None and state.issuer != self.seal.issuer:
+            raise _refused(
+                "it was paused by another process (another replica, or this server before a "
+                "restart), and only that process knows whether it was resumed already; "
+                "processes that resume each other's programs need a session store that "
+                "records it for all of them (Redis)"
+            )
         key = f"run:{state.run_id}:{state.nonce}"
         try:
             if self._claim_once is not None:

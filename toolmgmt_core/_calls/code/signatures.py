@@ -8,9 +8,10 @@ writes::
     async def crm_search(query: str, *, limit: int=10) -> {"contacts": list, "total": int}: ...
 
 ``*`` marks where the optional parameters start; an enum is a ``Literal``; a nested object is
-``dict``. What a tool returns comes from its ``outputSchema`` (an object's keys and their types)
-or its Python function's return annotation, whose arguments that say nothing are left out
-(``dict[str, Any]`` is shown as ``dict``: every token of a signature stays in the
+``dict``; a local ``$ref`` (``#/$defs/Contact``, as pydantic and so most MCP servers write
+nested models) is followed. What a tool returns comes from its ``outputSchema`` (an object's keys
+and their types) or its Python function's return annotation, whose arguments that say nothing are
+left out (``dict[str, Any]`` is shown as ``dict``: every token of a signature stays in the
 conversation). A tool or parameter whose name a program cannot
 write as it is shows the name a program calls it by (:mod:`~toolmgmt_core._calls.code.names`):
 every signature is a line of Python.
@@ -48,8 +49,25 @@ _SAYS_NOTHING = re.compile(r"\b(dict|Dict|Mapping|list|List|Sequence|set|Set)\[(
 name says the same."""
 
 
-def python_type(schema: Any, depth: int = 0) -> str:
-    """A short Python annotation for a JSON schema (``Any`` where it says nothing)."""
+def _followed(schema: Any, root: Any) -> Any:
+    """``schema``, or what its local ``$ref`` points at in ``root`` (the tool's whole schema);
+    a reference that points at nothing says nothing."""
+    ref = schema.get("$ref") if isinstance(schema, Mapping) else None
+    if not isinstance(ref, str):
+        return schema
+    if not ref.startswith("#"):
+        return None
+    target = root
+    for part in ref[1:].split("/")[1:] if ref != "#" else ():
+        part = part.replace("~1", "/").replace("~0", "~")
+        target = target.get(part) if isinstance(target, Mapping) else None
+    return target if isinstance(target, Mapping) else None
+
+
+def python_type(schema: Any, depth: int = 0, root: Any = None) -> str:
+    """A short Python annotation for a JSON schema (``Any`` where it says nothing; ``root``:
+    the whole schema its local ``$ref`` point into)."""
+    schema = _followed(schema, root)
     if not isinstance(schema, Mapping) or depth > 3:
         return "Any"
     enum = schema.get("enum")
@@ -58,14 +76,14 @@ def python_type(schema: Any, depth: int = 0) -> str:
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            names = list(dict.fromkeys(python_type(o, depth + 1) for o in options))
+            names = list(dict.fromkeys(python_type(o, depth + 1, root) for o in options))
             return " | ".join(names)
     kind = schema.get("type")
     if isinstance(kind, list):
         kinds = dict.fromkeys(_SIMPLE.get(k, "Any") for k in kind if isinstance(k, str))
         return " | ".join(kinds) or "Any"
     if kind == "array":
-        items = python_type(schema.get("items"), depth + 1)
+        items = python_type(schema.get("items"), depth + 1, root)
         return "list" if items == "Any" else f"list[{items}]"
     return _SIMPLE.get(kind, "Any") if isinstance(kind, str) else "Any"
 
@@ -91,7 +109,7 @@ def python_returns(tool: Tool) -> str | None:
     """What ``tool`` returns as a Python annotation: its ``outputSchema``'s shape, else its
     function's return annotation; None when neither says."""
     if isinstance(tool.output_schema, Mapping) and tool.output_schema:
-        return _shape(tool.output_schema, 0)
+        return _shape(tool.output_schema, 0, tool.output_schema)
     handler = tool.handler
     if handler is None:
         return None
@@ -104,17 +122,18 @@ def python_returns(tool: Tool) -> str | None:
     return _annotation(annotation)
 
 
-def _shape(schema: Any, depth: int) -> str:
+def _shape(schema: Any, depth: int, root: Any) -> str:
     """An object schema's keys and their types as a dict display (a TypedDict's shape)."""
+    schema = _followed(schema, root)
     if not isinstance(schema, Mapping) or depth > 2:
-        return python_type(schema)
+        return python_type(schema, 0, root)
     properties = schema.get("properties")
     if schema.get("type") == "array":
-        items = _shape(schema.get("items"), depth + 1)
+        items = _shape(schema.get("items"), depth + 1, root)
         return "list" if items == "Any" else f"list[{items}]"
     if not isinstance(properties, Mapping) or not properties:
-        return python_type(schema)
-    keys = [f"{json.dumps(str(k))}: {_shape(v, depth + 1)}" for k, v in properties.items()]
+        return python_type(schema, 0, root)
+    keys = [f"{json.dumps(str(k))}: {_shape(v, depth + 1, root)}" for k, v in properties.items()]
     if len(keys) > _MAX_KEYS:
         keys = [*keys[:_MAX_KEYS], '"...": ...']
     return "{" + ", ".join(keys) + "}"
@@ -149,11 +168,11 @@ def python_signature(tool: Tool, name: str | None = None) -> str:
     needed: list[str] = []
     optional: list[str] = []
     for param, schema in properties.items():
-        annotation = python_type(schema)
+        annotation = python_type(schema, 0, parameters)
         if param in required:
             needed.append(f"{shown[str(param)]}: {annotation}")
         else:
-            spec = schema if isinstance(schema, Mapping) else {}
+            spec = schema if isinstance(schema, Mapping) else {}  # its own default, not a $ref's
             # ``=`` without spaces: the same Python, a token less for each default.
             optional.append(f"{shown[str(param)]}: {annotation}={_default(spec)}")
     params = ", ".join([*needed, *(["*", *optional] if optional else [])])
