@@ -18,7 +18,7 @@ from toolmgmt_core._model.errors import InvalidToolError
 from toolmgmt_core._model.signatures import function_schema
 from toolmgmt_core._model.tool import Tool, ToolAnnotations
 
-__all__ = ["function_schema", "tool_from_dict", "tool_to_definition"]
+__all__ = ["function_schema", "resolve_pointer", "tool_from_dict", "tool_to_definition"]
 
 # function_schema lives in toolmgmt_core._model.signatures; kept importable from here.
 
@@ -121,3 +121,21 @@ def tool_to_definition(tool: Tool) -> dict[str, Any]:
     if tool.output_schema is not None:  # an empty output schema is still one
         data["output_schema"] = copy.deepcopy(dict(tool.output_schema))
     return data
+
+
+def resolve_pointer(root: Mapping[str, Any], ref: str) -> Any:
+    """What the local reference ``ref`` (``#`` or ``#/a/b``) points to in ``root``, or None."""
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        return None
+    node: Any = root
+    for raw in ref[2:].split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolmgmt_core._model.errors import ProviderError
+from toolmgmt_core._model.schema import resolve_pointer
 
 __all__ = [
     "SUBSCHEMA_DICT_KEYS",
@@ -22,7 +23,6 @@ __all__ = [
     "inline_refs",
     "map_subschemas",
     "merge_all_of",
-    "resolve_pointer",
     "to_json",
     "to_single_object",
 ]
@@ -140,24 +140,6 @@ def describe_keywords(node: Mapping[str, Any], keys: set[str] | frozenset[str]) 
             if phrase:
                 parts.append(phrase)
     return f"({'; '.join(parts)})" if parts else ""
-
-
-def resolve_pointer(root: Mapping[str, Any], ref: str) -> Any:
-    """What the local reference ``ref`` (``#`` or ``#/a/b``) points to in ``root``, or None."""
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node: Any = root
-    for raw in ref[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
 
 
 def _def_name(ref: str) -> str:

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolmgmt_core._calls.code.names import code_parameters
+from toolmgmt_core._model.schema import resolve_pointer
 from toolmgmt_core._model.tool import Tool
 
 __all__ = ["python_signature", "python_type"]
@@ -55,12 +56,7 @@ def _followed(schema: Any, root: Any) -> Any:
     ref = schema.get("$ref") if isinstance(schema, Mapping) else None
     if not isinstance(ref, str):
         return schema
-    if not ref.startswith("#"):
-        return None
-    target = root
-    for part in ref[1:].split("/")[1:] if ref != "#" else ():
-        part = part.replace("~1", "/").replace("~0", "~")
-        target = target.get(part) if isinstance(target, Mapping) else None
+    target = resolve_pointer(root, ref) if isinstance(root, Mapping) else None
     return target if isinstance(target, Mapping) else None
 
 
