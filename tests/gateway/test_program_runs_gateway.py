@@ -237,7 +237,7 @@ def test_paused_programs_are_sealed_with_the_replicas_state_key() -> None:
     keys = [run_state_key(unkeyed, replica) for replica in replicas]
     assert keys[0]() == keys[1]() == replicas[1].key()  # one key, made by the first
     assert replicas[0].unseal(replicas[1].seal(b"x")) == b"x"
-    assert RunSeal(keys[0])._mac_key() == RunSeal(keys[1])._mac_key()
+    assert RunSeal(keys[0])._keys() == RunSeal(keys[1])._keys()
 
 
 @pytest.mark.anyio

@@ -194,24 +194,22 @@ class RunSeal:
 
     def __init__(self, key: RunKey | None = None, ttl: float = DEFAULT_RUN_TTL) -> None:
         self._given = key if key is not None else secrets.token_bytes(32)
-        self._key: bytes | None = None
-        self._cipher = b""
+        self._derived: tuple[bytes, bytes] | None = None
         self.ttl = ttl
         self.issuer: str | None = None
         """Written into each sealed state (:attr:`RunState.issuer`)."""
 
-    def _mac_key(self) -> bytes:
-        if self._key is None:
+    def _keys(self) -> tuple[bytes, bytes]:
+        """(the tag's key, the cipher's key), derived from the given key on first use."""
+        if self._derived is None:
             given = self._given() if callable(self._given) else self._given
             raw = given.encode("utf-8") if isinstance(given, str) else bytes(given)
             # Keys of their own, derived: the same secret may seal other things elsewhere.
-            self._key = hmac.new(raw, b"toolmgmt paused run v1", hashlib.sha256).digest()
-            self._cipher = hmac.new(raw, b"toolmgmt paused run cipher", hashlib.sha256).digest()
-        return self._key
-
-    def _cipher_key(self) -> bytes:
-        self._mac_key()
-        return self._cipher
+            self._derived = (
+                hmac.new(raw, b"toolmgmt paused run v1", hashlib.sha256).digest(),
+                hmac.new(raw, b"toolmgmt paused run cipher", hashlib.sha256).digest(),
+            )
+        return self._derived
 
     def seal(self, state: RunState, *, renew: bool = True) -> str:
         """``state`` as sealed text, its expiry set ``ttl`` from now, a nonce and the issuer of
@@ -222,13 +220,12 @@ class RunSeal:
             state.nonce = secrets.token_hex(8)
             state.issuer = self.issuer
         body = json.dumps(state.to_json(), separators=(",", ":"), ensure_ascii=False)
+        tag_key, cipher_key = self._keys()
         iv = secrets.token_bytes(_IV_BYTES)
-        secret = _encrypt(
-            self._cipher_key(), iv, zlib.compress(body.encode("utf-8", "surrogatepass"))
-        )
+        secret = _encrypt(cipher_key, iv, zlib.compress(body.encode("utf-8", "surrogatepass")))
         packed = base64.urlsafe_b64encode(iv + secret)
         payload = f"{_VERSION}.{packed.decode('ascii')}"
-        tag = hmac.new(self._mac_key(), payload.encode("ascii"), hashlib.sha256).hexdigest()
+        tag = hmac.new(tag_key, payload.encode("ascii"), hashlib.sha256).hexdigest()
         return f"{payload}.{tag}"
 
     def open(self, sealed: Any, *, conversation: str, principal: str | None, code: str) -> RunState:
@@ -241,7 +238,8 @@ class RunSeal:
         if not isinstance(sealed, str) or len(sealed) > _MAX_SEALED:
             raise _refused("it is not a paused program's state")
         payload, _, tag = sealed.rpartition(".")
-        expected = hmac.new(self._mac_key(), payload.encode("ascii", "replace"), hashlib.sha256)
+        tag_key, cipher_key = self._keys()
+        expected = hmac.new(tag_key, payload.encode("ascii", "replace"), hashlib.sha256)
         version, _, packed = payload.partition(".")
         if version not in (_VERSION, _SIGNED_ONLY) or not hmac.compare_digest(
             expected.hexdigest(), tag
@@ -253,7 +251,7 @@ class RunSeal:
         try:
             raw = base64.urlsafe_b64decode(packed)
             if version == _VERSION:
-                raw = _decrypt(self._cipher_key(), raw[:_IV_BYTES], raw[_IV_BYTES:])
+                raw = _decrypt(cipher_key, raw[:_IV_BYTES], raw[_IV_BYTES:])
             inflater = zlib.decompressobj()
             body = inflater.decompress(raw, _MAX_JSON)
             if inflater.unconsumed_tail:
