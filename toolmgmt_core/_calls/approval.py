@@ -59,6 +59,7 @@ __all__ = [
     "ask_approval",
     "call_approval_reason",
     "replayed_approval",
+    "who_approves",
 ]
 
 Verdict = ApprovalEdit | ApprovalResponse | None
@@ -168,6 +169,12 @@ class UsedApprovals:
         return len(self._used)
 
 
+def who_approves(policy: PolicyView, approver: ApprovalAsker | None) -> ApprovalAsker | None:
+    """Who is asked about a call: the policy's callback, else ``approver`` (the framework's,
+    handed down with the call), else nobody (None)."""
+    return policy.approval.callback or approver
+
+
 async def ask_approval(
     policy: PolicyView,
     tool: Tool,
@@ -196,7 +203,7 @@ async def ask_approval(
     """
     name = tool.name
     if not isinstance(approver, RunApprover):  # a program's run asks the callback itself
-        approver = policy.approval.callback or approver
+        approver = who_approves(policy, approver)
     if approver is None:
         raise ApprovalDeniedError(
             f"Calling {name!r} needs approval ({reason}) and nobody here can give it, so it did "

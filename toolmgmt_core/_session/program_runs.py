@@ -31,7 +31,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolmgmt_core._calls.approval import RunApprover
+from toolmgmt_core._calls.approval import RunApprover, who_approves
 from toolmgmt_core._calls.budget import SessionBudget
 from toolmgmt_core._calls.code import (
     PausedProgram,
@@ -254,7 +254,7 @@ class ProgramRun:
         self.run_id = state.run_id if state is not None else new_run_id()
         # Who answers: the manager's callback, else the framework's approver; asked from here,
         # so the answer is bound to one call of this run and a pause keeps the run's state.
-        self.outer = view.policy.approval.callback or context.approver
+        self.outer = who_approves(view.policy, context.approver)
         self.answered = state.program.approvals if state is not None else 0
         """The framework's answers in this ``run_code`` call (LangGraph answers by order)."""
         self.host: _Host | None = None
