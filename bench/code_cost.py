@@ -267,15 +267,13 @@ also billed under this one (``at_floor``): what the figure would be were the ass
 
 
 def _ledgers(provider: str) -> dict[str, CacheLedger]:
-    """The ledgers a run of ``provider`` keeps (the standard ones and each model's), and for
+    """The ledgers a run of ``provider`` keeps (:func:`conversation.default_ledgers`), and for
     each Anthropic model one more under :data:`FLOOR` (``<model>@<FLOOR>``)."""
-    out = {label: CacheLedger(rules) for label, rules in conv.RULES[provider].items()}
+    out = conv.default_ledgers(provider)
     for price in conv.PRICES:
-        if price.provider == provider:
-            out[price.model] = CacheLedger(price.ledger_rules())
-            if provider == "anthropic":
-                floored = replace(price, rules=replace(price.rules, min_tokens=FLOOR))
-                out[f"{price.model}@{FLOOR}"] = CacheLedger(floored.ledger_rules())
+        if price.provider == provider == "anthropic":
+            floored = replace(price, rules=replace(price.rules, min_tokens=FLOOR))
+            out[f"{price.model}@{FLOOR}"] = CacheLedger(floored.ledger_rules())
     return out
 
 

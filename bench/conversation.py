@@ -351,6 +351,16 @@ def _definitions(catalog: ToolCatalog, provider: str, extra: Sequence[Tool]) -> 
     return {t.name: data for t, data in zip(tools, formatted, strict=True)}
 
 
+def default_ledgers(provider: str) -> dict[str, CacheLedger]:
+    """The ledgers a run of ``provider`` bills under: the provider's standard rules
+    (:data:`RULES`) and each of its models' own (:data:`PRICES`)."""
+    out = {label: CacheLedger(rules) for label, rules in RULES[provider].items()}
+    for price in PRICES:
+        if price.provider == provider:
+            out[price.model] = CacheLedger(price.ledger_rules())
+    return out
+
+
 class Run:
     """One design's conversation with one provider: the session, the transcript, the bills."""
 
@@ -385,13 +395,7 @@ class Run:
         else:
             places = breakpoints if breakpoints is not None else ()
             self.requests = ResponsesRequests(definitions, tokens, breakpoints=places, check=check)
-        self.ledgers: dict[str, CacheLedger] = dict(ledgers or {})
-        if not self.ledgers:
-            for label, rules in RULES[provider].items():
-                self.ledgers[label] = CacheLedger(rules)
-            for price in PRICES:
-                if price.provider == provider:
-                    self.ledgers[price.model] = CacheLedger(price.ledger_rules())
+        self.ledgers: dict[str, CacheLedger] = dict(ledgers or default_ledgers(provider))
         self.items: list[Item] = []
         self.at = 0.0
         self.last_sent: float | None = None
