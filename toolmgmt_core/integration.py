@@ -19,7 +19,7 @@ docstrings):
 - **approvals**: the framework's own approver (:class:`ApprovalAsker`), the marker of an approval
   it already gave (:class:`ApprovalMarker`), and an approval replayed once for the call it names
   (:func:`approval_key`, :func:`arguments_digest`, :func:`replayed_approval`,
-  :class:`UsedApprovals`);
+  :class:`UsedApprovals`, :class:`OnceRecord`);
 - **meta-tool names** a framework's tool list holds in search and code mode;
 - **provider wire formats** an adapter passes on unchanged: cache breakpoints, deferred-search
   calls and their answers;
@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 from toolmgmt_core._calls.approval import (
     ApprovalAsker,
     ApprovalMarker,
+    OnceRecord,
     UsedApprovals,
     approval_key,
     replayed_approval,
@@ -133,6 +134,7 @@ __all__ = [
     "ConfigFinding",
     "ConfigTable",
     "MemoryPins",
+    "OnceRecord",
     "PinFile",
     "PinStore",
     "PinVerdict",
@@ -205,6 +207,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "Approvals a framework gives or replays": (
         "ApprovalAsker",
         "ApprovalMarker",
+        "OnceRecord",
         "UsedApprovals",
         "approval_key",
         "arguments_digest",

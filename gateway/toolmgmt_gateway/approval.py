@@ -43,9 +43,8 @@ from toolmgmt_core import ApprovalDeniedError, ApprovalEdit, ApprovalRequest
 from toolmgmt_core.integration import (
     ApprovalAsker,
     CallPaused,
-    UsedApprovals,
+    OnceRecord,
     approval_key,
-    call_store,
     dumps_compact,
     replayed_approval,
 )
@@ -62,7 +61,6 @@ from toolmgmt_gateway.state_keys import STATE_TTL
 __all__ = [
     "APPROVAL_KEY",
     "ApprovalAsked",
-    "ApprovalClaims",
     "approval_claimer",
     "approval_form",
     "client_approver",
@@ -105,7 +103,7 @@ class ApprovalAsked(CallPaused):
         self.binding = _binding(request)
         self.issuer = issuer
         """The process whose record alone can tell whether the yes was used (:class:`
-        ApprovalClaims`), or None."""
+        OnceRecord`), or None."""
 
     def result(self, program: str | None = None) -> mcp_types.InputRequiredResult:
         """The input-required result: the question, and a request state naming the call it
@@ -306,8 +304,7 @@ async def _use_once(
     name = request.tool.name
     if not isinstance(nonce, str) or relay.claim is None:
         raise _refused(request, "the approval this retry brings cannot be bound to one call")
-    own = getattr(relay.claim, "issuer", None)
-    if own is not None and issuer != own:
+    if isinstance(relay.claim, OnceRecord) and relay.claim.foreign(issuer):
         raise _refused(
             request,
             "the approval was given through another gateway process (another replica, or "
@@ -323,32 +320,12 @@ async def _use_once(
         raise replayed_approval(name)
 
 
-class ApprovalClaims:
-    """How this gateway records an approval as used (``await claims(key)``: True the first
-    time): in the session store shared by the replicas (its atomic ``claim_once``, off the
-    event loop), else in this process (bounded, each key kept as long as a request state
-    lives). A record in this process cannot tell whether another process used an approval:
-    then each approval it asks names this process (:attr:`issuer`), and one another process
-    asked is refused."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-        self._claim_once = getattr(store, "claim_once", None)
-        self._used = UsedApprovals(STATE_TTL) if self._claim_once is None else None
-        self.issuer = secrets.token_hex(8) if self._claim_once is None else None
-        """This process's id in the approvals it asks; None with a shared store."""
-
-    async def __call__(self, key: str) -> bool:
-        claim_once = self._claim_once
-        if claim_once is not None:
-            return bool(await call_store(self._store, lambda: claim_once(key, STATE_TTL)))
-        assert self._used is not None
-        return self._used.claim(key)
-
-
-def approval_claimer(store: Any) -> ApprovalClaims:
-    """How this gateway records an approval as used (:class:`ApprovalClaims`)."""
-    return ApprovalClaims(store)
+def approval_claimer(store: Any) -> OnceRecord:
+    """How this gateway records an approval as used: in the session store shared by the
+    replicas (its atomic ``claim_once``, off the event loop), else in this process (each key
+    kept as long as a request state lives), when each approval it asks names this process
+    (``issuer``) and one another process asked is refused."""
+    return OnceRecord(store, STATE_TTL, issuing=True)
 
 
 def client_approver(relay: Relay) -> ApprovalAsker:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -47,11 +48,13 @@ from toolmgmt_core._model.tool import Tool
 from toolmgmt_core._policy.steps import ApprovalEdit, ApprovalRequest, ApprovalResponse
 from toolmgmt_core._policy.view import PolicyView
 from toolmgmt_core._runtime.control import reraise_control_flow
+from toolmgmt_core._runtime.threads import Pool
 
 __all__ = [
     "USED_KEPT",
     "ApprovalAsker",
     "ApprovalMarker",
+    "OnceRecord",
     "RunApprover",
     "UsedApprovals",
     "Verdict",
@@ -117,6 +120,9 @@ def replayed_approval(name: str) -> ApprovalDeniedError:
     )
 
 
+_CLAIMS = Pool("claims", 4)
+"""Where a store's ``claim_once`` (I/O, within the store's own timeouts) runs."""
+
 USED_KEPT = 100_000
 """Used approvals a process remembers at most (each until it expires), by default."""
 
@@ -167,6 +173,48 @@ class UsedApprovals:
 
     def __len__(self) -> int:
         return len(self._used)
+
+
+class OnceRecord:
+    """Where uses are recorded once, each until ``ttl`` passes (``await record(key)``: True the
+    first time): a session store's ``claim_once`` (Redis: shared by every process over it, run
+    off the event loop), else ``used``, this process's record.
+
+    A record in this process cannot tell whether another process used a key. With ``issuing``
+    and no such store, :attr:`issuer` names this process: what it hands out (a sealed state, a
+    request state) carries it, and :meth:`foreign` refuses what another process handed out.
+
+    Args:
+        store: a session store, with or without ``claim_once``, or None.
+        ttl: seconds a use is remembered.
+        used: this process's record (None: one of this object's own).
+        issuing: name this process when only it records uses.
+    """
+
+    def __init__(
+        self, store: Any, ttl: float, *, used: UsedApprovals | None = None, issuing: bool = False
+    ) -> None:
+        self._claim_once = getattr(store, "claim_once", None)
+        self.ttl = ttl
+        self._used = used if used is not None else UsedApprovals(ttl)
+        self.issuer = secrets.token_hex(8) if issuing and self._claim_once is None else None
+        """This process's id in what it hands out, or None (a store records uses, or any
+        process may take them)."""
+
+    def foreign(self, issuer: Any) -> bool:
+        """Whether what names ``issuer`` was handed out by a process other than this one, which
+        alone knows whether it was used."""
+        return self.issuer is not None and issuer != self.issuer
+
+    async def __call__(self, key: str) -> bool:
+        """True the first time ``key`` is recorded within ``ttl``; False after that.
+
+        Raises:
+            Exception: the store cannot record it now (or this process's record is full).
+        """
+        if self._claim_once is not None:
+            return bool(await _CLAIMS.run(self._claim_once, key, self.ttl))
+        return self._used.claim(key)
 
 
 def who_approves(policy: PolicyView, approver: ApprovalAsker | None) -> ApprovalAsker | None:

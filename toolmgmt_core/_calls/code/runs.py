@@ -26,10 +26,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolmgmt_core._calls.approval import UsedApprovals
+from toolmgmt_core._calls.approval import OnceRecord, UsedApprovals
 from toolmgmt_core._calls.code.sandbox import MAX_SNAPSHOT_BYTES, PausedProgram
 from toolmgmt_core._model.errors import ToolUnavailableError
-from toolmgmt_core._runtime.threads import Pool
 
 __all__ = [
     "DEFAULT_RUN_TTL",
@@ -45,8 +44,6 @@ __all__ = [
 
 DEFAULT_RUN_TTL = 86_400.0
 """Seconds a paused run can be resumed, by default (a human has a day to answer)."""
-_CLAIMS = Pool("run-claims", 4)
-"""Where a store's ``claim_once`` (I/O, within the store's own timeouts) runs."""
 _RESUMED: dict[float, UsedApprovals] = {}
 """The sealings resumed in this process, by the life of their runs: shared by every manager (a
 fresh agent and manager per request is still this process; keys hold a random run id)."""
@@ -297,11 +294,10 @@ class RunBook:
         self, key: RunKey | None, ttl: float, store: Any = None, *, elsewhere: bool = True
     ) -> None:
         self.seal = RunSeal(key, ttl)
-        self._claim_once = getattr(store, "claim_once", None)
         with _RESUMED_LOCK:
-            self._used = _RESUMED.setdefault(ttl, UsedApprovals(ttl))
-        if self._claim_once is None and not elsewhere:
-            self.seal.issuer = secrets.token_hex(8)
+            used = _RESUMED.setdefault(ttl, UsedApprovals(ttl))
+        self._record = OnceRecord(store, ttl, used=used, issuing=not elsewhere)
+        self.seal.issuer = self._record.issuer
 
     async def claim(self, state: RunState) -> None:
         """Record ``state`` (this sealing of it) as resumed.
@@ -309,7 +305,7 @@ class RunBook:
         Raises:
             ProgramStateError: it was resumed already, or that cannot be recorded now.
         """
-        if self.seal.issuer is not None and state.issuer != self.seal.issuer:
+        if self._record.foreign(state.issuer):
             raise _refused(
                 "it was paused by another process (another replica, or this server before a "
                 "restart), and only that process knows whether it was resumed already; "
@@ -318,10 +314,7 @@ class RunBook:
             )
         key = f"run:{state.run_id}:{state.nonce}"
         try:
-            if self._claim_once is not None:
-                first = await _CLAIMS.run(self._claim_once, key, self.seal.ttl)
-            else:
-                first = self._used.claim(key)
+            first = await self._record(key)
         except Exception as exc:  # the store is down: fail closed, nothing ran
             raise _refused(f"its use could not be recorded ({type(exc).__name__})") from exc
         if not first:
